@@ -3,7 +3,19 @@
 //! Data flow: CLI -> plan -> schedule -> exec -> sample -> export/store ->
 //! analysis -> report. See ../shared/ARCHITECTURE.md.
 
+pub mod adaptive;
+pub mod analysis;
+pub mod app;
+pub mod cli;
+pub mod comparison;
 pub mod dataset;
+pub mod drift;
 pub mod error;
+pub mod exec;
 pub mod metrics;
+pub mod plan;
+pub mod report;
+pub mod runner;
+pub mod schedule;
 pub mod stats;
+pub mod units;

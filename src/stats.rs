@@ -33,7 +33,11 @@ pub struct Estimate {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum StatsError {
     #[error("need at least {needed} samples for a {level_pct}% interval, have {have}")]
-    TooFewSamples { needed: usize, have: usize, level_pct: f64 },
+    TooFewSamples {
+        needed: usize,
+        have: usize,
+        level_pct: f64,
+    },
     #[error("samples contain NaN or infinite values")]
     NonFinite,
     #[error("ratio needs positive values")]
@@ -84,7 +88,12 @@ pub fn hodges_lehmann_paired(d: &[f64], level: f64) -> Result<Estimate, StatsErr
     todo!()
 }
 
-pub fn ratio_of_medians(a: &[f64], b: &[f64], level: f64, seed: u64) -> Result<Estimate, StatsError> {
+pub fn ratio_of_medians(
+    a: &[f64],
+    b: &[f64],
+    level: f64,
+    seed: u64,
+) -> Result<Estimate, StatsError> {
     todo!()
 }
 
@@ -114,5 +123,9 @@ pub fn bootstrap_ci(
     resamples: usize,
     seed: u64,
 ) -> Result<Estimate, StatsError> {
+    todo!()
+}
+
+pub fn sequential_alpha(alpha: f64, looks: usize) -> Vec<f64> {
     todo!()
 }

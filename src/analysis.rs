@@ -1,0 +1,144 @@
+//! Turns a session's samples into summaries and plain-words warnings.
+
+use crate::metrics::{Metric, Sample};
+use crate::runner::{CellResult, Session};
+use crate::stats;
+
+pub const LEVEL: f64 = 0.95;
+
+#[derive(Clone, Debug)]
+pub struct MetricSummary {
+    pub metric: Metric,
+    pub summary: stats::Summary,
+    /// 95 % interval of the median, or why it cannot be given.
+    pub median_ci: Result<stats::Estimate, stats::StatsError>,
+    pub outliers: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CellAnalysis {
+    pub metrics: Vec<MetricSummary>,
+    /// Runs used for statistics (timed-out runs excluded: their times are cut short).
+    pub runs: usize,
+    pub timed_out: usize,
+    pub failed: usize,
+    pub warnings: Vec<String>,
+}
+
+impl CellAnalysis {
+    pub fn get(&self, metric: Metric) -> Option<&MetricSummary> {
+        self.metrics.iter().find(|m| m.metric == metric)
+    }
+}
+
+/// Values of one metric over the runs that count for statistics.
+pub fn values(samples: &[Sample], metric: Metric) -> Vec<f64> {
+    samples
+        .iter()
+        .filter(|s| !s.timed_out)
+        .filter_map(|s| s.get(metric))
+        .collect()
+}
+
+pub fn analyse_cell(result: &CellResult, session: &Session) -> CellAnalysis {
+    let samples = &result.samples;
+    let mut a = CellAnalysis {
+        runs: samples.iter().filter(|s| !s.timed_out).count(),
+        timed_out: samples.iter().filter(|s| s.timed_out).count(),
+        failed: samples
+            .iter()
+            .filter(|s| !s.timed_out && s.exit_code != Some(0))
+            .count(),
+        ..CellAnalysis::default()
+    };
+    for &metric in Metric::ALL {
+        let v = values(samples, metric);
+        let Some(summary) = stats::summarize(&v) else {
+            continue;
+        };
+        a.metrics.push(MetricSummary {
+            metric,
+            summary,
+            median_ci: stats::median_ci(&v, LEVEL),
+            outliers: if metric == Metric::WallTime {
+                stats::outliers(&v).len()
+            } else {
+                0
+            },
+        });
+    }
+    a.warnings = warnings(result, &a, session);
+    a
+}
+
+fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<String> {
+    let mut w = Vec::new();
+    let name = &result.cell.name;
+    let wall = values(&result.samples, Metric::WallTime);
+    if let Some(m) = a.get(Metric::WallTime) {
+        let median = m.summary.median;
+        if wall.len() >= 3 && median > 0.0 && wall[0] > 2.0 * median {
+            w.push(format!(
+                "The first run of '{name}' took {:.1}x the median: caches were probably cold. \
+                 Try --warmup 3, or --prepare to make every run cold.",
+                wall[0] / median
+            ));
+        }
+        if m.outliers > 0 {
+            w.push(format!(
+                "{} of {} runs of '{name}' are outliers (robust z-score > 3.5): something else \
+                 may have been running. The median and its interval are robust to them.",
+                m.outliers, a.runs
+            ));
+        }
+        if let Some(o) = session.shell_overhead {
+            if median < 0.1 * o.wall || median == 0.0 {
+                w.push(format!(
+                    "'{name}' takes less than a tenth of the shell's start-up ({}), which was \
+                     subtracted: the result is mostly noise. Run it without -S.",
+                    crate::units::time(o.wall)
+                ));
+            }
+        } else if median < 50e-6 {
+            w.push(format!(
+                "'{name}' ran for under 50 µs: that is mostly process creation, not the command."
+            ));
+        }
+    }
+    if a.failed > 0 {
+        let mut codes: Vec<String> = result
+            .samples
+            .iter()
+            .filter(|s| !s.timed_out && s.exit_code != Some(0))
+            .map(|s| match (s.exit_code, s.signal) {
+                (Some(c), _) => c.to_string(),
+                (None, Some(sig)) => format!("signal {sig}"),
+                _ => "?".into(),
+            })
+            .collect();
+        codes.sort();
+        codes.dedup();
+        w.push(format!(
+            "{} of {} runs of '{name}' did not exit with status 0 ({}).",
+            a.failed,
+            a.runs,
+            codes.join(", ")
+        ));
+    }
+    if a.timed_out > 0 {
+        w.push(format!(
+            "{} runs of '{name}' timed out after {} and were killed; they are left out of the statistics.",
+            a.timed_out,
+            crate::units::time(session.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0))
+        ));
+    }
+    w
+}
+
+pub fn analyse(session: &Session) -> Vec<CellAnalysis> {
+    session
+        .results
+        .iter()
+        .map(|r| analyse_cell(r, session))
+        .collect()
+}

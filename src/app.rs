@@ -1,0 +1,232 @@
+//! The subcommands, from parsed arguments to an exit code.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::adaptive::Sequential;
+use crate::analysis;
+use crate::cli::{RunArgs, Style};
+use crate::comparison;
+use crate::error::{exit, Error, Result};
+use crate::exec::{Input, Output};
+use crate::plan::{self, PlanInput};
+use crate::report::{self, terminal::Paint};
+use crate::runner::{self, IgnoreFailure, RunOptions};
+use crate::schedule::RunPolicy;
+
+/// Relative precision adaptive stopping aims for when the user gives no run count.
+pub const DEFAULT_PRECISION: f64 = 0.01;
+
+fn positive_seconds(value: f64, flag: &str) -> Result<Duration> {
+    if value.is_finite() && value > 0.0 && value < 1e9 {
+        Ok(Duration::from_secs_f64(value))
+    } else {
+        Err(Error::Usage(format!(
+            "{flag} must be a positive number of seconds, got {value}"
+        )))
+    }
+}
+
+fn parse_output(args: &RunArgs) -> Output {
+    if args.show_output {
+        return Output::Inherit;
+    }
+    match args.output.as_str() {
+        "null" => Output::Null,
+        "pipe" => Output::Pipe,
+        "inherit" => Output::Inherit,
+        path => Output::File(PathBuf::from(path)),
+    }
+}
+
+pub fn run(args: &RunArgs) -> Result<i32> {
+    let env = args
+        .env
+        .iter()
+        .map(|e| plan::parse_env(e))
+        .collect::<Result<Vec<_>>>()?;
+    let cells = plan::expand(&PlanInput {
+        commands: args.commands.clone(),
+        names: args.names.clone(),
+        shell: args.shell.clone(),
+        env,
+        prepare: args.prepare.clone(),
+        conclude: args.conclude.clone(),
+        setup: args.setup.clone(),
+        cleanup: args.cleanup.clone(),
+    })?;
+    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
+        return Err(Error::Usage(format!(
+            "--min-time must be a non-negative number of seconds, got {}",
+            args.min_time
+        )));
+    }
+    if let (Some(min), Some(max)) = (args.min_runs, args.max_runs) {
+        if min > max {
+            return Err(Error::Usage(format!(
+                "--min-runs {min} is larger than --max-runs {max}"
+            )));
+        }
+    }
+    let timeout = args
+        .timeout
+        .map(|t| positive_seconds(t, "--timeout"))
+        .transpose()?;
+    let policy = RunPolicy {
+        exact: args.runs.map(|r| r as usize),
+        min_runs: args.min_runs.map(|r| r as usize).unwrap_or_else(|| {
+            // --max-runs below the default minimum lowers the minimum.
+            args.max_runs.map_or(10, |m| (m as usize).min(10))
+        }),
+        max_runs: args.max_runs.map(|r| r as usize),
+        min_time: args.min_time,
+    };
+    let exports = [&args.export_json, &args.export_csv, &args.export_markdown];
+    let stdout_exports = exports
+        .iter()
+        .filter(|p| p.as_deref() == Some(std::path::Path::new("-")))
+        .count();
+    if stdout_exports > 1 {
+        return Err(Error::Usage(
+            "only one export can go to stdout ('-')".into(),
+        ));
+    }
+    for path in exports.into_iter().flatten() {
+        report::check_writable(path)?;
+    }
+
+    let stdout_term = std::io::stdout().is_terminal();
+    let stderr_term = std::io::stderr().is_terminal();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let (color, progress) = match args.style {
+        Style::Auto => (stdout_term && !no_color, stderr_term),
+        Style::Full => (!no_color, true),
+        Style::Basic | Style::None => (false, false),
+        Style::Nocolor => (false, true),
+        Style::Color => (!no_color, false),
+    };
+    let quiet = args.style == Style::None || stdout_exports > 0;
+
+    if !(args.alpha > 0.0 && args.alpha < 0.5) {
+        return Err(Error::Usage(format!(
+            "--alpha must be between 0 and 0.5, got {}",
+            args.alpha
+        )));
+    }
+    let precision = match (args.precision, args.runs) {
+        (Some(p), _) if !(p.is_finite() && p > 0.0 && p < 100.0) => {
+            return Err(Error::Usage(format!(
+                "--precision must be a percentage between 0 and 100, got {p}"
+            )))
+        }
+        (Some(p), _) => Some(p / 100.0),
+        (None, None) => Some(DEFAULT_PRECISION),
+        (None, Some(_)) => None,
+    };
+    if args.precision.is_some()
+        && args.order == crate::schedule::Order::Sequential
+        && args.commands.len() > 1
+    {
+        return Err(Error::Usage(
+            "--precision needs interleaved order: comparisons are settled block by block".into(),
+        ));
+    }
+    let adaptive = match (precision, args.order) {
+        (Some(p), crate::schedule::Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
+        _ => None,
+    };
+    let real: Vec<&crate::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
+    let reference = match &args.reference {
+        None => 0,
+        Some(name) => real
+            .iter()
+            .position(|c| &c.name == name || &c.command == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = real.iter().map(|c| c.name.as_str()).collect();
+                Error::Usage(format!(
+                    "--reference '{name}' is none of the commands: {}",
+                    names.join(", ")
+                ))
+            })?,
+    };
+    let opts = RunOptions {
+        cells,
+        policy,
+        order: args.order,
+        warmup: args.warmup,
+        seed: args.seed.unwrap_or_else(rand::random),
+        timeout,
+        stop_on_timeout: args.stop_on_timeout,
+        ignore_failure: IgnoreFailure::parse(args.ignore_failure.as_deref())?,
+        input: match args.input.as_str() {
+            "null" => Input::Null,
+            path => Input::File(PathBuf::from(path)),
+        },
+        output: parse_output(args),
+        counters: args.counters,
+        show_progress: progress && args.style != Style::None,
+        shell: args.shell.clone(),
+        adaptive,
+        reference,
+        alpha: args.alpha,
+    };
+    let session = runner::run(&opts)?;
+    let mut analyses = analysis::analyse(&session);
+    for (a, r) in analyses.iter_mut().zip(&session.results) {
+        a.warnings.extend(crate::drift::warnings(
+            r,
+            session.order,
+            session.results.len(),
+        ));
+    }
+    let comparisons = comparison::compare_cells(
+        &session.results,
+        session.reference,
+        session.order,
+        session.final_alpha,
+    );
+
+    if !quiet {
+        print!(
+            "{}",
+            report::terminal::render(&session, &analyses, &comparisons, Paint { enabled: color })
+        );
+    }
+    // Exports are written whatever happened, so an interrupted or failed
+    // session still leaves its finished runs behind.
+    let mut export_error = None;
+    if let Some(p) = &args.export_json {
+        let text = report::json::render(
+            &session,
+            &analyses,
+            serde_json::to_value(&comparisons).unwrap_or_default(),
+        );
+        if let Err(e) = report::write_atomic(p, text.as_bytes()) {
+            export_error.get_or_insert(e);
+        }
+    }
+    if let Some(p) = &args.export_csv {
+        if let Err(e) = report::csv::render(&session, &analyses)
+            .and_then(|t| report::write_atomic(p, t.as_bytes()))
+        {
+            export_error.get_or_insert(e);
+        }
+    }
+    if let Some(p) = &args.export_markdown {
+        let text = report::markdown::render(&session, &analyses);
+        if let Err(e) = report::write_atomic(p, text.as_bytes()) {
+            export_error.get_or_insert(e);
+        }
+    }
+    if let Some(failure) = session.failure {
+        if let Some(e) = export_error {
+            eprintln!("cmdscope: error: {e}");
+        }
+        return Err(failure);
+    }
+    if let Some(e) = export_error {
+        return Err(e);
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,218 @@
+//! Command-line interface: every flag is documented here, where it is defined.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::schedule::Order;
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  cmdscope run 'sleep 0.1'
+  cmdscope run -w 3 'grep -r TODO src' 'rg TODO src'
+  cmdscope run --runs 50 --export-json out.json 'ls -la /usr/bin'
+  cmdscope run -S 'echo hi | wc -c'              # through sh, start-up subtracted
+  cmdscope run --timeout 2 -i 'make -j2'
+";
+
+/// cmdscope: a performance lab for commands.
+///
+/// Runs commands as whole processes and measures every run with the kernel's
+/// own accounting: wall, user and system time, peak memory, page faults,
+/// context switches, storage I/O and (with --counters) perf counters.
+///
+/// Exit status: 0 success; 1 a benchmarked command failed or a gate found a
+/// regression; 2 bad usage or input; 130 interrupted (finished runs exported).
+#[derive(Parser, Debug)]
+#[command(name = "cmdscope", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Benchmark one or more commands.
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(Box<RunArgs>),
+    /// Compare saved results (cmdscope or hyperfine JSON, Go benchmark text) in a benchstat-style table.
+    #[command(
+        after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate: exit 1 on a significant >5% slowdown\n"
+    )]
+    Compare(CompareArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Style {
+    /// Colours and progress bar on a terminal, plain otherwise.
+    Auto,
+    /// No colours, no progress bar.
+    Basic,
+    /// Colours and progress bar.
+    Full,
+    /// Progress bar without colours.
+    Nocolor,
+    /// Colours without progress bar.
+    Color,
+    /// Nothing but errors (and exports to stdout).
+    None,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The commands to benchmark. Each is split into words like a shell
+    /// would (quotes, backslashes) and executed directly, without a shell.
+    #[arg(required = true, value_name = "COMMAND")]
+    pub commands: Vec<OsString>,
+
+    /// Runs of each command before measuring (caches, JITs, disk).
+    #[arg(short = 'w', long, default_value_t = 0, value_name = "NUM")]
+    pub warmup: usize,
+
+    /// Exact number of measured runs per command.
+    #[arg(short = 'r', long, value_name = "NUM", conflicts_with_all = ["min_runs", "max_runs"],
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub runs: Option<u64>,
+
+    /// Minimum measured runs per command [default: 10].
+    #[arg(short = 'm', long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_runs: Option<u64>,
+
+    /// Maximum measured runs per command [default: unlimited].
+    #[arg(short = 'M', long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs: Option<u64>,
+
+    /// Seconds of measured runs to aim for per command, when --runs is not given.
+    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
+    pub min_time: f64,
+
+    /// Shell command run before each run (not timed). Once for all, or once per command.
+    #[arg(short = 'p', long, value_name = "CMD")]
+    pub prepare: Vec<String>,
+
+    /// Shell command run after each run (not timed). Once for all, or once per command.
+    #[arg(short = 'C', long, value_name = "CMD")]
+    pub conclude: Vec<String>,
+
+    /// Shell command run once before the runs of each command.
+    #[arg(short = 's', long, value_name = "CMD")]
+    pub setup: Option<String>,
+
+    /// Shell command run once after the runs of each command.
+    #[arg(short = 'c', long, value_name = "CMD")]
+    pub cleanup: Option<String>,
+
+    /// Name to show for a command, in order (repeatable).
+    #[arg(short = 'n', long = "command-name", value_name = "NAME")]
+    pub names: Vec<String>,
+
+    /// Keep going when a command exits non-zero; optionally only for these
+    /// codes (--ignore-failure=1,2).
+    #[arg(short = 'i', long, value_name = "CODES", num_args = 0..=1, require_equals = true,
+          default_missing_value = "all")]
+    pub ignore_failure: Option<String>,
+
+    /// Where the commands' stdout and stderr go: null (default), pipe (read
+    /// and discarded by cmdscope, like a consumer would), inherit, or a FILE.
+    #[arg(long, value_name = "WHERE", default_value = "null")]
+    pub output: String,
+
+    /// Where the commands' stdin comes from: null (default) or a FILE.
+    #[arg(long, value_name = "WHERE", default_value = "null")]
+    pub input: String,
+
+    /// Show the commands' output (same as --output=inherit).
+    #[arg(long)]
+    pub show_output: bool,
+
+    /// Set an environment variable for the commands (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<OsString>,
+
+    /// Run the commands through a shell (default sh) with -c. Its start-up
+    /// cost is measured interleaved with the runs and subtracted.
+    #[arg(short = 'S', long, value_name = "SHELL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "sh")]
+    pub shell: Option<String>,
+
+    /// Kill a run (its whole process tree) after this many seconds and record it as timed out.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+
+    /// Stop the benchmark at the first run that times out.
+    #[arg(long)]
+    pub stop_on_timeout: bool,
+
+    /// Collect perf counters (task clock, migrations; cycles, instructions,
+    /// cache and branch misses where the kernel allows). Spawns with fork
+    /// instead of vfork so counters are attached before exec.
+    #[arg(long)]
+    pub counters: bool,
+
+    /// Run order with several commands: interleaved blocks (default) or sequential.
+    #[arg(long, value_enum, default_value_t = Order::Interleaved)]
+    pub order: Order,
+
+    /// Seed for the interleaving shuffle (recorded in the JSON) [default: random].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Stop early once every median is known within PCT percent (one command)
+    /// or every comparison is settled (different, or equal within PCT).
+    /// Default 1 when no --runs is given; the time budget still caps the session.
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<f64>,
+
+    /// The command the others are compared with (a name or command line) [default: the first].
+    #[arg(long, value_name = "NAME")]
+    pub reference: Option<String>,
+
+    /// Significance level of comparisons (false-positive rate, kept under adaptive stopping).
+    #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
+    pub alpha: f64,
+
+    /// Export results as JSON (hyperfine-compatible superset); '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Export a CSV summary; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+
+    /// Export a Markdown table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+
+    /// Output style.
+    #[arg(long, value_enum, default_value_t = Style::Auto)]
+    pub style: Style,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Markdown,
+    Csv,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Result files: the first is the baseline. cmdscope JSON, hyperfine JSON
+    /// (schema 1 or 2) or `go test -bench` output, detected by content.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+
+    /// Exit 1 when a significant slowdown of more than PCT percent is found.
+    #[arg(long, value_name = "PCT")]
+    pub fail_if_slower: Option<f64>,
+
+    /// Significance level.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+}

@@ -1,0 +1,69 @@
+//! Drift over run order, told in plain words: a trend (thermal throttling,
+//! background load) or a fast start (turbo boost), and what it means for the
+//! comparison.
+
+use crate::analysis::values;
+use crate::metrics::Metric;
+use crate::runner::CellResult;
+use crate::schedule::Order;
+use crate::stats;
+
+/// Significance for calling a trend: strict, because it is a warning about
+/// every benchmark, not a finding the user asked for.
+const TREND_ALPHA: f64 = 0.01;
+/// Smallest change over the whole session worth mentioning.
+const MIN_CHANGE: f64 = 0.02;
+
+pub fn warnings(result: &CellResult, order: Order, cells: usize) -> Vec<String> {
+    let wall = values(&result.samples, Metric::WallTime);
+    let mut out = Vec::new();
+    let Some(summary) = stats::summarize(&wall) else {
+        return out;
+    };
+    let median = summary.median;
+    if median <= 0.0 || wall.len() < 8 {
+        return out;
+    }
+    let name = &result.cell.name;
+    let effect = if cells < 2 {
+        ""
+    } else if order == Order::Interleaved {
+        " Runs were interleaved, so every command saw the same drift and the comparison stays fair, though its interval is wider."
+    } else {
+        " With --order sequential this biases the comparison: commands run later see a different machine. Run interleaved (the default)."
+    };
+    if let Ok(t) = stats::trend(&wall) {
+        let change = t.slope * (wall.len() - 1) as f64 / median;
+        if t.p_value < TREND_ALPHA && change.abs() >= MIN_CHANGE {
+            let what = if change > 0.0 {
+                format!("runs of '{name}' got {:.0} % slower over time (thermal throttling or background load?).", change * 100.0)
+            } else {
+                format!("runs of '{name}' got {:.0} % faster over time (caches warming up, or load going away?).", -change * 100.0)
+            };
+            out.push(format!("{}{effect}", capitalise(&what)));
+        }
+    }
+    // A fast start: the leading runs all well below the median.
+    let lead = wall
+        .iter()
+        .take(5)
+        .take_while(|&&v| v < median * 0.95)
+        .count();
+    if lead >= 2 {
+        let mean_lead = wall[..lead].iter().sum::<f64>() / lead as f64;
+        let faster = 1.0 - mean_lead / median;
+        out.push(format!(
+            "The first {lead} runs of '{name}' were {:.0} % faster than the median (turbo boost before the machine warmed up?).{effect}",
+            faster * 100.0
+        ));
+    }
+    out
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,33 @@
+//! The only module that touches processes: spawn a prepared command, wait for
+//! it, read its accounting, kill its tree. See ARCHITECTURE.md, `exec`.
+
+pub mod perf;
+pub mod procio;
+pub mod signals;
+pub mod tree;
+
+mod spawn;
+
+pub use spawn::{Input, Outcome, Output, Prepared, SpawnConfig};
+
+/// Makes this process the reaper of orphaned descendants, so processes that
+/// a benchmarked command leaves behind (double forks, daemons) stay findable
+/// and killable instead of being adopted by init.
+pub fn become_subreaper() {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer argument.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Reaps every exited child without blocking (orphans adopted as subreaper).
+pub fn reap_orphans() {
+    loop {
+        let mut status = 0;
+        // SAFETY: plain waitpid on any child, non-blocking.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            break;
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Hardware and software counters through `perf_event_open`, opened on a
+//! child before it execs (`enable_on_exec`, `inherit`), so they count that
+//! command and its descendants only, never the harness.
+//!
+//! The attribute struct is written by hand: the libc crate does not carry it,
+//! and we need only the fields up to PERF_ATTR_SIZE_VER5.
+
+use crate::metrics::Metric;
+
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    type_: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+    config2: u64,
+    branch_sample_type: u64,
+    sample_regs_user: u64,
+    sample_stack_user: u32,
+    clockid: i32,
+    sample_regs_intr: u64,
+    aux_watermark: u32,
+    sample_max_stack: u16,
+    reserved_2: u16,
+}
+
+const PERF_TYPE_HARDWARE: u32 = 0;
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const FLAG_DISABLED: u64 = 1 << 0;
+const FLAG_INHERIT: u64 = 1 << 1;
+const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
+const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+const FLAG_ENABLE_ON_EXEC: u64 = 1 << 12;
+const READ_TOTAL_TIME_ENABLED: u64 = 1;
+const READ_TOTAL_TIME_RUNNING: u64 = 2;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+
+/// The counters cmdscope asks for, with their perf type/config.
+const EVENTS: &[(Metric, u32, u64)] = &[
+    (Metric::TaskClock, PERF_TYPE_SOFTWARE, 1),
+    (Metric::CpuMigrations, PERF_TYPE_SOFTWARE, 4),
+    (Metric::CpuCycles, PERF_TYPE_HARDWARE, 0),
+    (Metric::Instructions, PERF_TYPE_HARDWARE, 1),
+    (Metric::CacheReferences, PERF_TYPE_HARDWARE, 2),
+    (Metric::CacheMisses, PERF_TYPE_HARDWARE, 3),
+    (Metric::BranchMisses, PERF_TYPE_HARDWARE, 5),
+];
+
+fn open_event(type_: u32, config: u64, pid: libc::pid_t, exclude_kernel: bool) -> i32 {
+    let mut attr = PerfEventAttr {
+        type_,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config,
+        read_format: READ_TOTAL_TIME_ENABLED | READ_TOTAL_TIME_RUNNING,
+        flags: FLAG_DISABLED | FLAG_INHERIT | FLAG_ENABLE_ON_EXEC,
+        ..Default::default()
+    };
+    if exclude_kernel {
+        attr.flags |= FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV;
+    }
+    // SAFETY: attr is a valid, fully initialised perf_event_attr of the size
+    // it declares; the kernel reads at most `size` bytes.
+    unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &mut attr as *mut PerfEventAttr,
+            pid,
+            -1i32,
+            -1i32,
+            PERF_FLAG_FD_CLOEXEC,
+        ) as i32
+    }
+}
+
+/// Which counters this kernel provides, probed once.
+#[derive(Clone, Debug)]
+pub struct Availability {
+    pub available: Vec<Metric>,
+    /// Counters the kernel refused, with the reason in words.
+    pub unavailable: Vec<(Metric, String)>,
+    exclude_kernel: bool,
+}
+
+impl Availability {
+    /// Opens each counter on the harness itself (disabled) to learn whether
+    /// the kernel and the perf_event_paranoid setting allow it.
+    pub fn probe() -> Availability {
+        let mut available = Vec::new();
+        let mut unavailable = Vec::new();
+        let mut exclude_kernel = false;
+        for &(metric, type_, config) in EVENTS {
+            let mut fd = open_event(type_, config, 0, exclude_kernel);
+            if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EACCES) {
+                // perf_event_paranoid >= 2 lets unprivileged users count user space only.
+                exclude_kernel = true;
+                fd = open_event(type_, config, 0, true);
+            }
+            if fd >= 0 {
+                // SAFETY: fd was just returned by the kernel and is ours.
+                unsafe { libc::close(fd) };
+                available.push(metric);
+            } else {
+                let err = std::io::Error::last_os_error();
+                let why = match err.raw_os_error() {
+                    Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
+                        "not available here (no PMU access, e.g. a virtual machine)".to_string()
+                    }
+                    Some(libc::EACCES) | Some(libc::EPERM) => {
+                        "not permitted (see /proc/sys/kernel/perf_event_paranoid)".to_string()
+                    }
+                    Some(libc::ENOSYS) => "perf_event_open is not supported by this kernel".into(),
+                    _ => format!("not available here ({err})"),
+                };
+                unavailable.push((metric, why));
+            }
+        }
+        Availability {
+            available,
+            unavailable,
+            exclude_kernel,
+        }
+    }
+}
+
+/// Counters opened on one child; read after it exits, closed on drop.
+pub struct Counters {
+    fds: Vec<(Metric, i32)>,
+}
+
+impl Counters {
+    /// Opens every available counter on `pid`, which must not have exec'd yet.
+    pub fn open(avail: &Availability, pid: libc::pid_t) -> Counters {
+        let mut fds = Vec::with_capacity(avail.available.len());
+        for &(metric, type_, config) in EVENTS {
+            if avail.available.contains(&metric) {
+                let fd = open_event(type_, config, pid, avail.exclude_kernel);
+                if fd >= 0 {
+                    fds.push((metric, fd));
+                }
+            }
+        }
+        Counters { fds }
+    }
+
+    /// Reads the counters into `sample`, scaled for multiplexing.
+    pub fn read_into(&self, sample: &mut crate::metrics::Sample) {
+        for &(metric, fd) in &self.fds {
+            let mut buf = [0u64; 3];
+            // SAFETY: buf is 24 bytes, the size of {value, enabled, running}.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 24) };
+            if n != 24 {
+                continue;
+            }
+            let [value, enabled, running] = buf;
+            let mut v = value as f64;
+            if running > 0 && running < enabled {
+                v *= enabled as f64 / running as f64;
+            }
+            if metric == Metric::TaskClock {
+                v *= 1e-9; // nanoseconds to seconds
+            }
+            sample.set(metric, v);
+        }
+    }
+}
+
+impl Drop for Counters {
+    fn drop(&mut self) {
+        for &(_, fd) in &self.fds {
+            // SAFETY: each fd was opened by us and is closed once.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attr_has_ver5_size() {
+        assert_eq!(std::mem::size_of::<PerfEventAttr>(), 112);
+    }
+
+    #[test]
+    fn probe_classifies_every_event() {
+        let a = Availability::probe();
+        assert_eq!(a.available.len() + a.unavailable.len(), EVENTS.len());
+    }
+}

@@ -1,0 +1,251 @@
+//! The human report printed after a run.
+
+use std::fmt::Write;
+
+use crate::analysis::CellAnalysis;
+use crate::comparison::{self, Comparison, Verdict};
+use crate::metrics::Metric;
+use crate::runner::Session;
+use crate::units;
+
+/// ANSI colours, only when enabled (a terminal, and NO_COLOR unset).
+#[derive(Clone, Copy, Debug)]
+pub struct Paint {
+    pub enabled: bool,
+}
+
+impl Paint {
+    fn wrap(&self, code: &str, text: &str) -> String {
+        if self.enabled {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    pub fn bold(&self, t: &str) -> String {
+        self.wrap("1", t)
+    }
+    pub fn green(&self, t: &str) -> String {
+        self.wrap("32", t)
+    }
+    pub fn yellow(&self, t: &str) -> String {
+        self.wrap("33", t)
+    }
+    pub fn cyan(&self, t: &str) -> String {
+        self.wrap("36", t)
+    }
+    pub fn dim(&self, t: &str) -> String {
+        self.wrap("2", t)
+    }
+}
+
+pub fn render(
+    session: &Session,
+    analyses: &[CellAnalysis],
+    comparisons: &[Comparison],
+    paint: Paint,
+) -> String {
+    let mut out = String::new();
+    for (i, (r, a)) in session.results.iter().zip(analyses).enumerate() {
+        let _ = writeln!(
+            out,
+            "{} {}",
+            paint.bold(&format!("Benchmark {}:", i + 1)),
+            paint.bold(&r.cell.name)
+        );
+        let Some(w) = a.get(Metric::WallTime) else {
+            let _ = writeln!(out, "  no completed runs\n");
+            continue;
+        };
+        let s = &w.summary;
+        let ci = match &w.median_ci {
+            Ok(e) => format!("[{} … {}] 95 % CI", units::time(e.low), units::time(e.high)),
+            Err(why) => format!("({why})"),
+        };
+        let _ = writeln!(
+            out,
+            "  Time ({}):        {}   {}",
+            paint.green("median"),
+            paint.green(&paint.bold(&units::time(s.median))),
+            paint.dim(&ci)
+        );
+        let user = a
+            .get(Metric::UserTime)
+            .map(|m| m.summary.mean)
+            .unwrap_or(f64::NAN);
+        let sys = a
+            .get(Metric::SystemTime)
+            .map(|m| m.summary.mean)
+            .unwrap_or(f64::NAN);
+        let _ = writeln!(
+            out,
+            "  Time (mean ± σ):      {} ± {}    User: {}, System: {}",
+            units::time(s.mean),
+            units::time(s.stddev),
+            units::time(user),
+            units::time(sys)
+        );
+        let _ = writeln!(
+            out,
+            "  Range (min … max):    {} … {}    {} runs",
+            paint.cyan(&units::time(s.min)),
+            paint.cyan(&units::time(s.max)),
+            a.runs
+        );
+        let med = |m: Metric| a.get(m).map(|x| x.summary.median);
+        if let Some(rss) = med(Metric::PeakRss) {
+            let _ = writeln!(out, "  Memory (peak RSS):    {}", units::bytes(rss));
+        }
+        if let (Some(rb), Some(wb)) = (med(Metric::IoReadBytes), med(Metric::IoWriteBytes)) {
+            let chars = match (med(Metric::IoReadChars), med(Metric::IoWriteChars)) {
+                (Some(rc), Some(wc)) => format!(
+                    "  (syscalls: {} read, {} written)",
+                    units::bytes(rc),
+                    units::bytes(wc)
+                ),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "  Storage I/O:          {} read, {} written{}",
+                units::bytes(rb),
+                units::bytes(wb),
+                paint.dim(&chars)
+            );
+        }
+        if let (Some(minf), Some(majf)) = (med(Metric::MinorFaults), med(Metric::MajorFaults)) {
+            let ctx = match (med(Metric::VoluntaryCtx), med(Metric::InvoluntaryCtx)) {
+                (Some(v), Some(iv)) => format!(
+                    "    Context switches: {} voluntary, {} involuntary",
+                    units::count(v),
+                    units::count(iv)
+                ),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "  Page faults:          {} minor, {} major{}",
+                units::count(minf),
+                units::count(majf),
+                ctx
+            );
+        }
+        let counters: Vec<String> = [
+            Metric::TaskClock,
+            Metric::CpuCycles,
+            Metric::Instructions,
+            Metric::CacheMisses,
+            Metric::BranchMisses,
+            Metric::CpuMigrations,
+        ]
+        .iter()
+        .filter_map(|&m| med(m).map(|v| format!("{} {}", units::quantity(v, m.unit()), m.label())))
+        .collect();
+        if !counters.is_empty() {
+            let _ = writeln!(out, "  Counters (median):    {}", counters.join(", "));
+        }
+        for warning in &a.warnings {
+            let _ = writeln!(out, "  {} {}", paint.yellow("Warning:"), warning);
+        }
+        out.push('\n');
+    }
+    render_comparisons(&mut out, session, comparisons, paint);
+    if let Some(o) = session.shell_overhead {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint.dim(&format!(
+                "Shell start-up ({}, median of {} interleaved runs: {}) was subtracted from every run.",
+                session.shell.as_deref().unwrap_or("sh"),
+                o.runs,
+                units::time(o.wall)
+            ))
+        );
+    }
+    if !session.counters_unavailable.is_empty() {
+        let names: Vec<&str> = session
+            .counters_unavailable
+            .iter()
+            .map(|(m, _)| m.name())
+            .collect();
+        let why = &session.counters_unavailable[0].1;
+        let _ = writeln!(
+            out,
+            "{} counters {}: {}",
+            paint.yellow("Note:"),
+            why,
+            names.join(", ")
+        );
+    }
+    out
+}
+
+fn render_comparisons(
+    out: &mut String,
+    session: &Session,
+    comparisons: &[Comparison],
+    paint: Paint,
+) {
+    if comparisons.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", paint.bold("Summary"));
+    for c in comparisons
+        .iter()
+        .filter(|c| c.metric == Metric::WallTime.name())
+    {
+        let line = comparison::sentence(c);
+        let line = match c.verdict {
+            Verdict::Faster => paint.green(&line),
+            Verdict::Slower => paint.yellow(&line),
+            Verdict::NoDifference => line,
+        };
+        let _ = writeln!(out, "  {line}");
+        // Other metrics that differ, in a compact line each.
+        for o in comparisons.iter().filter(|o| {
+            o.metric != Metric::WallTime.name() && o.candidate == c.candidate && o.significant
+        }) {
+            let unit = Metric::from_name(o.metric)
+                .map(|m| m.unit())
+                .unwrap_or(crate::metrics::Unit::Count);
+            let label = Metric::from_name(o.metric)
+                .map(|m| m.label())
+                .unwrap_or(o.metric);
+            let ratio = if o.ratio.is_finite() {
+                format!("{:.2}x", o.ratio)
+            } else {
+                "n/a".into()
+            };
+            let _ = writeln!(
+                out,
+                "      {label}: {ratio} ({}{} per run, {})",
+                if o.shift >= 0.0 { "+" } else { "" },
+                units::quantity(o.shift, unit),
+                comparison::format_p(o.p_value)
+            );
+        }
+    }
+    let test = comparisons[0].test;
+    let _ = writeln!(
+        out,
+        "{}",
+        paint.dim(&format!(
+            "  ({test}; Holm-corrected across commands; significance level {}{})",
+            fmt_level(session.final_alpha),
+            if session.looks > 0 {
+                format!(" after {} interim looks (adaptive stopping keeps the false-positive rate at {})", session.looks, session.alpha)
+            } else {
+                String::new()
+            }
+        ))
+    );
+    out.push('\n');
+}
+
+fn fmt_level(a: f64) -> String {
+    if a >= 0.01 {
+        format!("{a:.3}").trim_end_matches('0').to_string()
+    } else {
+        format!("{a:.4}")
+    }
+}

@@ -1,0 +1,426 @@
+//! Drives a benchmark session: prepares cells, runs hooks, asks the
+//! scheduler what to run next, collects samples, and stops cleanly on
+//! failure, timeout or interruption. No statistics and no formatting here.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::adaptive::Sequential;
+use crate::error::{Error, Result};
+use crate::exec::perf::Availability;
+use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
+use crate::metrics::{Metric, Sample};
+use crate::plan::Cell;
+use crate::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
+
+/// Which non-zero exits are tolerated.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum IgnoreFailure {
+    #[default]
+    None,
+    All,
+    Codes(Vec<i32>),
+}
+
+impl IgnoreFailure {
+    pub fn parse(arg: Option<&str>) -> Result<IgnoreFailure> {
+        match arg {
+            None => Ok(IgnoreFailure::None),
+            Some("all") => Ok(IgnoreFailure::All),
+            Some(list) => list
+                .split(',')
+                .map(|c| {
+                    c.trim().parse::<i32>().map_err(|_| {
+                        Error::Usage(format!(
+                            "--ignore-failure expects exit codes like 1,2; got '{c}'"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(IgnoreFailure::Codes),
+        }
+    }
+
+    fn tolerates(&self, s: &Sample) -> bool {
+        if s.timed_out {
+            return true; // timeouts have their own policy
+        }
+        match (self, s.exit_code) {
+            (_, Some(0)) => true,
+            (IgnoreFailure::All, _) => true,
+            (IgnoreFailure::Codes(codes), Some(c)) => codes.contains(&c),
+            _ => false,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub cells: Vec<Cell>,
+    pub policy: RunPolicy,
+    pub order: Order,
+    pub warmup: usize,
+    pub seed: u64,
+    pub timeout: Option<Duration>,
+    pub stop_on_timeout: bool,
+    pub ignore_failure: IgnoreFailure,
+    pub input: Input,
+    pub output: Output,
+    pub counters: bool,
+    pub show_progress: bool,
+    /// The shell used with `-S`, if any (the last cell is then its calibration).
+    pub shell: Option<String>,
+    /// Adaptive stopping (interleaved order only): the sequential rule.
+    pub adaptive: Option<Sequential>,
+    /// Index of the reference cell for comparisons.
+    pub reference: usize,
+    /// Significance level asked for.
+    pub alpha: f64,
+}
+
+/// All measured runs of one cell.
+#[derive(Clone, Debug)]
+pub struct CellResult {
+    pub cell: Cell,
+    pub samples: Vec<Sample>,
+}
+
+/// Shell start-up cost subtracted from each run (`-S`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShellOverhead {
+    pub wall: f64,
+    pub user: f64,
+    pub system: f64,
+    pub runs: usize,
+}
+
+#[derive(Debug)]
+pub struct Session {
+    pub started: SystemTime,
+    pub results: Vec<CellResult>,
+    pub order: Order,
+    pub seed: u64,
+    pub stop_reason: Option<StopReason>,
+    pub shell: Option<String>,
+    pub shell_overhead: Option<ShellOverhead>,
+    pub counters_unavailable: Vec<(Metric, String)>,
+    pub timeout: Option<Duration>,
+    /// Why the session ended badly, if it did: a failed command or an interruption.
+    pub failure: Option<Error>,
+    /// Level the final comparisons are tested at: alpha, or with adaptive
+    /// stopping the level of the session's last analysis (see `adaptive`).
+    pub final_alpha: f64,
+    pub alpha: f64,
+    pub reference: usize,
+    /// Interim analyses made by adaptive stopping.
+    pub looks: usize,
+}
+
+fn run_hook(what: &str, hook: &str, cell: &Cell, show_output: bool) -> Result<()> {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg(hook).stdin(Stdio::null());
+    if !show_output {
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    }
+    for (k, v) in &cell.env {
+        use std::os::unix::ffi::OsStrExt;
+        cmd.env(
+            std::ffi::OsStr::from_bytes(k),
+            std::ffi::OsStr::from_bytes(v),
+        );
+    }
+    let status = cmd.status().map_err(|e| Error::Spawn {
+        command: format!("sh -c {hook}"),
+        source: e,
+    })?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Error::Failed(format!(
+            "{what} command '{hook}' failed ({status}) for '{}'",
+            cell.name
+        )))
+    }
+}
+
+/// Runs a whole session. Errors before the first run (bad command, bad
+/// file) are returned; errors after it end up in `Session::failure` so that
+/// the finished runs can still be reported and exported.
+pub fn run(opts: &RunOptions) -> Result<Session> {
+    signals::install();
+    exec::become_subreaper();
+
+    let counters = if opts.counters {
+        let avail = Availability::probe();
+        Some(avail)
+    } else {
+        None
+    };
+    let counters_unavailable = counters
+        .as_ref()
+        .map(|a| a.unavailable.clone())
+        .unwrap_or_default();
+
+    let mut prepared = opts
+        .cells
+        .iter()
+        .map(|cell| {
+            Prepared::new(&SpawnConfig {
+                argv: cell.argv.clone(),
+                env: cell.env.clone(),
+                input: opts.input.clone(),
+                output: opts.output.clone(),
+                timeout: opts.timeout,
+                counters: counters.clone(),
+                proc_io: true,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+
+    let show_output = opts.output == Output::Inherit;
+    let mut scheduler = Scheduler::new(
+        opts.cells.len(),
+        opts.order,
+        opts.policy,
+        opts.warmup,
+        opts.seed,
+    );
+    let mut samples: Vec<Vec<Sample>> = opts
+        .cells
+        .iter()
+        .map(|_| Vec::with_capacity(opts.policy.exact.unwrap_or(opts.policy.min_runs).max(16)))
+        .collect();
+    let mut failure = None;
+
+    let progress = if opts.show_progress {
+        let bar = ProgressBar::with_draw_target(
+            Some(scheduler.expected_runs() as u64),
+            ProgressDrawTarget::stderr(),
+        );
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} runs, ETA {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut last_draw = Instant::now();
+
+    let started = SystemTime::now();
+    for cell in &opts.cells {
+        if let Some(hook) = &cell.hooks.setup {
+            if let Err(e) = run_hook("setup", hook, cell, show_output) {
+                progress.finish_and_clear();
+                return Err(e);
+            }
+        }
+    }
+
+    let mut run_index = 0u64;
+    let mut adaptive = opts.adaptive.clone();
+    let mut looks = 0;
+    let real_cells: Vec<usize> = (0..opts.cells.len())
+        .filter(|&i| !opts.cells[i].calibration)
+        .collect();
+    loop {
+        if signals::received().is_some() {
+            scheduler.stop(StopReason::Interrupted);
+            failure = Some(Error::Interrupted);
+        }
+        let step = scheduler.next();
+        let (c, measured) = match step {
+            Step::Done => break,
+            Step::Warmup(c) => (c, false),
+            Step::Measure(c) => (c, true),
+        };
+        let cell = &opts.cells[c];
+        if let Some(hook) = &cell.hooks.prepare {
+            if let Err(e) = run_hook("prepare", hook, cell, show_output) {
+                failure = Some(e);
+                scheduler.stop(StopReason::Failure);
+                continue;
+            }
+        }
+        let mut sample = Sample::new(run_index);
+        let outcome = match prepared[c].run(&mut sample) {
+            Ok(o) => o,
+            Err(e) => {
+                failure = Some(e);
+                scheduler.stop(StopReason::Failure);
+                continue;
+            }
+        };
+        if outcome == Outcome::Interrupted {
+            scheduler.stop(StopReason::Interrupted);
+            failure = Some(Error::Interrupted);
+            continue;
+        }
+        let wall = sample.get(Metric::WallTime).unwrap_or(0.0);
+        scheduler.record(step, wall);
+        if let Some(hook) = &cell.hooks.conclude {
+            if let Err(e) = run_hook("conclude", hook, cell, show_output) {
+                failure = Some(e);
+                scheduler.stop(StopReason::Failure);
+            }
+        }
+        let tolerated = opts.ignore_failure.tolerates(&sample);
+        if sample.timed_out && opts.stop_on_timeout {
+            failure.get_or_insert(Error::Failed(format!(
+                "'{}' timed out after {:.3} s (--stop-on-timeout)",
+                cell.name,
+                opts.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0)
+            )));
+            scheduler.stop(StopReason::Failure);
+        } else if !tolerated {
+            let how = match (sample.exit_code, sample.signal) {
+                (Some(code), _) => format!("exited with status {code}"),
+                (None, Some(sig)) => format!("was killed by signal {sig}"),
+                _ => "failed".to_string(),
+            };
+            failure.get_or_insert(Error::Failed(format!(
+                "'{}' {how}{}; use -i/--ignore-failure to keep going",
+                cell.name,
+                if measured { "" } else { " during warm-up" }
+            )));
+            scheduler.stop(StopReason::Failure);
+        }
+        if measured {
+            samples[c].push(sample);
+            run_index += 1;
+            if let Some(seq) = adaptive.as_mut() {
+                let blocks = scheduler.blocks();
+                let block_complete = real_cells.iter().all(|&i| samples[i].len() == blocks);
+                if block_complete && seq.is_look(blocks) {
+                    looks += 1;
+                    let walls: Vec<Vec<f64>> = real_cells
+                        .iter()
+                        .map(|&i| crate::analysis::values(&samples[i], Metric::WallTime))
+                        .collect();
+                    if seq.look(&walls, opts.reference, true) {
+                        scheduler.stop(StopReason::Precision);
+                    }
+                }
+            }
+            progress.inc(1);
+            if last_draw.elapsed() > Duration::from_millis(100) {
+                last_draw = Instant::now();
+                progress.set_length(scheduler.expected_runs() as u64);
+                let s = &samples[c];
+                let mean = s
+                    .iter()
+                    .filter_map(|x| x.get(Metric::WallTime))
+                    .sum::<f64>()
+                    / s.len() as f64;
+                progress.set_message(format!("{}: ~{}", cell.name, crate::units::time(mean)));
+            }
+        }
+    }
+    progress.finish_and_clear();
+
+    for cell in &opts.cells {
+        if let Some(hook) = &cell.hooks.cleanup {
+            if let Err(e) = run_hook("cleanup", hook, cell, show_output) {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+
+    let mut results: Vec<CellResult> = opts
+        .cells
+        .iter()
+        .cloned()
+        .zip(samples)
+        .map(|(cell, samples)| CellResult { cell, samples })
+        .collect();
+    let shell_overhead = subtract_shell_overhead(&mut results);
+
+    Ok(Session {
+        started,
+        results,
+        order: opts.order,
+        seed: opts.seed,
+        stop_reason: scheduler.stop_reason(),
+        shell: opts.shell.clone(),
+        shell_overhead,
+        counters_unavailable,
+        timeout: opts.timeout,
+        failure,
+        final_alpha: adaptive.as_ref().map_or(opts.alpha, |s| s.final_level()),
+        alpha: opts.alpha,
+        reference: opts.reference,
+        looks,
+    })
+}
+
+fn median_of(samples: &[Sample], metric: Metric) -> Option<f64> {
+    let mut v: Vec<f64> = samples.iter().filter_map(|s| s.get(metric)).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// Removes the calibration cell and subtracts its median wall/user/system
+/// time from every run (clamped at zero). The median, not the mean, so a
+/// single slow shell start does not shift every result.
+fn subtract_shell_overhead(results: &mut Vec<CellResult>) -> Option<ShellOverhead> {
+    let pos = results.iter().position(|r| r.cell.calibration)?;
+    let cal = results.remove(pos);
+    let overhead = ShellOverhead {
+        wall: median_of(&cal.samples, Metric::WallTime)?,
+        user: median_of(&cal.samples, Metric::UserTime).unwrap_or(0.0),
+        system: median_of(&cal.samples, Metric::SystemTime).unwrap_or(0.0),
+        runs: cal.samples.len(),
+    };
+    for r in results.iter_mut() {
+        for s in &mut r.samples {
+            for (m, o) in [
+                (Metric::WallTime, overhead.wall),
+                (Metric::UserTime, overhead.user),
+                (Metric::SystemTime, overhead.system),
+            ] {
+                if let Some(v) = s.get(m) {
+                    s.set(m, (v - o).max(0.0));
+                }
+            }
+            let cpu =
+                s.get(Metric::UserTime).unwrap_or(0.0) + s.get(Metric::SystemTime).unwrap_or(0.0);
+            s.set(Metric::CpuTime, cpu);
+        }
+    }
+    Some(overhead)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ignore_failure() {
+        assert_eq!(IgnoreFailure::parse(None).unwrap(), IgnoreFailure::None);
+        assert_eq!(
+            IgnoreFailure::parse(Some("all")).unwrap(),
+            IgnoreFailure::All
+        );
+        assert_eq!(
+            IgnoreFailure::parse(Some("1, 3")).unwrap(),
+            IgnoreFailure::Codes(vec![1, 3])
+        );
+        assert!(IgnoreFailure::parse(Some("x")).is_err());
+        let mut s = Sample::new(0);
+        s.exit_code = Some(3);
+        assert!(IgnoreFailure::Codes(vec![3]).tolerates(&s));
+        assert!(!IgnoreFailure::Codes(vec![1]).tolerates(&s));
+        assert!(!IgnoreFailure::None.tolerates(&s));
+    }
+}

@@ -1,0 +1,375 @@
+//! Which cell runs next, when warm-up ends and when to stop. Pure: no clock,
+//! no processes; the runner feeds it each run's wall time.
+//!
+//! Interleaved order (the default with several cells) runs the cells in
+//! blocks, one run of each per block, shuffled inside the block with a seeded
+//! RNG, so that drift (turbo boost, thermal throttling, a neighbour's load)
+//! hits every cell alike instead of biasing whichever ran last.
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Blocks of one run per cell, shuffled within each block.
+    Interleaved,
+    /// All runs of the first cell, then all of the second (hyperfine's way).
+    Sequential,
+}
+
+/// How many runs to make.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunPolicy {
+    /// Exactly this many measured runs per cell (`--runs`).
+    pub exact: Option<usize>,
+    pub min_runs: usize,
+    pub max_runs: Option<usize>,
+    /// Seconds of measured runs per cell to aim for (hyperfine's 3 s).
+    pub min_time: f64,
+}
+
+impl Default for RunPolicy {
+    fn default() -> Self {
+        RunPolicy {
+            exact: None,
+            min_runs: 10,
+            max_runs: None,
+            min_time: 3.0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Warmup(usize),
+    Measure(usize),
+    Done,
+}
+
+/// Why measuring ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    RunCount,
+    TimeBudget,
+    MaxRuns,
+    Precision,
+    Interrupted,
+    Failure,
+}
+
+pub struct Scheduler {
+    cells: usize,
+    order: Order,
+    policy: RunPolicy,
+    warmup: usize,
+    rng: ChaCha8Rng,
+    warmups_done: Vec<usize>,
+    runs: Vec<usize>,
+    measured_time: Vec<f64>,
+    queue: Vec<Step>,
+    /// Sequential order: the cell being measured.
+    current: usize,
+    stopped: Option<StopReason>,
+}
+
+impl Scheduler {
+    pub fn new(cells: usize, order: Order, policy: RunPolicy, warmup: usize, seed: u64) -> Self {
+        Scheduler {
+            cells,
+            order,
+            policy,
+            warmup,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            warmups_done: vec![0; cells],
+            runs: vec![0; cells],
+            measured_time: vec![0.0; cells],
+            queue: Vec::with_capacity(cells),
+            current: 0,
+            stopped: None,
+        }
+    }
+
+    pub fn runs(&self, cell: usize) -> usize {
+        self.runs[cell]
+    }
+
+    /// Completed blocks (interleaved) — every cell has this many runs.
+    pub fn blocks(&self) -> usize {
+        self.runs.iter().copied().min().unwrap_or(0)
+    }
+
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stopped
+    }
+
+    /// Ends measuring early (adaptive stopping, interruption, failure).
+    pub fn stop(&mut self, reason: StopReason) {
+        self.queue.clear();
+        self.stopped.get_or_insert(reason);
+    }
+
+    /// Records the wall time of a step that has just run.
+    pub fn record(&mut self, step: Step, wall: f64) {
+        match step {
+            Step::Warmup(c) => self.warmups_done[c] += 1,
+            Step::Measure(c) => {
+                self.runs[c] += 1;
+                self.measured_time[c] += wall;
+            }
+            Step::Done => {}
+        }
+    }
+
+    /// Whether `cell` wants more measured runs on its own account.
+    fn cell_wants_more(&self, cell: usize) -> Option<StopReason> {
+        let n = self.runs[cell];
+        if let Some(exact) = self.policy.exact {
+            return (n >= exact).then_some(StopReason::RunCount);
+        }
+        if self.policy.max_runs.is_some_and(|m| n >= m) {
+            return Some(StopReason::MaxRuns);
+        }
+        (n >= self.policy.min_runs && self.measured_time[cell] >= self.policy.min_time)
+            .then_some(StopReason::TimeBudget)
+    }
+
+    /// Interleaved blocks stop together, so every cell has the same number of
+    /// runs and blocks can be paired. The time budget is shared: the session
+    /// stops once every cell has its minimum runs and the cells together have
+    /// used `cells × min_time`, so a slow cell does not force thousands of
+    /// runs of a fast one.
+    fn block_done(&self) -> Option<StopReason> {
+        if let Some(exact) = self.policy.exact {
+            return (self.blocks() >= exact).then_some(StopReason::RunCount);
+        }
+        let n = self.blocks();
+        if self.policy.max_runs.is_some_and(|m| n >= m) {
+            return Some(StopReason::MaxRuns);
+        }
+        let total: f64 = self.measured_time.iter().sum();
+        (n >= self.policy.min_runs && total >= self.policy.min_time * self.cells as f64)
+            .then_some(StopReason::TimeBudget)
+    }
+
+    /// Total measured runs expected, for progress display (an estimate when a
+    /// time budget decides).
+    pub fn expected_runs(&self) -> usize {
+        if let Some(exact) = self.policy.exact {
+            return exact * self.cells;
+        }
+        let mut total = 0;
+        for c in 0..self.cells {
+            let n = self.runs[c];
+            let per_run = if n > 0 {
+                self.measured_time[c] / n as f64
+            } else {
+                0.0
+            };
+            let want = if per_run > 0.0 {
+                let budget = match self.order {
+                    Order::Sequential => self.policy.min_time,
+                    Order::Interleaved => {
+                        let all: f64 =
+                            self.measured_time.iter().sum::<f64>() / self.blocks().max(1) as f64;
+                        self.policy.min_time * self.cells as f64 * per_run
+                            / all.max(f64::MIN_POSITIVE)
+                    }
+                };
+                (budget / per_run).ceil() as usize
+            } else {
+                self.policy.min_runs
+            };
+            let mut want = want.max(self.policy.min_runs);
+            if let Some(m) = self.policy.max_runs {
+                want = want.min(m);
+            }
+            total += want.max(n);
+        }
+        total
+    }
+
+    pub fn next(&mut self) -> Step {
+        if self.stopped.is_some() || self.cells == 0 {
+            return Step::Done;
+        }
+        if let Some(step) = self.queue.pop() {
+            return step;
+        }
+        match self.order {
+            Order::Interleaved => self.next_block(),
+            Order::Sequential => self.next_sequential(),
+        }
+    }
+
+    fn next_block(&mut self) -> Step {
+        let warming = self.warmups_done.iter().any(|&w| w < self.warmup);
+        if !warming {
+            if let Some(reason) = self.block_done() {
+                self.stopped = Some(reason);
+                return Step::Done;
+            }
+        }
+        let mut order: Vec<usize> = (0..self.cells).collect();
+        order.shuffle(&mut self.rng);
+        // Popped from the back, so push in reverse to run in `order`.
+        for &c in order.iter().rev() {
+            self.queue.push(if warming {
+                Step::Warmup(c)
+            } else {
+                Step::Measure(c)
+            });
+        }
+        self.queue.pop().unwrap_or(Step::Done)
+    }
+
+    fn next_sequential(&mut self) -> Step {
+        while self.current < self.cells {
+            let c = self.current;
+            if self.warmups_done[c] < self.warmup {
+                return Step::Warmup(c);
+            }
+            if let Some(reason) = self.cell_wants_more(c) {
+                self.current += 1;
+                if self.current == self.cells {
+                    self.stopped = Some(reason);
+                }
+                continue;
+            }
+            return Step::Measure(c);
+        }
+        Step::Done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drive(s: &mut Scheduler, wall: impl Fn(usize) -> f64) -> Vec<Step> {
+        let mut steps = Vec::new();
+        loop {
+            let step = s.next();
+            if step == Step::Done {
+                return steps;
+            }
+            let w = match step {
+                Step::Warmup(c) | Step::Measure(c) => wall(c),
+                Step::Done => 0.0,
+            };
+            s.record(step, w);
+            steps.push(step);
+            assert!(steps.len() < 1_000_000, "scheduler does not terminate");
+        }
+    }
+
+    fn exact(n: usize) -> RunPolicy {
+        RunPolicy {
+            exact: Some(n),
+            ..RunPolicy::default()
+        }
+    }
+
+    #[test]
+    fn interleaved_blocks_hold_each_cell_once_and_warm_up_first() {
+        let mut s = Scheduler::new(3, Order::Interleaved, exact(5), 2, 7);
+        let steps = drive(&mut s, |_| 0.01);
+        assert_eq!(steps.len(), 3 * (5 + 2));
+        for (i, block) in steps.chunks(3).enumerate() {
+            let mut cells: Vec<usize> = block
+                .iter()
+                .map(|s| match s {
+                    Step::Warmup(c) | Step::Measure(c) => *c,
+                    Step::Done => unreachable!(),
+                })
+                .collect();
+            cells.sort();
+            assert_eq!(cells, vec![0, 1, 2]);
+            let warm = block.iter().all(|s| matches!(s, Step::Warmup(_)));
+            assert_eq!(warm, i < 2, "block {i}");
+        }
+        assert_eq!(s.stop_reason(), Some(StopReason::RunCount));
+    }
+
+    #[test]
+    fn interleaving_is_shuffled_and_seeded() {
+        let order = |seed| {
+            let mut s = Scheduler::new(4, Order::Interleaved, exact(20), 0, seed);
+            drive(&mut s, |_| 0.01)
+        };
+        assert_eq!(order(1), order(1));
+        assert_ne!(order(1), order(2));
+        let first: Vec<_> = order(3).chunks(4).map(|b| b[0]).collect();
+        assert!(
+            first.iter().any(|s| *s != first[0]),
+            "blocks must not all start alike"
+        );
+    }
+
+    #[test]
+    fn sequential_runs_each_cell_in_turn() {
+        let mut s = Scheduler::new(2, Order::Sequential, exact(3), 1, 0);
+        let steps = drive(&mut s, |_| 0.01);
+        use Step::*;
+        assert_eq!(
+            steps,
+            vec![
+                Warmup(0),
+                Measure(0),
+                Measure(0),
+                Measure(0),
+                Warmup(1),
+                Measure(1),
+                Measure(1),
+                Measure(1)
+            ]
+        );
+    }
+
+    #[test]
+    fn time_budget_gives_min_runs_for_slow_commands_and_more_for_fast() {
+        let mut s = Scheduler::new(1, Order::Sequential, RunPolicy::default(), 0, 0);
+        assert_eq!(drive(&mut s, |_| 1.0).len(), 10);
+        let mut s = Scheduler::new(1, Order::Sequential, RunPolicy::default(), 0, 0);
+        // 1/64 s is exact in binary, so the budget is reached after exactly 192 runs.
+        assert_eq!(drive(&mut s, |_| 0.015625).len(), 192);
+        assert_eq!(s.stop_reason(), Some(StopReason::TimeBudget));
+    }
+
+    #[test]
+    fn interleaved_budget_is_shared_so_a_slow_cell_does_not_multiply_fast_runs() {
+        let mut s = Scheduler::new(2, Order::Interleaved, RunPolicy::default(), 0, 0);
+        let steps = drive(&mut s, |c| if c == 0 { 0.001 } else { 1.0 });
+        // 10 blocks of ~1 s reach the shared 6 s budget and the minimum runs.
+        assert_eq!(steps.len(), 20);
+    }
+
+    #[test]
+    fn max_runs_caps_and_stop_ends_early() {
+        let policy = RunPolicy {
+            max_runs: Some(4),
+            min_runs: 2,
+            ..RunPolicy::default()
+        };
+        let mut s = Scheduler::new(2, Order::Interleaved, policy, 0, 0);
+        assert_eq!(drive(&mut s, |_| 0.0001).len(), 8);
+        assert_eq!(s.stop_reason(), Some(StopReason::MaxRuns));
+
+        let mut s = Scheduler::new(2, Order::Interleaved, exact(100), 0, 0);
+        let a = s.next();
+        s.record(a, 0.1);
+        s.stop(StopReason::Interrupted);
+        assert_eq!(s.next(), Step::Done);
+        assert_eq!(s.stop_reason(), Some(StopReason::Interrupted));
+    }
+
+    #[test]
+    fn expected_runs_estimates_from_measured_time() {
+        let mut s = Scheduler::new(1, Order::Sequential, RunPolicy::default(), 0, 0);
+        let st = s.next();
+        s.record(st, 0.1);
+        assert_eq!(s.expected_runs(), 30);
+    }
+}

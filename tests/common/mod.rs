@@ -1,0 +1,71 @@
+//! Helpers shared by the integration tests: the binary, the fixture, JSON.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_cmdscope"))
+}
+
+/// The fixture example (built by `cargo test`; built here if a filtered run skipped it).
+pub fn fixture() -> String {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let mut p = bin();
+        p.pop();
+        p.push("examples");
+        p.push("fixture");
+        if !p.exists() {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--example", "fixture"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("cargo build --example fixture");
+            assert!(status.success());
+        }
+        p
+    })
+    .to_string_lossy()
+    .into_owned()
+}
+
+pub fn cmdscope(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run cmdscope")
+}
+
+pub fn tempdir() -> tempfile::TempDir {
+    // Under target/, which is on disk (not tmpfs), so storage I/O is real.
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("read export");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("invalid JSON ({e}): {text}"))
+}
+
+/// `results[i].summary.<metric>.median`.
+pub fn median(doc: &serde_json::Value, result: usize, metric: &str) -> f64 {
+    doc["results"][result]["summary"][metric]["median"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no median of {metric} in result {result}"))
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn assert_within(actual: f64, expected: f64, rel: f64, what: &str) {
+    let err = (actual - expected).abs() / expected;
+    assert!(
+        err <= rel,
+        "{what}: {actual} is {:.2}% away from {expected} (allowed {:.2}%)",
+        err * 100.0,
+        rel * 100.0
+    );
+}

@@ -1,0 +1,483 @@
+//! `cmdscope run` on real processes: the measurements, the failure paths and
+//! the clean-up guarantees of issue 2.
+
+mod common;
+
+use common::*;
+use std::process::Command;
+use std::time::Duration;
+
+#[test]
+fn peak_memory_is_per_command_and_not_inherited() {
+    let dir = tempdir();
+    let out = dir.path().join("mem.json");
+    let f = fixture();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "5",
+        "--order",
+        "sequential",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{f} alloc 100"),
+        &format!("{f} alloc 1"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let big = median(&doc, 0, "memory_peak_resident");
+    let small = median(&doc, 1, "memory_peak_resident");
+    // 100 MiB touched plus the program's own few MiB of baseline.
+    assert_within(
+        big,
+        100.0 * 1048576.0,
+        0.05,
+        "peak RSS of a 100 MiB allocation",
+    );
+    assert!(
+        small < 10.0 * 1048576.0,
+        "second command inherited the first's peak: {small}"
+    );
+}
+
+#[test]
+fn storage_bytes_written_are_exact() {
+    let dir = tempdir();
+    let out = dir.path().join("io.json");
+    let target = dir.path().join("data.bin");
+    let bytes = 8 * 1048576;
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} write {bytes} {}", fixture(), target.display()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let written = median(&doc, 0, "io_write_bytes");
+    assert_within(written, bytes as f64, 0.01, "bytes written with fsync");
+    let chars = median(&doc, 0, "io_write_chars");
+    assert_within(chars, bytes as f64, 0.01, "characters written");
+}
+
+#[test]
+fn wall_time_of_a_busy_wait_is_exact() {
+    let dir = tempdir();
+    let out = dir.path().join("t.json");
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "15",
+        "--warmup",
+        "2",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} busy 20", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    assert_within(
+        median(&doc, 0, "time_wall_clock"),
+        0.020,
+        0.03,
+        "20 ms busy-wait",
+    );
+    let user = median(&doc, 0, "time_user");
+    assert!(user > 0.012, "a busy-wait is user time: {user}");
+    // hyperfine-compatible flat fields are there too.
+    assert_eq!(doc["results"][0]["times"].as_array().unwrap().len(), 15);
+    assert_eq!(
+        doc["results"][0]["measurements"].as_array().unwrap().len(),
+        15
+    );
+    assert!(doc["results"][0]["measurements"][0]["time_wall_clock"]["value"].is_number());
+}
+
+fn processes_with(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(token) {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
+#[test]
+fn timeout_kills_the_whole_tree_including_escaped_children() {
+    let token = format!("cmdscope-test-token-{}", std::process::id());
+    let dir = tempdir();
+    let out = dir.path().join("to.json");
+    let start = std::time::Instant::now();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "--timeout",
+        "0.5",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} background {token}", fixture()),
+    ]);
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert!(
+        o.status.success(),
+        "timeouts go on by default: {}",
+        stderr(&o)
+    );
+    let doc = read_json(&out);
+    let m = doc["results"][0]["measurements"].as_array().unwrap();
+    assert_eq!(m.len(), 2);
+    assert!(m.iter().all(|r| r["timed_out"] == true));
+    let wall = m[0]["time_wall_clock"]["value"].as_f64().unwrap();
+    assert!((0.5..1.5).contains(&wall), "timed out after {wall} s");
+    std::thread::sleep(Duration::from_millis(200));
+    let left = processes_with(&token);
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+}
+
+#[test]
+fn stop_on_timeout_ends_with_status_1() {
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--timeout",
+        "0.2",
+        "--stop-on-timeout",
+        &format!("{} sleep 5000", fixture()),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("timed out"));
+}
+
+#[test]
+fn sigint_exports_finished_runs_and_exits_130() {
+    let dir = tempdir();
+    let out = dir.path().join("int.json");
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "--runs",
+            "1000",
+            "--export-json",
+            out.to_str().unwrap(),
+            &format!("{} sleep 50", fixture()),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let doc = read_json(&out);
+    let runs = doc["results"][0]["measurements"].as_array().unwrap().len();
+    assert!((5..1000).contains(&runs), "{runs} finished runs");
+    assert_eq!(doc["session"]["interrupted"], true);
+    // Every exported run is a finished one.
+    for m in doc["results"][0]["measurements"].as_array().unwrap() {
+        assert!(m["time_wall_clock"]["value"].as_f64().unwrap() >= 0.045);
+    }
+}
+
+#[test]
+fn sigterm_behaves_like_sigint() {
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "--runs",
+            "1000",
+            &format!("{} sleep 30000", fixture()),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let start = std::time::Instant::now();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "the running child must be killed, not awaited"
+    );
+}
+
+#[test]
+fn failing_command_stops_unless_ignored() {
+    let f = fixture();
+    let o = cmdscope(&["run", "--runs", "3", &format!("{f} exit 3")]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("exited with status 3") && e.contains("--ignore-failure"),
+        "{e}"
+    );
+
+    let o = cmdscope(&["run", "--runs", "3", "-i", &format!("{f} exit 3")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("did not exit with status 0 (3)"));
+
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--ignore-failure=4",
+        &format!("{f} exit 3"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--ignore-failure=2,3",
+        &format!("{f} exit 3"),
+    ]);
+    assert!(o.status.success());
+}
+
+fn assert_usage_error(args: &[&str], needle: &str) {
+    let o = cmdscope(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.to_lowercase().contains(&needle.to_lowercase()),
+        "{args:?}: expected '{needle}' in: {e}"
+    );
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn bad_input_is_one_clear_line_and_exit_2() {
+    assert_usage_error(
+        &["run", "no-such-command-xyz"],
+        "command not found: no-such-command-xyz",
+    );
+    assert_usage_error(&["run", "/etc/passwd"], "not executable");
+    assert_usage_error(&["run", "/etc"], "not executable");
+    assert_usage_error(&["run", ""], "empty command");
+    assert_usage_error(&["run", "echo 'unbalanced"], "unbalanced quotes");
+    assert_usage_error(
+        &["run", "--runs", "5", "--min-runs", "3", "true"],
+        "cannot be used with",
+    );
+    assert_usage_error(&["run", "--runs", "0", "true"], "0");
+    assert_usage_error(
+        &["run", "--min-runs", "9", "--max-runs", "3", "true"],
+        "larger than",
+    );
+    assert_usage_error(&["run", "--timeout", "-1", "true"], "--timeout");
+    assert_usage_error(&["run", "--env", "NOEQUALS", "true"], "KEY=VALUE");
+    assert_usage_error(
+        &["run", "--export-json", "/nonexistent-dir/x.json", "true"],
+        "cannot write",
+    );
+    assert_usage_error(
+        &["run", "--input", "/nonexistent-file", "true"],
+        "cannot read",
+    );
+    assert_usage_error(
+        &["run", "--export-json", "-", "--export-csv", "-", "true"],
+        "stdout",
+    );
+    for o in [
+        cmdscope(&["run", "no-such-command-xyz"]),
+        cmdscope(&["run", ""]),
+    ] {
+        assert_eq!(stderr(&o).lines().count(), 1, "one line: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn bad_input_never_overwrites_an_existing_export() {
+    let dir = tempdir();
+    let out = dir.path().join("precious.json");
+    std::fs::write(&out, "precious").unwrap();
+    let o = cmdscope(&[
+        "run",
+        "--export-json",
+        out.to_str().unwrap(),
+        "no-such-command-xyz",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+}
+
+#[test]
+fn non_utf8_arguments_are_passed_as_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempdir();
+    let out = dir.path().join("out.bin");
+    let mut cmd = b"printf \xff\xfeok".to_vec();
+    cmd.shrink_to_fit();
+    let o = Command::new(bin())
+        .args(["run", "--runs", "1", "--output", out.to_str().unwrap()])
+        .arg(std::ffi::OsStr::from_bytes(&cmd))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), b"\xff\xfeok");
+}
+
+#[test]
+fn output_that_is_closed_or_huge_keeps_memory_bounded() {
+    let dir = tempdir();
+    let out = dir.path().join("inner.json");
+    let f = fixture();
+    let o = cmdscope(&["run", "--runs", "2", &format!("{f} closeout 5")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // cmdscope measuring cmdscope: the inner one drains 256 MiB of output
+    // through a pipe; its peak memory must stay small.
+    let inner = format!(
+        "{} run --runs 1 --output pipe --style none '{f} spew 268435456'",
+        bin().display()
+    );
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "1",
+        "--export-json",
+        out.to_str().unwrap(),
+        &inner,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let rss = median(&doc, 0, "memory_peak_resident");
+    assert!(rss < 32.0 * 1048576.0, "inner cmdscope peak RSS {rss}");
+    assert!(
+        median(&doc, 0, "io_read_chars") >= 268435456.0,
+        "the pipe was drained"
+    );
+}
+
+#[test]
+fn env_hooks_and_names() {
+    let dir = tempdir();
+    let marks = dir.path().join("marks");
+    let out = dir.path().join("h.json");
+    let m = marks.display();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--env",
+        "CMDSCOPE_TEST_VAR=1",
+        "--setup",
+        &format!("echo setup >> {m}"),
+        "--prepare",
+        &format!("echo prepare >> {m}"),
+        "--conclude",
+        &format!("echo conclude >> {m}"),
+        "--cleanup",
+        &format!("echo cleanup >> {m}"),
+        "-n",
+        "env-check",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} env CMDSCOPE_TEST_VAR", fixture()),
+    ]);
+    assert!(
+        o.status.success(),
+        "the variable reached the child: {}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(&marks).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.first(), Some(&"setup"));
+    assert_eq!(lines.last(), Some(&"cleanup"));
+    assert_eq!(lines.iter().filter(|l| **l == "prepare").count(), 3);
+    assert_eq!(lines.iter().filter(|l| **l == "conclude").count(), 3);
+    assert_eq!(read_json(&out)["results"][0]["name"], "env-check");
+}
+
+#[test]
+fn shell_mode_subtracts_interleaved_shell_startup() {
+    let dir = tempdir();
+    let out = dir.path().join("sh.json");
+    let o = cmdscope(&[
+        "run",
+        "-S",
+        "--runs",
+        "10",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} busy 20 | cat", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let overhead = doc["session"]["shell_overhead"]["time_wall_clock"]
+        .as_f64()
+        .unwrap();
+    assert!(overhead > 0.0 && overhead < 0.02, "sh start-up {overhead}");
+    assert_eq!(doc["session"]["shell_overhead"]["runs"], 10);
+    let wall = median(&doc, 0, "time_wall_clock");
+    assert!((0.019..0.024).contains(&wall), "corrected wall time {wall}");
+    assert_eq!(
+        doc["results"].as_array().unwrap().len(),
+        1,
+        "calibration is not a result"
+    );
+}
+
+#[test]
+fn csv_and_markdown_exports() {
+    let dir = tempdir();
+    let csv = dir.path().join("r.csv");
+    let md = dir.path().join("r.md");
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--export-csv",
+        csv.to_str().unwrap(),
+        "--export-markdown",
+        md.to_str().unwrap(),
+        "true",
+        "-n",
+        "pipe|name",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = std::fs::read_to_string(&csv).unwrap();
+    assert!(c.starts_with("command,mean,stddev,median,user,system,min,max"));
+    assert_eq!(c.lines().count(), 2);
+    let m = std::fs::read_to_string(&md).unwrap();
+    assert!(m.contains("pipe\\|name"), "{m}");
+}
+
+#[test]
+fn counters_are_collected_or_reported_unavailable() {
+    let dir = tempdir();
+    let out = dir.path().join("c.json");
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--counters",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} busy 10", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    // Software counters are always there; task clock counts the busy-wait.
+    let task = median(&doc, 0, "task_clock");
+    assert!((0.008..0.03).contains(&task), "task clock {task}");
+    let unavailable = doc["session"]["counters_unavailable"].as_array().unwrap();
+    let has_cycles = doc["results"][0]["summary"]["cpu_cycles"].is_object();
+    assert!(has_cycles || unavailable.iter().any(|u| u["metric"] == "cpu_cycles"));
+    if !unavailable.is_empty() {
+        assert!(String::from_utf8_lossy(&o.stdout).contains("Note: counters"));
+    }
+}
