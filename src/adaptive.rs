@@ -79,9 +79,10 @@ impl Sequential {
 
     /// One comparison at one analysis.
     pub fn settle(&self, base: &[f64], cand: &[f64], paired: bool, level: f64) -> Settled {
-        let Some((_, ci, _, _, p, _, _)) = compare_metric(base, cand, paired, LEVEL) else {
+        let Some(raw) = compare_metric(base, cand, paired, LEVEL) else {
             return Settled::Open;
         };
+        let (p, ci) = (raw.p_value, raw.ratio_ci);
         if p < level {
             Settled::Different
         } else if ci[0] >= 1.0 - self.precision && ci[1] <= 1.0 + self.precision {

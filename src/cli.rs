@@ -60,6 +60,7 @@ pub enum Style {
 }
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct RunArgs {
     /// The commands to benchmark. Each is split into words like a shell
     /// would (quotes, backslashes) and executed directly, without a shell.

@@ -87,13 +87,20 @@ pub const COMPARED: &[Metric] = &[
     Metric::BranchMisses,
 ];
 
+/// One metric compared, before multiplicity correction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Raw {
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
+    pub shift: f64,
+    pub shift_ci: [f64; 2],
+    pub p_value: f64,
+    pub test: &'static str,
+    pub n: usize,
+}
+
 /// Raw (unadjusted) comparison of one metric; None when the data cannot support one.
-pub fn compare_metric(
-    base: &[f64],
-    cand: &[f64],
-    paired: bool,
-    level: f64,
-) -> Option<(f64, [f64; 2], f64, [f64; 2], f64, &'static str, usize)> {
+pub fn compare_metric(base: &[f64], cand: &[f64], paired: bool, level: f64) -> Option<Raw> {
     let positive = base.iter().chain(cand).all(|&v| v > 0.0);
     if paired {
         let n = base.len().min(cand.len());
@@ -112,15 +119,15 @@ pub fn compare_metric(
             r.map(|e| (e.value, [e.low, e.high]))
                 .unwrap_or((f64::NAN, [f64::NAN; 2]))
         };
-        Some((
+        Some(Raw {
             ratio,
             ratio_ci,
-            shift.value,
-            [shift.low, shift.high],
-            test.p_value,
-            "wilcoxon-signed-rank (paired by block)",
+            shift: shift.value,
+            shift_ci: [shift.low, shift.high],
+            p_value: test.p_value,
+            test: "wilcoxon-signed-rank (paired by block)",
             n,
-        ))
+        })
     } else {
         if base.iter().chain(cand).all(|&v| v == base[0]) {
             return None;
@@ -137,15 +144,15 @@ pub fn compare_metric(
             r.map(|e| (e.value, [e.low, e.high]))
                 .unwrap_or((f64::NAN, [f64::NAN; 2]))
         };
-        Some((
+        Some(Raw {
             ratio,
             ratio_ci,
-            shift.value,
-            [shift.low, shift.high],
-            test.p_value,
-            "mann-whitney-u",
-            base.len().min(cand.len()),
-        ))
+            shift: shift.value,
+            shift_ci: [shift.low, shift.high],
+            p_value: test.p_value,
+            test: "mann-whitney-u",
+            n: base.len().min(cand.len()),
+        })
     }
 }
 
@@ -185,23 +192,21 @@ pub fn compare_cells(
             if b.len() < 2 {
                 continue;
             }
-            if let Some((ratio, ratio_ci, shift, shift_ci, p, test, n)) =
-                compare_metric(&b, &c, paired, LEVEL)
-            {
+            if let Some(r) = compare_metric(&b, &c, paired, LEVEL) {
                 family.push(Comparison {
                     metric: metric.name(),
                     baseline: results[reference].cell.name.clone(),
                     candidate: cand.cell.name.clone(),
-                    ratio,
-                    ratio_ci,
-                    shift,
-                    shift_ci,
-                    p_value: p,
-                    p_value_raw: p,
+                    ratio: r.ratio,
+                    ratio_ci: r.ratio_ci,
+                    shift: r.shift,
+                    shift_ci: r.shift_ci,
+                    p_value: r.p_value,
+                    p_value_raw: r.p_value,
                     significant: false,
                     verdict: Verdict::NoDifference,
-                    test,
-                    n,
+                    test: r.test,
+                    n: r.n,
                 });
             }
         }
@@ -247,18 +252,31 @@ fn paired_values(a: &CellResult, b: &CellResult, metric: Metric) -> (Vec<f64>, V
 pub fn sentence(c: &Comparison) -> String {
     let p = format_p(c.p_value);
     let pct = (LEVEL * 100.0).round();
+    let (r, lo, hi) = match c.verdict {
+        Verdict::Faster => (1.0 / c.ratio, 1.0 / c.ratio_ci[1], 1.0 / c.ratio_ci[0]),
+        _ => (c.ratio, c.ratio_ci[0], c.ratio_ci[1]),
+    };
+    // Enough decimals that the interval's ends differ.
+    let d = if (hi - lo).abs() >= 0.02 {
+        2
+    } else if (hi - lo).abs() >= 0.002 {
+        3
+    } else {
+        4
+    };
+    let ci = format!("{pct:.0} % CI {lo:.d$}–{hi:.d$}, {p}");
     match c.verdict {
         Verdict::Faster => format!(
-            "'{}' is {:.2}x faster than '{}' ({pct:.0} % CI {:.2}–{:.2}, {p})",
-            c.candidate, 1.0 / c.ratio, c.baseline, 1.0 / c.ratio_ci[1], 1.0 / c.ratio_ci[0]
+            "'{}' is {r:.d$}x faster than '{}' ({ci})",
+            c.candidate, c.baseline
         ),
         Verdict::Slower => format!(
-            "'{}' is {:.2}x slower than '{}' ({pct:.0} % CI {:.2}–{:.2}, {p})",
-            c.candidate, c.ratio, c.baseline, c.ratio_ci[0], c.ratio_ci[1]
+            "'{}' is {r:.d$}x slower than '{}' ({ci})",
+            c.candidate, c.baseline
         ),
         Verdict::NoDifference => format!(
-            "'{}' and '{}': no significant difference (ratio {:.3}, {pct:.0} % CI {:.3}–{:.3}, {p})",
-            c.candidate, c.baseline, c.ratio, c.ratio_ci[0], c.ratio_ci[1]
+            "'{}' and '{}': no significant difference (ratio {r:.d$}, {ci})",
+            c.candidate, c.baseline
         ),
     }
 }

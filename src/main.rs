@@ -5,7 +5,38 @@ use cmdscope::cli::{Cli, Command};
 use cmdscope::error::exit;
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                std::process::exit(
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                        exit::USAGE
+                    } else {
+                        exit::OK
+                    },
+                );
+            }
+            // One line, as every other error: clap's first line names the problem.
+            let text = e.render().to_string();
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("invalid arguments");
+            let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+            if message.ends_with(':') {
+                // "required arguments were not provided:" is followed by their names.
+                message = format!("{message} {}", lines.next().unwrap_or(""));
+            }
+            eprintln!("cmdscope: error: {message} (see 'cmdscope --help')");
+            std::process::exit(exit::USAGE);
+        }
+    };
     let result = match &cli.command {
         Command::Run(args) => cmdscope::app::run(args),
         Command::Compare(_) => Err(cmdscope::error::Error::Usage(

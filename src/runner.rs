@@ -231,7 +231,7 @@ pub fn run(opts: &RunOptions) -> Result<Session> {
             scheduler.stop(StopReason::Interrupted);
             failure = Some(Error::Interrupted);
         }
-        let step = scheduler.next();
+        let step = scheduler.next_step();
         let (c, measured) = match step {
             Step::Done => break,
             Step::Warmup(c) => (c, false),
@@ -320,6 +320,7 @@ pub fn run(opts: &RunOptions) -> Result<Session> {
         }
     }
     progress.finish_and_clear();
+    exec::reap_orphans();
 
     for cell in &opts.cells {
         if let Some(hook) = &cell.hooks.cleanup {

@@ -191,7 +191,7 @@ impl Scheduler {
         total
     }
 
-    pub fn next(&mut self) -> Step {
+    pub fn next_step(&mut self) -> Step {
         if self.stopped.is_some() || self.cells == 0 {
             return Step::Done;
         }
@@ -251,7 +251,7 @@ mod tests {
     fn drive(s: &mut Scheduler, wall: impl Fn(usize) -> f64) -> Vec<Step> {
         let mut steps = Vec::new();
         loop {
-            let step = s.next();
+            let step = s.next_step();
             if step == Step::Done {
                 return steps;
             }
@@ -358,17 +358,17 @@ mod tests {
         assert_eq!(s.stop_reason(), Some(StopReason::MaxRuns));
 
         let mut s = Scheduler::new(2, Order::Interleaved, exact(100), 0, 0);
-        let a = s.next();
+        let a = s.next_step();
         s.record(a, 0.1);
         s.stop(StopReason::Interrupted);
-        assert_eq!(s.next(), Step::Done);
+        assert_eq!(s.next_step(), Step::Done);
         assert_eq!(s.stop_reason(), Some(StopReason::Interrupted));
     }
 
     #[test]
     fn expected_runs_estimates_from_measured_time() {
         let mut s = Scheduler::new(1, Order::Sequential, RunPolicy::default(), 0, 0);
-        let st = s.next();
+        let st = s.next_step();
         s.record(st, 0.1);
         assert_eq!(s.expected_runs(), 30);
     }

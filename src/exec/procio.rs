@@ -40,25 +40,40 @@ fn proc_io_path(pid: libc::pid_t, buf: &mut [u8; 32]) -> &std::ffi::CStr {
     std::ffi::CStr::from_bytes_with_nul(&buf[..at + suffix.len()]).unwrap_or_default()
 }
 
-/// Reads the I/O counters of `pid`; None if the kernel does not provide them.
-pub fn read(pid: libc::pid_t) -> Option<ProcIo> {
+/// Opens `/proc/<pid>/io` (-1 if it cannot be). Done right after spawning,
+/// while the child runs, so the path lookup is off the critical path; the
+/// content is generated when it is read.
+pub fn open(pid: libc::pid_t) -> i32 {
     let mut path_buf = [0u8; 32];
     let path = proc_io_path(pid, &mut path_buf);
+    // SAFETY: path is NUL-terminated.
+    unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) }
+}
+
+/// Reads the counters through a descriptor from [`open`]; the process must
+/// not be reaped yet.
+pub fn read_fd(fd: i32) -> Option<ProcIo> {
+    if fd < 0 {
+        return None;
+    }
     let mut data = [0u8; 512];
-    // SAFETY: path is NUL-terminated, data is a valid buffer of its length.
-    let n = unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return None;
-        }
-        let n = libc::read(fd, data.as_mut_ptr().cast(), data.len());
-        libc::close(fd);
-        n
-    };
+    // SAFETY: data is a valid buffer of its length.
+    let n = unsafe { libc::pread(fd, data.as_mut_ptr().cast(), data.len(), 0) };
     if n <= 0 {
         return None;
     }
     Some(parse(&data[..n as usize]))
+}
+
+/// Reads the I/O counters of `pid`; None if the kernel does not provide them.
+pub fn read(pid: libc::pid_t) -> Option<ProcIo> {
+    let fd = open(pid);
+    let io = read_fd(fd);
+    if fd >= 0 {
+        // SAFETY: fd was opened above and is closed once.
+        unsafe { libc::close(fd) };
+    }
+    io
 }
 
 pub fn parse(text: &[u8]) -> ProcIo {

@@ -1,0 +1,70 @@
+//! Issue 3's promise on real processes, with default settings: identical
+//! commands come out "no difference", a 5 % difference comes out in the
+//! right direction, each session within hyperfine's default budget (3 s per
+//! command). A test binary of its own so no other test competes for the CPU.
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+fn verdict(a: &str, b: &str) -> (String, f64, Duration) {
+    let dir = tempdir();
+    let out = dir.path().join("v.json");
+    let start = Instant::now();
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--export-json",
+        out.to_str().unwrap(),
+        a,
+        b,
+    ]);
+    let took = start.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let c = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "time_wall_clock")
+        .cloned()
+        .expect("a wall-time comparison");
+    (
+        c["verdict"].as_str().unwrap().to_string(),
+        c["ratio"].as_f64().unwrap(),
+        took,
+    )
+}
+
+#[test]
+fn identical_commands_and_a_five_percent_difference() {
+    let f = fixture();
+    let budget = Duration::from_secs_f64(2.0 * 3.0 + 1.5);
+
+    let mut same = 0;
+    for _ in 0..20 {
+        let (v, ratio, took) = verdict(&format!("{f} busy 8"), &format!("{f} busy 8"));
+        assert!(took < budget, "A/A session took {took:?}");
+        if v == "no difference" {
+            same += 1;
+        } else {
+            eprintln!("A/A trial said {v} (ratio {ratio})");
+        }
+    }
+    assert!(same >= 19, "identical commands: {same}/20 'no difference'");
+
+    let mut right = 0;
+    for _ in 0..10 {
+        // 8.4 ms of spinning against 8 ms: 5 % more work.
+        let (v, ratio, took) = verdict(&format!("{f} busy 8"), &format!("{f} busy 8.4"));
+        assert!(took < budget, "A/B session took {took:?}");
+        if v == "slower" && ratio > 1.0 {
+            right += 1;
+        } else {
+            eprintln!("A/B trial said {v} (ratio {ratio})");
+        }
+    }
+    assert!(right >= 9, "5 % slower: {right}/10 in the right direction");
+}
