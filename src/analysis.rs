@@ -84,7 +84,7 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
                 wall[0] / median
             ));
         }
-        if m.outliers > 0 {
+        if m.outliers > 0 && a.runs >= 6 {
             w.push(format!(
                 "{} of {} runs of '{name}' are outliers (robust z-score > 3.5): something else \
                  may have been running. The median and its interval are robust to them.",

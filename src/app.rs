@@ -40,12 +40,35 @@ fn parse_output(args: &RunArgs) -> Output {
     }
 }
 
+/// The parameters given with -P/-D/--parameter-factor and -L.
+fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
+    let mut out = Vec::new();
+    if let Some(scan) = &args.parameter_scan {
+        if let [name, min, max] = scan.as_slice() {
+            out.push(plan::scan(
+                name,
+                min,
+                max,
+                args.parameter_step_size.as_deref(),
+                args.parameter_factor.as_deref(),
+            )?);
+        }
+    }
+    for pair in args.parameter_list.chunks(2) {
+        if let [name, values] = pair {
+            out.push(plan::list(name, values)?);
+        }
+    }
+    Ok(out)
+}
+
 pub fn run(args: &RunArgs) -> Result<i32> {
     let env = args
         .env
         .iter()
         .map(|e| plan::parse_env(e))
         .collect::<Result<Vec<_>>>()?;
+    let parameters = parameters(args)?;
     let cells = plan::expand(&PlanInput {
         commands: args.commands.clone(),
         names: args.names.clone(),
@@ -55,6 +78,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         conclude: args.conclude.clone(),
         setup: args.setup.clone(),
         cleanup: args.cleanup.clone(),
+        parameters: parameters.clone(),
     })?;
     if !(args.min_time.is_finite() && args.min_time >= 0.0) {
         return Err(Error::Usage(format!(
@@ -82,6 +106,39 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         max_runs: args.max_runs.map(|r| r as usize),
         min_time: args.min_time,
     };
+    let metric = crate::metrics::Metric::from_name(&args.metric).ok_or_else(|| {
+        let names: Vec<&str> = crate::metrics::Metric::ALL
+            .iter()
+            .map(|m| m.name())
+            .collect();
+        Error::Usage(format!(
+            "unknown --metric '{}': one of {}",
+            args.metric,
+            names.join(", ")
+        ))
+    })?;
+    let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
+    if let Some(var) = search_var {
+        let scanned = args.parameter_scan.as_ref().and_then(|s| s.first());
+        if scanned != Some(var) {
+            return Err(Error::Usage(format!(
+                "--minimize/--maximize {var}: the searched parameter must be the one of --parameter-scan"
+            )));
+        }
+        if parameters.len() > 1 || args.commands.len() > 1 {
+            return Err(Error::Usage(
+                "--minimize/--maximize searches one command over one scanned parameter: remove -L or the extra commands".into(),
+            ));
+        }
+    }
+    if args.plot.is_some() && parameters.is_empty() {
+        return Err(Error::Usage(
+            "--plot needs a parameter sweep (-P or -L)".into(),
+        ));
+    }
+    if let Some(p) = &args.plot {
+        report::check_writable(p)?;
+    }
     let exports = [&args.export_json, &args.export_csv, &args.export_markdown];
     let stdout_exports = exports
         .iter()
@@ -171,7 +228,28 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         reference,
         alpha: args.alpha,
     };
-    let session = runner::run(&opts)?;
+    let maximize = args.maximize.is_some();
+    let mut search = None;
+    let session = if search_var.is_some() {
+        let labels = parameters
+            .first()
+            .map(|p| p.values.clone())
+            .unwrap_or_default();
+        let full_runs = args.runs.map_or(7, |r| r as usize);
+        let sopts = crate::optimize::SearchOptions {
+            metric,
+            maximize,
+            runs: full_runs,
+            initial_runs: full_runs.min(4),
+            alpha: args.alpha,
+        };
+        let mut result = crate::optimize::search(&opts, &sopts, &labels)?;
+        let session = crate::optimize::as_session(&mut result, &opts.cells);
+        search = Some(result);
+        session
+    } else {
+        runner::run(&opts)?
+    };
     let mut analyses = analysis::analyse(&session);
     for (a, r) in analyses.iter_mut().zip(&session.results) {
         a.warnings.extend(crate::drift::warnings(
@@ -187,21 +265,46 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         session.final_alpha,
     );
 
+    let sweep = crate::sweep::build(
+        &session,
+        &analyses,
+        &parameters,
+        metric,
+        maximize,
+        &args
+            .commands
+            .iter()
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect::<Vec<_>>(),
+    );
     if !quiet {
+        let paint = Paint { enabled: color };
         print!(
             "{}",
-            report::terminal::render(&session, &analyses, &comparisons, Paint { enabled: color })
+            report::terminal::render(&session, &analyses, &comparisons, paint)
         );
+        if let Some(sweep) = &sweep {
+            print!("{}", crate::sweep::render_text(sweep, paint));
+        }
+        if let (Some(result), Some(p)) = (&search, parameters.first()) {
+            print!(
+                "{}",
+                crate::optimize::render_text(result, p, metric, maximize, paint)
+            );
+        }
     }
     // Exports are written whatever happened, so an interrupted or failed
     // session still leaves its finished runs behind.
     let mut export_error = None;
     if let Some(p) = &args.export_json {
-        let text = report::json::render(
+        let mut text = report::json::render(
             &session,
             &analyses,
             serde_json::to_value(&comparisons).unwrap_or_default(),
         );
+        if let (Some(result), Some(param)) = (&search, parameters.first()) {
+            text = crate::optimize::add_to_json(&text, result, param, metric, maximize);
+        }
         if let Err(e) = report::write_atomic(p, text.as_bytes()) {
             export_error.get_or_insert(e);
         }
@@ -216,6 +319,11 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     if let Some(p) = &args.export_markdown {
         let text = report::markdown::render(&session, &analyses);
         if let Err(e) = report::write_atomic(p, text.as_bytes()) {
+            export_error.get_or_insert(e);
+        }
+    }
+    if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {
+        if let Err(e) = report::write_atomic(p, crate::sweep::render_svg(sweep).as_bytes()) {
             export_error.get_or_insert(e);
         }
     }

@@ -14,6 +14,10 @@ Examples:
   cmdscope run --runs 50 --export-json out.json 'ls -la /usr/bin'
   cmdscope run -S 'echo hi | wc -c'              # through sh, start-up subtracted
   cmdscope run --timeout 2 -i 'make -j2'
+  cmdscope run -P threads 1 8 'make -j{threads}'
+  cmdscope run -L sort quick,merge './bench --sort {sort}'
+  cmdscope run -S -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
+  cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch 'xargs -a files -n {batch} sha256sum'
 ";
 
 /// cmdscope: a performance lab for commands.
@@ -172,6 +176,54 @@ pub struct RunArgs {
     /// Significance level of comparisons (false-positive rate, kept under adaptive stopping).
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
     pub alpha: f64,
+
+    /// Scan a numeric parameter: {VAR} in the command (and in --env values,
+    /// hooks and names) takes MIN, MIN+STEP, ... MAX. Integers step by 1
+    /// unless -D is given; --parameter-factor makes the scan geometric.
+    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true)]
+    pub parameter_scan: Option<Vec<String>>,
+
+    /// Step of --parameter-scan (may be negative or a decimal like 0.25).
+    #[arg(
+        short = 'D',
+        long,
+        value_name = "STEP",
+        requires = "parameter_scan",
+        conflicts_with = "parameter_factor",
+        allow_negative_numbers = true
+    )]
+    pub parameter_step_size: Option<String>,
+
+    /// Make --parameter-scan geometric: MIN, MIN*F, MIN*F², ... (1 2 4 ... 8192 with F = 2).
+    #[arg(long, value_name = "F", requires = "parameter_scan")]
+    pub parameter_factor: Option<String>,
+
+    /// A parameter with listed values: -L VAR a,b,c (repeatable; all
+    /// parameters combine into every combination).
+    #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], action = clap::ArgAction::Append)]
+    pub parameter_list: Vec<String>,
+
+    /// Write the sweep curve as an SVG chart (median with its 95 % band).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Search the --parameter-scan range for the value with the lowest METRIC
+    /// instead of running the whole grid.
+    #[arg(
+        long,
+        value_name = "VAR",
+        conflicts_with = "maximize",
+        requires = "parameter_scan"
+    )]
+    pub minimize: Option<String>,
+
+    /// Like --minimize, for metrics where more is better.
+    #[arg(long, value_name = "VAR", requires = "parameter_scan")]
+    pub maximize: Option<String>,
+
+    /// The metric sweeps and searches optimise [default: time_wall_clock].
+    #[arg(long, value_name = "NAME", default_value = "time_wall_clock")]
+    pub metric: String,
 
     /// Export results as JSON (hyperfine-compatible superset); '-' for stdout.
     #[arg(long, value_name = "FILE")]

@@ -1,0 +1,153 @@
+//! Parameter sweeps and the optimum search (issue 4) on real processes.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
+    // Cost A/b + B*b µs has its optimum at sqrt(A/B) = 64.
+    let dir = tempdir();
+    let out = dir.path().join("min.json");
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "basic",
+        "-P",
+        "b",
+        "1",
+        "8192",
+        "--parameter-factor",
+        "2",
+        "--minimize",
+        "b",
+        "--runs",
+        "7",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} ushape {{b}} 60000 14.65", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let opt = &doc["optimization"];
+    let optimum: f64 = opt["optimum"].as_str().unwrap().parse().unwrap();
+    assert!(
+        [32.0, 64.0, 128.0].contains(&optimum),
+        "optimum {optimum} is not within one grid step of 64"
+    );
+    let runs = opt["runs"].as_u64().unwrap() as f64;
+    let full = opt["full_grid_runs"].as_u64().unwrap() as f64;
+    assert_eq!(full, 14.0 * 7.0);
+    assert!(runs <= 0.4 * full, "{runs} runs of a {full}-run grid");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("Optimum: b = "), "{stdout}");
+    assert!(stdout.contains("% saved"));
+    // Only the tried values are results, each with its parameter recorded.
+    let tried = opt["tried"].as_array().unwrap().len();
+    assert_eq!(doc["results"].as_array().unwrap().len(), tried);
+    assert!(doc["results"][0]["parameters"]["b"].is_string());
+}
+
+#[test]
+fn sweep_over_a_list_and_a_scan_with_table_and_plot() {
+    let dir = tempdir();
+    let out = dir.path().join("sweep.json");
+    let svg = dir.path().join("sweep.svg");
+    let f = fixture();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "6",
+        "--style",
+        "basic",
+        "-P",
+        "ms",
+        "2",
+        "6",
+        "-D",
+        "2",
+        "--export-json",
+        out.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+        &format!("{f} busy {{ms}}"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    let medians: Vec<f64> = (0..3).map(|i| median(&doc, i, "time_wall_clock")).collect();
+    for (i, ms) in [2.0, 4.0, 6.0].iter().enumerate() {
+        assert_eq!(results[i]["parameters"]["ms"], format!("{ms}"));
+        assert!(medians[i] >= ms / 1e3, "{medians:?}");
+    }
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let best = stdout
+        .lines()
+        .find(|l| l.contains("◀ best"))
+        .expect("a best row");
+    assert!(best.trim_start().starts_with('2'), "{best}");
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.starts_with("<svg") && plot.contains("polyline") && plot.contains("class=\"band\"")
+    );
+
+    // -L with non-numeric values, combined with the command names.
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "--style",
+        "basic",
+        "-L",
+        "mode",
+        "busy,sleep",
+        "-n",
+        "{mode}-1ms",
+        &format!("{f} {{mode}} 1"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("busy-1ms") && stdout.contains("sleep-1ms"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn sweep_mistakes_are_clear_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "-P", "n", "1", "1e9", "sleep {n}"], "values"),
+        (&["run", "-P", "n", "1", "5", "sleep 1"], "not used"),
+        (
+            &["run", "-P", "n", "1", "5", "-D", "-1", "sleep {n}"],
+            "positive step",
+        ),
+        (&["run", "-L", "n", "", "sleep {n}"], "empty value"),
+        (&["run", "--plot", "x.svg", "true"], "parameter sweep"),
+        (
+            &["run", "-P", "n", "1", "5", "--minimize", "m", "sleep {n}"],
+            "must be the one",
+        ),
+        (&["run", "--metric", "speed", "true"], "unknown --metric"),
+        (
+            &[
+                "run",
+                "-P",
+                "n",
+                "1",
+                "4",
+                "--parameter-factor",
+                "0.5",
+                "sleep {n}",
+            ],
+            "greater than 1",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = cmdscope(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    }
+}
