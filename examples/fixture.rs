@@ -14,6 +14,8 @@
 //! fixture exit CODE        exit with CODE
 //! fixture env NAME         exit 0 if NAME is set, 3 otherwise; print the count of variables
 //! fixture ushape B A C     spin A/B + C*B microseconds (optimum at sqrt(A/C))
+//! fixture whoami           print "uid gid groups nice cpus" of this process
+//! fixture where            print "tmpfs" or "disk" for the working directory, then its entries
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -131,6 +133,58 @@ fn main() {
             let (b, a, c) = (num(2), num(3), num(4));
             spin(Duration::from_secs_f64((a / b + c * b) / 1e6));
         }
+        "whoami" => unsafe {
+            let mut groups = [0 as libc::gid_t; 64];
+            let n = libc::getgroups(64, groups.as_mut_ptr()).max(0) as usize;
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+            let cpus: Vec<String> = (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .map(|c| c.to_string())
+                .collect();
+            println!(
+                "{} {} {} {} {}",
+                libc::getuid(),
+                libc::getgid(),
+                if n == 0 {
+                    "-".to_string()
+                } else {
+                    groups[..n]
+                        .iter()
+                        .map(|g| g.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                },
+                libc::getpriority(libc::PRIO_PROCESS, 0),
+                cpus.join(",")
+            );
+        },
+        "where" => unsafe {
+            let mut st: libc::statfs = std::mem::zeroed();
+            libc::statfs(c".".as_ptr(), &mut st);
+            let kind = if st.f_type as i64 == 0x0102_1994 {
+                "tmpfs"
+            } else {
+                "disk"
+            };
+            let mut names: Vec<String> = std::fs::read_dir(".")
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            names.sort();
+            println!(
+                "{kind} {} {}",
+                std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default(),
+                names.join(",")
+            );
+            // Leave something behind: the next run must not see it.
+            let _ = std::fs::write("left-behind", "x");
+        },
         other => {
             eprintln!("fixture: unknown mode {other}");
             std::process::exit(64);

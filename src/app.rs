@@ -40,6 +40,31 @@ fn parse_output(args: &RunArgs) -> Output {
     }
 }
 
+/// KEY=VALUE lines; blank lines and '#' comments are skipped.
+fn read_env_file(path: &std::path::Path) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: path.into(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let trimmed = line.trim_ascii();
+        if trimmed.is_empty() || trimmed.starts_with(b"#") {
+            continue;
+        }
+        let trimmed = trimmed.strip_prefix(b"export ").unwrap_or(trimmed);
+        let kv =
+            plan::parse_env(std::ffi::OsStr::from_bytes(trimmed)).map_err(|_| Error::Parse {
+                path: path.into(),
+                message: format!("line {}: expected KEY=VALUE", n + 1),
+            })?;
+        out.push(kv);
+    }
+    Ok(out)
+}
+
 /// The parameters given with -P/-D/--parameter-factor and -L.
 fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
     let mut out = Vec::new();
@@ -63,11 +88,13 @@ fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
 }
 
 pub fn run(args: &RunArgs) -> Result<i32> {
-    let env = args
-        .env
-        .iter()
-        .map(|e| plan::parse_env(e))
-        .collect::<Result<Vec<_>>>()?;
+    let mut env = match &args.env_file {
+        Some(path) => read_env_file(path)?,
+        None => Vec::new(),
+    };
+    for e in &args.env {
+        env.push(plan::parse_env(e)?);
+    }
     let parameters = parameters(args)?;
     let cells = plan::expand(&PlanInput {
         commands: args.commands.clone(),
@@ -79,6 +106,16 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         setup: args.setup.clone(),
         cleanup: args.cleanup.clone(),
         parameters: parameters.clone(),
+        variant: plan::VariantInput {
+            env_size: args.env_size.clone(),
+            clear_env: args.clear_env,
+            user: args.user.clone(),
+            workdir: args.workdir.clone(),
+            workdir_template: args.workdir_template.clone(),
+            cpus: args.cpus.clone(),
+            nice: args.nice.clone(),
+            ops: args.ops.clone(),
+        },
     })?;
     if !(args.min_time.is_finite() && args.min_time >= 0.0) {
         return Err(Error::Usage(format!(

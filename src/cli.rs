@@ -14,6 +14,9 @@ Examples:
   cmdscope run --runs 50 --export-json out.json 'ls -la /usr/bin'
   cmdscope run -S 'echo hi | wc -c'              # through sh, start-up subtracted
   cmdscope run --timeout 2 -i 'make -j2'
+  cmdscope run -L n 0,5000 --env-size {n} ./container-init      # huge environments
+  cmdscope run -L w tmpfs,/var/tmp --workdir {w} --workdir-template src 'make -j2'
+  cmdscope run -L u root,nobody --user {u} --ops 10000 'ruby spawn.rb'
   cmdscope run -P threads 1 8 'make -j{threads}'
   cmdscope run -L sort quick,merge './bench --sort {sort}'
   cmdscope run -S -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
@@ -134,6 +137,44 @@ pub struct RunArgs {
     /// Set an environment variable for the commands (repeatable).
     #[arg(long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<OsString>,
+
+    /// Pad the commands' environment with N synthetic variables
+    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge environments.
+    #[arg(long, value_name = "N")]
+    pub env_size: Option<String>,
+
+    /// Add the KEY=VALUE lines of FILE to the environment ('#' starts a comment).
+    #[arg(long, value_name = "FILE")]
+    pub env_file: Option<PathBuf>,
+
+    /// Start the commands with an empty environment (then --env-file, --env, --env-size apply).
+    #[arg(long)]
+    pub clear_env: bool,
+
+    /// Run the commands (not cmdscope) as this user, with the user's groups. Needs root.
+    #[arg(long, value_name = "NAME|UID")]
+    pub user: Option<String>,
+
+    /// Run every run in a fresh directory under DIR, or on a memory
+    /// filesystem with 'tmpfs'; the directory is removed after the run.
+    #[arg(long, value_name = "DIR|tmpfs")]
+    pub workdir: Option<String>,
+
+    /// Copy this directory into each fresh working directory (not timed).
+    #[arg(long, value_name = "DIR")]
+    pub workdir_template: Option<String>,
+
+    /// Pin the commands to these CPUs, e.g. 0-3,6.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+
+    /// Run the commands at this niceness (-20 to 19; below 0 needs root).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub nice: Option<String>,
+
+    /// One run performs N operations: also report the time per operation.
+    #[arg(long, value_name = "N")]
+    pub ops: Option<String>,
 
     /// Run the commands through a shell (default sh) with -c. Its start-up
     /// cost is measured interleaved with the runs and subtracted.

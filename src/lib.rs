@@ -21,3 +21,4 @@ pub mod schedule;
 pub mod stats;
 pub mod sweep;
 pub mod units;
+pub mod workdir;

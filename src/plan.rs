@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 
@@ -19,8 +20,147 @@ pub struct Hooks {
     pub cleanup: Option<String>,
 }
 
-/// One thing to measure.
+/// Where each run's working directory lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Workdir {
+    /// A fresh directory under this one, per run.
+    Under(PathBuf),
+    /// A fresh directory on a memory filesystem (tmpfs), per run.
+    Tmpfs,
+}
+
+/// The conditions a command runs under, beyond its arguments: what `--user`,
+/// `--env-size`, `--workdir`, ... resolved to for one cell.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Variant {
+    /// Synthetic variables added to the environment.
+    pub env_size: usize,
+    /// Start from an empty environment instead of cmdscope's.
+    pub clear_env: bool,
+    /// Run as this user (name or uid).
+    pub user: Option<String>,
+    pub workdir: Option<Workdir>,
+    /// Copied into each fresh working directory.
+    pub workdir_template: Option<PathBuf>,
+    /// CPUs the command is pinned to.
+    pub cpus: Option<Vec<usize>>,
+    pub nice: Option<i32>,
+    /// Operations one run performs, for per-operation times.
+    pub ops: Option<u64>,
+}
+
+/// Variant options as typed: each may hold `{param}` placeholders.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VariantInput {
+    pub env_size: Option<String>,
+    pub clear_env: bool,
+    pub user: Option<String>,
+    pub workdir: Option<String>,
+    pub workdir_template: Option<String>,
+    pub cpus: Option<String>,
+    pub nice: Option<String>,
+    pub ops: Option<String>,
+}
+
+impl VariantInput {
+    fn texts(&self) -> impl Iterator<Item = &String> {
+        [
+            &self.env_size,
+            &self.user,
+            &self.workdir,
+            &self.workdir_template,
+            &self.cpus,
+            &self.nice,
+            &self.ops,
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// Resolves the options for one parameter combination.
+    pub fn resolve(&self, params: &[(String, String)]) -> Result<Variant> {
+        let sub = |t: &Option<String>| t.as_ref().map(|t| substitute_str(t, params));
+        let int = |flag: &str, t: Option<String>| -> Result<Option<i64>> {
+            t.map(|t| {
+                t.trim()
+                    .parse::<i64>()
+                    .map_err(|_| Error::Usage(format!("{flag} expects a whole number, got '{t}'")))
+            })
+            .transpose()
+        };
+        let env_size = match int("--env-size", sub(&self.env_size))? {
+            Some(n) if !(0..=10_000_000).contains(&n) => {
+                return Err(Error::Usage(format!(
+                    "--env-size must be between 0 and 10000000, got {n}"
+                )))
+            }
+            Some(n) => n as usize,
+            None => 0,
+        };
+        let nice = match int("--nice", sub(&self.nice))? {
+            Some(n) if !(-20..=19).contains(&n) => {
+                return Err(Error::Usage(format!(
+                    "--nice must be between -20 and 19, got {n}"
+                )))
+            }
+            n => n.map(|n| n as i32),
+        };
+        let ops = match int("--ops", sub(&self.ops))? {
+            Some(n) if n < 1 => {
+                return Err(Error::Usage(format!("--ops must be at least 1, got {n}")))
+            }
+            n => n.map(|n| n as u64),
+        };
+        let cpus = sub(&self.cpus).map(|c| parse_cpus(&c)).transpose()?;
+        let workdir = sub(&self.workdir).map(|w| match w.as_str() {
+            "tmpfs" => Workdir::Tmpfs,
+            dir => Workdir::Under(PathBuf::from(dir)),
+        });
+        let workdir_template = sub(&self.workdir_template).map(PathBuf::from);
+        if workdir_template.is_some() && workdir.is_none() {
+            return Err(Error::Usage("--workdir-template needs --workdir".into()));
+        }
+        let user = sub(&self.user);
+        if user.as_deref().is_some_and(|u| u.trim().is_empty()) {
+            return Err(Error::Usage("--user needs a user name or uid".into()));
+        }
+        Ok(Variant {
+            env_size,
+            clear_env: self.clear_env,
+            user,
+            workdir,
+            workdir_template,
+            cpus,
+            nice,
+            ops,
+        })
+    }
+}
+
+/// "0-3,6" -> [0, 1, 2, 3, 6].
+pub fn parse_cpus(text: &str) -> Result<Vec<usize>> {
+    let bad = || Error::Usage(format!("--cpus expects a list like 0-3,6; got '{text}'"));
+    let mut cpus = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let a: usize = a.trim().parse().map_err(|_| bad())?;
+        let b: usize = b.trim().parse().map_err(|_| bad())?;
+        if a > b || b >= 1024 {
+            return Err(bad());
+        }
+        cpus.extend(a..=b);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// One thing to measure.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cell {
     /// Display name: `-n` if given, else the command line.
     pub name: String,
@@ -33,6 +173,7 @@ pub struct Cell {
     pub hooks: Hooks,
     /// The shell start-up calibration cell (`-S`): measured, never reported as a command.
     pub calibration: bool,
+    pub variant: Variant,
 }
 
 /// Most values one parameter may take, and most cells a plan may have:
@@ -288,6 +429,7 @@ pub struct PlanInput {
     pub setup: Option<String>,
     pub cleanup: Option<String>,
     pub parameters: Vec<Parameter>,
+    pub variant: VariantInput,
 }
 
 /// Splits a command line into words the way a POSIX shell would (quotes and
@@ -366,7 +508,8 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
                 .prepare
                 .iter()
                 .chain(&input.conclude)
-                .any(|h| h.contains(&pattern));
+                .any(|h| h.contains(&pattern))
+            || input.variant.texts().any(|t| t.contains(&pattern));
         if !used {
             return Err(Error::Usage(format!(
                 "parameter '{}' is not used: write {pattern} in the command",
@@ -428,6 +571,7 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
                     cleanup: sub(&input.cleanup),
                 },
                 calibration: false,
+                variant: input.variant.resolve(params)?,
             });
         }
     }
@@ -442,6 +586,8 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
             env: input.env.clone(),
             hooks: Hooks::default(),
             calibration: true,
+            // The shell starts under the same conditions as the commands.
+            variant: input.variant.resolve(&[])?,
         });
     }
     Ok(cells)
@@ -643,6 +789,60 @@ mod tests {
         let mut i = input(&["sleep {n}"]);
         i.parameters = vec![list("n", "1").unwrap(), list("n", "2").unwrap()];
         assert!(expand(&i).unwrap_err().to_string().contains("twice"));
+    }
+
+    #[test]
+    fn variants_resolve_per_parameter_value() {
+        let mut i = input(&["true"]);
+        i.parameters = vec![list("n", "0,5000").unwrap()];
+        i.variant = VariantInput {
+            env_size: Some("{n}".into()),
+            cpus: Some("0-1,3".into()),
+            workdir: Some("tmpfs".into()),
+            ops: Some("100".into()),
+            ..VariantInput::default()
+        };
+        let cells = expand(&i).unwrap();
+        assert_eq!(cells[0].variant.env_size, 0);
+        assert_eq!(cells[1].variant.env_size, 5000);
+        assert_eq!(cells[1].variant.cpus, Some(vec![0, 1, 3]));
+        assert_eq!(cells[1].variant.workdir, Some(Workdir::Tmpfs));
+        assert_eq!(cells[1].variant.ops, Some(100));
+    }
+
+    #[test]
+    fn bad_variants_are_usage_errors() {
+        let bad = |v: VariantInput| VariantInput::resolve(&v, &[]).unwrap_err().to_string();
+        assert!(bad(VariantInput {
+            env_size: Some("x".into()),
+            ..Default::default()
+        })
+        .contains("whole number"));
+        assert!(bad(VariantInput {
+            nice: Some("40".into()),
+            ..Default::default()
+        })
+        .contains("-20 and 19"));
+        assert!(bad(VariantInput {
+            ops: Some("0".into()),
+            ..Default::default()
+        })
+        .contains("at least 1"));
+        assert!(bad(VariantInput {
+            cpus: Some("3-1".into()),
+            ..Default::default()
+        })
+        .contains("--cpus"));
+        assert!(bad(VariantInput {
+            workdir_template: Some("t".into()),
+            ..Default::default()
+        })
+        .contains("--workdir"));
+        assert!(bad(VariantInput {
+            user: Some(" ".into()),
+            ..Default::default()
+        })
+        .contains("--user"));
     }
 
     #[test]

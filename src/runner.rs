@@ -14,6 +14,7 @@ use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
 use crate::plan::Cell;
 use crate::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
+use crate::workdir::RunDir;
 
 /// Which non-zero exits are tolerated.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -163,21 +164,39 @@ pub fn run(opts: &RunOptions) -> Result<Session> {
         .map(|a| a.unavailable.clone())
         .unwrap_or_default();
 
-    let mut prepared = opts
-        .cells
-        .iter()
-        .map(|cell| {
-            Prepared::new(&SpawnConfig {
-                argv: cell.argv.clone(),
-                env: cell.env.clone(),
-                input: opts.input.clone(),
-                output: opts.output.clone(),
-                timeout: opts.timeout,
-                counters: counters.clone(),
-                proc_io: true,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let mut run_dirs = Vec::with_capacity(opts.cells.len());
+    let mut prepared = Vec::with_capacity(opts.cells.len());
+    for (i, cell) in opts.cells.iter().enumerate() {
+        let v = &cell.variant;
+        let run_dir = match &v.workdir {
+            Some(w) => {
+                let creds = v.user.as_deref().map(exec::resolve_user).transpose()?;
+                Some(RunDir::new(
+                    i,
+                    w,
+                    v.workdir_template.as_deref(),
+                    creds.as_ref(),
+                )?)
+            }
+            None => None,
+        };
+        prepared.push(Prepared::new(&SpawnConfig {
+            env: cell.env.clone(),
+            input: opts.input.clone(),
+            output: opts.output.clone(),
+            timeout: opts.timeout,
+            counters: counters.clone(),
+            proc_io: true,
+            clear_env: v.clear_env,
+            env_size: v.env_size,
+            cwd: run_dir.as_ref().map(|d| d.path.clone()),
+            user: v.user.clone(),
+            cpus: v.cpus.clone(),
+            nice: v.nice,
+            ..SpawnConfig::new(cell.argv.clone())
+        })?);
+        run_dirs.push(run_dir);
+    }
 
     let show_output = opts.output == Output::Inherit;
     let mut scheduler = Scheduler::new(
@@ -245,6 +264,13 @@ pub fn run(opts: &RunOptions) -> Result<Session> {
                 continue;
             }
         }
+        if let Some(dir) = &run_dirs[c] {
+            if let Err(e) = dir.fresh() {
+                failure = Some(e);
+                scheduler.stop(StopReason::Failure);
+                continue;
+            }
+        }
         let mut sample = Sample::new(run_index);
         let outcome = match prepared[c].run(&mut sample) {
             Ok(o) => o,
@@ -258,6 +284,9 @@ pub fn run(opts: &RunOptions) -> Result<Session> {
             scheduler.stop(StopReason::Interrupted);
             failure = Some(Error::Interrupted);
             continue;
+        }
+        if let Some(dir) = &run_dirs[c] {
+            dir.remove();
         }
         let wall = sample.get(Metric::WallTime).unwrap_or(0.0);
         scheduler.record(step, wall);

@@ -49,6 +49,100 @@ pub struct SpawnConfig {
     pub counters: Option<Availability>,
     /// Read `/proc/<pid>/io` per run.
     pub proc_io: bool,
+    /// Start from an empty environment instead of the inherited one.
+    pub clear_env: bool,
+    /// Synthetic variables to add (huge-environment conditions).
+    pub env_size: usize,
+    /// Working directory of the command.
+    pub cwd: Option<PathBuf>,
+    /// Run as this user (name or uid), with the user's groups.
+    pub user: Option<String>,
+    pub cpus: Option<Vec<usize>>,
+    pub nice: Option<i32>,
+}
+
+impl SpawnConfig {
+    pub fn new(argv: Vec<Vec<u8>>) -> SpawnConfig {
+        SpawnConfig {
+            argv,
+            env: Vec::new(),
+            input: Input::Null,
+            output: Output::Null,
+            timeout: None,
+            counters: None,
+            proc_io: true,
+            clear_env: false,
+            env_size: 0,
+            cwd: None,
+            user: None,
+            cpus: None,
+            nice: None,
+        }
+    }
+}
+
+/// A user to switch to, resolved once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Credentials {
+    pub uid: libc::uid_t,
+    pub gid: libc::gid_t,
+    pub groups: Vec<libc::gid_t>,
+}
+
+/// Resolves a user name or numeric uid, with the user's supplementary groups.
+pub fn resolve_user(user: &str) -> Result<Credentials> {
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16384];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    let name = cstring(user.as_bytes(), "--user")?;
+    // SAFETY: all pointers are valid; getpw*_r write into pwd and buf only.
+    let rc = unsafe {
+        match user.parse::<libc::uid_t>() {
+            Ok(uid) => libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result),
+            Err(_) => libc::getpwnam_r(
+                name.as_ptr(),
+                &mut pwd,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut result,
+            ),
+        }
+    };
+    if result.is_null() {
+        if let Ok(uid) = user.parse::<libc::uid_t>() {
+            // A uid without a passwd entry: run with it and its own gid.
+            return Ok(Credentials {
+                uid,
+                gid: uid,
+                groups: vec![uid],
+            });
+        }
+        return Err(Error::Usage(if rc != 0 {
+            format!(
+                "cannot look up user '{user}': {}",
+                std::io::Error::from_raw_os_error(rc)
+            )
+        } else {
+            format!("no such user: {user}")
+        }));
+    }
+    let (uid, gid) = (pwd.pw_uid, pwd.pw_gid);
+    let mut groups = vec![0 as libc::gid_t; 256];
+    let mut n = groups.len() as libc::c_int;
+    // SAFETY: pw_name points into buf, valid here; groups holds n entries.
+    let ok = unsafe { libc::getgrouplist(pwd.pw_name, gid, groups.as_mut_ptr(), &mut n) };
+    groups.truncate(if ok < 0 { 0 } else { n.max(0) as usize });
+    if groups.is_empty() {
+        groups.push(gid);
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if me != 0 && me != uid {
+        return Err(Error::Usage(format!(
+            "--user {user} needs root privileges to switch users (cmdscope runs as uid {me})"
+        )));
+    }
+    Ok(Credentials { uid, gid, groups })
 }
 
 /// How one run ended.
@@ -88,6 +182,11 @@ pub struct Prepared {
     counters: Option<Availability>,
     proc_io: bool,
     drain: Vec<u8>,
+    credentials: Option<Credentials>,
+    nice: Option<i32>,
+    cwd: Option<CString>,
+    /// CPU set for the command, and the harness's own to restore.
+    cpus: Option<(libc::cpu_set_t, libc::cpu_set_t)>,
     /// Bytes of output read from the pipe over all runs.
     pub piped_bytes: u64,
     runs: u64,
@@ -202,13 +301,21 @@ impl Prepared {
         let mut argv_ptrs: Vec<_> = argv.iter().map(|a| a.as_ptr()).collect();
         argv_ptrs.push(std::ptr::null());
 
-        // The environment is built once: inherited variables, with --env overrides.
-        let mut env: Vec<(Vec<u8>, Vec<u8>)> = std::env::vars_os()
-            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
-            .collect();
+        // The environment is built once: inherited variables (unless
+        // cleared), with --env overrides, then the synthetic padding.
+        let mut env: Vec<(Vec<u8>, Vec<u8>)> = if config.clear_env {
+            Vec::new()
+        } else {
+            std::env::vars_os()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+                .collect()
+        };
         for (k, v) in &config.env {
             env.retain(|(ek, _)| ek != k);
             env.push((k.clone(), v.clone()));
+        }
+        for i in 0..config.env_size {
+            env.push((format!("CMDSCOPE_PAD_{i:07}").into_bytes(), vec![b'x'; 32]));
         }
         let envp = env
             .iter()
@@ -222,6 +329,27 @@ impl Prepared {
         let mut envp_ptrs: Vec<_> = envp.iter().map(|e| e.as_ptr()).collect();
         envp_ptrs.push(std::ptr::null());
 
+        let credentials = config.user.as_deref().map(resolve_user).transpose()?;
+        let cwd = config
+            .cwd
+            .as_ref()
+            .map(|c| cstring(c.as_os_str().as_bytes(), "--workdir"))
+            .transpose()?;
+        let cpus = match &config.cpus {
+            Some(list) => {
+                // SAFETY: cpu_set_t is plain data; CPU_SET indexes within it.
+                unsafe {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    for &c in list {
+                        libc::CPU_SET(c, &mut set);
+                    }
+                    let mut own: libc::cpu_set_t = std::mem::zeroed();
+                    libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut own);
+                    Some((set, own))
+                }
+            }
+            None => None,
+        };
         let devnull = Path::new("/dev/null");
         let stdin = match &config.input {
             Input::Null => open_fd(devnull, libc::O_RDONLY)?,
@@ -311,6 +439,12 @@ impl Prepared {
                     )?;
                 }
             }
+            if let Some(dir) = &cwd {
+                check(
+                    libc::posix_spawn_file_actions_addchdir_np(&mut actions, dir.as_ptr()),
+                    "addchdir",
+                )?;
+            }
             (attr, actions)
         };
 
@@ -336,6 +470,10 @@ impl Prepared {
             },
             piped_bytes: 0,
             runs: 0,
+            credentials,
+            nice: config.nice,
+            cwd,
+            cpus,
         })
     }
 
@@ -347,10 +485,17 @@ impl Prepared {
     /// Runs the command once and fills `sample` with every metric measured.
     pub fn run(&mut self, sample: &mut Sample) -> Result<Outcome> {
         let start = now();
-        let (pid, counters) = if let Some(avail) = &self.counters {
-            let (pid, c) = self.fork_with_counters(avail)?;
-            (pid, Some(c))
+        let (pid, counters) = if self.counters.is_some()
+            || self.credentials.is_some()
+            || self.nice.is_some()
+        {
+            self.fork_exec()?
         } else {
+            if let Some((set, _)) = &self.cpus {
+                // Inherited at clone time; restored right after.
+                // SAFETY: set is a valid cpu_set_t.
+                unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+            }
             let mut pid: libc::pid_t = 0;
             // SAFETY: all pointers are valid for the call and NULL-terminated.
             let rc = unsafe {
@@ -363,6 +508,10 @@ impl Prepared {
                     self.envp_ptrs.as_ptr() as *const *mut libc::c_char,
                 )
             };
+            if let Some((_, own)) = &self.cpus {
+                // SAFETY: own is the harness's affinity read at prepare time.
+                unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), own) };
+            }
             if rc != 0 {
                 return Err(Error::Spawn {
                     command: self.path.to_string_lossy().into_owned(),
@@ -430,31 +579,50 @@ impl Prepared {
         Ok(outcome)
     }
 
-    /// fork + wait for the parent to open counters + exec: the way `perf stat`
-    /// counts exactly one command. Costs a fork instead of a vfork, so it is
-    /// used only when counters were asked for.
-    fn fork_with_counters(&self, avail: &Availability) -> Result<(libc::pid_t, Counters)> {
-        let mut sync = [0; 2];
-        // SAFETY: sync is a valid array of two ints.
-        if unsafe { libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(Error::Io(std::io::Error::last_os_error()));
+    /// fork + set up the child + exec, for what posix_spawn cannot do: open
+    /// perf counters before exec (the parent opens them while the child
+    /// waits on a pipe, as `perf stat` does), switch user, change niceness.
+    /// Costs a fork instead of a vfork, so it is used only when needed.
+    /// A failure in the child is reported through a CLOEXEC pipe: the
+    /// parent reads EOF on a successful exec, or (step, errno).
+    fn fork_exec(&self) -> Result<(libc::pid_t, Option<Counters>)> {
+        let mut sync = [-1; 2];
+        let mut errp = [-1; 2];
+        // SAFETY: both arrays hold two ints.
+        unsafe {
+            if libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) != 0
+                || libc::pipe2(errp.as_mut_ptr(), libc::O_CLOEXEC) != 0
+            {
+                let e = std::io::Error::last_os_error();
+                for fd in sync.into_iter().chain(errp) {
+                    if fd >= 0 {
+                        libc::close(fd);
+                    }
+                }
+                return Err(Error::Io(e));
+            }
         }
+        let (sync_r, sync_w, err_r, err_w) = (Fd(sync[0]), Fd(sync[1]), Fd(errp[0]), Fd(errp[1]));
+        let creds = self.credentials.as_ref();
         // SAFETY: between fork and exec the child calls only async-signal-safe
-        // functions on data prepared before the fork.
+        // functions and raw syscalls on data prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
-            let e = std::io::Error::last_os_error();
-            unsafe {
-                libc::close(sync[0]);
-                libc::close(sync[1]);
-            }
             return Err(Error::Spawn {
                 command: self.path.to_string_lossy().into_owned(),
-                source: e,
+                source: std::io::Error::last_os_error(),
             });
         }
         if pid == 0 {
             unsafe {
+                let fail = |step: u8| -> ! {
+                    let errno = *libc::__errno_location();
+                    let mut msg = [0u8; 5];
+                    msg[0] = step;
+                    msg[1..].copy_from_slice(&errno.to_ne_bytes());
+                    libc::write(err_w.0, msg.as_ptr().cast(), 5);
+                    libc::_exit(127);
+                };
                 libc::setpgid(0, 0);
                 let mut mask: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut mask);
@@ -469,27 +637,82 @@ impl Prepared {
                     libc::signal(sig, libc::SIG_DFL);
                 }
                 for (fd, target) in [(self.stdin.0, 0), (self.stdout.0, 1), (self.stderr.0, 2)] {
-                    if fd >= 0 {
-                        libc::dup2(fd, target);
+                    if fd >= 0 && libc::dup2(fd, target) < 0 {
+                        fail(1);
                     }
                 }
-                libc::close(sync[1]);
+                if let Some(dir) = &self.cwd {
+                    if libc::chdir(dir.as_ptr()) != 0 {
+                        fail(2);
+                    }
+                }
+                if let Some(n) = self.nice {
+                    if libc::setpriority(libc::PRIO_PROCESS, 0, n) != 0 {
+                        fail(3);
+                    }
+                }
+                if let Some((set, _)) = &self.cpus {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+                    {
+                        fail(4);
+                    }
+                }
+                if let Some(c) = creds {
+                    // Raw syscalls: glibc's wrappers would try to change every
+                    // thread of the parent, which this child does not have.
+                    if libc::syscall(libc::SYS_setgroups, c.groups.len(), c.groups.as_ptr()) != 0 {
+                        fail(5);
+                    }
+                    if libc::syscall(libc::SYS_setgid, c.gid) != 0 {
+                        fail(6);
+                    }
+                    if libc::syscall(libc::SYS_setuid, c.uid) != 0 {
+                        fail(7);
+                    }
+                }
+                // Our copy of the write end must go, or EOF never comes.
+                libc::close(sync_w.0);
                 let mut b = 0u8;
-                libc::read(sync[0], (&mut b as *mut u8).cast(), 1);
+                libc::read(sync_r.0, (&mut b as *mut u8).cast(), 1);
                 libc::execve(
                     self.path.as_ptr(),
                     self.argv_ptrs.as_ptr(),
                     self.envp_ptrs.as_ptr(),
                 );
-                libc::_exit(127);
+                fail(8);
             }
         }
         // Also from the parent, so the group exists before we could kill it.
         unsafe { libc::setpgid(pid, pid) };
-        let counters = Counters::open(avail, pid);
-        unsafe {
-            libc::close(sync[0]);
-            libc::close(sync[1]); // EOF releases the child into exec
+        let counters = self
+            .counters
+            .as_ref()
+            .map(|avail| Counters::open(avail, pid));
+        drop(sync_r);
+        drop(sync_w); // EOF releases the child into exec
+        drop(err_w);
+        let mut msg = [0u8; 5];
+        // SAFETY: msg is 5 bytes; the read returns 0 once exec closed the pipe.
+        let n = unsafe { libc::read(err_r.0, msg.as_mut_ptr().cast(), 5) };
+        if n == 5 {
+            let mut status = 0;
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            let errno = i32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]]);
+            let step = match msg[0] {
+                1 => "redirecting output",
+                2 => "changing to the working directory",
+                3 => "setting the niceness (below 0 needs root)",
+                4 => "pinning to --cpus",
+                5 | 6 | 7 => "switching user",
+                _ => "exec",
+            };
+            return Err(Error::Spawn {
+                command: self.path.to_string_lossy().into_owned(),
+                source: std::io::Error::new(
+                    std::io::Error::from_raw_os_error(errno).kind(),
+                    format!("{step}: {}", std::io::Error::from_raw_os_error(errno)),
+                ),
+            });
         }
         Ok((pid, counters))
     }

@@ -103,6 +103,40 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
     if !params.is_empty() {
         o["parameters"] = Value::Object(params);
     }
+    if let Some(ops) = r.cell.variant.ops {
+        let mut per = Map::new();
+        for m in [
+            Metric::WallTime,
+            Metric::UserTime,
+            Metric::SystemTime,
+            Metric::CpuTime,
+        ] {
+            if let Some(ms) = a.get(m) {
+                let k = ops as f64;
+                let ci = match &ms.median_ci {
+                    Ok(e) => json!([num(e.low / k), num(e.high / k)]),
+                    Err(_) => Value::Null,
+                };
+                per.insert(
+                    m.name().into(),
+                    json!({"median": num(ms.summary.median / k), "mean": num(ms.summary.mean / k), "median_ci": ci}),
+                );
+            }
+        }
+        o["ops"] = json!(ops);
+        o["per_operation"] = Value::Object(per);
+    }
+    let v = &r.cell.variant;
+    if v != &crate::plan::Variant::default() {
+        o["variant"] = json!({
+            "env_size": v.env_size, "clear_env": v.clear_env, "user": v.user,
+            "workdir": v.workdir.as_ref().map(|w| match w {
+                crate::plan::Workdir::Tmpfs => "tmpfs".to_string(),
+                crate::plan::Workdir::Under(d) => d.display().to_string(),
+            }),
+            "cpus": v.cpus, "nice": v.nice,
+        });
+    }
     o
 }
 

@@ -92,6 +92,20 @@ pub fn render(
             paint.cyan(&units::time(s.max)),
             a.runs
         );
+        if let Some(ops) = r.cell.variant.ops {
+            let per = |v: f64| units::time(v / ops as f64);
+            let ci = match &w.median_ci {
+                Ok(e) => format!("   [{} … {}]", per(e.low), per(e.high)),
+                Err(_) => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "  Per operation:        {}{}    ({} operations per run)",
+                paint.green(&per(s.median)),
+                paint.dim(&ci),
+                units::count(ops as f64)
+            );
+        }
         let med = |m: Metric| a.get(m).map(|x| x.summary.median);
         if let Some(rss) = med(Metric::PeakRss) {
             let _ = writeln!(out, "  Memory (peak RSS):    {}", units::bytes(rss));

@@ -1,0 +1,179 @@
+//! Fresh working directories per run (`--workdir DIR|tmpfs`): created and
+//! filled from the template before a run (not timed), removed after it.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::exec::Credentials;
+use crate::plan::Workdir;
+
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+/// Whether `path` lies on a memory filesystem (tmpfs).
+pub fn is_tmpfs(path: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs writes into the zeroed struct; c is NUL-terminated.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        libc::statfs(c.as_ptr(), &mut st) == 0 && st.f_type as i64 == TMPFS_MAGIC
+    }
+}
+
+/// A memory filesystem to put run directories on.
+pub fn memory_base() -> Result<PathBuf> {
+    let mut candidates = vec![PathBuf::from("/dev/shm")];
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR") {
+        candidates.push(PathBuf::from(d));
+    }
+    candidates.push(PathBuf::from("/run/shm"));
+    candidates
+        .into_iter()
+        .find(|p| is_tmpfs(p))
+        .ok_or_else(|| {
+            Error::Usage(
+                "--workdir tmpfs: no memory filesystem found (/dev/shm is not tmpfs); mount one and pass --workdir DIR"
+                    .into(),
+            )
+        })
+}
+
+/// The directory one cell's runs use, recreated for every run.
+#[derive(Debug)]
+pub struct RunDir {
+    pub path: PathBuf,
+    template: Option<PathBuf>,
+    owner: Option<(libc::uid_t, libc::gid_t)>,
+}
+
+impl RunDir {
+    pub fn new(
+        cell: usize,
+        workdir: &Workdir,
+        template: Option<&Path>,
+        user: Option<&Credentials>,
+    ) -> Result<RunDir> {
+        let base = match workdir {
+            Workdir::Tmpfs => memory_base()?,
+            Workdir::Under(dir) => {
+                std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+                    path: dir.clone(),
+                    source,
+                })?;
+                dir.clone()
+            }
+        };
+        if let Some(t) = template {
+            if !t.is_dir() {
+                return Err(Error::Usage(format!(
+                    "--workdir-template {} is not a directory",
+                    t.display()
+                )));
+            }
+        }
+        let path = base.join(format!("cmdscope-{}-{cell}", std::process::id()));
+        let dir = RunDir {
+            path,
+            template: template.map(Path::to_path_buf),
+            owner: user.map(|c| (c.uid, c.gid)),
+        };
+        // Fail now, before any run, if the directory cannot be made.
+        dir.fresh()?;
+        Ok(dir)
+    }
+
+    /// Empties (recreates) the directory and copies the template into it.
+    pub fn fresh(&self) -> Result<()> {
+        self.remove();
+        let err = |source| Error::Write {
+            path: self.path.clone(),
+            source,
+        };
+        std::fs::create_dir(&self.path).map_err(err)?;
+        if let Some(t) = &self.template {
+            copy_tree(t, &self.path).map_err(err)?;
+        }
+        if let Some((uid, gid)) = self.owner {
+            chown_tree(&self.path, uid, gid).map_err(err)?;
+        }
+        Ok(())
+    }
+
+    pub fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            std::fs::create_dir(&target)?;
+            std::fs::set_permissions(&target, entry.metadata()?.permissions())?;
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+fn chown_tree(path: &Path, uid: libc::uid_t, gid: libc::gid_t) -> std::io::Result<()> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))?;
+    if path.is_dir() && !path.is_symlink() {
+        for entry in std::fs::read_dir(path)? {
+            chown_tree(&entry?.path(), uid, gid)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_directories_copy_the_template_and_are_removed() {
+        let root = tempfile::tempdir().unwrap();
+        let template = root.path().join("t");
+        std::fs::create_dir_all(template.join("sub")).unwrap();
+        std::fs::write(template.join("sub/a.txt"), "hello").unwrap();
+        let dir = RunDir::new(
+            3,
+            &Workdir::Under(root.path().join("runs")),
+            Some(&template),
+            None,
+        )
+        .unwrap();
+        std::fs::write(dir.path.join("junk"), "left by a run").unwrap();
+        dir.fresh().unwrap();
+        assert!(!dir.path.join("junk").exists(), "each run starts fresh");
+        assert_eq!(
+            std::fs::read_to_string(dir.path.join("sub/a.txt")).unwrap(),
+            "hello"
+        );
+        let p = dir.path.clone();
+        drop(dir);
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn tmpfs_is_detected() {
+        if let Ok(base) = memory_base() {
+            assert!(is_tmpfs(&base));
+        }
+        assert!(!is_tmpfs(Path::new(env!("CARGO_MANIFEST_DIR"))) || is_tmpfs(Path::new("/")));
+    }
+}
