@@ -433,6 +433,14 @@ fn sign_test_cut(n: usize, alpha: f64) -> Option<(usize, f64)> {
         return None;
     }
     let nf = n as f64;
+    if n > 1_000_000_000 {
+        // Beyond any real sample; ln_gamma loses digits there, and the
+        // normal approximation with continuity correction is off by O(1/n).
+        let z = normal_quantile(1.0 - alpha / 2.0);
+        let j = (nf / 2.0 - 0.5 - z * nf.sqrt() / 2.0).floor();
+        let tail = 2.0 * normal_cdf((j + 0.5 - nf / 2.0) / (nf.sqrt() / 2.0));
+        return (j >= 0.0).then_some((j as usize, tail));
+    }
     // Start the summation where the lower tail is provably negligible
     // (Hoeffding: P(B <= n/2 - t) <= exp(-2 t^2 / n) <= tol), so huge n
     // costs a few thousand steps instead of n/2.
@@ -610,10 +618,16 @@ fn mw_cdf_prefix(m: usize, n: usize, t: usize) -> Vec<f64> {
     c[0] = 1.0;
     for i in 1..=m {
         // Multiply by (1 - q^s): c[k] -= c[k - s] needs the old c[k - s],
-        // so walk down.
+        // so walk down in chunks of at most s (sources lie below each chunk).
         let s = n + i;
-        for k in (s..t + 1).rev() {
-            c[k] -= c[k - s];
+        let mut end = t + 1;
+        while end > s {
+            let begin = (end - s).max(s);
+            let (low, high) = c.split_at_mut(begin);
+            for (x, y) in high[..end - begin].iter_mut().zip(&low[begin - s..end - s]) {
+                *x -= *y;
+            }
+            end = begin;
         }
         // Divide by (1 - q^i): a running sum along each residue class mod i.
         for r in 0..i.min(t + 1) {
@@ -1220,11 +1234,15 @@ pub fn ratio_of_medians(
     if small < needed {
         return Err(too_few(needed, small, level));
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (mut ba, mut bb) = (a.to_vec(), b.to_vec());
+    // Refuse before spending the resamples.
+    if median_select(&mut ba) <= 0.0 || median_select(&mut bb) <= 0.0 {
+        return Err(StatsError::NonPositive);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (ra, med_a) = bootstrap_medians(&mut ba, BOOTSTRAP_RESAMPLES, &mut rng);
     let (rb, med_b) = bootstrap_medians(&mut bb, BOOTSTRAP_RESAMPLES, &mut rng);
-    if !(med_a > 0.0 && med_b > 0.0) || ra.iter().any(|&x| x <= 0.0) {
+    if ra.iter().any(|&x| x <= 0.0) {
         return Err(StatsError::NonPositive);
     }
     let mut ratios: Vec<f64> = rb.iter().zip(&ra).map(|(b, a)| b / a).collect();
@@ -1891,6 +1909,17 @@ mod tests {
         assert!((499_018..=499_022).contains(&r), "r = {r}");
         assert_eq!(s, 1_000_001 - r);
         assert!((0.95..0.9502).contains(&c), "coverage {c}");
+        // Either side of the switch to the normal limit at n = 10^9 agrees:
+        // r = n/2 - 1/2 - 1.959964 sqrt(n)/2 + O(1).
+        for n in [1_000_000_000usize, 1_000_000_001, 4_000_000_000_000] {
+            let (r, _, c) = median_ci_ranks(n, 0.95).unwrap();
+            let expect = n as f64 / 2.0 - 1.959963984540054 * (n as f64).sqrt() / 2.0;
+            assert!(
+                (r as f64 - expect).abs() < 3.0,
+                "n = {n}: r = {r}, expected ~{expect}"
+            );
+            assert!((0.95..0.95001).contains(&c), "coverage {c}");
+        }
     }
 
     #[test]
@@ -2655,6 +2684,72 @@ mod tests {
         let t = trend(&xs).unwrap();
         assert_close!(t.slope, 0.003, 1e-4);
         assert!(t.p_value < 1e-10 && t.tau > 0.5);
+    }
+
+    #[test]
+    fn no_function_panics_on_hostile_inputs() {
+        let inputs: Vec<Vec<f64>> = vec![
+            vec![],
+            vec![f64::NAN],
+            vec![f64::INFINITY, 1.0],
+            vec![f64::NEG_INFINITY; 7],
+            vec![f64::MAX, -f64::MAX, f64::MAX, -f64::MAX, 0.0, 1.0, -1.0],
+            vec![0.0; 9],
+            vec![-0.0, 0.0, -0.0, 0.0, 1.0, -1.0, 5e-324, -5e-324],
+            vec![1e-300, 2e-300, 3e-300, 4e-300, 5e-300, 6e-300],
+            vec![1e300; 64],
+            (0..60).map(|i| f64::from(i % 3)).collect(),
+            (0..7).map(f64::from).collect(),
+        ];
+        let levels = [
+            f64::NAN,
+            -1.0,
+            0.0,
+            1e-12,
+            0.5,
+            0.95,
+            0.999_999,
+            1.0,
+            2.0,
+            f64::INFINITY,
+        ];
+        let median = |v: &[f64]| quantile_sorted(&sorted_copy(v), 0.5);
+        for a in &inputs {
+            let _ = summarize(a);
+            let _ = outliers(a);
+            let _ = wilcoxon_signed_rank(a);
+            let _ = trend(a);
+            let _ = geometric_mean(a);
+            let _ = holm(a);
+            for q in [f64::NAN, -1.0, 0.0, 0.3, 1.0, 7.0] {
+                let _ = quantile_sorted(&sorted_copy(a), q);
+            }
+            for &level in &levels {
+                let _ = median_ci(a, level);
+                let _ = hodges_lehmann_paired(a, level);
+                let _ = bootstrap_ci(a, &median, level, 50, 1);
+                for b in &inputs {
+                    let _ = hodges_lehmann_shift(a, b, level);
+                    let _ = ratio_of_medians(a, b, level, 1);
+                }
+            }
+            for b in &inputs {
+                let _ = mann_whitney(a, b);
+            }
+        }
+        for alpha in [f64::NAN, -1.0, 0.0, 1e-300, 0.05, 1.0, 3.0, f64::INFINITY] {
+            for looks in [0, 1, 2, 1000] {
+                let _ = sequential_alpha(alpha, looks);
+            }
+        }
+        for p in [f64::NAN, -1.0, 0.0, 1e-320, 0.5, 1.0, 2.0] {
+            let _ = normal_quantile(p);
+        }
+        for x in [f64::NAN, f64::NEG_INFINITY, -40.0, 0.0, 40.0, f64::INFINITY] {
+            let _ = normal_cdf(x);
+        }
+        let _ = median_ci_ranks(usize::MAX, 0.95);
+        let _ = median_ci_ranks(3, f64::NAN);
     }
 
     // ----- simulations -----
