@@ -5,5 +5,6 @@
 
 pub mod dataset;
 pub mod error;
+pub mod import;
 pub mod metrics;
 pub mod stats;
