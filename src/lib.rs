@@ -3,6 +3,7 @@
 //! Data flow: CLI -> plan -> schedule -> exec -> sample -> export/store ->
 //! analysis -> report. See ../shared/ARCHITECTURE.md.
 
+pub mod compare;
 pub mod dataset;
 pub mod error;
 pub mod import;
