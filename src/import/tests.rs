@@ -484,3 +484,40 @@ fn read_dataset_maps_errors() {
     assert_eq!(d.source, good.display().to_string());
     assert_eq!(d.format, "go");
 }
+
+#[test]
+fn cmdscope_exporter_edge_values() {
+    // As the runner's exporter writes them: `name` null, a run killed by a
+    // signal (exit_code null), a value that was not finite (null), extra
+    // session and result fields.
+    let text = r#"{
+      "schema_version": 2, "tool": "cmdscope", "version": "0.1.0",
+      "session": {"started": "2026-01-01T00:00:00Z", "seed": 7, "shell_overhead": null},
+      "results": [{
+        "command": "sleep 0.01", "name": null,
+        "mean": 0.0105, "times": [0.0101, 0.011], "exit_codes": [0, null],
+        "memory_usage_byte": [1024, 2048], "runs": 2, "timed_out_runs": 0,
+        "measurements": [
+          {"run_index": 0, "exit_code": 0, "timed_out": false,
+           "time_wall_clock": {"value": 0.0101, "unit": "s"},
+           "cpu_cycles": {"value": null, "unit": ""}},
+          {"run_index": 1, "exit_code": null, "signal": 9, "timed_out": false,
+           "time_wall_clock": {"value": 0.011, "unit": "s"},
+           "cpu_cycles": {"value": 123456, "unit": ""}}
+        ],
+        "summary": {"time_wall_clock": {"median": 0.01055, "median_ci": null, "unit": "s", "outliers": []}},
+        "warnings": ["only 2 runs"]
+      }],
+      "comparisons": []
+    }"#;
+    let d = parse_dataset(text, "run.json").unwrap();
+    assert_eq!(d.format, "cmdscope");
+    let b = &d.benchmarks[0];
+    assert_eq!(b.name, "sleep 0.01");
+    assert_values(b.series("time_wall_clock").unwrap(), &[0.0101, 0.011]);
+    assert_values(b.series("cpu_cycles").unwrap(), &[123456.0]);
+    assert!(
+        b.series("memory_peak_resident").is_none(),
+        "flat fields are not read"
+    );
+}
