@@ -608,6 +608,9 @@ fn build_table(
             .iter()
             .filter_map(|&i| rows[i].comparisons[ci].as_ref()?.p_value_raw)
             .collect();
+        if raw.is_empty() {
+            continue;
+        }
         let adjusted = stats::holm(&raw);
         for (k, &i) in idx.iter().enumerate() {
             if let Some(c) = rows[i].comparisons[ci].as_mut() {
