@@ -27,7 +27,7 @@
 //! slowdown, and their sum is gated as `time_cpu` when it was measured.
 //! Memory, I/O and counters are reported but never gate.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::str::FromStr;
 
@@ -464,7 +464,7 @@ fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable
     let mut lookup: Vec<HashMap<Key, &Benchmark>> = Vec::with_capacity(datasets.len());
     // All keys in order: the baseline's first, then each candidate's new ones.
     let mut order: Vec<(Key, &Benchmark)> = Vec::new();
-    let mut seen: HashMap<Key, ()> = HashMap::new();
+    let mut seen: HashSet<Key> = HashSet::new();
     for d in datasets {
         let mut map = HashMap::new();
         for b in &d.benchmarks {
@@ -477,7 +477,7 @@ fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable
                 ));
                 continue;
             }
-            if seen.insert(key.clone(), ()).is_none() {
+            if seen.insert(key.clone()) {
                 order.push((key.clone(), b));
             }
             map.insert(key, b);
