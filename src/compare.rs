@@ -357,25 +357,11 @@ fn make_cell(values: &[f64], level: f64) -> Option<Cell> {
     })
 }
 
-/// The ratio interval as candidate/baseline whichever way round
-/// `stats::ratio_of_medians` reports it: its point estimate decides.
-fn ratio_interval(
-    base: &[f64],
-    cand: &[f64],
-    ratio: f64,
-    level: f64,
-) -> Result<(f64, f64), StatsError> {
+/// Interval of median(candidate) / median(baseline):
+/// `stats::ratio_of_medians(a, b)` estimates median(b) / median(a).
+fn ratio_interval(base: &[f64], cand: &[f64], level: f64) -> Result<(f64, f64), StatsError> {
     let e = stats::ratio_of_medians(base, cand, level, RATIO_SEED)?;
-    if !(e.value > 0.0 && e.low > 0.0 && e.high > 0.0) {
-        return Err(StatsError::NonPositive);
-    }
-    let same = (e.value.ln() - ratio.ln()).abs();
-    let inverted = (e.value.ln() + ratio.ln()).abs();
-    Ok(if same <= inverted {
-        (e.low, e.high)
-    } else {
-        (1.0 / e.high, 1.0 / e.low)
-    })
+    Ok((e.low, e.high))
 }
 
 fn compare_cells(
@@ -426,7 +412,7 @@ fn compare_cells(
     };
 
     let (ratio_ci, ratio_ci_refusal) = match ratio {
-        Some(r) if r > 0.0 => match ratio_interval(base, cand, r, opts.level) {
+        Some(r) if r > 0.0 => match ratio_interval(base, cand, opts.level) {
             Ok(ci) => (Some(ci), None),
             Err(e) => (None, Some(refusal(&e, opts.level))),
         },
