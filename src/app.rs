@@ -375,3 +375,40 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     Ok(exit::OK)
 }
+
+/// `cmdscope compare FILE...`: a benchstat-style table across saved results.
+pub fn compare(args: &crate::cli::CompareArgs) -> Result<i32> {
+    use crate::cli::CompareFormat;
+    use crate::compare::{self, CompareOptions, Format};
+    let datasets = args
+        .files
+        .iter()
+        .map(|p| crate::import::read_dataset(p))
+        .collect::<Result<Vec<_>>>()?;
+    let opts = CompareOptions {
+        format: match args.format {
+            CompareFormat::Text => Format::Text,
+            CompareFormat::Markdown => Format::Markdown,
+            CompareFormat::Csv => Format::Csv,
+            CompareFormat::Json => Format::Json,
+        },
+        fail_if_slower: args.fail_if_slower,
+        alpha: args.alpha,
+        ..CompareOptions::default()
+    };
+    let out = compare::compare(&datasets, &opts)?;
+    print!("{}", out.rendered);
+    if out.gate_failed {
+        if matches!(args.format, CompareFormat::Csv | CompareFormat::Json) {
+            for f in &out.gate_failures {
+                eprintln!("cmdscope: regression: {f}");
+            }
+        }
+        return Err(Error::Failed(format!(
+            "{} significant slowdown(s) beyond {}%",
+            out.gate_failures.len(),
+            args.fail_if_slower.unwrap_or(0.0)
+        )));
+    }
+    Ok(exit::OK)
+}

@@ -39,9 +39,7 @@ fn main() {
     };
     let result = match &cli.command {
         Command::Run(args) => cmdscope::app::run(args),
-        Command::Compare(_) => Err(cmdscope::error::Error::Usage(
-            "compare: not built yet".into(),
-        )),
+        Command::Compare(args) => cmdscope::app::compare(args),
     };
     let code = match result {
         Ok(code) => code,

@@ -3005,7 +3005,3 @@ mod tests {
         assert!(tp >= 190, "{tp}");
     }
 }
-
-pub fn sequential_alpha(alpha: f64, looks: usize) -> Vec<f64> {
-    todo!()
-}

@@ -703,7 +703,7 @@ impl Prepared {
                 2 => "changing to the working directory",
                 3 => "setting the niceness (below 0 needs root)",
                 4 => "pinning to --cpus",
-                5 | 6 | 7 => "switching user",
+                5..=7 => "switching user",
                 _ => "exec",
             };
             return Err(Error::Spawn {

@@ -1,0 +1,865 @@
+//! Importers: results written by cmdscope, hyperfine (JSON schema 1 and 2)
+//! and `go test -bench` text, read into the format-neutral [`Dataset`].
+//!
+//! The format is detected from the content, never from the file name:
+//! text whose first non-blank character is `{` or `[` is JSON (cmdscope when
+//! the top level says `"tool": "cmdscope"`, hyperfine 2 when the results
+//! carry per-run `measurements`, hyperfine 1 when they carry `times`);
+//! anything else is read as `go test -bench` output.
+//!
+//! Every problem in the input becomes one [`ImportError`] line that names
+//! the JSON path (`results[0].measurements[3].time_wall_clock.value`) or the
+//! line number where it was found. Nothing here panics on bad input.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::dataset::{Benchmark, Dataset, Series};
+use crate::error::Error;
+use crate::metrics::{Metric, Unit};
+
+/// Why a results file could not be read. `Display` is a single line.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ImportError {
+    #[error("empty input: no benchmark results")]
+    Empty,
+    #[error("invalid JSON at line {line}, column {column}: {message}")]
+    Json {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("unrecognized JSON: {0}")]
+    UnknownJson(String),
+    /// A value at a JSON path is missing, of the wrong type or out of range.
+    #[error("{path}: {message}")]
+    Field { path: String, message: String },
+    #[error(
+        "unrecognized format: not JSON, and no `go test -bench` result lines \
+         (lines like `BenchmarkName-8  1000  1234 ns/op`)"
+    )]
+    UnknownFormat,
+    #[error(
+        "`go test` output without benchmark result lines \
+         (was it run with -bench, e.g. `go test -bench . -count 10`?)"
+    )]
+    NoGoBenchmarks,
+    /// A malformed line in `go test -bench` output.
+    #[error("line {line}: {message}")]
+    GoLine { line: usize, message: String },
+}
+
+/// Reads and parses one results file. Unreadable files give
+/// [`Error::Read`]; unparsable ones [`Error::Parse`] (exit code 2) with the
+/// one-line [`ImportError`] as message.
+pub fn read_dataset(path: &Path) -> Result<Dataset, Error> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| Error::Parse {
+        path: path.to_path_buf(),
+        message: format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ),
+    })?;
+    parse_dataset(&text, &path.display().to_string()).map_err(|e| Error::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Parses results text of any supported format; `source` becomes
+/// [`Dataset::source`] (the column title in comparisons).
+pub fn parse_dataset(text: &str, source: &str) -> Result<Dataset, ImportError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let trimmed = text.trim_start();
+    if trimmed.is_empty() {
+        return Err(ImportError::Empty);
+    }
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        parse_json(text, source)
+    } else {
+        parse_go(text, source)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// JSON
+// ---------------------------------------------------------------------------
+
+/// A JSON value that keeps object keys in document order (serde_json's
+/// `Value` sorts them without the `preserve_order` feature, and parameter
+/// order is part of the data model).
+#[derive(Clone, Debug, PartialEq)]
+enum Json {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+    Array(Vec<Json>),
+    Object(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn kind(&self) -> &'static str {
+        match self {
+            Json::Null => "null",
+            Json::Bool(_) => "a boolean",
+            Json::Number(_) => "a number",
+            Json::String(_) => "a string",
+            Json::Array(_) => "an array",
+            Json::Object(_) => "an object",
+        }
+    }
+
+    /// The first value under `key` of an object; `None` for other kinds.
+    fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
+        struct JsonVisitor;
+
+        impl<'de> Visitor<'de> for JsonVisitor {
+            type Value = Json;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+                Ok(Json::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+                Ok(Json::Number(v as f64))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+                Ok(Json::Number(v as f64))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+                Ok(Json::Number(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+                Ok(Json::String(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Json, E> {
+                Ok(Json::String(v))
+            }
+            fn visit_unit<E>(self) -> Result<Json, E> {
+                Ok(Json::Null)
+            }
+            fn visit_none<E>(self) -> Result<Json, E> {
+                Ok(Json::Null)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Json, D::Error> {
+                Json::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Json::Array(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+                let mut fields = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Json>()? {
+                    fields.push((k, v));
+                }
+                Ok(Json::Object(fields))
+            }
+        }
+
+        deserializer.deserialize_any(JsonVisitor)
+    }
+}
+
+fn field_err(path: &str, message: impl Into<String>) -> ImportError {
+    ImportError::Field {
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn parse_json(text: &str, source: &str) -> Result<Dataset, ImportError> {
+    let root: Json = serde_json::from_str(text).map_err(|e| {
+        // serde_json's Display appends " at line L column C"; keep the cause only.
+        let full = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let message = full.strip_suffix(&suffix).unwrap_or(&full).to_owned();
+        ImportError::Json {
+            line: e.line(),
+            column: e.column(),
+            message,
+        }
+    })?;
+
+    if !matches!(root, Json::Object(_)) {
+        return Err(ImportError::UnknownJson(format!(
+            "top level is {}; expected an object with a `results` array \
+             (cmdscope or hyperfine JSON)",
+            root.kind()
+        )));
+    }
+    let is_cmdscope = matches!(root.get("tool"), Some(Json::String(t)) if t == "cmdscope");
+    if is_cmdscope {
+        match root.get("schema_version") {
+            None | Some(Json::Null) => {}
+            Some(Json::Number(v)) if *v == 1.0 || *v == 2.0 => {}
+            Some(Json::Number(v)) => {
+                return Err(field_err(
+                    "schema_version",
+                    format!("unsupported cmdscope schema version {v} (this build reads 2)"),
+                ))
+            }
+            Some(other) => {
+                return Err(field_err(
+                    "schema_version",
+                    format!("expected a number, found {}", other.kind()),
+                ))
+            }
+        }
+    }
+
+    let results = match root.get("results") {
+        Some(Json::Array(items)) => items,
+        Some(other) => {
+            return Err(field_err(
+                "results",
+                format!("expected an array, found {}", other.kind()),
+            ))
+        }
+        None => {
+            return Err(ImportError::UnknownJson(
+                "no `results` array: this is neither cmdscope nor hyperfine JSON".into(),
+            ))
+        }
+    };
+    let first = results
+        .first()
+        .ok_or_else(|| field_err("results", "empty array: no benchmarks"))?;
+
+    let format = if is_cmdscope {
+        "cmdscope"
+    } else if first.get("measurements").is_some() {
+        "hyperfine-2"
+    } else if first.get("times").is_some() {
+        "hyperfine-1"
+    } else if !matches!(first, Json::Object(_)) {
+        return Err(field_err(
+            "results[0]",
+            format!("expected an object, found {}", first.kind()),
+        ));
+    } else if first.get("mean").is_some() {
+        return Err(field_err(
+            "results[0]",
+            "only summary statistics (`mean`, ...), no per-run `times` or \
+             `measurements`: distributions cannot be compared",
+        ));
+    } else {
+        return Err(ImportError::UnknownJson(
+            "results[0] has neither `measurements` (cmdscope, hyperfine 2) nor `times` \
+             (hyperfine 1)"
+                .into(),
+        ));
+    };
+
+    let mut benchmarks = Vec::with_capacity(results.len());
+    for (i, result) in results.iter().enumerate() {
+        let path = format!("results[{i}]");
+        let bench = if format == "hyperfine-1" {
+            parse_hyperfine1_result(result, &path)?
+        } else {
+            parse_measured_result(result, &path)?
+        };
+        benchmarks.push(bench);
+    }
+    Ok(Dataset {
+        source: source.to_owned(),
+        format: format.to_owned(),
+        benchmarks,
+    })
+}
+
+fn as_object<'a>(node: &'a Json, path: &str) -> Result<&'a [(String, Json)], ImportError> {
+    match node {
+        Json::Object(fields) => Ok(fields),
+        other => Err(field_err(
+            path,
+            format!("expected an object, found {}", other.kind()),
+        )),
+    }
+}
+
+fn required_string(node: &Json, key: &str, path: &str) -> Result<String, ImportError> {
+    match node.get(key) {
+        Some(Json::String(s)) => Ok(s.clone()),
+        Some(other) => Err(field_err(
+            &format!("{path}.{key}"),
+            format!("expected a string, found {}", other.kind()),
+        )),
+        None => Err(field_err(path, format!("missing `{key}`"))),
+    }
+}
+
+/// Benchmark name: `name` when present (cmdscope's display name), else `command`.
+fn benchmark_name(result: &Json, path: &str) -> Result<String, ImportError> {
+    match result.get("name") {
+        Some(Json::String(s)) if !s.is_empty() => Ok(s.clone()),
+        None | Some(Json::Null) | Some(Json::String(_)) => required_string(result, "command", path),
+        Some(other) => Err(field_err(
+            &format!("{path}.name"),
+            format!("expected a string, found {}", other.kind()),
+        )),
+    }
+}
+
+/// `parameters`: an object whose values are strings (hyperfine 1, cmdscope),
+/// numbers or booleans, or `{"value": ..}` objects (hyperfine 2).
+fn parameters(result: &Json, path: &str) -> Result<Vec<(String, String)>, ImportError> {
+    let fields = match result.get("parameters") {
+        None | Some(Json::Null) => return Ok(Vec::new()),
+        Some(node) => as_object(node, &format!("{path}.parameters"))?,
+    };
+    let mut out = Vec::with_capacity(fields.len());
+    for (key, value) in fields {
+        let vpath = format!("{path}.parameters.{key}");
+        let value = match value {
+            Json::Object(_) => match value.get("value") {
+                Some(inner) => scalar_to_string(inner, &format!("{vpath}.value"))?,
+                None => return Err(field_err(&vpath, "object without `value`")),
+            },
+            other => scalar_to_string(other, &vpath)?,
+        };
+        out.push((key.clone(), value));
+    }
+    Ok(out)
+}
+
+fn scalar_to_string(node: &Json, path: &str) -> Result<String, ImportError> {
+    match node {
+        Json::String(s) => Ok(s.clone()),
+        Json::Number(n) => Ok(format!("{n}")),
+        Json::Bool(b) => Ok(b.to_string()),
+        other => Err(field_err(
+            path,
+            format!("expected a string or number, found {}", other.kind()),
+        )),
+    }
+}
+
+/// Multiplier from a unit as written in JSON into the metric's base unit,
+/// or `None` when the unit does not belong to that kind of quantity.
+fn unit_factor(unit: &str, kind: Unit) -> Option<f64> {
+    let u = unit.trim();
+    match kind {
+        Unit::Seconds => match u {
+            "" | "s" | "sec" | "second" | "seconds" => Some(1.0),
+            "ms" | "millisecond" | "milliseconds" => Some(1e-3),
+            "µs" | "μs" | "us" | "microsecond" | "microseconds" => Some(1e-6),
+            "ns" | "nanosecond" | "nanoseconds" => Some(1e-9),
+            "min" | "minute" | "minutes" => Some(60.0),
+            _ => None,
+        },
+        Unit::Bytes => match u {
+            "" | "B" | "byte" | "bytes" => Some(1.0),
+            "KiB" | "kibibyte" | "kibibytes" => Some(1024.0),
+            "MiB" | "mebibyte" | "mebibytes" => Some(1024.0 * 1024.0),
+            "GiB" | "gibibyte" | "gibibytes" => Some(1024.0 * 1024.0 * 1024.0),
+            "kB" | "KB" | "kilobyte" | "kilobytes" => Some(1e3),
+            "MB" | "megabyte" | "megabytes" => Some(1e6),
+            "GB" | "gigabyte" | "gigabytes" => Some(1e9),
+            _ => None,
+        },
+        Unit::Count => match u {
+            "" | "count" | "1" => Some(1.0),
+            _ => None,
+        },
+    }
+}
+
+/// Metric names other tools use for a cmdscope metric.
+fn metric_alias(name: &str) -> &str {
+    match name {
+        // hyperfine 2's name for peak RSS.
+        "peak_memory_usage" | "memory_usage_byte" => "memory_peak_resident",
+        other => other,
+    }
+}
+
+/// Keys of a measurement object that are run metadata, not metrics.
+const RUN_FIELDS: &[&str] = &[
+    "run_index",
+    "exit_code",
+    "timed_out",
+    "signal",
+    "exit_signal",
+];
+
+/// Accumulates per-metric series in order of first appearance.
+#[derive(Default)]
+struct SeriesSet {
+    series: Vec<Series>,
+}
+
+impl SeriesSet {
+    fn push(&mut self, metric: &str, unit: &str, higher_is_better: bool, value: f64) {
+        if let Some(s) = self.series.iter_mut().find(|s| s.metric == metric) {
+            s.values.push(value);
+        } else {
+            self.series.push(Series {
+                metric: metric.to_owned(),
+                unit: unit.to_owned(),
+                higher_is_better,
+                values: vec![value],
+            });
+        }
+    }
+
+    fn ensure(&mut self, metric: &str, unit: &str, higher_is_better: bool) {
+        if !self.series.iter().any(|s| s.metric == metric) {
+            self.series.push(Series {
+                metric: metric.to_owned(),
+                unit: unit.to_owned(),
+                higher_is_better,
+                values: Vec::new(),
+            });
+        }
+    }
+}
+
+/// A finite, non-negative number (every cmdscope metric is a duration, a
+/// size or a count).
+fn non_negative(value: f64, path: &str, what: &str) -> Result<f64, ImportError> {
+    if !value.is_finite() {
+        Err(field_err(path, format!("{what} {value} is not finite")))
+    } else if value < 0.0 {
+        Err(field_err(path, format!("negative {what} {value}")))
+    } else {
+        Ok(value)
+    }
+}
+
+/// cmdscope and hyperfine 2: `measurements[j].<metric>.{value, unit}`.
+fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportError> {
+    as_object(result, path)?;
+    let name = benchmark_name(result, path)?;
+    let parameters = parameters(result, path)?;
+    let runs = match result.get("measurements") {
+        Some(Json::Array(runs)) => runs,
+        Some(other) => {
+            return Err(field_err(
+                &format!("{path}.measurements"),
+                format!("expected an array, found {}", other.kind()),
+            ))
+        }
+        None => return Err(field_err(path, "missing `measurements`")),
+    };
+
+    let mut set = SeriesSet::default();
+    for (j, run) in runs.iter().enumerate() {
+        let rpath = format!("{path}.measurements[{j}]");
+        for (key, node) in as_object(run, &rpath)? {
+            if RUN_FIELDS.contains(&key.as_str()) || !matches!(node, Json::Object(_)) {
+                continue;
+            }
+            let mpath = format!("{rpath}.{key}");
+            let value = match node.get("value") {
+                // Not a quantity (some other annotation): not ours to judge.
+                None => continue,
+                // Not measured in this run.
+                Some(Json::Null) => continue,
+                Some(Json::Number(v)) => *v,
+                Some(other) => {
+                    return Err(field_err(
+                        &format!("{mpath}.value"),
+                        format!("expected a number, found {}", other.kind()),
+                    ))
+                }
+            };
+            let unit = match node.get("unit") {
+                None | Some(Json::Null) => "",
+                Some(Json::String(u)) => u.as_str(),
+                Some(other) => {
+                    return Err(field_err(
+                        &format!("{mpath}.unit"),
+                        format!("expected a string, found {}", other.kind()),
+                    ))
+                }
+            };
+            let vpath = format!("{mpath}.value");
+            let metric_name = metric_alias(key);
+            if let Some(metric) = Metric::from_name(metric_name) {
+                let kind = metric.unit();
+                let factor = unit_factor(unit, kind).ok_or_else(|| {
+                    field_err(
+                        &format!("{mpath}.unit"),
+                        format!("unit '{unit}' does not fit {} ", metric.name())
+                            + match kind {
+                                Unit::Seconds => "(expected a time unit such as s or ms)",
+                                Unit::Bytes => "(expected a size unit such as B or KiB)",
+                                Unit::Count => "(expected a plain count)",
+                            },
+                    )
+                })?;
+                let v = non_negative(value, &vpath, "value")? * factor;
+                set.push(metric.name(), kind.symbol(), false, v);
+            } else {
+                // A metric this build does not know: keep it, in base units
+                // when the unit is a time or a size, as written otherwise.
+                if !value.is_finite() {
+                    return Err(field_err(&vpath, format!("value {value} is not finite")));
+                }
+                let time = unit_factor(unit, Unit::Seconds).filter(|_| !unit.is_empty());
+                let size = unit_factor(unit, Unit::Bytes).filter(|_| !unit.is_empty());
+                let (v, unit) = match (time, size) {
+                    (Some(f), _) => (value * f, "s"),
+                    (None, Some(f)) => (value * f, "B"),
+                    (None, None) => (value, unit),
+                };
+                set.push(key, unit, false, v);
+            }
+        }
+    }
+    Ok(Benchmark {
+        name,
+        parameters,
+        series: set.series,
+    })
+}
+
+/// hyperfine 1.x: flat summary fields plus per-run `times` (seconds) and,
+/// in later 1.x versions, `memory_usage_byte`.
+fn parse_hyperfine1_result(result: &Json, path: &str) -> Result<Benchmark, ImportError> {
+    as_object(result, path)?;
+    let name = required_string(result, "command", path)?;
+    let parameters = parameters(result, path)?;
+    let mut set = SeriesSet::default();
+
+    let times = numbers(result, "times", path)?.ok_or_else(|| {
+        field_err(
+            path,
+            "missing per-run `times`: summary statistics alone cannot be compared",
+        )
+    })?;
+    set.ensure(Metric::WallTime.name(), Unit::Seconds.symbol(), false);
+    for (k, t) in times.into_iter().enumerate() {
+        let v = non_negative(t, &format!("{path}.times[{k}]"), "time")?;
+        set.push(Metric::WallTime.name(), Unit::Seconds.symbol(), false, v);
+    }
+    if let Some(memory) = numbers(result, "memory_usage_byte", path)? {
+        for (k, m) in memory.into_iter().enumerate() {
+            let v = non_negative(m, &format!("{path}.memory_usage_byte[{k}]"), "size")?;
+            set.push(Metric::PeakRss.name(), Unit::Bytes.symbol(), false, v);
+        }
+    }
+    // `user` and `system` are means over the runs, not per-run values:
+    // inventing samples from them would fake a distribution, so they are
+    // not imported.
+    Ok(Benchmark {
+        name,
+        parameters,
+        series: set.series,
+    })
+}
+
+/// An optional array of numbers under `key`.
+fn numbers(node: &Json, key: &str, path: &str) -> Result<Option<Vec<f64>>, ImportError> {
+    let items = match node.get(key) {
+        None | Some(Json::Null) => return Ok(None),
+        Some(Json::Array(items)) => items,
+        Some(other) => {
+            return Err(field_err(
+                &format!("{path}.{key}"),
+                format!("expected an array of numbers, found {}", other.kind()),
+            ))
+        }
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(k, item)| match item {
+            Json::Number(v) => Ok(*v),
+            other => Err(field_err(
+                &format!("{path}.{key}[{k}]"),
+                format!("expected a number, found {}", other.kind()),
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+// ---------------------------------------------------------------------------
+// go test -bench
+// ---------------------------------------------------------------------------
+
+/// Package, name and parameters: what identifies one Go benchmark.
+type GoKey = (Option<String>, String, Vec<(String, String)>);
+
+/// One benchmark of Go output while parsing, before names are final.
+struct GoBench {
+    pkg: Option<String>,
+    /// Name without the `Benchmark` prefix and the `-N` GOMAXPROCS suffix.
+    name: String,
+    parameters: Vec<(String, String)>,
+    series: SeriesSet,
+}
+
+/// A `key: value` configuration line by benchfmt's rule: the key starts with
+/// a lower-case letter and has no spaces or upper-case letters.
+fn config_line(line: &str) -> Option<(&str, &str)> {
+    let (key, value) = line.split_once(':')?;
+    let mut chars = key.chars();
+    let first = chars.next()?;
+    if !first.is_lowercase() || key.chars().any(|c| c.is_whitespace() || c.is_uppercase()) {
+        return None;
+    }
+    if value.is_empty() {
+        return Some((key, ""));
+    }
+    if !value.starts_with([' ', '\t']) {
+        return None;
+    }
+    Some((key, value.trim()))
+}
+
+/// Splits `Parse/size=10-8` into (`Parse/size=10`, Some("8")).
+fn split_procs(full: &str) -> (&str, Option<&str>) {
+    if let Some((base, procs)) = full.rsplit_once('-') {
+        if !base.is_empty() && !procs.is_empty() && procs.bytes().all(|b| b.is_ascii_digit()) {
+            return (base, Some(procs));
+        }
+    }
+    (full, None)
+}
+
+/// benchstat's unit tidying: `ns/X` becomes `sec/X` in seconds; everything
+/// else keeps its unit. Returns (metric, unit symbol, scale, higher is better,
+/// must be non-negative).
+fn go_unit(unit: &str) -> (String, String, f64, bool, bool) {
+    if let Some(per) = unit.strip_prefix("ns/") {
+        return (format!("sec/{per}"), "s".into(), 1e-9, false, true);
+    }
+    match unit {
+        "B/op" => ("B/op".into(), "B".into(), 1.0, false, true),
+        "allocs/op" => ("allocs/op".into(), "".into(), 1.0, false, true),
+        "MB/s" => ("MB/s".into(), "MB/s".into(), 1.0, true, true),
+        // Custom units (b.ReportMetric): kept as they are; rates are assumed
+        // to be better when higher unless a `Unit` line says otherwise.
+        other => (
+            other.into(),
+            other.into(),
+            1.0,
+            other.ends_with("/s"),
+            false,
+        ),
+    }
+}
+
+fn parse_go(text: &str, source: &str) -> Result<Dataset, ImportError> {
+    let mut benches: Vec<GoBench> = Vec::new();
+    let mut index: HashMap<GoKey, usize> = HashMap::new();
+    let mut pkg: Option<String> = None;
+    let mut pkgs: Vec<String> = Vec::new();
+    let mut saw_go_output = false;
+    // `Unit <unit> better=higher|lower` metadata lines (benchfmt).
+    let mut better: HashMap<String, bool> = HashMap::new();
+
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim_end();
+        let go_err = |message: String| ImportError::GoLine {
+            line: line_no,
+            message,
+        };
+
+        if let Some(after) = line.strip_prefix("Benchmark") {
+            // `Benchmarking ...` and similar prose is not a benchmark name:
+            // Go requires the character after the prefix not to be lower case.
+            if after.chars().next().is_some_and(|c| c.is_lowercase()) {
+                continue;
+            }
+            let mut fields = line.split_whitespace();
+            let full = fields.next().unwrap_or("Benchmark");
+            let rest: Vec<&str> = fields.collect();
+            let full_name = &full["Benchmark".len()..];
+            if rest.is_empty() {
+                // `go test -v` prints the bare name before the result line.
+                continue;
+            }
+            if full_name.is_empty() {
+                return Err(go_err("benchmark line without a name".into()));
+            }
+            let iterations = rest[0];
+            match iterations.parse::<u64>() {
+                Ok(n) if n > 0 => {}
+                _ => {
+                    return Err(go_err(format!(
+                        "{full}: expected an iteration count after the name, found '{iterations}'"
+                    )))
+                }
+            }
+            let pairs = &rest[1..];
+            if pairs.is_empty() {
+                return Err(go_err(format!(
+                    "{full}: no measurements after the iteration count"
+                )));
+            }
+            if pairs.len() % 2 != 0 {
+                return Err(go_err(format!(
+                    "{full}: value '{}' has no unit (values and units must come in pairs)",
+                    pairs[pairs.len() - 1]
+                )));
+            }
+
+            let (base, procs) = split_procs(full_name);
+            let mut params: Vec<(String, String)> = base
+                .split('/')
+                .skip(1)
+                .filter_map(|part| part.split_once('='))
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+            if let Some(p) = procs {
+                params.push(("gomaxprocs".into(), p.to_owned()));
+            }
+            let key = (pkg.clone(), base.to_owned(), params.clone());
+            let idx = match index.get(&key) {
+                Some(&idx) => idx,
+                None => {
+                    benches.push(GoBench {
+                        pkg: pkg.clone(),
+                        name: base.to_owned(),
+                        parameters: params,
+                        series: SeriesSet::default(),
+                    });
+                    index.insert(key, benches.len() - 1);
+                    benches.len() - 1
+                }
+            };
+
+            for pair in pairs.chunks(2) {
+                let (value, unit) = (pair[0], pair[1]);
+                let v: f64 = value.parse().map_err(|_| {
+                    go_err(format!(
+                        "{full}: '{value}' is not a number (value for unit '{unit}')"
+                    ))
+                })?;
+                if unit.parse::<f64>().is_ok() {
+                    return Err(go_err(format!(
+                        "{full}: expected a unit after value '{value}', found number '{unit}'"
+                    )));
+                }
+                if !v.is_finite() {
+                    return Err(go_err(format!(
+                        "{full}: {unit} value '{value}' is not finite"
+                    )));
+                }
+                let (metric, symbol, scale, hib, non_neg) = go_unit(unit);
+                if non_neg && v < 0.0 {
+                    return Err(go_err(format!("{full}: negative {unit} value '{value}'")));
+                }
+                benches[idx].series.push(&metric, &symbol, hib, v * scale);
+            }
+            continue;
+        }
+
+        if let Some(rest) = line
+            .strip_prefix("Unit ")
+            .or_else(|| line.strip_prefix("Unit\t"))
+        {
+            let mut fields = rest.split_whitespace();
+            if let Some(unit) = fields.next() {
+                let (metric, ..) = go_unit(unit);
+                for kv in fields {
+                    match kv {
+                        "better=higher" => {
+                            better.insert(metric.clone(), true);
+                        }
+                        "better=lower" => {
+                            better.insert(metric.clone(), false);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            saw_go_output = true;
+            continue;
+        }
+
+        if let Some((key, value)) = config_line(line) {
+            if key == "pkg" {
+                pkg = (!value.is_empty()).then(|| value.to_owned());
+                if let Some(p) = &pkg {
+                    if !pkgs.contains(p) {
+                        pkgs.push(p.clone());
+                    }
+                }
+            }
+            if matches!(key, "goos" | "goarch" | "pkg" | "cpu") {
+                saw_go_output = true;
+            }
+            continue;
+        }
+
+        let t = line.trim_start();
+        if t == "PASS"
+            || t.starts_with("FAIL")
+            || t.starts_with("ok ")
+            || t.starts_with("ok\t")
+            || t.starts_with("--- ")
+        {
+            saw_go_output = true;
+        }
+        // Anything else (test logs, build output) is noise, as for benchstat.
+    }
+
+    if benches.is_empty() {
+        return Err(if saw_go_output {
+            ImportError::NoGoBenchmarks
+        } else {
+            ImportError::UnknownFormat
+        });
+    }
+
+    // Same-named benchmarks of different packages must stay apart: with more
+    // than one package in the file, names are qualified as `pkg.Name`.
+    let qualify = pkgs.len() > 1;
+    let benchmarks = benches
+        .into_iter()
+        .map(|b| {
+            let mut series = b.series.series;
+            for s in &mut series {
+                if let Some(&hib) = better.get(&s.metric) {
+                    s.higher_is_better = hib;
+                }
+            }
+            let name = match (&b.pkg, qualify) {
+                (Some(p), true) => format!("{p}.{}", b.name),
+                _ => b.name,
+            };
+            Benchmark {
+                name,
+                parameters: b.parameters,
+                series,
+            }
+        })
+        .collect();
+    Ok(Dataset {
+        source: source.to_owned(),
+        format: "go".into(),
+        benchmarks,
+    })
+}
+
+#[cfg(test)]
+mod tests;
