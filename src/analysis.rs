@@ -21,6 +21,8 @@ pub struct CellAnalysis {
     /// Runs used for statistics (timed-out runs excluded: their times are cut short).
     pub runs: usize,
     pub timed_out: usize,
+    /// Outliers excluded on request (--remove-outliers).
+    pub removed: usize,
     pub failed: usize,
     pub warnings: Vec<String>,
 }
@@ -35,7 +37,7 @@ impl CellAnalysis {
 pub fn values(samples: &[Sample], metric: Metric) -> Vec<f64> {
     samples
         .iter()
-        .filter(|s| !s.timed_out)
+        .filter(|s| s.counts())
         .filter_map(|s| s.get(metric))
         .collect()
 }
@@ -43,7 +45,8 @@ pub fn values(samples: &[Sample], metric: Metric) -> Vec<f64> {
 pub fn analyse_cell(result: &CellResult, session: &Session) -> CellAnalysis {
     let samples = &result.samples;
     let mut a = CellAnalysis {
-        runs: samples.iter().filter(|s| !s.timed_out).count(),
+        runs: samples.iter().filter(|s| s.counts()).count(),
+        removed: samples.iter().filter(|s| s.removed).count(),
         timed_out: samples.iter().filter(|s| s.timed_out).count(),
         failed: samples
             .iter()
@@ -125,6 +128,12 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
             codes.join(", ")
         ));
     }
+    if a.removed > 0 {
+        w.push(format!(
+            "{} outlier runs of '{name}' were left out of the statistics (--remove-outliers).",
+            a.removed
+        ));
+    }
     if a.timed_out > 0 {
         w.push(format!(
             "{} runs of '{name}' timed out after {} and were killed; they are left out of the statistics.",
@@ -135,10 +144,106 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
     w
 }
 
+/// Marks each cell's wall-time outliers (robust rule) as removed; with
+/// interleaved order the whole block goes, so pairs stay pairs.
+pub fn remove_outliers(session: &mut Session) {
+    let paired = session.order == crate::schedule::Order::Interleaved && session.results.len() > 1;
+    let mut blocks = std::collections::BTreeSet::new();
+    for r in &mut session.results {
+        let idx: Vec<usize> = (0..r.samples.len())
+            .filter(|&i| r.samples[i].counts())
+            .collect();
+        let wall: Vec<f64> = idx
+            .iter()
+            .filter_map(|&i| r.samples[i].get(Metric::WallTime))
+            .collect();
+        if wall.len() != idx.len() {
+            continue;
+        }
+        for o in stats::outliers(&wall) {
+            r.samples[idx[o]].removed = true;
+            blocks.insert(idx[o]);
+        }
+    }
+    if paired {
+        for r in &mut session.results {
+            for &b in &blocks {
+                if let Some(s) = r.samples.get_mut(b) {
+                    s.removed = true;
+                }
+            }
+        }
+    }
+}
+
 pub fn analyse(session: &Session) -> Vec<CellAnalysis> {
     session
         .results
         .iter()
         .map(|r| analyse_cell(r, session))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Cell;
+    use crate::runner::CellResult;
+
+    fn session(cells: &[&[f64]]) -> Session {
+        let results = cells
+            .iter()
+            .map(|walls| CellResult {
+                cell: Cell::default(),
+                samples: walls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &w)| {
+                        let mut s = Sample::new(i as u64);
+                        s.set(Metric::WallTime, w);
+                        s.exit_code = Some(0);
+                        s
+                    })
+                    .collect(),
+            })
+            .collect();
+        Session {
+            started: std::time::SystemTime::now(),
+            results,
+            order: crate::schedule::Order::Interleaved,
+            seed: 0,
+            stop_reason: None,
+            shell: None,
+            shell_overhead: None,
+            counters_unavailable: Vec::new(),
+            timeout: None,
+            failure: None,
+            final_alpha: 0.05,
+            alpha: 0.05,
+            reference: 0,
+            looks: 0,
+        }
+    }
+
+    #[test]
+    fn outliers_are_flagged_not_removed_unless_asked() {
+        let a = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 5.0];
+        let b = [2.0, 2.01, 1.99, 2.0, 2.02, 1.98, 2.0, 2.0];
+        let mut s = session(&[&a, &b]);
+        let before = analyse(&s);
+        assert_eq!(before[0].runs, 8);
+        assert_eq!(before[0].get(Metric::WallTime).unwrap().outliers, 1);
+        assert_eq!(before[0].get(Metric::WallTime).unwrap().summary.max, 5.0);
+        remove_outliers(&mut s);
+        let after = analyse(&s);
+        assert_eq!(after[0].runs, 7);
+        assert_eq!(after[0].get(Metric::WallTime).unwrap().summary.max, 1.02);
+        // Interleaved: the whole block goes, so pairs stay aligned.
+        assert_eq!(after[1].runs, 7);
+        assert!(s.results[1].samples[7].removed);
+        assert!(after[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("left out of the statistics")));
+    }
 }

@@ -267,7 +267,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     };
     let maximize = args.maximize.is_some();
     let mut search = None;
-    let session = if search_var.is_some() {
+    let mut session = if search_var.is_some() {
         let labels = parameters
             .first()
             .map(|p| p.values.clone())
@@ -287,6 +287,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     } else {
         runner::run(&opts)?
     };
+    if args.remove_outliers {
+        analysis::remove_outliers(&mut session);
+    }
     let mut analyses = analysis::analyse(&session);
     for (a, r) in analyses.iter_mut().zip(&session.results) {
         a.warnings.extend(crate::drift::warnings(

@@ -266,6 +266,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", default_value = "time_wall_clock")]
     pub metric: String,
 
+    /// Leave wall-time outliers (robust z-score > 3.5) out of the statistics.
+    /// By default they are only flagged: the median is robust to them.
+    #[arg(long)]
+    pub remove_outliers: bool,
+
     /// Export results as JSON (hyperfine-compatible superset); '-' for stdout.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,

@@ -237,7 +237,7 @@ fn paired_values(a: &CellResult, b: &CellResult, metric: Metric) -> (Vec<f64>, V
     let mut y = Vec::with_capacity(n);
     for i in 0..n {
         let (sa, sb) = (&a.samples[i], &b.samples[i]);
-        if sa.timed_out || sb.timed_out {
+        if !sa.counts() || !sb.counts() {
             continue;
         }
         if let (Some(va), Some(vb)) = (sa.get(metric), sb.get(metric)) {

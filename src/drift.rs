@@ -67,3 +67,71 @@ fn capitalise(s: &str) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Sample;
+    use crate::plan::Cell;
+
+    fn cell(walls: &[f64]) -> CellResult {
+        CellResult {
+            cell: Cell {
+                name: "x".into(),
+                ..Cell::default()
+            },
+            samples: walls
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| {
+                    let mut s = Sample::new(i as u64);
+                    s.set(Metric::WallTime, w);
+                    s.exit_code = Some(0);
+                    s
+                })
+                .collect(),
+        }
+    }
+
+    /// Deterministic jitter of +-0.5 %.
+    fn jitter(i: usize) -> f64 {
+        1.0 + 0.005 * (((i * 7919) % 11) as f64 / 5.0 - 1.0)
+    }
+
+    #[test]
+    fn a_steady_slowdown_is_reported_with_its_size() {
+        let walls: Vec<f64> = (0..40)
+            .map(|i| 0.010 * (1.0 + 0.06 * i as f64 / 39.0) * jitter(i))
+            .collect();
+        let w = warnings(&cell(&walls), Order::Interleaved, 2);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("got 6 % slower over time"), "{}", w[0]);
+        assert!(w[0].contains("comparison stays fair"), "{}", w[0]);
+        let w = warnings(&cell(&walls), Order::Sequential, 2);
+        assert!(w[0].contains("biases the comparison"), "{}", w[0]);
+    }
+
+    #[test]
+    fn a_fast_start_is_reported_as_turbo() {
+        let mut walls: Vec<f64> = (0..30).map(|i| 0.010 * jitter(i)).collect();
+        walls[0] = 0.0091;
+        walls[1] = 0.0090;
+        let w = warnings(&cell(&walls), Order::Interleaved, 1);
+        assert_eq!(w.len(), 1, "{w:?}");
+        let median = stats::summarize(&walls).unwrap().median;
+        let expected = (1.0 - 0.00905 / median) * 100.0;
+        assert!(
+            w[0].starts_with(&format!(
+                "The first 2 runs of 'x' were {expected:.0} % faster"
+            )),
+            "{} (expected {expected:.1} %)",
+            w[0]
+        );
+    }
+
+    #[test]
+    fn stationary_noise_is_not_drift() {
+        let walls: Vec<f64> = (0..60).map(|i| 0.010 * jitter(i)).collect();
+        assert!(warnings(&cell(&walls), Order::Interleaved, 2).is_empty());
+    }
+}

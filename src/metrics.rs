@@ -90,6 +90,8 @@ pub struct Sample {
     /// Signal that ended the process, if any.
     pub signal: Option<i32>,
     pub timed_out: bool,
+    /// Excluded from statistics as an outlier (only with --remove-outliers).
+    pub removed: bool,
     pub values: [f64; Metric::COUNT],
 }
 
@@ -100,6 +102,7 @@ impl Sample {
             exit_code: None,
             signal: None,
             timed_out: false,
+            removed: false,
             values: [f64::NAN; Metric::COUNT],
         }
     }
@@ -116,6 +119,12 @@ impl Sample {
     /// True when the run ended normally with status 0.
     pub fn succeeded(&self) -> bool {
         self.exit_code == Some(0) && !self.timed_out
+    }
+
+    /// Whether the run counts for statistics: timed-out runs are cut short,
+    /// removed outliers were excluded on request.
+    pub fn counts(&self) -> bool {
+        !self.timed_out && !self.removed
     }
 }
 

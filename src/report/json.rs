@@ -23,6 +23,9 @@ fn measurement(s: &Sample) -> Value {
         m.insert("signal".into(), json!(sig));
     }
     m.insert("timed_out".into(), json!(s.timed_out));
+    if s.removed {
+        m.insert("outlier_removed".into(), json!(true));
+    }
     for &metric in Metric::ALL {
         if let Some(v) = s.get(metric) {
             m.insert(
