@@ -12,6 +12,7 @@ pub mod dataset;
 pub mod drift;
 pub mod error;
 pub mod exec;
+pub mod explain;
 pub mod metrics;
 pub mod plan;
 pub mod report;

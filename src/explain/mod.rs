@@ -1,0 +1,10 @@
+//! `cmdscope explain`: one traced run (ptrace) that shows the process tree,
+//! how each process was created (fork-style, vfork-style, thread), execs,
+//! intermediate shells, syscalls and I/O, and turns them into hints.
+//!
+//! One file per job: `syscalls` (names), `mem` and `procfs` (what the
+//! tracer reads from tracees). See docs/EXPLAIN.md.
+
+pub mod mem;
+pub mod procfs;
+pub mod syscalls;
