@@ -2,9 +2,10 @@
 //! how each process was created (fork-style, vfork-style, thread), execs,
 //! intermediate shells, syscalls and I/O, and turns them into hints.
 //!
-//! One file per job: `syscalls` (names), `mem` and `procfs` (what the
-//! tracer reads from tracees). See docs/EXPLAIN.md.
+//! One file per job: `tracer` (the ptrace loop), `syscalls` (names), `mem`
+//! and `procfs` (what the tracer reads from tracees). See docs/EXPLAIN.md.
 
 pub mod mem;
 pub mod procfs;
 pub mod syscalls;
+pub mod tracer;
