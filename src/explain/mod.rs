@@ -3,9 +3,12 @@
 //! intermediate shells, syscalls and I/O, and turns them into hints.
 //!
 //! One file per job: `tracer` (the ptrace loop), `syscalls` (names), `mem`
-//! and `procfs` (what the tracer reads from tracees). See docs/EXPLAIN.md.
+//! and `procfs` (what the tracer reads from tracees), `tree` (the process
+//! model), `hints`. See docs/EXPLAIN.md.
 
+pub mod hints;
 pub mod mem;
 pub mod procfs;
 pub mod syscalls;
 pub mod tracer;
+pub mod tree;
