@@ -4,10 +4,11 @@
 //!
 //! One file per job: `tracer` (the ptrace loop), `syscalls` (names), `mem`
 //! and `procfs` (what the tracer reads from tracees), `tree` (the process
-//! model), `hints`. See docs/EXPLAIN.md.
+//! model), `hints`, `monitor` (--monitor/--match). See docs/EXPLAIN.md.
 
 pub mod hints;
 pub mod mem;
+pub mod monitor;
 pub mod procfs;
 pub mod syscalls;
 pub mod tracer;
