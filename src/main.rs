@@ -39,6 +39,7 @@ fn main() {
     };
     let result = match &cli.command {
         Command::Run(args) => cmdscope::app::run(args),
+        Command::Explain(args) => cmdscope::explain::explain(args),
         Command::Compare(_) => Err(cmdscope::error::Error::Usage(
             "compare: not built yet".into(),
         )),
