@@ -279,7 +279,9 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
 
-    /// Let the traced command write to the terminal (default: /dev/null).
+    /// Let the traced command write to cmdscope's stdout and stderr
+    /// (default: /dev/null). Its stdin is cmdscope's, or /dev/null when
+    /// that is a terminal (it runs in its own process group).
     #[arg(long)]
     pub show_output: bool,
 

@@ -17,6 +17,7 @@ pub mod syscalls;
 pub mod tracer;
 pub mod tree;
 
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -176,7 +177,10 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
 
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
     if !json_to_stdout {
-        print!("{}", render::render(&explained, args.top, args.full_tree));
+        let text = render::render(&explained, args.top, args.full_tree);
+        let mut out = std::io::stdout().lock();
+        // A reader that went away (`| head`) is not an error worth a panic.
+        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
     }
     if let Some(path) = &args.json {
         report::write_atomic(path, &json::render(&explained))?;

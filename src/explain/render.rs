@@ -18,6 +18,8 @@ const SHOWN_ALIKE: usize = 2;
 const MAX_TREE_LINES: usize = 400;
 /// Characters of command line shown per process.
 const ARGV_CHARS: usize = 48;
+/// Environment size per exec worth a note in the tree.
+const LARGE_ENV: u64 = 16 * 1024;
 /// Levels of indentation drawn; deeper levels are drawn at this depth.
 const MAX_INDENT: usize = 24;
 
@@ -175,6 +177,11 @@ fn process_row(model: &Model, pi: usize, prefix: &str) -> Row {
         ));
     } else if p.exec_count > 1 {
         notes.push(format!("{} execs", p.exec_count));
+    }
+    if let Some(env) = p.last_exec().and_then(|e| e.env_bytes) {
+        if env >= LARGE_ENV {
+            notes.push(format!("environment {}", units::bytes(env as f64)));
+        }
     }
     if !p.threads.is_empty() {
         notes.push(format!(

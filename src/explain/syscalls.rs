@@ -504,6 +504,7 @@ pub mod nr {
     pub const CLOSE: u64 = 3;
     pub const PWRITE64: u64 = 18;
     pub const WRITEV: u64 = 20;
+    pub const DUP2: u64 = 33;
     pub const CLONE: u64 = 56;
     pub const FORK: u64 = 57;
     pub const VFORK: u64 = 58;
@@ -512,10 +513,12 @@ pub mod nr {
     pub const CREAT: u64 = 85;
     pub const EXIT_GROUP: u64 = 231;
     pub const OPENAT: u64 = 257;
+    pub const DUP3: u64 = 292;
     pub const PWRITEV: u64 = 296;
     pub const EXECVEAT: u64 = 322;
     pub const PWRITEV2: u64 = 328;
     pub const CLONE3: u64 = 435;
+    pub const CLOSE_RANGE: u64 = 436;
     pub const OPENAT2: u64 = 437;
 }
 
@@ -531,6 +534,9 @@ mod tests {
         assert_eq!(name(nr::CLOSE), "close");
         assert_eq!(name(nr::PWRITE64), "pwrite64");
         assert_eq!(name(nr::WRITEV), "writev");
+        assert_eq!(name(nr::DUP2), "dup2");
+        assert_eq!(name(nr::DUP3), "dup3");
+        assert_eq!(name(nr::CLOSE_RANGE), "close_range");
         assert_eq!(name(nr::CLONE), "clone");
         assert_eq!(name(nr::FORK), "fork");
         assert_eq!(name(nr::VFORK), "vfork");

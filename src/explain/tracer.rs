@@ -703,6 +703,25 @@ impl Tracer {
                     m.remove(&(entry.args[0] as i32));
                 }
             }
+            nr::CLOSE_RANGE if rval == 0 => {
+                // CLOSE_RANGE_CLOEXEC only marks them: the exec revalidates.
+                const CLOSE_RANGE_CLOEXEC: u64 = 1 << 2;
+                let tgid = self.tasks.get(index).map_or(pid, |t| t.tgid);
+                if entry.args[2] & CLOSE_RANGE_CLOEXEC == 0 {
+                    if let Some(m) = self.fds.get_mut(&tgid) {
+                        let (first, last) = (entry.args[0], entry.args[1]);
+                        m.retain(|&fd, _| !(first..=last).contains(&(fd as u64)));
+                    }
+                }
+            }
+            nr::DUP2 | nr::DUP3 if rval >= 0 => {
+                // The target descriptor now points where the source does.
+                let tgid = self.tasks.get(index).map_or(pid, |t| t.tgid);
+                if let Some(m) = self.fds.get_mut(&tgid) {
+                    m.remove(&(rval as i32));
+                }
+                self.track_fd(pid, index, rval as i32);
+            }
             _ => {}
         }
     }
@@ -845,8 +864,28 @@ impl Tracer {
                 *last = exec;
             }
         }
-        // Descriptors without O_CLOEXEC survive; which ones is not worth
-        // tracking, so keep them all (a closed one is forgotten on close).
+        // Descriptors opened with O_CLOEXEC are gone now, and their numbers
+        // may be reused by pipes or sockets the tracer does not follow:
+        // keep only those that still point under the same directory.
+        self.revalidate_fds(pid, index);
+    }
+
+    fn revalidate_fds(&mut self, pid: i32, index: usize) {
+        let tgid = self.tasks.get(index).map_or(pid, |t| t.tgid);
+        let Some(map) = self.fds.get_mut(&tgid) else {
+            return;
+        };
+        let dirs = &self.dirs;
+        let cwd = &self.cwd;
+        map.retain(|&fd, &mut dir| {
+            let Some(target) = procfs::fd_target(pid, fd) else {
+                return false;
+            };
+            match (dir_key(&target, cwd), dirs.get(dir as usize)) {
+                (Some(key), Some((known, _))) => &key == known || known == Path::new("(other)"),
+                _ => false,
+            }
+        });
     }
 
     fn on_exit_event(&mut self, pid: i32) {
@@ -914,7 +953,13 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
         return Err(Error::Io(std::io::Error::last_os_error()));
     }
     let [release_read, release_write] = pipe;
-    let null_fd = if config.show_output {
+    // The command runs in its own process group: reading a terminal would
+    // stop it (SIGTTIN), so a terminal stdin is replaced by /dev/null; a
+    // pipe or file is passed on. Output goes to /dev/null unless shown.
+    // SAFETY: isatty on a descriptor number has no preconditions.
+    let stdin_is_tty = unsafe { libc::isatty(0) } == 1;
+    let show_output = config.show_output;
+    let null_fd = if show_output && !stdin_is_tty {
         -1
     } else {
         // SAFETY: a NUL-terminated constant path.
@@ -949,9 +994,13 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             if null_fd >= 0 {
-                libc::dup2(null_fd, 0);
-                libc::dup2(null_fd, 1);
-                libc::dup2(null_fd, 2);
+                if stdin_is_tty {
+                    libc::dup2(null_fd, 0);
+                }
+                if !show_output {
+                    libc::dup2(null_fd, 1);
+                    libc::dup2(null_fd, 2);
+                }
             }
             libc::close(release_write);
             let mut go = 0u8;
