@@ -239,10 +239,13 @@ fn summary_row(model: &Model, members: &[usize], prefix: &str) -> Row {
         format!("{} ", first.created_by.name())
     };
     let program = lossy(basename(first.program()));
-    let program = if program.is_empty() {
-        "(no exec)".to_string()
-    } else {
+    let program = if !program.is_empty() {
         program
+    } else {
+        match model.creator_program(members[0]) {
+            Some(prog) => format!("(copies of {}, no exec)", lossy(basename(prog))),
+            None => "(no exec)".to_string(),
+        }
     };
     Row {
         left: format!(

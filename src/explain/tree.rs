@@ -319,11 +319,20 @@ impl Model {
     }
 
     /// The program of the process that created `pi`, at the time it did.
+    /// A creator that never exec'd runs what it inherited: its ancestors'.
     pub fn creator_program(&self, pi: usize) -> Option<&[u8]> {
-        let p = &self.processes[pi];
-        let parent = &self.processes[p.parent?];
-        let prog = parent.program_at(p.start);
-        (!prog.is_empty()).then_some(prog)
+        let at = self.processes[pi].start;
+        let mut q = self.processes[pi].parent?;
+        // Bounded: parents were created before their children (no cycles),
+        // but a corrupt link must not loop forever.
+        for _ in 0..self.processes.len() {
+            let prog = self.processes[q].program_at(at);
+            if !prog.is_empty() {
+                return Some(prog);
+            }
+            q = self.processes[q].parent?;
+        }
+        None
     }
 
     pub fn intermediate_shells(&self) -> impl Iterator<Item = (usize, &ShellHop)> {
@@ -501,9 +510,25 @@ pub(crate) mod tests {
         assert!(m.processes[4].shell.is_none());
         assert_eq!(m.intermediate_shells().count(), 2);
         assert_eq!(m.creator_program(1), Some(&b"/usr/bin/app"[..]));
+        // 105 was forked by 104 while it ran /bin/sh.
+        assert_eq!(m.creator_program(5), Some(&b"/bin/sh"[..]));
+        assert_eq!(m.creator_program(0), None);
         let order: Vec<i32> = m.walk().iter().map(|&(p, _)| m.processes[p].pid).collect();
         assert_eq!(order, vec![100, 101, 102, 103, 104, 105, 106, 108, 109]);
         assert_eq!(m.walk()[3], (3, 2));
+    }
+
+    #[test]
+    fn a_creator_without_exec_runs_its_ancestors_program() {
+        let root = with_execs(
+            task(1, None, Created::Fork, 0.0, 1.0),
+            vec![exec(0.0, "/bin/bash", &["bash", "x.sh"])],
+        );
+        let subshell = task(2, Some(0), Created::Fork, 0.1, 0.9);
+        let grandchild = task(3, Some(1), Created::Fork, 0.2, 0.8);
+        let m = Model::build(&trace_of(vec![root, subshell, grandchild]));
+        assert_eq!(m.creator_program(1), Some(&b"/bin/bash"[..]));
+        assert_eq!(m.creator_program(2), Some(&b"/bin/bash"[..]));
     }
 
     #[test]
