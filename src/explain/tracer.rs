@@ -672,7 +672,7 @@ impl Tracer {
                 if let Some(t) = self.tasks.get_mut(index) {
                     t.failed_execs += 1;
                     if t.tid == self.root && t.exec_count == 0 {
-                        self.root_exec_error = Some((-rval) as i32);
+                        self.root_exec_error = Some(rval.saturating_neg() as i32);
                     }
                 }
             }
@@ -1103,7 +1103,7 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
         libc::close(release_write);
     }
     on_start(t0);
-    let deadline = config.timeout.map(|t| t0 + t);
+    let deadline = config.timeout.and_then(|t| t0.checked_add(t));
     let watchdog = Watchdog::start(deadline);
     let mut interrupted = false;
     let mut timed_out = false;
