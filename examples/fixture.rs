@@ -16,6 +16,12 @@
 //! fixture ushape B A C     spin A/B + C*B microseconds (optimum at sqrt(A/C))
 //! fixture whoami           print "uid gid groups nice cpus" of this process
 //! fixture where            print "tmpfs" or "disk" for the working directory, then its entries
+//! fixture fork N           fork N children (libc::fork) that each _exit(0), waiting for each
+//! fixture forkexec N       fork N children that each exec /bin/true, waiting for each
+//! fixture vfork N          start N /bin/true with posix_spawn (vfork-style), waiting for each
+//! fixture shell N          run `sh -c /bin/true` N times (std::process::Command)
+//! fixture threads N        start N threads and join them
+//! fixture writefile BYTES PATH  write BYTES to PATH (no fsync)
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -185,6 +191,90 @@ fn main() {
             // Leave something behind: the next run must not see it.
             let _ = std::fs::write("left-behind", "x");
         },
+        "fork" => {
+            for _ in 0..num(2) as usize {
+                // SAFETY: the child only calls _exit.
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    unsafe { libc::_exit(0) };
+                }
+                assert!(pid > 0, "fork failed");
+                let mut status = 0;
+                // SAFETY: waiting for our own child.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            }
+        }
+        "forkexec" => {
+            let path = c"/bin/true";
+            let argv = [path.as_ptr(), std::ptr::null()];
+            for _ in 0..num(2) as usize {
+                // SAFETY: the child only calls execv and _exit on memory
+                // prepared before the fork.
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    unsafe {
+                        libc::execv(path.as_ptr(), argv.as_ptr());
+                        libc::_exit(127);
+                    }
+                }
+                assert!(pid > 0, "fork failed");
+                let mut status = 0;
+                // SAFETY: waiting for our own child.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            }
+        }
+        "vfork" => {
+            extern "C" {
+                static environ: *const *mut libc::c_char;
+            }
+            let path = c"/bin/true";
+            let argv = [path.as_ptr() as *mut libc::c_char, std::ptr::null_mut()];
+            for _ in 0..num(2) as usize {
+                let mut pid = 0;
+                // SAFETY: valid path, NULL-terminated argv, the process environment.
+                let rc = unsafe {
+                    libc::posix_spawn(
+                        &mut pid,
+                        path.as_ptr(),
+                        std::ptr::null(),
+                        std::ptr::null(),
+                        argv.as_ptr(),
+                        environ,
+                    )
+                };
+                assert_eq!(rc, 0, "posix_spawn failed");
+                let mut status = 0;
+                // SAFETY: waiting for our own child.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            }
+        }
+        "shell" => {
+            for _ in 0..num(2) as usize {
+                std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg("/bin/true")
+                    .status()
+                    .expect("sh -c /bin/true");
+            }
+        }
+        "threads" => {
+            let handles: Vec<_> = (0..num(2) as usize)
+                .map(|i| std::thread::spawn(move || std::hint::black_box(i)))
+                .collect();
+            for h in handles {
+                h.join().expect("join");
+            }
+        }
+        "writefile" => {
+            let mut f = std::fs::File::create(arg(3)).expect("create");
+            let chunk = vec![7u8; 1 << 16];
+            let mut left = num(2) as usize;
+            while left > 0 {
+                let n = left.min(chunk.len());
+                f.write_all(&chunk[..n]).expect("write");
+                left -= n;
+            }
+        }
         other => {
             eprintln!("fixture: unknown mode {other}");
             std::process::exit(64);

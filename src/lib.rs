@@ -13,6 +13,7 @@ pub mod dataset;
 pub mod drift;
 pub mod error;
 pub mod exec;
+pub mod explain;
 pub mod import;
 pub mod metrics;
 pub mod optimize;

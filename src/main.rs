@@ -40,6 +40,7 @@ fn main() {
     let result = match &cli.command {
         Command::Run(args) => cmdscope::app::run(args),
         Command::Compare(args) => cmdscope::app::compare(args),
+        Command::Explain(args) => cmdscope::explain::explain(args),
     };
     let code = match result {
         Ok(code) => code,

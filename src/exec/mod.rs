@@ -8,7 +8,9 @@ pub mod tree;
 
 mod spawn;
 
-pub use spawn::{resolve_user, Credentials, Input, Outcome, Output, Prepared, SpawnConfig};
+pub use spawn::{
+    resolve_program, resolve_user, Credentials, Input, Outcome, Output, Prepared, SpawnConfig,
+};
 
 /// Makes this process the reaper of orphaned descendants, so processes that
 /// a benchmarked command leaves behind (double forks, daemons) stay findable

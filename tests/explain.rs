@@ -1,0 +1,432 @@
+//! `cmdscope explain` on real processes: creation methods counted exactly,
+//! intermediate shells flagged, environment sizes, writes by directory, a
+//! monitor's lines counted, the JSON schema, and the failure paths.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `cmdscope explain --json FILE ARGS...` and returns the output and the document.
+fn explain(args: &[&str]) -> (Output, Value) {
+    explain_with_env(args, &[])
+}
+
+fn explain_with_env(args: &[&str], env: &[(&str, &str)]) -> (Output, Value) {
+    let dir = tempdir();
+    let json = dir.path().join("explain.json");
+    let mut cmd = Command::new(bin());
+    cmd.arg("explain")
+        .arg("--json")
+        .arg(&json)
+        .args(args)
+        .env("NO_COLOR", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run cmdscope");
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        stderr(&out)
+    );
+    (out, read_json(&json))
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn spawns(doc: &Value) -> (u64, u64, u64) {
+    let s = &doc["spawns"];
+    (
+        s["fork"].as_u64().unwrap(),
+        s["vfork"].as_u64().unwrap(),
+        s["thread"].as_u64().unwrap(),
+    )
+}
+
+fn created_by(doc: &Value, method: &str) -> usize {
+    doc["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["created_by"] == method && p["root"] == false)
+        .count()
+}
+
+fn hint<'a>(doc: &'a Value, kind: &str) -> Option<&'a Value> {
+    doc["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == kind)
+}
+
+#[test]
+fn fork_children_are_counted_as_fork_style() {
+    let (out, doc) = explain(&[&format!("{} fork 20", fixture())]);
+    assert_eq!(spawns(&doc), (20, 0, 0));
+    assert_eq!(created_by(&doc, "fork"), 20);
+    // They did not exec: vfork could not replace fork, so no hint about it.
+    assert!(hint(&doc, "fork").is_none(), "{}", doc["hints"]);
+    let text = stdout(&out);
+    assert!(text.contains("fork-style 20, vfork-style 0"), "{text}");
+    assert!(text.contains("times are indicative"), "{text}");
+}
+
+#[test]
+fn posix_spawn_children_are_counted_as_vfork_style() {
+    let (_, doc) = explain(&[&format!("{} vfork 20", fixture())]);
+    assert_eq!(spawns(&doc), (0, 20, 0));
+    assert_eq!(created_by(&doc, "vfork"), 20);
+    // Empirically (glibc >= 2.24): posix_spawn is clone3 or clone with
+    // CLONE_VM|CLONE_VFORK, reported by the kernel as PTRACE_EVENT_VFORK.
+    for d in doc["spawns"]["details"].as_array().unwrap() {
+        assert_eq!(d["event"], "PTRACE_EVENT_VFORK", "{d}");
+        assert!(d["syscall"] == "clone3" || d["syscall"] == "clone", "{d}");
+    }
+    assert_eq!(doc["execs"]["count"], 21);
+    assert!(doc["intermediate_shells"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn fork_then_exec_gets_the_vfork_hint() {
+    let (_, doc) = explain(&[&format!("{} forkexec 12", fixture())]);
+    assert_eq!(spawns(&doc), (12, 0, 0));
+    let h = hint(&doc, "fork").expect("fork hint");
+    let message = h["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("12 processes were created with fork by fixture"),
+        "{message}"
+    );
+    assert!(message.contains("vfork-style creation"), "{message}");
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert_eq!(message.contains("(as root)"), root, "{message}");
+    assert_eq!(h["numbers"]["processes"], 12.0);
+    assert!(h["numbers"]["fork_seconds_mean"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn threads_are_counted_as_threads() {
+    let (_, doc) = explain(&[&format!("{} threads 4", fixture())]);
+    assert_eq!(spawns(&doc), (0, 0, 4));
+    let threads: Vec<&Value> = doc["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["created_by"] == "thread")
+        .collect();
+    assert_eq!(threads.len(), 4);
+    let root_pid = doc["processes"][0]["pid"].clone();
+    for t in threads {
+        assert_eq!(t["tgid"], root_pid);
+    }
+}
+
+#[test]
+fn intermediate_shells_are_flagged() {
+    let (out, doc) = explain(&[&format!("{} shell 5", fixture())]);
+    let shells = doc["intermediate_shells"].as_array().unwrap();
+    assert_eq!(shells.len(), 5, "{shells:?}");
+    for s in shells {
+        assert_eq!(s["script"], "/bin/true");
+        assert_eq!(s["then"], "/bin/true");
+        assert_eq!(
+            Path::new(s["shell"].as_str().unwrap()).file_name().unwrap(),
+            "sh"
+        );
+    }
+    let flagged = doc["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["intermediate_shell"] == true)
+        .count();
+    assert_eq!(flagged, 5);
+    let h = hint(&doc, "shell").expect("shell hint");
+    let message = h["message"].as_str().unwrap();
+    assert!(message.starts_with("every call went through "), "{message}");
+    assert!(message.contains("sh -c"), "{message}");
+    assert_eq!(h["numbers"]["intermediate_shells"], 5.0);
+    assert!(stdout(&out).contains("Intermediate shells: 5"));
+}
+
+#[test]
+fn environment_size_per_exec_is_reported() {
+    // Two variables of 100,000 bytes (one string may not exceed 128 KiB).
+    let big = "x".repeat(100_000);
+    let (_, doc) = explain_with_env(
+        &[&format!("{} vfork 3", fixture())],
+        &[("CMDSCOPE_BIG_1", &big), ("CMDSCOPE_BIG_2", &big)],
+    );
+    let env = &doc["execs"]["env_bytes"];
+    assert!(env["max"].as_u64().unwrap() >= 200_000, "{env}");
+    assert!(env["min"].as_u64().unwrap() >= 200_000, "{env}");
+    for r in doc["execs"]["records"].as_array().unwrap() {
+        assert!(r["env_bytes"].as_u64().unwrap() >= 200_000, "{r}");
+        assert!(r["env_vars"].as_u64().unwrap() >= 2, "{r}");
+    }
+    let h = hint(&doc, "environment").expect("environment hint");
+    assert!(
+        h["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("each exec copied a "),
+        "{h}"
+    );
+    assert!(h["numbers"]["env_bytes_mean"].as_f64().unwrap() >= 200_000.0);
+}
+
+#[test]
+fn writes_are_attributed_to_directories() {
+    let dir = tempdir();
+    let target = dir.path().join("out.bin");
+    let bytes = 20 * 1024 * 1024;
+    let (_, doc) = explain(&[&format!(
+        "{} writefile {bytes} {}",
+        fixture(),
+        target.display()
+    )]);
+    let dirs = doc["io"]["written_by_directory"].as_array().unwrap();
+    // The test's temporary directory is under target/, below the current directory.
+    let entry = dirs
+        .iter()
+        .find(|d| d["directory"] == "./target")
+        .unwrap_or_else(|| panic!("no ./target in {dirs:?}"));
+    assert_eq!(entry["bytes"], bytes);
+    let root = &doc["processes"][0];
+    assert!(root["io"]["wchar"].as_u64().unwrap() >= bytes);
+    let tmpfs = entry["tmpfs"].as_bool().unwrap();
+    assert_eq!(hint(&doc, "tmpfs").is_some(), !tmpfs, "{}", doc["hints"]);
+    if let Some(h) = hint(&doc, "tmpfs") {
+        let m = h["message"].as_str().unwrap();
+        assert!(
+            m.starts_with("20.00 MiB written under ./target: try --workdir tmpfs"),
+            "{m}"
+        );
+    }
+}
+
+#[test]
+fn a_monitor_counts_the_lines_it_prints_during_the_run() {
+    let (out, doc) = explain(&[
+        "--monitor",
+        "sleep 0.5; for i in 1 2 3; do echo Get; echo GetAll; done; sleep 5",
+        "--match",
+        "^Get$",
+        "--match",
+        "GetAll",
+        "--monitor-wait",
+        "0.1",
+        &format!("{} sleep 1500", fixture()),
+    ]);
+    let m = &doc["monitor"];
+    assert_eq!(m["patterns"][0]["regex"], "^Get$");
+    assert_eq!(m["patterns"][0]["count"], 3, "{m}");
+    assert_eq!(m["patterns"][1]["regex"], "GetAll");
+    assert_eq!(m["patterns"][1]["count"], 3, "{m}");
+    assert_eq!(m["lines"], 6);
+    assert_eq!(m["killed_at_end"], true);
+    let text = stdout(&out);
+    assert!(text.contains("       3  ^Get$"), "{text}");
+}
+
+#[test]
+fn json_has_the_documented_fields() {
+    let (_, doc) = explain(&["--top", "3", &format!("{} forkexec 2", fixture())]);
+    for key in [
+        "schema",
+        "command",
+        "note",
+        "wall",
+        "exit_code",
+        "processes",
+        "spawns",
+        "execs",
+        "intermediate_shells",
+        "syscalls",
+        "io",
+        "monitor",
+        "hints",
+    ] {
+        assert!(doc.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(doc["schema"], "cmdscope-explain/1");
+    for p in doc["processes"].as_array().unwrap() {
+        for key in [
+            "pid",
+            "ppid",
+            "argv",
+            "created_by",
+            "wall",
+            "user",
+            "sys",
+            "exit_code",
+        ] {
+            assert!(p.get(key).is_some(), "process without {key}: {p}");
+        }
+    }
+    let procs = doc["processes"].as_array().unwrap();
+    assert_eq!(procs.len(), 3);
+    assert_eq!(procs[1]["argv"][0], "/bin/true");
+    assert_eq!(procs[1]["ppid"], procs[0]["pid"]);
+    assert_eq!(procs[1]["exit_code"], 0);
+    for key in ["fork", "vfork", "thread"] {
+        assert!(doc["spawns"][key].is_u64(), "spawns.{key}");
+    }
+    let syscalls = doc["syscalls"].as_array().unwrap();
+    assert!(
+        syscalls.len() > 3,
+        "all syscalls are in the JSON, not only --top"
+    );
+    let execve = syscalls
+        .iter()
+        .find(|s| s["name"] == "execve")
+        .expect("execve counted");
+    assert_eq!(execve["count"], 3);
+    assert!(execve["seconds"].as_f64().unwrap() > 0.0);
+    assert!(doc["execs"]["count"] == 3);
+    assert!(doc["io"]["totals"]["rchar"].is_u64());
+    assert!(doc["monitor"].is_null());
+}
+
+#[test]
+fn a_failing_command_is_still_explained() {
+    let (out, doc) = explain(&[&format!("{} exit 3", fixture())]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(doc["exit_code"], 3);
+    assert!(stdout(&out).contains("exit code 3"));
+}
+
+#[test]
+fn several_words_are_taken_as_they_are() {
+    let (_, doc) = explain(&["--", &fixture(), "fork", "2"]);
+    assert_eq!(spawns(&doc).0, 2);
+}
+
+fn one_line_error(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    let err = stderr(o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "{err}");
+    assert!(o.stdout.is_empty(), "{}", stdout(o));
+}
+
+#[test]
+fn a_command_that_does_not_exist_is_a_usage_error() {
+    let o = cmdscope(&["explain", "/nonexistent/program --flag"]);
+    one_line_error(&o, "command not found: /nonexistent/program");
+    let o = cmdscope(&["explain", "no-such-program-cmdscope"]);
+    one_line_error(&o, "command not found: no-such-program-cmdscope");
+}
+
+#[test]
+fn an_invalid_regex_is_a_usage_error() {
+    let o = cmdscope(&[
+        "explain",
+        "--monitor",
+        "sleep 1",
+        "--match",
+        "(unclosed",
+        "/bin/true",
+    ]);
+    one_line_error(&o, "--match '(unclosed' is not a valid regular expression");
+}
+
+#[test]
+fn a_monitor_that_cannot_start_is_a_usage_error() {
+    let o = cmdscope(&[
+        "explain",
+        "--monitor",
+        "/nonexistent/monitor --system",
+        "--monitor-wait",
+        "5",
+        "/bin/true",
+    ]);
+    one_line_error(
+        &o,
+        "monitor '/nonexistent/monitor --system' failed to start",
+    );
+}
+
+#[test]
+fn ptrace_refused_is_a_clear_error() {
+    // A seccomp filter that makes ptrace(2) fail with EPERM, as container
+    // runtimes do.
+    const BPF_LD_W_ABS: u16 = 0x20;
+    const BPF_JEQ_K: u16 = 0x15;
+    const BPF_RET_K: u16 = 0x06;
+    let filter = [
+        libc::sock_filter {
+            code: BPF_LD_W_ABS,
+            jt: 0,
+            jf: 0,
+            k: 0, // seccomp_data.nr
+        },
+        libc::sock_filter {
+            code: BPF_JEQ_K,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_ptrace as u32,
+        },
+        libc::sock_filter {
+            code: BPF_RET_K,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        },
+        libc::sock_filter {
+            code: BPF_RET_K,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ];
+    let mut cmd = Command::new(bin());
+    cmd.args(["explain", "/bin/true"]);
+    // SAFETY: only prctl calls between fork and exec; `filter` outlives the spawn.
+    unsafe {
+        let prog = libc::sock_fprog {
+            len: filter.len() as u16,
+            filter: filter.as_ptr() as *mut libc::sock_filter,
+        };
+        let addr = &prog as *const libc::sock_fprog as usize;
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    addr as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+        let o = cmd.output().expect("run cmdscope under seccomp");
+        one_line_error(&o, "ptrace is not permitted here");
+    }
+}
+
+#[test]
+fn bad_numbers_are_usage_errors() {
+    let o = cmdscope(&["explain", "--timeout", "-1", "/bin/true"]);
+    one_line_error(&o, "--timeout must be a positive number of seconds");
+    let o = cmdscope(&["explain", "--match", "x", "/bin/true"]);
+    assert_eq!(o.status.code(), Some(2), "--match needs --monitor");
+}
+
+#[test]
+fn a_timeout_kills_the_traced_tree() {
+    let (out, doc) = explain(&["--timeout", "1", &format!("{} children 3 60000", fixture())]);
+    assert_eq!(doc["timed_out"], true);
+    assert!(doc["wall"].as_f64().unwrap() < 30.0);
+    assert_eq!(doc["processes"].as_array().unwrap().len(), 4);
+    assert!(stdout(&out).contains("killed at the timeout"));
+}
