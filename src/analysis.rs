@@ -187,42 +187,15 @@ pub fn analyse(session: &Session) -> Vec<CellAnalysis> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Cell;
     use crate::runner::CellResult;
 
     fn session(cells: &[&[f64]]) -> Session {
-        let results = cells
+        let mut s = Session::empty();
+        s.results = cells
             .iter()
-            .map(|walls| CellResult {
-                cell: Cell::default(),
-                samples: walls
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &w)| {
-                        let mut s = Sample::new(i as u64);
-                        s.set(Metric::WallTime, w);
-                        s.exit_code = Some(0);
-                        s
-                    })
-                    .collect(),
-            })
+            .map(|w| CellResult::from_wall_times("x", w))
             .collect();
-        Session {
-            started: std::time::SystemTime::now(),
-            results,
-            order: crate::schedule::Order::Interleaved,
-            seed: 0,
-            stop_reason: None,
-            shell: None,
-            shell_overhead: None,
-            counters_unavailable: Vec::new(),
-            timeout: None,
-            failure: None,
-            final_alpha: 0.05,
-            alpha: 0.05,
-            reference: 0,
-            looks: 0,
-        }
+        s
     }
 
     #[test]

@@ -101,59 +101,55 @@ pub struct Raw {
 
 /// Raw (unadjusted) comparison of one metric; None when the data cannot support one.
 pub fn compare_metric(base: &[f64], cand: &[f64], paired: bool, level: f64) -> Option<Raw> {
-    let positive = base.iter().chain(cand).all(|&v| v > 0.0);
-    if paired {
-        let n = base.len().min(cand.len());
+    let n = base.len().min(cand.len());
+    let (p_value, shift, test) = if paired {
         let diffs: Vec<f64> = (0..n).map(|i| cand[i] - base[i]).collect();
         if diffs.iter().all(|&d| d == 0.0) {
             return None;
         }
-        let test = stats::wilcoxon_signed_rank(&diffs).ok()?;
+        let t = stats::wilcoxon_signed_rank(&diffs).ok()?;
         let shift = stats::hodges_lehmann_paired(&diffs, level).ok()?;
-        let (ratio, ratio_ci) = if positive {
-            let logs: Vec<f64> = (0..n).map(|i| (cand[i] / base[i]).ln()).collect();
-            let e = stats::hodges_lehmann_paired(&logs, level).ok()?;
-            (e.value.exp(), [e.low.exp(), e.high.exp()])
-        } else {
-            let r = stats::ratio_of_medians(base, cand, level, 0x5eed).ok();
-            r.map(|e| (e.value, [e.low, e.high]))
-                .unwrap_or((f64::NAN, [f64::NAN; 2]))
-        };
-        Some(Raw {
-            ratio,
-            ratio_ci,
-            shift: shift.value,
-            shift_ci: [shift.low, shift.high],
-            p_value: test.p_value,
-            test: "wilcoxon-signed-rank (paired by block)",
-            n,
-        })
+        (t.p_value, shift, "wilcoxon-signed-rank (paired by block)")
     } else {
         if base.iter().chain(cand).all(|&v| v == base[0]) {
             return None;
         }
-        let test = stats::mann_whitney(base, cand).ok()?;
+        let t = stats::mann_whitney(base, cand).ok()?;
         let shift = stats::hodges_lehmann_shift(base, cand, level).ok()?;
-        let (ratio, ratio_ci) = if positive {
+        (t.p_value, shift, "mann-whitney-u")
+    };
+    let (ratio, ratio_ci) = ratio(base, cand, paired, level)?;
+    Some(Raw {
+        ratio,
+        ratio_ci,
+        shift: shift.value,
+        shift_ci: [shift.low, shift.high],
+        p_value,
+        test,
+        n,
+    })
+}
+
+/// The ratio candidate/baseline with its interval: Hodges-Lehmann on
+/// logarithms for positive data (consistent with the rank test), else a
+/// bootstrap ratio of medians (NaN when even that is undefined).
+fn ratio(base: &[f64], cand: &[f64], paired: bool, level: f64) -> Option<(f64, [f64; 2])> {
+    if base.iter().chain(cand).all(|&v| v > 0.0) {
+        let e = if paired {
+            let logs: Vec<f64> = base.iter().zip(cand).map(|(a, b)| (b / a).ln()).collect();
+            stats::hodges_lehmann_paired(&logs, level).ok()?
+        } else {
             let la: Vec<f64> = base.iter().map(|v| v.ln()).collect();
             let lb: Vec<f64> = cand.iter().map(|v| v.ln()).collect();
-            let e = stats::hodges_lehmann_shift(&la, &lb, level).ok()?;
-            (e.value.exp(), [e.low.exp(), e.high.exp()])
-        } else {
-            let r = stats::ratio_of_medians(base, cand, level, 0x5eed).ok();
-            r.map(|e| (e.value, [e.low, e.high]))
-                .unwrap_or((f64::NAN, [f64::NAN; 2]))
+            stats::hodges_lehmann_shift(&la, &lb, level).ok()?
         };
-        Some(Raw {
-            ratio,
-            ratio_ci,
-            shift: shift.value,
-            shift_ci: [shift.low, shift.high],
-            p_value: test.p_value,
-            test: "mann-whitney-u",
-            n: base.len().min(cand.len()),
-        })
+        return Some((e.value.exp(), [e.low.exp(), e.high.exp()]));
     }
+    Some(
+        stats::ratio_of_medians(base, cand, level, 0x5eed)
+            .map(|e| (e.value, [e.low, e.high]))
+            .unwrap_or((f64::NAN, [f64::NAN; 2])),
+    )
 }
 
 /// Compares every cell with the reference cell, for every metric measured in

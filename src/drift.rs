@@ -71,26 +71,9 @@ fn capitalise(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Sample;
-    use crate::plan::Cell;
 
     fn cell(walls: &[f64]) -> CellResult {
-        CellResult {
-            cell: Cell {
-                name: "x".into(),
-                ..Cell::default()
-            },
-            samples: walls
-                .iter()
-                .enumerate()
-                .map(|(i, &w)| {
-                    let mut s = Sample::new(i as u64);
-                    s.set(Metric::WallTime, w);
-                    s.exit_code = Some(0);
-                    s
-                })
-                .collect(),
-        }
+        CellResult::from_wall_times("x", walls)
     }
 
     /// Deterministic jitter of +-0.5 %.

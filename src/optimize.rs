@@ -296,7 +296,7 @@ fn run_search(s: &mut Search, m: usize) -> Result<(usize, Vec<NeighbourCheck>)> 
 
 /// The tried values as a session, for the usual reports and exports.
 pub fn as_session(result: &mut SearchResult, cells: &[crate::plan::Cell]) -> Session {
-    let mut session = std::mem::replace(&mut result.session, empty_session());
+    let mut session = std::mem::replace(&mut result.session, Session::empty());
     session.results = result
         .tried
         .iter()
@@ -306,25 +306,6 @@ pub fn as_session(result: &mut SearchResult, cells: &[crate::plan::Cell]) -> Ses
         })
         .collect();
     session
-}
-
-fn empty_session() -> Session {
-    Session {
-        started: std::time::SystemTime::now(),
-        results: Vec::new(),
-        order: crate::schedule::Order::Interleaved,
-        seed: 0,
-        stop_reason: None,
-        shell: None,
-        shell_overhead: None,
-        counters_unavailable: Vec::new(),
-        timeout: None,
-        failure: None,
-        final_alpha: 0.05,
-        alpha: 0.05,
-        reference: 0,
-        looks: 0,
-    }
 }
 
 /// The search in words: what was tried, what it saved, where the optimum is.

@@ -119,6 +119,50 @@ pub struct Session {
     pub looks: usize,
 }
 
+impl Session {
+    /// A session with no results, for searches and tests to fill.
+    pub fn empty() -> Session {
+        Session {
+            started: SystemTime::now(),
+            results: Vec::new(),
+            order: Order::Interleaved,
+            seed: 0,
+            stop_reason: None,
+            shell: None,
+            shell_overhead: None,
+            counters_unavailable: Vec::new(),
+            timeout: None,
+            failure: None,
+            final_alpha: 0.05,
+            alpha: 0.05,
+            reference: 0,
+            looks: 0,
+        }
+    }
+}
+
+impl CellResult {
+    /// A cell whose runs took these wall times and exited 0 (for tests and tools).
+    pub fn from_wall_times(name: &str, walls: &[f64]) -> CellResult {
+        CellResult {
+            cell: Cell {
+                name: name.into(),
+                ..Cell::default()
+            },
+            samples: walls
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| {
+                    let mut s = Sample::new(i as u64);
+                    s.set(Metric::WallTime, w);
+                    s.exit_code = Some(0);
+                    s
+                })
+                .collect(),
+        }
+    }
+}
+
 fn run_hook(what: &str, hook: &str, cell: &Cell, show_output: bool) -> Result<()> {
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c").arg(hook).stdin(Stdio::null());

@@ -804,7 +804,10 @@ impl Prepared {
     }
 }
 
-fn exited_nohang(pid: libc::pid_t) -> bool {
+/// `waitid(WEXITED | WNOWAIT | extra)` on our child: leaves it a zombie so
+/// its /proc entry stays readable. Returns the call's result and the pid
+/// that was reported (0 when WNOHANG found nothing).
+fn waitid_nowait(pid: libc::pid_t, extra: libc::c_int) -> (libc::c_int, libc::pid_t) {
     // SAFETY: siginfo is plain data; waitid on our own child.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     let r = unsafe {
@@ -812,53 +815,39 @@ fn exited_nohang(pid: libc::pid_t) -> bool {
             libc::P_PID,
             pid as libc::id_t,
             &mut info,
-            libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+            libc::WEXITED | libc::WNOWAIT | extra,
         )
     };
-    r == 0 && unsafe { info.si_pid() } == pid
+    (r, if r == 0 { unsafe { info.si_pid() } } else { 0 })
+}
+
+fn exited_nohang(pid: libc::pid_t) -> bool {
+    waitid_nowait(pid, libc::WNOHANG).1 == pid
+}
+
+/// Blocks until `pid` exits; Err(()) when a signal interrupted the wait
+/// (EINTR: our handlers are installed without SA_RESTART).
+fn waitid_exit(pid: libc::pid_t) -> std::result::Result<(), ()> {
+    let (r, _) = waitid_nowait(pid, 0);
+    if r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+        return Err(());
+    }
+    Ok(())
 }
 
 fn wait_blocking(pid: libc::pid_t) -> Outcome {
-    loop {
-        // SAFETY: siginfo is plain data; waitid on our own child.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if r == 0 {
-            return Outcome::Finished;
-        }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Outcome::Finished;
-        }
+    while waitid_exit(pid).is_err() {
         if signals::received().is_some() {
             tree::kill_all(pid);
             wait_blocking_uninterruptible(pid);
             return Outcome::Interrupted;
         }
     }
+    Outcome::Finished
 }
 
 fn wait_blocking_uninterruptible(pid: libc::pid_t) {
-    loop {
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return;
-        }
-    }
+    while waitid_exit(pid).is_err() {}
 }
 
 impl Drop for Prepared {
