@@ -117,6 +117,9 @@ pub struct Session {
     pub reference: usize,
     /// Interim analyses made by adaptive stopping.
     pub looks: usize,
+    /// cmdscope's own peak resident size while measuring: the kernel reports
+    /// a child's peak memory as at least this (see exec::trim_resident_code).
+    pub rss_floor: Option<f64>,
 }
 
 impl Session {
@@ -137,6 +140,7 @@ impl Session {
             alpha: 0.05,
             reference: 0,
             looks: 0,
+            rss_floor: None,
         }
     }
 }
@@ -283,6 +287,9 @@ pub fn run(opts: &RunOptions) -> Result<Session> {
         }
     }
 
+    // Keep the harness small: its resident size is a floor under every
+    // child's reported peak memory (see exec::trim_resident_code).
+    exec::trim_resident_code();
     let mut run_index = 0u64;
     let mut adaptive = opts.adaptive.clone();
     let mut looks = 0;
@@ -392,6 +399,7 @@ pub fn run(opts: &RunOptions) -> Result<Session> {
             }
         }
     }
+    let rss_floor = exec::peak_resident_bytes();
     progress.finish_and_clear();
     exec::reap_orphans();
 
@@ -427,6 +435,7 @@ pub fn run(opts: &RunOptions) -> Result<Session> {
         alpha: opts.alpha,
         reference: opts.reference,
         looks,
+        rss_floor,
     })
 }
 

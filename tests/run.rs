@@ -38,6 +38,19 @@ fn peak_memory_is_per_command_and_not_inherited() {
         small < 10.0 * 1048576.0,
         "second command inherited the first's peak: {small}"
     );
+    // Linux reports a child's peak as at least the harness's own resident
+    // size: cmdscope records that floor, and keeps it small.
+    let floor = doc["session"]["memory_peak_resident_floor"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        floor > 0.0 && floor < 8.0 * 1048576.0,
+        "harness floor {floor}"
+    );
+    assert!(
+        small >= floor * 0.98,
+        "a peak below the floor means the floor is wrong: {small} < {floor}"
+    );
 }
 
 #[test]
@@ -425,7 +438,9 @@ fn shell_mode_subtracts_interleaved_shell_startup() {
     assert!(overhead > 0.0 && overhead < 0.02, "sh start-up {overhead}");
     assert_eq!(doc["session"]["shell_overhead"]["runs"], 10);
     let wall = median(&doc, 0, "time_wall_clock");
-    assert!((0.019..0.024).contains(&wall), "corrected wall time {wall}");
+    // 20 ms of spinning plus the fixture's and cat's start-up, without sh's;
+    // generous above because other tests share the two cores.
+    assert!((0.019..0.030).contains(&wall), "corrected wall time {wall}");
     assert_eq!(
         doc["results"].as_array().unwrap().len(),
         1,

@@ -170,6 +170,7 @@ pub fn render(session: &Session, analyses: &[CellAnalysis], comparisons: Value) 
             "timeout": session.timeout.map(|t| t.as_secs_f64()),
             "counters_unavailable": unavailable,
             "confidence_level": analysis::LEVEL,
+            "memory_peak_resident_floor": session.rss_floor.map(num),
         },
         "results": session.results.iter().zip(analyses).map(|(r, a)| result(r, a)).collect::<Vec<_>>(),
         "comparisons": comparisons,

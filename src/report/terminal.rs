@@ -108,7 +108,19 @@ pub fn render(
         }
         let med = |m: Metric| a.get(m).map(|x| x.summary.median);
         if let Some(rss) = med(Metric::PeakRss) {
-            let _ = writeln!(out, "  Memory (peak RSS):    {}", units::bytes(rss));
+            match session.rss_floor {
+                Some(floor) if rss <= floor * 1.02 => {
+                    let _ = writeln!(
+                        out,
+                        "  Memory (peak RSS):    ≤ {}  {}",
+                        units::bytes(rss),
+                        paint.dim("(no more than cmdscope's own resident size, which Linux reports as the floor)")
+                    );
+                }
+                _ => {
+                    let _ = writeln!(out, "  Memory (peak RSS):    {}", units::bytes(rss));
+                }
+            }
         }
         if let (Some(rb), Some(wb)) = (med(Metric::IoReadBytes), med(Metric::IoWriteBytes)) {
             let chars = match (med(Metric::IoReadChars), med(Metric::IoWriteChars)) {
