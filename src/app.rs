@@ -14,6 +14,8 @@ use crate::plan::{self, PlanInput};
 use crate::report::{self, terminal::Paint};
 use crate::runner::{self, IgnoreFailure, RunOptions};
 use crate::schedule::RunPolicy;
+use crate::store::record::{self, Choice, Recorder};
+use crate::store::{self, Machine, NewSession};
 
 /// Relative precision adaptive stopping aims for when the user gives no run count.
 pub const DEFAULT_PRECISION: f64 = 0.01;
@@ -171,7 +173,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         reference,
         alpha: args.alpha,
     };
-    let session = runner::run(&opts)?;
+    let labels = store::parse_labels(&args.labels)?;
+    let mut recorder = open_recorder(args, labels, &opts);
+    let session = runner::run_with_sink(&opts, &mut recorder)?;
     let mut analyses = analysis::analyse(&session);
     for (a, r) in analyses.iter_mut().zip(&session.results) {
         a.warnings.extend(crate::drift::warnings(
@@ -219,14 +223,60 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             export_error.get_or_insert(e);
         }
     }
+    // A store failure is an error (exit 2) when the user named the store,
+    // a warning when it is the default one; the exports are written either way.
+    let store_error = recorder.finish(&session).map(Error::Store);
+    let store_error = match store_error {
+        Some(e) if !recorder.explicit() => {
+            if recorder.open_error().is_none() {
+                eprintln!(
+                    "cmdscope: warning: results not stored: {e} (use --no-store to skip the store)"
+                );
+            }
+            None
+        }
+        other => other,
+    };
     if let Some(failure) = session.failure {
-        if let Some(e) = export_error {
+        for e in export_error.iter().chain(&store_error) {
             eprintln!("cmdscope: error: {e}");
         }
         return Err(failure);
     }
     if let Some(e) = export_error {
+        if let Some(s) = &store_error {
+            eprintln!("cmdscope: error: {s}");
+        }
+        return Err(e);
+    }
+    if let Some(e) = store_error {
         return Err(e);
     }
     Ok(exit::OK)
+}
+
+/// Opens the results store before the first run, so that a bad store is
+/// reported at once; measuring goes on without it.
+fn open_recorder(args: &RunArgs, labels: Vec<(String, String)>, opts: &RunOptions) -> Recorder {
+    let choice = Choice::new(args.no_store, args.store.store.as_deref());
+    if choice == Choice::Disabled {
+        return Recorder::disabled();
+    }
+    let meta = NewSession {
+        started: std::time::SystemTime::now(),
+        source: "run".into(),
+        command_line: record::command_line(),
+        order: serde_json::to_value(opts.order)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string)),
+        seed: Some(opts.seed.to_string()),
+        shell: opts.shell.clone(),
+        machine: Machine::current(),
+        labels,
+    };
+    let recorder = Recorder::open(&choice, meta, &opts.cells);
+    if let Some(e) = recorder.open_error() {
+        eprintln!("cmdscope: warning: results will not be stored (measuring anyway): {e}");
+    }
+    recorder
 }

@@ -42,6 +42,10 @@ fn main() {
         Command::Compare(_) => Err(cmdscope::error::Error::Usage(
             "compare: not built yet".into(),
         )),
+        Command::History(args) => cmdscope::commands::history::run(args),
+        Command::Check(args) => cmdscope::commands::check::run(args),
+        Command::Report(args) => cmdscope::commands::report::run(args),
+        Command::Import(args) => cmdscope::commands::import::run(args),
     };
     let code = match result {
         Ok(code) => code,
