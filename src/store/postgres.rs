@@ -42,7 +42,7 @@ impl Postgres {
         let client = config.connect(NoTls).map_err(|err| {
             StoreError(format!(
                 "store '{shown}': cannot connect to PostgreSQL: {}",
-                scrub_with(&err.to_string(), password.as_deref())
+                scrub_with(&describe(&err), password.as_deref())
             ))
         })?;
         Ok(Postgres {
@@ -53,18 +53,7 @@ impl Postgres {
     }
 
     fn e(&self, err: postgres::Error) -> StoreError {
-        // `Error`'s Display is terse ("db error"); the server's message is in the source.
-        let text = match err.as_db_error() {
-            Some(db) => format!("{}: {}", db.severity(), db.message()),
-            None => {
-                let mut t = err.to_string();
-                if let Some(src) = std::error::Error::source(&err) {
-                    t = format!("{t}: {src}");
-                }
-                t
-            }
-        };
-        StoreError(scrub_with(&text, self.password.as_deref()))
+        StoreError(scrub_with(&describe(&err), self.password.as_deref()))
     }
 
     fn statement(&mut self, sql: &str) -> Result<Statement> {
@@ -82,6 +71,18 @@ impl Postgres {
             .zip(stmt.params())
             .map(|(v, ty)| typed(v, ty))
             .collect()
+    }
+}
+
+/// `Error`'s Display is terse ("db error", "error connecting to server");
+/// the useful part (the server's message, "Connection refused") is its source.
+fn describe(err: &postgres::Error) -> String {
+    if let Some(db) = err.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
+    }
+    match std::error::Error::source(err) {
+        Some(src) => format!("{err}: {src}"),
+        None => err.to_string(),
     }
 }
 

@@ -35,6 +35,9 @@ pub fn cmdscope(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .env("NO_COLOR", "1")
+        // The default results store goes under target/, not the user's home.
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
         .output()
         .expect("run cmdscope")
 }
