@@ -356,6 +356,31 @@ fn full_round_trip(server: &Server) {
     assert_eq!(runs.len(), 10);
     assert!(runs[0].get(cmdscope::metrics::Metric::WallTime).unwrap() > 0.0);
     assert!(runs[0].get(cmdscope::metrics::Metric::CpuCycles).is_none());
+    // Bulk inserts (binary COPY from 200 rows on) round-trip exactly too.
+    let cell = s[0].cells[0].id;
+    let bulk: Vec<cmdscope::metrics::Sample> = (0..500u64)
+        .map(|i| {
+            let mut x = cmdscope::metrics::Sample::new(1000 + i);
+            x.exit_code = if i % 7 == 0 { None } else { Some(i as i32 % 3) };
+            x.signal = (i % 7 == 0).then_some(9);
+            x.timed_out = i % 11 == 0;
+            x.set(cmdscope::metrics::Metric::WallTime, 0.001 + i as f64 * 1e-6);
+            x
+        })
+        .collect();
+    store.add_runs(cell, 10, &bulk).unwrap();
+    let back = store.runs(cell).unwrap();
+    assert_eq!(back.len(), 510);
+    // (NaN marks "not measured", so compare field by field.)
+    let key = |x: &cmdscope::metrics::Sample| {
+        let values: Vec<Option<f64>> = cmdscope::metrics::Metric::ALL
+            .iter()
+            .map(|&m| x.get(m))
+            .collect();
+        (x.run_index, x.exit_code, x.signal, x.timed_out, values)
+    };
+    let same = back[10..].iter().zip(&bulk).all(|(a, b)| key(a) == key(b));
+    assert!(same, "bulk runs differ after the round trip");
 }
 
 fn kill_9_keeps_every_finished_run(server: &Server) {
