@@ -53,6 +53,9 @@ pub enum Command {
     /// Store results files (hyperfine JSON, cmdscope JSON, Go benchmark text) as sessions.
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
+    /// Internal: the helper process that writes to the store during `run`.
+    #[command(name = "__store-writer", hide = true)]
+    StoreWriter,
 }
 
 const HISTORY_EXAMPLES: &str = "\

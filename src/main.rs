@@ -46,6 +46,7 @@ fn main() {
         Command::Check(args) => cmdscope::commands::check::run(args),
         Command::Report(args) => cmdscope::commands::report::run(args),
         Command::Import(args) => cmdscope::commands::import::run(args),
+        Command::StoreWriter => Ok(cmdscope::store::writer::serve()),
     };
     let code = match result {
         Ok(code) => code,

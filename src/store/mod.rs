@@ -11,6 +11,7 @@ pub mod postgres;
 pub mod record;
 pub mod schema;
 pub mod sqlite;
+pub mod writer;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -176,7 +177,7 @@ pub struct NewSession {
 }
 
 /// A benchmark cell about to be recorded.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NewCell {
     pub identity: String,
     pub name: String,

@@ -1,7 +1,9 @@
 //! Recording a `cmdscope run` into the store as it happens.
 //!
 //! The store is opened (and migrated) before the first run, so that a bad
-//! store is reported before a long benchmark, not after it. Each measured
+//! store is reported before a long benchmark, not after it; it is held by a
+//! helper process (see [`super::writer`]) so that cmdscope's own memory
+//! does not grow into the measured peaks. Each measured
 //! run is committed in its own short transaction as soon as it is made
 //! (the runner's [`SampleSink`] hook), so `kill -9` leaves every finished
 //! run in the store. The session row is written with the first run, so a
@@ -13,7 +15,8 @@
 
 use std::time::SystemTime;
 
-use super::{Finish, Location, NewCell, NewSession, Store, StoreError};
+use super::writer::{Link, Msg, RunMsg, SessionMsg};
+use super::{Location, NewCell, NewSession, Store, StoreError};
 use crate::error::Error;
 use crate::metrics::Sample;
 use crate::plan::Cell;
@@ -81,8 +84,8 @@ pub fn open_required(no_store: bool, store: Option<&str>) -> crate::error::Resul
 
 /// The command line as typed, with any password in a URL removed.
 pub fn command_line() -> String {
-    std::env::args()
-        .map(|a| super::redact(&a))
+    std::env::args_os()
+        .map(|a| super::redact(&a.to_string_lossy()))
         .map(|a| {
             if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'') {
                 format!("'{}'", a.replace('\'', "'\\''"))
@@ -95,7 +98,7 @@ pub fn command_line() -> String {
 }
 
 pub struct Recorder {
-    store: Option<Store>,
+    store: Option<Link>,
     explicit: bool,
     open_error: Option<String>,
     error: Option<String>,
@@ -104,8 +107,7 @@ pub struct Recorder {
     cells: Vec<NewCell>,
     /// Runner cell index -> index into `cells`.
     position: Vec<Option<usize>>,
-    session: Option<i64>,
-    cell_ids: Vec<i64>,
+    began: bool,
     next_seq: Vec<i64>,
 }
 
@@ -115,7 +117,7 @@ impl Recorder {
         let explicit = matches!(choice, Choice::Explicit(_));
         let (store, open_error) = match choice
             .location()
-            .and_then(|loc| loc.map(|l| Store::open(&l)).transpose())
+            .and_then(|loc| loc.map(|l| Link::open(&l)).transpose())
         {
             Ok(store) => (store, None),
             Err(e) => (None, Some(e.0)),
@@ -139,8 +141,7 @@ impl Recorder {
             next_seq: vec![0; stored.len()],
             cells: stored,
             position,
-            session: None,
-            cell_ids: Vec::new(),
+            began: false,
         }
     }
 
@@ -163,8 +164,7 @@ impl Recorder {
             },
             cells: Vec::new(),
             position: Vec::new(),
-            session: None,
-            cell_ids: Vec::new(),
+            began: false,
             next_seq: Vec::new(),
         }
     }
@@ -179,41 +179,34 @@ impl Recorder {
         self.explicit
     }
 
-    /// Where the store is (password removed), when one is open.
-    pub fn location(&self) -> Option<&str> {
-        self.store.as_ref().map(Store::location)
-    }
-
-    /// The stored session's id, once its first run is recorded.
-    pub fn session_id(&self) -> Option<i64> {
-        self.session
-    }
-
     fn fail(&mut self, e: StoreError) {
         self.error.get_or_insert(e.0);
         self.store = None;
     }
 
-    fn ensure_session(&mut self) -> Option<()> {
-        if self.session.is_some() {
-            return Some(());
-        }
-        let store = self.store.as_mut()?;
-        let result = store.begin_session(&self.meta).and_then(|id| {
-            let ids = store.add_cells(id, &self.cells)?;
-            Ok((id, ids))
-        });
-        match result {
-            Ok((id, ids)) => {
-                self.session = Some(id);
-                self.cell_ids = ids;
-                Some(())
-            }
+    fn call(&mut self, msg: &Msg) -> Option<()> {
+        let link = self.store.as_mut()?;
+        match link.call(msg) {
+            Ok(()) => Some(()),
             Err(e) => {
                 self.fail(e);
                 None
             }
         }
+    }
+
+    fn ensure_session(&mut self) -> Option<()> {
+        if self.began {
+            return Some(());
+        }
+        self.store.as_ref()?;
+        let msg = Msg::Begin {
+            session: Box::new(SessionMsg::new(&self.meta)),
+            cells: self.cells.clone(),
+        };
+        self.call(&msg)?;
+        self.began = true;
+        Some(())
     }
 
     /// Writes the end of the session. Returns the first store error of the
@@ -222,46 +215,39 @@ impl Recorder {
         if let Some(e) = &self.open_error {
             return Some(e.clone());
         }
-        if self.store.is_some() && self.session.is_some() {
-            let id = self.session.unwrap_or_default();
-            let result = self.finish_inner(id, session);
-            if let Err(e) = result {
-                self.fail(e);
-            }
-        }
-        self.error.clone()
-    }
-
-    fn finish_inner(&mut self, id: i64, session: &Session) -> Result<(), StoreError> {
-        let Some(store) = self.store.as_mut() else {
-            return Ok(());
-        };
-        // With -S the runner subtracts the shell's start-up at the end:
-        // replace the raw runs streamed so far by the final values.
-        if session.shell_overhead.is_some() {
-            for (i, r) in session.results.iter().enumerate() {
-                if let Some(&cell) = self.cell_ids.get(i) {
-                    store.replace_runs(cell, &r.samples)?;
+        if self.store.is_some() && self.began {
+            // With -S the runner subtracts the shell's start-up at the end:
+            // replace the raw runs streamed so far by the final values.
+            if session.shell_overhead.is_some() {
+                for (i, r) in session.results.iter().enumerate().take(self.cells.len()) {
+                    let msg = Msg::Replace {
+                        cell: i,
+                        runs: r.samples.iter().map(RunMsg::from_sample).collect(),
+                    };
+                    if self.call(&msg).is_none() {
+                        break;
+                    }
                 }
             }
-        }
-        let status = match &session.failure {
-            None => "finished",
-            Some(Error::Interrupted) => "interrupted",
-            Some(_) => "failed",
-        };
-        let stop_reason = session
-            .stop_reason
-            .and_then(|r| serde_json::to_value(r).ok())
-            .and_then(|v| v.as_str().map(str::to_string));
-        store.finish_session(
-            id,
-            &Finish {
+            let status = match &session.failure {
+                None => "finished",
+                Some(Error::Interrupted) => "interrupted",
+                Some(_) => "failed",
+            };
+            let stop_reason = session
+                .stop_reason
+                .and_then(|r| serde_json::to_value(r).ok())
+                .and_then(|v| v.as_str().map(str::to_string));
+            let msg = Msg::Finish {
                 status: status.into(),
                 stop_reason,
                 shell_overhead: session.shell_overhead.map(|o| o.wall),
-            },
-        )
+            };
+            self.call(&msg);
+        }
+        // Closing the link ends the helper.
+        self.store = None;
+        self.error.clone()
     }
 }
 
@@ -273,13 +259,13 @@ impl SampleSink for Recorder {
         if self.ensure_session().is_none() {
             return;
         }
-        let (Some(store), Some(&cell_id)) = (self.store.as_mut(), self.cell_ids.get(pos)) else {
-            return;
+        let msg = Msg::Runs {
+            cell: pos,
+            first_seq: self.next_seq[pos],
+            runs: vec![RunMsg::from_sample(sample)],
         };
-        let seq = self.next_seq[pos];
-        match store.add_runs(cell_id, seq, std::slice::from_ref(sample)) {
-            Ok(()) => self.next_seq[pos] += 1,
-            Err(e) => self.fail(e),
+        if self.call(&msg).is_some() {
+            self.next_seq[pos] += 1;
         }
     }
 }
