@@ -357,8 +357,9 @@ pub struct RunArgs {
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
 
-    /// Do not record this session in the results store.
-    #[arg(long)]
+    /// Do not record this session in the results store (also when
+    /// CMDSCOPE_NO_STORE=1; wins over --store).
+    #[arg(long, env = "CMDSCOPE_NO_STORE", value_parser = clap::builder::FalseyValueParser::new())]
     pub no_store: bool,
 
     #[command(flatten)]

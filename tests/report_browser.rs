@@ -73,6 +73,7 @@ fn report_renders_in_chromium_and_user_text_stays_text() {
             .args(["-n", EVIL, &format!("{} busy {ms}", fixture())])
             .args(["-n", &shell_evil, &format!("{} busy 1", fixture())])
             .env_remove("CMDSCOPE_STORE")
+            .env_remove("CMDSCOPE_NO_STORE")
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
@@ -84,6 +85,7 @@ fn report_renders_in_chromium_and_user_text_stays_text() {
         .arg("--html")
         .arg(&html)
         .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

@@ -29,6 +29,7 @@ fn with_store(store: &Path, args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
         .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
         .output()
         .expect("run cmdscope")
 }
@@ -132,6 +133,7 @@ fn no_store_records_nothing_and_the_default_store_is_per_user() {
         ])
         .env("XDG_DATA_HOME", dir.path())
         .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -140,7 +142,17 @@ fn no_store_records_nothing_and_the_default_store_is_per_user() {
     let o = Command::new(bin())
         .args(["run", "--runs", "2", "--style", "none", "true"])
         .env("XDG_DATA_HOME", dir.path())
+        .env("CMDSCOPE_NO_STORE", "1")
         .env_remove("CMDSCOPE_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!default.exists(), "CMDSCOPE_NO_STORE=1 records nothing");
+    let o = Command::new(bin())
+        .args(["run", "--runs", "2", "--style", "none", "true"])
+        .env("XDG_DATA_HOME", dir.path())
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -339,18 +351,15 @@ fn postgres_down_is_a_clear_error_without_the_password_and_the_export_is_written
     let dir = tempdir();
     let out = dir.path().join("out.json");
     let url = format!("postgres://bob:hunter2@127.0.0.1:{port}/results");
-    let o = cmdscope(&[
-        "run",
-        "--runs",
-        "3",
-        "--style",
-        "none",
-        "--store",
-        &url,
-        "--export-json",
-        out.to_str().unwrap(),
-        "true",
-    ]);
+    let o = Command::new(bin())
+        .args(["run", "--runs", "3", "--style", "none", "--store", &url])
+        .arg("--export-json")
+        .arg(&out)
+        .arg("true")
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(!err.contains("hunter2"), "password printed: {err}");
@@ -394,6 +403,7 @@ fn the_default_store_failing_only_warns() {
         .args(["run", "--runs", "2", "--style", "none", "true"])
         .env("XDG_DATA_HOME", &blocker)
         .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

@@ -233,6 +233,7 @@ fn with_store(url: &str, args: &[&str]) -> Output {
         .args(["--store", url])
         .env("NO_COLOR", "1")
         .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
         .output()
         .expect("run cmdscope")
 }
@@ -276,6 +277,7 @@ fn concurrent_writers_lose_no_rows(server: &Server) {
                 .arg("true")
                 .arg(format!("{} busy 1", fixture()))
                 .env_remove("CMDSCOPE_STORE")
+                .env_remove("CMDSCOPE_NO_STORE")
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -395,6 +397,7 @@ fn kill_9_keeps_every_finished_run(server: &Server) {
         .arg(format!("echo x >> '{}'", counter.display()))
         .arg(format!("{} sleep 5", fixture()))
         .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

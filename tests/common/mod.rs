@@ -35,7 +35,9 @@ pub fn cmdscope(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .env("NO_COLOR", "1")
-        // The default results store goes under target/, not the user's home.
+        // Measurement tests record nothing (tests/store.rs tests the store),
+        // and anything recorded by mistake goes under target/, not ~.
+        .env("CMDSCOPE_NO_STORE", "1")
         .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
         .env_remove("CMDSCOPE_STORE")
         .output()
