@@ -487,3 +487,82 @@ fn history(out: &mut String, d: &ReportData) {
         out.push('\n');
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Machine, StoredSession};
+
+    fn session() -> StoredSession {
+        StoredSession {
+            id: 7,
+            started: "2025-01-01T00:00:00Z".into(),
+            started_unix: 1_735_689_600.0,
+            finished_unix: None,
+            status: "running".into(),
+            stop_reason: None,
+            source: "run".into(),
+            tool_version: "0".into(),
+            command_line: "cmdscope run '<x>'".into(),
+            order: Some("interleaved".into()),
+            shell_overhead: None,
+            fingerprint: "0123456789abcdef".into(),
+            machine: Machine {
+                hostname: "<host>".into(),
+                cpu_model: "cpu".into(),
+                cores: 2,
+                memory_bytes: 1 << 30,
+                kernel: "6".into(),
+                governor: None,
+                load: None,
+            },
+            labels: vec![("k".into(), "<v>".into())],
+            cells: vec![],
+        }
+    }
+
+    fn cell(batch: u32) -> CellData {
+        // A U-shaped sweep: fastest at batch 16.
+        let t = 0.001 * (16.0 / batch as f64 + batch as f64 / 16.0);
+        CellData {
+            name: format!("sha256 batch={batch}"),
+            command: "sha256".into(),
+            parameters: vec![("batch".into(), batch.to_string())],
+            samples: vec![],
+            times: (0..8).map(|i| t * (1.0 + 0.01 * i as f64)).collect(),
+        }
+    }
+
+    #[test]
+    fn sweeps_are_drawn_with_the_fastest_value_marked_and_text_escaped() {
+        let data = ReportData {
+            store: "s.db".into(),
+            session: session(),
+            cells: [1, 4, 16, 64, 256].into_iter().map(cell).collect(),
+            comparisons: vec![],
+            history: vec![HistoryData {
+                identity: "<id>".into(),
+                points: vec![HistoryPoint {
+                    session: 7,
+                    started_unix: 1_735_689_600.0,
+                    median: 0.002,
+                    ci: Some([0.0019, 0.0021]),
+                }],
+            }],
+            notes: vec!["<note>".into()],
+        };
+        let html = render(&data);
+        if let Some(dir) = std::env::var_os("CMDSCOPE_KEEP_REPORT") {
+            let _ = std::fs::write(std::path::Path::new(&dir).join("sweep.html"), &html);
+        }
+        assert!(html.contains("<h2>Sweeps</h2>"));
+        assert!(html.contains("Median wall time against batch"));
+        assert!(html.contains("class=\"highlight\""), "optimum marked");
+        assert!(html.contains("class=\"band\""), "interval band");
+        for raw in ["<x>", "<host>", "<v>", "<id>", "<note>"] {
+            assert!(!html.contains(raw), "{raw} not escaped");
+        }
+        assert!(html.contains("&lt;note&gt;"));
+        assert!(html.contains("Runs in order") && html.contains("Distributions"));
+    }
+}
