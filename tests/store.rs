@@ -763,3 +763,74 @@ fn import_command_reads_hyperfine_json() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(count(&db), (1, 3));
 }
+
+/// Children of `pid` whose command line contains `needle`.
+fn children_with(pid: u32, needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        // pid (comm) state ppid ...
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+        if ppid == Some(pid) && String::from_utf8_lossy(&cmdline).contains(needle) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_store_failing_mid_run_keeps_measuring_and_exports() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("mid.db");
+    let out = dir.path().join("out.json");
+    let counter = dir.path().join("finished");
+    let child = Command::new(bin())
+        .args(["run", "--style", "none", "--runs", "150", "--store"])
+        .arg(&db)
+        .arg("--export-json")
+        .arg(&out)
+        .arg("--conclude")
+        .arg(format!("echo x >> '{}'", counter.display()))
+        .arg(format!("{} sleep 5", fixture()))
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_to_string(&counter).map_or(0, |t| t.lines().count()) < 10 {
+        assert!(start.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The store goes away in the middle of the session.
+    let writers = children_with(child.id(), "__store-writer");
+    assert_eq!(writers.len(), 1, "one store writer");
+    unsafe { libc::kill(writers[0] as i32, libc::SIGKILL) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("mid.db") && line.contains("stopped unexpectedly"),
+        "{line}"
+    );
+    // Measuring went on: all runs exported; the store kept those before.
+    assert_eq!(
+        read_json(&out)["results"][0]["measurements"]
+            .as_array()
+            .unwrap()
+            .len(),
+        150
+    );
+    let (sessions, runs) = count(&db);
+    assert_eq!(sessions, 1);
+    assert!((10..150).contains(&runs), "{runs} runs stored");
+}

@@ -138,6 +138,8 @@ pub enum Msg {
 
 /// cmdscope's end of the pipe.
 pub struct Link {
+    /// The store's location for messages (password removed).
+    shown: String,
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -147,21 +149,24 @@ pub struct Link {
 impl Link {
     /// Starts the helper (this same executable) and opens the store in it.
     pub fn open(location: &Location) -> Result<Link, StoreError> {
+        let shown = location.display();
+        let fail = |what: String| StoreError(format!("store '{shown}': {what}"));
         let exe = std::env::current_exe()
-            .map_err(|e| StoreError(format!("cannot find cmdscope's executable: {e}")))?;
+            .map_err(|e| fail(format!("cannot find cmdscope's executable: {e}")))?;
         let mut child = Command::new(exe)
             .arg(SUBCOMMAND)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|e| StoreError(format!("cannot start the store writer: {e}")))?;
+            .map_err(|e| fail(format!("cannot start the store writer: {e}")))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(StoreError("cannot talk to the store writer".into()));
+            return Err(fail("cannot talk to the store writer".into()));
         };
         let mut link = Link {
+            shown: shown.clone(),
             child,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
@@ -177,7 +182,12 @@ impl Link {
 
     /// Sends a message and waits for its answer.
     pub fn call(&mut self, msg: &Msg) -> Result<(), StoreError> {
-        let gone = || StoreError("the store writer stopped unexpectedly".into());
+        let gone = || {
+            StoreError(format!(
+                "store '{}': the store writer stopped unexpectedly",
+                self.shown
+            ))
+        };
         let mut text = serde_json::to_string(msg)
             .map_err(|e| StoreError(format!("cannot encode a store message: {e}")))?;
         text.push('\n');
