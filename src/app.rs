@@ -14,6 +14,8 @@ use crate::plan::{self, PlanInput};
 use crate::report::{self, terminal::Paint};
 use crate::runner::{self, IgnoreFailure, RunOptions};
 use crate::schedule::RunPolicy;
+use crate::store::record::{self, Choice, Recorder};
+use crate::store::{self, Machine, NewSession};
 
 /// Relative precision adaptive stopping aims for when the user gives no run count.
 pub const DEFAULT_PRECISION: f64 = 0.01;
@@ -265,6 +267,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         reference,
         alpha: args.alpha,
     };
+    let labels = store::parse_labels(&args.labels)?;
+    let mut recorder = open_recorder(args, labels, &opts);
     let maximize = args.maximize.is_some();
     let mut search = None;
     let mut session = if search_var.is_some() {
@@ -280,12 +284,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             initial_runs: full_runs.min(4),
             alpha: args.alpha,
         };
-        let mut result = crate::optimize::search(&opts, &sopts, &labels)?;
+        let mut result = crate::optimize::search(&opts, &sopts, &labels, &mut recorder)?;
         let session = crate::optimize::as_session(&mut result, &opts.cells);
         search = Some(result);
         session
     } else {
-        runner::run(&opts)?
+        runner::run_with_sink(&opts, &mut recorder)?
     };
     if args.remove_outliers {
         analysis::remove_outliers(&mut session);
@@ -367,13 +371,33 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             export_error.get_or_insert(e);
         }
     }
+    // A store failure is an error (exit 2) when the user named the store,
+    // a warning when it is the default one; the exports are written either way.
+    let store_error = recorder.finish(&session).map(Error::Store);
+    let store_error = match store_error {
+        Some(e) if !recorder.explicit() => {
+            if recorder.open_error().is_none() {
+                eprintln!(
+                    "cmdscope: warning: results not stored: {e} (use --no-store to skip the store)"
+                );
+            }
+            None
+        }
+        other => other,
+    };
     if let Some(failure) = session.failure {
-        if let Some(e) = export_error {
+        for e in export_error.iter().chain(&store_error) {
             eprintln!("cmdscope: error: {e}");
         }
         return Err(failure);
     }
     if let Some(e) = export_error {
+        if let Some(s) = &store_error {
+            eprintln!("cmdscope: error: {s}");
+        }
+        return Err(e);
+    }
+    if let Some(e) = store_error {
         return Err(e);
     }
     Ok(exit::OK)
@@ -414,4 +438,30 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<i32> {
         )));
     }
     Ok(exit::OK)
+}
+
+/// Opens the results store before the first run, so that a bad store is
+/// reported at once; measuring goes on without it.
+fn open_recorder(args: &RunArgs, labels: Vec<(String, String)>, opts: &RunOptions) -> Recorder {
+    let choice = Choice::new(args.no_store, args.store.store.as_deref());
+    if choice == Choice::Disabled {
+        return Recorder::disabled();
+    }
+    let meta = NewSession {
+        started: std::time::SystemTime::now(),
+        source: "run".into(),
+        command_line: record::command_line(),
+        order: serde_json::to_value(opts.order)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string)),
+        seed: Some(opts.seed.to_string()),
+        shell: opts.shell.clone(),
+        machine: Machine::current(),
+        labels,
+    };
+    let recorder = Recorder::open(&choice, meta, &opts.cells);
+    if let Some(e) = recorder.open_error() {
+        eprintln!("cmdscope: warning: results will not be stored (measuring anyway): {e}");
+    }
+    recorder
 }

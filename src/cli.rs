@@ -53,6 +53,170 @@ pub enum Command {
     /// intermediate shells, syscalls, I/O, and hints backed by the numbers.
     #[command(after_help = EXPLAIN_EXAMPLES)]
     Explain(ExplainArgs),
+    /// List the sessions and benchmarks in the results store, newest first.
+    #[command(after_help = HISTORY_EXAMPLES)]
+    History(HistoryArgs),
+    /// CI gate: compare the latest results with a stored baseline on this machine.
+    #[command(after_help = CHECK_EXAMPLES)]
+    Check(CheckArgs),
+    /// Write a self-contained HTML report (SVG charts, no scripts) from the store.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
+    /// Store results files (hyperfine JSON, cmdscope JSON, Go benchmark text) as sessions.
+    #[command(after_help = IMPORT_EXAMPLES)]
+    Import(ImportArgs),
+    /// Internal: the helper process that writes to the store during `run`.
+    #[command(name = "__store-writer", hide = true)]
+    StoreWriter,
+}
+
+const HISTORY_EXAMPLES: &str = "\
+Examples:
+  cmdscope history
+  cmdscope history grep                     # benchmarks whose command or name contains 'grep'
+  cmdscope history --label branch=main --machine myhost
+";
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  cmdscope run --label branch=main 'make test'            # on main: record the baseline
+  cmdscope run --label branch=feature 'make test'         # on the branch
+  cmdscope check --baseline branch=main --fail-if-slower 5 >> \"$GITHUB_STEP_SUMMARY\"
+
+Exit status: 0 no significant regression beyond PCT; 1 a regression; 2 no
+results, no baseline on this machine, or a store error.
+";
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  cmdscope report                            # latest session -> cmdscope-report.html
+  cmdscope report --html out.html --session 42
+  cmdscope report --label branch=main
+";
+
+const IMPORT_EXAMPLES: &str = "\
+Examples:
+  cmdscope import hyperfine.json
+  cmdscope import --label commit=abc123 bench.txt     # go test -bench output
+";
+
+/// Where results are stored (shared by run, history, check, report, import).
+#[derive(Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// Results store: an SQLite file, or postgres://user[:password]@host[:port]/db.
+    /// Default: $XDG_DATA_HOME/cmdscope/results.sqlite3 (~/.local/share/cmdscope/...).
+    /// Passwords are never printed.
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "CMDSCOPE_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+}
+
+/// Which stored sessions a command looks at.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SessionFilterArgs {
+    /// Only sessions with this label (repeatable; all must match).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Only sessions on this machine: a fingerprint (or its prefix) or a hostname.
+    #[arg(long, value_name = "FINGERPRINT|HOST")]
+    pub machine: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// Only benchmarks whose name or command line contains this text.
+    #[arg(value_name = "FILTER")]
+    pub filter: Option<String>,
+
+    #[command(flatten)]
+    pub sessions: SessionFilterArgs,
+
+    /// At most this many sessions.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// A Markdown table (for a CI job summary).
+    Markdown,
+    /// Plain text.
+    Text,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The baseline: the latest session with this label on the same machine
+    /// fingerprint as the results checked.
+    #[arg(long, value_name = "KEY=VALUE", required = true)]
+    pub baseline: String,
+
+    /// Exit 1 when a benchmark is significantly slower (Holm-corrected) by more than PCT percent.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub fail_if_slower: f64,
+
+    /// The results checked: this session [default: the latest session on this machine].
+    #[arg(long, value_name = "ID")]
+    pub session: Option<i64>,
+
+    /// Significance level.
+    #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
+    pub alpha: f64,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Markdown)]
+    pub format: CheckFormat,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The HTML file to write ('-' for stdout).
+    #[arg(long, value_name = "FILE", default_value = "cmdscope-report.html")]
+    pub html: PathBuf,
+
+    /// Report this session [default: the latest matching one].
+    #[arg(long, value_name = "ID")]
+    pub session: Option<i64>,
+
+    /// Only sessions whose benchmarks' name or command contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub command: Option<String>,
+
+    #[command(flatten)]
+    pub sessions: SessionFilterArgs,
+
+    /// Sessions shown in the history charts.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub history: usize,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Files to import, one session each: hyperfine or cmdscope JSON, or
+    /// `go test -bench` output (detected by content).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Label the imported sessions (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 const EXPLAIN_EXAMPLES: &str = "\
@@ -303,6 +467,18 @@ pub struct RunArgs {
     /// Output style.
     #[arg(long, value_enum, default_value_t = Style::Auto)]
     pub style: Style,
+
+    /// Label the session in the results store, e.g. commit=abc123 (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Do not record this session in the results store (also when
+    /// CMDSCOPE_NO_STORE=1; wins over --store).
+    #[arg(long, env = "CMDSCOPE_NO_STORE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_store: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -40,6 +40,10 @@ pub enum Error {
     Parse { path: PathBuf, message: String },
     #[error("{0}")]
     Failed(String),
+    /// The results store could not be opened, read or written (message
+    /// already names the store, without its password).
+    #[error("{0}")]
+    Store(String),
     #[error("interrupted")]
     Interrupted,
     #[error("{0}")]

@@ -41,6 +41,11 @@ fn main() {
         Command::Run(args) => cmdscope::app::run(args),
         Command::Compare(args) => cmdscope::app::compare(args),
         Command::Explain(args) => cmdscope::explain::explain(args),
+        Command::History(args) => cmdscope::commands::history::run(args),
+        Command::Check(args) => cmdscope::commands::check::run(args),
+        Command::Report(args) => cmdscope::commands::report::run(args),
+        Command::Import(args) => cmdscope::commands::import::run(args),
+        Command::StoreWriter => Ok(cmdscope::store::writer::serve()),
     };
     let code = match result {
         Ok(code) => code,

@@ -17,7 +17,7 @@ use crate::analysis::values;
 use crate::comparison::compare_metric;
 use crate::error::{Error, Result};
 use crate::metrics::{Metric, Sample};
-use crate::runner::{self, CellResult, RunOptions, Session};
+use crate::runner::{self, CellResult, RunOptions, SampleSink, Session};
 use crate::schedule::RunPolicy;
 
 #[derive(Clone, Debug)]
@@ -63,8 +63,23 @@ enum Prefer {
     Neither,
 }
 
+/// Passes a round's samples on under the grid's cell indices.
+struct Renumber<'a> {
+    inner: &'a mut dyn SampleSink,
+    grid_index: Vec<usize>,
+}
+
+impl SampleSink for Renumber<'_> {
+    fn sample(&mut self, cell: usize, sample: &Sample) {
+        if let Some(&i) = self.grid_index.get(cell) {
+            self.inner.sample(i, sample);
+        }
+    }
+}
+
 struct Search<'a> {
     base: &'a RunOptions,
+    sink: &'a mut dyn SampleSink,
     opts: &'a SearchOptions,
     samples: Vec<Vec<Sample>>,
     runs: usize,
@@ -113,7 +128,14 @@ impl Search<'_> {
             ..self.base.clone()
         };
         self.round += 1;
-        let mut session = runner::run(&opts)?;
+        // Round cell k is grid cell need[k]; a calibration cell keeps its index.
+        let mut grid_index: Vec<usize> = need.iter().map(|(i, _)| *i).collect();
+        grid_index.extend((0..self.base.cells.len()).filter(|&i| self.base.cells[i].calibration));
+        let mut sink = Renumber {
+            inner: &mut *self.sink,
+            grid_index,
+        };
+        let mut session = runner::run_with_sink(&opts, &mut sink)?;
         for ((i, _), r) in need.iter().zip(session.results.iter_mut()) {
             self.runs += r.samples.len();
             self.samples[*i].append(&mut r.samples);
@@ -158,13 +180,19 @@ impl Search<'_> {
     }
 }
 
-pub fn search(base: &RunOptions, opts: &SearchOptions, labels: &[String]) -> Result<SearchResult> {
+pub fn search(
+    base: &RunOptions,
+    opts: &SearchOptions,
+    labels: &[String],
+    sink: &mut dyn SampleSink,
+) -> Result<SearchResult> {
     let m = base.cells.iter().filter(|c| !c.calibration).count();
     if m == 0 {
         return Err(Error::Usage("nothing to search".into()));
     }
     let mut s = Search {
         base,
+        sink,
         opts,
         samples: vec![Vec::new(); m],
         runs: 0,

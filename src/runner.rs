@@ -194,10 +194,31 @@ fn run_hook(what: &str, hook: &str, cell: &Cell, show_output: bool) -> Result<()
     }
 }
 
+/// Receives every measured run as soon as it is made (before the next run
+/// starts), e.g. to commit it to the results store so that a killed
+/// session keeps its finished runs. `cell` indexes `RunOptions::cells`;
+/// values are raw (shell start-up not yet subtracted). Called between runs,
+/// never while one is being measured; errors are the sink's to keep.
+pub trait SampleSink {
+    fn sample(&mut self, cell: usize, sample: &Sample);
+}
+
+/// A sink that keeps nothing.
+pub struct NoSink;
+
+impl SampleSink for NoSink {
+    fn sample(&mut self, _cell: usize, _sample: &Sample) {}
+}
+
 /// Runs a whole session. Errors before the first run (bad command, bad
 /// file) are returned; errors after it end up in `Session::failure` so that
 /// the finished runs can still be reported and exported.
 pub fn run(opts: &RunOptions) -> Result<Session> {
+    run_with_sink(opts, &mut NoSink)
+}
+
+/// [`run`], handing each measured run to `sink` as it is made.
+pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Session> {
     signals::install();
     exec::become_subreaper();
 
@@ -341,6 +362,9 @@ pub fn run(opts: &RunOptions) -> Result<Session> {
         }
         let wall = sample.get(Metric::WallTime).unwrap_or(0.0);
         scheduler.record(step, wall);
+        if measured {
+            sink.sample(c, &sample);
+        }
         if let Some(hook) = &cell.hooks.conclude {
             if let Err(e) = run_hook("conclude", hook, cell, show_output) {
                 failure = Some(e);

@@ -142,6 +142,7 @@ fn sigint_exports_finished_runs_and_exits_130() {
     let dir = tempdir();
     let out = dir.path().join("int.json");
     let mut child = Command::new(bin())
+        .env("CMDSCOPE_NO_STORE", "1")
         .args([
             "run",
             "--runs",
@@ -171,6 +172,7 @@ fn sigint_exports_finished_runs_and_exits_130() {
 #[test]
 fn sigterm_behaves_like_sigint() {
     let mut child = Command::new(bin())
+        .env("CMDSCOPE_NO_STORE", "1")
         .args([
             "run",
             "--runs",
@@ -299,6 +301,7 @@ fn non_utf8_arguments_are_passed_as_bytes() {
     let mut cmd = b"printf \xff\xfeok".to_vec();
     cmd.shrink_to_fit();
     let o = Command::new(bin())
+        .env("CMDSCOPE_NO_STORE", "1")
         .args(["run", "--runs", "1", "--output", out.to_str().unwrap()])
         .arg(std::ffi::OsStr::from_bytes(&cmd))
         .output()

@@ -2,6 +2,18 @@
 //! interruptions only, so it may allocate.
 
 use std::collections::HashSet;
+use std::sync::Mutex;
+
+/// Children of cmdscope that are not part of any benchmark (the store
+/// writer): never killed by [`kill_all`].
+static PROTECTED: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// Exempts one of cmdscope's own helper processes from [`kill_all`].
+pub fn protect(pid: libc::pid_t) {
+    if let Ok(mut p) = PROTECTED.lock() {
+        p.push(pid);
+    }
+}
 
 /// Live (non-zombie) descendants of `root`, found through
 /// `/proc/<pid>/task/<tid>/children`.
@@ -54,8 +66,12 @@ pub fn kill_all(pgid: libc::pid_t) {
         libc::kill(-pgid, libc::SIGKILL);
     }
     let me = std::process::id() as libc::pid_t;
+    let protected = PROTECTED.lock().map(|p| p.clone()).unwrap_or_default();
     for _ in 0..1000 {
-        let live = descendants(me);
+        let live: Vec<libc::pid_t> = descendants(me)
+            .into_iter()
+            .filter(|p| !protected.contains(p))
+            .collect();
         if live.is_empty() {
             return;
         }

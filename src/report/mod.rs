@@ -1,6 +1,7 @@
 //! Output: the terminal report and the export formats. One file per format.
 
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod terminal;

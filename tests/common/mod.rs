@@ -37,6 +37,11 @@ pub fn cmdscope(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .env("NO_COLOR", "1")
+        // Measurement tests record nothing (tests/store.rs tests the store),
+        // and anything recorded by mistake goes under target/, not ~.
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
         .output()
         .expect("run cmdscope")
 }

@@ -1,0 +1,568 @@
+//! The HTML report: one self-contained file with inline SVG charts and
+//! inline CSS. No scripts at all, and a Content-Security-Policy that
+//! forbids them and any network access, so the file opens offline and user
+//! text (command lines, names, labels) can only ever be text: every such
+//! string passes through [`svg::escape`].
+
+use std::fmt::Write as _;
+
+use crate::metrics::{Metric, Sample};
+use crate::store::StoredSession;
+use crate::svg::{
+    escape, Bar, BarChart, BoxPlot, BoxStats, Format, IntervalChart, IntervalRow, LineChart, Point,
+    Series,
+};
+
+/// Bars drawn at most in the run-order chart; more runs are averaged in
+/// consecutive groups (and the chart says so).
+pub const MAX_BARS: usize = 1500;
+
+/// One benchmark of the reported session.
+#[derive(Clone, Debug)]
+pub struct CellData {
+    pub name: String,
+    pub command: String,
+    pub parameters: Vec<(String, String)>,
+    /// All runs (cmdscope metrics), in run order.
+    pub samples: Vec<Sample>,
+    /// The time values used for statistics (wall time, or Go's sec/op).
+    pub times: Vec<f64>,
+}
+
+/// One benchmark compared with the session's reference.
+#[derive(Clone, Debug)]
+pub struct ComparisonData {
+    pub name: String,
+    pub reference: String,
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
+    pub p_adjusted: f64,
+    pub significant: bool,
+    pub test: String,
+}
+
+/// Median time of one benchmark in one session.
+#[derive(Clone, Debug)]
+pub struct HistoryPoint {
+    pub session: i64,
+    pub started_unix: f64,
+    pub median: f64,
+    pub ci: Option<[f64; 2]>,
+}
+
+#[derive(Clone, Debug)]
+pub struct HistoryData {
+    pub identity: String,
+    pub points: Vec<HistoryPoint>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ReportData {
+    pub store: String,
+    pub session: StoredSession,
+    pub cells: Vec<CellData>,
+    pub comparisons: Vec<ComparisonData>,
+    pub history: Vec<HistoryData>,
+    pub notes: Vec<String>,
+}
+
+const STYLE: &str = "
+body { font-family: sans-serif; margin: 2em auto; max-width: 880px; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+td.num { text-align: right; white-space: nowrap; }
+code { background: #f4f4f4; padding: 0 0.2em; word-break: break-all; }
+svg.chart { display: block; margin: 0.5em 0; border: 1px solid #eee; }
+p.note { color: #555; font-size: 0.9em; }
+";
+
+fn row(out: &mut String, key: &str, value: &str) {
+    let _ = write!(
+        out,
+        "<tr><th>{}</th><td>{}</td></tr>",
+        escape(key),
+        escape(value)
+    );
+}
+
+pub fn render(d: &ReportData) -> String {
+    let s = &d.session;
+    let mut out = String::with_capacity(64 * 1024);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>cmdscope report: session #{id}</title><style>{STYLE}</style></head><body>\n\
+         <h1>cmdscope report: session #{id}</h1>\n",
+        id = s.id
+    );
+
+    // Session and machine.
+    out.push_str("<table class=\"session\">");
+    row(&mut out, "Started", &s.started.replace('T', " "));
+    let status = match &s.stop_reason {
+        Some(r) => format!("{} ({})", s.status, r.replace('_', " ")),
+        None => s.status.clone(),
+    };
+    row(&mut out, "Status", &status);
+    if !s.labels.is_empty() {
+        let l: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        row(&mut out, "Labels", &l.join(", "));
+    }
+    row(&mut out, "Command line", &s.command_line);
+    row(&mut out, "Source", &s.source);
+    let m = &s.machine;
+    row(
+        &mut out,
+        "Machine",
+        &format!(
+            "{} — {}, {} CPUs, {}, kernel {}",
+            m.hostname,
+            m.cpu_model,
+            m.cores,
+            crate::units::bytes(m.memory_bytes as f64),
+            m.kernel
+        ),
+    );
+    row(
+        &mut out,
+        "At start",
+        &format!(
+            "governor {}, load {}",
+            m.governor.as_deref().unwrap_or("unknown"),
+            m.load
+                .map(|l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]))
+                .unwrap_or_else(|| "unknown".into())
+        ),
+    );
+    row(&mut out, "Fingerprint", &s.fingerprint);
+    row(&mut out, "cmdscope", &s.tool_version);
+    row(&mut out, "Store", &d.store);
+    out.push_str("</table>\n");
+    for n in &d.notes {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
+    }
+
+    summary_table(&mut out, d);
+    run_order(&mut out, d);
+    distributions(&mut out, d);
+    comparisons(&mut out, d);
+    sweeps(&mut out, d);
+    history(&mut out, d);
+
+    let _ = write!(
+        out,
+        "<p class=\"note\">Generated by cmdscope {}. Medians with 95 % distribution-free intervals; \
+         ratios are Hodges-Lehmann estimates with Holm-corrected p-values.</p>\n</body></html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    out
+}
+
+fn summary_table(out: &mut String, d: &ReportData) {
+    out.push_str(
+        "<h2>Benchmarks</h2>\n<table class=\"summary\"><tr><th>Benchmark</th><th>Command</th>\
+         <th>Runs</th><th>Median [95% CI]</th><th>Mean ± σ</th><th>Min … Max</th><th>Peak memory</th></tr>",
+    );
+    for c in &d.cells {
+        let s = crate::stats::summarize(&c.times);
+        let ci = crate::stats::median_ci(&c.times, crate::analysis::LEVEL)
+            .map(|e| {
+                format!(
+                    " [{} … {}]",
+                    crate::units::time(e.low),
+                    crate::units::time(e.high)
+                )
+            })
+            .unwrap_or_default();
+        let mem = c
+            .samples
+            .iter()
+            .filter_map(|x| x.get(Metric::PeakRss))
+            .collect::<Vec<_>>();
+        let mem = crate::commands::median(&mem)
+            .map(crate::units::bytes)
+            .unwrap_or_default();
+        let (median, mean, range) = match s {
+            Some(s) => (
+                format!("{}{ci}", crate::units::time(s.median)),
+                format!(
+                    "{} ± {}",
+                    crate::units::time(s.mean),
+                    crate::units::time(s.stddev)
+                ),
+                format!(
+                    "{} … {}",
+                    crate::units::time(s.min),
+                    crate::units::time(s.max)
+                ),
+            ),
+            None => ("no runs".into(), String::new(), String::new()),
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&c.name),
+            escape(&crate::store::with_parameters(&c.command, &c.parameters)),
+            c.times.len(),
+            escape(&median),
+            escape(&mean),
+            escape(&range),
+            escape(&mem)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn run_order(out: &mut String, d: &ReportData) {
+    // Every run of every benchmark, in the order they ran.
+    let mut runs: Vec<(u64, usize, f64)> = Vec::new();
+    for (i, c) in d.cells.iter().enumerate() {
+        if c.samples.is_empty() {
+            runs.extend(c.times.iter().enumerate().map(|(j, &t)| (j as u64, i, t)));
+        } else {
+            runs.extend(
+                c.samples
+                    .iter()
+                    .filter_map(|s| s.get(Metric::WallTime).map(|t| (s.run_index, i, t))),
+            );
+        }
+    }
+    if runs.is_empty() {
+        return;
+    }
+    runs.sort_by_key(|r| r.0);
+    let group = runs.len().div_ceil(MAX_BARS);
+    let bars: Vec<Bar> = if group <= 1 {
+        runs.iter()
+            .map(|&(_, g, v)| Bar { value: v, group: g })
+            .collect()
+    } else {
+        // Runs of several benchmarks interleave: average per benchmark
+        // within each consecutive window, so colours stay meaningful.
+        let mut bars = Vec::new();
+        for window in runs.chunks(group) {
+            for (g, _) in d.cells.iter().enumerate() {
+                let v: Vec<f64> = window.iter().filter(|r| r.1 == g).map(|r| r.2).collect();
+                if !v.is_empty() {
+                    bars.push(Bar {
+                        value: v.iter().sum::<f64>() / v.len() as f64,
+                        group: g,
+                    });
+                }
+            }
+        }
+        bars
+    };
+    out.push_str("<h2>Runs in order</h2>\n");
+    if group > 1 {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{} runs: each bar is the mean of one benchmark's runs within a window of {group} consecutive runs.</p>",
+            runs.len()
+        );
+    }
+    out.push_str(
+        &BarChart {
+            title: "Wall time of every run, in the order run (drift shows as a slope)".into(),
+            x_label: "run".into(),
+            y_label: "wall time".into(),
+            y_format: Format::Seconds,
+            groups: d.cells.iter().map(|c| c.name.clone()).collect(),
+            bars,
+        }
+        .render(),
+    );
+    out.push('\n');
+}
+
+fn distributions(out: &mut String, d: &ReportData) {
+    let boxes: Vec<BoxStats> = d
+        .cells
+        .iter()
+        .filter_map(|c| BoxStats::from_values(&c.name, &c.times))
+        .collect();
+    if boxes.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Distributions</h2>\n");
+    out.push_str(
+        &BoxPlot {
+            title: "Wall time per benchmark (box: quartiles; whiskers: 1.5 IQR; circles: beyond)"
+                .into(),
+            y_label: "wall time".into(),
+            y_format: Format::Seconds,
+            boxes,
+        }
+        .render(),
+    );
+    out.push('\n');
+}
+
+fn comparisons(out: &mut String, d: &ReportData) {
+    if d.comparisons.is_empty() {
+        return;
+    }
+    let reference = &d.comparisons[0].reference;
+    let _ = writeln!(out, "<h2>Comparisons with {}</h2>", escape(reference));
+    out.push_str(
+        &IntervalChart {
+            title: format!("Wall time ratio to '{reference}' with 95 % interval (below 1: faster)"),
+            x_label: "ratio".into(),
+            x_format: Format::Ratio,
+            log_x: false,
+            reference: Some(1.0),
+            rows: d
+                .comparisons
+                .iter()
+                .map(|c| IntervalRow {
+                    label: c.name.clone(),
+                    value: c.ratio,
+                    lo: c.ratio_ci[0],
+                    hi: c.ratio_ci[1],
+                    highlight: c.significant,
+                })
+                .collect(),
+        }
+        .render(),
+    );
+    out.push_str("<table class=\"comparisons\"><tr><th>Benchmark</th><th>Ratio [95% CI]</th><th>p (Holm)</th><th>Test</th></tr>");
+    for c in &d.comparisons {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{:.3} [{:.3} … {:.3}]</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            escape(&c.name),
+            c.ratio,
+            c.ratio_ci[0],
+            c.ratio_ci[1],
+            escape(&crate::comparison::format_p(c.p_adjusted)),
+            escape(&c.test)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn numeric(v: &str) -> Option<f64> {
+    v.trim().parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+/// Sweep curves: benchmarks with a numeric parameter, median against it,
+/// one line per combination of the other parameters.
+fn sweeps(out: &mut String, d: &ReportData) {
+    let with_params: Vec<&CellData> = d
+        .cells
+        .iter()
+        .filter(|c| !c.parameters.is_empty())
+        .collect();
+    if with_params.len() < 2 {
+        return;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for c in &with_params {
+        for (k, _) in &c.parameters {
+            if !names.contains(&k.as_str()) {
+                names.push(k);
+            }
+        }
+    }
+    let mut charts = String::new();
+    for x_name in names {
+        let value = |c: &CellData| {
+            c.parameters
+                .iter()
+                .find(|(k, _)| k == x_name)
+                .and_then(|(_, v)| numeric(v))
+        };
+        let cells: Vec<&CellData> = with_params
+            .iter()
+            .copied()
+            .filter(|c| value(c).is_some())
+            .collect();
+        let mut distinct: Vec<f64> = cells.iter().filter_map(|c| value(c)).collect();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        if distinct.len() < 2 {
+            continue;
+        }
+        let mut series: Vec<Series> = Vec::new();
+        for c in cells {
+            let key: Vec<String> = c
+                .parameters
+                .iter()
+                .filter(|(k, _)| k != x_name)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let key = if key.is_empty() {
+                "median".to_string()
+            } else {
+                key.join(", ")
+            };
+            let Some(s) = crate::stats::summarize(&c.times) else {
+                continue;
+            };
+            let ci = crate::stats::median_ci(&c.times, crate::analysis::LEVEL).ok();
+            let point = Point {
+                x: value(c).unwrap_or(f64::NAN),
+                y: s.median,
+                lo: ci.map(|e| e.low),
+                hi: ci.map(|e| e.high),
+            };
+            match series.iter_mut().find(|s| s.name == key) {
+                Some(s) => s.points.push(point),
+                None => series.push(Series {
+                    name: key,
+                    points: vec![point],
+                }),
+            }
+        }
+        for s in &mut series {
+            s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        }
+        let best = series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .min_by(|a, b| a.y.total_cmp(&b.y))
+            .map(|p| p.x);
+        let lo = distinct[0];
+        let hi = distinct[distinct.len() - 1];
+        charts.push_str(
+            &LineChart {
+                title: format!(
+                    "Median wall time against {x_name} (band: 95 % interval; dashed: fastest)"
+                ),
+                x_label: x_name.to_string(),
+                y_label: "wall time".into(),
+                log_x: lo > 0.0 && hi / lo >= 16.0,
+                x_format: Format::Number,
+                y_format: Format::Seconds,
+                series,
+                highlight: best,
+            }
+            .render(),
+        );
+        charts.push('\n');
+    }
+    if !charts.is_empty() {
+        out.push_str("<h2>Sweeps</h2>\n");
+        out.push_str(&charts);
+    }
+}
+
+fn history(out: &mut String, d: &ReportData) {
+    let shown: Vec<&HistoryData> = d.history.iter().filter(|h| !h.points.is_empty()).collect();
+    if shown.is_empty() {
+        return;
+    }
+    out.push_str("<h2>History on this machine</h2>\n");
+    for h in shown {
+        let points: Vec<Point> = h
+            .points
+            .iter()
+            .map(|p| Point {
+                x: p.started_unix,
+                y: p.median,
+                lo: p.ci.map(|c| c[0]),
+                hi: p.ci.map(|c| c[1]),
+            })
+            .collect();
+        out.push_str(
+            &LineChart {
+                title: format!("{} — median per session (dashed: this session)", h.identity),
+                x_label: "session start (UTC)".into(),
+                y_label: "wall time".into(),
+                log_x: false,
+                x_format: Format::Date,
+                y_format: Format::Seconds,
+                series: vec![Series {
+                    name: h.identity.clone(),
+                    points,
+                }],
+                highlight: Some(d.session.started_unix),
+            }
+            .render(),
+        );
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Machine, StoredSession};
+
+    fn session() -> StoredSession {
+        StoredSession {
+            id: 7,
+            started: "2025-01-01T00:00:00Z".into(),
+            started_unix: 1_735_689_600.0,
+            finished_unix: None,
+            status: "running".into(),
+            stop_reason: None,
+            source: "run".into(),
+            tool_version: "0".into(),
+            command_line: "cmdscope run '<x>'".into(),
+            order: Some("interleaved".into()),
+            shell_overhead: None,
+            fingerprint: "0123456789abcdef".into(),
+            machine: Machine {
+                hostname: "<host>".into(),
+                cpu_model: "cpu".into(),
+                cores: 2,
+                memory_bytes: 1 << 30,
+                kernel: "6".into(),
+                governor: None,
+                load: None,
+            },
+            labels: vec![("k".into(), "<v>".into())],
+            cells: vec![],
+        }
+    }
+
+    fn cell(batch: u32) -> CellData {
+        // A U-shaped sweep: fastest at batch 16.
+        let t = 0.001 * (16.0 / batch as f64 + batch as f64 / 16.0);
+        CellData {
+            name: format!("sha256 batch={batch}"),
+            command: "sha256".into(),
+            parameters: vec![("batch".into(), batch.to_string())],
+            samples: vec![],
+            times: (0..8).map(|i| t * (1.0 + 0.01 * i as f64)).collect(),
+        }
+    }
+
+    #[test]
+    fn sweeps_are_drawn_with_the_fastest_value_marked_and_text_escaped() {
+        let data = ReportData {
+            store: "s.db".into(),
+            session: session(),
+            cells: [1, 4, 16, 64, 256].into_iter().map(cell).collect(),
+            comparisons: vec![],
+            history: vec![HistoryData {
+                identity: "<id>".into(),
+                points: vec![HistoryPoint {
+                    session: 7,
+                    started_unix: 1_735_689_600.0,
+                    median: 0.002,
+                    ci: Some([0.0019, 0.0021]),
+                }],
+            }],
+            notes: vec!["<note>".into()],
+        };
+        let html = render(&data);
+        if let Some(dir) = std::env::var_os("CMDSCOPE_KEEP_REPORT") {
+            let _ = std::fs::write(std::path::Path::new(&dir).join("sweep.html"), &html);
+        }
+        assert!(html.contains("<h2>Sweeps</h2>"));
+        assert!(html.contains("Median wall time against batch"));
+        assert!(html.contains("class=\"highlight\""), "optimum marked");
+        assert!(html.contains("class=\"band\""), "interval band");
+        for raw in ["<x>", "<host>", "<v>", "<id>", "<note>"] {
+            assert!(!html.contains(raw), "{raw} not escaped");
+        }
+        assert!(html.contains("&lt;note&gt;"));
+        assert!(html.contains("Runs in order") && html.contains("Distributions"));
+    }
+}

@@ -1,0 +1,917 @@
+//! The results store: every session, its cells, every run's metrics and the
+//! machine it ran on, in SQLite (embedded, the default) or PostgreSQL.
+//!
+//! One [`Backend`] trait with two implementations ([`sqlite`], [`postgres`])
+//! that only execute SQL; everything else (the schema, migrations, what is
+//! written and read) is here, written once against the common dialect of
+//! [`schema`]. See docs/STORE.md for the schema, locations and guarantees.
+
+pub mod machine;
+pub mod postgres;
+pub mod record;
+pub mod schema;
+pub mod sqlite;
+pub mod writer;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::metrics::{Metric, Sample};
+use crate::plan::Cell;
+pub use machine::Machine;
+use schema::{Dialect, LATEST, METRIC_COLUMNS};
+
+/// A store error: one line, with any password already removed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(pub String);
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+impl From<StoreError> for crate::error::Error {
+    fn from(e: StoreError) -> Self {
+        crate::error::Error::Store(e.0)
+    }
+}
+
+/// A value bound to or read from SQL.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+}
+
+impl Value {
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Real(f) => Some(*f as i64),
+            _ => None,
+        }
+    }
+    pub fn real(&self) -> Option<f64> {
+        match self {
+            Value::Real(f) => Some(*f),
+            Value::Int(i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Value::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn string(&self) -> String {
+        self.text().unwrap_or_default().to_string()
+    }
+    fn opt_real(v: Option<f64>) -> Value {
+        v.filter(|x| !x.is_nan()).map_or(Value::Null, Value::Real)
+    }
+    fn opt_text(v: Option<&str>) -> Value {
+        v.map_or(Value::Null, |s| Value::Text(s.to_string()))
+    }
+}
+
+/// What a backend does: run SQL. Placeholders are `$1`, `$2`, ... in both
+/// dialects (the SQLite backend rewrites them).
+pub trait Backend: Send {
+    fn dialect(&self) -> Dialect;
+    /// Runs statements separated by `;`, without parameters.
+    fn batch(&mut self, sql: &str) -> Result<()>;
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64>;
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>>;
+    /// Inserts many rows (`values` holds `columns.len()` values per row),
+    /// inside the caller's transaction, as fast as the backend allows.
+    fn insert_rows(&mut self, table: &str, columns: &[&str], values: &[Value]) -> Result<()>;
+}
+
+/// Where the store is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl Location {
+    /// `postgres://…` / `postgresql://…` is PostgreSQL; anything else (with
+    /// an optional `sqlite:` prefix) is the path of an SQLite file.
+    pub fn parse(text: &str) -> Location {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Location::Postgres(text.to_string())
+        } else {
+            let path = text.strip_prefix("sqlite:").unwrap_or(text);
+            Location::Sqlite(PathBuf::from(path))
+        }
+    }
+
+    /// `$XDG_DATA_HOME/cmdscope/results.sqlite3`, else
+    /// `~/.local/share/cmdscope/results.sqlite3`.
+    pub fn default_location() -> Option<Location> {
+        let base = std::env::var_os("XDG_DATA_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(|h| PathBuf::from(h).join(".local/share"))
+            })?;
+        Some(Location::Sqlite(
+            base.join("cmdscope").join("results.sqlite3"),
+        ))
+    }
+
+    /// For messages: the path, or the URL without its password.
+    pub fn display(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(url) => redact(url),
+        }
+    }
+}
+
+/// Replaces the password of a connection URL (`user:secret@`) or string
+/// (`password=secret`) by `***`.
+pub fn redact(text: &str) -> String {
+    let mut out = text.to_string();
+    if let Some(scheme_end) = out.find("://") {
+        let rest_start = scheme_end + 3;
+        let rest = &out[rest_start..];
+        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        if let Some(at) = rest[..authority_end].rfind('@') {
+            if let Some(colon) = rest[..at].find(':') {
+                out.replace_range(rest_start + colon + 1..rest_start + at, "***");
+            }
+        }
+    }
+    // password=... in a query string or a key=value connection string.
+    let mut result = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(i) = rest.find("password=") {
+        let value_start = i + "password=".len();
+        result.push_str(&rest[..value_start]);
+        result.push_str("***");
+        let tail = &rest[value_start..];
+        let end = tail.find(['&', ' ']).unwrap_or(tail.len());
+        rest = &tail[end..];
+    }
+    result.push_str(rest);
+    result
+}
+
+/// A session about to be recorded.
+#[derive(Clone, Debug)]
+pub struct NewSession {
+    pub started: SystemTime,
+    /// "run", or "import:<format>".
+    pub source: String,
+    pub command_line: String,
+    pub order: Option<String>,
+    pub seed: Option<String>,
+    pub shell: Option<String>,
+    pub machine: Machine,
+    pub labels: Vec<(String, String)>,
+}
+
+/// A benchmark cell about to be recorded.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NewCell {
+    pub identity: String,
+    pub name: String,
+    pub command: String,
+    pub parameters: Vec<(String, String)>,
+    /// The variant's settings (environment) as JSON text.
+    pub variant: String,
+}
+
+impl NewCell {
+    pub fn from_cell(cell: &Cell) -> NewCell {
+        let env: Vec<(String, String)> = cell
+            .env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    String::from_utf8_lossy(k).into_owned(),
+                    String::from_utf8_lossy(v).into_owned(),
+                )
+            })
+            .collect();
+        NewCell {
+            identity: identity(cell),
+            name: cell.name.clone(),
+            command: cell.command.clone(),
+            parameters: cell.parameters.clone(),
+            variant: serde_json::json!({ "env": env }).to_string(),
+        }
+    }
+}
+
+/// A benchmark's identity across sessions: its name (`-n`) if it was
+/// given one, else its command line with its parameters.
+pub fn identity(cell: &Cell) -> String {
+    if cell.name != cell.command {
+        return cell.name.clone();
+    }
+    with_parameters(&cell.command, &cell.parameters)
+}
+
+/// `command` followed by ` [k=v, …]` when there are parameters.
+pub fn with_parameters(command: &str, parameters: &[(String, String)]) -> String {
+    if parameters.is_empty() {
+        return command.to_string();
+    }
+    let p: Vec<String> = parameters.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{command} [{}]", p.join(", "))
+}
+
+/// How a session ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finish {
+    /// "finished", "interrupted" or "failed".
+    pub status: String,
+    pub stop_reason: Option<String>,
+    pub shell_overhead: Option<f64>,
+}
+
+/// Status of a session that has not finished (still running, or killed).
+pub const RUNNING: &str = "running";
+
+/// Which sessions to list.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// Substring of a cell's identity, name or command.
+    pub command: Option<String>,
+    /// Every one of these labels.
+    pub labels: Vec<(String, String)>,
+    /// A fingerprint (or its prefix) or a hostname.
+    pub machine: Option<String>,
+    pub session: Option<i64>,
+    /// At most this many sessions, newest first.
+    pub limit: Option<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredCell {
+    pub id: i64,
+    pub position: i64,
+    pub identity: String,
+    pub name: String,
+    pub command: String,
+    pub parameters: Vec<(String, String)>,
+    pub variant: String,
+    pub runs: i64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredSession {
+    pub id: i64,
+    pub started: String,
+    pub started_unix: f64,
+    pub finished_unix: Option<f64>,
+    pub status: String,
+    pub stop_reason: Option<String>,
+    pub source: String,
+    pub tool_version: String,
+    pub command_line: String,
+    pub order: Option<String>,
+    pub shell_overhead: Option<f64>,
+    pub fingerprint: String,
+    pub machine: Machine,
+    pub labels: Vec<(String, String)>,
+    pub cells: Vec<StoredCell>,
+}
+
+impl StoredSession {
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One series of a metric that is not a cmdscope metric (from imports).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExtraSeries {
+    pub metric: String,
+    pub unit: String,
+    pub higher_is_better: bool,
+    pub values: Vec<f64>,
+}
+
+/// An open store, migrated to [`LATEST`].
+pub struct Store {
+    db: Box<dyn Backend>,
+    location: String,
+}
+
+const RUN_FIXED: &[&str] = &[
+    "cell_id",
+    "seq",
+    "run_index",
+    "exit_code",
+    "signal",
+    "timed_out",
+];
+
+fn unix(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn params_json(p: &[(String, String)]) -> String {
+    serde_json::to_string(p).unwrap_or_else(|_| "[]".into())
+}
+
+fn parse_params(text: &str) -> Vec<(String, String)> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+impl Store {
+    /// Opens (creating an SQLite file if needed) and migrates.
+    pub fn open(location: &Location) -> Result<Store> {
+        let shown = location.display();
+        let db: Box<dyn Backend> = match location {
+            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path, &shown)?),
+            Location::Postgres(url) => Box::new(postgres::Postgres::connect(url, &shown)?),
+        };
+        let mut store = Store {
+            db,
+            location: shown,
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The location, password removed.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    fn err(&self, what: &str, e: StoreError) -> StoreError {
+        StoreError(format!("store '{}': {what}: {}", self.location, e.0))
+    }
+
+    /// Runs `f` in a write transaction, rolled back on error.
+    fn write<T>(&mut self, f: impl FnOnce(&mut dyn Backend) -> Result<T>) -> Result<T> {
+        let begin = self.db.dialect().begin_write();
+        self.db.batch(begin)?;
+        match f(self.db.as_mut()) {
+            Ok(v) => {
+                if let Err(e) = self.db.batch("COMMIT") {
+                    let _ = self.db.batch("ROLLBACK");
+                    return Err(e);
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.db.batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn version(db: &mut dyn Backend) -> Result<i64> {
+        let rows = db.query("SELECT MAX(version) FROM schema_version", &[])?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.first())
+            .and_then(Value::int)
+            .unwrap_or(0))
+    }
+
+    fn newer(&self, v: i64) -> StoreError {
+        StoreError(format!(
+            "store '{}' has schema version {v}, newer than this cmdscope {} understands ({LATEST}): \
+             upgrade cmdscope (the store was left unchanged)",
+            self.location,
+            env!("CARGO_PKG_VERSION")
+        ))
+    }
+
+    /// Applies the missing migrations, one transaction; concurrent openers
+    /// wait for each other (SQLite's write lock, a PostgreSQL advisory lock).
+    fn migrate(&mut self) -> Result<()> {
+        // Fast path without the write lock: already current.
+        if let Ok(v) = Self::version(self.db.as_mut()) {
+            if v == LATEST {
+                return Ok(());
+            }
+            if v > LATEST {
+                return Err(self.newer(v));
+            }
+        }
+        let dialect = self.db.dialect();
+        let result = self.write(|db| {
+            if dialect == Dialect::Postgres {
+                db.batch("SELECT pg_advisory_xact_lock(7262001)")?;
+            }
+            db.batch(schema::VERSION_TABLE)?;
+            let v = Self::version(db)?;
+            if v > LATEST {
+                return Ok(Some(v));
+            }
+            for m in schema::migrations(dialect).iter().skip(v.max(0) as usize) {
+                db.batch(m)?;
+            }
+            if v < LATEST {
+                db.execute("DELETE FROM schema_version", &[])?;
+                db.execute(
+                    "INSERT INTO schema_version (version) VALUES ($1)",
+                    &[Value::Int(LATEST)],
+                )?;
+            }
+            Ok(None)
+        });
+        match result {
+            Ok(Some(v)) => Err(self.newer(v)),
+            Ok(None) => Ok(()),
+            Err(e) => Err(self.err("cannot create or migrate the schema", e)),
+        }
+    }
+
+    /// Records a new session with its machine and labels; returns its id.
+    pub fn begin_session(&mut self, s: &NewSession) -> Result<i64> {
+        let m = &s.machine;
+        let load = m.load.unwrap_or([f64::NAN; 3]);
+        let params = vec![
+            Value::Text(humantime::format_rfc3339_seconds(s.started).to_string()),
+            Value::Real(unix(s.started)),
+            Value::Text(RUNNING.into()),
+            Value::Text(s.source.clone()),
+            Value::Text(env!("CARGO_PKG_VERSION").into()),
+            Value::Text(s.command_line.clone()),
+            Value::opt_text(s.order.as_deref()),
+            Value::opt_text(s.seed.as_deref()),
+            Value::opt_text(s.shell.as_deref()),
+            Value::Text(m.fingerprint()),
+            Value::Text(m.hostname.clone()),
+            Value::Text(m.cpu_model.clone()),
+            Value::Int(m.cores),
+            Value::Int(m.memory_bytes),
+            Value::Text(m.kernel.clone()),
+            Value::opt_text(m.governor.as_deref()),
+            Value::opt_real(Some(load[0])),
+            Value::opt_real(Some(load[1])),
+            Value::opt_real(Some(load[2])),
+        ];
+        let labels = s.labels.clone();
+        let r = self.write(|db| {
+            let rows = db.query(
+                "INSERT INTO sessions (started, started_unix, status, source, tool_version, \
+                 command_line, run_order, seed, shell, fingerprint, hostname, cpu_model, cores, \
+                 memory_bytes, kernel, governor, load_1m, load_5m, load_15m) VALUES \
+                 ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
+                 RETURNING id",
+                &params,
+            )?;
+            let id = rows
+                .first()
+                .and_then(|r| r.first())
+                .and_then(Value::int)
+                .ok_or_else(|| StoreError("no id returned for the new session".into()))?;
+            for (k, v) in &labels {
+                db.execute(
+                    "INSERT INTO labels (session_id, key, value) VALUES ($1, $2, $3)",
+                    &[Value::Int(id), Value::Text(k.clone()), Value::Text(v.clone())],
+                )?;
+            }
+            Ok(id)
+        });
+        r.map_err(|e| self.err("cannot record the session", e))
+    }
+
+    /// Records the cells of a session; returns their ids in order. Position
+    /// i is `cells[i]`.
+    pub fn add_cells(&mut self, session: i64, cells: &[NewCell]) -> Result<Vec<i64>> {
+        let cells = cells.to_vec();
+        let r = self.write(|db| {
+            let mut ids = Vec::with_capacity(cells.len());
+            for (i, c) in cells.iter().enumerate() {
+                let rows = db.query(
+                    "INSERT INTO cells (session_id, position, identity, name, command, parameters, \
+                     variant) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                    &[
+                        Value::Int(session),
+                        Value::Int(i as i64),
+                        Value::Text(c.identity.clone()),
+                        Value::Text(c.name.clone()),
+                        Value::Text(c.command.clone()),
+                        Value::Text(params_json(&c.parameters)),
+                        Value::Text(c.variant.clone()),
+                    ],
+                )?;
+                ids.push(
+                    rows.first()
+                        .and_then(|r| r.first())
+                        .and_then(Value::int)
+                        .ok_or_else(|| StoreError("no id returned for a new cell".into()))?,
+                );
+            }
+            Ok(ids)
+        });
+        r.map_err(|e| self.err("cannot record the benchmark cells", e))
+    }
+
+    fn run_columns() -> Vec<&'static str> {
+        RUN_FIXED.iter().chain(METRIC_COLUMNS).copied().collect()
+    }
+
+    fn run_row(cell: i64, seq: i64, s: &Sample, out: &mut Vec<Value>) {
+        out.push(Value::Int(cell));
+        out.push(Value::Int(seq));
+        out.push(Value::Int(s.run_index as i64));
+        out.push(s.exit_code.map_or(Value::Null, |c| Value::Int(c.into())));
+        out.push(s.signal.map_or(Value::Null, |c| Value::Int(c.into())));
+        out.push(Value::Int(s.timed_out.into()));
+        for col in METRIC_COLUMNS {
+            let v = Metric::from_name(col).and_then(|m| s.get(m));
+            out.push(Value::opt_real(v));
+        }
+    }
+
+    /// Appends runs to a cell, numbered from `first_seq`, in one transaction.
+    pub fn add_runs(&mut self, cell: i64, first_seq: i64, samples: &[Sample]) -> Result<()> {
+        let columns = Self::run_columns();
+        let mut values = Vec::with_capacity(samples.len() * columns.len());
+        for (i, s) in samples.iter().enumerate() {
+            Self::run_row(cell, first_seq + i as i64, s, &mut values);
+        }
+        self.write(|db| db.insert_rows("runs", &columns, &values))
+            .map_err(|e| self.err("cannot record runs", e))
+    }
+
+    /// Replaces all runs of a cell (used when the final values differ from
+    /// the streamed ones, e.g. after subtracting the shell's start-up).
+    pub fn replace_runs(&mut self, cell: i64, samples: &[Sample]) -> Result<()> {
+        let columns = Self::run_columns();
+        let mut values = Vec::with_capacity(samples.len() * columns.len());
+        for (i, s) in samples.iter().enumerate() {
+            Self::run_row(cell, i as i64, s, &mut values);
+        }
+        self.write(|db| {
+            db.execute("DELETE FROM runs WHERE cell_id = $1", &[Value::Int(cell)])?;
+            db.insert_rows("runs", &columns, &values)
+        })
+        .map_err(|e| self.err("cannot record runs", e))
+    }
+
+    /// Stores a series of a metric that has no column (imports).
+    pub fn add_extra(&mut self, cell: i64, series: &ExtraSeries) -> Result<()> {
+        let mut values = Vec::with_capacity(series.values.len() * 6);
+        for (i, v) in series.values.iter().enumerate() {
+            if v.is_nan() {
+                continue;
+            }
+            values.extend([
+                Value::Int(cell),
+                Value::Int(i as i64),
+                Value::Text(series.metric.clone()),
+                Value::Text(series.unit.clone()),
+                Value::Int(series.higher_is_better.into()),
+                Value::Real(*v),
+            ]);
+        }
+        let columns = [
+            "cell_id",
+            "seq",
+            "metric",
+            "unit",
+            "higher_is_better",
+            "value",
+        ];
+        self.write(|db| db.insert_rows("extra_values", &columns, &values))
+            .map_err(|e| self.err("cannot record values", e))
+    }
+
+    pub fn finish_session(&mut self, session: i64, f: &Finish) -> Result<()> {
+        let params = [
+            Value::Real(unix(SystemTime::now())),
+            Value::Text(f.status.clone()),
+            Value::opt_text(f.stop_reason.as_deref()),
+            Value::opt_real(f.shell_overhead),
+            Value::Int(session),
+        ];
+        self.write(|db| {
+            db.execute(
+                "UPDATE sessions SET finished_unix = $1, status = $2, stop_reason = $3, \
+                 shell_overhead = $4 WHERE id = $5",
+                &params,
+            )
+        })
+        .map(drop)
+        .map_err(|e| self.err("cannot finish the session", e))
+    }
+
+    /// Sessions matching the filter, newest first, with labels and cells.
+    pub fn sessions(&mut self, filter: &Filter) -> Result<Vec<StoredSession>> {
+        self.sessions_inner(filter)
+            .map_err(|e| self.err("cannot read sessions", e))
+    }
+
+    fn sessions_inner(&mut self, filter: &Filter) -> Result<Vec<StoredSession>> {
+        let mut sql = String::from(
+            "SELECT id, started, started_unix, finished_unix, status, stop_reason, source, \
+             tool_version, command_line, run_order, shell_overhead, fingerprint, hostname, \
+             cpu_model, cores, memory_bytes, kernel, governor, load_1m, load_5m, load_15m \
+             FROM sessions s WHERE 1 = 1",
+        );
+        let mut params = Vec::new();
+        if let Some(id) = filter.session {
+            params.push(Value::Int(id));
+            sql.push_str(&format!(" AND s.id = ${}", params.len()));
+        }
+        for (k, v) in &filter.labels {
+            params.push(Value::Text(k.clone()));
+            params.push(Value::Text(v.clone()));
+            sql.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM labels l WHERE l.session_id = s.id AND l.key = ${} AND l.value = ${})",
+                params.len() - 1,
+                params.len()
+            ));
+        }
+        sql.push_str(" ORDER BY s.started_unix DESC, s.id DESC");
+        let rows = self.db.query(&sql, &params)?;
+        let mut sessions: Vec<StoredSession> = rows
+            .into_iter()
+            .map(|r| {
+                let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
+                let load = match (g(18).real(), g(19).real(), g(20).real()) {
+                    (Some(a), Some(b), Some(c)) => Some([a, b, c]),
+                    _ => None,
+                };
+                StoredSession {
+                    id: g(0).int().unwrap_or(0),
+                    started: g(1).string(),
+                    started_unix: g(2).real().unwrap_or(0.0),
+                    finished_unix: g(3).real(),
+                    status: g(4).string(),
+                    stop_reason: g(5).text().map(str::to_string),
+                    source: g(6).string(),
+                    tool_version: g(7).string(),
+                    command_line: g(8).string(),
+                    order: g(9).text().map(str::to_string),
+                    shell_overhead: g(10).real(),
+                    fingerprint: g(11).string(),
+                    machine: Machine {
+                        hostname: g(12).string(),
+                        cpu_model: g(13).string(),
+                        cores: g(14).int().unwrap_or(0),
+                        memory_bytes: g(15).int().unwrap_or(0),
+                        kernel: g(16).string(),
+                        governor: g(17).text().map(str::to_string),
+                        load,
+                    },
+                    labels: Vec::new(),
+                    cells: Vec::new(),
+                }
+            })
+            .collect();
+        if let Some(m) = &filter.machine {
+            sessions.retain(|s| s.fingerprint.starts_with(m.as_str()) || &s.machine.hostname == m);
+        }
+        // Without a command filter the limit applies now, before reading cells.
+        if filter.command.is_none() {
+            if let Some(n) = filter.limit {
+                sessions.truncate(n);
+            }
+        }
+        let ids: Vec<i64> = sessions.iter().map(|s| s.id).collect();
+        let mut labels: HashMap<i64, Vec<(String, String)>> = HashMap::new();
+        let mut cells: HashMap<i64, Vec<StoredCell>> = HashMap::new();
+        for chunk in ids.chunks(500) {
+            let (list, params) = in_list(chunk);
+            for r in self.db.query(
+                &format!("SELECT session_id, key, value FROM labels WHERE session_id IN ({list}) ORDER BY key"),
+                &params,
+            )? {
+                let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
+                labels
+                    .entry(g(0).int().unwrap_or(0))
+                    .or_default()
+                    .push((g(1).string(), g(2).string()));
+            }
+            for r in self.db.query(
+                &format!(
+                    "SELECT c.session_id, c.id, c.position, c.identity, c.name, c.command, \
+                     c.parameters, c.variant, (SELECT COUNT(*) FROM runs r WHERE r.cell_id = c.id), \
+                     (SELECT COUNT(DISTINCT e.seq) FROM extra_values e WHERE e.cell_id = c.id) \
+                     FROM cells c WHERE c.session_id IN ({list}) ORDER BY c.position"
+                ),
+                &params,
+            )? {
+                let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
+                cells
+                    .entry(g(0).int().unwrap_or(0))
+                    .or_default()
+                    .push(StoredCell {
+                        id: g(1).int().unwrap_or(0),
+                        position: g(2).int().unwrap_or(0),
+                        identity: g(3).string(),
+                        name: g(4).string(),
+                        command: g(5).string(),
+                        parameters: parse_params(&g(6).string()),
+                        variant: g(7).string(),
+                        runs: g(8).int().unwrap_or(0).max(g(9).int().unwrap_or(0)),
+                    });
+            }
+        }
+        for s in &mut sessions {
+            s.labels = labels.remove(&s.id).unwrap_or_default();
+            s.cells = cells.remove(&s.id).unwrap_or_default();
+        }
+        if let Some(c) = &filter.command {
+            sessions.retain(|s| {
+                s.cells.iter().any(|cell| {
+                    cell.identity.contains(c.as_str())
+                        || cell.name.contains(c.as_str())
+                        || cell.command.contains(c.as_str())
+                })
+            });
+            if let Some(n) = filter.limit {
+                sessions.truncate(n);
+            }
+        }
+        Ok(sessions)
+    }
+
+    /// All runs of a cell, in order, as samples.
+    pub fn runs(&mut self, cell: i64) -> Result<Vec<Sample>> {
+        let sql = format!(
+            "SELECT run_index, exit_code, signal, timed_out, {} FROM runs WHERE cell_id = $1 ORDER BY seq",
+            METRIC_COLUMNS.join(", ")
+        );
+        let rows = self
+            .db
+            .query(&sql, &[Value::Int(cell)])
+            .map_err(|e| self.err("cannot read runs", e))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let mut s = Sample::new(r.first().and_then(Value::int).unwrap_or(0) as u64);
+                s.exit_code = r.get(1).and_then(Value::int).map(|c| c as i32);
+                s.signal = r.get(2).and_then(Value::int).map(|c| c as i32);
+                s.timed_out = r.get(3).and_then(Value::int).unwrap_or(0) != 0;
+                for (i, col) in METRIC_COLUMNS.iter().enumerate() {
+                    if let (Some(m), Some(v)) =
+                        (Metric::from_name(col), r.get(4 + i).and_then(Value::real))
+                    {
+                        s.set(m, v);
+                    }
+                }
+                s
+            })
+            .collect())
+    }
+
+    /// Values of one metric column for many cells (runs that did not time
+    /// out), in run order: what history and the gate need, without reading
+    /// every column.
+    pub fn metric_values(
+        &mut self,
+        cells: &[i64],
+        metric: Metric,
+    ) -> Result<HashMap<i64, Vec<f64>>> {
+        let mut out: HashMap<i64, Vec<f64>> = HashMap::new();
+        if !schema::has_column(metric) {
+            return Ok(out);
+        }
+        for chunk in cells.chunks(500) {
+            let (list, params) = in_list(chunk);
+            let rows = self
+                .db
+                .query(
+                    &format!(
+                        "SELECT cell_id, {} FROM runs WHERE cell_id IN ({list}) AND timed_out = 0 \
+                         ORDER BY cell_id, seq",
+                        metric.name()
+                    ),
+                    &params,
+                )
+                .map_err(|e| self.err("cannot read runs", e))?;
+            for r in rows {
+                if let (Some(c), Some(v)) = (
+                    r.first().and_then(Value::int),
+                    r.get(1).and_then(Value::real),
+                ) {
+                    out.entry(c).or_default().push(v);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Series of metrics without a column (imports), per metric.
+    pub fn extra_series(&mut self, cell: i64) -> Result<Vec<ExtraSeries>> {
+        let rows = self
+            .db
+            .query(
+                "SELECT metric, unit, higher_is_better, value FROM extra_values WHERE cell_id = $1 \
+                 ORDER BY metric, seq",
+                &[Value::Int(cell)],
+            )
+            .map_err(|e| self.err("cannot read values", e))?;
+        let mut out: Vec<ExtraSeries> = Vec::new();
+        for r in rows {
+            let metric = r.first().map(Value::string).unwrap_or_default();
+            let value = r.get(3).and_then(Value::real).unwrap_or(f64::NAN);
+            match out.last_mut() {
+                Some(s) if s.metric == metric => s.values.push(value),
+                _ => out.push(ExtraSeries {
+                    metric,
+                    unit: r.get(1).map(Value::string).unwrap_or_default(),
+                    higher_is_better: r.get(2).and_then(Value::int).unwrap_or(0) != 0,
+                    values: vec![value],
+                }),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `$1, $2, …` for a list of ids.
+fn in_list(ids: &[i64]) -> (String, Vec<Value>) {
+    let list: Vec<String> = (1..=ids.len()).map(|i| format!("${i}")).collect();
+    (
+        list.join(", "),
+        ids.iter().map(|&i| Value::Int(i)).collect(),
+    )
+}
+
+/// Parses `KEY=VALUE` labels.
+pub fn parse_labels(args: &[String]) -> crate::error::Result<Vec<(String, String)>> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for a in args {
+        let (k, v) = parse_label(a)?;
+        out.retain(|(key, _)| key != &k);
+        out.push((k, v));
+    }
+    Ok(out)
+}
+
+pub fn parse_label(a: &str) -> crate::error::Result<(String, String)> {
+    match a.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(crate::error::Error::Usage(format!(
+            "labels are KEY=VALUE (e.g. commit=abc123), got '{a}'"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_passwords() {
+        assert_eq!(
+            redact("postgres://bob:s3cr@t@db.example:5432/x?sslmode=disable"),
+            "postgres://bob:***@db.example:5432/x?sslmode=disable"
+        );
+        assert_eq!(redact("postgres://bob@h/db"), "postgres://bob@h/db");
+        assert_eq!(
+            redact("postgresql://h/db?user=a&password=zz&x=1"),
+            "postgresql://h/db?user=a&password=***&x=1"
+        );
+        assert_eq!(
+            redact("host=h password=zz user=a"),
+            "host=h password=*** user=a"
+        );
+    }
+
+    #[test]
+    fn locations_and_labels() {
+        assert_eq!(
+            Location::parse("postgres://h/db"),
+            Location::Postgres("postgres://h/db".into())
+        );
+        assert_eq!(
+            Location::parse("sqlite:/tmp/x.db"),
+            Location::Sqlite("/tmp/x.db".into())
+        );
+        assert_eq!(Location::parse("x.db"), Location::Sqlite("x.db".into()));
+        assert_eq!(
+            parse_labels(&["a=1".into(), "b=x=y".into(), "a=2".into()]).unwrap(),
+            vec![("b".into(), "x=y".into()), ("a".into(), "2".into())]
+        );
+        assert!(parse_label("=x").is_err());
+        assert!(parse_label("novalue").is_err());
+    }
+
+    #[test]
+    fn identity_is_the_name_or_the_command_with_parameters() {
+        let mut cell = Cell {
+            name: "sort".into(),
+            command: "sort -n f".into(),
+            ..Cell::default()
+        };
+        assert_eq!(identity(&cell), "sort");
+        cell.name = cell.command.clone();
+        cell.parameters = vec![("n".into(), "4".into())];
+        assert_eq!(identity(&cell), "sort -n f [n=4]");
+    }
+}

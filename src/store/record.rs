@@ -1,0 +1,271 @@
+//! Recording a `cmdscope run` into the store as it happens.
+//!
+//! The store is opened (and migrated) before the first run, so that a bad
+//! store is reported before a long benchmark, not after it; it is held by a
+//! helper process (see [`super::writer`]) so that cmdscope's own memory
+//! does not grow into the measured peaks. Each measured
+//! run is committed in its own short transaction as soon as it is made
+//! (the runner's [`SampleSink`] hook), so `kill -9` leaves every finished
+//! run in the store. The session row is written with the first run, so a
+//! session that fails before measuring anything leaves no trace.
+//!
+//! A store failure never stops the benchmark: the recorder keeps the first
+//! error, stops writing, and the caller reports it after the exports are
+//! written (see `app::run` for the exit code).
+
+use std::time::SystemTime;
+
+use super::writer::{Link, Msg, RunMsg, SessionMsg};
+use super::{Location, NewCell, NewSession, Store, StoreError};
+use crate::error::Error;
+use crate::metrics::Sample;
+use crate::plan::Cell;
+use crate::runner::{SampleSink, Session};
+
+/// Which store a command uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// `--no-store`.
+    Disabled,
+    /// No `--store` and no `CMDSCOPE_STORE`: the per-user default.
+    Default,
+    /// `--store` or `CMDSCOPE_STORE`.
+    Explicit(String),
+}
+
+impl Choice {
+    pub fn new(no_store: bool, store: Option<&str>) -> Choice {
+        match (no_store, store) {
+            (true, _) => Choice::Disabled,
+            (false, Some(s)) if !s.is_empty() => Choice::Explicit(s.to_string()),
+            _ => Choice::Default,
+        }
+    }
+
+    /// The location, or why there is none.
+    pub fn location(&self) -> Result<Option<Location>, StoreError> {
+        match self {
+            Choice::Disabled => Ok(None),
+            Choice::Explicit(s) => Ok(Some(Location::parse(s))),
+            Choice::Default => match Location::default_location() {
+                Some(loc) => {
+                    if let Location::Sqlite(p) = &loc {
+                        if let Some(dir) = p.parent() {
+                            std::fs::create_dir_all(dir).map_err(|e| {
+                                StoreError(format!(
+                                    "store '{}': cannot create its directory: {e}",
+                                    p.display()
+                                ))
+                            })?;
+                        }
+                    }
+                    Ok(Some(loc))
+                }
+                None => Err(StoreError(
+                    "no store location: neither XDG_DATA_HOME nor HOME is set; \
+                     give --store PATH or set CMDSCOPE_STORE"
+                        .into(),
+                )),
+            },
+        }
+    }
+}
+
+/// Opens the store for a command that needs one (history, check, report,
+/// import): every failure is an error.
+pub fn open_required(no_store: bool, store: Option<&str>) -> crate::error::Result<Store> {
+    match Choice::new(no_store, store).location()? {
+        Some(loc) => Ok(Store::open(&loc)?),
+        None => Err(Error::Usage(
+            "this command needs a store; drop --no-store".into(),
+        )),
+    }
+}
+
+/// The command line as typed, with any password in a URL removed.
+pub fn command_line() -> String {
+    std::env::args_os()
+        .map(|a| super::redact(&a.to_string_lossy()))
+        .map(|a| {
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'') {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub struct Recorder {
+    store: Option<Link>,
+    explicit: bool,
+    open_error: Option<String>,
+    error: Option<String>,
+    meta: NewSession,
+    /// Cells to store, in order (calibration cells left out).
+    cells: Vec<NewCell>,
+    /// Runner cell index -> index into `cells`.
+    position: Vec<Option<usize>>,
+    began: bool,
+    next_seq: Vec<i64>,
+}
+
+impl Recorder {
+    /// Opens the store; a failure is kept (see [`Recorder::open_error`]), not returned.
+    pub fn open(choice: &Choice, meta: NewSession, cells: &[Cell]) -> Recorder {
+        let explicit = matches!(choice, Choice::Explicit(_));
+        let (store, open_error) = match choice
+            .location()
+            .and_then(|loc| loc.map(|l| Link::open(&l)).transpose())
+        {
+            Ok(store) => (store, None),
+            Err(e) => (None, Some(e.0)),
+        };
+        let mut stored = Vec::new();
+        let position = cells
+            .iter()
+            .map(|c| {
+                (!c.calibration).then(|| {
+                    stored.push(NewCell::from_cell(c));
+                    stored.len() - 1
+                })
+            })
+            .collect();
+        Recorder {
+            store,
+            explicit,
+            open_error,
+            error: None,
+            meta,
+            next_seq: vec![0; stored.len()],
+            cells: stored,
+            position,
+            began: false,
+        }
+    }
+
+    /// A recorder that stores nothing (`--no-store`).
+    pub fn disabled() -> Recorder {
+        Recorder {
+            store: None,
+            explicit: false,
+            open_error: None,
+            error: None,
+            meta: NewSession {
+                started: SystemTime::now(),
+                source: String::new(),
+                command_line: String::new(),
+                order: None,
+                seed: None,
+                shell: None,
+                machine: super::Machine::current(),
+                labels: Vec::new(),
+            },
+            cells: Vec::new(),
+            position: Vec::new(),
+            began: false,
+            next_seq: Vec::new(),
+        }
+    }
+
+    /// Why the store could not be opened.
+    pub fn open_error(&self) -> Option<&str> {
+        self.open_error.as_deref()
+    }
+
+    /// True when the user named the store (`--store`, `CMDSCOPE_STORE`).
+    pub fn explicit(&self) -> bool {
+        self.explicit
+    }
+
+    fn fail(&mut self, e: StoreError) {
+        self.error.get_or_insert(e.0);
+        self.store = None;
+    }
+
+    fn call(&mut self, msg: &Msg) -> Option<()> {
+        let link = self.store.as_mut()?;
+        match link.call(msg) {
+            Ok(()) => Some(()),
+            Err(e) => {
+                self.fail(e);
+                None
+            }
+        }
+    }
+
+    fn ensure_session(&mut self) -> Option<()> {
+        if self.began {
+            return Some(());
+        }
+        self.store.as_ref()?;
+        let msg = Msg::Begin {
+            session: Box::new(SessionMsg::new(&self.meta)),
+            cells: self.cells.clone(),
+        };
+        self.call(&msg)?;
+        self.began = true;
+        Some(())
+    }
+
+    /// Writes the end of the session. Returns the first store error of the
+    /// whole session (open, a run, or this), if any.
+    pub fn finish(&mut self, session: &Session) -> Option<String> {
+        if let Some(e) = &self.open_error {
+            return Some(e.clone());
+        }
+        if self.store.is_some() && self.began {
+            // With -S the runner subtracts the shell's start-up at the end:
+            // replace the raw runs streamed so far by the final values.
+            if session.shell_overhead.is_some() {
+                for (i, r) in session.results.iter().enumerate().take(self.cells.len()) {
+                    let msg = Msg::Replace {
+                        cell: i,
+                        runs: r.samples.iter().map(RunMsg::from_sample).collect(),
+                    };
+                    if self.call(&msg).is_none() {
+                        break;
+                    }
+                }
+            }
+            let status = match &session.failure {
+                None => "finished",
+                Some(Error::Interrupted) => "interrupted",
+                Some(_) => "failed",
+            };
+            let stop_reason = session
+                .stop_reason
+                .and_then(|r| serde_json::to_value(r).ok())
+                .and_then(|v| v.as_str().map(str::to_string));
+            let msg = Msg::Finish {
+                status: status.into(),
+                stop_reason,
+                shell_overhead: session.shell_overhead.map(|o| o.wall),
+            };
+            self.call(&msg);
+        }
+        // Closing the link ends the helper.
+        self.store = None;
+        self.error.clone()
+    }
+}
+
+impl SampleSink for Recorder {
+    fn sample(&mut self, cell: usize, sample: &Sample) {
+        let Some(Some(pos)) = self.position.get(cell).copied() else {
+            return; // calibration runs are not stored
+        };
+        if self.ensure_session().is_none() {
+            return;
+        }
+        let msg = Msg::Runs {
+            cell: pos,
+            first_seq: self.next_seq[pos],
+            runs: vec![RunMsg::from_sample(sample)],
+        };
+        if self.call(&msg).is_some() {
+            self.next_seq[pos] += 1;
+        }
+    }
+}

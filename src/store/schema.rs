@@ -1,0 +1,192 @@
+//! The one schema of the results store, for SQLite and PostgreSQL alike,
+//! and its migrations.
+//!
+//! The SQL is written once in the common subset of both dialects: `BIGINT`
+//! for every integer (so both give `i64`), `DOUBLE PRECISION` for every
+//! real, `TEXT` for text and JSON. Booleans are `BIGINT` 0/1. The only
+//! dialect-specific piece is the auto-numbered key, written `{id}` here and
+//! replaced by [`Dialect::id_column`].
+//!
+//! Migrations are an ordered list; `schema_version` holds the highest one
+//! applied. A store whose version is higher than [`LATEST`] was written by a
+//! newer cmdscope and is refused, never modified.
+//!
+//! Runs are stored *wide*: one row per run with one column per cmdscope
+//! metric ([`METRIC_COLUMNS`]). A million runs are a million rows, which keeps
+//! inserting and reading them fast in both databases. Metrics that are not
+//! cmdscope's (Go's `B/op`, custom units from imports) go to `extra_values`,
+//! one row per value.
+
+use crate::metrics::Metric;
+
+/// SQL dialect of a backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// The auto-numbered primary key column type.
+    pub fn id_column(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "INTEGER PRIMARY KEY",
+            Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
+        }
+    }
+
+    /// Statement that starts a write transaction. SQLite takes the write
+    /// lock up front (`IMMEDIATE`) so that a transaction never has to
+    /// upgrade a read lock, which is what makes concurrent writers wait on
+    /// the busy timeout instead of failing with "database is locked".
+    pub fn begin_write(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        }
+    }
+
+    /// Turns `{id}` into the dialect's key type.
+    pub fn render(self, sql: &str) -> String {
+        sql.replace("{id}", self.id_column())
+    }
+}
+
+/// Metric columns of `runs`, frozen by migration 1: the metrics cmdscope
+/// measured when it was written. A metric added to [`Metric`] later needs a
+/// migration that adds its column (until then it is kept in `extra_values`).
+pub const METRIC_COLUMNS: &[&str] = &[
+    "time_wall_clock",
+    "time_user",
+    "time_system",
+    "time_cpu",
+    "memory_peak_resident",
+    "page_faults_minor",
+    "page_faults_major",
+    "context_switches_voluntary",
+    "context_switches_involuntary",
+    "io_read_bytes",
+    "io_write_bytes",
+    "io_read_chars",
+    "io_write_chars",
+    "task_clock",
+    "cpu_migrations",
+    "cpu_cycles",
+    "instructions",
+    "cache_references",
+    "cache_misses",
+    "branch_misses",
+];
+
+/// True when the metric has its own column in `runs`.
+pub fn has_column(metric: Metric) -> bool {
+    METRIC_COLUMNS.contains(&metric.name())
+}
+
+/// Migration 1: the whole schema.
+const V1: &str = "
+CREATE TABLE sessions (
+    id {id},
+    started TEXT NOT NULL,
+    started_unix DOUBLE PRECISION NOT NULL,
+    finished_unix DOUBLE PRECISION,
+    status TEXT NOT NULL,
+    stop_reason TEXT,
+    source TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    command_line TEXT NOT NULL,
+    run_order TEXT,
+    seed TEXT,
+    shell TEXT,
+    shell_overhead DOUBLE PRECISION,
+    fingerprint TEXT NOT NULL,
+    hostname TEXT NOT NULL,
+    cpu_model TEXT NOT NULL,
+    cores BIGINT NOT NULL,
+    memory_bytes BIGINT NOT NULL,
+    kernel TEXT NOT NULL,
+    governor TEXT,
+    load_1m DOUBLE PRECISION,
+    load_5m DOUBLE PRECISION,
+    load_15m DOUBLE PRECISION
+);
+CREATE INDEX sessions_by_machine ON sessions (fingerprint, started_unix);
+CREATE INDEX sessions_by_time ON sessions (started_unix);
+
+CREATE TABLE labels (
+    session_id BIGINT NOT NULL REFERENCES sessions (id),
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
+);
+CREATE INDEX labels_by_value ON labels (key, value);
+
+CREATE TABLE cells (
+    id {id},
+    session_id BIGINT NOT NULL REFERENCES sessions (id),
+    position BIGINT NOT NULL,
+    identity TEXT NOT NULL,
+    name TEXT NOT NULL,
+    command TEXT NOT NULL,
+    parameters TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    UNIQUE (session_id, position)
+);
+CREATE INDEX cells_by_identity ON cells (identity);
+
+CREATE TABLE runs (
+    cell_id BIGINT NOT NULL REFERENCES cells (id),
+    seq BIGINT NOT NULL,
+    run_index BIGINT NOT NULL,
+    exit_code BIGINT,
+    signal BIGINT,
+    timed_out BIGINT NOT NULL,
+    {metric_columns},
+    PRIMARY KEY (cell_id, seq)
+);
+
+CREATE TABLE extra_values (
+    cell_id BIGINT NOT NULL REFERENCES cells (id),
+    seq BIGINT NOT NULL,
+    metric TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    higher_is_better BIGINT NOT NULL,
+    value DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (cell_id, metric, seq)
+);
+";
+
+/// The migrations, in order: `MIGRATIONS[i]` brings a store to version i + 1.
+pub fn migrations(dialect: Dialect) -> Vec<String> {
+    let columns: Vec<String> = METRIC_COLUMNS
+        .iter()
+        .map(|c| format!("{c} DOUBLE PRECISION"))
+        .collect();
+    vec![dialect.render(&V1.replace("{metric_columns}", &columns.join(",\n    ")))]
+}
+
+/// The schema version this cmdscope writes.
+pub const LATEST: i64 = 1;
+
+/// Creates the version table (idempotent; run inside the migration transaction).
+pub const VERSION_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_has_a_column_and_latest_matches() {
+        for &m in Metric::ALL {
+            assert!(
+                has_column(m),
+                "{} needs a column (and a migration)",
+                m.name()
+            );
+        }
+        assert_eq!(migrations(Dialect::Sqlite).len() as i64, LATEST);
+        let pg = &migrations(Dialect::Postgres)[0];
+        assert!(pg.contains("BIGSERIAL") && !pg.contains("{id}") && !pg.contains("{metric"));
+    }
+}

@@ -1,0 +1,170 @@
+//! SQLite backend (rusqlite, SQLite bundled): one file, WAL journal so that
+//! readers never block writers and a commit is one append to the log,
+//! `synchronous = NORMAL` (a committed transaction survives the process
+//! being killed; only a power loss can take the last ones), and a busy
+//! timeout so that concurrent cmdscope processes wait for each other.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, OpenFlags};
+
+use super::schema::Dialect;
+use super::{Backend, Result, StoreError, Value};
+
+/// How long a writer waits for another one before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct Sqlite {
+    conn: Connection,
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Value::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            Value::Int(i) => ToSqlOutput::Borrowed(ValueRef::Integer(*i)),
+            Value::Real(f) => ToSqlOutput::Borrowed(ValueRef::Real(*f)),
+            Value::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+        })
+    }
+}
+
+fn from_ref(v: ValueRef<'_>) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Int(i),
+        ValueRef::Real(f) => Value::Real(f),
+        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::Text(String::from_utf8_lossy(b).into_owned()),
+    }
+}
+
+fn e(err: rusqlite::Error) -> StoreError {
+    let text = match &err {
+        rusqlite::Error::SqliteFailure(f, Some(msg))
+            if f.code == rusqlite::ErrorCode::NotADatabase =>
+        {
+            format!("{msg} (not a cmdscope store, or damaged)")
+        }
+        rusqlite::Error::SqliteFailure(f, None) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            "file is not a database (not a cmdscope store, or damaged)".into()
+        }
+        other => other.to_string(),
+    };
+    StoreError(text.replace('\n', " "))
+}
+
+/// `$N` placeholders to SQLite's `?N`.
+fn placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl Sqlite {
+    pub fn open(path: &Path, shown: &str) -> Result<Sqlite> {
+        let fail =
+            |what: &str, err: StoreError| StoreError(format!("store '{shown}': {what}: {}", err.0));
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|err| fail("cannot open", e(err)))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|err| fail("cannot open", e(err)))?;
+        // Switching to WAL needs a moment of exclusive access; the busy
+        // handler covers it, and a few retries cover the rest.
+        let mut tries = 0;
+        loop {
+            match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+                Ok(_) => break,
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if f.code == rusqlite::ErrorCode::DatabaseBusy && tries < 50 =>
+                {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(err) => return Err(fail("cannot open", e(err))),
+            }
+        }
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(|err| fail("cannot open", e(err)))?;
+        Ok(Sqlite { conn })
+    }
+}
+
+impl Backend for Sqlite {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<()> {
+        self.conn.execute_batch(sql).map_err(e)
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        let mut stmt = self.conn.prepare_cached(&placeholders(sql)).map_err(e)?;
+        stmt.execute(rusqlite::params_from_iter(params.iter()))
+            .map(|n| n as u64)
+            .map_err(e)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let mut stmt = self.conn.prepare_cached(&placeholders(sql)).map_err(e)?;
+        let n = stmt.column_count();
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(e)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(e)? {
+            let mut r = Vec::with_capacity(n);
+            for i in 0..n {
+                r.push(from_ref(row.get_ref(i).map_err(e)?));
+            }
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    fn insert_rows(&mut self, table: &str, columns: &[&str], values: &[Value]) -> Result<()> {
+        if columns.is_empty() || values.is_empty() {
+            return Ok(());
+        }
+        let marks: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({})",
+            columns.join(", "),
+            marks.join(", ")
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(e)?;
+        for row in values.chunks(columns.len()) {
+            stmt.execute(rusqlite::params_from_iter(row.iter()))
+                .map_err(e)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewrites_placeholders() {
+        assert_eq!(
+            placeholders("SELECT $1, $12 FROM t WHERE a = '$'"),
+            "SELECT ?1, ?12 FROM t WHERE a = '$'"
+        );
+    }
+}

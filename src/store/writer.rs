@@ -1,0 +1,353 @@
+//! The store writer: a helper process (`cmdscope __store-writer`) that owns
+//! the store connection while `cmdscope run` measures.
+//!
+//! Why a process: the kernel reports a child's peak memory as at least the
+//! high-water mark of the process it was spawned from (the memory of the
+//! spawning process counts until `exec`), so every page cmdscope itself
+//! touches shows up in the peak RSS of small commands. The SQLite and
+//! PostgreSQL code and caches are megabytes; kept in a helper, they never
+//! enter cmdscope's own footprint, and the measured peaks stay those of the
+//! commands.
+//!
+//! Protocol: one JSON message per line on the helper's stdin, one answer
+//! per line on its stdout (`ok`, or `err <message>`). Each run is answered
+//! only once it is committed, so a run is in the store before the next one
+//! starts. The helper ignores SIGINT and SIGTERM (a Ctrl-C is cmdscope's to
+//! handle) and exits at end of input, so a killed cmdscope leaves it nothing
+//! to do but exit.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Finish, Location, Machine, NewCell, NewSession, Store, StoreError};
+use crate::metrics::{Metric, Sample};
+
+/// The hidden subcommand that runs [`serve`].
+pub const SUBCOMMAND: &str = "__store-writer";
+
+/// A run, exactly (values as IEEE bits: NaN, "not measured", survives).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunMsg {
+    pub run_index: u64,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub values: Vec<u64>,
+}
+
+impl RunMsg {
+    pub fn from_sample(s: &Sample) -> RunMsg {
+        RunMsg {
+            run_index: s.run_index,
+            exit_code: s.exit_code,
+            signal: s.signal,
+            timed_out: s.timed_out,
+            values: s.values.iter().map(|v| v.to_bits()).collect(),
+        }
+    }
+
+    pub fn to_sample(&self) -> Sample {
+        let mut s = Sample::new(self.run_index);
+        s.exit_code = self.exit_code;
+        s.signal = self.signal;
+        s.timed_out = self.timed_out;
+        for (i, &bits) in self.values.iter().enumerate().take(Metric::COUNT) {
+            s.values[i] = f64::from_bits(bits);
+        }
+        s
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SessionMsg {
+    pub started_unix: f64,
+    pub source: String,
+    pub command_line: String,
+    pub order: Option<String>,
+    pub seed: Option<String>,
+    pub shell: Option<String>,
+    pub machine: Machine,
+    pub labels: Vec<(String, String)>,
+}
+
+impl SessionMsg {
+    pub fn new(s: &NewSession) -> SessionMsg {
+        SessionMsg {
+            started_unix: s
+                .started
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0),
+            source: s.source.clone(),
+            command_line: s.command_line.clone(),
+            order: s.order.clone(),
+            seed: s.seed.clone(),
+            shell: s.shell.clone(),
+            machine: s.machine.clone(),
+            labels: s.labels.clone(),
+        }
+    }
+
+    fn session(&self) -> NewSession {
+        let secs = if self.started_unix.is_finite() && self.started_unix > 0.0 {
+            self.started_unix
+        } else {
+            0.0
+        };
+        NewSession {
+            started: UNIX_EPOCH + Duration::from_secs_f64(secs),
+            source: self.source.clone(),
+            command_line: self.command_line.clone(),
+            order: self.order.clone(),
+            seed: self.seed.clone(),
+            shell: self.shell.clone(),
+            machine: self.machine.clone(),
+            labels: self.labels.clone(),
+        }
+    }
+}
+
+/// What cmdscope asks of the helper. Cells are numbered by position.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Msg {
+    Open {
+        location: String,
+    },
+    Begin {
+        session: Box<SessionMsg>,
+        cells: Vec<NewCell>,
+    },
+    Runs {
+        cell: usize,
+        first_seq: i64,
+        runs: Vec<RunMsg>,
+    },
+    Replace {
+        cell: usize,
+        runs: Vec<RunMsg>,
+    },
+    Finish {
+        status: String,
+        stop_reason: Option<String>,
+        shell_overhead: Option<f64>,
+    },
+}
+
+/// cmdscope's end of the pipe.
+pub struct Link {
+    /// The store's location for messages (password removed).
+    shown: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl Link {
+    /// Starts the helper (this same executable) and opens the store in it.
+    pub fn open(location: &Location) -> Result<Link, StoreError> {
+        let shown = location.display();
+        let fail = |what: String| StoreError(format!("store '{shown}': {what}"));
+        let exe = std::env::current_exe()
+            .map_err(|e| fail(format!("cannot find cmdscope's executable: {e}")))?;
+        let mut child = Command::new(exe)
+            .arg(SUBCOMMAND)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| fail(format!("cannot start the store writer: {e}")))?;
+        // Not part of any benchmark: a timeout's clean-up must spare it.
+        crate::exec::tree::protect(child.id() as libc::pid_t);
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(fail("cannot talk to the store writer".into()));
+        };
+        let mut link = Link {
+            shown: shown.clone(),
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+            line: String::new(),
+        };
+        let location = match location {
+            Location::Sqlite(p) => format!("sqlite:{}", p.display()),
+            Location::Postgres(url) => url.clone(),
+        };
+        link.call(&Msg::Open { location })?;
+        Ok(link)
+    }
+
+    /// Sends a message and waits for its answer.
+    pub fn call(&mut self, msg: &Msg) -> Result<(), StoreError> {
+        let gone = || {
+            StoreError(format!(
+                "store '{}': the store writer stopped unexpectedly",
+                self.shown
+            ))
+        };
+        let mut text = serde_json::to_string(msg)
+            .map_err(|e| StoreError(format!("cannot encode a store message: {e}")))?;
+        text.push('\n');
+        let stdin = self.stdin.as_mut().ok_or_else(gone)?;
+        stdin
+            .write_all(text.as_bytes())
+            .and_then(|_| stdin.flush())
+            .map_err(|_| gone())?;
+        self.line.clear();
+        match self.stdout.read_line(&mut self.line) {
+            Ok(0) | Err(_) => Err(gone()),
+            Ok(_) => {
+                let answer = self.line.trim_end();
+                if answer == "ok" {
+                    Ok(())
+                } else {
+                    Err(StoreError(
+                        answer.strip_prefix("err ").unwrap_or(answer).to_string(),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        // End of input: the helper exits.
+        self.stdin = None;
+        let _ = self.child.wait();
+    }
+}
+
+/// The helper's side: serves messages until end of input. Exit status 0.
+pub fn serve() -> i32 {
+    // SAFETY: setting the disposition of two signals to "ignore".
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+    }
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let mut state = State::default();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let answer = match serde_json::from_str::<Msg>(&line) {
+            Ok(msg) => state.handle(msg),
+            Err(e) => Err(StoreError(format!("bad store message: {e}"))),
+        };
+        let reply = match answer {
+            Ok(()) => "ok\n".to_string(),
+            Err(e) => format!("err {}\n", e.0.replace('\n', " ")),
+        };
+        if out
+            .write_all(reply.as_bytes())
+            .and_then(|_| out.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    0
+}
+
+#[derive(Default)]
+struct State {
+    store: Option<Store>,
+    session: Option<i64>,
+    cells: Vec<i64>,
+}
+
+impl State {
+    fn store(&mut self) -> Result<&mut Store, StoreError> {
+        self.store
+            .as_mut()
+            .ok_or_else(|| StoreError("store not open".into()))
+    }
+
+    fn cell(&self, i: usize) -> Result<i64, StoreError> {
+        self.cells
+            .get(i)
+            .copied()
+            .ok_or_else(|| StoreError(format!("no cell {i} in this session")))
+    }
+
+    fn handle(&mut self, msg: Msg) -> Result<(), StoreError> {
+        match msg {
+            Msg::Open { location } => {
+                self.store = Some(Store::open(&Location::parse(&location))?);
+            }
+            Msg::Begin { session, cells } => {
+                let store = self.store()?;
+                let id = store.begin_session(&session.session())?;
+                let ids = store.add_cells(id, &cells)?;
+                self.session = Some(id);
+                self.cells = ids;
+            }
+            Msg::Runs {
+                cell,
+                first_seq,
+                runs,
+            } => {
+                let id = self.cell(cell)?;
+                let samples: Vec<Sample> = runs.iter().map(RunMsg::to_sample).collect();
+                self.store()?.add_runs(id, first_seq, &samples)?;
+            }
+            Msg::Replace { cell, runs } => {
+                let id = self.cell(cell)?;
+                let samples: Vec<Sample> = runs.iter().map(RunMsg::to_sample).collect();
+                self.store()?.replace_runs(id, &samples)?;
+            }
+            Msg::Finish {
+                status,
+                stop_reason,
+                shell_overhead,
+            } => {
+                let session = self
+                    .session
+                    .ok_or_else(|| StoreError("no session to finish".into()))?;
+                self.store()?.finish_session(
+                    session,
+                    &Finish {
+                        status,
+                        stop_reason,
+                        shell_overhead,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_survive_the_wire_exactly() {
+        let mut s = Sample::new(7);
+        s.exit_code = Some(3);
+        s.timed_out = true;
+        s.set(Metric::WallTime, 0.1 + 0.2);
+        let text = serde_json::to_string(&Msg::Runs {
+            cell: 1,
+            first_seq: 4,
+            runs: vec![RunMsg::from_sample(&s)],
+        })
+        .unwrap();
+        let Msg::Runs { runs, .. } = serde_json::from_str(&text).unwrap() else {
+            panic!("wrong message");
+        };
+        let back = runs[0].to_sample();
+        assert_eq!(back.get(Metric::WallTime), Some(0.1 + 0.2));
+        assert_eq!(back.get(Metric::UserTime), None);
+        assert_eq!(
+            (back.run_index, back.exit_code, back.timed_out),
+            (7, Some(3), true)
+        );
+    }
+}

@@ -1,0 +1,169 @@
+//! The HTML report in a real browser: headless Chromium (the distribution's
+//! package) renders a report whose benchmark names and labels are markup,
+//! dumps the DOM and takes a screenshot. Asserts that the user text is text,
+//! that no script exists or ran, and that the SVG charts were drawn.
+//!
+//! Without Chromium the test prints `SKIPPED: …` and passes, except in CI
+//! (`CI=true`), where it fails: .ci/run installs chromium.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::*;
+
+fn chromium() -> Option<PathBuf> {
+    for name in ["chromium", "chromium-browser", "google-chrome", "chrome"] {
+        let found = std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        });
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+fn headless(browser: &Path, profile: &Path, extra: &[String], url: &str) -> std::process::Output {
+    Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run chromium")
+}
+
+const EVIL: &str = "<script>alert(1)</script>";
+
+#[test]
+fn report_renders_in_chromium_and_user_text_stays_text() {
+    let Some(browser) = chromium() else {
+        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            panic!("the browser test must run in CI, but chromium is not installed");
+        }
+        eprintln!("SKIPPED: report browser test: chromium not found (apt-get install chromium)");
+        return;
+    };
+    let dir = tempdir();
+    let db = dir.path().join("r.db");
+    let marker = dir.path().join("script-ran");
+    // A name that would create a file if it were ever run by a shell, and
+    // one that would call alert() if it were ever run by the browser.
+    let shell_evil = format!("<img src=x onerror=alert(2)>$(touch {})", marker.display());
+    for (label, ms) in [("<b>base</b>", "2"), ("<i>next</i>", "3")] {
+        let o = Command::new(bin())
+            .args(["run", "--runs", "8", "--style", "none", "--store"])
+            .arg(&db)
+            .args(["--label", &format!("who={label}")])
+            .args(["-n", EVIL, &format!("{} busy {ms}", fixture())])
+            .args(["-n", &shell_evil, &format!("{} busy 1", fixture())])
+            .env_remove("CMDSCOPE_STORE")
+            .env_remove("CMDSCOPE_NO_STORE")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let html = dir.path().join("report.html");
+    let o = Command::new(bin())
+        .args(["report", "--store"])
+        .arg(&db)
+        .arg("--html")
+        .arg(&html)
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let url = format!("file://{}", html.display());
+    let profile = dir.path().join("profile");
+
+    // The DOM as the browser built it.
+    let dom = headless(&browser, &profile, &["--dump-dom".into()], &url);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout).to_string();
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "escaped name in the DOM"
+    );
+    assert!(!dom.to_lowercase().contains("<script"), "no script element");
+    assert!(!dom.contains("<img"), "no element from user text");
+    // The latest session is reported: its label is text, not an element.
+    assert!(!dom.contains("<i>next</i>") && dom.contains("&lt;i&gt;next&lt;/i&gt;"));
+    assert!(dom.matches("<svg").count() >= 4, "charts in the DOM");
+    for class in [
+        "class=\"bar\"",
+        "class=\"box\"",
+        "class=\"interval\"",
+        "class=\"line\"",
+    ] {
+        assert!(dom.contains(class), "chart element {class}");
+    }
+    assert!(!marker.exists(), "a shell ran user text");
+
+    // The picture: non-trivial, many colours (charts drawn, not a blank page).
+    let png_path = dir.path().join("shot.png");
+    let shot = headless(
+        &browser,
+        &profile,
+        &[
+            format!("--screenshot={}", png_path.display()),
+            "--window-size=1200,2000".into(),
+        ],
+        &url,
+    );
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    let bytes = std::fs::read(&png_path).expect("screenshot written");
+    assert!(bytes.len() > 20_000, "screenshot of {} bytes", bytes.len());
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
+    let info = reader.next_frame(&mut buf).expect("PNG frame");
+    assert_eq!((info.width, info.height), (1200, 2000));
+    let channels = info.color_type.samples();
+    let mut colours = std::collections::HashSet::new();
+    let mut chart_blue = 0usize;
+    for px in buf[..info.buffer_size()].chunks(channels) {
+        colours.insert(px[..3.min(channels)].to_vec());
+        // The first series colour (#0072b2), drawn only by the charts.
+        if channels >= 3 && px[0] < 30 && (90..140).contains(&px[1]) && (160..200).contains(&px[2])
+        {
+            chart_blue += 1;
+        }
+    }
+    assert!(
+        colours.len() > 50,
+        "only {} colours: blank page?",
+        colours.len()
+    );
+    assert!(
+        chart_blue > 2000,
+        "chart colour on {chart_blue} pixels only"
+    );
+    // If a script had run, alert() would have blocked or failed the
+    // screenshot; the CSP forbids scripts anyway. Keep the picture for people.
+    let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-screenshot.png");
+    let _ = std::fs::copy(&png_path, keep);
+}

@@ -1,0 +1,835 @@
+//! The results store with SQLite: recording real `cmdscope run` sessions,
+//! concurrent writers, `kill -9`, bad stores, and the commands that read it
+//! (history, check, report, import).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use cmdscope::dataset::{Benchmark, Dataset, Series};
+use cmdscope::metrics::Metric;
+use cmdscope::store::{Filter, Location, Machine, Store};
+use common::*;
+
+/// The tests here measure and spawn a lot on a small machine: one at a
+/// time, so that one test's load does not decide another's verdict.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn with_store(store: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .expect("run cmdscope")
+}
+
+fn open(path: &Path) -> Store {
+    Store::open(&Location::Sqlite(path.to_path_buf())).expect("open store")
+}
+
+/// (sessions, runs) in the store.
+fn count(path: &Path) -> (usize, i64) {
+    let sessions = open(path).sessions(&Filter::default()).expect("sessions");
+    let runs = sessions
+        .iter()
+        .flat_map(|s| s.cells.iter())
+        .map(|c| c.runs)
+        .sum();
+    (sessions.len(), runs)
+}
+
+fn one_line_error(o: &Output) -> String {
+    let err = stderr(o);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("cmdscope: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line expected: {err}");
+    lines[0].to_string()
+}
+
+#[test]
+fn records_a_session_with_labels_machine_and_every_metric() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "4",
+            "--style",
+            "none",
+            "--label",
+            "commit=abc123",
+            "--label",
+            "branch=main",
+            "-n",
+            "alloc",
+            &format!("{} alloc 20", fixture()),
+            &format!("{} busy 1", fixture()),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut store = open(&db);
+    let sessions = store.sessions(&Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 1);
+    let s = &sessions[0];
+    assert_eq!(s.status, "finished");
+    assert_eq!(s.stop_reason.as_deref(), Some("run_count"));
+    assert_eq!(s.label("commit"), Some("abc123"));
+    assert_eq!(s.label("branch"), Some("main"));
+    let here = Machine::current();
+    assert_eq!(s.fingerprint, here.fingerprint());
+    assert_eq!(s.machine.hostname, here.hostname);
+    assert!(s.machine.cores >= 1 && s.machine.memory_bytes > 0);
+    assert_eq!(s.cells.len(), 2);
+    assert_eq!(s.cells[0].identity, "alloc");
+    assert_eq!(s.cells[1].identity, format!("{} busy 1", fixture()));
+    let runs = store.runs(s.cells[0].id).unwrap();
+    assert_eq!(runs.len(), 4);
+    for r in &runs {
+        assert_eq!(r.exit_code, Some(0));
+        let rss = r.get(Metric::PeakRss).unwrap();
+        assert!(rss > 20.0 * 1048576.0, "peak RSS stored: {rss}");
+        assert!(r.get(Metric::WallTime).unwrap() > 0.0);
+        assert!(r.get(Metric::UserTime).is_some());
+    }
+    // run_index is the global order of runs: 8 distinct values 0..8.
+    let mut idx: Vec<u64> = runs
+        .iter()
+        .chain(store.runs(s.cells[1].id).unwrap().iter())
+        .map(|r| r.run_index)
+        .collect();
+    idx.sort();
+    assert_eq!(idx, (0..8).collect::<Vec<u64>>());
+}
+
+#[test]
+fn no_store_records_nothing_and_the_default_store_is_per_user() {
+    let _serial = serial();
+    let dir = tempdir();
+    let o = Command::new(bin())
+        .args([
+            "run",
+            "--runs",
+            "2",
+            "--style",
+            "none",
+            "--no-store",
+            "true",
+        ])
+        .env("XDG_DATA_HOME", dir.path())
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let default = dir.path().join("cmdscope/results.sqlite3");
+    assert!(!default.exists());
+    let o = Command::new(bin())
+        .args(["run", "--runs", "2", "--style", "none", "true"])
+        .env("XDG_DATA_HOME", dir.path())
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env_remove("CMDSCOPE_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!default.exists(), "CMDSCOPE_NO_STORE=1 records nothing");
+    let o = Command::new(bin())
+        .args(["run", "--runs", "2", "--style", "none", "true"])
+        .env("XDG_DATA_HOME", dir.path())
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count(&default), (1, 2));
+    // CMDSCOPE_STORE overrides the default.
+    let other = dir.path().join("other.db");
+    let o = Command::new(bin())
+        .args(["run", "--runs", "3", "--style", "none", "true"])
+        .env("XDG_DATA_HOME", dir.path())
+        .env("CMDSCOPE_STORE", &other)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count(&other), (1, 3));
+    assert_eq!(count(&default), (1, 2));
+}
+
+#[test]
+fn four_concurrent_runs_lose_no_rows() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("shared.db");
+    let runs = 40;
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            Command::new(bin())
+                .args(["run", "--style", "none", "--runs", &runs.to_string()])
+                .args(["--label", &format!("writer={i}")])
+                .arg("--store")
+                .arg(&db)
+                .arg("true")
+                .arg(format!("{} busy 1", fixture()))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(count(&db), (4, 4 * 2 * runs));
+    let sessions = open(&db).sessions(&Filter::default()).unwrap();
+    let mut writers: Vec<&str> = sessions.iter().filter_map(|s| s.label("writer")).collect();
+    writers.sort();
+    assert_eq!(writers, vec!["0", "1", "2", "3"]);
+}
+
+#[test]
+fn kill_9_keeps_every_finished_run() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("killed.db");
+    let counter = dir.path().join("finished-runs");
+    let mut child = Command::new(bin())
+        .args(["run", "--style", "none", "--runs", "100000"])
+        .arg("--store")
+        .arg(&db)
+        .arg("--conclude")
+        .arg(format!("echo x >> '{}'", counter.display()))
+        .arg(format!("{} sleep 5", fixture()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let done = std::fs::read_to_string(&counter)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if done >= 25 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "runs too slow");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let finished = std::fs::read_to_string(&counter).unwrap().lines().count() as i64;
+    let mut store = open(&db);
+    let sessions = store.sessions(&Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].status, "running", "never finished");
+    let stored = sessions[0].cells[0].runs;
+    // A run is stored before its conclude hook runs: every run whose hook
+    // ran is stored, plus at most the one killed between the two.
+    assert!(
+        stored >= finished && stored <= finished + 1,
+        "stored {stored} runs, {finished} finished"
+    );
+    assert_eq!(
+        store.runs(sessions[0].cells[0].id).unwrap().len() as i64,
+        stored
+    );
+    // The CLI reads it too.
+    let o = with_store(&db, &["history"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("unfinished"));
+}
+
+#[test]
+fn unreadable_store_is_a_clear_error_and_the_export_is_written() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("garbage.db");
+    std::fs::write(&db, vec![0x5au8; 8192]).unwrap();
+    let o = with_store(&db, &["history"]);
+    assert_eq!(o.status.code(), Some(2));
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("garbage.db") && line.contains("not a database"),
+        "{line}"
+    );
+
+    let out = dir.path().join("out.json");
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "3",
+            "--style",
+            "none",
+            "--export-json",
+            out.to_str().unwrap(),
+            "true",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(one_line_error(&o).contains("not a database"));
+    assert_eq!(
+        read_json(&out)["results"][0]["measurements"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    // The garbage was not touched.
+    assert_eq!(std::fs::read(&db).unwrap(), vec![0x5au8; 8192]);
+}
+
+#[test]
+fn newer_schema_is_refused_and_left_alone() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("new.db");
+    let o = with_store(&db, &["run", "--runs", "2", "--style", "none", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute("UPDATE schema_version SET version = 99", [])
+            .unwrap();
+    }
+    let o = with_store(&db, &["history"]);
+    assert_eq!(o.status.code(), Some(2));
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("schema version 99") && line.contains("upgrade cmdscope"),
+        "{line}"
+    );
+    let out = dir.path().join("out.json");
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "2",
+            "--style",
+            "none",
+            "--export-json",
+            out.to_str().unwrap(),
+            "true",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(out.exists());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let v: i64 = conn
+        .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 99);
+    let n: i64 = conn
+        .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 2, "nothing written to a newer store");
+}
+
+#[test]
+fn postgres_down_is_a_clear_error_without_the_password_and_the_export_is_written() {
+    let _serial = serial();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tempdir();
+    let out = dir.path().join("out.json");
+    let url = format!("postgres://bob:hunter2@127.0.0.1:{port}/results");
+    let o = Command::new(bin())
+        .args(["run", "--runs", "3", "--style", "none", "--store", &url])
+        .arg("--export-json")
+        .arg(&out)
+        .arg("true")
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!err.contains("hunter2"), "password printed: {err}");
+    let line = one_line_error(&o);
+    assert!(
+        line.contains(&format!("postgres://bob:***@127.0.0.1:{port}/results"))
+            && line.contains("cannot connect"),
+        "{line}"
+    );
+    assert_eq!(
+        read_json(&out)["results"][0]["measurements"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    // The other commands say the same, and so does the environment variable.
+    let o = Command::new(bin())
+        .arg("history")
+        .env("CMDSCOPE_STORE", &url)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!stderr(&o).contains("hunter2"));
+    // --help shows no value of CMDSCOPE_STORE.
+    let o = Command::new(bin())
+        .args(["run", "--help"])
+        .env("CMDSCOPE_STORE", &url)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("hunter2"));
+}
+
+#[test]
+fn the_default_store_failing_only_warns() {
+    let _serial = serial();
+    let dir = tempdir();
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    let o = Command::new(bin())
+        .args(["run", "--runs", "2", "--style", "none", "true"])
+        .env("XDG_DATA_HOME", &blocker)
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning") && err.contains("not be stored"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn shell_mode_stores_the_values_it_reports() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let out = dir.path().join("out.json");
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "-S",
+            "--runs",
+            "5",
+            "--style",
+            "none",
+            "--export-json",
+            out.to_str().unwrap(),
+            "echo hi",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let exported: Vec<f64> = doc["results"][0]["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["time_wall_clock"]["value"].as_f64().unwrap())
+        .collect();
+    let mut store = open(&db);
+    let s = &store.sessions(&Filter::default()).unwrap()[0];
+    assert_eq!(s.cells.len(), 1, "the calibration cell is not stored");
+    assert!(s.shell_overhead.unwrap() > 0.0);
+    let stored: Vec<f64> = store
+        .runs(s.cells[0].id)
+        .unwrap()
+        .iter()
+        .map(|r| r.get(Metric::WallTime).unwrap())
+        .collect();
+    // (The test reads the export with serde_json's default float parsing,
+    // which may be one unit in the last place off.)
+    assert_eq!(stored.len(), exported.len());
+    for (s, e) in stored.iter().zip(&exported) {
+        assert!((s - e).abs() <= 1e-12 * e.abs().max(1e-9), "{s} != {e}");
+    }
+}
+
+fn run_labelled(db: &Path, label: &str, ms: &str) {
+    let o = with_store(
+        db,
+        &[
+            "run",
+            "--runs",
+            "12",
+            "--style",
+            "none",
+            "--label",
+            label,
+            "-n",
+            "work",
+            &format!("{} busy {ms}", fixture()),
+            "-n",
+            "steady",
+            &format!("{} busy 2", fixture()),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn check_gates_on_a_significant_slowdown_against_the_baseline() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("ci.db");
+    run_labelled(&db, "branch=main", "3");
+    run_labelled(&db, "branch=feature", "15");
+    let o = with_store(
+        &db,
+        &[
+            "check",
+            "--baseline",
+            "branch=main",
+            "--fail-if-slower",
+            "10",
+        ],
+    );
+    let md = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(1), "{md}{}", stderr(&o));
+    assert!(
+        md.starts_with("### cmdscope check: ")
+            && md.contains("significantly slower by more than 10%"),
+        "{md}"
+    );
+    assert!(md.contains("| Benchmark | Baseline | Current |"), "{md}");
+    let work = md.lines().find(|l| l.starts_with("| `work`")).unwrap();
+    assert!(work.contains("❌"), "{work}");
+    assert!(md.lines().any(|l| l.starts_with("| `steady`")), "{md}");
+    // A threshold above the slowdown passes; text output too.
+    let o = with_store(
+        &db,
+        &[
+            "check",
+            "--baseline",
+            "branch=main",
+            "--fail-if-slower",
+            "2000",
+            "--format",
+            "text",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // The latest session is the baseline itself: it is compared with the previous one.
+    run_labelled(&db, "branch=main", "3");
+    let o = with_store(
+        &db,
+        &[
+            "check",
+            "--baseline",
+            "branch=main",
+            "--fail-if-slower",
+            "60",
+        ],
+    );
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{md}");
+    assert!(md.contains("No significant slowdown beyond 60%"), "{md}");
+    assert!(
+        md.contains("session #3") && md.contains("session #1"),
+        "{md}"
+    );
+    // No baseline: exit 2 with one line.
+    let o = with_store(&db, &["check", "--baseline", "branch=nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line_error(&o).contains("branch=nope"));
+}
+
+#[test]
+fn history_filters_by_command_label_and_machine() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("h.db");
+    run_labelled(&db, "branch=main", "1");
+    let o = with_store(
+        &db,
+        &[
+            "run", "--runs", "2", "--style", "none", "--label", "branch=x", "true",
+        ],
+    );
+    assert!(o.status.success());
+    let text = |o: Output| String::from_utf8_lossy(&o.stdout).to_string();
+    let all = text(with_store(&db, &["history"]));
+    assert!(
+        all.find("#2").unwrap() < all.find("#1").unwrap(),
+        "newest first: {all}"
+    );
+    assert!(all.contains("work") && all.contains("true"));
+    let only = text(with_store(&db, &["history", "work"]));
+    assert!(only.contains("#1") && !only.contains("#2"), "{only}");
+    let labelled = text(with_store(&db, &["history", "--label", "branch=x"]));
+    assert!(
+        labelled.contains("#2") && !labelled.contains("#1"),
+        "{labelled}"
+    );
+    let host = Machine::current().hostname;
+    let here = text(with_store(&db, &["history", "--machine", &host]));
+    assert!(here.contains("#1") && here.contains("#2"));
+    let elsewhere = text(with_store(&db, &["history", "--machine", "no-such-host"]));
+    assert!(elsewhere.contains("No sessions"), "{elsewhere}");
+}
+
+#[test]
+fn report_is_self_contained_and_escapes_user_text() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("r.db");
+    for _ in 0..2 {
+        let o = with_store(
+            &db,
+            &[
+                "run",
+                "--runs",
+                "6",
+                "--style",
+                "none",
+                "--label",
+                "who=<b>bold</b>",
+                "-n",
+                "<script>alert(1)</script>",
+                "true",
+                "-n",
+                "other & \"quoted\"",
+                "sh -c 'exit 0'",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let html_path = dir.path().join("r.html");
+    let o = with_store(&db, &["report", "--html", html_path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        !html.to_lowercase().contains("<script"),
+        "no script element at all"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("&lt;b&gt;bold&lt;/b&gt;") && !html.contains("<b>"));
+    assert!(html.contains("other &amp; &quot;quoted&quot;"));
+    for needle in [
+        "Runs in order",
+        "Distributions",
+        "Comparisons with",
+        "History on this machine",
+    ] {
+        assert!(html.contains(needle), "section {needle}");
+    }
+    assert!(html.matches("<svg").count() >= 4);
+    // Nothing that would be fetched: no src= or href= attributes.
+    assert!(!html.contains("src=") && !html.contains("href="));
+}
+
+fn series(metric: &str, unit: &str, values: &[f64]) -> Series {
+    Series {
+        metric: metric.into(),
+        unit: unit.into(),
+        higher_is_better: metric == "MB/s",
+        values: values.to_vec(),
+    }
+}
+
+#[test]
+fn imported_datasets_become_sessions_that_check_can_gate() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("imp.db");
+    let mut store = open(&db);
+    let machine = Machine::current();
+    let hyperfine = Dataset {
+        source: "h.json".into(),
+        format: "hyperfine-2".into(),
+        benchmarks: vec![Benchmark {
+            name: "sleep 0.1".into(),
+            parameters: vec![("n".into(), "1".into())],
+            series: vec![
+                series("time_wall_clock", "s", &[0.10, 0.11, 0.10]),
+                series("memory_peak_resident", "B", &[1e6, 1e6, 1e6]),
+            ],
+        }],
+    };
+    let (id, runs) = cmdscope::commands::import::store_dataset(
+        &mut store,
+        &hyperfine,
+        &[("commit".into(), "a".into())],
+        &machine,
+        "cmdscope import h.json",
+    )
+    .unwrap();
+    assert_eq!(runs, 3);
+    let go = |ns: f64| Dataset {
+        source: "go.txt".into(),
+        format: "go".into(),
+        benchmarks: vec![Benchmark {
+            name: "BenchmarkEncode".into(),
+            parameters: vec![],
+            series: vec![
+                series(
+                    "sec/op",
+                    "s",
+                    &(0..10)
+                        .map(|i| ns * 1e-9 * (1.0 + 0.001 * i as f64))
+                        .collect::<Vec<_>>(),
+                ),
+                series("B/op", "B", &[512.0; 10]),
+            ],
+        }],
+    };
+    cmdscope::commands::import::store_dataset(
+        &mut store,
+        &go(100.0),
+        &[("branch".into(), "main".into())],
+        &machine,
+        "x",
+    )
+    .unwrap();
+    cmdscope::commands::import::store_dataset(&mut store, &go(150.0), &[], &machine, "y").unwrap();
+    let sessions = store.sessions(&Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 3);
+    let h = sessions.iter().find(|s| s.id == id).unwrap();
+    assert_eq!(h.source, "import:hyperfine-2");
+    assert_eq!(h.cells[0].identity, "sleep 0.1 [n=1]");
+    let r = store.runs(h.cells[0].id).unwrap();
+    assert_eq!(
+        r.iter()
+            .map(|s| s.get(Metric::WallTime).unwrap())
+            .collect::<Vec<_>>(),
+        vec![0.10, 0.11, 0.10]
+    );
+    let latest = &sessions[0];
+    assert_eq!(latest.cells[0].runs, 10);
+    let extra = store.extra_series(latest.cells[0].id).unwrap();
+    assert_eq!(extra.len(), 2);
+    assert_eq!(
+        extra.iter().find(|s| s.metric == "B/op").unwrap().values,
+        vec![512.0; 10]
+    );
+    drop(store);
+    // The gate works on Go's sec/op.
+    let o = with_store(
+        &db,
+        &[
+            "check",
+            "--baseline",
+            "branch=main",
+            "--fail-if-slower",
+            "10",
+        ],
+    );
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{md}{}", stderr(&o));
+    assert!(
+        md.contains("`BenchmarkEncode`") && md.contains("+50.0%"),
+        "{md}"
+    );
+}
+
+/// Needs the importers of the `compare` branch (`crate::import::read_dataset`).
+#[test]
+fn import_command_reads_hyperfine_json() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("i.db");
+    let file = dir.path().join("hf.json");
+    std::fs::write(
+        &file,
+        r#"{"results":[{"command":"sleep 0.1","mean":0.1,"stddev":0.0,"median":0.1,"user":0.0,"system":0.0,"min":0.1,"max":0.1,"times":[0.1,0.1,0.1],"exit_codes":[0,0,0]}]}"#,
+    )
+    .unwrap();
+    let o = with_store(
+        &db,
+        &["import", "--label", "commit=x", file.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count(&db), (1, 3));
+}
+
+/// Children of `pid` whose command line contains `needle`.
+fn children_with(pid: u32, needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        // pid (comm) state ppid ...
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+        if ppid == Some(pid) && String::from_utf8_lossy(&cmdline).contains(needle) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_store_failing_mid_run_keeps_measuring_and_exports() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("mid.db");
+    let out = dir.path().join("out.json");
+    let counter = dir.path().join("finished");
+    let child = Command::new(bin())
+        .args(["run", "--style", "none", "--runs", "150", "--store"])
+        .arg(&db)
+        .arg("--export-json")
+        .arg(&out)
+        .arg("--conclude")
+        .arg(format!("echo x >> '{}'", counter.display()))
+        .arg(format!("{} sleep 5", fixture()))
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_to_string(&counter).map_or(0, |t| t.lines().count()) < 10 {
+        assert!(start.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The store goes away in the middle of the session.
+    let writers = children_with(child.id(), "__store-writer");
+    assert_eq!(writers.len(), 1, "one store writer");
+    unsafe { libc::kill(writers[0] as i32, libc::SIGKILL) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("mid.db") && line.contains("stopped unexpectedly"),
+        "{line}"
+    );
+    // Measuring went on: all runs exported; the store kept those before.
+    assert_eq!(
+        read_json(&out)["results"][0]["measurements"]
+            .as_array()
+            .unwrap()
+            .len(),
+        150
+    );
+    let (sessions, runs) = count(&db);
+    assert_eq!(sessions, 1);
+    assert!((10..150).contains(&runs), "{runs} runs stored");
+}
