@@ -833,3 +833,43 @@ fn a_store_failing_mid_run_keeps_measuring_and_exports() {
     assert_eq!(sessions, 1);
     assert!((10..150).contains(&runs), "{runs} runs stored");
 }
+
+#[test]
+fn a_timeout_kills_the_benchmark_tree_but_not_the_store_writer() {
+    let _serial = serial();
+    let dir = tempdir();
+    let store = dir.path().join("t.sqlite3");
+    let token = format!("cmdscope-store-timeout-{}", std::process::id());
+    let o = with_store(
+        &store,
+        &[
+            "run",
+            "--runs",
+            "3",
+            "--timeout",
+            "0.3",
+            &format!("{} background {token}", fixture()),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        count(&store),
+        (1, 3),
+        "every timed-out run was recorded after the tree kill"
+    );
+    let o = with_store(
+        &store,
+        &[
+            "run",
+            "--runs",
+            "2",
+            "--timeout",
+            "0.3",
+            "--stop-on-timeout",
+            &format!("{} sleep 5000", fixture()),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("not stored"), "{}", stderr(&o));
+    assert_eq!(count(&store).0, 2);
+}
