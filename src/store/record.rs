@@ -264,8 +264,12 @@ impl SampleSink for Recorder {
             first_seq: self.next_seq[pos],
             runs: vec![RunMsg::from_sample(sample)],
         };
-        if self.call(&msg).is_some() {
-            self.next_seq[pos] += 1;
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        match link.send(&msg) {
+            Ok(()) => self.next_seq[pos] += 1,
+            Err(e) => self.fail(e),
         }
     }
 }

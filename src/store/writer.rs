@@ -10,11 +10,14 @@
 //! commands.
 //!
 //! Protocol: one JSON message per line on the helper's stdin, one answer
-//! per line on its stdout (`ok`, or `err <message>`). Each run is answered
-//! only once it is committed, so a run is in the store before the next one
-//! starts. The helper ignores SIGINT and SIGTERM (a Ctrl-C is cmdscope's to
-//! handle) and exits at end of input, so a killed cmdscope leaves it nothing
-//! to do but exit.
+//! per line on its stdout (`ok`, or `err <message>`). Runs are the
+//! exception: they are sent without waiting (answered only with an `err`),
+//! so the measuring loop pays one pipe write per run, not a commit. The
+//! helper commits each run as it reads it and reads to the end of its input
+//! even after cmdscope dies, so `kill -9` of cmdscope still leaves every
+//! finished run in the store; a store error surfaces at the next answered
+//! message. The helper ignores SIGINT and SIGTERM (a Ctrl-C is cmdscope's to
+//! handle) and exits at end of input.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -182,6 +185,23 @@ impl Link {
         Ok(link)
     }
 
+    /// Sends a message without waiting for an answer (runs). A dead helper
+    /// shows at once as a broken pipe; a store error at the next `call`.
+    pub fn send(&mut self, msg: &Msg) -> Result<(), StoreError> {
+        let gone = StoreError(format!(
+            "store '{}': the store writer stopped unexpectedly",
+            self.shown
+        ));
+        let mut text = serde_json::to_string(msg)
+            .map_err(|e| StoreError(format!("cannot encode a store message: {e}")))?;
+        text.push('\n');
+        let stdin = self.stdin.as_mut().ok_or_else(|| gone.clone())?;
+        stdin
+            .write_all(text.as_bytes())
+            .and_then(|_| stdin.flush())
+            .map_err(|_| gone)
+    }
+
     /// Sends a message and waits for its answer.
     pub fn call(&mut self, msg: &Msg) -> Result<(), StoreError> {
         let gone = || {
@@ -235,11 +255,12 @@ pub fn serve() -> i32 {
     let mut state = State::default();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
-        let answer = match serde_json::from_str::<Msg>(&line) {
-            Ok(msg) => state.handle(msg),
-            Err(e) => Err(StoreError(format!("bad store message: {e}"))),
+        let (answered, answer) = match serde_json::from_str::<Msg>(&line) {
+            Ok(msg) => (!matches!(msg, Msg::Runs { .. }), state.handle(msg)),
+            Err(e) => (true, Err(StoreError(format!("bad store message: {e}")))),
         };
         let reply = match answer {
+            Ok(()) if !answered => continue,
             Ok(()) => "ok\n".to_string(),
             Err(e) => format!("err {}\n", e.0.replace('\n', " ")),
         };
