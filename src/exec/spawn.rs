@@ -399,18 +399,11 @@ impl Prepared {
                 libc::posix_spawnattr_setsigmask(&mut attr, &mask),
                 "setsigmask",
             )?;
-            // Rust ignores SIGPIPE and we catch INT/TERM: give the child defaults.
+            // Only ignored signals survive exec (caught ones are reset by it), and
+            // Rust ignores SIGPIPE: reset that one, in as few syscalls as possible.
             let mut def: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut def);
-            for sig in [
-                libc::SIGPIPE,
-                libc::SIGINT,
-                libc::SIGTERM,
-                libc::SIGQUIT,
-                libc::SIGCHLD,
-            ] {
-                libc::sigaddset(&mut def, sig);
-            }
+            libc::sigaddset(&mut def, libc::SIGPIPE);
             check(
                 libc::posix_spawnattr_setsigdefault(&mut attr, &def),
                 "setsigdefault",
