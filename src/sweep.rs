@@ -209,9 +209,30 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
                     )
                 })
                 .unwrap_or_default();
+            // Values whose interval overlaps the best one's are not shown to
+            // be worse: say so rather than crown a winner by noise.
+            let tied: Vec<&str> = match b.ci {
+                Some((lo, hi)) => curve
+                    .points
+                    .iter()
+                    .filter(|p| !std::ptr::eq(*p, b))
+                    .filter(|p| p.ci.is_some_and(|(plo, phi)| plo <= hi && phi >= lo))
+                    .map(|p| p.label.as_str())
+                    .collect(),
+                None => Vec::new(),
+            };
+            let tie_note = if tied.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "\n  Its interval overlaps those of {} = {}: within the noise, they are as good.",
+                    sweep.axis,
+                    tied.join(", ")
+                )
+            };
             let _ = writeln!(
                 out,
-                "  Best: {} = {} with a median of {}{ci}\n",
+                "  Best: {} = {} with a median of {}{ci}{tie_note}\n",
                 sweep.axis,
                 paint.green(&b.label),
                 units::quantity(b.median, unit)
@@ -371,7 +392,11 @@ pub fn render_svg(sweep: &Sweep) -> String {
             w - right,
             left - 6.0,
             y + 4.0,
-            xml_escape(&units::quantity(t, unit))
+            xml_escape(&if t == 0.0 {
+                "0".to_string()
+            } else {
+                units::quantity(t, unit)
+            })
         );
     }
     let _ = write!(
@@ -457,10 +482,19 @@ pub fn render_svg(sweep: &Sweep) -> String {
                 xml_escape(&units::quantity(p.median, unit))
             );
             if best {
+                // Keep the label inside the chart at either edge.
+                let x = xpos(i, p);
+                let anchor = if x > w - right - 60.0 {
+                    "end"
+                } else if x < left + 60.0 {
+                    "start"
+                } else {
+                    "middle"
+                };
                 let _ = write!(
                     s,
-                    r#"<text class="best" x="{:.1}" y="{:.1}" text-anchor="middle" font-weight="bold">best: {}</text>"#,
-                    xpos(i, p),
+                    r#"<text class="best" x="{:.1}" y="{:.1}" text-anchor="{anchor}" font-weight="bold">best: {}</text>"#,
+                    x,
                     py(p.median) - 12.0,
                     xml_escape(&p.label)
                 );
@@ -515,6 +549,15 @@ mod tests {
         let best_line = t.lines().find(|l| l.contains("◀ best")).unwrap();
         assert!(best_line.trim_start().starts_with('4'), "{best_line}");
         assert!(t.contains("Best: batch = 4 with a median of 9.000 ms"));
+        // 8 (11.4 … 12.6 ms) does not overlap 4 (8.55 … 9.45 ms): no tie.
+        assert!(!t.contains("overlaps"), "{t}");
+        let mut s = sweep();
+        s.curves[0].points[3].ci = Some((9.2e-3, 13e-3));
+        let t = render_text(&s, Paint { enabled: false });
+        assert!(
+            t.contains("Its interval overlaps those of batch = 8"),
+            "{t}"
+        );
     }
 
     #[test]
