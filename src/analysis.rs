@@ -87,11 +87,19 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
                 wall[0] / median
             ));
         }
-        if m.outliers > 0 && a.runs >= 6 {
+        // Worth a warning only when the outliers are also far in absolute
+        // terms: on a very steady command the robust rule flags runs that
+        // differ by a fraction of a percent.
+        let far = stats::outliers(&wall)
+            .into_iter()
+            .filter(|&i| median > 0.0 && ((wall[i] - median) / median).abs() > 0.02)
+            .count();
+        if far > 0 && a.runs >= 6 {
             w.push(format!(
-                "{} of {} runs of '{name}' are outliers (robust z-score > 3.5): something else \
-                 may have been running. The median and its interval are robust to them.",
-                m.outliers, a.runs
+                "{far} of {} runs of '{name}' are outliers (robust z-score > 3.5, more than 2 % \
+                 from the median): something else may have been running. The median and its \
+                 interval are robust to them.",
+                a.runs
             ));
         }
         if let Some(o) = session.shell_overhead {

@@ -259,7 +259,12 @@ fn render_comparisons(
             "  ({test}; Holm-corrected across commands; significance level {}{})",
             fmt_level(session.final_alpha),
             if session.looks > 0 {
-                format!(" after {} interim looks (adaptive stopping keeps the false-positive rate at {})", session.looks, session.alpha)
+                format!(
+                    " after {} interim look{} (adaptive stopping keeps the false-positive rate at {})",
+                    session.looks,
+                    if session.looks == 1 { "" } else { "s" },
+                    session.alpha
+                )
             } else {
                 String::new()
             }
