@@ -279,44 +279,6 @@ fn bar_chart(curve: &Curve, axis: &str, unit: crate::metrics::Unit, paint: Paint
     out
 }
 
-/// Escapes text for SVG/XML.
-pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// "Nice" tick values covering [lo, hi].
-fn ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
-    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
-        return vec![lo];
-    }
-    let raw = (hi - lo) / count.max(1) as f64;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
-    let mut t = (lo / step).ceil() * step;
-    let mut out = Vec::new();
-    while t <= hi + step * 1e-9 {
-        out.push(t);
-        t += step;
-    }
-    out
-}
-
 /// The sweep as an SVG line chart: median per value, the 95 % interval as a
 /// band, the best value marked; log x axis for geometric scans.
 pub fn render_svg(sweep: &Sweep) -> String {
@@ -381,10 +343,10 @@ pub fn render_svg(sweep: &Sweep) -> String {
     let _ = write!(
         s,
         r#"<text x="{left}" y="28" font-size="15" font-weight="bold">{}</text>"#,
-        xml_escape(&title)
+        crate::svg::escape(&title)
     );
     // Axes and grid.
-    for t in ticks(0.0, ymax, 5) {
+    for t in crate::svg::ticks(0.0, ymax, 5) {
         let y = py(t);
         let _ = write!(
             s,
@@ -392,7 +354,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
             w - right,
             left - 6.0,
             y + 4.0,
-            xml_escape(&if t == 0.0 {
+            crate::svg::escape(&if t == 0.0 {
                 "0".to_string()
             } else {
                 units::quantity(t, unit)
@@ -422,7 +384,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
                 h - bottom,
                 h - bottom + 5.0,
                 h - bottom + 18.0,
-                xml_escape(&p.label)
+                crate::svg::escape(&p.label)
             );
         }
     }
@@ -431,7 +393,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
         (left + w - right) / 2.0,
         h - 15.0,
-        xml_escape(&sweep.axis)
+        crate::svg::escape(&sweep.axis)
     );
     const COLOURS: [&str; 6] = [
         "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
@@ -477,9 +439,9 @@ pub fn render_svg(sweep: &Sweep) -> String {
                 xpos(i, p),
                 py(p.median),
                 if best { 6 } else { 3 },
-                xml_escape(&sweep.axis),
-                xml_escape(&p.label),
-                xml_escape(&units::quantity(p.median, unit))
+                crate::svg::escape(&sweep.axis),
+                crate::svg::escape(&p.label),
+                crate::svg::escape(&units::quantity(p.median, unit))
             );
             if best {
                 // Keep the label inside the chart at either edge.
@@ -496,7 +458,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
                     r#"<text class="best" x="{:.1}" y="{:.1}" text-anchor="{anchor}" font-weight="bold">best: {}</text>"#,
                     x,
                     py(p.median) - 12.0,
-                    xml_escape(&p.label)
+                    crate::svg::escape(&p.label)
                 );
             }
         }
@@ -505,7 +467,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
             r#"<text x="{}" y="{}" fill="{colour}">{}</text>"#,
             left + 10.0,
             top + 16.0 * (k as f64 + 1.0),
-            xml_escape(&curve.command)
+            crate::svg::escape(&curve.command)
         );
     }
     s.push_str("</svg>\n");
@@ -575,11 +537,5 @@ mod tests {
             .collect();
         assert_eq!(xs.len(), 4);
         assert!(((xs[1] - xs[0]) - (xs[3] - xs[2])).abs() < 0.2, "{xs:?}");
-    }
-
-    #[test]
-    fn ticks_are_round_numbers() {
-        assert_eq!(ticks(0.0, 10.0, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
-        assert_eq!(ticks(0.0, 0.0, 5), vec![0.0]);
     }
 }
