@@ -291,10 +291,20 @@ struct Fit {
     exact: bool,
 }
 
-fn fit(test: Test, a: &[f64], b: &[f64], d: &[f64], confidence: f64) -> Option<Fit> {
+fn fit(
+    test: Test,
+    a: &[f64],
+    b: &[f64],
+    d: &[f64],
+    confidence: f64,
+    intervals: bool,
+) -> Option<Fit> {
     match test {
         Test::SignedRank => {
             let t = stats::wilcoxon_signed_rank(d).ok()?;
+            if !intervals {
+                return Some(Fit::p_only(t.p_value, t.exact));
+            }
             let e = stats::hodges_lehmann_paired(d, confidence).ok()?;
             Some(Fit {
                 estimate: e.value,
@@ -305,6 +315,9 @@ fn fit(test: Test, a: &[f64], b: &[f64], d: &[f64], confidence: f64) -> Option<F
         }
         Test::MannWhitney => {
             let t = stats::mann_whitney(a, b).ok()?;
+            if !intervals {
+                return Some(Fit::p_only(t.p_value, t.exact));
+            }
             let e = stats::hodges_lehmann_shift(a, b, confidence).ok()?;
             Some(Fit {
                 estimate: e.value,
@@ -349,6 +362,17 @@ fn fit(test: Test, a: &[f64], b: &[f64], d: &[f64], confidence: f64) -> Option<F
     }
 }
 
+impl Fit {
+    fn p_only(p: f64, exact: bool) -> Fit {
+        Fit {
+            estimate: f64::NAN,
+            ci: [f64::NAN; 2],
+            p,
+            exact,
+        }
+    }
+}
+
 fn median(xs: &[f64]) -> f64 {
     stats::summarize(xs).map_or(f64::NAN, |s| s.median)
 }
@@ -357,6 +381,24 @@ fn median(xs: &[f64]) -> f64 {
 /// Always returns a comparison; where no verdict is possible it is
 /// `Inconclusive` or `NotComparable` with a note.
 pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> Comparison {
+    analyse(base, cand, design, s, true)
+}
+
+/// The p-value of the test `compare_values` would use, without its
+/// intervals (NaN where it gives none). For simulations that only need to
+/// know whether a comparison could have been significant: p < level is
+/// necessary for a faster/slower verdict.
+pub fn p_value(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> f64 {
+    analyse(base, cand, design, s, false).p_value
+}
+
+fn analyse(
+    base: &[f64],
+    cand: &[f64],
+    design: Design,
+    s: &Settings,
+    intervals: bool,
+) -> Comparison {
     let family = s.family.max(1);
     let level = s.level();
     let confidence = 1.0 - level;
@@ -434,7 +476,10 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
         Vec::new()
     };
     // Shift in the metric's unit, by the same test family.
-    if let Some(f) = fit(test, a, b, &raw_d, confidence) {
+    if let Some(f) = intervals
+        .then(|| fit(test, a, b, &raw_d, confidence, true))
+        .flatten()
+    {
         c.shift = f.estimate;
         c.shift_ci = f.ci;
     }
@@ -446,13 +491,13 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
         } else {
             Vec::new()
         };
-        fit(test, &la, &lb, &ld, confidence).map(|f| {
+        fit(test, &la, &lb, &ld, confidence, intervals).map(|f| {
             let r = [f.estimate.exp(), f.ci[0].exp(), f.ci[1].exp()];
             (f, r)
         })
     } else {
         let m = median(a);
-        fit(test, a, b, &raw_d, confidence).map(|f| {
+        fit(test, a, b, &raw_d, confidence, intervals).map(|f| {
             let rel = |x: f64| if m > 0.0 { 1.0 + x / m } else { f64::NAN };
             let r = [rel(f.estimate), rel(f.ci[0]), rel(f.ci[1])];
             (f, r)
@@ -469,6 +514,9 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
     c.exact = f.exact;
     c.ratio = r[0];
     c.ratio_ci = [r[1], r[2]];
+    if !intervals {
+        return c;
+    }
     let (est, ci) = (f.estimate, f.ci);
     decide(&mut c, est, ci);
     c
