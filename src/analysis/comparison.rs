@@ -31,7 +31,7 @@
 use serde::Serialize;
 
 use crate::analysis::values;
-use crate::metrics::Metric;
+use crate::metrics::{Metric, Unit};
 use crate::runner::CellResult;
 use crate::schedule::Order;
 use crate::stats;
@@ -127,6 +127,13 @@ pub struct Settings {
     /// The two sides come from different sessions (sets
     /// `SessionVariation::NotIncluded` and says so in the note).
     pub cross_session: bool,
+    /// The metric takes discrete values (counts, bytes, pages): only the
+    /// exact rank tests are used, never the t-tests. A t-test's level below
+    /// the sign-flip resolution rests on the differences' magnitudes being
+    /// unequal, as continuous timing noise makes them; counts that differ
+    /// by exactly ±1 in every pair would make it claim p = 0.016 at 5 pairs
+    /// where only 1 in 16 sign patterns is as extreme.
+    pub discrete: bool,
 }
 
 impl Settings {
@@ -138,6 +145,7 @@ impl Settings {
             precision,
             floor: None,
             cross_session: false,
+            discrete: false,
         }
     }
 
@@ -416,7 +424,14 @@ fn analyse(
     } else {
         Scale::Difference
     };
-    let test = select_test(design, a.len(), b.len(), level);
+    let test = if s.discrete {
+        match design {
+            Design::Paired => Test::SignedRank,
+            Design::Unpaired => Test::MannWhitney,
+        }
+    } else {
+        select_test(design, a.len(), b.len(), level)
+    };
     let mut c = Comparison {
         metric: "",
         baseline: String::new(),
@@ -464,6 +479,16 @@ fn analyse(
     }
     if !(level > 0.0 && level < 1.0) {
         c.note = Some(format!("no verdict at significance level {level}"));
+        return c;
+    }
+    if s.discrete && rank_test_resolution(design, a.len(), b.len()) > level {
+        let need = (MIN_N..4096)
+            .find(|&k| rank_test_resolution(design, k, k) <= level)
+            .unwrap_or(4096);
+        c.note = Some(format!(
+            "need at least {need} {what} for a verdict on a discrete metric at level {}, have {n}",
+            format_level(level)
+        ));
         return c;
     }
     if a.iter().chain(b).any(|v| !v.is_finite()) {
@@ -536,7 +561,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         (false, false) if within || identical => Verdict::NoDifference,
         (false, false) => {
             c.note = Some(format!(
-                "the {pct} interval {} is too wide to tell a difference from none within ±{}; {}",
+                "the {pct} {} is too wide to tell a difference from none within ±{}; {}",
                 range(c.ratio_ci),
                 trim_pct(c.precision),
                 more_runs_advice(c)
@@ -545,7 +570,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (false, true) => {
             c.note = Some(format!(
-                "the {pct} interval {} suggests a difference, but the test did not reach its level {}; {}",
+                "the {pct} {} suggests a difference, but the test did not reach its level {}; {}",
                 range(c.ratio_ci),
                 format_level(c.level),
                 more_runs_advice(c)
@@ -554,7 +579,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (true, false) => {
             c.note = Some(format!(
-                "the test reached its level but the {pct} interval {} includes no change \
+                "the test reached its level but the {pct} {} includes no change \
                  (the rank statistics' discreteness at {} {}); run longer",
                 range(c.ratio_ci),
                 c.n,
@@ -573,17 +598,33 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
     }
 }
 
-/// "run longer with --runs N": an interval's half-width shrinks about as
-/// 1/sqrt(n); N is what would bring it inside the precision band (capped).
+/// "run longer with --runs N". On the log scale an interval's half-width h
+/// shrinks about as 1/sqrt(n) (a little faster at small n, as the t
+/// quantile falls); N is the fewer of the runs that would make the observed
+/// ratio significant (h below |log ratio|) and those that would settle "no
+/// difference" (h below log(1 + p) - |log ratio|, when the ratio is inside
+/// the band). Rounded up, capped at 10,000.
 fn more_runs_advice(c: &Comparison) -> String {
-    let half = (c.ratio_ci[1] - c.ratio_ci[0]) / 2.0;
-    let factor = if c.precision > 0.0 && half.is_finite() && half > 0.0 {
-        (half / c.precision).powi(2)
-    } else {
-        4.0
-    };
-    let want = ((c.n as f64 * factor.max(2.0)).ceil() as usize).clamp(c.n + 1, 10_000);
-    format!("run longer with --runs {want}")
+    let (lo, hi, r) = (c.ratio_ci[0].ln(), c.ratio_ci[1].ln(), c.ratio.ln());
+    let h = (hi - lo) / 2.0;
+    let mut factor = f64::INFINITY;
+    if h.is_finite() && h > 0.0 && r.is_finite() {
+        if r != 0.0 {
+            factor = factor.min((h / r.abs()).powi(2));
+        }
+        let room = (1.0 + c.precision).ln() - r.abs();
+        if room > 0.0 {
+            factor = factor.min((h / room).powi(2));
+        }
+    }
+    if !factor.is_finite() {
+        factor = 4.0;
+    }
+    let want = (c.n as f64 * factor.max(1.5)).ceil();
+    if want > 10_000.0 {
+        return "deciding would take more than 10,000 runs".into();
+    }
+    format!("run longer with --runs {}", (want as usize).max(c.n + 1))
 }
 
 /// `--fail-if-slower PCT`, the one gate rule: fails only when the verdict is
@@ -681,6 +722,7 @@ pub fn compare_cells(
                 None
             },
             cross_session: false,
+            discrete: metric.unit() != Unit::Seconds,
         };
         for (i, cand) in results.iter().enumerate() {
             if i == reference {
@@ -985,6 +1027,34 @@ mod tests {
         // "no difference" for a 2x ratio.
         let r = compare_values(&[4.0; 5], &[8.0; 5], Design::Paired, &s);
         assert_eq!(r.verdict, Verdict::Inconclusive, "{r:?}");
+    }
+
+    #[test]
+    fn counts_get_only_exact_rank_tests() {
+        // Minor faults one lower in every pair but one: a t-test would say
+        // p = 0.016 at 5 pairs, where 2 of 16 sign patterns are as extreme.
+        let base = [80.0, 81.0, 80.0, 80.0, 81.0];
+        let cand = [79.0, 80.0, 79.0, 80.0, 80.0];
+        let counts = Settings {
+            discrete: true,
+            ..settings(0.05, 1)
+        };
+        let r = compare_values(&base, &cand, Design::Paired, &counts);
+        assert_eq!(r.verdict, Verdict::Inconclusive, "{r:?}");
+        assert_eq!(
+            r.note.as_deref(),
+            Some("need at least 6 paired runs for a verdict on a discrete metric at level 0.05, have 5")
+        );
+        let t = compare_values(&base, &cand, Design::Paired, &settings(0.05, 1));
+        assert_eq!(t.test, Test::PairedT);
+        // Nine pairs, all one lower: the exact conditional p is 2/512.
+        let r = compare_values(&[80.0; 9], &[79.0; 9], Design::Paired, &counts);
+        assert_eq!(
+            (r.test, r.verdict),
+            (Test::SignedRank, Verdict::Faster),
+            "{r:?}"
+        );
+        assert!((r.p_value - 2.0 / 512.0).abs() < 1e-12);
     }
 
     #[test]
