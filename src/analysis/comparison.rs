@@ -149,6 +149,31 @@ impl Settings {
         }
     }
 
+    /// The settings for one metric: discrete for counts and sizes, the
+    /// floor only for peak memory (`rss_floor`: cmdscope's own peak
+    /// resident size, if known). Every caller comparing a `Metric` should
+    /// start from here so the rules are the same everywhere.
+    pub fn for_metric(
+        metric: Metric,
+        alpha: f64,
+        family: usize,
+        precision: f64,
+        rss_floor: Option<f64>,
+    ) -> Settings {
+        Settings {
+            alpha,
+            family,
+            precision,
+            floor: if metric == Metric::PeakRss {
+                rss_floor.map(at_floor_limit)
+            } else {
+                None
+            },
+            cross_session: false,
+            discrete: metric.unit() != Unit::Seconds,
+        }
+    }
+
     /// The per-comparison level, alpha / m.
     pub fn level(&self) -> f64 {
         self.alpha / self.family.max(1) as f64
@@ -712,18 +737,7 @@ pub fn compare_cells(
     let m = results.len() - 1;
     for &metric in COMPARED {
         let base_vals = values(&results[reference].samples, metric);
-        let settings = Settings {
-            alpha,
-            family: m,
-            precision,
-            floor: if metric == Metric::PeakRss {
-                rss_floor.map(at_floor_limit)
-            } else {
-                None
-            },
-            cross_session: false,
-            discrete: metric.unit() != Unit::Seconds,
-        };
+        let settings = Settings::for_metric(metric, alpha, m, precision, rss_floor);
         for (i, cand) in results.iter().enumerate() {
             if i == reference {
                 continue;
