@@ -1,5 +1,10 @@
 //! Turns a session's samples into summaries and plain-words warnings.
 
+pub mod comparison;
+pub mod sequential;
+#[cfg(test)]
+mod simulation;
+
 use crate::metrics::{Metric, Sample};
 use crate::runner::{CellResult, Session};
 use crate::stats;
