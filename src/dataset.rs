@@ -13,6 +13,10 @@ pub struct Series {
     pub unit: String,
     /// True when larger values are better (throughput such as MB/s).
     pub higher_is_better: bool,
+    /// True when the values are exact, not samples of noise (Go's
+    /// `Unit NAME assume=exact`): any change is a change, no test needed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
     pub values: Vec<f64>,
 }
 

@@ -644,6 +644,7 @@ fn series(metric: &str, unit: &str, values: &[f64]) -> Series {
         metric: metric.into(),
         unit: unit.into(),
         higher_is_better: metric == "MB/s",
+        exact: false,
         values: values.to_vec(),
     }
 }

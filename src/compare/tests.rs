@@ -8,6 +8,7 @@ fn series(metric: &str, unit: &str, higher_is_better: bool, values: Vec<f64>) ->
         metric: metric.into(),
         unit: unit.into(),
         higher_is_better,
+        exact: false,
         values,
     }
 }

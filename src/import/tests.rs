@@ -240,6 +240,61 @@ fn go_unit_metadata_sets_direction() {
 }
 
 #[test]
+fn go_names_with_a_lower_case_letter_after_the_prefix_are_benchmarks() {
+    // As benchfmt reads them (golang/perf's benchseries data has such names);
+    // prose with the same prefix that does not parse as a result is ignored.
+    let text = "\
+pkg: example.com/x
+Benchmarkfoo_total 1 1500 ns/op 10 B/op
+Benchmarking the parser now
+Benchmarkfoo_total 1 1600 ns/op 10 B/op
+Benchmarked 3 times
+BenchmarkBar-4 100 20 ns/op
+Benchmarkfoo_total/size=2-8 1 7 ns/op
+";
+    let d = parse_dataset(text, "x").unwrap();
+    let names: Vec<(&str, &[(String, String)])> = d
+        .benchmarks
+        .iter()
+        .map(|b| (b.name.as_str(), b.parameters.as_slice()))
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(d.benchmarks[0].name, "foo_total");
+    assert!(d.benchmarks[0].parameters.is_empty());
+    assert_values(
+        d.benchmarks[0].series("sec/op").unwrap(),
+        &[1500e-9, 1600e-9],
+    );
+    assert_values(d.benchmarks[0].series("B/op").unwrap(), &[10.0, 10.0]);
+    assert_eq!(d.benchmarks[1].name, "Bar");
+    assert_eq!(d.benchmarks[2].name, "foo_total/size=2");
+    assert_eq!(
+        d.benchmarks[2].parameters,
+        params(&[("size", "2"), ("gomaxprocs", "8")])
+    );
+    // Only such names: still a dataset, not "no benchmark lines".
+    let d = parse_dataset("Benchmarkfoo 5 1 ns/op\n", "x").unwrap();
+    assert_eq!(d.benchmarks[0].name, "foo");
+}
+
+#[test]
+fn go_unit_metadata_assume_exact() {
+    let text = "\
+BenchmarkX-2 10 5 ns/op 3 allocs/op 9 text-bytes
+Unit text-bytes assume=exact
+Unit allocs/op assume=nothing better=lower
+";
+    let d = parse_dataset(text, "x").unwrap();
+    let x = &d.benchmarks[0];
+    assert!(x.series("text-bytes").unwrap().exact);
+    assert!(!x.series("allocs/op").unwrap().exact);
+    assert!(!x.series("sec/op").unwrap().exact);
+    // Metadata for a tidied unit reaches the tidied series.
+    let d = parse_dataset("BenchmarkX 1 5 ns/op\nUnit ns/op assume=exact\n", "x").unwrap();
+    assert!(d.benchmarks[0].series("sec/op").unwrap().exact);
+}
+
+#[test]
 fn go_without_header_and_with_crlf() {
     let text =
         "BenchmarkFib20-8 \t 30000 \t 41653 ns/op\r\nBenchmarkFib20-8 \t 30000 \t 41000 ns/op\r\n";
