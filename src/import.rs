@@ -470,7 +470,13 @@ fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportE
     let mut set = SeriesSet::default();
     for (j, run) in runs.iter().enumerate() {
         let rpath = format!("{path}.measurements[{j}]");
-        for (key, node) in as_object(run, &rpath)? {
+        let fields = as_object(run, &rpath)?;
+        // A timed-out run was cut short: its numbers are not a measurement
+        // of the command, and analysis leaves it out everywhere.
+        if matches!(run.get("timed_out"), Some(Json::Bool(true))) {
+            continue;
+        }
+        for (key, node) in fields {
             if RUN_FIELDS.contains(&key.as_str()) || !matches!(node, Json::Object(_)) {
                 continue;
             }

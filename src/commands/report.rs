@@ -8,6 +8,7 @@ use crate::analysis::LEVEL;
 use crate::cli::ReportArgs;
 use crate::comparison::compare_metric;
 use crate::error::{exit, Result};
+use crate::metrics::{block_pairs, Metric};
 use crate::report::html::{self, CellData, ComparisonData, HistoryData, HistoryPoint, ReportData};
 use crate::store::record::open_required;
 use crate::store::{Filter, Store, StoredSession};
@@ -67,13 +68,12 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
     if let Some(base) = data_cells.first() {
         let mut raw = Vec::new();
         for c in data_cells.iter().skip(1) {
-            let paired = session.order.as_deref() == Some("interleaved")
-                && c.times.len() == base.times.len();
+            // Interleaved runs pair by block, from the runs themselves: a
+            // block where either side timed out is dropped for this pair.
+            let blocks = block_pairs(&base.samples, &c.samples, Metric::WallTime);
+            let paired = session.order.as_deref() == Some("interleaved") && !blocks.0.is_empty();
             let (b, x) = if paired {
-                let n = c.times.len().min(base.times.len());
-                let stride = n.div_ceil(MAX_VALUES).max(1);
-                let pick = |v: &[f64]| v.iter().step_by(stride).copied().collect::<Vec<_>>();
-                (pick(&base.times), pick(&c.times))
+                (thin(&blocks.0, MAX_VALUES), thin(&blocks.1, MAX_VALUES))
             } else {
                 (thin(&base.times, MAX_VALUES), thin(&c.times, MAX_VALUES))
             };

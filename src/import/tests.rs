@@ -81,6 +81,21 @@ fn cmdscope_json() {
 }
 
 #[test]
+fn cmdscope_timed_out_runs_are_left_out() {
+    let text = r#"{"tool": "cmdscope", "schema_version": 2, "results": [{"command": "x",
+        "measurements": [
+          {"run_index": 0, "timed_out": false, "time_wall_clock": {"value": 1.0, "unit": "s"}},
+          {"run_index": 1, "timed_out": true, "time_wall_clock": {"value": 0.5, "unit": "s"}},
+          {"run_index": 2, "time_wall_clock": {"value": 1.2, "unit": "s"}}
+        ]}]}"#;
+    let d = parse_dataset(text, "x").unwrap();
+    assert_values(
+        d.benchmarks[0].series("time_wall_clock").unwrap(),
+        &[1.0, 1.2],
+    );
+}
+
+#[test]
 fn cmdscope_rejects_future_schema() {
     let text = r#"{"schema_version": 3, "tool": "cmdscope", "results": []}"#;
     assert_eq!(
