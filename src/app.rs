@@ -4,10 +4,10 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::adaptive::Sequential;
 use crate::analysis;
+use crate::analysis::comparison;
+use crate::analysis::sequential::Sequential;
 use crate::cli::{RunArgs, Style};
-use crate::comparison;
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
 use crate::plan::{self, PlanInput};

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::adaptive::Sequential;
+use crate::analysis::sequential::Sequential;
 use crate::error::{Error, Result};
 use crate::exec::perf::Availability;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};

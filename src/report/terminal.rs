@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
+use crate::analysis::comparison::{self, Comparison, Verdict};
 use crate::analysis::CellAnalysis;
-use crate::comparison::{self, Comparison, Verdict};
 use crate::metrics::Metric;
 use crate::runner::Session;
 use crate::units;

@@ -15,8 +15,8 @@
 //! requested precision) cannot add false positives: it only ends sessions
 //! without declaring anything.
 
+use crate::analysis::comparison::compare_metric;
 use crate::analysis::LEVEL;
-use crate::comparison::compare_metric;
 use crate::stats;
 
 /// Blocks (runs per cell) after which an interim analysis is made.
