@@ -314,6 +314,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     let mut run_index = 0u64;
     let mut adaptive = opts.adaptive.clone();
     let mut looks = 0;
+    let mut next_precision_check = crate::analysis::sequential::LOOKS[0];
     let real_cells: Vec<usize> = (0..opts.cells.len())
         .filter(|&i| !opts.cells[i].calibration)
         .collect();
@@ -398,7 +399,22 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             if let Some(seq) = adaptive.as_mut() {
                 let blocks = scheduler.blocks();
                 let block_complete = real_cells.iter().all(|&i| samples[i].len() == blocks);
-                if block_complete && seq.is_look(blocks) {
+                if real_cells.len() == 1 {
+                    // One command has no test whose level looks would
+                    // spend: its median's interval is checked after every
+                    // ~10 % more runs, not only at the planned looks (which
+                    // end at 160 runs, far too few for 1 % on a fast command).
+                    if blocks >= next_precision_check {
+                        next_precision_check = blocks + blocks.div_ceil(10);
+                        let walls = vec![crate::analysis::values(
+                            &samples[real_cells[0]],
+                            Metric::WallTime,
+                        )];
+                        if seq.look(&walls, 0, true) {
+                            scheduler.stop(StopReason::Precision);
+                        }
+                    }
+                } else if block_complete && seq.is_look(blocks) {
                     looks += 1;
                     let walls: Vec<Vec<f64>> = real_cells
                         .iter()
