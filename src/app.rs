@@ -307,6 +307,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         session.reference,
         session.order,
         session.final_alpha,
+        precision.unwrap_or(DEFAULT_PRECISION),
+        session.rss_floor,
     );
 
     let sweep = crate::sweep::build(

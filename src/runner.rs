@@ -313,7 +313,6 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     exec::trim_resident_code();
     let mut run_index = 0u64;
     let mut adaptive = opts.adaptive.clone();
-    let mut looks = 0;
     let mut next_precision_check = crate::analysis::sequential::LOOKS[0];
     let real_cells: Vec<usize> = (0..opts.cells.len())
         .filter(|&i| !opts.cells[i].calibration)
@@ -406,16 +405,13 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                     // end at 160 runs, far too few for 1 % on a fast command).
                     if blocks >= next_precision_check {
                         next_precision_check = blocks + blocks.div_ceil(10);
-                        let walls = vec![crate::analysis::values(
-                            &samples[real_cells[0]],
-                            Metric::WallTime,
-                        )];
-                        if seq.look(&walls, 0, true) {
+                        let walls =
+                            crate::analysis::values(&samples[real_cells[0]], Metric::WallTime);
+                        if seq.precise(&walls) {
                             scheduler.stop(StopReason::Precision);
                         }
                     }
                 } else if block_complete && seq.is_look(blocks) {
-                    looks += 1;
                     let walls: Vec<Vec<f64>> = real_cells
                         .iter()
                         .map(|&i| crate::analysis::values(&samples[i], Metric::WallTime))
@@ -474,7 +470,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         final_alpha: adaptive.as_ref().map_or(opts.alpha, |s| s.final_level()),
         alpha: opts.alpha,
         reference: opts.reference,
-        looks,
+        looks: adaptive.as_ref().map_or(0, |s| s.looks_made()),
         rss_floor,
     })
 }

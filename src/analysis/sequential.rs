@@ -2,24 +2,31 @@
 //! answer the user needs is settled, without breaking the promise of the
 //! significance level.
 //!
-//! The rule: analyses happen at planned looks (after LOOKS blocks) and once
-//! more at the end. Analysis i may declare a difference only if its p-value
-//! is below level L_i, where the L_i come from an alpha-spending schedule
-//! with sum L_i <= alpha (`stats::sequential_alpha`). Whatever the stopping
-//! time, a false positive requires some analysis i with p_i < L_i, so by the
-//! union bound the false-positive rate is at most alpha. The final verdict
-//! of a session is the verdict of its last analysis, tested at that
-//! analysis's own level: stopping early never lends it a larger one.
+//! The rule: interim analyses ("looks") are planned after LOOKS blocks;
+//! look k may declare a difference only if its p-value is below its level
+//! L_k, from an alpha-spending schedule (`stats::sequential_alpha`, whose
+//! levels sum to alpha). A planned look is skipped, spending nothing, when
+//! the per-comparison level L_k / m is below the sign-flip resolution 2/2^n
+//! of n pairs: no test can honestly reach it there (see
+//! `look_reachable`). The session's final analysis spends all alpha not yet
+//! spent, alpha - sum of the levels of the looks actually made, whatever
+//! ended the session (time budget, run cap, interruption) — except when a
+//! look itself settled every comparison: then that look *is* the final
+//! analysis, at its own level.
 //!
-//! Stopping also for "no difference" (the ratio interval lies within the
-//! requested precision) cannot add false positives: it only ends sessions
-//! without declaring anything.
+//! Why the false-positive rate stays at most alpha: a false positive needs
+//! some analysis i with p_i < L_i. When the session ends for a reason that
+//! does not depend on the comparison's outcome (budget, cap, interruption),
+//! the analyses made are the looks before the end plus the final one, whose
+//! levels sum to alpha, so the union bound gives at most alpha. Stopping at
+//! a look adds no analysis. Stopping for "no difference" (the interval lies
+//! within the precision band) declares nothing.
 
-use crate::analysis::comparison::compare_metric;
+use crate::analysis::comparison::{compare_values, rank_test_resolution, Design, Settings};
 use crate::analysis::LEVEL;
 use crate::stats;
 
-/// Blocks (runs per cell) after which an interim analysis is made.
+/// Blocks (runs per cell) after which an interim analysis is planned.
 pub const LOOKS: &[usize] = &[10, 20, 40, 80, 160];
 
 /// The outcome of one analysis for one comparison.
@@ -32,69 +39,129 @@ pub enum Settled {
 
 #[derive(Clone, Debug)]
 pub struct Sequential {
+    alpha: f64,
+    /// Planned level of each look (the schedule's last entry is the final
+    /// analysis's share and is never used as a look).
     levels: Vec<f64>,
-    analyses: usize,
+    /// Planned looks passed (made or skipped).
+    passed: usize,
+    /// Levels of the looks actually made.
+    made: Vec<f64>,
+    /// Set when a look settled every comparison: the final analysis is that
+    /// look, at its level.
+    settled_at: Option<f64>,
     precision: f64,
+}
+
+/// Can a look at `n` pairs with per-comparison level `level` be honest?
+/// Below the sign-flip resolution 2/2^n no test is distribution-free at
+/// that level (a t-test's size there rests on the noise being continuous),
+/// so interim looks, which are optional, are skipped instead.
+pub fn look_reachable(n: usize, level: f64) -> bool {
+    rank_test_resolution(Design::Paired, n, n) <= level
 }
 
 impl Sequential {
     /// `precision` is relative (0.01 for 1 %).
     pub fn new(alpha: f64, precision: f64) -> Sequential {
         Sequential {
+            alpha,
             levels: stats::sequential_alpha(alpha, LOOKS.len() + 1),
-            analyses: 0,
+            passed: 0,
+            made: Vec::new(),
+            settled_at: None,
             precision,
         }
     }
 
-    /// Is an interim analysis due after `blocks` completed blocks?
+    /// Is a planned look due after `blocks` completed blocks?
     pub fn is_look(&self, blocks: usize) -> bool {
-        self.analyses < LOOKS.len() && LOOKS.get(self.analyses) == Some(&blocks)
+        self.settled_at.is_none() && LOOKS.get(self.passed) == Some(&blocks)
     }
 
-    /// The level the next analysis will be tested at.
-    pub fn next_level(&self) -> f64 {
-        self.levels[self.analyses.min(self.levels.len() - 1)]
+    /// Interim looks actually made (skipped ones excluded).
+    pub fn looks_made(&self) -> usize {
+        self.made.len()
     }
 
-    /// Runs one analysis of the wall times of every cell against cell
-    /// `reference`; returns true when the session may stop.
+    /// Alpha spent by the looks made so far.
+    pub fn spent(&self) -> f64 {
+        self.made.iter().sum()
+    }
+
+    /// The planned look's analysis of the wall times of every cell against
+    /// cell `reference` (or skips it when unreachable); true when the
+    /// session may stop.
     pub fn look(&mut self, cells: &[Vec<f64>], reference: usize, paired: bool) -> bool {
-        let level = self.next_level();
-        self.analyses += 1;
+        let Some(&level) = self.levels.get(self.passed) else {
+            return false;
+        };
+        let n = cells.iter().map(Vec::len).min().unwrap_or(0);
+        self.passed += 1;
         if cells.len() == 1 {
+            // One command: no test, no alpha; stop on the median's precision.
             return self.precise(&cells[0]);
         }
-        (0..cells.len())
+        let m = cells.len() - 1;
+        if !look_reachable(n, level / m as f64) {
+            return false;
+        }
+        self.made.push(level);
+        let all = (0..cells.len())
             .filter(|&i| i != reference)
-            .all(|i| self.settle(&cells[reference], &cells[i], paired, level) != Settled::Open)
+            .all(|i| self.settle(&cells[reference], &cells[i], paired, level, m) != Settled::Open);
+        if all {
+            self.settled_at = Some(level);
+        }
+        all
     }
 
-    fn precise(&self, xs: &[f64]) -> bool {
+    /// One command's stopping rule: the median's interval is within the
+    /// precision. It spends no alpha, so the runner may check it at any run.
+    pub fn precise(&self, xs: &[f64]) -> bool {
         match stats::median_ci(xs, LEVEL) {
             Ok(e) if e.value > 0.0 => (e.high - e.low) / 2.0 / e.value <= self.precision,
             _ => false,
         }
     }
 
-    /// One comparison at one analysis.
-    pub fn settle(&self, base: &[f64], cand: &[f64], paired: bool, level: f64) -> Settled {
-        let Some(raw) = compare_metric(base, cand, paired, LEVEL) else {
-            return Settled::Open;
+    /// One comparison out of `family` at one analysis with family-wise level `level`.
+    pub fn settle(
+        &self,
+        base: &[f64],
+        cand: &[f64],
+        paired: bool,
+        level: f64,
+        family: usize,
+    ) -> Settled {
+        let design = if paired {
+            Design::Paired
+        } else {
+            Design::Unpaired
         };
-        let (p, ci) = (raw.p_value, raw.ratio_ci);
-        if p < level {
+        let s = Settings {
+            family,
+            ..Settings::new(level, self.precision)
+        };
+        let c = compare_values(base, cand, design, &s);
+        if c.verdict.is_significant() {
             Settled::Different
-        } else if ci[0] >= 1.0 - self.precision && ci[1] <= 1.0 + self.precision {
+        } else if c.verdict == crate::analysis::comparison::Verdict::NoDifference {
             Settled::Equivalent
         } else {
             Settled::Open
         }
     }
 
-    /// The level for the session's final analysis (the next unused one).
+    /// The family-wise level of the session's final analysis: the level of
+    /// the look that settled everything, else all alpha not yet spent.
     pub fn final_level(&self) -> f64 {
-        self.next_level()
+        match self.settled_at {
+            Some(l) => l,
+            // The schedule's levels carry a (1 - 1e-9) safety factor; the
+            // remainder keeps it so rounding cannot exceed alpha.
+            None => ((self.alpha - self.spent()) * (1.0 - 1e-9)).max(0.0),
+        }
     }
 }
 
@@ -137,7 +204,7 @@ mod tests {
                 }
             }
             let level = seq.final_level();
-            if seq.settle(&cells[0], &cells[1], true, level) == Settled::Different {
+            if seq.settle(&cells[0], &cells[1], true, level, 1) == Settled::Different {
                 decided = true;
             }
             positives += decided as usize;
