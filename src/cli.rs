@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::error::Error;
 use crate::schedule::Order;
 
 const RUN_EXAMPLES: &str = "\
@@ -563,4 +564,17 @@ pub struct ExplainArgs {
     /// similar siblings.
     #[arg(long)]
     pub full_tree: bool,
+}
+
+/// The one rule for `--alpha`, for every subcommand: a family-wise
+/// significance level in (0, 0.5) (above that "significant" would mean less
+/// than a coin flip).
+pub fn check_alpha(alpha: f64) -> Result<(), Error> {
+    if alpha > 0.0 && alpha < 0.5 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "--alpha must be between 0 and 0.5, got {alpha}"
+        )))
+    }
 }

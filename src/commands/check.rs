@@ -127,12 +127,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
             args.fail_if_slower
         )));
     }
-    if !(args.alpha > 0.0 && args.alpha < 0.5) {
-        return Err(Error::Usage(format!(
-            "--alpha must be between 0 and 0.5, got {}",
-            args.alpha
-        )));
-    }
+    crate::cli::check_alpha(args.alpha)?;
     let mut store = open_required(false, args.store.store.as_deref())?;
     let current = match args.session {
         Some(id) => find_session(
