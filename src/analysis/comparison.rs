@@ -498,7 +498,23 @@ fn analyse(
     } else {
         let m = median(a);
         fit(test, a, b, &raw_d, confidence, intervals).map(|f| {
-            let rel = |x: f64| if m > 0.0 { 1.0 + x / m } else { f64::NAN };
+            // From a baseline median of 0 any increase is infinitely
+            // large (so a slowdown from 0 fails a gate), no change is 1.
+            let rel = |x: f64| {
+                if m > 0.0 {
+                    1.0 + x / m
+                } else if m == 0.0 && x >= 0.0 {
+                    if x > 0.0 {
+                        f64::INFINITY
+                    } else {
+                        1.0
+                    }
+                } else if m == 0.0 {
+                    0.0
+                } else {
+                    f64::NAN
+                }
+            };
             let r = [rel(f.estimate), rel(f.ci[0]), rel(f.ci[1])];
             (f, r)
         })

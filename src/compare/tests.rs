@@ -794,10 +794,11 @@ fn zero_medians_and_non_finite_values_are_handled() {
     );
     let allocs_t = &out.tables[1];
     let a = allocs_t.rows[0].comparisons[1].as_ref().unwrap();
-    assert_eq!(a.change_pct(), None, "no relative change from 0");
+    assert_eq!(a.change_pct(), Some(0.0), "0 to 0 is no change");
     assert_eq!(a.result.verdict, Verdict::NoDifference);
     let b = allocs_t.rows[1].comparisons[1].as_ref().unwrap();
-    assert_eq!(b.change_pct(), None, "no relative change from 0");
+    assert_eq!(b.change_pct(), None, "no finite relative change from 0");
+    assert_eq!(b.result.ratio, f64::INFINITY);
     assert_eq!(b.result.verdict, Verdict::Slower, "0 -> 2 allocs is worse");
     let g = allocs_t.geomean.as_ref().unwrap();
     assert_eq!(g.values[0], None);
