@@ -412,10 +412,12 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                         }
                     }
                 } else if block_complete && seq.is_look(blocks) {
-                    let walls: Vec<Vec<f64>> = real_cells
-                        .iter()
-                        .map(|&i| crate::analysis::values(&samples[i], Metric::WallTime))
-                        .collect();
+                    // Aligned by block: a block where any run timed out
+                    // is left out, so the look never pairs runs of
+                    // different blocks.
+                    let cells: Vec<&[Sample]> =
+                        real_cells.iter().map(|&i| samples[i].as_slice()).collect();
+                    let walls = crate::metrics::complete_blocks(&cells, Metric::WallTime);
                     if seq.look(&walls, opts.reference, true) {
                         scheduler.stop(StopReason::Precision);
                     }

@@ -4,14 +4,18 @@
 use std::collections::HashMap;
 
 use super::{thin, time_values, MAX_VALUES};
-use crate::analysis::comparison::compare_metric;
+use crate::analysis::comparison::{compare_values, Comparison, Design, Settings};
+use crate::analysis::sequential::{Sequential, LOOKS};
 use crate::analysis::LEVEL;
 use crate::cli::ReportArgs;
+use crate::cli::{Cli, Command, RunArgs};
 use crate::error::{exit, Result};
 use crate::metrics::{block_pairs, Metric};
-use crate::report::html::{self, CellData, ComparisonData, HistoryData, HistoryPoint, ReportData};
+use crate::report::html::{self, CellData, HistoryData, HistoryPoint, ReportData};
+use crate::schedule::Order;
 use crate::store::record::open_required;
 use crate::store::{Filter, Store, StoredSession};
+use clap::Parser;
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     let mut store = open_required(false, args.store.store.as_deref())?;
@@ -62,52 +66,13 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
         );
     }
 
-    // Comparisons with the first benchmark, paired by block when the
-    // session ran interleaved and the run counts match.
-    let mut comparisons = Vec::new();
-    if let Some(base) = data_cells.first() {
-        let mut raw = Vec::new();
-        for c in data_cells.iter().skip(1) {
-            // Interleaved runs pair by block, from the runs themselves: a
-            // block where either side timed out is dropped for this pair.
-            let blocks = block_pairs(&base.samples, &c.samples, Metric::WallTime);
-            let paired = session.order.as_deref() == Some("interleaved") && !blocks.0.is_empty();
-            let (b, x) = if paired {
-                (thin(&blocks.0, MAX_VALUES), thin(&blocks.1, MAX_VALUES))
-            } else {
-                (thin(&base.times, MAX_VALUES), thin(&c.times, MAX_VALUES))
-            };
-            if b.len() < 2 || x.len() < 2 {
-                continue;
-            }
-            if let Some(r) = compare_metric(&b, &x, paired, LEVEL) {
-                raw.push((c.name.clone(), r));
-            }
-        }
-        let p: Vec<f64> = raw.iter().map(|(_, r)| r.p_value).collect();
-        let adjusted = if p.is_empty() {
-            Vec::new()
-        } else {
-            crate::stats::holm(&p)
-        };
-        for ((name, r), adj) in raw.into_iter().zip(adjusted) {
-            comparisons.push(ComparisonData {
-                name,
-                reference: base.name.clone(),
-                ratio: r.ratio,
-                ratio_ci: r.ratio_ci,
-                p_adjusted: adj,
-                significant: adj < 0.05,
-                test: r.test.to_string(),
-            });
-        }
-        if data_cells.iter().any(|c| c.times.len() > MAX_VALUES) {
-            notes.push(format!(
-                "Benchmarks with more than {MAX_VALUES} runs are compared on an evenly spaced \
-                 subsample of {MAX_VALUES} runs."
-            ));
-        }
-    }
+    let (comparisons, compare_notes) = compare(
+        &session.command_line,
+        &session.source,
+        session.order.as_deref(),
+        &data_cells,
+    );
+    notes.extend(compare_notes);
 
     // History: the same benchmarks in the latest sessions on this machine.
     let past = store.sessions(&Filter {
@@ -175,4 +140,124 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
         history: history_data,
         notes,
     })
+}
+
+/// The `run` arguments a session was recorded with, read back from its
+/// command line; None for imports or a line that no longer parses.
+fn run_args(command_line: &str) -> Option<RunArgs> {
+    let words = crate::plan::split_words(command_line.as_bytes()).ok()?;
+    let args = words
+        .into_iter()
+        .map(|w| std::ffi::OsString::from(String::from_utf8_lossy(&w).into_owned()));
+    match Cli::try_parse_from(args).ok()?.command {
+        Command::Run(a) => Some(*a),
+        _ => None,
+    }
+}
+
+/// The session's wall-time comparisons, as `run` made them: the same
+/// reference, family-wise alpha and precision (read back from its command
+/// line), interleaved runs paired by block (a block where either side timed
+/// out is dropped for that pair), and, for a session with adaptive
+/// stopping, the level its final analysis had left after the looks (the
+/// looks are replayed on the stored runs).
+pub fn compare(
+    command_line: &str,
+    source: &str,
+    order: Option<&str>,
+    cells: &[CellData],
+) -> (Vec<Comparison>, Vec<String>) {
+    let mut notes = Vec::new();
+    if cells.len() < 2 {
+        return (Vec::new(), notes);
+    }
+    let args = run_args(command_line);
+    if args.is_none() && source == "run" {
+        notes.push(
+            "The session's command line could not be read back: comparisons use alpha 0.05, \
+             the first benchmark as reference and ±1 % as precision."
+                .to_string(),
+        );
+    }
+    let alpha = args.as_ref().map_or(0.05, |a| a.alpha);
+    let interleaved = order == Some("interleaved");
+    // As `run` decides: a precision unless --runs alone fixed the count.
+    let precision = match args.as_ref().map(|a| (a.precision, a.runs)) {
+        Some((Some(p), _)) => Some(p / 100.0),
+        Some((None, Some(_))) => None,
+        _ => Some(crate::app::DEFAULT_PRECISION),
+    };
+    let reference = args
+        .as_ref()
+        .and_then(|a| a.reference.as_deref())
+        .and_then(|name| {
+            cells
+                .iter()
+                .position(|c| c.name == name || c.command == name)
+        })
+        .unwrap_or(0);
+
+    let mut final_alpha = alpha;
+    let adaptive = args
+        .as_ref()
+        .is_some_and(|a| a.order == Order::Interleaved && source == "run");
+    if let (true, true, Some(p)) = (adaptive, interleaved, precision) {
+        let samples: Vec<&[crate::metrics::Sample]> =
+            cells.iter().map(|c| c.samples.as_slice()).collect();
+        let blocks = samples.iter().map(|s| s.len()).min().unwrap_or(0);
+        let mut seq = Sequential::new(alpha, p);
+        for &b in LOOKS.iter().take_while(|&&b| b <= blocks) {
+            if !seq.is_look(b) {
+                break;
+            }
+            let prefix: Vec<&[crate::metrics::Sample]> = samples.iter().map(|s| &s[..b]).collect();
+            let walls = crate::metrics::complete_blocks(&prefix, Metric::WallTime);
+            if seq.look(&walls, reference, true) {
+                break;
+            }
+        }
+        final_alpha = seq.final_level();
+    }
+
+    let settings = Settings {
+        alpha: final_alpha,
+        family: cells.len() - 1,
+        precision: precision.unwrap_or(crate::app::DEFAULT_PRECISION),
+        floor: None,
+        cross_session: false,
+    };
+    let base = &cells[reference];
+    let mut out = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        if i == reference {
+            continue;
+        }
+        let blocks = block_pairs(&base.samples, &c.samples, Metric::WallTime);
+        let paired = interleaved && !blocks.0.is_empty();
+        let (b, x, design) = if paired {
+            (
+                thin(&blocks.0, MAX_VALUES),
+                thin(&blocks.1, MAX_VALUES),
+                Design::Paired,
+            )
+        } else {
+            (
+                thin(&base.times, MAX_VALUES),
+                thin(&c.times, MAX_VALUES),
+                Design::Unpaired,
+            )
+        };
+        out.push(compare_values(&b, &x, design, &settings).named(
+            Metric::WallTime.name(),
+            &base.name,
+            &c.name,
+        ));
+    }
+    if cells.iter().any(|c| c.times.len() > MAX_VALUES) {
+        notes.push(format!(
+            "Benchmarks with more than {MAX_VALUES} runs are compared on an evenly spaced \
+             subsample of {MAX_VALUES} runs."
+        ));
+    }
+    (out, notes)
 }

@@ -29,18 +29,6 @@ pub struct CellData {
     pub times: Vec<f64>,
 }
 
-/// One benchmark compared with the session's reference.
-#[derive(Clone, Debug)]
-pub struct ComparisonData {
-    pub name: String,
-    pub reference: String,
-    pub ratio: f64,
-    pub ratio_ci: [f64; 2],
-    pub p_adjusted: f64,
-    pub significant: bool,
-    pub test: String,
-}
-
 /// Median time of one benchmark in one session.
 #[derive(Clone, Debug)]
 pub struct HistoryPoint {
@@ -61,7 +49,8 @@ pub struct ReportData {
     pub store: String,
     pub session: StoredSession,
     pub cells: Vec<CellData>,
-    pub comparisons: Vec<ComparisonData>,
+    /// The session's comparisons by the comparison engine (wall time).
+    pub comparisons: Vec<crate::analysis::comparison::Comparison>,
     pub history: Vec<HistoryData>,
     pub notes: Vec<String>,
 }
@@ -303,14 +292,16 @@ fn distributions(out: &mut String, d: &ReportData) {
 }
 
 fn comparisons(out: &mut String, d: &ReportData) {
-    if d.comparisons.is_empty() {
+    use crate::analysis::comparison::{format_confidence, format_p};
+    let Some(first) = d.comparisons.first() else {
         return;
-    }
-    let reference = &d.comparisons[0].reference;
+    };
+    let reference = &first.baseline;
+    let confidence = format_confidence(first.confidence);
     let _ = writeln!(out, "<h2>Comparisons with {}</h2>", escape(reference));
     out.push_str(
         &IntervalChart {
-            title: format!("Wall time ratio to '{reference}' with 95 % interval (below 1: faster)"),
+            title: format!("Wall time ratio to '{reference}' with {confidence} (below 1: faster)"),
             x_label: "ratio".into(),
             x_format: Format::Ratio,
             log_x: false,
@@ -318,8 +309,9 @@ fn comparisons(out: &mut String, d: &ReportData) {
             rows: d
                 .comparisons
                 .iter()
+                .filter(|c| c.ratio.is_finite() && c.ratio_ci.iter().all(|x| x.is_finite()))
                 .map(|c| IntervalRow {
-                    label: c.name.clone(),
+                    label: c.candidate.clone(),
                     value: c.ratio,
                     lo: c.ratio_ci[0],
                     hi: c.ratio_ci[1],
@@ -329,17 +321,32 @@ fn comparisons(out: &mut String, d: &ReportData) {
         }
         .render(),
     );
-    out.push_str("<table class=\"comparisons\"><tr><th>Benchmark</th><th>Ratio [95% CI]</th><th>p (Holm)</th><th>Test</th></tr>");
+    let _ = write!(
+        out,
+        "<table class=\"comparisons\"><tr><th>Benchmark</th><th>Verdict</th><th>Ratio [{}]</th><th>p</th><th>Test</th></tr>",
+        escape(&confidence)
+    );
     for c in &d.comparisons {
+        let ratio = if c.ratio.is_finite() {
+            format!(
+                "{:.3} [{:.3} … {:.3}]",
+                c.ratio, c.ratio_ci[0], c.ratio_ci[1]
+            )
+        } else {
+            "–".into()
+        };
+        let verdict = match &c.note {
+            Some(note) => format!("{}: {note}", c.verdict.words()),
+            None => c.verdict.words().to_string(),
+        };
         let _ = write!(
             out,
-            "<tr><td>{}</td><td class=\"num\">{:.3} [{:.3} … {:.3}]</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            escape(&c.name),
-            c.ratio,
-            c.ratio_ci[0],
-            c.ratio_ci[1],
-            escape(&crate::analysis::comparison::format_p(c.p_adjusted)),
-            escape(&c.test)
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            escape(&c.candidate),
+            escape(&verdict),
+            escape(&ratio),
+            escape(&format_p(c.p_value)),
+            escape(c.test.name())
         );
     }
     out.push_str("</table>\n");
