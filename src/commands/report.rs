@@ -261,3 +261,231 @@ pub fn compare(
     }
     (out, notes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::comparison::Verdict;
+    use crate::commands::check;
+    use crate::compare::{CompareOptions, Format};
+    use crate::dataset::{Benchmark, Dataset, Series};
+    use crate::metrics::Sample;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn cell(name: &str, times: &[f64], timed_out: &[usize]) -> CellData {
+        let samples = times
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| {
+                let mut s = Sample::new(k as u64);
+                s.set(Metric::WallTime, t);
+                s.exit_code = Some(0);
+                s.timed_out = timed_out.contains(&k);
+                s
+            })
+            .collect::<Vec<_>>();
+        CellData {
+            name: name.into(),
+            command: name.into(),
+            parameters: vec![],
+            times: samples
+                .iter()
+                .filter(|s| s.counts())
+                .filter_map(|s| s.get(Metric::WallTime))
+                .collect(),
+            samples,
+        }
+    }
+
+    /// n values around `center` with multiplicative noise of `sigma`.
+    fn noisy(rng: &mut ChaCha8Rng, center: f64, sigma: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|_| center * (1.0 + sigma * (rng.random::<f64>() - 0.5) * 3.46))
+            .collect()
+    }
+
+    fn dataset(source: &str, values: &[f64]) -> Dataset {
+        Dataset {
+            source: source.into(),
+            format: "cmdscope".into(),
+            benchmarks: vec![Benchmark {
+                name: "x".into(),
+                parameters: vec![],
+                series: vec![Series {
+                    metric: "time_wall_clock".into(),
+                    unit: "s".into(),
+                    higher_is_better: false,
+                    exact: false,
+                    values: values.to_vec(),
+                }],
+            }],
+        }
+    }
+
+    /// What, baseline, candidate, expected verdict, fails a 5 % gate.
+    type Case = (&'static str, Vec<f64>, Vec<f64>, Verdict, bool);
+
+    #[test]
+    fn compare_check_and_report_agree_on_a_table_of_inputs() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let r = &mut rng;
+        // (what, baseline, candidate, expected verdict, fails a 5 % gate)
+        let table: Vec<Case> = vec![
+            (
+                "identical noise",
+                noisy(r, 0.1, 0.03, 12),
+                noisy(r, 0.1, 0.03, 12),
+                Verdict::Inconclusive,
+                false,
+            ),
+            (
+                "30 % slower",
+                noisy(r, 0.1, 0.02, 12),
+                noisy(r, 0.13, 0.02, 12),
+                Verdict::Slower,
+                true,
+            ),
+            (
+                "3 % slower, tight",
+                noisy(r, 0.1, 0.004, 12),
+                noisy(r, 0.103, 0.004, 12),
+                Verdict::Slower,
+                false,
+            ),
+            (
+                "20 % faster",
+                noisy(r, 0.1, 0.02, 12),
+                noisy(r, 0.08, 0.02, 12),
+                Verdict::Faster,
+                false,
+            ),
+            (
+                "2x at 4 runs (Welch's t)",
+                noisy(r, 0.1, 0.02, 4),
+                noisy(r, 0.2, 0.02, 4),
+                Verdict::Slower,
+                true,
+            ),
+            (
+                "two runs",
+                vec![0.1, 0.11],
+                vec![0.2, 0.21],
+                Verdict::Inconclusive,
+                false,
+            ),
+            (
+                "from an all-zero baseline",
+                vec![0.0; 8],
+                noisy(r, 0.001, 0.1, 8),
+                Verdict::Slower,
+                true,
+            ),
+        ];
+        // The same runs twice, with little noise: equal within ±1 %.
+        let tight = noisy(r, 0.1, 0.0005, 20);
+        let mut table = table;
+        table.push((
+            "equal within 1 %",
+            tight.clone(),
+            tight,
+            Verdict::NoDifference,
+            false,
+        ));
+        for (what, base, cand, expected, fails) in &table {
+            let out = crate::compare::compare(
+                &[dataset("a", base), dataset("b", cand)],
+                &CompareOptions {
+                    format: Format::Json,
+                    fail_if_slower: Some(5.0),
+                    ..CompareOptions::default()
+                },
+            )
+            .unwrap();
+            let by_compare = out.tables[0].rows[0].comparisons[1].clone().unwrap();
+            let by_check = check::compare(
+                &[check::Pair {
+                    name: "x".into(),
+                    base: base.clone(),
+                    cand: cand.clone(),
+                    history: None,
+                }],
+                0.05,
+                5.0,
+            )
+            .remove(0);
+            // The report compares cells of one session; run in sequential
+            // order its runs are unpaired too.
+            let (by_report, _) = compare(
+                "cmdscope run --order sequential a b",
+                "run",
+                Some("sequential"),
+                &[cell("a", base, &[]), cell("b", cand, &[])],
+            );
+            let by_report = &by_report[0];
+            let v = by_compare.result.verdict;
+            assert_eq!(v, *expected, "{what}: {:?}", by_compare.result);
+            assert_eq!(by_check.result.verdict, v, "{what}");
+            assert_eq!(by_report.verdict, v, "{what}");
+            // One analysis: the same p-value and interval everywhere.
+            for other in [&by_check.result, by_report] {
+                let same = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
+                assert!(same(other.p_value, by_compare.result.p_value), "{what}");
+                assert!(
+                    same(other.ratio_ci[0], by_compare.result.ratio_ci[0]),
+                    "{what}"
+                );
+                assert!(
+                    same(other.ratio_ci[1], by_compare.result.ratio_ci[1]),
+                    "{what}"
+                );
+            }
+            assert_eq!(by_compare.gate_failed, *fails, "{what}: compare's gate");
+            assert_eq!(by_check.regression, *fails, "{what}: check's gate");
+        }
+    }
+
+    #[test]
+    fn report_uses_the_sessions_settings_and_pairs_by_block() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        // A strong drift shared by every block: only block pairing sees
+        // the 2 % difference; a shift by one block would blur it.
+        let drift: Vec<f64> = (0..12).map(|k| 0.1 * (1.0 + 0.2 * k as f64)).collect();
+        let jitter = |rng: &mut ChaCha8Rng, f: f64| -> Vec<f64> {
+            drift
+                .iter()
+                .map(|d| d * f * (1.0 + 0.001 * (rng.random::<f64>() - 0.5)))
+                .collect()
+        };
+        let a = jitter(&mut rng, 1.0);
+        let b = jitter(&mut rng, 1.02);
+        let c = jitter(&mut rng, 1.0);
+        // b timed out in block 3, c in block 7.
+        let cells = [cell("a", &a, &[]), cell("b", &b, &[3]), cell("c", &c, &[7])];
+        let (cmp, notes) = compare(
+            "cmdscope run --runs 12 --alpha 0.01 --reference c a b c",
+            "run",
+            Some("interleaved"),
+            &cells,
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(cmp.len(), 2);
+        for x in &cmp {
+            assert_eq!(x.baseline, "c", "--reference read back");
+            assert_eq!(x.level, 0.005, "--alpha 0.01 over two comparisons");
+            assert!(x.paired);
+        }
+        let vs_a = cmp.iter().find(|x| x.candidate == "a").unwrap();
+        let vs_b = cmp.iter().find(|x| x.candidate == "b").unwrap();
+        // Only the blocks where that pair's runs both count.
+        assert_eq!(vs_a.n, 11);
+        assert_eq!(vs_b.n, 10);
+        assert_eq!(vs_b.verdict, Verdict::Slower, "{vs_b:?}");
+        assert!((vs_b.ratio - 1.02).abs() < 0.002, "{vs_b:?}");
+
+        // Without a readable command line: defaults, said in a note.
+        let (cmp, notes) = compare("not a command line", "run", Some("interleaved"), &cells);
+        assert_eq!(cmp[0].baseline, "a");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+    }
+}
