@@ -747,42 +747,6 @@ pub fn paired_values(a: &CellResult, b: &CellResult, metric: Metric) -> (Vec<f64
     (x, y)
 }
 
-/// The old numeric interface, kept so `check`, `report` and the optimum
-/// search compile until they are wired onto `compare_values`: one
-/// comparison at `1 - level`, unpaired or paired.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Raw {
-    pub ratio: f64,
-    pub ratio_ci: [f64; 2],
-    pub shift: f64,
-    pub shift_ci: [f64; 2],
-    pub p_value: f64,
-    pub test: &'static str,
-    pub n: usize,
-}
-
-/// See `Raw`; None when the engine gives no p-value.
-pub fn compare_metric(base: &[f64], cand: &[f64], paired: bool, level: f64) -> Option<Raw> {
-    let design = if paired {
-        Design::Paired
-    } else {
-        Design::Unpaired
-    };
-    let c = compare_values(base, cand, design, &Settings::new(1.0 - level, 0.01));
-    if c.p_value.is_nan() {
-        return None;
-    }
-    Some(Raw {
-        ratio: c.ratio,
-        ratio_ci: c.ratio_ci,
-        shift: c.shift,
-        shift_ci: c.shift_ci,
-        p_value: c.p_value,
-        test: c.test.name(),
-        n: c.n,
-    })
-}
-
 fn range(ci: [f64; 2]) -> String {
     let d = decimals(ci[0], ci[1]);
     format!("{:.d$}–{:.d$}", ci[0], ci[1])
