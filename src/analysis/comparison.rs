@@ -731,20 +731,7 @@ pub fn at_floor_limit(floor: f64) -> f64 {
 /// Values of the same blocks in both cells: the k-th measured run of each
 /// cell ran in block k. Blocks where either run timed out are dropped.
 pub fn paired_values(a: &CellResult, b: &CellResult, metric: Metric) -> (Vec<f64>, Vec<f64>) {
-    let n = a.samples.len().min(b.samples.len());
-    let mut x = Vec::with_capacity(n);
-    let mut y = Vec::with_capacity(n);
-    for i in 0..n {
-        let (sa, sb) = (&a.samples[i], &b.samples[i]);
-        if !sa.counts() || !sb.counts() {
-            continue;
-        }
-        if let (Some(va), Some(vb)) = (sa.get(metric), sb.get(metric)) {
-            x.push(va);
-            y.push(vb);
-        }
-    }
-    (x, y)
+    crate::metrics::block_pairs(&a.samples, &b.samples, metric)
 }
 
 fn range(ci: [f64; 2]) -> String {
