@@ -460,6 +460,12 @@ fn analyse(
         c.note = Some(format!(
             "need at least {MIN_N} {what} for a verdict, have {n}"
         ));
+        // Still say how the two compare, as hyperfine does: the ratio of
+        // the medians, without an interval or a test.
+        let (ma, mb) = (median(a), median(b));
+        if ma > 0.0 && mb >= 0.0 {
+            c.ratio = mb / ma;
+        }
         return c;
     }
     if !(level > 0.0 && level < 1.0) {
@@ -823,6 +829,10 @@ pub fn sentence(c: &Comparison) -> String {
         Verdict::Inconclusive if c.p_value.is_finite() => format!(
             "'{}' and '{}': inconclusive (ratio {r:.d$}, {ci}){note}",
             c.candidate, c.baseline
+        ),
+        Verdict::Inconclusive if c.ratio.is_finite() => format!(
+            "'{}' and '{}': inconclusive (ratio of the medians {:.2}, no interval){note}",
+            c.candidate, c.baseline, c.ratio
         ),
         Verdict::Inconclusive => {
             format!("'{}' and '{}': inconclusive{note}", c.candidate, c.baseline)
