@@ -491,3 +491,45 @@ fn a_single_command_stops_once_its_median_is_known_to_the_precision() {
         ),
     }
 }
+
+#[test]
+fn too_few_runs_still_give_a_summary_and_every_comparison() {
+    // hyperfine prints a relative speed even from two runs; cmdscope says
+    // how the medians compare and why there is no verdict yet.
+    let dir = tempdir();
+    let out = dir.path().join("two.json");
+    let f = fixture();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{f} sleep 5"),
+        &format!("{f} sleep 15"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("inconclusive (ratio of the medians"))
+        .unwrap_or_else(|| panic!("no summary line in {text}"));
+    assert!(
+        line.contains("need at least 3 paired runs for a verdict, have 2"),
+        "{line}"
+    );
+    let doc = read_json(&out);
+    let wall = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "time_wall_clock")
+        .expect("the requested comparison is exported");
+    assert_eq!(wall["verdict"], "inconclusive");
+    assert_eq!(
+        wall["note"],
+        "need at least 3 paired runs for a verdict, have 2"
+    );
+    let ratio = wall["ratio"].as_f64().unwrap();
+    assert!(ratio > 1.5 && ratio < 3.5, "15 ms against 5 ms: {ratio}");
+}
