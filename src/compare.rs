@@ -407,6 +407,7 @@ fn exact_comparison(
 fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable>, Vec<String>) {
     let mut notes = Vec::new();
     let columns: Vec<String> = datasets.iter().map(|d| d.source.clone()).collect();
+    let floors: Vec<Option<f64>> = datasets.iter().map(|d| d.rss_floor).collect();
 
     // Benchmarks of each dataset by key (first occurrence wins).
     let mut lookup: Vec<HashMap<Key, &Benchmark>> = Vec::with_capacity(datasets.len());
@@ -492,7 +493,7 @@ fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable
             skipped.push(format!("{} (only in {})", m.name, wher.join(", ")));
             continue;
         }
-        tables.push(build_table(m, &columns, &order, &lookup, opts));
+        tables.push(build_table(m, &columns, &order, &lookup, &floors, opts));
     }
     if !skipped.is_empty() {
         notes.push(format!(
@@ -503,11 +504,32 @@ fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable
     (tables, notes)
 }
 
+/// The engine's settings for one metric of a table: cmdscope's metrics by
+/// the engine's own per-metric rule; other tools' units are discrete when
+/// they are sizes or counts (B/op, allocs/op).
+fn metric_settings(
+    metric: &str,
+    unit: &str,
+    opts: &CompareOptions,
+    family: usize,
+    rss_floor: Option<f64>,
+) -> Settings {
+    match Metric::from_name(metric) {
+        Some(m) => Settings::for_metric(m, opts.alpha, family, opts.precision, rss_floor),
+        None => Settings {
+            family,
+            discrete: matches!(unit, "B" | ""),
+            ..Settings::new(opts.alpha, opts.precision)
+        },
+    }
+}
+
 fn build_table(
     m: &MetricInfo,
     columns: &[String],
     order: &[(Key, &Benchmark)],
     lookup: &[HashMap<Key, &Benchmark>],
+    floors: &[Option<f64>],
     opts: &CompareOptions,
 ) -> MetricTable {
     let mut rows = Vec::new();
@@ -545,12 +567,15 @@ fn build_table(
                 if let (Some(bv), Some(cv), Some(bc), Some(cc)) =
                     (&values[0], &values[ci], &cells[0], &cells[ci])
                 {
+                    // Peak memory at or below the larger of the two
+                    // sessions' floors says nothing (see `Settings::floor`).
+                    let floor = match (floors[0], floors[ci]) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    };
                     let settings = Settings {
-                        alpha: opts.alpha,
-                        family: family[ci].max(1),
-                        precision: opts.precision,
-                        floor: None,
                         cross_session: true,
+                        ..metric_settings(&m.name, &m.unit, opts, family[ci].max(1), floor)
                     };
                     let exact = lookup[0]
                         .get(&key_of(first))

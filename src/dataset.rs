@@ -42,5 +42,10 @@ pub struct Dataset {
     pub source: String,
     /// Format it was read from: "cmdscope", "hyperfine-1", "hyperfine-2", "go".
     pub format: String,
+    /// cmdscope's own peak resident size in that session (its JSON's
+    /// `session.memory_peak_resident_floor`): peak memory at or below it
+    /// is the kernel's floor, not the command's.
+    #[serde(default)]
+    pub rss_floor: Option<f64>,
     pub benchmarks: Vec<Benchmark>,
 }

@@ -283,10 +283,18 @@ fn parse_json(text: &str, source: &str) -> Result<Dataset, ImportError> {
         };
         benchmarks.push(bench);
     }
+    let rss_floor = match root
+        .get("session")
+        .and_then(|s| s.get("memory_peak_resident_floor"))
+    {
+        Some(Json::Number(v)) if v.is_finite() && *v > 0.0 => Some(*v),
+        _ => None,
+    };
     Ok(Dataset {
         source: source.to_owned(),
         format: format.to_owned(),
         benchmarks,
+        rss_floor,
     })
 }
 
@@ -893,6 +901,7 @@ fn parse_go(text: &str, source: &str) -> Result<Dataset, ImportError> {
         source: source.to_owned(),
         format: "go".into(),
         benchmarks,
+        rss_floor: None,
     })
 }
 

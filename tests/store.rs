@@ -662,6 +662,7 @@ fn imported_datasets_become_sessions_that_check_can_gate() {
     let hyperfine = Dataset {
         source: "h.json".into(),
         format: "hyperfine-2".into(),
+        rss_floor: None,
         benchmarks: vec![Benchmark {
             name: "sleep 0.1".into(),
             parameters: vec![("n".into(), "1".into())],
@@ -683,6 +684,7 @@ fn imported_datasets_become_sessions_that_check_can_gate() {
     let go = |ns: f64| Dataset {
         source: "go.txt".into(),
         format: "go".into(),
+        rss_floor: None,
         benchmarks: vec![Benchmark {
             name: "BenchmarkEncode".into(),
             parameters: vec![],

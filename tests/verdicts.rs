@@ -118,3 +118,43 @@ fn six_runs_call_both_differences() {
         assert!(c["ratio_ci"][0].as_f64().unwrap() > 1.0, "{c}");
     }
 }
+
+/// The README's kind of sweep: 12 values over a 70x range at `--runs 7`.
+/// Eleven comparisons with the first value, each at 0.05 / 11; the
+/// extremes must come out different, and every comparison is exported.
+#[test]
+fn a_twelve_value_sweep_at_seven_runs_calls_the_extremes() {
+    let f = fixture();
+    let dir = tempdir();
+    let out = dir.path().join("sweep.json");
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "7",
+        "-L",
+        "ms",
+        "1,1.5,2.2,3.2,4.7,6.9,10,15,22,32,47,70",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{f} sleep {{ms}}"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let walls: Vec<&serde_json::Value> = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["metric"] == "time_wall_clock")
+        .collect();
+    assert_eq!(walls.len(), 11, "every comparison appears");
+    let last = walls.last().unwrap();
+    assert!(last["candidate"].as_str().unwrap().contains("70"), "{last}");
+    assert_eq!(last["verdict"], "slower", "{last}");
+    assert_eq!(last["family"], 11, "{last}");
+    for c in &walls {
+        assert_ne!(c["verdict"], "faster", "{c}");
+        assert_ne!(c["verdict"], "no difference", "{c}");
+    }
+}

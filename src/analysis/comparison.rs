@@ -31,7 +31,7 @@
 use serde::Serialize;
 
 use crate::analysis::values;
-use crate::metrics::Metric;
+use crate::metrics::{Metric, Unit};
 use crate::runner::CellResult;
 use crate::schedule::Order;
 use crate::stats;
@@ -127,6 +127,13 @@ pub struct Settings {
     /// The two sides come from different sessions (sets
     /// `SessionVariation::NotIncluded` and says so in the note).
     pub cross_session: bool,
+    /// The metric takes discrete values (counts, bytes, pages): only the
+    /// exact rank tests are used, never the t-tests. A t-test's level below
+    /// the sign-flip resolution rests on the differences' magnitudes being
+    /// unequal, as continuous timing noise makes them; counts that differ
+    /// by exactly ±1 in every pair would make it claim p = 0.016 at 5 pairs
+    /// where only 1 in 16 sign patterns is as extreme.
+    pub discrete: bool,
 }
 
 impl Settings {
@@ -138,6 +145,32 @@ impl Settings {
             precision,
             floor: None,
             cross_session: false,
+            discrete: false,
+        }
+    }
+
+    /// The settings for one metric: discrete for counts and sizes, the
+    /// floor only for peak memory (`rss_floor`: cmdscope's own peak
+    /// resident size, if known). Every caller comparing a `Metric` should
+    /// start from here so the rules are the same everywhere.
+    pub fn for_metric(
+        metric: Metric,
+        alpha: f64,
+        family: usize,
+        precision: f64,
+        rss_floor: Option<f64>,
+    ) -> Settings {
+        Settings {
+            alpha,
+            family,
+            precision,
+            floor: if metric == Metric::PeakRss {
+                rss_floor.map(at_floor_limit)
+            } else {
+                None
+            },
+            cross_session: false,
+            discrete: metric.unit() != Unit::Seconds,
         }
     }
 
@@ -416,7 +449,14 @@ fn analyse(
     } else {
         Scale::Difference
     };
-    let test = select_test(design, a.len(), b.len(), level);
+    let test = if s.discrete {
+        match design {
+            Design::Paired => Test::SignedRank,
+            Design::Unpaired => Test::MannWhitney,
+        }
+    } else {
+        select_test(design, a.len(), b.len(), level)
+    };
     let mut c = Comparison {
         metric: "",
         baseline: String::new(),
@@ -470,6 +510,16 @@ fn analyse(
     }
     if !(level > 0.0 && level < 1.0) {
         c.note = Some(format!("no verdict at significance level {level}"));
+        return c;
+    }
+    if s.discrete && rank_test_resolution(design, a.len(), b.len()) > level {
+        let need = (MIN_N..4096)
+            .find(|&k| rank_test_resolution(design, k, k) <= level)
+            .unwrap_or(4096);
+        c.note = Some(format!(
+            "need at least {need} {what} for a verdict on a discrete metric at level {}, have {n}",
+            format_level(level)
+        ));
         return c;
     }
     if a.iter().chain(b).any(|v| !v.is_finite()) {
@@ -558,7 +608,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         (false, false) if within || identical => Verdict::NoDifference,
         (false, false) => {
             c.note = Some(format!(
-                "the {pct} interval {} is too wide to tell a difference from none within ±{}; {}",
+                "the {pct} {} is too wide to tell a difference from none within ±{}; {}",
                 range(c.ratio_ci),
                 trim_pct(c.precision),
                 more_runs_advice(c)
@@ -567,7 +617,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (false, true) => {
             c.note = Some(format!(
-                "the {pct} interval {} suggests a difference, but the test did not reach its level {}; {}",
+                "the {pct} {} suggests a difference, but the test did not reach its level {}; {}",
                 range(c.ratio_ci),
                 format_level(c.level),
                 more_runs_advice(c)
@@ -576,7 +626,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (true, false) => {
             c.note = Some(format!(
-                "the test reached its level but the {pct} interval {} includes no change \
+                "the test reached its level but the {pct} {} includes no change \
                  (the rank statistics' discreteness at {} {}); run longer",
                 range(c.ratio_ci),
                 c.n,
@@ -595,17 +645,33 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
     }
 }
 
-/// "run longer with --runs N": an interval's half-width shrinks about as
-/// 1/sqrt(n); N is what would bring it inside the precision band (capped).
+/// "run longer with --runs N". On the log scale an interval's half-width h
+/// shrinks about as 1/sqrt(n) (a little faster at small n, as the t
+/// quantile falls); N is the fewer of the runs that would make the observed
+/// ratio significant (h below |log ratio|) and those that would settle "no
+/// difference" (h below log(1 + p) - |log ratio|, when the ratio is inside
+/// the band). Rounded up, capped at 10,000.
 fn more_runs_advice(c: &Comparison) -> String {
-    let half = (c.ratio_ci[1] - c.ratio_ci[0]) / 2.0;
-    let factor = if c.precision > 0.0 && half.is_finite() && half > 0.0 {
-        (half / c.precision).powi(2)
-    } else {
-        4.0
-    };
-    let want = ((c.n as f64 * factor.max(2.0)).ceil() as usize).clamp(c.n + 1, 10_000);
-    format!("run longer with --runs {want}")
+    let (lo, hi, r) = (c.ratio_ci[0].ln(), c.ratio_ci[1].ln(), c.ratio.ln());
+    let h = (hi - lo) / 2.0;
+    let mut factor = f64::INFINITY;
+    if h.is_finite() && h > 0.0 && r.is_finite() {
+        if r != 0.0 {
+            factor = factor.min((h / r.abs()).powi(2));
+        }
+        let room = (1.0 + c.precision).ln() - r.abs();
+        if room > 0.0 {
+            factor = factor.min((h / room).powi(2));
+        }
+    }
+    if !factor.is_finite() {
+        factor = 4.0;
+    }
+    let want = (c.n as f64 * factor.max(1.5)).ceil();
+    if want > 10_000.0 {
+        return "deciding would take more than 10,000 runs".into();
+    }
+    format!("run longer with --runs {}", (want as usize).max(c.n + 1))
 }
 
 /// `--fail-if-slower PCT`, the one gate rule: fails only when the verdict is
@@ -693,17 +759,7 @@ pub fn compare_cells(
     let m = results.len() - 1;
     for &metric in COMPARED {
         let base_vals = values(&results[reference].samples, metric);
-        let settings = Settings {
-            alpha,
-            family: m,
-            precision,
-            floor: if metric == Metric::PeakRss {
-                rss_floor.map(at_floor_limit)
-            } else {
-                None
-            },
-            cross_session: false,
-        };
+        let settings = Settings::for_metric(metric, alpha, m, precision, rss_floor);
         for (i, cand) in results.iter().enumerate() {
             if i == reference {
                 continue;
@@ -965,6 +1021,34 @@ mod tests {
     }
 
     #[test]
+    fn counts_get_only_exact_rank_tests() {
+        // Minor faults one lower in every pair but one: a t-test would say
+        // p = 0.016 at 5 pairs, where 2 of 16 sign patterns are as extreme.
+        let base = [80.0, 81.0, 80.0, 80.0, 81.0];
+        let cand = [79.0, 80.0, 79.0, 80.0, 80.0];
+        let counts = Settings {
+            discrete: true,
+            ..settings(0.05, 1)
+        };
+        let r = compare_values(&base, &cand, Design::Paired, &counts);
+        assert_eq!(r.verdict, Verdict::Inconclusive, "{r:?}");
+        assert_eq!(
+            r.note.as_deref(),
+            Some("need at least 6 paired runs for a verdict on a discrete metric at level 0.05, have 5")
+        );
+        let t = compare_values(&base, &cand, Design::Paired, &settings(0.05, 1));
+        assert_eq!(t.test, Test::PairedT);
+        // Nine pairs, all one lower: the exact conditional p is 2/512.
+        let r = compare_values(&[80.0; 9], &[79.0; 9], Design::Paired, &counts);
+        assert_eq!(
+            (r.test, r.verdict),
+            (Test::SignedRank, Verdict::Faster),
+            "{r:?}"
+        );
+        assert!((r.p_value - 2.0 / 512.0).abs() < 1e-12);
+    }
+
+    #[test]
     fn peak_memory_at_the_floor_is_not_compared() {
         let s = Settings {
             floor: Some(at_floor_limit(4.0e6)),
@@ -1018,31 +1102,34 @@ mod tests {
     }
 
     /// Family-wise false-positive rate of identical commands at 3-10 runs
-    /// and 1-20 comparisons against one reference, paired, under each noise
-    /// law: at most alpha (plus three standard errors of the simulation).
+    /// and 1-20 comparisons against one reference, paired (interleaved) and
+    /// unpaired (sequential order), under each noise law: at most alpha
+    /// (plus three standard errors of the simulation).
     fn small_sample_fpr(trials: usize, sizes: &[usize], families: &[usize], seed: u64) {
         let mut g = Gen::new(seed);
         let alpha = 0.05;
-        for &noise in ALL {
-            for &n in sizes {
-                for &m in families {
-                    let mut false_pos = 0;
-                    for _ in 0..trials {
-                        let cells = blocks(&mut g, &vec![1.0; m + 1], n, noise);
-                        let any = cells[1..].iter().any(|c| {
-                            compare_values(&cells[0], c, Design::Paired, &settings(alpha, m))
-                                .verdict
-                                .is_significant()
-                        });
-                        false_pos += any as usize;
+        for design in [Design::Paired, Design::Unpaired] {
+            for &noise in ALL {
+                for &n in sizes {
+                    for &m in families {
+                        let mut false_pos = 0;
+                        for _ in 0..trials {
+                            let cells = blocks(&mut g, &vec![1.0; m + 1], n, noise);
+                            let any = cells[1..].iter().any(|c| {
+                                compare_values(&cells[0], c, design, &settings(alpha, m))
+                                    .verdict
+                                    .is_significant()
+                            });
+                            false_pos += any as usize;
+                        }
+                        let rate = false_pos as f64 / trials as f64;
+                        eprintln!("fpr {design:?} {noise:?} n={n} m={m}: {rate:.4}");
+                        let se = (alpha * (1.0 - alpha) / trials as f64).sqrt();
+                        assert!(
+                            rate <= alpha + 3.0 * se,
+                            "{design:?} {noise:?} n = {n} m = {m}: false-positive rate {rate}"
+                        );
                     }
-                    let rate = false_pos as f64 / trials as f64;
-                    eprintln!("fpr {noise:?} n={n} m={m}: {rate:.4}");
-                    let se = (alpha * (1.0 - alpha) / trials as f64).sqrt();
-                    assert!(
-                        rate <= alpha + 3.0 * se,
-                        "{noise:?} n = {n} m = {m}: false-positive rate {rate}"
-                    );
                 }
             }
         }
@@ -1050,7 +1137,7 @@ mod tests {
 
     #[test]
     fn small_samples_keep_the_false_positive_rate() {
-        small_sample_fpr(600, &[3, 6, 10], &[1, 2, 5], 4);
+        small_sample_fpr(400, &[3, 6, 10], &[1, 2, 5], 4);
     }
 
     /// The full grid (n = 3..10, m = 1, 2, 5, 10, 20); about a minute

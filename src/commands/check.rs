@@ -85,12 +85,16 @@ pub struct Pair {
 
 /// Compares per benchmark at family-wise level `alpha` and gates at `pct`.
 pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
+    // Wall time, or Go's sec/op: both durations.
     let settings = Settings {
-        alpha,
-        family: pairs.len().max(1),
-        precision: crate::app::DEFAULT_PRECISION,
-        floor: None,
         cross_session: true,
+        ..Settings::for_metric(
+            crate::metrics::Metric::WallTime,
+            alpha,
+            pairs.len().max(1),
+            crate::app::DEFAULT_PRECISION,
+            None,
+        )
     };
     pairs
         .iter()

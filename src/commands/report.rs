@@ -219,13 +219,13 @@ pub fn compare(
         final_alpha = seq.final_level();
     }
 
-    let settings = Settings {
-        alpha: final_alpha,
-        family: cells.len() - 1,
-        precision: precision.unwrap_or(crate::app::DEFAULT_PRECISION),
-        floor: None,
-        cross_session: false,
-    };
+    let settings = Settings::for_metric(
+        Metric::WallTime,
+        final_alpha,
+        cells.len() - 1,
+        precision.unwrap_or(crate::app::DEFAULT_PRECISION),
+        None,
+    );
     let base = &cells[reference];
     let mut out = Vec::new();
     for (i, c) in cells.iter().enumerate() {
@@ -309,6 +309,7 @@ mod tests {
         Dataset {
             source: source.into(),
             format: "cmdscope".into(),
+            rss_floor: None,
             benchmarks: vec![Benchmark {
                 name: "x".into(),
                 parameters: vec![],

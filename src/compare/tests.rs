@@ -27,6 +27,7 @@ fn dataset(source: &str, benchmarks: Vec<Benchmark>) -> Dataset {
         source: source.into(),
         format: "cmdscope".into(),
         benchmarks,
+        rss_floor: None,
     }
 }
 
@@ -879,4 +880,28 @@ fn exact_values_change_without_a_test() {
     assert_eq!(item["test"], "none");
     assert_eq!(item["verdict"], "slower");
     assert!(item["p_value"].is_null());
+}
+
+#[test]
+fn peak_memory_at_cmdscopes_floor_is_not_compared() {
+    // Two sessions whose commands stayed under cmdscope's own resident
+    // size: the kernel reports that floor, which varies by session.
+    let mib = 1024.0 * 1024.0;
+    let rss = |center: f64| series("memory_peak_resident", "B", false, spread(center));
+    let mut old = dataset("old.json", vec![bench("true", vec![rss(5.0 * mib)])]);
+    let mut new = dataset("new.json", vec![bench("true", vec![rss(5.4 * mib)])]);
+    old.rss_floor = Some(5.2 * mib);
+    new.rss_floor = Some(5.6 * mib);
+    let out = run(&[old.clone(), new.clone()], &opts(Format::Json, None));
+    let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
+    assert_eq!(c.result.verdict, Verdict::NotComparable, "{c:?}");
+    assert_eq!(
+        c.result.note.as_deref(),
+        Some("at cmdscope's floor, not comparable")
+    );
+    // Above the floor it is a comparison like any other.
+    new.benchmarks[0].series[0] = rss(9.0 * mib);
+    let out = run(&[old, new], &opts(Format::Json, None));
+    let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
+    assert_eq!(c.result.verdict, Verdict::Slower, "{c:?}");
 }

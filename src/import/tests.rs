@@ -96,6 +96,16 @@ fn cmdscope_timed_out_runs_are_left_out() {
 }
 
 #[test]
+fn cmdscope_floor_is_read() {
+    let text = r#"{"tool": "cmdscope", "schema_version": 2,
+        "session": {"memory_peak_resident_floor": 7159808.0},
+        "results": [{"command": "x", "measurements": [
+          {"time_wall_clock": {"value": 1.0, "unit": "s"}}]}]}"#;
+    assert_eq!(parse_dataset(text, "x").unwrap().rss_floor, Some(7159808.0));
+    assert_eq!(parse_dataset(HYPERFINE2, "x").unwrap().rss_floor, None);
+}
+
+#[test]
 fn cmdscope_rejects_future_schema() {
     let text = r#"{"schema_version": 3, "tool": "cmdscope", "results": []}"#;
     assert_eq!(
