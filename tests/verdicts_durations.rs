@@ -5,6 +5,10 @@
 //! budget or the minimum run count, so their final analysis must spend the
 //! alpha not yet spent; tests/verdicts.rs only covers 8-20 ms commands.
 //!
+//! Across sessions: two identical back-to-back sessions pass
+//! `compare --fail-if-slower 5` and `check --fail-if-slower 5` in at least
+//! 19 of 20 trials, and a 20 % regression fails both.
+//!
 //! The commands sleep (the fixture's `sleep` mode), so they need no CPU and
 //! the sessions can run side by side: the whole binary takes about as long
 //! as its slowest session (10 blocks of 1 s + 2 s, about 30 s).
@@ -12,6 +16,21 @@
 mod common;
 
 use common::*;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn with_store(store: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .expect("run cmdscope")
+}
 
 /// Runs `a` (the reference) against `b` with default settings; returns the
 /// wall-time comparison's verdict and ratio b/a.
@@ -98,4 +117,97 @@ fn identical_at_200_ms() {
 #[test]
 fn identical_at_1_s() {
     identical(1000.0);
+}
+
+/// One session of `sleep ms` labelled `label`, recorded in `store` and
+/// exported to `json`.
+fn session(store: &Path, json: &Path, label: &str, ms: f64) {
+    let o = with_store(
+        store,
+        &[
+            "run",
+            "--runs",
+            "20",
+            "--style",
+            "none",
+            "--label",
+            label,
+            "-n",
+            "work",
+            "--export-json",
+            json.to_str().unwrap(),
+            &sleep(ms),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// (compare's exit code, check's exit code) for `base` against `cand`,
+/// both gating at 5 %; check takes the latest session as the current one.
+fn gates(store: &Path, base: &Path, cand: &Path) -> (Option<i32>, Option<i32>, String) {
+    let c = cmdscope(&[
+        "compare",
+        "--fail-if-slower",
+        "5",
+        base.to_str().unwrap(),
+        cand.to_str().unwrap(),
+    ]);
+    let k = with_store(
+        store,
+        &[
+            "check",
+            "--baseline",
+            "branch=main",
+            "--fail-if-slower",
+            "5",
+            "--format",
+            "text",
+        ],
+    );
+    let out = format!(
+        "{}{}{}{}",
+        String::from_utf8_lossy(&c.stdout),
+        stderr(&c),
+        String::from_utf8_lossy(&k.stdout),
+        stderr(&k)
+    );
+    (c.status.code(), k.status.code(), out)
+}
+
+#[test]
+fn identical_sessions_pass_both_gates_and_a_20_percent_regression_fails_both() {
+    let dir = tempdir();
+    let store = dir.path().join("gate.db");
+    let (base, cand) = (
+        dir.path().join("main.json"),
+        dir.path().join("feature.json"),
+    );
+    let (mut compare_passed, mut check_passed) = (0, 0);
+    for trial in 0..20 {
+        session(&store, &base, "branch=main", 10.0);
+        session(&store, &cand, "branch=feature", 10.0);
+        let (c, k, out) = gates(&store, &base, &cand);
+        assert!(
+            matches!(c, Some(0 | 1)) && matches!(k, Some(0 | 1)),
+            "{out}"
+        );
+        compare_passed += usize::from(c == Some(0));
+        check_passed += usize::from(k == Some(0));
+        if c != Some(0) || k != Some(0) {
+            eprintln!("identical trial {trial} failed a gate:\n{out}");
+        }
+    }
+    assert!(compare_passed >= 19, "compare passed {compare_passed}/20");
+    assert!(check_passed >= 19, "check passed {check_passed}/20");
+
+    // 12 ms against 10 ms of sleep (plus ~1 ms of start-up): +18 %.
+    session(&store, &base, "branch=main", 10.0);
+    session(&store, &cand, "branch=feature", 12.0);
+    let (c, k, out) = gates(&store, &base, &cand);
+    assert_eq!(c, Some(1), "compare must fail a +18 % regression: {out}");
+    assert_eq!(k, Some(1), "check must fail a +18 % regression: {out}");
+    assert!(
+        out.contains("session-to-session variation"),
+        "the output says what the interval holds: {out}"
+    );
 }

@@ -125,25 +125,50 @@ pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
         .collect()
 }
 
-/// The standard deviation of log medians over the sessions in `medians`
-/// (one median per session), with their number; None below [`MIN_HISTORY`]
-/// or when a median is not positive.
-pub fn between_session_sigma(medians: &[f64]) -> Option<(f64, usize)> {
-    let k = medians.len();
-    if k < MIN_HISTORY || medians.iter().any(|&m| !(m > 0.0 && m.is_finite())) {
+/// The between-session standard deviation of a benchmark's log median,
+/// from one (median, standard error of its log) per session, with the
+/// number of sessions; None below [`MIN_HISTORY`] or when a median is not
+/// positive. The spread of the medians holds each session's own sampling
+/// noise too; that part (the mean squared standard error) is subtracted,
+/// as in a random-effects model, so noisy sessions do not pass for
+/// sessions that move.
+pub fn between_session_sigma(sessions: &[(f64, f64)]) -> Option<(f64, usize)> {
+    let k = sessions.len();
+    if k < MIN_HISTORY || sessions.iter().any(|&(m, _)| !(m > 0.0 && m.is_finite())) {
         return None;
     }
-    let logs: Vec<f64> = medians.iter().map(|m| m.ln()).collect();
+    let logs: Vec<f64> = sessions.iter().map(|(m, _)| m.ln()).collect();
     let mean = logs.iter().sum::<f64>() / k as f64;
     let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
-    Some((var.sqrt(), k))
+    let within = sessions
+        .iter()
+        .map(|&(_, se)| if se.is_finite() { se * se } else { 0.0 })
+        .sum::<f64>()
+        / k as f64;
+    Some(((var - within).max(0.0).sqrt(), k))
 }
+
+/// A session's median and the standard error of its log, read from the
+/// 95 % interval of the median (0 when there are too few runs for one).
+fn median_and_se(values: &[f64]) -> Option<(f64, f64)> {
+    let m = median(values)?;
+    let se = crate::stats::median_ci(values, 0.95)
+        .ok()
+        .filter(|e| e.low > 0.0 && e.high > 0.0)
+        .map_or(0.0, |e| (e.high.ln() - e.low.ln()) / (2.0 * 1.959964));
+    Some((m, se))
+}
+
+/// Per benchmark identity of one session: its median and the standard
+/// error of the log median.
+type SessionMedians = Vec<(String, (f64, f64))>;
 
 fn find_session(store: &mut Store, filter: Filter) -> Result<Option<StoredSession>> {
     Ok(store.sessions(&filter)?.into_iter().next())
 }
 
-/// Median wall time per benchmark identity in each of the latest
+/// Median wall time (and the standard error of its log) per benchmark
+/// identity in each of the latest
 /// [`HISTORY_SESSIONS`] sessions labelled `key=value` on the current
 /// session's machine (the current session itself excluded).
 fn baseline_history(
@@ -151,7 +176,7 @@ fn baseline_history(
     key: &str,
     value: &str,
     current: &StoredSession,
-) -> Result<Vec<Vec<(String, f64)>>> {
+) -> Result<Vec<SessionMedians>> {
     let sessions: Vec<StoredSession> = store
         .sessions(&Filter {
             labels: vec![(key.to_owned(), value.to_owned())],
@@ -170,7 +195,7 @@ fn baseline_history(
         .map(|s| {
             s.cells
                 .iter()
-                .filter_map(|c| Some((c.identity.clone(), median(times.get(&c.id)?)?)))
+                .filter_map(|c| Some((c.identity.clone(), median_and_se(times.get(&c.id)?)?)))
                 .collect()
         })
         .collect())
@@ -271,7 +296,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
     }
     let history = baseline_history(&mut store, &key, &value, &current)?;
     for p in &mut pairs {
-        let medians: Vec<f64> = history
+        let medians: Vec<(f64, f64)> = history
             .iter()
             .filter_map(|per_session| per_session.iter().find(|(id, _)| *id == p.name))
             .map(|(_, m)| *m)
@@ -581,12 +606,41 @@ mod tests {
 
     #[test]
     fn between_session_sigma_is_the_spread_of_log_medians() {
-        assert_eq!(between_session_sigma(&[1.0, 1.1]), None, "two are too few");
-        assert_eq!(between_session_sigma(&[1.0, 0.0, 1.1]), None);
+        let exact = |m: &[f64]| -> Vec<(f64, f64)> { m.iter().map(|&m| (m, 0.0)).collect() };
+        assert_eq!(
+            between_session_sigma(&exact(&[1.0, 1.1])),
+            None,
+            "two are too few"
+        );
+        assert_eq!(between_session_sigma(&exact(&[1.0, 0.0, 1.1])), None);
         // ln 1, ln e, ln e^2: 0, 1, 2, standard deviation 1.
         let e = std::f64::consts::E;
-        let (sigma, k) = between_session_sigma(&[1.0, e, e * e]).unwrap();
+        let (sigma, k) = between_session_sigma(&exact(&[1.0, e, e * e])).unwrap();
         assert!((sigma - 1.0).abs() < 1e-12 && k == 3);
+        // Each median known to ±0.6 (se of its log): variance 1 - 0.36.
+        let noisy: Vec<(f64, f64)> = [1.0, e, e * e].iter().map(|&m| (m, 0.6)).collect();
+        let (sigma, _) = between_session_sigma(&noisy).unwrap();
+        assert!((sigma - 0.8).abs() < 1e-12, "{sigma}");
+        // Medians that vary no more than their own noise: no session effect.
+        let calm: Vec<(f64, f64)> = [1.0, 1.01, 0.99].iter().map(|&m| (m, 0.05)).collect();
+        assert_eq!(between_session_sigma(&calm).unwrap().0, 0.0);
+    }
+
+    #[test]
+    fn between_session_sigma_recovers_a_simulated_session_effect() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut normal = move || {
+            let (u1, u2): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
+            (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        };
+        // 200 sessions, session effect sd 0.03, each median measured with
+        // an se of 0.05 on the log scale.
+        let sessions: Vec<(f64, f64)> = (0..200)
+            .map(|_| ((0.03 * normal() + 0.05 * normal()).exp(), 0.05))
+            .collect();
+        let (sigma, _) = between_session_sigma(&sessions).unwrap();
+        assert!((sigma - 0.03).abs() < 0.01, "{sigma}");
     }
 
     #[test]
