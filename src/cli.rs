@@ -160,7 +160,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "KEY=VALUE", required = true)]
     pub baseline: String,
 
-    /// Exit 1 when a benchmark is significantly slower (Holm-corrected) by more than PCT percent.
+    /// Exit 1 when a benchmark is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub fail_if_slower: f64,
 
@@ -501,7 +501,7 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
 
-    /// Exit 1 when a significant slowdown of more than PCT percent is found.
+    /// Exit 1 when a gated time metric is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 

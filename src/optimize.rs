@@ -410,7 +410,7 @@ pub fn render_text(
         } else {
             let _ = writeln!(
                 out,
-                "  The curve is flat around the optimum: neighbouring values are as good within the noise."
+                "  Not pinned to one grid step: a neighbour is not significantly worse (a flat curve there, or too few runs to tell)."
             );
         }
     }
