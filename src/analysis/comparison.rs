@@ -17,7 +17,8 @@
 //!   its smallest attainable two-sided p is at most a tenth of the
 //!   comparison's level, so its discreteness costs little; else the paired
 //!   t-test or Welch's t-test, whose resolution does not collapse at small
-//!   n (6 pairs: the signed-rank test cannot go below 2/64).
+//!   n (6 pairs: the signed-rank test cannot go below 2/64). Discrete
+//!   metrics (counts, sizes) use the exact rank tests only.
 //! - **Multiplicity.** Bonferroni within a metric's family of m comparisons:
 //!   each comparison is tested at alpha/m and its interval has confidence
 //!   1 - alpha/m, so the interval excludes "no change" exactly when the
