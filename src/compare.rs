@@ -312,7 +312,7 @@ fn trim_float(s: String) -> String {
     }
 }
 
-/// A plain refusal for a statistic that could not be computed.
+/// A plain refusal for a median interval that could not be computed.
 fn refusal(e: &StatsError, level: f64) -> String {
     match e {
         StatsError::TooFewSamples { needed, .. } => {
@@ -321,7 +321,6 @@ fn refusal(e: &StatsError, level: f64) -> String {
                 level_text(level)
             )
         }
-        StatsError::NonPositive => "ratio interval needs values > 0".into(),
         other => other.to_string(),
     }
 }
