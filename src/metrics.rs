@@ -140,28 +140,6 @@ pub fn block_pairs(a: &[Sample], b: &[Sample], metric: Metric) -> (Vec<f64>, Vec
         .unzip()
 }
 
-/// Values of `metric` of several interleaved cells over the blocks where
-/// every cell's run counts and has the metric: aligned, so value k of each
-/// cell comes from the same block. What a sequential look tests (it needs
-/// one vector per cell); the final analysis pairs per comparison with
-/// [`block_pairs`] and keeps more blocks when only one cell timed out.
-pub fn complete_blocks(cells: &[&[Sample]], metric: Metric) -> Vec<Vec<f64>> {
-    let blocks = cells.iter().map(|c| c.len()).min().unwrap_or(0);
-    let mut out = vec![Vec::with_capacity(blocks); cells.len()];
-    for k in 0..blocks {
-        let row: Option<Vec<f64>> = cells
-            .iter()
-            .map(|c| Some(&c[k]).filter(|s| s.counts())?.get(metric))
-            .collect();
-        if let Some(row) = row {
-            for (cell, v) in out.iter_mut().zip(row) {
-                cell.push(v);
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,26 +169,6 @@ mod tests {
         // Blocks 2 and 3 go (one side timed out each); block 5 has no partner.
         assert_eq!(x, [1.0, 4.0]);
         assert_eq!(y, [10.0, 40.0]);
-    }
-
-    #[test]
-    fn complete_blocks_stay_aligned() {
-        let run = |wall: f64, timed_out: bool| {
-            let mut s = Sample::new(0);
-            s.set(Metric::WallTime, wall);
-            s.timed_out = timed_out;
-            s
-        };
-        let a = [run(1.0, false), run(2.0, true), run(3.0, false)];
-        let b = [run(10.0, false), run(20.0, false), run(30.0, false)];
-        let c = [
-            run(100.0, false),
-            run(200.0, false),
-            run(300.0, true),
-            run(400.0, false),
-        ];
-        let v = complete_blocks(&[&a, &b, &c], Metric::WallTime);
-        assert_eq!(v, [vec![1.0], vec![10.0], vec![100.0]]);
     }
 
     #[test]

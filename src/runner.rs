@@ -412,13 +412,11 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                         }
                     }
                 } else if block_complete && seq.is_look(blocks) {
-                    // Aligned by block: a block where any run timed out
-                    // is left out, so the look never pairs runs of
-                    // different blocks.
+                    // Paired by block per comparison: a timed-out run drops
+                    // its block for that pair only.
                     let cells: Vec<&[Sample]> =
                         real_cells.iter().map(|&i| samples[i].as_slice()).collect();
-                    let walls = crate::metrics::complete_blocks(&cells, Metric::WallTime);
-                    if seq.look(&walls, opts.reference, true) {
+                    if seq.look_runs(&cells, opts.reference) {
                         scheduler.stop(StopReason::Precision);
                     }
                 }

@@ -211,8 +211,7 @@ pub fn compare(
                 break;
             }
             let prefix: Vec<&[crate::metrics::Sample]> = samples.iter().map(|s| &s[..b]).collect();
-            let walls = crate::metrics::complete_blocks(&prefix, Metric::WallTime);
-            if seq.look(&walls, reference, true) {
+            if seq.look_runs(&prefix, reference) {
                 break;
             }
         }
@@ -444,6 +443,33 @@ mod tests {
             assert_eq!(by_compare.gate_failed, *fails, "{what}: compare's gate");
             assert_eq!(by_check.regression, *fails, "{what}: check's gate");
         }
+    }
+
+    #[test]
+    fn sequential_looks_pair_by_block_past_a_timed_out_run() {
+        // Block effects alternate 1x and 3x; b is 5 % slower than a in
+        // every block and timed out in block 3. Paired by block, every
+        // ratio is 1.05; dropping b's timed-out run per command would pair
+        // 1x blocks with 3x blocks from there on.
+        let a: Vec<f64> = (0..20)
+            .map(|k| (if k % 2 == 0 { 0.01 } else { 0.03 }) * (1.0 + 0.0001 * (k % 7) as f64))
+            .collect();
+        let b: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(k, v)| v * 1.05 * (1.0 + 0.0001 * (k % 5) as f64))
+            .collect();
+        let (a, b) = (cell("a", &a, &[]), cell("b", &b, &[3]));
+        let mut seq = Sequential::new(0.05, 0.01);
+        let prefix = |n: usize| [&a.samples[..n], &b.samples[..n]];
+        assert!(seq.is_look(10));
+        assert!(
+            !seq.look_runs(&prefix(10), 0),
+            "the first look is unreachable"
+        );
+        assert!(seq.is_look(20));
+        assert!(seq.look_runs(&prefix(20), 0), "19 aligned pairs settle it");
+        assert_eq!(seq.looks_made(), 1);
     }
 
     #[test]
