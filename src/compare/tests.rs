@@ -905,3 +905,36 @@ fn peak_memory_at_cmdscopes_floor_is_not_compared() {
     let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
     assert_eq!(c.result.verdict, Verdict::Slower, "{c:?}");
 }
+
+#[test]
+fn the_issues_tied_reproducer_does_not_contradict_itself() {
+    // allocs/op: ten 2s against six 2s and four 3s. The old table printed
+    // "+0.00 % (p=0.034)" beside `~` with significant: true; benchstat's
+    // exact test with ties gives p = 0.0867.
+    let mut b = vec![2.0; 6];
+    b.extend([3.0; 4]);
+    let d = vec![
+        dataset(
+            "old.txt",
+            vec![bench(
+                "X",
+                vec![series("allocs/op", "", false, vec![2.0; 10])],
+            )],
+        ),
+        dataset(
+            "new.txt",
+            vec![bench("X", vec![series("allocs/op", "", false, b)])],
+        ),
+    ];
+    let out = run(&d, &opts(Format::Json, None));
+    let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
+    assert!((c.result.p_value - 0.0867).abs() < 0.0005, "{c:?}");
+    assert!(!c.result.significant);
+    assert!(!c.result.verdict.is_significant(), "{c:?}");
+    let v: serde_json::Value = serde_json::from_str(&out.rendered).unwrap();
+    assert_eq!(v[0]["significant"], false);
+    assert_eq!(v[0]["verdict"], c.result.verdict.words());
+    let text = run(&d, &opts(Format::Text, None)).rendered;
+    assert!(text.contains("(p=0.087)"), "{text}");
+    assert!(!text.contains("+0.00%"), "{text}");
+}
