@@ -204,12 +204,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     };
     let quiet = args.style == Style::None || stdout_exports > 0;
 
-    if !(args.alpha > 0.0 && args.alpha < 0.5) {
-        return Err(Error::Usage(format!(
-            "--alpha must be between 0 and 0.5, got {}",
-            args.alpha
-        )));
-    }
+    crate::cli::check_alpha(args.alpha)?;
     let precision = match (args.precision, args.runs) {
         (Some(p), _) if !(p.is_finite() && p > 0.0 && p < 100.0) => {
             return Err(Error::Usage(format!(
@@ -434,7 +429,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<i32> {
             }
         }
         return Err(Error::Failed(format!(
-            "{} significant slowdown(s) beyond {}%",
+            "{} comparison(s) significantly slower by more than {}%",
             out.gate_failures.len(),
             args.fail_if_slower.unwrap_or(0.0)
         )));

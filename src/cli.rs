@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::error::Error;
 use crate::schedule::Order;
 
 const RUN_EXAMPLES: &str = "\
@@ -159,7 +160,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "KEY=VALUE", required = true)]
     pub baseline: String,
 
-    /// Exit 1 when a benchmark is significantly slower (Holm-corrected) by more than PCT percent.
+    /// Exit 1 when a benchmark is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub fail_if_slower: f64,
 
@@ -500,7 +501,7 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
 
-    /// Exit 1 when a significant slowdown of more than PCT percent is found.
+    /// Exit 1 when a gated time metric is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 
@@ -563,4 +564,17 @@ pub struct ExplainArgs {
     /// similar siblings.
     #[arg(long)]
     pub full_tree: bool,
+}
+
+/// The one rule for `--alpha`, for every subcommand: a family-wise
+/// significance level in (0, 0.5) (above that "significant" would mean less
+/// than a coin flip).
+pub fn check_alpha(alpha: f64) -> Result<(), Error> {
+    if alpha > 0.0 && alpha < 0.5 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "--alpha must be between 0 and 0.5, got {alpha}"
+        )))
+    }
 }

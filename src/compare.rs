@@ -6,21 +6,33 @@
 //! (benchstat prints one table per unit). Per cell: the median, the
 //! distribution-free interval of the median (shown as `± x%`, the larger
 //! distance from the median to an interval end, as benchstat does) and `n`.
-//! Per candidate cell: the change of the medians in %, the two-sided
-//! Mann-Whitney U p-value Holm-corrected across the rows of that column, `~`
-//! when it is not significant at `alpha`, and the ratio candidate/baseline of
-//! the medians with its interval. A geometric-mean row summarises the
-//! benchmarks present in every column.
+//! Per candidate cell, one analysis by the comparison engine
+//! (`analysis::comparison`): runs from two files are independent samples
+//! (Mann-Whitney U, or Welch's t-test on logarithms where the rank test's
+//! resolution is too coarse), Bonferroni across the rows of a column (each
+//! of m rows tested at alpha/m, its interval at confidence 1 - alpha/m), and
+//! one verdict: faster, slower, no difference (the interval within
+//! ±precision), inconclusive or not comparable, with a note where no verdict
+//! is possible. The change in %, the p-value, the ratio and its interval all
+//! come from that one analysis, so they never disagree. For metrics where
+//! higher is better (MB/s), faster/slower mean better/worse. Values marked
+//! exact (Go's `Unit NAME assume=exact`) need no test: any change is a
+//! change. A geometric-mean row summarises the benchmarks present in every
+//! column.
+//!
+//! Runs from different files come from different sessions: the intervals do
+//! not include session-to-session variation, and the output says so.
 //!
 //! Where the data cannot support a claim the table says so in a footnote
 //! ("need >= 6 samples for 95% interval") rather than failing.
 //!
 //! ## The regression gate
 //!
-//! With [`CompareOptions::fail_if_slower`] = `Some(pct)`, the gate fails when
-//! a *gated* metric of a candidate is significantly worse (Holm-corrected
-//! p < alpha) and its median is more than `pct` percent worse than the
-//! baseline's. Gated metrics ([`is_gated_metric`]) are the time family that
+//! With [`CompareOptions::fail_if_slower`] = `Some(pct)`, a *gated* metric
+//! of a candidate fails by the engine's one gate rule
+//! (`analysis::comparison::fails_gate`, the same as `check`'s): the verdict
+//! is slower AND the lower end of the ratio interval lies above 1 + pct/100,
+//! i.e. the slowdown is significantly larger than pct. Gated metrics ([`is_gated_metric`]) are the time family that
 //! answers "did it get slower": `time_wall_clock`, `time_cpu` (user + system),
 //! `task_clock`, and Go's `sec/op` (any `sec/<unit>`). `time_user` and
 //! `time_system` alone are not gated: a shift of work between them is not a
@@ -33,6 +45,9 @@ use std::str::FromStr;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::analysis::comparison::{
+    self as engine, fails_gate, format_confidence, format_p, Design, Settings, Verdict,
+};
 use crate::dataset::{Benchmark, Dataset};
 use crate::error::Error;
 use crate::metrics::Metric;
@@ -73,10 +88,12 @@ pub struct CompareOptions {
     /// Gate: fail when a gated metric got significantly slower by more than
     /// this many percent (see the module documentation).
     pub fail_if_slower: Option<f64>,
-    /// Significance level of the (Holm-corrected) tests.
+    /// Family-wise significance level of each column's comparisons of a metric.
     pub alpha: f64,
-    /// Confidence level of the intervals.
+    /// Confidence level of each cell's interval of the median.
     pub level: f64,
+    /// Relative half-width of the "no difference" band (0.01 for ±1 %).
+    pub precision: f64,
 }
 
 impl Default for CompareOptions {
@@ -86,6 +103,7 @@ impl Default for CompareOptions {
             fail_if_slower: None,
             alpha: 0.05,
             level: 0.95,
+            precision: crate::app::DEFAULT_PRECISION,
         }
     }
 }
@@ -149,52 +167,38 @@ pub struct Cell {
     pub ci_refusal: Option<String>,
 }
 
-/// Verdict of one comparison. `Faster` and `Slower` mean better and worse
-/// and respect `higher_is_better` (for B/op "slower" means more bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Faster,
-    Slower,
-    /// No significant difference (or no test possible).
-    Same,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::Same => "~",
-        }
-    }
-}
-
 /// A candidate cell against the baseline cell of the same row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
     pub baseline_median: f64,
     pub candidate_median: f64,
-    /// candidate median / baseline median (when the baseline median is > 0).
-    pub ratio: Option<f64>,
-    /// Interval of the ratio of medians at the requested level.
-    pub ratio_ci: Option<(f64, f64)>,
-    /// Why there is no ratio interval ("need >= 6 samples for 95% interval").
-    pub ratio_ci_refusal: Option<String>,
-    /// Change of the median in percent of the baseline median.
-    pub delta_pct: Option<f64>,
-    /// Mann-Whitney U p-value as computed.
-    pub p_value_raw: Option<f64>,
-    /// Holm-corrected p-value (across the rows of this column); this is the
-    /// one compared with alpha.
-    pub p_value: Option<f64>,
-    pub significant: bool,
-    pub verdict: Verdict,
-    /// Refusals and remarks about the change and the test ("need >= 4
-    /// samples to detect a difference at alpha level 0.05").
-    pub notes: Vec<String>,
+    /// The one analysis: verdict, p-value, ratio and its interval from one
+    /// test. Where higher is better, its faster/slower mean better/worse.
+    pub result: engine::Comparison,
     /// True when this comparison failed the `fail_if_slower` gate.
     pub gate_failed: bool,
 }
+
+impl Comparison {
+    /// The analysis' change in percent: (ratio - 1) x 100.
+    pub fn change_pct(&self) -> Option<f64> {
+        let r = self.result.ratio;
+        r.is_finite().then_some((r - 1.0) * 100.0)
+    }
+
+    /// The note, without the session remark the legend makes once for all.
+    fn own_note(&self) -> Option<&str> {
+        let note = self.result.note.as_deref()?;
+        let note = note
+            .strip_suffix(SESSION_NOTE)
+            .map(|n| n.trim_end_matches("; "))
+            .unwrap_or(note);
+        (!note.is_empty()).then_some(note)
+    }
+}
+
+/// What the engine appends to every cross-session comparison's note.
+const SESSION_NOTE: &str = "session-to-session variation is not in the interval";
 
 /// The geometric-mean row of a table.
 #[derive(Clone, Debug, PartialEq)]
@@ -212,9 +216,6 @@ pub struct Geomean {
 pub fn is_gated_metric(metric: &str) -> bool {
     matches!(metric, "time_wall_clock" | "time_cpu" | "task_clock") || metric.starts_with("sec/")
 }
-
-/// Seed of the ratio interval's resampling: fixed, so a report is reproducible.
-const RATIO_SEED: u64 = 0x636d_6473_636f_7065;
 
 /// Compares `datasets[1..]` against `datasets[0]`, or summarises a single
 /// dataset. Errors only on unusable options or no datasets.
@@ -244,12 +245,7 @@ fn validate(datasets: &[Dataset], opts: &CompareOptions) -> Result<(), Error> {
             "compare needs at least one results file".into(),
         ));
     }
-    if !(opts.alpha > 0.0 && opts.alpha < 1.0) {
-        return Err(Error::Usage(format!(
-            "alpha must be between 0 and 1, got {}",
-            opts.alpha
-        )));
-    }
+    crate::cli::check_alpha(opts.alpha)?;
     if !(opts.level > 0.0 && opts.level < 1.0) {
         return Err(Error::Usage(format!(
             "confidence level must be between 0 and 1, got {}",
@@ -277,6 +273,11 @@ fn key_of(b: &Benchmark) -> Key {
     let mut params = b.parameters.clone();
     params.sort();
     (b.name.clone(), params)
+}
+
+/// Whether the benchmark's series of `metric` holds exact values.
+fn is_exact(b: &Benchmark, metric: &str) -> bool {
+    b.series(metric).is_some_and(|s| s.exact)
 }
 
 fn finite_values(b: &Benchmark, metric: &str) -> Option<Vec<f64>> {
@@ -311,7 +312,7 @@ fn trim_float(s: String) -> String {
     }
 }
 
-/// A plain refusal for a statistic that could not be computed.
+/// A plain refusal for a median interval that could not be computed.
 fn refusal(e: &StatsError, level: f64) -> String {
     match e {
         StatsError::TooFewSamples { needed, .. } => {
@@ -320,27 +321,8 @@ fn refusal(e: &StatsError, level: f64) -> String {
                 level_text(level)
             )
         }
-        StatsError::NonPositive => "ratio interval needs values > 0".into(),
         other => other.to_string(),
     }
-}
-
-/// Smallest two-sided exact Mann-Whitney p-value for sample sizes n1, n2:
-/// 2 / C(n1 + n2, n1). When it is not below alpha no difference can be found.
-fn min_p_value(n1: usize, n2: usize) -> f64 {
-    let (small, total) = (n1.min(n2), n1 + n2);
-    let mut binom = 1.0_f64;
-    for i in 0..small {
-        binom = binom * (total - i) as f64 / (i + 1) as f64;
-    }
-    (2.0 / binom).min(1.0)
-}
-
-/// Samples per side needed before a difference can be detected at alpha.
-fn samples_to_detect(alpha: f64) -> usize {
-    (1..=1000)
-        .find(|&n| min_p_value(n, n) < alpha)
-        .unwrap_or(1000)
 }
 
 fn make_cell(values: &[f64], level: f64) -> Option<Cell> {
@@ -357,94 +339,74 @@ fn make_cell(values: &[f64], level: f64) -> Option<Cell> {
     })
 }
 
-/// Interval of median(candidate) / median(baseline):
-/// `stats::ratio_of_medians(a, b)` estimates median(b) / median(a).
-fn ratio_interval(base: &[f64], cand: &[f64], level: f64) -> Result<(f64, f64), StatsError> {
-    let e = stats::ratio_of_medians(base, cand, level, RATIO_SEED)?;
-    Ok((e.low, e.high))
-}
-
+/// One analysis of a candidate cell against the baseline cell, oriented so
+/// that faster/slower mean better/worse.
 fn compare_cells(
     base: &[f64],
     cand: &[f64],
     b: &Cell,
     c: &Cell,
-    opts: &CompareOptions,
+    settings: &Settings,
+    higher_is_better: bool,
+    exact: bool,
 ) -> Comparison {
-    let (mb, mc) = (b.median, c.median);
-    let mut notes = Vec::new();
-    let delta_pct = if mb != 0.0 {
-        Some((mc - mb) / mb.abs() * 100.0)
-    } else if mc == 0.0 {
-        Some(0.0)
+    let mut result = if exact {
+        exact_comparison(base, cand, b.median, c.median, settings)
     } else {
-        notes.push("baseline median is 0: no relative change".to_owned());
-        None
+        engine::compare_values(base, cand, Design::Unpaired, settings)
     };
-    let ratio = (mb > 0.0 && mc >= 0.0).then(|| mc / mb);
-
-    let p_value_raw = if b.n < 2 || c.n < 2 {
-        notes.push(format!(
-            "need >= {} samples to detect a difference at alpha level {}",
-            samples_to_detect(opts.alpha),
-            opts.alpha
-        ));
-        None
-    } else {
-        if min_p_value(b.n, c.n) >= opts.alpha {
-            notes.push(format!(
-                "need >= {} samples to detect a difference at alpha level {}",
-                samples_to_detect(opts.alpha),
-                opts.alpha
-            ));
-        }
-        match stats::mann_whitney(base, cand) {
-            Ok(t) if t.p_value.is_finite() => Some(t.p_value.clamp(0.0, 1.0)),
-            Ok(_) => {
-                notes.push("test gave no p-value".to_owned());
-                None
-            }
-            Err(e) => {
-                notes.push(refusal(&e, opts.level));
-                None
-            }
-        }
-    };
-
-    let (ratio_ci, ratio_ci_refusal) = match ratio {
-        Some(r) if r > 0.0 => match ratio_interval(base, cand, opts.level) {
-            Ok(ci) => (Some(ci), None),
-            Err(e) => (None, Some(refusal(&e, opts.level))),
-        },
-        Some(_) => (None, Some(refusal(&StatsError::NonPositive, opts.level))),
-        None => (None, None),
-    };
-    let mut unique = Vec::new();
-    for n in notes {
-        if !unique.contains(&n) {
-            unique.push(n);
-        }
+    if higher_is_better {
+        result.verdict = match result.verdict {
+            Verdict::Faster => Verdict::Slower,
+            Verdict::Slower => Verdict::Faster,
+            other => other,
+        };
     }
-
     Comparison {
-        baseline_median: mb,
-        candidate_median: mc,
-        ratio,
-        ratio_ci,
-        ratio_ci_refusal,
-        delta_pct,
-        p_value_raw,
-        p_value: None,
-        significant: false,
-        verdict: Verdict::Same,
-        notes: unique,
+        baseline_median: b.median,
+        candidate_median: c.median,
+        result,
         gate_failed: false,
     }
+}
+
+/// Exact values (Go's `Unit NAME assume=exact`): no noise to test against,
+/// so any change of the median is a change, as benchstat treats them.
+fn exact_comparison(
+    base: &[f64],
+    cand: &[f64],
+    mb: f64,
+    mc: f64,
+    settings: &Settings,
+) -> engine::Comparison {
+    let mut r = engine::compare_values(base, cand, Design::Unpaired, settings);
+    r.verdict = if mc == mb {
+        Verdict::NoDifference
+    } else if mc < mb {
+        Verdict::Faster
+    } else {
+        Verdict::Slower
+    };
+    r.significant = r.verdict.is_significant();
+    r.p_value = f64::NAN;
+    r.exact = true;
+    r.ratio = if mb > 0.0 { mc / mb } else { f64::NAN };
+    r.ratio_ci = [r.ratio; 2];
+    r.shift = mc - mb;
+    r.shift_ci = [r.shift; 2];
+    let varies = |v: &[f64]| v.iter().any(|&x| x != v[0]);
+    r.note = Some(if varies(base) || varies(cand) {
+        "exact values (assume=exact) vary between runs; compared by their medians".into()
+    } else {
+        "exact values (assume=exact): any change is a change".into()
+    });
+    r
 }
 
 fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable>, Vec<String>) {
     let mut notes = Vec::new();
     let columns: Vec<String> = datasets.iter().map(|d| d.source.clone()).collect();
+    let floors: Vec<Option<f64>> = datasets.iter().map(|d| d.rss_floor).collect();
 
     // Benchmarks of each dataset by key (first occurrence wins).
     let mut lookup: Vec<HashMap<Key, &Benchmark>> = Vec::with_capacity(datasets.len());
@@ -530,7 +492,7 @@ fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable
             skipped.push(format!("{} (only in {})", m.name, wher.join(", ")));
             continue;
         }
-        tables.push(build_table(m, &columns, &order, &lookup, opts));
+        tables.push(build_table(m, &columns, &order, &lookup, &floors, opts));
     }
     if !skipped.is_empty() {
         notes.push(format!(
@@ -541,15 +503,37 @@ fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable
     (tables, notes)
 }
 
+/// The engine's settings for one metric of a table: cmdscope's metrics by
+/// the engine's own per-metric rule; other tools' units are discrete when
+/// they are sizes or counts (B/op, allocs/op).
+fn metric_settings(
+    metric: &str,
+    unit: &str,
+    opts: &CompareOptions,
+    family: usize,
+    rss_floor: Option<f64>,
+) -> Settings {
+    match Metric::from_name(metric) {
+        Some(m) => Settings::for_metric(m, opts.alpha, family, opts.precision, rss_floor),
+        None => Settings {
+            family,
+            discrete: matches!(unit, "B" | ""),
+            ..Settings::new(opts.alpha, opts.precision)
+        },
+    }
+}
+
 fn build_table(
     m: &MetricInfo,
     columns: &[String],
     order: &[(Key, &Benchmark)],
     lookup: &[HashMap<Key, &Benchmark>],
+    floors: &[Option<f64>],
     opts: &CompareOptions,
 ) -> MetricTable {
     let mut rows = Vec::new();
     for (key, first) in order {
+        let first: &Benchmark = first;
         let values: Vec<Option<Vec<f64>>> = lookup
             .iter()
             .map(|map| map.get(key).and_then(|b| finite_values(b, &m.name)))
@@ -561,52 +545,63 @@ fn build_table(
             .iter()
             .map(|v| v.as_deref().and_then(|v| make_cell(v, opts.level)))
             .collect();
-        let mut comparisons: Vec<Option<Comparison>> = vec![None; columns.len()];
-        for ci in 1..columns.len() {
-            if let (Some(bv), Some(cv), Some(bc), Some(cc)) =
-                (&values[0], &values[ci], &cells[0], &cells[ci])
-            {
-                comparisons[ci] = Some(compare_cells(bv, cv, bc, cc, opts));
-            }
-        }
-        rows.push(Row {
-            benchmark: first.name.clone(),
-            parameters: first.parameters.clone(),
-            label: String::new(),
-            cells,
-            comparisons,
-        });
+        rows.push((first, values, cells));
     }
 
-    // Holm correction across the rows of each candidate column.
-    for ci in 1..columns.len() {
-        let idx: Vec<usize> = rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| {
-                r.comparisons[ci]
-                    .as_ref()
-                    .is_some_and(|c| c.p_value_raw.is_some())
-            })
-            .map(|(i, _)| i)
-            .collect();
-        let raw: Vec<f64> = idx
-            .iter()
-            .filter_map(|&i| rows[i].comparisons[ci].as_ref()?.p_value_raw)
-            .collect();
-        if raw.is_empty() {
-            continue;
-        }
-        let adjusted = stats::holm(&raw);
-        for (k, &i) in idx.iter().enumerate() {
-            if let Some(c) = rows[i].comparisons[ci].as_mut() {
-                let p = adjusted.get(k).copied().unwrap_or(1.0).clamp(0.0, 1.0);
-                c.p_value = Some(p);
-                c.significant = p < opts.alpha;
-                c.verdict = verdict(c, m.higher_is_better);
+    // Bonferroni: a column's family is its rows with both sides present.
+    let family: Vec<usize> = (0..columns.len())
+        .map(|ci| {
+            rows.iter()
+                .filter(|(_, v, c)| {
+                    v[0].is_some() && v[ci].is_some() && c[0].is_some() && c[ci].is_some()
+                })
+                .count()
+        })
+        .collect();
+    let mut rows: Vec<Row> = rows
+        .into_iter()
+        .map(|(first, values, cells)| {
+            let mut comparisons: Vec<Option<Comparison>> = vec![None; columns.len()];
+            for ci in 1..columns.len() {
+                if let (Some(bv), Some(cv), Some(bc), Some(cc)) =
+                    (&values[0], &values[ci], &cells[0], &cells[ci])
+                {
+                    // Peak memory at or below the larger of the two
+                    // sessions' floors says nothing (see `Settings::floor`).
+                    let floor = match (floors[0], floors[ci]) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    };
+                    let settings = Settings {
+                        cross_session: true,
+                        ..metric_settings(&m.name, &m.unit, opts, family[ci].max(1), floor)
+                    };
+                    let exact = lookup[0]
+                        .get(&key_of(first))
+                        .is_some_and(|b| is_exact(b, &m.name))
+                        || lookup[ci]
+                            .get(&key_of(first))
+                            .is_some_and(|b| is_exact(b, &m.name));
+                    comparisons[ci] = Some(compare_cells(
+                        bv,
+                        cv,
+                        bc,
+                        cc,
+                        &settings,
+                        m.higher_is_better,
+                        exact,
+                    ));
+                }
             }
-        }
-    }
+            Row {
+                benchmark: first.name.clone(),
+                parameters: first.parameters.clone(),
+                label: String::new(),
+                cells,
+                comparisons,
+            }
+        })
+        .collect();
 
     // Parameters shared by every row go above the table; the rest label rows.
     let common: Vec<(String, String)> = match rows.first() {
@@ -631,22 +626,6 @@ fn build_table(
         common_parameters: common,
         rows,
         geomean,
-    }
-}
-
-fn verdict(c: &Comparison, higher_is_better: bool) -> Verdict {
-    if !c.significant || c.candidate_median == c.baseline_median {
-        return Verdict::Same;
-    }
-    let worse = if higher_is_better {
-        c.candidate_median < c.baseline_median
-    } else {
-        c.candidate_median > c.baseline_median
-    };
-    if worse {
-        Verdict::Slower
-    } else {
-        Verdict::Faster
     }
 }
 
@@ -722,16 +701,17 @@ fn apply_gate(tables: &mut [MetricTable], opts: &CompareOptions) -> Vec<String> 
         for r in &mut t.rows {
             for (ci, c) in r.comparisons.iter_mut().enumerate() {
                 let Some(c) = c else { continue };
-                let worse_by = c.delta_pct.unwrap_or(f64::INFINITY);
-                if c.verdict == Verdict::Slower && worse_by > limit {
+                if fails_gate(&c.result, limit) {
                     c.gate_failed = true;
                     failures.push(format!(
-                        "{}  {}  {}: {} ({}), limit +{}%",
+                        "{}  {}  {}: {} ({} {}, {}), limit +{}%",
                         t.metric,
                         r.label,
                         t.columns[ci],
-                        fmt_delta(c.delta_pct),
-                        fmt_p(c.p_value),
+                        fmt_delta(c.change_pct()),
+                        format_confidence(c.result.confidence),
+                        fmt_ratio_ci(c.result.ratio_ci),
+                        format_p(c.result.p_value),
                         trim_float(format!("{limit:.2}"))
                     ));
                 }
@@ -739,6 +719,11 @@ fn apply_gate(tables: &mut [MetricTable], opts: &CompareOptions) -> Vec<String> 
         }
     }
     failures
+}
+
+/// "1.052–1.113": a ratio interval with enough digits that its ends differ.
+fn fmt_ratio_ci(ci: [f64; 2]) -> String {
+    format!("{}–{}", fmt_sig(ci[0], 4), fmt_sig(ci[1], 4))
 }
 
 // ---------------------------------------------------------------------------
@@ -814,14 +799,6 @@ fn fmt_delta(d: Option<f64>) -> String {
     match d {
         Some(d) => format!("{d:+.2}%"),
         None => "?".into(),
-    }
-}
-
-fn fmt_p(p: Option<f64>) -> String {
-    match p {
-        Some(p) if p < 0.001 => "p<0.001".into(),
-        Some(p) => format!("p={p:.3}"),
-        None => "no p".into(),
     }
 }
 
@@ -906,8 +883,7 @@ struct Laid {
     notes: Vec<String>,
 }
 
-fn lay_out(t: &MetricTable, opts: &CompareOptions) -> Laid {
-    let level = level_text(opts.level);
+fn lay_out(t: &MetricTable) -> Laid {
     let mut foot = Footnotes::default();
     let mut groups = Vec::new();
     let mut header = vec![String::new()];
@@ -920,7 +896,16 @@ fn lay_out(t: &MetricTable, opts: &CompareOptions) -> Laid {
         header.push("n".into());
         if ci > 0 {
             header.push("vs base".into());
-            header.push(format!("ratio [{level}% CI]"));
+            // Every row of a column shares one family, so one confidence.
+            let confidence = t
+                .rows
+                .iter()
+                .find_map(|r| r.comparisons[ci].as_ref())
+                .map(|c| format_confidence(c.result.confidence));
+            header.push(match confidence {
+                Some(conf) => format!("ratio [{conf}]"),
+                None => "ratio".into(),
+            });
         }
     }
 
@@ -950,25 +935,35 @@ fn lay_out(t: &MetricTable, opts: &CompareOptions) -> Laid {
             }
             match &r.comparisons[ci] {
                 Some(c) => {
-                    let marks = foot.marks(&c.notes);
-                    let vs = match (c.p_value, c.significant) {
-                        (Some(p), true) => {
-                            format!("{} ({})", fmt_delta(c.delta_pct), fmt_p(Some(p)))
+                    let notes: Vec<String> = c.own_note().map(str::to_owned).into_iter().collect();
+                    let marks = foot.marks(&notes);
+                    let a = &c.result;
+                    let p = if a.p_value.is_nan() {
+                        String::new()
+                    } else {
+                        format!(" ({})", format_p(a.p_value).replace(' ', ""))
+                    };
+                    let vs = match a.verdict {
+                        Verdict::Faster | Verdict::Slower => {
+                            format!("{}{p}", fmt_delta(c.change_pct()))
                         }
-                        (Some(p), false) => format!("~ ({})", fmt_p(Some(p))),
-                        (None, _) => "~".to_owned(),
+                        v => format!("{}{p}", v.symbol()),
                     };
                     line.push(format!("{vs}{marks}"));
-                    line.push(match (c.ratio, c.ratio_ci) {
-                        (Some(x), Some((lo, hi))) => {
-                            format!("{} [{}, {}]", fmt_sig(x, 4), fmt_sig(lo, 4), fmt_sig(hi, 4))
-                        }
-                        (Some(x), None) => match &c.ratio_ci_refusal {
-                            Some(why) => format!("{}{}", fmt_sig(x, 4), foot.mark(why)),
-                            None => fmt_sig(x, 4),
+                    line.push(
+                        if a.ratio.is_finite() && a.ratio_ci.iter().all(|x| x.is_finite()) {
+                            format!(
+                                "{} [{}, {}]",
+                                fmt_sig(a.ratio, 4),
+                                fmt_sig(a.ratio_ci[0], 4),
+                                fmt_sig(a.ratio_ci[1], 4)
+                            )
+                        } else if a.ratio.is_finite() {
+                            fmt_sig(a.ratio, 4)
+                        } else {
+                            MISSING.into()
                         },
-                        (None, _) => MISSING.into(),
-                    });
+                    );
                 }
                 None => {
                     line.push(String::new());
@@ -1030,15 +1025,20 @@ fn legend(tables: &[MetricTable], opts: &CompareOptions) -> Vec<String> {
         "±: {level}% interval of the median (distribution-free, from order statistics)"
     )];
     if t.columns.len() > 1 {
-        lines.push("vs base: change of the median; p: two-sided Mann-Whitney U test".to_owned());
+        lines.push(
+            "vs base: change estimated by the test (Hodges-Lehmann with Mann-Whitney U, \
+             or the difference of mean logs with Welch's t-test at small samples); \
+             p: its two-sided p-value"
+                .to_owned(),
+        );
         lines.push(format!(
-            "p-values are Holm-corrected across the rows of each column; \
-             ~: no significant difference at alpha = {}",
-            opts.alpha
+            "each of a column's m rows is tested at alpha/m (alpha = {}, Bonferroni) and its \
+             ratio interval has confidence 1 - alpha/m; ~: no difference within ±{}; \
+             ?: inconclusive (see the note)",
+            opts.alpha,
+            trim_float(format!("{:.3}", opts.precision * 100.0)) + "%"
         ));
-        lines.push(format!(
-            "ratio: median / baseline median, with its {level}% interval"
-        ));
+        lines.push(format!("ratio: candidate / baseline, with its interval; {SESSION_NOTE} (runs from different files are different sessions)"));
     }
     lines
 }
@@ -1083,7 +1083,7 @@ fn gate_lines(tables: &[MetricTable], failures: &[String], opts: &CompareOptions
     let mut lines = Vec::new();
     if !failures.is_empty() {
         lines.push(format!(
-            "gate FAILED: {} significant slowdown{} worse than +{limit}%:",
+            "gate FAILED: {} comparison{} significantly slower by more than +{limit}%:",
             failures.len(),
             if failures.len() == 1 { "" } else { "s" }
         ));
@@ -1095,7 +1095,7 @@ fn gate_lines(tables: &[MetricTable], failures: &[String], opts: &CompareOptions
         ));
     } else {
         lines.push(format!(
-            "gate passed: no significant slowdown worse than +{limit}% in {}",
+            "gate passed: nothing significantly slower by more than +{limit}% in {}",
             gated.join(", ")
         ));
     }
@@ -1171,7 +1171,7 @@ fn render_text(
         out.push_str("no metric to compare: no benchmark has samples of a metric in the baseline and another file\n");
     }
     for t in tables {
-        let laid = lay_out(t, opts);
+        let laid = lay_out(t);
         let _ = writeln!(out, "{}", title(t));
         if let Some(c) = common_line(t) {
             let _ = writeln!(out, "{c}");
@@ -1225,7 +1225,7 @@ fn render_markdown(
         out.push_str("No metric to compare: no benchmark has samples of a metric in the baseline and another file.\n\n");
     }
     for t in tables {
-        let laid = lay_out(t, opts);
+        let laid = lay_out(t);
         let _ = writeln!(out, "### {}\n", md_escape(&title(t)));
         if let Some(c) = common_line(t) {
             let _ = writeln!(out, "{}\n", md_escape(&c));
@@ -1286,11 +1286,20 @@ fn render_markdown(
     out
 }
 
-/// A comparison's notes including the ratio interval's refusal.
-fn all_notes(c: &Comparison) -> Vec<String> {
-    let mut notes = c.notes.clone();
-    notes.extend(c.ratio_ci_refusal.iter().cloned());
-    notes
+/// Why a row of a column has no comparison, or the analysis' note.
+fn row_note(cmp: Option<&Comparison>, base: bool, cand: bool) -> Option<String> {
+    match (cmp, base, cand) {
+        (Some(c), ..) => c.result.note.clone(),
+        (None, false, _) => Some("not in the baseline".into()),
+        (None, _, false) => Some("not in the candidate".into()),
+        (None, ..) => None,
+    }
+}
+
+/// The verdict in words; a row with a side missing is not comparable.
+fn verdict_words(cmp: Option<&Comparison>) -> &'static str {
+    cmp.map_or(Verdict::NotComparable, |c| c.result.verdict)
+        .words()
 }
 
 fn num(x: Option<f64>) -> String {
@@ -1328,13 +1337,15 @@ fn render_csv(tables: &[MetricTable]) -> Result<String, Error> {
         "ratio",
         "ratio_ci_low",
         "ratio_ci_high",
-        "delta_pct",
+        "confidence",
+        "change_pct",
         "p_value",
-        "p_value_raw",
+        "level",
+        "test",
         "significant",
         "verdict",
         "gate_failed",
-        "notes",
+        "note",
     ])
     .map_err(to_io)?;
     for t in tables {
@@ -1357,17 +1368,28 @@ fn render_csv(tables: &[MetricTable]) -> Result<String, Error> {
                     num(cell.ci.map(|c| c.1)),
                     cell.ci_refusal.clone().unwrap_or_default(),
                     num(cmp.map(|c| c.baseline_median)),
-                    num(cmp.and_then(|c| c.ratio)),
-                    num(cmp.and_then(|c| c.ratio_ci).map(|c| c.0)),
-                    num(cmp.and_then(|c| c.ratio_ci).map(|c| c.1)),
-                    num(cmp.and_then(|c| c.delta_pct)),
-                    num(cmp.and_then(|c| c.p_value)),
-                    num(cmp.and_then(|c| c.p_value_raw)),
-                    cmp.map(|c| c.significant.to_string()).unwrap_or_default(),
-                    cmp.map(|c| c.verdict.as_str().to_owned())
+                    num(cmp.map(|c| c.result.ratio)),
+                    num(cmp.map(|c| c.result.ratio_ci[0])),
+                    num(cmp.map(|c| c.result.ratio_ci[1])),
+                    num(cmp.map(|c| c.result.confidence)),
+                    num(cmp.and_then(Comparison::change_pct)),
+                    num(cmp.map(|c| c.result.p_value)),
+                    num(cmp.map(|c| c.result.level)),
+                    cmp.map(|c| test_name(&c.result).to_owned())
                         .unwrap_or_default(),
+                    cmp.map(|c| c.result.significant.to_string())
+                        .unwrap_or_default(),
+                    if ci == 0 {
+                        String::new()
+                    } else {
+                        verdict_words(cmp).to_owned()
+                    },
                     cmp.map(|c| c.gate_failed.to_string()).unwrap_or_default(),
-                    cmp.map(|c| all_notes(c).join("; ")).unwrap_or_default(),
+                    if ci == 0 {
+                        String::new()
+                    } else {
+                        row_note(cmp, r.cells[0].is_some(), true).unwrap_or_default()
+                    },
                 ];
                 w.write_record(&record).map_err(to_io)?;
             }
@@ -1405,16 +1427,43 @@ struct JsonComparison<'a> {
     candidate_n: Option<usize>,
     baseline_median: Option<f64>,
     candidate_median: Option<f64>,
+    /// faster, slower, no difference, inconclusive, not comparable.
+    verdict: &'static str,
+    /// Why there is no verdict, or what limits it.
+    note: Option<String>,
     ratio: Option<f64>,
     ratio_ci: Option<[f64; 2]>,
-    delta_pct: Option<f64>,
-    /// Holm-corrected.
+    /// Confidence of `ratio_ci`: 1 - `level`.
+    confidence: Option<f64>,
+    /// (ratio - 1) x 100, from the same analysis.
+    change_pct: Option<f64>,
+    /// Two-sided p-value, compared with `level` (alpha / family).
     p_value: Option<f64>,
-    p_value_raw: Option<f64>,
+    level: Option<f64>,
+    family: Option<usize>,
+    test: Option<&'static str>,
+    exact: bool,
+    session_variation: Option<engine::SessionVariation>,
     significant: bool,
-    verdict: &'static str,
     gate_failed: bool,
-    notes: Vec<String>,
+}
+
+/// The test's name as exported ("mann-whitney-u", "welch-t", ...), or
+/// "none" for exact values.
+fn test_name(c: &engine::Comparison) -> &'static str {
+    if c.exact && c.p_value.is_nan() {
+        return "none";
+    }
+    match c.test {
+        engine::Test::SignedRank => "wilcoxon-signed-rank",
+        engine::Test::PairedT => "paired-t",
+        engine::Test::MannWhitney => "mann-whitney-u",
+        engine::Test::WelchT => "welch-t",
+    }
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }
 
 #[derive(serde::Serialize)]
@@ -1465,13 +1514,7 @@ fn render_json(tables: &[MetricTable]) -> Result<String, Error> {
                         continue;
                     }
                     let cmp = r.comparisons[ci].as_ref();
-                    let mut notes = cmp.map(all_notes).unwrap_or_default();
-                    if b.is_none() {
-                        notes.push("not in the baseline".into());
-                    }
-                    if c.is_none() {
-                        notes.push("not in the candidate".into());
-                    }
+                    let a = cmp.map(|x| &x.result);
                     items.push(JsonComparison {
                         metric: &t.metric,
                         unit: &t.unit,
@@ -1484,15 +1527,22 @@ fn render_json(tables: &[MetricTable]) -> Result<String, Error> {
                         candidate_n: c.map(|x| x.n),
                         baseline_median: b.map(|x| x.median),
                         candidate_median: c.map(|x| x.median),
-                        ratio: cmp.and_then(|x| x.ratio),
-                        ratio_ci: cmp.and_then(|x| x.ratio_ci).map(|(a, b)| [a, b]),
-                        delta_pct: cmp.and_then(|x| x.delta_pct),
-                        p_value: cmp.and_then(|x| x.p_value),
-                        p_value_raw: cmp.and_then(|x| x.p_value_raw),
-                        significant: cmp.is_some_and(|x| x.significant),
-                        verdict: cmp.map_or(Verdict::Same, |x| x.verdict).as_str(),
+                        verdict: verdict_words(cmp),
+                        note: row_note(cmp, b.is_some(), c.is_some()),
+                        ratio: a.and_then(|x| finite(x.ratio)),
+                        ratio_ci: a
+                            .filter(|x| x.ratio_ci.iter().all(|v| v.is_finite()))
+                            .map(|x| x.ratio_ci),
+                        confidence: a.map(|x| x.confidence),
+                        change_pct: cmp.and_then(Comparison::change_pct),
+                        p_value: a.and_then(|x| finite(x.p_value)),
+                        level: a.map(|x| x.level),
+                        family: a.map(|x| x.family),
+                        test: a.map(test_name),
+                        exact: a.is_some_and(|x| x.exact),
+                        session_variation: a.map(|x| x.session_variation),
+                        significant: a.is_some_and(|x| x.significant),
                         gate_failed: cmp.is_some_and(|x| x.gate_failed),
-                        notes,
                     });
                 }
             }

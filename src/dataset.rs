@@ -13,6 +13,10 @@ pub struct Series {
     pub unit: String,
     /// True when larger values are better (throughput such as MB/s).
     pub higher_is_better: bool,
+    /// True when the values are exact, not samples of noise (Go's
+    /// `Unit NAME assume=exact`): any change is a change, no test needed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
     pub values: Vec<f64>,
 }
 
@@ -38,5 +42,10 @@ pub struct Dataset {
     pub source: String,
     /// Format it was read from: "cmdscope", "hyperfine-1", "hyperfine-2", "go".
     pub format: String,
+    /// cmdscope's own peak resident size in that session (its JSON's
+    /// `session.memory_peak_resident_floor`): peak memory at or below it
+    /// is the kernel's floor, not the command's.
+    #[serde(default)]
+    pub rss_floor: Option<f64>,
     pub benchmarks: Vec<Benchmark>,
 }

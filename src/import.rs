@@ -11,7 +11,7 @@
 //! the JSON path (`results[0].measurements[3].time_wall_clock.value`) or the
 //! line number where it was found. Nothing here panics on bad input.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
@@ -283,10 +283,18 @@ fn parse_json(text: &str, source: &str) -> Result<Dataset, ImportError> {
         };
         benchmarks.push(bench);
     }
+    let rss_floor = match root
+        .get("session")
+        .and_then(|s| s.get("memory_peak_resident_floor"))
+    {
+        Some(Json::Number(v)) if v.is_finite() && *v > 0.0 => Some(*v),
+        _ => None,
+    };
     Ok(Dataset {
         source: source.to_owned(),
         format: format.to_owned(),
         benchmarks,
+        rss_floor,
     })
 }
 
@@ -420,6 +428,7 @@ impl SeriesSet {
                 metric: metric.to_owned(),
                 unit: unit.to_owned(),
                 higher_is_better,
+                exact: false,
                 values: vec![value],
             });
         }
@@ -431,6 +440,7 @@ impl SeriesSet {
                 metric: metric.to_owned(),
                 unit: unit.to_owned(),
                 higher_is_better,
+                exact: false,
                 values: Vec::new(),
             });
         }
@@ -468,7 +478,13 @@ fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportE
     let mut set = SeriesSet::default();
     for (j, run) in runs.iter().enumerate() {
         let rpath = format!("{path}.measurements[{j}]");
-        for (key, node) in as_object(run, &rpath)? {
+        let fields = as_object(run, &rpath)?;
+        // A timed-out run was cut short: its numbers are not a measurement
+        // of the command, and analysis leaves it out everywhere.
+        if matches!(run.get("timed_out"), Some(Json::Bool(true))) {
+            continue;
+        }
+        for (key, node) in fields {
             if RUN_FIELDS.contains(&key.as_str()) || !matches!(node, Json::Object(_)) {
                 continue;
             }
@@ -665,14 +681,79 @@ fn go_unit(unit: &str) -> (String, String, f64, bool, bool) {
     }
 }
 
+/// One result line of `go test -bench` output, values in base units:
+/// (metric, unit symbol, higher is better, value).
+struct GoResult<'a> {
+    /// Full name after `Benchmark`, with the `-N` suffix.
+    name: &'a str,
+    values: Vec<(String, String, bool, f64)>,
+}
+
+/// Parses `BenchmarkName-8  1000  1234 ns/op  512 B/op ...`. `Ok(None)` for
+/// a bare name (what `go test -v` prints when a benchmark starts); `Err`
+/// with a message naming the benchmark for a malformed line.
+fn parse_result_line(line: &str) -> Result<Option<GoResult<'_>>, String> {
+    let mut fields = line.split_whitespace();
+    let full = fields.next().unwrap_or("Benchmark");
+    let rest: Vec<&str> = fields.collect();
+    let name = &full["Benchmark".len()..];
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    if name.is_empty() {
+        return Err("benchmark line without a name".into());
+    }
+    let iterations = rest[0];
+    match iterations.parse::<u64>() {
+        Ok(n) if n > 0 => {}
+        _ => {
+            return Err(format!(
+                "{full}: expected an iteration count after the name, found '{iterations}'"
+            ))
+        }
+    }
+    let pairs = &rest[1..];
+    if pairs.is_empty() {
+        return Err(format!("{full}: no measurements after the iteration count"));
+    }
+    if pairs.len() % 2 != 0 {
+        return Err(format!(
+            "{full}: value '{}' has no unit (values and units must come in pairs)",
+            pairs[pairs.len() - 1]
+        ));
+    }
+    let mut values = Vec::with_capacity(pairs.len() / 2);
+    for pair in pairs.chunks(2) {
+        let (value, unit) = (pair[0], pair[1]);
+        let v: f64 = value
+            .parse()
+            .map_err(|_| format!("{full}: '{value}' is not a number (value for unit '{unit}')"))?;
+        if unit.parse::<f64>().is_ok() {
+            return Err(format!(
+                "{full}: expected a unit after value '{value}', found number '{unit}'"
+            ));
+        }
+        if !v.is_finite() {
+            return Err(format!("{full}: {unit} value '{value}' is not finite"));
+        }
+        let (metric, symbol, scale, hib, non_neg) = go_unit(unit);
+        if non_neg && v < 0.0 {
+            return Err(format!("{full}: negative {unit} value '{value}'"));
+        }
+        values.push((metric, symbol, hib, v * scale));
+    }
+    Ok(Some(GoResult { name, values }))
+}
+
 fn parse_go(text: &str, source: &str) -> Result<Dataset, ImportError> {
     let mut benches: Vec<GoBench> = Vec::new();
     let mut index: HashMap<GoKey, usize> = HashMap::new();
     let mut pkg: Option<String> = None;
     let mut pkgs: Vec<String> = Vec::new();
     let mut saw_go_output = false;
-    // `Unit <unit> better=higher|lower` metadata lines (benchfmt).
+    // `Unit <unit> better=higher|lower assume=exact` metadata lines (benchfmt).
     let mut better: HashMap<String, bool> = HashMap::new();
+    let mut exact: HashSet<String> = HashSet::new();
 
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
@@ -683,45 +764,22 @@ fn parse_go(text: &str, source: &str) -> Result<Dataset, ImportError> {
         };
 
         if let Some(after) = line.strip_prefix("Benchmark") {
-            // `Benchmarking ...` and similar prose is not a benchmark name:
-            // Go requires the character after the prefix not to be lower case.
-            if after.chars().next().is_some_and(|c| c.is_lowercase()) {
-                continue;
-            }
-            let mut fields = line.split_whitespace();
-            let full = fields.next().unwrap_or("Benchmark");
-            let rest: Vec<&str> = fields.collect();
-            let full_name = &full["Benchmark".len()..];
-            if rest.is_empty() {
+            // benchfmt reads every line with this prefix as a result. Names
+            // from `go test` have no lower-case letter after the prefix, but
+            // other generators write `Benchmarkfoo_total`: such a line is a
+            // result when it parses as one, and prose ("Benchmarking ...")
+            // to be ignored when it does not. A malformed line of the
+            // `go test` kind stays an error.
+            let maybe_prose = after.chars().next().is_some_and(|c| c.is_lowercase());
+            let result = match parse_result_line(line) {
+                Ok(Some(result)) => result,
                 // `go test -v` prints the bare name before the result line.
-                continue;
-            }
-            if full_name.is_empty() {
-                return Err(go_err("benchmark line without a name".into()));
-            }
-            let iterations = rest[0];
-            match iterations.parse::<u64>() {
-                Ok(n) if n > 0 => {}
-                _ => {
-                    return Err(go_err(format!(
-                        "{full}: expected an iteration count after the name, found '{iterations}'"
-                    )))
-                }
-            }
-            let pairs = &rest[1..];
-            if pairs.is_empty() {
-                return Err(go_err(format!(
-                    "{full}: no measurements after the iteration count"
-                )));
-            }
-            if pairs.len() % 2 != 0 {
-                return Err(go_err(format!(
-                    "{full}: value '{}' has no unit (values and units must come in pairs)",
-                    pairs[pairs.len() - 1]
-                )));
-            }
+                Ok(None) => continue,
+                Err(_) if maybe_prose => continue,
+                Err(message) => return Err(go_err(message)),
+            };
 
-            let (base, procs) = split_procs(full_name);
+            let (base, procs) = split_procs(result.name);
             let mut params: Vec<(String, String)> = base
                 .split('/')
                 .skip(1)
@@ -746,29 +804,8 @@ fn parse_go(text: &str, source: &str) -> Result<Dataset, ImportError> {
                     benches.len() - 1
                 }
             };
-
-            for pair in pairs.chunks(2) {
-                let (value, unit) = (pair[0], pair[1]);
-                let v: f64 = value.parse().map_err(|_| {
-                    go_err(format!(
-                        "{full}: '{value}' is not a number (value for unit '{unit}')"
-                    ))
-                })?;
-                if unit.parse::<f64>().is_ok() {
-                    return Err(go_err(format!(
-                        "{full}: expected a unit after value '{value}', found number '{unit}'"
-                    )));
-                }
-                if !v.is_finite() {
-                    return Err(go_err(format!(
-                        "{full}: {unit} value '{value}' is not finite"
-                    )));
-                }
-                let (metric, symbol, scale, hib, non_neg) = go_unit(unit);
-                if non_neg && v < 0.0 {
-                    return Err(go_err(format!("{full}: negative {unit} value '{value}'")));
-                }
-                benches[idx].series.push(&metric, &symbol, hib, v * scale);
+            for (metric, symbol, hib, value) in result.values {
+                benches[idx].series.push(&metric, &symbol, hib, value);
             }
             continue;
         }
@@ -788,6 +825,11 @@ fn parse_go(text: &str, source: &str) -> Result<Dataset, ImportError> {
                         "better=lower" => {
                             better.insert(metric.clone(), false);
                         }
+                        "assume=exact" => {
+                            exact.insert(metric.clone());
+                        }
+                        // `assume=nothing` is the default; other keys are
+                        // not ours (benchstat ignores them too).
                         _ => {}
                     }
                 }
@@ -842,6 +884,7 @@ fn parse_go(text: &str, source: &str) -> Result<Dataset, ImportError> {
                 if let Some(&hib) = better.get(&s.metric) {
                     s.higher_is_better = hib;
                 }
+                s.exact = exact.contains(&s.metric);
             }
             let name = match (&b.pkg, qualify) {
                 (Some(p), true) => format!("{p}.{}", b.name),
@@ -858,6 +901,7 @@ fn parse_go(text: &str, source: &str) -> Result<Dataset, ImportError> {
         source: source.to_owned(),
         format: "go".into(),
         benchmarks,
+        rss_floor: None,
     })
 }
 

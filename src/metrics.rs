@@ -128,9 +128,48 @@ impl Sample {
     }
 }
 
+/// Values of `metric` of two interleaved cells, paired by block: the k-th
+/// run of every cell belongs to block k. A block where either run does not
+/// count (timed out, removed) or lacks the metric is dropped for this pair
+/// only; dropping runs per cell first would shift every later block.
+pub fn block_pairs(a: &[Sample], b: &[Sample], metric: Metric) -> (Vec<f64>, Vec<f64>) {
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| x.counts() && y.counts())
+        .filter_map(|(x, y)| Some((x.get(metric)?, y.get(metric)?)))
+        .unzip()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_pairs_drop_a_block_for_the_pair_not_the_cell() {
+        let run = |wall: f64, timed_out: bool| {
+            let mut s = Sample::new(0);
+            s.set(Metric::WallTime, wall);
+            s.timed_out = timed_out;
+            s
+        };
+        let a = [
+            run(1.0, false),
+            run(2.0, true),
+            run(3.0, false),
+            run(4.0, false),
+        ];
+        let b = [
+            run(10.0, false),
+            run(20.0, false),
+            run(30.0, true),
+            run(40.0, false),
+            run(50.0, false),
+        ];
+        let (x, y) = block_pairs(&a, &b, Metric::WallTime);
+        // Blocks 2 and 3 go (one side timed out each); block 5 has no partner.
+        assert_eq!(x, [1.0, 4.0]);
+        assert_eq!(y, [10.0, 40.0]);
+    }
 
     #[test]
     fn names_round_trip_and_are_unique() {

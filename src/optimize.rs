@@ -5,15 +5,15 @@
 //! for a geometric scan the indices are the log scale): two interior points
 //! are measured, the worse side of the bracket is dropped, and the search
 //! narrows until three neighbouring values remain. "Worse" is decided with
-//! the comparison statistics (Mann-Whitney U at level alpha on the chosen
-//! metric); when two points are not significantly different after the full
+//! the comparison engine (`analysis::comparison`, unpaired, at level alpha
+//! on the chosen metric: a significant faster/slower verdict); when two points are not significantly different after the full
 //! run count, the optimum of a unimodal curve lies between them and the
 //! bracket shrinks to them. Finally the best value is compared with its grid
 //! neighbours, so the report says whether the optimum is pinned to one grid
 //! step or sits on a flat stretch. Each round is an ordinary interleaved
 //! session of the points it measures, so drift does not bend the curve.
 
-use crate::analysis::comparison::compare_metric;
+use crate::analysis::comparison::{compare_values, Comparison, Design, Settings, Verdict};
 use crate::analysis::values;
 use crate::error::{Error, Result};
 use crate::metrics::{Metric, Sample};
@@ -36,9 +36,11 @@ pub struct SearchOptions {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Neighbour {
     pub value: String,
-    /// neighbour / best, on the metric's medians.
+    /// neighbour / best, by the comparison engine.
     pub ratio: f64,
     pub p_value: f64,
+    /// The engine's verdict for the neighbour against the best value.
+    pub verdict: Verdict,
     pub significantly_worse: bool,
 }
 
@@ -151,19 +153,24 @@ impl Search<'_> {
     /// Which of two points is better on the metric, by the comparison test.
     fn prefer(&self, a: usize, b: usize) -> Prefer {
         let (va, vb) = (self.metric_values(a), self.metric_values(b));
-        let Some(raw) = compare_metric(&va, &vb, false, crate::analysis::LEVEL) else {
-            return Prefer::Neither;
-        };
-        if raw.p_value >= self.opts.alpha {
+        // b against a: faster means b is smaller.
+        let c = self.compare(&va, &vb);
+        if !c.verdict.is_significant() {
             return Prefer::Neither;
         }
-        // shift = b - a: negative means b is smaller.
-        let b_smaller = raw.shift < 0.0;
+        let b_smaller = c.verdict == Verdict::Faster;
         if b_smaller != self.opts.maximize {
             Prefer::Second
         } else {
             Prefer::First
         }
+    }
+
+    /// One analysis of `b` against `a` on the searched metric. Runs of
+    /// different rounds are not paired, so the design is unpaired.
+    fn compare(&self, a: &[f64], b: &[f64]) -> Comparison {
+        let settings = Settings::new(self.opts.alpha, crate::app::DEFAULT_PRECISION);
+        compare_values(a, b, Design::Unpaired, &settings)
     }
 
     /// Compares two points, adding runs up to the full count while undecided.
@@ -225,10 +232,11 @@ pub fn search(
     let tried: Vec<usize> = (0..m).filter(|&i| !s.samples[i].is_empty()).collect();
     let neighbours = neighbours
         .into_iter()
-        .map(|(i, ratio, p, worse)| Neighbour {
+        .map(|(i, ratio, p, verdict, worse)| Neighbour {
             value: labels.get(i).cloned().unwrap_or_default(),
             ratio,
             p_value: p,
+            verdict,
             significantly_worse: worse,
         })
         .collect();
@@ -251,7 +259,7 @@ fn better(maximize: bool, a: f64, b: f64) -> bool {
     }
 }
 
-type NeighbourCheck = (usize, f64, f64, bool);
+type NeighbourCheck = (usize, f64, f64, Verdict, bool);
 
 fn run_search(s: &mut Search, m: usize) -> Result<(usize, Vec<NeighbourCheck>)> {
     let (mut lo, mut hi) = (0usize, m - 1);
@@ -304,15 +312,13 @@ fn run_search(s: &mut Search, m: usize) -> Result<(usize, Vec<NeighbourCheck>)> 
                 let checks = around
                     .iter()
                     .map(|&n| {
-                        let ratio = s.median(n) / s.median(best);
-                        let raw = compare_metric(
-                            &s.metric_values(best),
-                            &s.metric_values(n),
-                            false,
-                            crate::analysis::LEVEL,
-                        );
-                        let p = raw.map_or(1.0, |r| r.p_value);
-                        (n, ratio, p, p < s.opts.alpha)
+                        let c = s.compare(&s.metric_values(best), &s.metric_values(n));
+                        let worse = if s.opts.maximize {
+                            Verdict::Faster
+                        } else {
+                            Verdict::Slower
+                        };
+                        (n, c.ratio, c.p_value, c.verdict, c.verdict == worse)
                     })
                     .collect();
                 return Ok((best, checks));
@@ -383,8 +389,12 @@ pub fn render_text(
             .map(|n| {
                 let word = if n.significantly_worse {
                     "worse"
+                } else if n.verdict.is_significant() {
+                    // Better than the best by the test, yet not chosen:
+                    // its median was not lower.
+                    "better by the test, not by the median"
                 } else {
-                    "not significantly different"
+                    n.verdict.words()
                 };
                 format!(
                     "{} is {:.2}x ({word}, {})",
@@ -400,7 +410,7 @@ pub fn render_text(
         } else {
             let _ = writeln!(
                 out,
-                "  The curve is flat around the optimum: neighbouring values are as good within the noise."
+                "  Not pinned to one grid step: a neighbour is not significantly worse (a flat curve there, or too few runs to tell)."
             );
         }
     }

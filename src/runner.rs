@@ -313,6 +313,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     exec::trim_resident_code();
     let mut run_index = 0u64;
     let mut adaptive = opts.adaptive.clone();
+    let mut next_precision_check = crate::analysis::sequential::LOOKS[0];
     let real_cells: Vec<usize> = (0..opts.cells.len())
         .filter(|&i| !opts.cells[i].calibration)
         .collect();
@@ -397,12 +398,25 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             if let Some(seq) = adaptive.as_mut() {
                 let blocks = scheduler.blocks();
                 let block_complete = real_cells.iter().all(|&i| samples[i].len() == blocks);
-                if block_complete && seq.is_look(blocks) {
-                    let walls: Vec<Vec<f64>> = real_cells
-                        .iter()
-                        .map(|&i| crate::analysis::values(&samples[i], Metric::WallTime))
-                        .collect();
-                    if seq.look(&walls, opts.reference, true) {
+                if real_cells.len() == 1 {
+                    // One command has no test whose level looks would
+                    // spend: its median's interval is checked after every
+                    // ~10 % more runs, not only at the planned looks (which
+                    // end at 160 runs, far too few for 1 % on a fast command).
+                    if blocks >= next_precision_check {
+                        next_precision_check = blocks + blocks.div_ceil(10);
+                        let walls =
+                            crate::analysis::values(&samples[real_cells[0]], Metric::WallTime);
+                        if seq.precise(&walls) {
+                            scheduler.stop(StopReason::Precision);
+                        }
+                    }
+                } else if block_complete && seq.is_look(blocks) {
+                    // Paired by block per comparison: a timed-out run drops
+                    // its block for that pair only.
+                    let cells: Vec<&[Sample]> =
+                        real_cells.iter().map(|&i| samples[i].as_slice()).collect();
+                    if seq.look_runs(&cells, opts.reference) {
                         scheduler.stop(StopReason::Precision);
                     }
                 }

@@ -437,3 +437,99 @@ fn counters_are_collected_or_reported_unavailable() {
         assert!(String::from_utf8_lossy(&o.stdout).contains("Note: counters"));
     }
 }
+
+#[test]
+fn a_single_command_stops_once_its_median_is_known_to_the_precision() {
+    // Default settings: the session may stop as soon as the 95 % interval
+    // of the median is within ±1 % (half its width over the median); with
+    // one command nothing else is pending. Process start-up alone (`busy 0`,
+    // like `true`) is noisy enough to need a few hundred runs, more than the
+    // last planned look (160) of comparisons, and the 3 s budget allows
+    // several thousand.
+    let dir = tempdir();
+    let out = dir.path().join("one.json");
+    let o = cmdscope(&[
+        "run",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} busy 0", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let times: Vec<f64> = doc["results"][0]["times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect();
+    let within = |n: usize| {
+        cmdscope::stats::median_ci(&times[..n], 0.95)
+            .is_ok_and(|e| (e.high - e.low) / 2.0 / e.value <= 0.01)
+    };
+    // The interval is checked after 10 runs and then after every ~10 % more
+    // (n -> n + ceil(n / 10)): the session must end at the first check at
+    // which the promise held, computed here from the runs in order.
+    let mut check = 10;
+    let mut first = None;
+    while check <= times.len() {
+        if within(check) {
+            first = Some(check);
+            break;
+        }
+        check += check.div_ceil(10);
+    }
+    let stop = doc["session"]["stop_reason"].as_str().unwrap_or("");
+    match first {
+        Some(n) => {
+            assert_eq!(stop, "precision", "{} runs, precise at {n}", times.len());
+            assert_eq!(times.len(), n, "known to 1 % after {n} runs");
+        }
+        None => assert!(
+            matches!(stop, "time_budget" | "max_runs"),
+            "never precise in {} runs, yet stopped for '{stop}'",
+            times.len()
+        ),
+    }
+}
+
+#[test]
+fn too_few_runs_still_give_a_summary_and_every_comparison() {
+    // hyperfine prints a relative speed even from two runs; cmdscope says
+    // how the medians compare and why there is no verdict yet.
+    let dir = tempdir();
+    let out = dir.path().join("two.json");
+    let f = fixture();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{f} sleep 5"),
+        &format!("{f} sleep 15"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("inconclusive (ratio of the medians"))
+        .unwrap_or_else(|| panic!("no summary line in {text}"));
+    assert!(
+        line.contains("need at least 3 paired runs for a verdict, have 2"),
+        "{line}"
+    );
+    let doc = read_json(&out);
+    let wall = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "time_wall_clock")
+        .expect("the requested comparison is exported");
+    assert_eq!(wall["verdict"], "inconclusive");
+    assert_eq!(
+        wall["note"],
+        "need at least 3 paired runs for a verdict, have 2"
+    );
+    let ratio = wall["ratio"].as_f64().unwrap();
+    assert!(ratio > 1.5 && ratio < 3.5, "15 ms against 5 ms: {ratio}");
+}

@@ -501,6 +501,12 @@ fn analyse(
         c.note = Some(format!(
             "need at least {MIN_N} {what} for a verdict, have {n}"
         ));
+        // Still say how the two compare, as hyperfine does: the ratio of
+        // the medians, without an interval or a test.
+        let (ma, mb) = (median(a), median(b));
+        if ma > 0.0 && mb >= 0.0 {
+            c.ratio = mb / ma;
+        }
         return c;
     }
     if !(level > 0.0 && level < 1.0) {
@@ -549,7 +555,23 @@ fn analyse(
     } else {
         let m = median(a);
         fit(test, a, b, &raw_d, confidence, intervals).map(|f| {
-            let rel = |x: f64| if m > 0.0 { 1.0 + x / m } else { f64::NAN };
+            // From a baseline median of 0 any increase is infinitely
+            // large (so a slowdown from 0 fails a gate), no change is 1.
+            let rel = |x: f64| {
+                if m > 0.0 {
+                    1.0 + x / m
+                } else if m == 0.0 && x >= 0.0 {
+                    if x > 0.0 {
+                        f64::INFINITY
+                    } else {
+                        1.0
+                    }
+                } else if m == 0.0 {
+                    0.0
+                } else {
+                    f64::NAN
+                }
+            };
             let r = [rel(f.estimate), rel(f.ci[0]), rel(f.ci[1])];
             (f, r)
         })
@@ -772,56 +794,7 @@ pub fn at_floor_limit(floor: f64) -> f64 {
 /// Values of the same blocks in both cells: the k-th measured run of each
 /// cell ran in block k. Blocks where either run timed out are dropped.
 pub fn paired_values(a: &CellResult, b: &CellResult, metric: Metric) -> (Vec<f64>, Vec<f64>) {
-    let n = a.samples.len().min(b.samples.len());
-    let mut x = Vec::with_capacity(n);
-    let mut y = Vec::with_capacity(n);
-    for i in 0..n {
-        let (sa, sb) = (&a.samples[i], &b.samples[i]);
-        if !sa.counts() || !sb.counts() {
-            continue;
-        }
-        if let (Some(va), Some(vb)) = (sa.get(metric), sb.get(metric)) {
-            x.push(va);
-            y.push(vb);
-        }
-    }
-    (x, y)
-}
-
-/// The old numeric interface, kept so `check`, `report` and the optimum
-/// search compile until they are wired onto `compare_values`: one
-/// comparison at `1 - level`, unpaired or paired.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Raw {
-    pub ratio: f64,
-    pub ratio_ci: [f64; 2],
-    pub shift: f64,
-    pub shift_ci: [f64; 2],
-    pub p_value: f64,
-    pub test: &'static str,
-    pub n: usize,
-}
-
-/// See `Raw`; None when the engine gives no p-value.
-pub fn compare_metric(base: &[f64], cand: &[f64], paired: bool, level: f64) -> Option<Raw> {
-    let design = if paired {
-        Design::Paired
-    } else {
-        Design::Unpaired
-    };
-    let c = compare_values(base, cand, design, &Settings::new(1.0 - level, 0.01));
-    if c.p_value.is_nan() {
-        return None;
-    }
-    Some(Raw {
-        ratio: c.ratio,
-        ratio_ci: c.ratio_ci,
-        shift: c.shift,
-        shift_ci: c.shift_ci,
-        p_value: c.p_value,
-        test: c.test.name(),
-        n: c.n,
-    })
+    crate::metrics::block_pairs(&a.samples, &b.samples, metric)
 }
 
 fn range(ci: [f64; 2]) -> String {
@@ -913,6 +886,10 @@ pub fn sentence(c: &Comparison) -> String {
         Verdict::Inconclusive if c.p_value.is_finite() => format!(
             "'{}' and '{}': inconclusive (ratio {r:.d$}, {ci}){note}",
             c.candidate, c.baseline
+        ),
+        Verdict::Inconclusive if c.ratio.is_finite() => format!(
+            "'{}' and '{}': inconclusive (ratio of the medians {:.2}, no interval){note}",
+            c.candidate, c.baseline, c.ratio
         ),
         Verdict::Inconclusive => {
             format!("'{}' and '{}': inconclusive{note}", c.candidate, c.baseline)

@@ -93,30 +93,72 @@ impl Sequential {
     /// cell `reference` (or skips it when unreachable); true when the
     /// session may stop.
     pub fn look(&mut self, cells: &[Vec<f64>], reference: usize, paired: bool) -> bool {
-        let Some(&level) = self.levels.get(self.passed) else {
-            return false;
-        };
-        let n = cells.iter().map(Vec::len).min().unwrap_or(0);
-        self.passed += 1;
         if cells.len() == 1 {
+            self.passed += 1;
             // One command: no test, no alpha; stop on the median's precision.
             return self.precise(&cells[0]);
         }
-        let m = cells.len() - 1;
-        if !look_reachable(n, level / m as f64) {
+        let pairs: Vec<(&[f64], &[f64])> = (0..cells.len())
+            .filter(|&i| i != reference)
+            .map(|i| (cells[reference].as_slice(), cells[i].as_slice()))
+            .collect();
+        self.look_pairs(&pairs, paired)
+    }
+
+    /// The planned look on the runs of interleaved cells: each candidate's
+    /// wall times paired with the reference's by block
+    /// (`metrics::block_pairs`). True when the session may stop.
+    pub fn look_runs(&mut self, cells: &[&[crate::metrics::Sample]], reference: usize) -> bool {
+        use crate::metrics::{block_pairs, Metric};
+        if cells.len() == 1 {
+            return self.look(
+                &[crate::analysis::values(cells[0], Metric::WallTime)],
+                0,
+                true,
+            );
+        }
+        let pairs: Vec<(Vec<f64>, Vec<f64>)> = (0..cells.len())
+            .filter(|&i| i != reference)
+            .map(|i| block_pairs(cells[reference], cells[i], Metric::WallTime))
+            .collect();
+        let pairs: Vec<(&[f64], &[f64])> = pairs
+            .iter()
+            .map(|(a, b)| (a.as_slice(), b.as_slice()))
+            .collect();
+        self.look_pairs(&pairs, true)
+    }
+
+    /// The planned look with each comparison's own values (baseline,
+    /// candidate): paired sessions pass each pair's blocks, so a block where
+    /// one run of a pair timed out is dropped for that pair only. True when
+    /// every comparison is settled.
+    pub fn look_pairs(&mut self, pairs: &[(&[f64], &[f64])], paired: bool) -> bool {
+        let Some(&level) = self.levels.get(self.passed) else {
+            return false;
+        };
+        self.passed += 1;
+        let n = pairs
+            .iter()
+            .map(|(a, b)| a.len().min(b.len()))
+            .min()
+            .unwrap_or(0);
+        let m = pairs.len().max(1);
+        if pairs.is_empty() || !look_reachable(n, level / m as f64) {
             return false;
         }
         self.made.push(level);
-        let all = (0..cells.len())
-            .filter(|&i| i != reference)
-            .all(|i| self.settle(&cells[reference], &cells[i], paired, level, m) != Settled::Open);
+        let all = pairs
+            .iter()
+            .all(|(a, b)| self.settle(a, b, paired, level, m) != Settled::Open);
         if all {
             self.settled_at = Some(level);
         }
         all
     }
 
-    fn precise(&self, xs: &[f64]) -> bool {
+    /// One command's stopping rule: the median's interval is within the
+    /// precision. It spends no alpha, so the runner may check it at any run.
+    pub fn precise(&self, xs: &[f64]) -> bool {
         match stats::median_ci(xs, LEVEL) {
             Ok(e) if e.value > 0.0 => (e.high - e.low) / 2.0 / e.value <= self.precision,
             _ => false,

@@ -4,13 +4,18 @@
 use std::collections::HashMap;
 
 use super::{thin, time_values, MAX_VALUES};
-use crate::analysis::comparison::compare_metric;
+use crate::analysis::comparison::{compare_values, Comparison, Design, Settings};
+use crate::analysis::sequential::{Sequential, LOOKS};
 use crate::analysis::LEVEL;
 use crate::cli::ReportArgs;
+use crate::cli::{Cli, Command, RunArgs};
 use crate::error::{exit, Result};
-use crate::report::html::{self, CellData, ComparisonData, HistoryData, HistoryPoint, ReportData};
+use crate::metrics::{block_pairs, Metric};
+use crate::report::html::{self, CellData, HistoryData, HistoryPoint, ReportData};
+use crate::schedule::Order;
 use crate::store::record::open_required;
 use crate::store::{Filter, Store, StoredSession};
+use clap::Parser;
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     let mut store = open_required(false, args.store.store.as_deref())?;
@@ -61,53 +66,13 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
         );
     }
 
-    // Comparisons with the first benchmark, paired by block when the
-    // session ran interleaved and the run counts match.
-    let mut comparisons = Vec::new();
-    if let Some(base) = data_cells.first() {
-        let mut raw = Vec::new();
-        for c in data_cells.iter().skip(1) {
-            let paired = session.order.as_deref() == Some("interleaved")
-                && c.times.len() == base.times.len();
-            let (b, x) = if paired {
-                let n = c.times.len().min(base.times.len());
-                let stride = n.div_ceil(MAX_VALUES).max(1);
-                let pick = |v: &[f64]| v.iter().step_by(stride).copied().collect::<Vec<_>>();
-                (pick(&base.times), pick(&c.times))
-            } else {
-                (thin(&base.times, MAX_VALUES), thin(&c.times, MAX_VALUES))
-            };
-            if b.len() < 2 || x.len() < 2 {
-                continue;
-            }
-            if let Some(r) = compare_metric(&b, &x, paired, LEVEL) {
-                raw.push((c.name.clone(), r));
-            }
-        }
-        let p: Vec<f64> = raw.iter().map(|(_, r)| r.p_value).collect();
-        let adjusted = if p.is_empty() {
-            Vec::new()
-        } else {
-            crate::stats::holm(&p)
-        };
-        for ((name, r), adj) in raw.into_iter().zip(adjusted) {
-            comparisons.push(ComparisonData {
-                name,
-                reference: base.name.clone(),
-                ratio: r.ratio,
-                ratio_ci: r.ratio_ci,
-                p_adjusted: adj,
-                significant: adj < 0.05,
-                test: r.test.to_string(),
-            });
-        }
-        if data_cells.iter().any(|c| c.times.len() > MAX_VALUES) {
-            notes.push(format!(
-                "Benchmarks with more than {MAX_VALUES} runs are compared on an evenly spaced \
-                 subsample of {MAX_VALUES} runs."
-            ));
-        }
-    }
+    let (comparisons, compare_notes) = compare(
+        &session.command_line,
+        &session.source,
+        session.order.as_deref(),
+        &data_cells,
+    );
+    notes.extend(compare_notes);
 
     // History: the same benchmarks in the latest sessions on this machine.
     let past = store.sessions(&Filter {
@@ -175,4 +140,379 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
         history: history_data,
         notes,
     })
+}
+
+/// The `run` arguments a session was recorded with, read back from its
+/// command line; None for imports or a line that no longer parses.
+fn run_args(command_line: &str) -> Option<RunArgs> {
+    let words = crate::plan::split_words(command_line.as_bytes()).ok()?;
+    let args = words
+        .into_iter()
+        .map(|w| std::ffi::OsString::from(String::from_utf8_lossy(&w).into_owned()));
+    match Cli::try_parse_from(args).ok()?.command {
+        Command::Run(a) => Some(*a),
+        _ => None,
+    }
+}
+
+/// The session's wall-time comparisons, as `run` made them: the same
+/// reference, family-wise alpha and precision (read back from its command
+/// line), interleaved runs paired by block (a block where either side timed
+/// out is dropped for that pair), and, for a session with adaptive
+/// stopping, the level its final analysis had left after the looks (the
+/// looks are replayed on the stored runs).
+pub fn compare(
+    command_line: &str,
+    source: &str,
+    order: Option<&str>,
+    cells: &[CellData],
+) -> (Vec<Comparison>, Vec<String>) {
+    let mut notes = Vec::new();
+    if cells.len() < 2 {
+        return (Vec::new(), notes);
+    }
+    let args = run_args(command_line);
+    if args.is_none() && source == "run" {
+        notes.push(
+            "The session's command line could not be read back: comparisons use alpha 0.05, \
+             the first benchmark as reference and ±1 % as precision."
+                .to_string(),
+        );
+    }
+    let alpha = args.as_ref().map_or(0.05, |a| a.alpha);
+    let interleaved = order == Some("interleaved");
+    // As `run` decides: a precision unless --runs alone fixed the count.
+    let precision = match args.as_ref().map(|a| (a.precision, a.runs)) {
+        Some((Some(p), _)) => Some(p / 100.0),
+        Some((None, Some(_))) => None,
+        _ => Some(crate::app::DEFAULT_PRECISION),
+    };
+    let reference = args
+        .as_ref()
+        .and_then(|a| a.reference.as_deref())
+        .and_then(|name| {
+            cells
+                .iter()
+                .position(|c| c.name == name || c.command == name)
+        })
+        .unwrap_or(0);
+
+    let mut final_alpha = alpha;
+    let adaptive = args
+        .as_ref()
+        .is_some_and(|a| a.order == Order::Interleaved && source == "run");
+    if let (true, true, Some(p)) = (adaptive, interleaved, precision) {
+        let samples: Vec<&[crate::metrics::Sample]> =
+            cells.iter().map(|c| c.samples.as_slice()).collect();
+        let blocks = samples.iter().map(|s| s.len()).min().unwrap_or(0);
+        let mut seq = Sequential::new(alpha, p);
+        for &b in LOOKS.iter().take_while(|&&b| b <= blocks) {
+            if !seq.is_look(b) {
+                break;
+            }
+            let prefix: Vec<&[crate::metrics::Sample]> = samples.iter().map(|s| &s[..b]).collect();
+            if seq.look_runs(&prefix, reference) {
+                break;
+            }
+        }
+        final_alpha = seq.final_level();
+    }
+
+    let settings = Settings::for_metric(
+        Metric::WallTime,
+        final_alpha,
+        cells.len() - 1,
+        precision.unwrap_or(crate::app::DEFAULT_PRECISION),
+        None,
+    );
+    let base = &cells[reference];
+    let mut out = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        if i == reference {
+            continue;
+        }
+        let blocks = block_pairs(&base.samples, &c.samples, Metric::WallTime);
+        let paired = interleaved && !blocks.0.is_empty();
+        let (b, x, design) = if paired {
+            (
+                thin(&blocks.0, MAX_VALUES),
+                thin(&blocks.1, MAX_VALUES),
+                Design::Paired,
+            )
+        } else {
+            (
+                thin(&base.times, MAX_VALUES),
+                thin(&c.times, MAX_VALUES),
+                Design::Unpaired,
+            )
+        };
+        out.push(compare_values(&b, &x, design, &settings).named(
+            Metric::WallTime.name(),
+            &base.name,
+            &c.name,
+        ));
+    }
+    if cells.iter().any(|c| c.times.len() > MAX_VALUES) {
+        notes.push(format!(
+            "Benchmarks with more than {MAX_VALUES} runs are compared on an evenly spaced \
+             subsample of {MAX_VALUES} runs."
+        ));
+    }
+    (out, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::comparison::Verdict;
+    use crate::commands::check;
+    use crate::compare::{CompareOptions, Format};
+    use crate::dataset::{Benchmark, Dataset, Series};
+    use crate::metrics::Sample;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn cell(name: &str, times: &[f64], timed_out: &[usize]) -> CellData {
+        let samples = times
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| {
+                let mut s = Sample::new(k as u64);
+                s.set(Metric::WallTime, t);
+                s.exit_code = Some(0);
+                s.timed_out = timed_out.contains(&k);
+                s
+            })
+            .collect::<Vec<_>>();
+        CellData {
+            name: name.into(),
+            command: name.into(),
+            parameters: vec![],
+            times: samples
+                .iter()
+                .filter(|s| s.counts())
+                .filter_map(|s| s.get(Metric::WallTime))
+                .collect(),
+            samples,
+        }
+    }
+
+    /// n values around `center` with multiplicative noise of `sigma`.
+    fn noisy(rng: &mut ChaCha8Rng, center: f64, sigma: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|_| center * (1.0 + sigma * (rng.random::<f64>() - 0.5) * 3.46))
+            .collect()
+    }
+
+    fn dataset(source: &str, values: &[f64]) -> Dataset {
+        Dataset {
+            source: source.into(),
+            format: "cmdscope".into(),
+            rss_floor: None,
+            benchmarks: vec![Benchmark {
+                name: "x".into(),
+                parameters: vec![],
+                series: vec![Series {
+                    metric: "time_wall_clock".into(),
+                    unit: "s".into(),
+                    higher_is_better: false,
+                    exact: false,
+                    values: values.to_vec(),
+                }],
+            }],
+        }
+    }
+
+    /// What, baseline, candidate, expected verdict, fails a 5 % gate.
+    type Case = (&'static str, Vec<f64>, Vec<f64>, Verdict, bool);
+
+    #[test]
+    fn compare_check_and_report_agree_on_a_table_of_inputs() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let r = &mut rng;
+        // (what, baseline, candidate, expected verdict, fails a 5 % gate)
+        let table: Vec<Case> = vec![
+            (
+                "identical noise",
+                noisy(r, 0.1, 0.03, 12),
+                noisy(r, 0.1, 0.03, 12),
+                Verdict::Inconclusive,
+                false,
+            ),
+            (
+                "30 % slower",
+                noisy(r, 0.1, 0.02, 12),
+                noisy(r, 0.13, 0.02, 12),
+                Verdict::Slower,
+                true,
+            ),
+            (
+                "3 % slower, tight",
+                noisy(r, 0.1, 0.004, 12),
+                noisy(r, 0.103, 0.004, 12),
+                Verdict::Slower,
+                false,
+            ),
+            (
+                "20 % faster",
+                noisy(r, 0.1, 0.02, 12),
+                noisy(r, 0.08, 0.02, 12),
+                Verdict::Faster,
+                false,
+            ),
+            (
+                "2x at 4 runs (Welch's t)",
+                noisy(r, 0.1, 0.02, 4),
+                noisy(r, 0.2, 0.02, 4),
+                Verdict::Slower,
+                true,
+            ),
+            (
+                "two runs",
+                vec![0.1, 0.11],
+                vec![0.2, 0.21],
+                Verdict::Inconclusive,
+                false,
+            ),
+            (
+                "from an all-zero baseline",
+                vec![0.0; 8],
+                noisy(r, 0.001, 0.1, 8),
+                Verdict::Slower,
+                true,
+            ),
+        ];
+        // The same runs twice, with little noise: equal within ±1 %.
+        let tight = noisy(r, 0.1, 0.0005, 20);
+        let mut table = table;
+        table.push((
+            "equal within 1 %",
+            tight.clone(),
+            tight,
+            Verdict::NoDifference,
+            false,
+        ));
+        for (what, base, cand, expected, fails) in &table {
+            let out = crate::compare::compare(
+                &[dataset("a", base), dataset("b", cand)],
+                &CompareOptions {
+                    format: Format::Json,
+                    fail_if_slower: Some(5.0),
+                    ..CompareOptions::default()
+                },
+            )
+            .unwrap();
+            let by_compare = out.tables[0].rows[0].comparisons[1].clone().unwrap();
+            let by_check = check::compare(
+                &[check::Pair {
+                    name: "x".into(),
+                    base: base.clone(),
+                    cand: cand.clone(),
+                    history: None,
+                }],
+                0.05,
+                5.0,
+            )
+            .remove(0);
+            // The report compares cells of one session; run in sequential
+            // order its runs are unpaired too.
+            let (by_report, _) = compare(
+                "cmdscope run --order sequential a b",
+                "run",
+                Some("sequential"),
+                &[cell("a", base, &[]), cell("b", cand, &[])],
+            );
+            let by_report = &by_report[0];
+            let v = by_compare.result.verdict;
+            assert_eq!(v, *expected, "{what}: {:?}", by_compare.result);
+            assert_eq!(by_check.result.verdict, v, "{what}");
+            assert_eq!(by_report.verdict, v, "{what}");
+            // One analysis: the same p-value and interval everywhere.
+            for other in [&by_check.result, by_report] {
+                let same = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
+                assert!(same(other.p_value, by_compare.result.p_value), "{what}");
+                assert!(
+                    same(other.ratio_ci[0], by_compare.result.ratio_ci[0]),
+                    "{what}"
+                );
+                assert!(
+                    same(other.ratio_ci[1], by_compare.result.ratio_ci[1]),
+                    "{what}"
+                );
+            }
+            assert_eq!(by_compare.gate_failed, *fails, "{what}: compare's gate");
+            assert_eq!(by_check.regression, *fails, "{what}: check's gate");
+        }
+    }
+
+    #[test]
+    fn sequential_looks_pair_by_block_past_a_timed_out_run() {
+        // Block effects alternate 1x and 3x; b is 5 % slower than a in
+        // every block and timed out in block 3. Paired by block, every
+        // ratio is 1.05; dropping b's timed-out run per command would pair
+        // 1x blocks with 3x blocks from there on.
+        let a: Vec<f64> = (0..20)
+            .map(|k| (if k % 2 == 0 { 0.01 } else { 0.03 }) * (1.0 + 0.0001 * (k % 7) as f64))
+            .collect();
+        let b: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(k, v)| v * 1.05 * (1.0 + 0.0001 * (k % 5) as f64))
+            .collect();
+        let (a, b) = (cell("a", &a, &[]), cell("b", &b, &[3]));
+        let mut seq = Sequential::new(0.05, 0.01);
+        let prefix = |n: usize| [&a.samples[..n], &b.samples[..n]];
+        assert!(seq.is_look(10));
+        assert!(
+            !seq.look_runs(&prefix(10), 0),
+            "the first look is unreachable"
+        );
+        assert!(seq.is_look(20));
+        assert!(seq.look_runs(&prefix(20), 0), "19 aligned pairs settle it");
+        assert_eq!(seq.looks_made(), 1);
+    }
+
+    #[test]
+    fn report_uses_the_sessions_settings_and_pairs_by_block() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        // A strong drift shared by every block: only block pairing sees
+        // the 2 % difference; a shift by one block would blur it.
+        let drift: Vec<f64> = (0..12).map(|k| 0.1 * (1.0 + 0.2 * k as f64)).collect();
+        let jitter = |rng: &mut ChaCha8Rng, f: f64| -> Vec<f64> {
+            drift
+                .iter()
+                .map(|d| d * f * (1.0 + 0.001 * (rng.random::<f64>() - 0.5)))
+                .collect()
+        };
+        let a = jitter(&mut rng, 1.0);
+        let b = jitter(&mut rng, 1.02);
+        let c = jitter(&mut rng, 1.0);
+        // b timed out in block 3, c in block 7.
+        let cells = [cell("a", &a, &[]), cell("b", &b, &[3]), cell("c", &c, &[7])];
+        let (cmp, notes) = compare(
+            "cmdscope run --runs 12 --alpha 0.01 --reference c a b c",
+            "run",
+            Some("interleaved"),
+            &cells,
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(cmp.len(), 2);
+        for x in &cmp {
+            assert_eq!(x.baseline, "c", "--reference read back");
+            assert_eq!(x.level, 0.005, "--alpha 0.01 over two comparisons");
+            assert!(x.paired);
+        }
+        let vs_a = cmp.iter().find(|x| x.candidate == "a").unwrap();
+        let vs_b = cmp.iter().find(|x| x.candidate == "b").unwrap();
+        // Only the blocks where that pair's runs both count.
+        assert_eq!(vs_a.n, 11);
+        assert_eq!(vs_b.n, 10);
+        assert_eq!(vs_b.verdict, Verdict::Slower, "{vs_b:?}");
+        assert!((vs_b.ratio - 1.02).abs() < 0.002, "{vs_b:?}");
+
+        // Without a readable command line: defaults, said in a note.
+        let (cmp, notes) = compare("not a command line", "run", Some("interleaved"), &cells);
+        assert_eq!(cmp[0].baseline, "a");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+    }
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::analysis::comparison::SessionVariation;
 use crate::dataset::Series;
 
 // ----- builders ---------------------------------------------------------------
@@ -8,6 +9,7 @@ fn series(metric: &str, unit: &str, higher_is_better: bool, values: Vec<f64>) ->
         metric: metric.into(),
         unit: unit.into(),
         higher_is_better,
+        exact: false,
         values,
     }
 }
@@ -25,6 +27,7 @@ fn dataset(source: &str, benchmarks: Vec<Benchmark>) -> Dataset {
         source: source.into(),
         format: "cmdscope".into(),
         benchmarks,
+        rss_floor: None,
     }
 }
 
@@ -113,16 +116,6 @@ fn footnote_markers() {
 }
 
 #[test]
-fn smallest_detectable_sample() {
-    // 2 / C(6, 3) = 0.1; 2 / C(8, 4) = 0.0286: benchstat's "need >= 4 samples".
-    assert!((min_p_value(3, 3) - 0.1).abs() < 1e-12);
-    assert!((min_p_value(4, 4) - 2.0 / 70.0).abs() < 1e-12);
-    assert_eq!(min_p_value(1, 1), 1.0);
-    assert_eq!(samples_to_detect(0.05), 4);
-    assert_eq!(samples_to_detect(0.01), 5);
-}
-
-#[test]
 fn labels_hide_common_and_visible_parameters() {
     let p = |kv: &[(&str, &str)]| -> Vec<(String, String)> {
         kv.iter()
@@ -163,6 +156,11 @@ fn bad_options_are_usage_errors() {
             alpha: 0.0,
             ..CompareOptions::default()
         },
+        // The same rule as run and check: alpha in (0, 0.5).
+        CompareOptions {
+            alpha: 0.5,
+            ..CompareOptions::default()
+        },
         CompareOptions {
             level: 1.0,
             ..CompareOptions::default()
@@ -196,15 +194,19 @@ fn clear_slowdown_is_slower_and_gates() {
     for r in &t.rows {
         let c = r.comparisons[1].as_ref().expect("compared");
         assert!(r.comparisons[0].is_none());
-        assert_eq!(c.verdict, Verdict::Slower, "{r:?}");
-        assert!(c.significant);
-        let delta = c.delta_pct.unwrap();
+        let a = &c.result;
+        assert_eq!(a.verdict, Verdict::Slower, "{r:?}");
+        assert!(a.significant);
+        // Bonferroni over the column's two rows.
+        assert_eq!((a.family, a.level), (2, 0.025));
+        assert!((a.confidence - 0.975).abs() < 1e-12);
+        let delta = c.change_pct().unwrap();
         assert!((delta - 20.0).abs() < 1e-9, "{delta}");
-        assert!((c.ratio.unwrap() - 1.2).abs() < 1e-9);
-        let (lo, hi) = c.ratio_ci.expect("ratio interval with n = 10");
-        assert!(lo <= 1.2 && 1.2 <= hi && lo > 1.0, "[{lo}, {hi}]");
-        let p = c.p_value.unwrap();
-        assert!(p < 0.01 && p >= c.p_value_raw.unwrap(), "{c:?}");
+        assert!((a.ratio - 1.2).abs() < 1e-9);
+        let [lo, hi] = a.ratio_ci;
+        assert!(lo <= 1.2 && 1.2 <= hi && lo > 1.1, "[{lo}, {hi}]");
+        assert!(a.p_value < a.level, "{c:?}");
+        assert_eq!(a.session_variation, SessionVariation::NotIncluded);
         assert!(c.gate_failed);
     }
     let g = t.geomean.as_ref().expect("geomean of two rows");
@@ -221,18 +223,29 @@ fn clear_slowdown_is_slower_and_gates() {
     assert!(out.gate_failures[0].contains("+20.00%"));
     assert!(out
         .rendered
-        .contains("gate FAILED: 2 significant slowdowns worse than +10%"));
+        .contains("gate FAILED: 2 comparisons significantly slower by more than +10%"));
     assert!(out
         .rendered
         .contains("  time_wall_clock  sleep 0.1  new.json: +20.00%"));
-    assert!(out.rendered.contains("Holm-corrected"), "{}", out.rendered);
+    assert!(out.rendered.contains("Bonferroni"), "{}", out.rendered);
+    assert!(
+        out.rendered.contains("ratio [97.5 % CI]"),
+        "{}",
+        out.rendered
+    );
+    assert!(
+        out.rendered
+            .contains("session-to-session variation is not in the interval"),
+        "{}",
+        out.rendered
+    );
 
     let pass = run(&d, &opts(Format::Text, Some(30.0)));
     assert!(!pass.gate_failed);
     assert!(pass.gate_failures.is_empty());
-    assert!(pass
-        .rendered
-        .contains("gate passed: no significant slowdown worse than +30% in time_wall_clock"));
+    assert!(pass.rendered.contains(
+        "gate passed: nothing significantly slower by more than +30% in time_wall_clock"
+    ));
 
     let none = run(&d, &opts(Format::Text, None));
     assert!(!none.gate_failed);
@@ -275,18 +288,40 @@ fn identical_datasets_are_not_different() {
     let t = only_table(&out);
     for r in &t.rows {
         let c = r.comparisons[1].as_ref().unwrap();
-        assert_eq!(c.verdict, Verdict::Same);
-        assert!(!c.significant);
-        assert_eq!(c.delta_pct, Some(0.0));
-        assert!(c.p_value.unwrap() > 0.5, "{c:?}");
+        // ±2.25 % of noise in ten runs cannot show equality within ±1 %.
+        assert_eq!(c.result.verdict, Verdict::Inconclusive, "{c:?}");
+        assert!(!c.result.significant);
+        assert_eq!(c.change_pct(), Some(0.0));
+        assert!(c.result.p_value > 0.5, "{c:?}");
+        assert!(c.own_note().unwrap().contains("too wide to tell"), "{c:?}");
     }
     assert!(!out.gate_failed);
     let v: serde_json::Value = serde_json::from_str(&out.rendered).unwrap();
     for item in v.as_array().unwrap() {
-        assert_eq!(item["verdict"], "~");
+        assert_eq!(item["verdict"], "inconclusive");
+        assert!(
+            item["note"].as_str().unwrap().contains("too wide"),
+            "{item}"
+        );
     }
     let text = run(&d, &opts(Format::Text, None)).rendered;
-    assert!(text.contains("~ (p="), "{text}");
+    assert!(text.contains("? (p=1.000) ¹"), "{text}");
+
+    // Tight data: the interval lies within ±1 %, so "no difference".
+    let tight = |source: &str| {
+        let values: Vec<f64> = spread(0.1).iter().map(|v| 0.1 + (v - 0.1) / 20.0).collect();
+        dataset(
+            source,
+            vec![bench(
+                "x",
+                vec![series("time_wall_clock", "s", false, values)],
+            )],
+        )
+    };
+    let out = run(&[tight("a"), tight("b")], &opts(Format::Text, None));
+    let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
+    assert_eq!(c.result.verdict, Verdict::NoDifference, "{c:?}");
+    assert!(out.rendered.contains("~ (p=1.000)"), "{}", out.rendered);
 }
 
 #[test]
@@ -311,7 +346,7 @@ fn higher_is_better_and_memory_do_not_gate_and_respect_direction() {
         .map(|t| {
             (
                 t.metric.clone(),
-                t.rows[0].comparisons[1].as_ref().unwrap().verdict,
+                t.rows[0].comparisons[1].as_ref().unwrap().result.verdict,
             )
         })
         .collect();
@@ -325,7 +360,7 @@ fn higher_is_better_and_memory_do_not_gate_and_respect_direction() {
     let out = run(&d, &opts(Format::Json, None));
     let v: serde_json::Value = serde_json::from_str(&out.rendered).unwrap();
     assert_eq!(v[0]["verdict"], "slower");
-    assert!(v[0]["delta_pct"].as_f64().unwrap() < -33.0);
+    assert!(v[0]["change_pct"].as_f64().unwrap() < -33.0);
 }
 
 #[test]
@@ -355,7 +390,11 @@ fn gate_covers_sec_per_op_and_not_user_time() {
     let out = run(&d, &opts(Format::Text, Some(10.0)));
     assert!(out.gate_failed);
     assert_eq!(out.gate_failures.len(), 1, "{:?}", out.gate_failures);
-    assert!(out.gate_failures[0].starts_with("sec/op  Parse  new.txt: +50.00%"));
+    assert!(
+        out.gate_failures[0].starts_with("sec/op  Parse  new.txt: +50.00%"),
+        "{:?}",
+        out.gate_failures
+    );
 }
 
 #[test]
@@ -387,10 +426,12 @@ fn mismatched_benchmarks_are_shown_not_compared() {
     assert_eq!(items.len(), 3);
     assert_eq!(items[0]["benchmark"], "a");
     assert!(items[0]["candidate_median"].is_null());
-    assert_eq!(items[0]["notes"][0], "not in the candidate");
+    assert_eq!(items[0]["verdict"], "not comparable");
+    assert_eq!(items[0]["note"], "not in the candidate");
     assert_eq!(items[2]["benchmark"], "c");
     assert!(items[2]["baseline_median"].is_null());
-    assert_eq!(items[2]["verdict"], "~");
+    assert_eq!(items[2]["verdict"], "not comparable");
+    assert_eq!(items[2]["note"], "not in the baseline");
 }
 
 #[test]
@@ -451,24 +492,24 @@ fn too_few_samples_are_refused_plainly() {
     ];
     let out = run(&d, &opts(Format::Text, Some(10.0)));
     let t = only_table(&out);
-    let one = t.rows[0].comparisons[1].as_ref().unwrap();
-    assert!(
-        one.p_value.is_none() && one.p_value_raw.is_none(),
-        "n=1: no p-value"
+    let one = &t.rows[0].comparisons[1].as_ref().unwrap().result;
+    assert!(one.p_value.is_nan(), "n=1: no p-value");
+    assert_eq!(one.verdict, Verdict::Inconclusive);
+    assert_eq!(
+        one.note.as_deref().unwrap(),
+        "need at least 3 runs per side for a verdict, have 1"
     );
-    assert_eq!(one.verdict, Verdict::Same);
-    assert!(one
-        .notes
-        .contains(&"need >= 4 samples to detect a difference at alpha level 0.05".to_owned()));
-    let three = t.rows[1].comparisons[1].as_ref().unwrap();
-    assert!(!three.significant, "n=3 cannot reach p < 0.05");
-    assert_eq!(three.verdict, Verdict::Same);
+    // Three runs a side 5x apart: too few for Mann-Whitney to reach
+    // 0.025 (2/C(6,3) = 0.1), but Welch's t-test on logs can.
+    let three = &t.rows[1].comparisons[1].as_ref().unwrap().result;
+    assert_eq!(three.test, engine::Test::WelchT);
+    assert_eq!(three.verdict, Verdict::Slower, "{three:?}");
     assert!(t.rows[1].cells[0].as_ref().unwrap().ci.is_none());
-    assert!(!out.gate_failed, "no claim, no failure");
+    assert_eq!(out.gate_failures.len(), 1, "only the decided row can fail");
     let text = &out.rendered;
     assert!(text.contains("samples for 95% interval"), "{text}");
     assert!(text.contains("± ∞¹"), "{text}");
-    assert!(text.contains("need >= 4 samples to detect a difference at alpha level 0.05"));
+    assert!(text.contains("need at least 3 runs per side for a verdict, have 1"));
 }
 
 #[test]
@@ -540,8 +581,9 @@ fn several_candidates_are_columns() {
     let t = only_table(&out);
     assert_eq!(t.columns.len(), 3);
     for r in &t.rows {
-        assert_eq!(r.comparisons[1].as_ref().unwrap().verdict, Verdict::Slower);
-        assert_eq!(r.comparisons[2].as_ref().unwrap().verdict, Verdict::Same);
+        let v = |ci: usize| r.comparisons[ci].as_ref().unwrap().result.verdict;
+        assert_eq!(v(1), Verdict::Slower);
+        assert!(!v(2).is_significant(), "{:?}", v(2));
     }
     assert_eq!(out.gate_failures.len(), 2);
     assert!(out.gate_failures.iter().all(|f| f.contains("new.json")));
@@ -579,7 +621,7 @@ fn markdown_tables_are_well_formed() {
     }));
     assert!(table[0].contains("old.json median"), "{}", table[0]);
     assert!(md.contains("`sh -c 'ls \\| wc -l'`"), "{md}");
-    assert!(md.contains("**gate FAILED: 2 significant slowdowns worse than +10%:**"));
+    assert!(md.contains("**gate FAILED: 2 comparisons significantly slower by more than +10%:**"));
     assert!(md.contains("- time_wall_clock  sh -c 'ls \\| wc -l'  new.json: +20.00%"));
 }
 
@@ -604,10 +646,12 @@ fn csv_has_one_row_per_benchmark_metric_column() {
                 assert_eq!(&row[col("source")], "new.json");
                 assert_eq!(&row[col("verdict")], "slower");
                 assert_eq!(&row[col("gate_failed")], "true");
-                let delta: f64 = row[col("delta_pct")].parse().unwrap();
+                let delta: f64 = row[col("change_pct")].parse().unwrap();
                 assert!((delta - 20.0).abs() < 1e-9);
                 let p: f64 = row[col("p_value")].parse().unwrap();
-                assert!(p < 0.05);
+                let level: f64 = row[col("level")].parse().unwrap();
+                assert!(p < level && level == 0.025);
+                assert_eq!(&row[col("test")], "mann-whitney-u");
                 let lo: f64 = row[col("ratio_ci_low")].parse().unwrap();
                 assert!(lo > 1.0);
             }
@@ -632,10 +676,15 @@ fn json_is_a_list_of_comparisons() {
             "candidate_median",
             "ratio",
             "ratio_ci",
-            "delta_pct",
+            "confidence",
+            "change_pct",
             "p_value",
+            "level",
+            "test",
             "significant",
             "verdict",
+            "note",
+            "session_variation",
         ] {
             assert!(item.get(field).is_some(), "{field} missing in {item}");
         }
@@ -679,7 +728,7 @@ fn go_files_compare_end_to_end() {
     );
     assert_eq!(secs.rows[0].label, "Parse/size=10");
     assert_eq!(
-        secs.rows[0].comparisons[1].as_ref().unwrap().verdict,
+        secs.rows[0].comparisons[1].as_ref().unwrap().result.verdict,
         Verdict::Slower
     );
     // Identical B/op in every run: no change, and no division trouble.
@@ -687,8 +736,8 @@ fn go_files_compare_end_to_end() {
         .as_ref()
         .unwrap()
         .clone();
-    assert_eq!(bytes.verdict, Verdict::Same);
-    assert_eq!(bytes.delta_pct, Some(0.0));
+    assert_eq!(bytes.result.verdict, Verdict::NoDifference);
+    assert_eq!(bytes.change_pct(), Some(0.0));
     assert!(out.gate_failed);
     assert!(
         out.rendered.contains("sec/op [s, lower is better]"),
@@ -746,12 +795,12 @@ fn zero_medians_and_non_finite_values_are_handled() {
     );
     let allocs_t = &out.tables[1];
     let a = allocs_t.rows[0].comparisons[1].as_ref().unwrap();
-    assert_eq!(a.delta_pct, Some(0.0));
-    assert_eq!(a.ratio, None);
-    assert_eq!(a.verdict, Verdict::Same);
+    assert_eq!(a.change_pct(), Some(0.0), "0 to 0 is no change");
+    assert_eq!(a.result.verdict, Verdict::NoDifference);
     let b = allocs_t.rows[1].comparisons[1].as_ref().unwrap();
-    assert_eq!(b.delta_pct, None, "no relative change from 0");
-    assert_eq!(b.verdict, Verdict::Slower, "0 -> 2 allocs is worse");
+    assert_eq!(b.change_pct(), None, "no finite relative change from 0");
+    assert_eq!(b.result.ratio, f64::INFINITY);
+    assert_eq!(b.result.verdict, Verdict::Slower, "0 -> 2 allocs is worse");
     let g = allocs_t.geomean.as_ref().unwrap();
     assert_eq!(g.values[0], None);
     assert!(
@@ -759,9 +808,6 @@ fn zero_medians_and_non_finite_values_are_handled() {
         "{}",
         out.rendered
     );
-    assert!(out
-        .rendered
-        .contains("baseline median is 0: no relative change"));
     assert!(!out.gate_failed, "allocations never gate");
     // Machine formats stay valid with missing numbers.
     let json = run(&d, &opts(Format::Json, None)).rendered;
@@ -796,4 +842,99 @@ fn nothing_in_common() {
         serde_json::from_str::<serde_json::Value>(&json).unwrap(),
         serde_json::json!([])
     );
+}
+
+#[test]
+fn exact_values_change_without_a_test() {
+    // Go's `Unit text-bytes assume=exact`: one run each is enough, and any
+    // change is a change.
+    let go = |bytes: u32| {
+        format!("BenchmarkBuild 1 5 ns/op {bytes} text-bytes\nUnit text-bytes assume=exact\n")
+    };
+    let old = crate::import::parse_dataset(&go(1000), "old.txt").unwrap();
+    let new = crate::import::parse_dataset(&go(1001), "new.txt").unwrap();
+    let same = crate::import::parse_dataset(&go(1000), "same.txt").unwrap();
+    let out = run(&[old, new, same], &opts(Format::Json, None));
+    let t = out
+        .tables
+        .iter()
+        .find(|t| t.metric == "text-bytes")
+        .unwrap();
+    let c = t.rows[0].comparisons[1].as_ref().unwrap();
+    assert_eq!(c.result.verdict, Verdict::Slower, "{c:?}");
+    assert!(c.result.p_value.is_nan());
+    assert!((c.result.ratio - 1.001).abs() < 1e-12);
+    let s = t.rows[0].comparisons[2].as_ref().unwrap();
+    assert_eq!(s.result.verdict, Verdict::NoDifference);
+    // Not exact: one run a side decides nothing.
+    let secs = out.tables.iter().find(|t| t.metric == "sec/op").unwrap();
+    let c = secs.rows[0].comparisons[1].as_ref().unwrap();
+    assert_eq!(c.result.verdict, Verdict::Inconclusive);
+    let v: serde_json::Value = serde_json::from_str(&out.rendered).unwrap();
+    let item = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["metric"] == "text-bytes" && i["candidate"] == "new.txt")
+        .unwrap();
+    assert_eq!(item["test"], "none");
+    assert_eq!(item["verdict"], "slower");
+    assert!(item["p_value"].is_null());
+}
+
+#[test]
+fn peak_memory_at_cmdscopes_floor_is_not_compared() {
+    // Two sessions whose commands stayed under cmdscope's own resident
+    // size: the kernel reports that floor, which varies by session.
+    let mib = 1024.0 * 1024.0;
+    let rss = |center: f64| series("memory_peak_resident", "B", false, spread(center));
+    let mut old = dataset("old.json", vec![bench("true", vec![rss(5.0 * mib)])]);
+    let mut new = dataset("new.json", vec![bench("true", vec![rss(5.4 * mib)])]);
+    old.rss_floor = Some(5.2 * mib);
+    new.rss_floor = Some(5.6 * mib);
+    let out = run(&[old.clone(), new.clone()], &opts(Format::Json, None));
+    let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
+    assert_eq!(c.result.verdict, Verdict::NotComparable, "{c:?}");
+    assert_eq!(
+        c.result.note.as_deref(),
+        Some("at cmdscope's floor, not comparable")
+    );
+    // Above the floor it is a comparison like any other.
+    new.benchmarks[0].series[0] = rss(9.0 * mib);
+    let out = run(&[old, new], &opts(Format::Json, None));
+    let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
+    assert_eq!(c.result.verdict, Verdict::Slower, "{c:?}");
+}
+
+#[test]
+fn the_issues_tied_reproducer_does_not_contradict_itself() {
+    // allocs/op: ten 2s against six 2s and four 3s. The old table printed
+    // "+0.00 % (p=0.034)" beside `~` with significant: true; benchstat's
+    // exact test with ties gives p = 0.0867.
+    let mut b = vec![2.0; 6];
+    b.extend([3.0; 4]);
+    let d = vec![
+        dataset(
+            "old.txt",
+            vec![bench(
+                "X",
+                vec![series("allocs/op", "", false, vec![2.0; 10])],
+            )],
+        ),
+        dataset(
+            "new.txt",
+            vec![bench("X", vec![series("allocs/op", "", false, b)])],
+        ),
+    ];
+    let out = run(&d, &opts(Format::Json, None));
+    let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
+    assert!((c.result.p_value - 0.0867).abs() < 0.0005, "{c:?}");
+    assert!(!c.result.significant);
+    assert!(!c.result.verdict.is_significant(), "{c:?}");
+    let v: serde_json::Value = serde_json::from_str(&out.rendered).unwrap();
+    assert_eq!(v[0]["significant"], false);
+    assert_eq!(v[0]["verdict"], c.result.verdict.words());
+    let text = run(&d, &opts(Format::Text, None)).rendered;
+    assert!(text.contains("(p=0.087)"), "{text}");
+    assert!(!text.contains("+0.00%"), "{text}");
 }

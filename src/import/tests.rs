@@ -81,6 +81,31 @@ fn cmdscope_json() {
 }
 
 #[test]
+fn cmdscope_timed_out_runs_are_left_out() {
+    let text = r#"{"tool": "cmdscope", "schema_version": 2, "results": [{"command": "x",
+        "measurements": [
+          {"run_index": 0, "timed_out": false, "time_wall_clock": {"value": 1.0, "unit": "s"}},
+          {"run_index": 1, "timed_out": true, "time_wall_clock": {"value": 0.5, "unit": "s"}},
+          {"run_index": 2, "time_wall_clock": {"value": 1.2, "unit": "s"}}
+        ]}]}"#;
+    let d = parse_dataset(text, "x").unwrap();
+    assert_values(
+        d.benchmarks[0].series("time_wall_clock").unwrap(),
+        &[1.0, 1.2],
+    );
+}
+
+#[test]
+fn cmdscope_floor_is_read() {
+    let text = r#"{"tool": "cmdscope", "schema_version": 2,
+        "session": {"memory_peak_resident_floor": 7159808.0},
+        "results": [{"command": "x", "measurements": [
+          {"time_wall_clock": {"value": 1.0, "unit": "s"}}]}]}"#;
+    assert_eq!(parse_dataset(text, "x").unwrap().rss_floor, Some(7159808.0));
+    assert_eq!(parse_dataset(HYPERFINE2, "x").unwrap().rss_floor, None);
+}
+
+#[test]
 fn cmdscope_rejects_future_schema() {
     let text = r#"{"schema_version": 3, "tool": "cmdscope", "results": []}"#;
     assert_eq!(
@@ -237,6 +262,61 @@ fn go_unit_metadata_sets_direction() {
     let text = "BenchmarkX-2 10 5 score\nBenchmarkX-2 10 6 score\nUnit score better=higher\n";
     let d = parse_dataset(text, "x").unwrap();
     assert!(d.benchmarks[0].series("score").unwrap().higher_is_better);
+}
+
+#[test]
+fn go_names_with_a_lower_case_letter_after_the_prefix_are_benchmarks() {
+    // As benchfmt reads them (golang/perf's benchseries data has such names);
+    // prose with the same prefix that does not parse as a result is ignored.
+    let text = "\
+pkg: example.com/x
+Benchmarkfoo_total 1 1500 ns/op 10 B/op
+Benchmarking the parser now
+Benchmarkfoo_total 1 1600 ns/op 10 B/op
+Benchmarked 3 times
+BenchmarkBar-4 100 20 ns/op
+Benchmarkfoo_total/size=2-8 1 7 ns/op
+";
+    let d = parse_dataset(text, "x").unwrap();
+    let names: Vec<(&str, &[(String, String)])> = d
+        .benchmarks
+        .iter()
+        .map(|b| (b.name.as_str(), b.parameters.as_slice()))
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(d.benchmarks[0].name, "foo_total");
+    assert!(d.benchmarks[0].parameters.is_empty());
+    assert_values(
+        d.benchmarks[0].series("sec/op").unwrap(),
+        &[1500e-9, 1600e-9],
+    );
+    assert_values(d.benchmarks[0].series("B/op").unwrap(), &[10.0, 10.0]);
+    assert_eq!(d.benchmarks[1].name, "Bar");
+    assert_eq!(d.benchmarks[2].name, "foo_total/size=2");
+    assert_eq!(
+        d.benchmarks[2].parameters,
+        params(&[("size", "2"), ("gomaxprocs", "8")])
+    );
+    // Only such names: still a dataset, not "no benchmark lines".
+    let d = parse_dataset("Benchmarkfoo 5 1 ns/op\n", "x").unwrap();
+    assert_eq!(d.benchmarks[0].name, "foo");
+}
+
+#[test]
+fn go_unit_metadata_assume_exact() {
+    let text = "\
+BenchmarkX-2 10 5 ns/op 3 allocs/op 9 text-bytes
+Unit text-bytes assume=exact
+Unit allocs/op assume=nothing better=lower
+";
+    let d = parse_dataset(text, "x").unwrap();
+    let x = &d.benchmarks[0];
+    assert!(x.series("text-bytes").unwrap().exact);
+    assert!(!x.series("allocs/op").unwrap().exact);
+    assert!(!x.series("sec/op").unwrap().exact);
+    // Metadata for a tidied unit reaches the tidied series.
+    let d = parse_dataset("BenchmarkX 1 5 ns/op\nUnit ns/op assume=exact\n", "x").unwrap();
+    assert!(d.benchmarks[0].series("sec/op").unwrap().exact);
 }
 
 #[test]
