@@ -176,7 +176,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         ));
     }
     if let Some(p) = &args.plot {
-        report::check_writable(p)?;
+        crate::output::check_writable(p)?;
     }
     let exports = [&args.export_json, &args.export_csv, &args.export_markdown];
     let stdout_exports = exports
@@ -189,7 +189,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         ));
     }
     for path in exports.into_iter().flatten() {
-        report::check_writable(path)?;
+        crate::output::check_writable(path)?;
     }
 
     let stdout_term = std::io::stdout().is_terminal();
@@ -321,26 +321,15 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             .map(|c| c.to_string_lossy().into_owned())
             .collect::<Vec<_>>(),
     );
-    if !quiet {
-        let paint = Paint { enabled: color };
-        print!(
-            "{}",
-            report::terminal::render(&session, &analyses, &comparisons, paint)
-        );
-        if let Some(sweep) = &sweep {
-            print!("{}", crate::sweep::render_text(sweep, paint));
-        }
-        if let (Some(result), Some(p)) = (&search, parameters.first()) {
-            print!(
-                "{}",
-                crate::optimize::render_text(result, p, metric, maximize, paint)
-            );
-        }
-    }
     // Exports are written whatever happened, so an interrupted or failed
-    // session still leaves its finished runs behind.
+    // session still leaves its finished runs behind; but a session that
+    // failed before its first run leaves existing exports as they were.
+    // Exports and the store come before the terminal report, which may
+    // find its reader gone (`| head -1`).
+    let measured = session.results.iter().any(|r| !r.samples.is_empty());
+    let write_exports = measured || session.failure.is_none();
     let mut export_error = None;
-    if let Some(p) = &args.export_json {
+    if let (true, Some(p)) = (write_exports, &args.export_json) {
         let mut text = report::json::render(
             &session,
             &analyses,
@@ -349,25 +338,25 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if let (Some(result), Some(param)) = (&search, parameters.first()) {
             text = crate::optimize::add_to_json(&text, result, param, metric, maximize);
         }
-        if let Err(e) = report::write_atomic(p, text.as_bytes()) {
+        if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
             export_error.get_or_insert(e);
         }
     }
-    if let Some(p) = &args.export_csv {
+    if let (true, Some(p)) = (write_exports, &args.export_csv) {
         if let Err(e) = report::csv::render(&session, &analyses)
-            .and_then(|t| report::write_atomic(p, t.as_bytes()))
+            .and_then(|t| crate::output::write_file(p, t.as_bytes()))
         {
             export_error.get_or_insert(e);
         }
     }
-    if let Some(p) = &args.export_markdown {
+    if let (true, Some(p)) = (write_exports, &args.export_markdown) {
         let text = report::markdown::render(&session, &analyses);
-        if let Err(e) = report::write_atomic(p, text.as_bytes()) {
+        if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
             export_error.get_or_insert(e);
         }
     }
-    if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {
-        if let Err(e) = report::write_atomic(p, crate::sweep::render_svg(sweep).as_bytes()) {
+    if let (true, Some(p), Some(sweep)) = (write_exports, &args.plot, &sweep) {
+        if let Err(e) = crate::output::write_file(p, crate::sweep::render_svg(sweep).as_bytes()) {
             export_error.get_or_insert(e);
         }
     }
@@ -385,6 +374,23 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         other => other,
     };
+    if !quiet {
+        let paint = Paint { enabled: color };
+        crate::output::print(&report::terminal::render(
+            &session,
+            &analyses,
+            &comparisons,
+            paint,
+        ));
+        if let Some(sweep) = &sweep {
+            crate::output::print(&crate::sweep::render_text(sweep, paint));
+        }
+        if let (Some(result), Some(p)) = (&search, parameters.first()) {
+            crate::output::print(&crate::optimize::render_text(
+                result, p, metric, maximize, paint,
+            ));
+        }
+    }
     if let Some(failure) = session.failure {
         for e in export_error.iter().chain(&store_error) {
             eprintln!("cmdscope: error: {e}");
@@ -424,7 +430,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<i32> {
         ..CompareOptions::default()
     };
     let out = compare::compare(&datasets, &opts)?;
-    print!("{}", out.rendered);
+    crate::output::print(&out.rendered);
     if out.gate_failed {
         if matches!(args.format, CompareFormat::Csv | CompareFormat::Json) {
             for f in &out.gate_failures {

@@ -18,6 +18,7 @@ pub mod explain;
 pub mod import;
 pub mod metrics;
 pub mod optimize;
+pub mod output;
 pub mod plan;
 pub mod report;
 pub mod runner;

@@ -16,7 +16,10 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
     filter.limit = Some(args.limit);
     let sessions = store.sessions(&filter)?;
     if sessions.is_empty() {
-        println!("No sessions in store '{}' match.", store.location());
+        crate::output::print(&format!(
+            "No sessions in store '{}' match.\n",
+            store.location()
+        ));
         return Ok(exit::OK);
     }
     let cells: Vec<_> = sessions.iter().flat_map(|s| s.cells.iter()).collect();
@@ -54,7 +57,7 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
             );
         }
     }
-    print!("{out}");
+    crate::output::print(&out);
     Ok(exit::OK)
 }
 

@@ -23,10 +23,10 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         .into_iter()
         .next()
         .ok_or_else(|| super::nothing_found(&store, "matching session"))?;
-    crate::report::check_writable(&args.html)?;
+    crate::output::check_writable(&args.html)?;
     let data = gather(&mut store, session, args.history)?;
     let text = html::render(&data);
-    crate::report::write_atomic(&args.html, text.as_bytes())?;
+    crate::output::write_file(&args.html, text.as_bytes())?;
     if args.html != std::path::Path::new("-") {
         eprintln!(
             "cmdscope: report of session #{} written to {}",

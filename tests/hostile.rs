@@ -1,0 +1,177 @@
+//! Hostile conditions (docs/RELIABILITY.md): exports that must not destroy
+//! files, closed pipes, leaked passwords, runaway scans, foreign databases,
+//! untrusted text and inputs without limits. Every test runs the binary.
+
+mod common;
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::*;
+
+fn sh(script: &str, dir: &Path) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env("CMDSCOPE", bin())
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .expect("run sh")
+}
+
+fn in_dir(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
+        .output()
+        .expect("run cmdscope")
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn exports_write_through_links_and_keep_special_files() {
+    let dir = tempdir();
+    let d = dir.path();
+    std::fs::write(d.join("target.json"), "old").unwrap();
+    std::os::unix::fs::symlink("target.json", d.join("link.json")).unwrap();
+    std::fs::write(d.join("a.csv"), "old").unwrap();
+    std::fs::hard_link(d.join("a.csv"), d.join("b.csv")).unwrap();
+    std::fs::write(d.join("kept.md"), "old").unwrap();
+    std::fs::set_permissions(d.join("kept.md"), std::fs::Permissions::from_mode(0o604)).unwrap();
+    let device = is_root() && {
+        let c = std::ffi::CString::new(d.join("nulldev").to_str().unwrap()).unwrap();
+        // SAFETY: valid path; creates the same device as /dev/null.
+        unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) == 0 }
+    };
+    let o = in_dir(
+        d,
+        &[
+            "run",
+            "-r",
+            "2",
+            "--export-json",
+            "link.json",
+            "--export-csv",
+            "a.csv",
+            "--export-markdown",
+            "kept.md",
+            "true",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let link = std::fs::symlink_metadata(d.join("link.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    assert!(read_json(&d.join("target.json"))["results"].is_array());
+    assert!(std::fs::read_to_string(d.join("b.csv"))
+        .unwrap()
+        .starts_with("command"));
+    assert_eq!(std::fs::metadata(d.join("a.csv")).unwrap().nlink(), 2);
+    assert_eq!(
+        std::fs::metadata(d.join("kept.md")).unwrap().mode() & 0o777,
+        0o604
+    );
+    if device {
+        let o = in_dir(d, &["run", "-r", "2", "--export-json", "nulldev", "true"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let m = std::fs::symlink_metadata(d.join("nulldev")).unwrap();
+        assert!(m.file_type().is_char_device(), "the device was replaced");
+    }
+    // A new export follows the umask, like hyperfine's (0644 under 022).
+    let o = sh(
+        "umask 022; \"$CMDSCOPE\" run --no-store -r 2 --export-json new.json true",
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::metadata(d.join("new.json")).unwrap().mode() & 0o777,
+        0o644
+    );
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "temporary files left: {names:?}");
+}
+
+#[test]
+fn a_failure_before_the_first_run_leaves_exports_alone() {
+    let dir = tempdir();
+    let d = dir.path();
+    std::fs::write(d.join("old.json"), "precious").unwrap();
+    let o = in_dir(
+        d,
+        &[
+            "run",
+            "-r",
+            "2",
+            "--export-json",
+            "old.json",
+            "--env-size",
+            "200000",
+            "true",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("old.json")).unwrap(),
+        "precious"
+    );
+}
+
+/// `| true` and `| head -1`: no panic, exports written, session finished.
+#[test]
+fn a_closed_stdout_never_panics_and_exports_come_first() {
+    let dir = tempdir();
+    let d = dir.path();
+    let fixture = fixture();
+    for round in 0..4 {
+        let store = d.join(format!("s{round}.sqlite"));
+        let _ = std::fs::remove_file(d.join("out.json"));
+        // `true` may exit before or after cmdscope writes: both orders are
+        // hostile, and repeating covers both.
+        let script = format!(
+            "{{ \"$CMDSCOPE\" run --store {} -r 3 --export-json out.json \
+             -L x 1,2,3,4,5,6 '{fixture} sleep {{x}}'; echo $? >status; }} | {}",
+            store.display(),
+            if round % 2 == 0 { "true" } else { "head -1" }
+        );
+        let o = sh(&script, d);
+        let status = std::fs::read_to_string(d.join("status")).unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(status.trim(), "0", "round {round}: {err}");
+        assert!(!err.contains("panicked"), "round {round}: {err}");
+        assert!(read_json(&d.join("out.json"))["results"].is_array());
+        let conn = rusqlite::Connection::open(&store).unwrap();
+        let state: String = conn
+            .query_row("SELECT status FROM sessions", [], |r| r.get(0))
+            .unwrap();
+        assert_ne!(state, "running", "round {round}");
+    }
+    // The read-only commands too.
+    let store = d.join("s0.sqlite");
+    for cmd in ["history", "report --html -"] {
+        let script = format!(
+            "{{ \"$CMDSCOPE\" {cmd} --store {}; echo $? >status; }} | true",
+            store.display()
+        );
+        let o = sh(&script, d);
+        let status = std::fs::read_to_string(d.join("status")).unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{cmd}: {err}");
+        assert_ne!(status.trim(), "101", "{cmd}: {err}");
+    }
+}
