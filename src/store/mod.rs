@@ -9,6 +9,7 @@
 pub mod machine;
 pub mod postgres;
 pub mod record;
+pub mod redact;
 pub mod schema;
 pub mod sqlite;
 pub mod writer;
@@ -20,6 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::metrics::{Metric, Sample};
 use crate::plan::Cell;
 pub use machine::Machine;
+pub use redact::redact;
 use schema::{Dialect, LATEST, METRIC_COLUMNS};
 
 /// A store error: one line, with any password already removed.
@@ -97,10 +99,14 @@ pub enum Location {
 }
 
 impl Location {
-    /// `postgres://…` / `postgresql://…` is PostgreSQL; anything else (with
+    /// `postgres://…` / `postgresql://…` or a libpq key/value string
+    /// (`host=h dbname=x`) is PostgreSQL; anything else (with
     /// an optional `sqlite:` prefix) is the path of an SQLite file.
     pub fn parse(text: &str) -> Location {
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        if text.starts_with("postgres://")
+            || text.starts_with("postgresql://")
+            || redact::is_conninfo(text)
+        {
             Location::Postgres(text.to_string())
         } else {
             let path = text.strip_prefix("sqlite:").unwrap_or(text);
@@ -131,35 +137,6 @@ impl Location {
             Location::Postgres(url) => redact(url),
         }
     }
-}
-
-/// Replaces the password of a connection URL (`user:secret@`) or string
-/// (`password=secret`) by `***`.
-pub fn redact(text: &str) -> String {
-    let mut out = text.to_string();
-    if let Some(scheme_end) = out.find("://") {
-        let rest_start = scheme_end + 3;
-        let rest = &out[rest_start..];
-        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        if let Some(at) = rest[..authority_end].rfind('@') {
-            if let Some(colon) = rest[..at].find(':') {
-                out.replace_range(rest_start + colon + 1..rest_start + at, "***");
-            }
-        }
-    }
-    // password=... in a query string or a key=value connection string.
-    let mut result = String::with_capacity(out.len());
-    let mut rest = out.as_str();
-    while let Some(i) = rest.find("password=") {
-        let value_start = i + "password=".len();
-        result.push_str(&rest[..value_start]);
-        result.push_str("***");
-        let tail = &rest[value_start..];
-        let end = tail.find(['&', ' ']).unwrap_or(tail.len());
-        rest = &tail[end..];
-    }
-    result.push_str(rest);
-    result
 }
 
 /// A session about to be recorded.
@@ -865,23 +842,6 @@ pub fn parse_label(a: &str) -> crate::error::Result<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn redacts_passwords() {
-        assert_eq!(
-            redact("postgres://bob:s3cr@t@db.example:5432/x?sslmode=disable"),
-            "postgres://bob:***@db.example:5432/x?sslmode=disable"
-        );
-        assert_eq!(redact("postgres://bob@h/db"), "postgres://bob@h/db");
-        assert_eq!(
-            redact("postgresql://h/db?user=a&password=zz&x=1"),
-            "postgresql://h/db?user=a&password=***&x=1"
-        );
-        assert_eq!(
-            redact("host=h password=zz user=a"),
-            "host=h password=*** user=a"
-        );
-    }
 
     #[test]
     fn locations_and_labels() {
