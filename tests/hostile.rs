@@ -212,3 +212,85 @@ fn passwords_are_never_printed() {
     // Nothing was created for the key/value string: it is not a file name.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+fn error_lines(o: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Somebody else's SQLite database is neither read as a store nor changed,
+/// by any command; a mistyped path creates nothing.
+#[test]
+fn foreign_databases_and_missing_stores_are_left_alone() {
+    let dir = tempdir();
+    let d = dir.path();
+    let places = d.join("places.sqlite");
+    {
+        let c = rusqlite::Connection::open(&places).unwrap();
+        c.execute_batch(
+            "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT);
+             INSERT INTO moz_places (url) VALUES ('https://example.org');",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&places).unwrap();
+    let export = d.join("x.json");
+    std::fs::write(
+        &export,
+        r#"{"results":[{"command":"a","times":[0.1,0.2]}]}"#,
+    )
+    .unwrap();
+    let p = places.to_str().unwrap();
+    let runs = [
+        vec!["history", "--store", p],
+        vec!["check", "--store", p, "--baseline", "branch=main"],
+        vec!["report", "--store", p, "--html", "r.html"],
+        vec!["run", "-r", "2", "--store", p, "true"],
+        vec!["import", "--store", p, export.to_str().unwrap()],
+    ];
+    for args in &runs {
+        let o = in_dir(d, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let lines = error_lines(&o);
+        assert!(
+            lines.iter().any(|l| l.contains("not a cmdscope store")),
+            "{args:?}: {lines:?}"
+        );
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.starts_with("cmdscope: error"))
+                .count(),
+            1,
+            "{args:?}: {lines:?}"
+        );
+        assert_eq!(
+            std::fs::read(&places).unwrap(),
+            before,
+            "{args:?} changed it"
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["places.sqlite", "x.json"], "no journal, no report");
+
+    for cmd in ["history", "check", "report"] {
+        let o = in_dir(
+            d,
+            &[cmd, "--store", "mistyped.sqlite", "--baseline", "a=b"]
+                [..if cmd == "check" { 5 } else { 3 }],
+        );
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("does not exist"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+        assert!(!d.join("mistyped.sqlite").exists(), "{cmd} created a store");
+    }
+}

@@ -17,7 +17,7 @@ use crate::cli::{CheckArgs, CheckFormat};
 use crate::comparison::compare_metric;
 use crate::error::{exit, Error, Result};
 use crate::report::markdown::cell as md;
-use crate::store::record::open_required;
+use crate::store::record::open_read_only;
 use crate::store::{parse_label, Filter, Machine, Store, StoredSession};
 
 /// One benchmark's comparison.
@@ -133,7 +133,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
             args.alpha
         )));
     }
-    let mut store = open_required(false, args.store.store.as_deref())?;
+    let mut store = open_read_only(args.store.store.as_deref())?;
     let current = match args.session {
         Some(id) => find_session(
             &mut store,

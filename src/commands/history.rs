@@ -6,11 +6,11 @@ use std::fmt::Write as _;
 use super::{median, time_values};
 use crate::cli::HistoryArgs;
 use crate::error::{exit, Result};
-use crate::store::record::open_required;
+use crate::store::record::open_read_only;
 use crate::store::{StoredSession, RUNNING};
 
 pub fn run(args: &HistoryArgs) -> Result<i32> {
-    let mut store = open_required(false, args.store.store.as_deref())?;
+    let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.command = args.filter.clone();
     filter.limit = Some(args.limit);

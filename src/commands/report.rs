@@ -9,11 +9,11 @@ use crate::cli::ReportArgs;
 use crate::comparison::compare_metric;
 use crate::error::{exit, Result};
 use crate::report::html::{self, CellData, ComparisonData, HistoryData, HistoryPoint, ReportData};
-use crate::store::record::open_required;
+use crate::store::record::open_read_only;
 use crate::store::{Filter, Store, StoredSession};
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
-    let mut store = open_required(false, args.store.store.as_deref())?;
+    let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.session = args.session;
     filter.command = args.command.clone();

@@ -324,6 +324,34 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens an existing store for reading (history, check, report):
+    /// nothing is created, and a database that is not a cmdscope store is
+    /// refused unchanged. A store written by an older cmdscope is migrated
+    /// like a writer would (it is ours to upgrade).
+    pub fn open_read_only(location: &Location) -> Result<Store> {
+        let shown = location.display();
+        let db: Box<dyn Backend> = match location {
+            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open_read_only(path, &shown)?),
+            Location::Postgres(url) => Box::new(postgres::Postgres::connect(url, &shown)?),
+        };
+        let mut store = Store {
+            db,
+            location: shown,
+        };
+        match Self::version(store.db.as_mut()) {
+            Ok(v) if v == LATEST => Ok(store),
+            Ok(v) if v > LATEST => Err(store.newer(v)),
+            Ok(v) if v > 0 => {
+                drop(store);
+                Store::open(location)
+            }
+            _ => Err(StoreError(format!(
+                "store '{}': not a cmdscope store (no schema version)",
+                store.location
+            ))),
+        }
+    }
+
     /// The location, password removed.
     pub fn location(&self) -> &str {
         &self.location
