@@ -45,10 +45,7 @@ fn parse_output(args: &RunArgs) -> Output {
 /// KEY=VALUE lines; blank lines and '#' comments are skipped.
 fn read_env_file(path: &std::path::Path) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     use std::os::unix::ffi::OsStrExt;
-    let bytes = std::fs::read(path).map_err(|source| Error::Read {
-        path: path.into(),
-        source,
-    })?;
+    let bytes = crate::input::read_limited(path, crate::input::MAX_ENV_FILE_BYTES)?;
     let mut out = Vec::new();
     for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -405,6 +402,25 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     if let Some(e) = store_error {
         return Err(e);
+    }
+    // A benchmark whose every run was killed measured nothing: that is a
+    // failure, not a result (its exports list the killed runs).
+    let killed: Vec<String> = session
+        .results
+        .iter()
+        .filter(|r| !r.cell.calibration && !r.samples.is_empty())
+        .filter(|r| r.samples.iter().all(|s| s.timed_out))
+        .map(|r| format!("'{}'", r.cell.name))
+        .collect();
+    if !killed.is_empty() {
+        let limit = session
+            .timeout
+            .map(|t| format!(" (--timeout {} s)", t.as_secs_f64()))
+            .unwrap_or_default();
+        return Err(Error::Failed(format!(
+            "every run of {} timed out{limit}: no time was measured",
+            killed.join(", ")
+        )));
     }
     Ok(exit::OK)
 }

@@ -56,10 +56,7 @@ pub enum ImportError {
 /// [`Error::Read`]; unparsable ones [`Error::Parse`] (exit code 2) with the
 /// one-line [`ImportError`] as message.
 pub fn read_dataset(path: &Path) -> Result<Dataset, Error> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = crate::input::read_limited(path, crate::input::MAX_RESULTS_BYTES)?;
     let text = String::from_utf8(bytes).map_err(|e| Error::Parse {
         path: path.to_path_buf(),
         message: format!(
@@ -449,6 +446,20 @@ fn non_negative(value: f64, path: &str, what: &str) -> Result<f64, ImportError> 
     }
 }
 
+/// `value` in base units; a value too large to convert (1e308 GiB) is an
+/// error, not an infinity that statistics would drop silently.
+fn converted(value: f64, factor: f64, unit: &str, path: &str) -> Result<f64, ImportError> {
+    let v = value * factor;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(field_err(
+            path,
+            format!("{value} {unit} is too large to convert to base units"),
+        ))
+    }
+}
+
 /// cmdscope and hyperfine 2: `measurements[j].<metric>.{value, unit}`.
 fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportError> {
     as_object(result, path)?;
@@ -468,7 +479,15 @@ fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportE
     let mut set = SeriesSet::default();
     for (j, run) in runs.iter().enumerate() {
         let rpath = format!("{path}.measurements[{j}]");
-        for (key, node) in as_object(run, &rpath)? {
+        let fields = as_object(run, &rpath)?;
+        // A killed run was cut short and a removed outlier was excluded
+        // when it was measured: neither is a sample (their flags as
+        // cmdscope writes them).
+        let flag = |k: &str| matches!(run.get(k), Some(Json::Bool(true)));
+        if flag("timed_out") || flag("outlier_removed") {
+            continue;
+        }
+        for (key, node) in fields {
             if RUN_FIELDS.contains(&key.as_str()) || !matches!(node, Json::Object(_)) {
                 continue;
             }
@@ -511,7 +530,7 @@ fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportE
                             },
                     )
                 })?;
-                let v = non_negative(value, &vpath, "value")? * factor;
+                let v = converted(non_negative(value, &vpath, "value")?, factor, unit, &vpath)?;
                 set.push(metric.name(), kind.symbol(), false, v);
             } else {
                 // A metric this build does not know: keep it, in base units
@@ -522,8 +541,8 @@ fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportE
                 let time = unit_factor(unit, Unit::Seconds).filter(|_| !unit.is_empty());
                 let size = unit_factor(unit, Unit::Bytes).filter(|_| !unit.is_empty());
                 let (v, unit) = match (time, size) {
-                    (Some(f), _) => (value * f, "s"),
-                    (None, Some(f)) => (value * f, "B"),
+                    (Some(f), _) => (converted(value, f, unit, &vpath)?, "s"),
+                    (None, Some(f)) => (converted(value, f, unit, &vpath)?, "B"),
                     (None, None) => (value, unit),
                 };
                 set.push(key, unit, false, v);

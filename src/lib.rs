@@ -16,6 +16,7 @@ pub mod error;
 pub mod exec;
 pub mod explain;
 pub mod import;
+pub mod input;
 pub mod metrics;
 pub mod optimize;
 pub mod output;

@@ -294,3 +294,81 @@ fn foreign_databases_and_missing_stores_are_left_alone() {
         assert!(!d.join("mistyped.sqlite").exists(), "{cmd} created a store");
     }
 }
+
+/// A benchmark whose every run timed out fails (exit 1, one line saying
+/// so); hyperfine's `times` holds only completed runs, in step with
+/// `exit_codes`, and the killed ones are listed apart.
+#[test]
+fn timeouts_fail_loudly_and_stay_out_of_times() {
+    let dir = tempdir();
+    let out = dir.path().join("t.json");
+    let fixture = fixture();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--timeout",
+        "0.3",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{fixture} sleep 10"),
+        &format!("{fixture} sleep 5000"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("every run of") && lines[0].contains("sleep 5000' timed out"),
+        "{err}"
+    );
+    let doc = read_json(&out);
+    let ok = &doc["results"][0];
+    assert_eq!(ok["times"].as_array().unwrap().len(), 3);
+    assert_eq!(ok["exit_codes"].as_array().unwrap().len(), 3);
+    assert_eq!(ok["timed_out_times"].as_array().unwrap().len(), 0);
+    let killed = &doc["results"][1];
+    assert_eq!(killed["times"].as_array().unwrap().len(), 0);
+    assert_eq!(killed["exit_codes"].as_array().unwrap().len(), 0);
+    assert_eq!(killed["timed_out_times"].as_array().unwrap().len(), 3);
+    assert_eq!(killed["timed_out_runs"], 3);
+    // Read back, the killed runs are not samples.
+    let o = cmdscope(&["compare", "--format", "json", out.to_str().unwrap()]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    let rows = rows.as_array().cloned().unwrap_or_default();
+    assert!(
+        rows.iter()
+            .any(|r| r["benchmark"].as_str().unwrap().ends_with("sleep 10")),
+        "{rows:?}"
+    );
+    for r in &rows {
+        if r["benchmark"].as_str().unwrap().ends_with("sleep 5000") {
+            assert_eq!(r["n"], 0, "killed runs read back as samples: {r}");
+        }
+    }
+}
+
+/// Inputs without limits: a device, a FIFO without a writer, a directory.
+#[test]
+fn inputs_are_refused_or_capped() {
+    let dir = tempdir();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: valid path string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for (args, expect) in [
+        (vec!["compare", "/dev/zero"], "device"),
+        (vec!["compare", fifo.to_str().unwrap()], "empty input"),
+        (vec!["compare", "/"], "directory"),
+        (vec!["import", "--store", "x.sqlite", "/dev/zero"], "device"),
+        (vec!["run", "--env-file", "/dev/zero", "true"], "device"),
+    ] {
+        let start = std::time::Instant::now();
+        let o = in_dir(dir.path(), &args);
+        assert!(start.elapsed().as_secs() < 10, "{args:?} took too long");
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+}

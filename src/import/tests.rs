@@ -521,3 +521,34 @@ fn cmdscope_exporter_edge_values() {
         "flat fields are not read"
     );
 }
+
+#[test]
+fn killed_runs_and_removed_outliers_are_not_samples() {
+    let text = r#"{"results": [{"command": "x", "measurements": [
+        {"run_index": 0, "exit_code": 0, "timed_out": false,
+         "time_wall_clock": {"value": 0.1, "unit": "s"}},
+        {"run_index": 1, "exit_code": null, "timed_out": true,
+         "time_wall_clock": {"value": 5.0, "unit": "s"}},
+        {"run_index": 2, "exit_code": 0, "outlier_removed": true,
+         "time_wall_clock": {"value": 9.0, "unit": "s"}},
+        {"run_index": 3, "exit_code": 0,
+         "time_wall_clock": {"value": 0.2, "unit": "s"}}
+    ]}]}"#;
+    let d = parse_dataset(text, "run.json").unwrap();
+    assert_values(
+        d.benchmarks[0].series("time_wall_clock").unwrap(),
+        &[0.1, 0.2],
+    );
+}
+
+#[test]
+fn values_that_overflow_in_conversion_are_errors() {
+    let text = r#"{"results": [{"command": "x", "measurements": [
+        {"memory_peak_resident": {"value": 1e308, "unit": "GiB"}}
+    ]}]}"#;
+    let e = err(text);
+    assert!(
+        e.contains("measurements[0].memory_peak_resident") && e.contains("too large"),
+        "{e}"
+    );
+}
