@@ -446,11 +446,18 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<i32> {
         ..CompareOptions::default()
     };
     let out = compare::compare(&datasets, &opts)?;
-    crate::output::print(&out.rendered);
+    // Names and values come from files: shown, never obeyed by the terminal.
+    match args.format {
+        CompareFormat::Json => crate::output::print(&out.rendered),
+        _ => crate::output::print(&crate::output::escape_controls(&out.rendered)),
+    }
     if out.gate_failed {
         if matches!(args.format, CompareFormat::Csv | CompareFormat::Json) {
             for f in &out.gate_failures {
-                eprintln!("cmdscope: regression: {f}");
+                eprintln!(
+                    "cmdscope: regression: {}",
+                    crate::output::escape_controls(f)
+                );
             }
         }
         return Err(Error::Failed(format!(

@@ -54,7 +54,11 @@ fn main() {
             exit::INTERRUPTED
         }
         Err(e) => {
-            eprintln!("cmdscope: error: {e}");
+            // Messages may quote files, stores and command output.
+            eprintln!(
+                "cmdscope: error: {}",
+                cmdscope::output::escape_controls(&e.to_string())
+            );
             e.exit_code()
         }
     };

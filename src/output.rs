@@ -52,6 +52,33 @@ pub fn stdout_closed() -> bool {
     STDOUT_CLOSED.load(Ordering::Relaxed)
 }
 
+/// `text` with every character that could drive a terminal made visible:
+/// control characters other than newline and tab (ESC, BEL, CR, DEL, the
+/// C1 range) and the bidirectional controls that reorder what is shown
+/// (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F) become `\u{..}`.
+/// For everything printed that came from a file, a store or a command.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let hostile = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
+    if !text.chars().any(hostile) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hostile(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The Unicode controls that change the display order of text around them
+/// ("Trojan Source"): embeddings, overrides, isolates and marks.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// An I/O error without the path a library may have added to its message
 /// (tempfile names its temporary file), so messages show only the user's.
 fn bare(e: std::io::Error) -> std::io::Error {
@@ -223,6 +250,16 @@ mod tests {
             libc::umask(old);
             old as u32
         }
+    }
+
+    #[test]
+    fn control_characters_are_made_visible() {
+        assert_eq!(escape_controls("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            escape_controls("a\x1b[2Jb\x07c\rd\u{202e}e\u{9b}f\x7f"),
+            "a\\u{1b}[2Jb\\u{7}c\\u{d}d\\u{202e}e\\u{9b}f\\u{7f}"
+        );
+        assert_eq!(escape_controls("\x1b]0;title\x07"), "\\u{1b}]0;title\\u{7}");
     }
 
     #[test]

@@ -372,3 +372,50 @@ fn inputs_are_refused_or_capped() {
         assert!(err.contains(expect), "{args:?}: {err}");
     }
 }
+
+/// Names from a results file or a store reach the terminal with their
+/// control characters made visible; the HTML report shows bidi overrides.
+#[test]
+fn untrusted_text_is_shown_not_obeyed() {
+    let dir = tempdir();
+    let d = dir.path();
+    let hostile = "evil\u{1b}[2J\u{1b}]0;owned\u{7}\rcmd\u{202e}txt";
+    let doc = serde_json::json!({"results": [{
+        "command": hostile,
+        "times": [0.1, 0.11, 0.12, 0.1, 0.11, 0.12],
+    }]});
+    let file = d.join("h.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let clean = |bytes: &[u8], what: &str| {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\r', '\u{202e}']),
+            "{what}: {text:?}"
+        );
+        assert!(text.contains("\\u{1b}[2J"), "{what}: {text:?}");
+    };
+    let f = file.to_str().unwrap();
+    for format in ["text", "markdown", "csv"] {
+        let o = in_dir(d, &["compare", "--format", format, f, f]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        clean(&o.stdout, format);
+    }
+    let store = d.join("s.sqlite");
+    let s = store.to_str().unwrap();
+    let o = in_dir(d, &["import", "--store", s, f]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = in_dir(d, &["history", "--store", s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    clean(&o.stdout, "history");
+    let o = in_dir(d, &["report", "--store", s, "--html", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(html.contains("[U+202E]"), "bidi override not shown");
+    assert!(!html.contains('\u{202e}') && !html.contains('\u{1b}'));
+    // An error quoting a file's text: Go benchmark lines are quoted.
+    let go = d.join("bad.txt");
+    std::fs::write(&go, "BenchmarkX\u{1b}[31m 10 abc ns/op\n").unwrap();
+    let o = in_dir(d, &["compare", go.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!stderr(&o).contains('\u{1b}'), "{}", stderr(&o));
+}

@@ -228,7 +228,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         CheckFormat::Markdown => markdown(&rows, &ctx),
         CheckFormat::Text => text(&rows, &ctx),
     };
-    crate::output::print(&text);
+    crate::output::print(&crate::output::escape_controls(&text));
     Ok(if rows.iter().any(|r| r.verdict == Verdict::Regression) {
         exit::FAILURE
     } else {

@@ -16,10 +16,10 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
     filter.limit = Some(args.limit);
     let sessions = store.sessions(&filter)?;
     if sessions.is_empty() {
-        crate::output::print(&format!(
+        crate::output::print(&crate::output::escape_controls(&format!(
             "No sessions in store '{}' match.\n",
             store.location()
-        ));
+        )));
         return Ok(exit::OK);
     }
     let cells: Vec<_> = sessions.iter().flat_map(|s| s.cells.iter()).collect();
@@ -57,7 +57,7 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
             );
         }
     }
-    crate::output::print(&out);
+    crate::output::print(&crate::output::escape_controls(&out));
     Ok(exit::OK)
 }
 
