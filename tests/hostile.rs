@@ -419,3 +419,40 @@ fn untrusted_text_is_shown_not_obeyed() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!stderr(&o).contains('\u{1b}'), "{}", stderr(&o));
 }
+
+/// `--workdir` under a missing path creates what it needs and removes
+/// exactly that; `run --help` shows its examples on their lines.
+#[test]
+fn workdir_leaves_nothing_and_help_examples_are_whole() {
+    let dir = tempdir();
+    let base = dir.path().join("made/for/this");
+    std::fs::write(dir.path().join("kept"), "x").unwrap();
+    let o = in_dir(
+        dir.path(),
+        &[
+            "run",
+            "-r",
+            "2",
+            "-L",
+            "x",
+            "1,2",
+            "--workdir",
+            base.to_str().unwrap(),
+            "true {x}",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["kept"]);
+
+    let o = cmdscope(&["run", "--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    let line = help
+        .lines()
+        .find(|l| l.contains("--env-size {"))
+        .unwrap_or_else(|| panic!("no --env-size example: {help}"));
+    assert!(line.contains("./container-init"), "{line}");
+}
