@@ -363,7 +363,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let store_error = match store_error {
         Some(e) if !recorder.explicit() => {
             if recorder.open_error().is_none() {
-                eprintln!(
+                crate::eprint_line!(
                     "cmdscope: warning: results not stored: {e} (use --no-store to skip the store)"
                 );
             }
@@ -390,13 +390,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     if let Some(failure) = session.failure {
         for e in export_error.iter().chain(&store_error) {
-            eprintln!("cmdscope: error: {e}");
+            crate::eprint_line!("cmdscope: error: {e}");
         }
         return Err(failure);
     }
     if let Some(e) = export_error {
         if let Some(s) = &store_error {
-            eprintln!("cmdscope: error: {s}");
+            crate::eprint_line!("cmdscope: error: {s}");
         }
         return Err(e);
     }
@@ -454,7 +454,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<i32> {
     if out.gate_failed {
         if matches!(args.format, CompareFormat::Csv | CompareFormat::Json) {
             for f in &out.gate_failures {
-                eprintln!(
+                crate::eprint_line!(
                     "cmdscope: regression: {}",
                     crate::output::escape_controls(f)
                 );
@@ -490,7 +490,9 @@ fn open_recorder(args: &RunArgs, labels: Vec<(String, String)>, opts: &RunOption
     };
     let recorder = Recorder::open(&choice, meta, &opts.cells);
     if let Some(e) = recorder.open_error() {
-        eprintln!("cmdscope: warning: results will not be stored (measuring anyway): {e}");
+        crate::eprint_line!(
+            "cmdscope: warning: results will not be stored (measuring anyway): {e}"
+        );
     }
     recorder
 }

@@ -47,6 +47,21 @@ pub fn print_bytes(bytes: &[u8]) {
     }
 }
 
+/// Writes one line to standard error; a closed stderr (`2>&1 | head -1`)
+/// is ignored, as for [`print`], instead of panicking like `eprintln!`.
+pub fn print_err(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}").and_then(|_| err.flush());
+}
+
+/// `eprintln!` that never panics: see [`print_err`].
+#[macro_export]
+macro_rules! eprint_line {
+    ($($arg:tt)*) => {
+        $crate::output::print_err(&format!($($arg)*))
+    };
+}
+
 /// True once standard output refused a write.
 pub fn stdout_closed() -> bool {
     STDOUT_CLOSED.load(Ordering::Relaxed)

@@ -141,16 +141,21 @@ fn a_closed_stdout_never_panics_and_exports_come_first() {
     let dir = tempdir();
     let d = dir.path();
     let fixture = fixture();
-    for round in 0..4 {
+    for round in 0..6 {
         let store = d.join(format!("s{round}.sqlite"));
         let _ = std::fs::remove_file(d.join("out.json"));
         // `true` may exit before or after cmdscope writes: both orders are
-        // hostile, and repeating covers both.
+        // hostile, and repeating covers both. The last kind closes stderr
+        // too, after a warning-free line, before the final error line.
+        let (redirect, reader) = match round % 3 {
+            0 => ("", "true"),
+            1 => ("", "head -1"),
+            _ => ("2>&1", "head -1"),
+        };
         let script = format!(
             "{{ \"$CMDSCOPE\" run --store {} -r 3 --export-json out.json \
-             -L x 1,2,3,4,5,6 '{fixture} sleep {{x}}'; echo $? >status; }} | {}",
+             -L x 1,2,3,4,5,6 '{fixture} sleep {{x}}' {redirect}; echo $? >status; }} | {reader}",
             store.display(),
-            if round % 2 == 0 { "true" } else { "head -1" }
         );
         let o = sh(&script, d);
         let status = std::fs::read_to_string(d.join("status")).unwrap();

@@ -28,7 +28,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     let text = html::render(&data);
     crate::output::write_file(&args.html, text.as_bytes())?;
     if args.html != std::path::Path::new("-") {
-        eprintln!(
+        crate::eprint_line!(
             "cmdscope: report of session #{} written to {}",
             data.session.id,
             args.html.display()

@@ -107,7 +107,7 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
         if let Some(m) = running.take() {
             let _ = m.finish(Duration::ZERO, None);
         }
-        eprintln!("cmdscope: interrupted before the command started");
+        crate::eprint_line!("cmdscope: interrupted before the command started");
         return Ok(exit::INTERRUPTED);
     }
 
@@ -184,7 +184,7 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
         crate::output::print(&text);
     }
     if explained.trace.interrupted {
-        eprintln!(
+        crate::eprint_line!(
             "cmdscope: interrupted; the traced command was killed (the report above is partial)"
         );
         return Ok(exit::INTERRUPTED);
