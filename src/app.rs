@@ -371,6 +371,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         other => other,
     };
+    // A named store that could not be opened was reported as an error
+    // before the first run: said once, it still decides the exit status.
+    let announced = recorder.explicit() && recorder.open_error().is_some();
+    let store_error = store_error.map(|e| (e, announced));
     if !quiet {
         let paint = Paint { enabled: color };
         crate::output::print(&report::terminal::render(
@@ -389,19 +393,24 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
     }
     if let Some(failure) = session.failure {
-        for e in export_error.iter().chain(&store_error) {
+        for e in export_error.iter() {
+            crate::eprint_line!("cmdscope: error: {e}");
+        }
+        if let Some((e, false)) = &store_error {
             crate::eprint_line!("cmdscope: error: {e}");
         }
         return Err(failure);
     }
     if let Some(e) = export_error {
-        if let Some(s) = &store_error {
+        if let Some((s, false)) = &store_error {
             crate::eprint_line!("cmdscope: error: {s}");
         }
         return Err(e);
     }
-    if let Some(e) = store_error {
-        return Err(e);
+    match store_error {
+        Some((_, true)) => return Ok(exit::USAGE),
+        Some((e, false)) => return Err(e),
+        None => {}
     }
     // A benchmark whose every run was killed measured nothing: that is a
     // failure, not a result (its exports list the killed runs).
@@ -490,9 +499,13 @@ fn open_recorder(args: &RunArgs, labels: Vec<(String, String)>, opts: &RunOption
     };
     let recorder = Recorder::open(&choice, meta, &opts.cells);
     if let Some(e) = recorder.open_error() {
-        crate::eprint_line!(
-            "cmdscope: warning: results will not be stored (measuring anyway): {e}"
-        );
+        if recorder.explicit() {
+            crate::eprint_line!("cmdscope: error: {e} (measuring anyway; exit status 2)");
+        } else {
+            crate::eprint_line!(
+                "cmdscope: warning: results will not be stored (measuring anyway): {e}"
+            );
+        }
     }
     recorder
 }
