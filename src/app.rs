@@ -42,10 +42,23 @@ fn parse_output(args: &RunArgs) -> Output {
     }
 }
 
+/// An environment variable as bytes: name and value.
+pub type EnvVar = (Vec<u8>, Vec<u8>);
+
 /// KEY=VALUE lines; blank lines and '#' comments are skipped.
-fn read_env_file(path: &std::path::Path) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    use std::os::unix::ffi::OsStrExt;
+fn read_env_file(path: &std::path::Path) -> Result<Vec<EnvVar>> {
     let bytes = crate::input::read_limited(path, crate::input::MAX_ENV_FILE_BYTES)?;
+    parse_env_file(&bytes).map_err(|line| Error::Parse {
+        path: path.into(),
+        message: format!("line {line}: expected KEY=VALUE"),
+    })
+}
+
+/// The variables of an env file's text (`KEY=VALUE` lines, an optional
+/// `export ` before them, blank lines and `#` comments skipped); on error,
+/// the number of the first bad line.
+pub fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<EnvVar>, usize> {
+    use std::os::unix::ffi::OsStrExt;
     let mut out = Vec::new();
     for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -54,11 +67,7 @@ fn read_env_file(path: &std::path::Path) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
             continue;
         }
         let trimmed = trimmed.strip_prefix(b"export ").unwrap_or(trimmed);
-        let kv =
-            plan::parse_env(std::ffi::OsStr::from_bytes(trimmed)).map_err(|_| Error::Parse {
-                path: path.into(),
-                message: format!("line {}: expected KEY=VALUE", n + 1),
-            })?;
+        let kv = plan::parse_env(std::ffi::OsStr::from_bytes(trimmed)).map_err(|_| n + 1)?;
         out.push(kv);
     }
     Ok(out)

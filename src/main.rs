@@ -57,7 +57,7 @@ fn main() {
             // Messages may quote files, stores and command output.
             cmdscope::eprint_line!(
                 "cmdscope: error: {}",
-                cmdscope::output::escape_controls(&e.to_string())
+                cmdscope::output::escape_line(&e.to_string())
             );
             e.exit_code()
         }

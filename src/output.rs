@@ -88,6 +88,12 @@ pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// [`escape_controls`] for text that must stay on one line (error
+/// messages, which may quote what the user typed or a file held).
+pub fn escape_line(text: &str) -> String {
+    escape_controls(text).replace('\n', "\\n")
+}
+
 /// The Unicode controls that change the display order of text around them
 /// ("Trojan Source"): embeddings, overrides, isolates and marks.
 pub fn is_bidi_control(c: char) -> bool {

@@ -223,8 +223,13 @@ fn decimals(text: &str) -> usize {
 }
 
 fn too_many(count: f64, hint: &str) -> Error {
+    let count = if count.is_finite() {
+        format!("{count:.0}")
+    } else {
+        "too many".into()
+    };
     Error::Usage(format!(
-        "the scan would produce {count:.0} values (at most {MAX_VALUES}): {hint}"
+        "the scan would produce {count} values (at most {MAX_VALUES}): {hint}"
     ))
 }
 
@@ -259,7 +264,7 @@ pub fn scan(
             )));
         }
         let count = ((hi / lo).ln() / f_val.ln() + 1e-9).floor() + 1.0;
-        if count > MAX_VALUES as f64 {
+        if count.is_nan() || count > MAX_VALUES as f64 {
             return Err(too_many(count, "use a larger --parameter-factor"));
         }
         let integral = lo.fract() == 0.0 && f_val.fract() == 0.0;
@@ -297,14 +302,16 @@ pub fn scan(
     if step_val == 0.0 {
         return Err(Error::Usage("--parameter-step-size must not be 0".into()));
     }
-    if (hi - lo) * step_val < 0.0 {
+    // Signs compared, not multiplied: a tiny step times a small range
+    // underflows to -0, which is not below 0.
+    if hi != lo && (hi > lo) != (step_val > 0.0) {
         return Err(Error::Usage(format!(
             "a step of {step_val} never gets from {min} to {max}: use a {} step",
             if hi > lo { "positive" } else { "negative" }
         )));
     }
     let count = ((hi - lo) / step_val + 1e-9).floor() + 1.0;
-    if count > MAX_VALUES as f64 {
+    if count.is_nan() || count > MAX_VALUES as f64 {
         return Err(too_many(count, "use a larger --parameter-step-size"));
     }
     let numeric: Vec<f64> = (0..count as usize)
@@ -765,6 +772,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("too small"), "{e}");
+        // Found by tests/fuzz.rs: a positive step below a descending range
+        // whose product underflowed to -0 gave an empty scan.
+        assert!(scan("x", "0.0000001", "1e-24", Some("5e-324"), None).is_err());
         // Geometric with a factor close to 1: more digits, still distinct.
         let p = scan("x", "1", "1.00001", None, Some("1.000001")).unwrap();
         let mut v = p.values.clone();
