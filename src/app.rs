@@ -187,7 +187,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let exports = [&args.export_json, &args.export_csv, &args.export_markdown];
     let stdout_exports = exports
         .iter()
-        .filter(|p| p.as_deref() == Some(std::path::Path::new("-")))
+        .filter(|p| p.as_deref().is_some_and(crate::output::is_stdout))
         .count();
     if stdout_exports > 1 {
         return Err(Error::Usage(

@@ -149,7 +149,7 @@ fn access_ok(path: &Path, mode: libc::c_int) -> bool {
 /// Checks up front that `path` can be written, so that a long benchmark does
 /// not end in "cannot write". Creates nothing and changes nothing.
 pub fn check_writable(path: &Path) -> Result<()> {
-    if path == Path::new("-") {
+    if is_stdout(path) {
         return Ok(());
     }
     let fail = |msg: &str| Error::Write {
@@ -182,12 +182,44 @@ pub fn check_writable(path: &Path) -> Result<()> {
     }
 }
 
+/// The descriptor a path names directly: `/dev/stdout`, `/dev/stderr`,
+/// `/dev/fd/N`, `/proc/self/fd/N`. Written to as it is, never reopened: a
+/// reopen would truncate a `>> log` redirection, and a rename through the
+/// link would replace the file the shell opened.
+fn descriptor(path: &Path) -> Option<i32> {
+    let text = path.to_str()?;
+    match text {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => text
+            .strip_prefix("/dev/fd/")
+            .or_else(|| text.strip_prefix("/proc/self/fd/"))
+            .and_then(|n| n.parse().ok()),
+    }
+}
+
+/// True for "-" and the paths that name standard output itself.
+pub fn is_stdout(path: &Path) -> bool {
+    path == Path::new("-") || descriptor(path) == Some(1)
+}
+
 /// Writes `content` to `path` following the rules of this module, or to
 /// standard output for "-".
 pub fn write_file(path: &Path, content: &[u8]) -> Result<()> {
-    if path == Path::new("-") {
+    if is_stdout(path) {
         print_bytes(content);
         return Ok(());
+    }
+    if let Some(fd) = descriptor(path) {
+        use std::os::fd::FromRawFd;
+        // SAFETY: the descriptor is borrowed, never closed (ManuallyDrop);
+        // a descriptor that is not open fails the write with EBADF.
+        let mut f = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
+        return f
+            .write_all(content)
+            .and_then(|_| f.flush())
+            .map_err(|e| write_error(path, e));
     }
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(Error::Write {

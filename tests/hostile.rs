@@ -102,6 +102,20 @@ fn exports_write_through_links_and_keep_special_files() {
         std::fs::metadata(d.join("new.json")).unwrap().mode() & 0o777,
         0o644
     );
+    // /dev/stdout is the descriptor the shell opened: an appending
+    // redirection keeps what was there, and the file is not replaced.
+    std::fs::write(d.join("log"), "earlier line\n").unwrap();
+    let o = sh(
+        "\"$CMDSCOPE\" run --no-store -r 2 --export-json /dev/stdout true >> log",
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = std::fs::read_to_string(d.join("log")).unwrap();
+    let json = log
+        .strip_prefix("earlier line\n")
+        .expect("earlier line kept");
+    let doc: serde_json::Value = serde_json::from_str(json).expect("only the JSON follows");
+    assert!(doc["results"].is_array());
     let names: Vec<String> = std::fs::read_dir(d)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

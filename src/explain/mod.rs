@@ -174,7 +174,7 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
         as_root,
     };
 
-    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    let json_to_stdout = args.json.as_deref().is_some_and(crate::output::is_stdout);
     // The file first: the terminal's reader may be gone (`| head`).
     if let Some(path) = &args.json {
         crate::output::write_file(path, &json::render(&explained))?;
