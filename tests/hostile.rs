@@ -431,6 +431,19 @@ fn untrusted_text_is_shown_not_obeyed() {
     let html = std::fs::read_to_string(d.join("r.html")).unwrap();
     assert!(html.contains("[U+202E]"), "bidi override not shown");
     assert!(!html.contains('\u{202e}') && !html.contains('\u{1b}'));
+    // A traced program's name (here set with bash's `exec -a`) in explain.
+    let o = in_dir(
+        d,
+        &[
+            "explain",
+            "--",
+            "bash",
+            "-c",
+            "exec -a \"$(printf 'ev\\033[2Jil')\" /bin/sleep 0.01",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    clean(&o.stdout, "explain");
     // An error quoting a file's text: Go benchmark lines are quoted.
     let go = d.join("bad.txt");
     std::fs::write(&go, "BenchmarkX\u{1b}[31m 10 abc ns/op\n").unwrap();

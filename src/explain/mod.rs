@@ -181,7 +181,8 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
     }
     if !json_to_stdout {
         let text = render::render(&explained, args.top, args.full_tree);
-        crate::output::print(&text);
+        // Program names and arguments come from the traced command.
+        crate::output::print(&crate::output::escape_controls(&text));
     }
     if explained.trace.interrupted {
         crate::eprint_line!(
