@@ -7,9 +7,11 @@
 //!
 //! Files: [`write_file`] is the one function behind every export, `report
 //! --html`, `--plot` and `explain --json`. The rules (docs/RELIABILITY.md):
+//! - `-`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` are the open
+//!   descriptors themselves, written to without reopening;
 //! - a symbolic link is written through, to its target; the link stays;
-//! - anything that is not a regular file (a device, a FIFO, `/dev/stdout`)
-//!   is written in place, never replaced;
+//! - anything that is not a regular file (a device, a FIFO) is written in
+//!   place, never replaced;
 //! - a regular file with more than one hard link is written in place, so
 //!   that every link keeps seeing the same file;
 //! - any other regular file is replaced atomically (temporary file in the
@@ -39,10 +41,9 @@ pub fn print_bytes(bytes: &[u8]) {
         return;
     }
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(bytes).and_then(|_| out.flush()) {
-        // EPIPE is the normal end of `| head`; any other failure of the
-        // terminal or pipe is not worth more than stopping, either.
-        let _ = e;
+    // EPIPE is the normal end of `| head`; any other failure of the
+    // terminal or pipe is not worth more than stopping, either.
+    if out.write_all(bytes).and_then(|_| out.flush()).is_err() {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
     }
 }
@@ -60,11 +61,6 @@ macro_rules! eprint_line {
     ($($arg:tt)*) => {
         $crate::output::print_err(&format!($($arg)*))
     };
-}
-
-/// True once standard output refused a write.
-pub fn stdout_closed() -> bool {
-    STDOUT_CLOSED.load(Ordering::Relaxed)
 }
 
 /// `text` with every character that could drive a terminal made visible:
