@@ -183,13 +183,13 @@ fn a_closed_stdout_never_panics_and_exports_come_first() {
             .unwrap();
         assert_ne!(state, "running", "round {round}");
     }
-    // The read-only commands too.
-    let store = d.join("s0.sqlite");
-    for cmd in ["history", "report --html -"] {
-        let script = format!(
-            "{{ \"$CMDSCOPE\" {cmd} --store {}; echo $? >status; }} | true",
-            store.display()
-        );
+    // The commands that only read and print, too.
+    for cmd in [
+        "history --store s0.sqlite",
+        "report --html - --store s0.sqlite",
+        "compare out.json out.json",
+    ] {
+        let script = format!("{{ \"$CMDSCOPE\" {cmd}; echo $? >status; }} | true");
         let o = sh(&script, d);
         let status = std::fs::read_to_string(d.join("status")).unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
