@@ -320,8 +320,33 @@ impl Store {
             db,
             location: shown,
         };
+        if store.db.dialect() == Dialect::Postgres && store.foreign_postgres()? {
+            return Err(StoreError(format!(
+                "store '{}': not a cmdscope store (the database's schema holds other tables); \
+                 it was left unchanged: give cmdscope a database of its own",
+                store.location
+            )));
+        }
         store.migrate()?;
         Ok(store)
+    }
+
+    /// True when the current PostgreSQL schema has tables but none of
+    /// cmdscope's: somebody else's database, not to be added to. (SQLite
+    /// files are checked by their backend, before the journal mode changes.)
+    fn foreign_postgres(&mut self) -> Result<bool> {
+        let rows = self.db.query(
+            "SELECT COUNT(*), COUNT(*) FILTER (WHERE table_name = 'schema_version') \
+             FROM information_schema.tables WHERE table_schema = current_schema()",
+            &[],
+        )?;
+        let count = |i: usize| {
+            rows.first()
+                .and_then(|r| r.get(i))
+                .and_then(Value::int)
+                .unwrap_or(0)
+        };
+        Ok(count(0) > 0 && count(1) == 0)
     }
 
     /// Opens an existing store for reading (history, check, report):
