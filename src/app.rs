@@ -335,35 +335,38 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let measured = session.results.iter().any(|r| !r.samples.is_empty());
     let write_exports = measured || session.failure.is_none();
     let mut export_error = None;
-    if let (true, Some(p)) = (write_exports, &args.export_json) {
-        let mut text = report::json::render(
-            &session,
-            &analyses,
-            serde_json::to_value(&comparisons).unwrap_or_default(),
-        );
-        if let (Some(result), Some(param)) = (&search, parameters.first()) {
-            text = crate::optimize::add_to_json(&text, result, param, metric, maximize);
+    if write_exports {
+        if let Some(p) = &args.export_json {
+            let mut text = report::json::render(
+                &session,
+                &analyses,
+                serde_json::to_value(&comparisons).unwrap_or_default(),
+            );
+            if let (Some(result), Some(param)) = (&search, parameters.first()) {
+                text = crate::optimize::add_to_json(&text, result, param, metric, maximize);
+            }
+            if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
+                export_error.get_or_insert(e);
+            }
         }
-        if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
-            export_error.get_or_insert(e);
+        if let Some(p) = &args.export_csv {
+            if let Err(e) = report::csv::render(&session, &analyses)
+                .and_then(|t| crate::output::write_file(p, t.as_bytes()))
+            {
+                export_error.get_or_insert(e);
+            }
         }
-    }
-    if let (true, Some(p)) = (write_exports, &args.export_csv) {
-        if let Err(e) = report::csv::render(&session, &analyses)
-            .and_then(|t| crate::output::write_file(p, t.as_bytes()))
-        {
-            export_error.get_or_insert(e);
+        if let Some(p) = &args.export_markdown {
+            let text = report::markdown::render(&session, &analyses);
+            if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
+                export_error.get_or_insert(e);
+            }
         }
-    }
-    if let (true, Some(p)) = (write_exports, &args.export_markdown) {
-        let text = report::markdown::render(&session, &analyses);
-        if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
-            export_error.get_or_insert(e);
-        }
-    }
-    if let (true, Some(p), Some(sweep)) = (write_exports, &args.plot, &sweep) {
-        if let Err(e) = crate::output::write_file(p, crate::sweep::render_svg(sweep).as_bytes()) {
-            export_error.get_or_insert(e);
+        if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {
+            if let Err(e) = crate::output::write_file(p, crate::sweep::render_svg(sweep).as_bytes())
+            {
+                export_error.get_or_insert(e);
+            }
         }
     }
     // A store failure is an error (exit 2) when the user named the store,
