@@ -908,6 +908,18 @@ mod tests {
         );
         assert_eq!(Location::parse("x.db"), Location::Sqlite("x.db".into()));
         assert_eq!(
+            Location::parse("host=h dbname=x password=p"),
+            Location::Postgres("host=h dbname=x password=p".into())
+        );
+        assert_eq!(
+            Location::parse("runs=1.db"),
+            Location::Sqlite("runs=1.db".into())
+        );
+        assert_eq!(
+            Location::parse("host=h password=p").display(),
+            "host=h password=***"
+        );
+        assert_eq!(
             parse_labels(&["a=1".into(), "b=x=y".into(), "a=2".into()]).unwrap(),
             vec![("b".into(), "x=y".into()), ("a".into(), "2".into())]
         );
