@@ -178,6 +178,16 @@ fn check_parse(text: &str, n: u64) {
                 !m.contains('\n'),
                 "case {n}: multi-line error {m:?} for {text:?}"
             );
+            if let Some(line) = m
+                .strip_prefix("line ")
+                .and_then(|r| r.split(':').next())
+                .and_then(|l| l.parse::<usize>().ok())
+            {
+                assert!(
+                    line >= 1 && line <= text.lines().count().max(1),
+                    "case {n}: {m:?} names a line the text does not have"
+                );
+            }
         }
     }
 }
@@ -263,6 +273,12 @@ fn results_parsers_survive_anything() {
             0 => hyperfine1(rng).0,
             1 => measured(rng).0,
             _ => go_text(rng).0,
+        };
+        // Pretty-printed JSON: errors then name lines, found by a walk
+        // over the text that must survive whatever the mutation left.
+        let seed = match serde_json::from_str::<serde_json::Value>(&seed) {
+            Ok(v) if rng.random_bool(0.5) => serde_json::to_string_pretty(&v).unwrap(),
+            _ => seed,
         };
         check_parse(&mutate(rng, &seed), n);
     });

@@ -332,7 +332,7 @@ fn non_numeric_values() {
             {"time_wall_clock": {"value": 0.1, "unit": "s"}},
             {"time_wall_clock": {"value": "fast", "unit": "s"}}]}]}"#
         ),
-        "results[0].measurements[1].time_wall_clock.value: expected a number, found a string"
+        "line 3: results[0].measurements[1].time_wall_clock.value: expected a number, found a string"
     );
     assert_eq!(
         err(r#"{"results": [{"command": 42, "times": [0.1]}]}"#),
@@ -548,7 +548,18 @@ fn values_that_overflow_in_conversion_are_errors() {
     ]}]}"#;
     let e = err(text);
     assert!(
-        e.contains("measurements[0].memory_peak_resident") && e.contains("too large"),
+        e.starts_with("line 2: results[0].measurements[0].memory_peak_resident.value:")
+            && e.contains("too large"),
         "{e}"
     );
+}
+
+#[test]
+fn field_errors_name_their_line() {
+    let text = "{\"results\": [\n  {\"command\": \"a \\\" } ] {\", \"x\": {\"k\": [1, {\"y\": 2}]},\n   \"times\": [0.1,\n 0.2,\n -3]}\n]}";
+    let e = err(text);
+    assert!(e.starts_with("line 5: results[0].times[2]:"), "{e}");
+    assert_eq!(super::json_line(text, "results[0].x.k[1].y"), Some(2));
+    assert_eq!(super::json_line(text, "results[0].nope"), None);
+    assert_eq!(super::json_line(text, "results[3]"), None);
 }
