@@ -591,7 +591,7 @@ fn converted(value: f64, factor: f64, unit: &str, path: &str) -> Result<f64, Imp
     } else {
         Err(field_err(
             path,
-            format!("{value} {unit} is too large to convert to base units"),
+            format!("{value:e} {unit} is too large to convert to base units"),
         ))
     }
 }
