@@ -119,7 +119,7 @@ fn bench(location: &Location, total: usize, report_path: &std::path::Path) -> Re
     let data =
         cmdscope::commands::report::gather(&mut store, latest, 50).map_err(|x| x.to_string())?;
     let html = cmdscope::report::html::render(&data);
-    cmdscope::report::write_atomic(report_path, html.as_bytes()).map_err(|x| x.to_string())?;
+    cmdscope::output::write_file(report_path, html.as_bytes()).map_err(|x| x.to_string())?;
     let report = start.elapsed().as_secs_f64();
     println!(
         "  report (latest session: {} runs; history of {} sessions): {report:.2} s, {} KiB of HTML",

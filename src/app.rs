@@ -42,13 +42,23 @@ fn parse_output(args: &RunArgs) -> Output {
     }
 }
 
+/// An environment variable as bytes: name and value.
+pub type EnvVar = (Vec<u8>, Vec<u8>);
+
 /// KEY=VALUE lines; blank lines and '#' comments are skipped.
-fn read_env_file(path: &std::path::Path) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+fn read_env_file(path: &std::path::Path) -> Result<Vec<EnvVar>> {
+    let bytes = crate::input::read_limited(path, crate::input::MAX_ENV_FILE_BYTES)?;
+    parse_env_file(&bytes).map_err(|line| Error::Parse {
         path: path.into(),
-        source,
-    })?;
+        message: format!("line {line}: expected KEY=VALUE"),
+    })
+}
+
+/// The variables of an env file's text (`KEY=VALUE` lines, an optional
+/// `export ` before them, blank lines and `#` comments skipped); on error,
+/// the number of the first bad line.
+pub fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<EnvVar>, usize> {
+    use std::os::unix::ffi::OsStrExt;
     let mut out = Vec::new();
     for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -57,11 +67,7 @@ fn read_env_file(path: &std::path::Path) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
             continue;
         }
         let trimmed = trimmed.strip_prefix(b"export ").unwrap_or(trimmed);
-        let kv =
-            plan::parse_env(std::ffi::OsStr::from_bytes(trimmed)).map_err(|_| Error::Parse {
-                path: path.into(),
-                message: format!("line {}: expected KEY=VALUE", n + 1),
-            })?;
+        let kv = plan::parse_env(std::ffi::OsStr::from_bytes(trimmed)).map_err(|_| n + 1)?;
         out.push(kv);
     }
     Ok(out)
@@ -176,12 +182,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         ));
     }
     if let Some(p) = &args.plot {
-        report::check_writable(p)?;
+        crate::output::check_writable(p)?;
     }
     let exports = [&args.export_json, &args.export_csv, &args.export_markdown];
     let stdout_exports = exports
         .iter()
-        .filter(|p| p.as_deref() == Some(std::path::Path::new("-")))
+        .filter(|p| p.as_deref().is_some_and(crate::output::is_stdout))
         .count();
     if stdout_exports > 1 {
         return Err(Error::Usage(
@@ -189,7 +195,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         ));
     }
     for path in exports.into_iter().flatten() {
-        report::check_writable(path)?;
+        crate::output::check_writable(path)?;
     }
 
     let stdout_term = std::io::stdout().is_terminal();
@@ -318,54 +324,46 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             .map(|c| c.to_string_lossy().into_owned())
             .collect::<Vec<_>>(),
     );
-    if !quiet {
-        let paint = Paint { enabled: color };
-        print!(
-            "{}",
-            report::terminal::render(&session, &analyses, &comparisons, paint)
-        );
-        if let Some(sweep) = &sweep {
-            print!("{}", crate::sweep::render_text(sweep, paint));
-        }
-        if let (Some(result), Some(p)) = (&search, parameters.first()) {
-            print!(
-                "{}",
-                crate::optimize::render_text(result, p, metric, maximize, paint)
-            );
-        }
-    }
     // Exports are written whatever happened, so an interrupted or failed
-    // session still leaves its finished runs behind.
+    // session still leaves its finished runs behind; but a session that
+    // failed before its first run leaves existing exports as they were.
+    // Exports and the store come before the terminal report, which may
+    // find its reader gone (`| head -1`).
+    let measured = session.results.iter().any(|r| !r.samples.is_empty());
+    let write_exports = measured || session.failure.is_none();
     let mut export_error = None;
-    if let Some(p) = &args.export_json {
-        let mut text = report::json::render(
-            &session,
-            &analyses,
-            serde_json::to_value(&comparisons).unwrap_or_default(),
-        );
-        if let (Some(result), Some(param)) = (&search, parameters.first()) {
-            text = crate::optimize::add_to_json(&text, result, param, metric, maximize);
+    if write_exports {
+        if let Some(p) = &args.export_json {
+            let mut text = report::json::render(
+                &session,
+                &analyses,
+                serde_json::to_value(&comparisons).unwrap_or_default(),
+            );
+            if let (Some(result), Some(param)) = (&search, parameters.first()) {
+                text = crate::optimize::add_to_json(&text, result, param, metric, maximize);
+            }
+            if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
+                export_error.get_or_insert(e);
+            }
         }
-        if let Err(e) = report::write_atomic(p, text.as_bytes()) {
-            export_error.get_or_insert(e);
+        if let Some(p) = &args.export_csv {
+            if let Err(e) = report::csv::render(&session, &analyses)
+                .and_then(|t| crate::output::write_file(p, t.as_bytes()))
+            {
+                export_error.get_or_insert(e);
+            }
         }
-    }
-    if let Some(p) = &args.export_csv {
-        if let Err(e) = report::csv::render(&session, &analyses)
-            .and_then(|t| report::write_atomic(p, t.as_bytes()))
-        {
-            export_error.get_or_insert(e);
+        if let Some(p) = &args.export_markdown {
+            let text = report::markdown::render(&session, &analyses);
+            if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
+                export_error.get_or_insert(e);
+            }
         }
-    }
-    if let Some(p) = &args.export_markdown {
-        let text = report::markdown::render(&session, &analyses);
-        if let Err(e) = report::write_atomic(p, text.as_bytes()) {
-            export_error.get_or_insert(e);
-        }
-    }
-    if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {
-        if let Err(e) = report::write_atomic(p, crate::sweep::render_svg(sweep).as_bytes()) {
-            export_error.get_or_insert(e);
+        if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {
+            if let Err(e) = crate::output::write_file(p, crate::sweep::render_svg(sweep).as_bytes())
+            {
+                export_error.get_or_insert(e);
+            }
         }
     }
     // A store failure is an error (exit 2) when the user named the store,
@@ -374,7 +372,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let store_error = match store_error {
         Some(e) if !recorder.explicit() => {
             if recorder.open_error().is_none() {
-                eprintln!(
+                crate::eprint_line!(
                     "cmdscope: warning: results not stored: {e} (use --no-store to skip the store)"
                 );
             }
@@ -382,20 +380,65 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         other => other,
     };
+    // A named store that could not be opened was reported as an error
+    // before the first run: said once, it still decides the exit status.
+    let announced = recorder.explicit() && recorder.open_error().is_some();
+    let store_error = store_error.map(|e| (e, announced));
+    if !quiet {
+        let paint = Paint { enabled: color };
+        crate::output::print(&report::terminal::render(
+            &session,
+            &analyses,
+            &comparisons,
+            paint,
+        ));
+        if let Some(sweep) = &sweep {
+            crate::output::print(&crate::sweep::render_text(sweep, paint));
+        }
+        if let (Some(result), Some(p)) = (&search, parameters.first()) {
+            crate::output::print(&crate::optimize::render_text(
+                result, p, metric, maximize, paint,
+            ));
+        }
+    }
     if let Some(failure) = session.failure {
-        for e in export_error.iter().chain(&store_error) {
-            eprintln!("cmdscope: error: {e}");
+        for e in export_error.iter() {
+            crate::eprint_line!("cmdscope: error: {e}");
+        }
+        if let Some((e, false)) = &store_error {
+            crate::eprint_line!("cmdscope: error: {e}");
         }
         return Err(failure);
     }
     if let Some(e) = export_error {
-        if let Some(s) = &store_error {
-            eprintln!("cmdscope: error: {s}");
+        if let Some((s, false)) = &store_error {
+            crate::eprint_line!("cmdscope: error: {s}");
         }
         return Err(e);
     }
-    if let Some(e) = store_error {
-        return Err(e);
+    match store_error {
+        Some((_, true)) => return Ok(exit::USAGE),
+        Some((e, false)) => return Err(e),
+        None => {}
+    }
+    // A benchmark whose every run was killed measured nothing: that is a
+    // failure, not a result (its exports list the killed runs).
+    let killed: Vec<String> = session
+        .results
+        .iter()
+        .filter(|r| !r.cell.calibration && !r.samples.is_empty())
+        .filter(|r| r.samples.iter().all(|s| s.timed_out))
+        .map(|r| format!("'{}'", r.cell.name))
+        .collect();
+    if !killed.is_empty() {
+        let limit = session
+            .timeout
+            .map(|t| format!(" (--timeout {} s)", t.as_secs_f64()))
+            .unwrap_or_default();
+        return Err(Error::Failed(format!(
+            "every run of {} timed out{limit}: no time was measured",
+            killed.join(", ")
+        )));
     }
     Ok(exit::OK)
 }
@@ -421,11 +464,18 @@ pub fn compare(args: &crate::cli::CompareArgs) -> Result<i32> {
         ..CompareOptions::default()
     };
     let out = compare::compare(&datasets, &opts)?;
-    print!("{}", out.rendered);
+    // Names and values come from files: shown, never obeyed by the terminal.
+    match args.format {
+        CompareFormat::Json => crate::output::print(&out.rendered),
+        _ => crate::output::print(&crate::output::escape_controls(&out.rendered)),
+    }
     if out.gate_failed {
         if matches!(args.format, CompareFormat::Csv | CompareFormat::Json) {
             for f in &out.gate_failures {
-                eprintln!("cmdscope: regression: {f}");
+                crate::eprint_line!(
+                    "cmdscope: regression: {}",
+                    crate::output::escape_controls(f)
+                );
             }
         }
         return Err(Error::Failed(format!(
@@ -458,7 +508,13 @@ fn open_recorder(args: &RunArgs, labels: Vec<(String, String)>, opts: &RunOption
     };
     let recorder = Recorder::open(&choice, meta, &opts.cells);
     if let Some(e) = recorder.open_error() {
-        eprintln!("cmdscope: warning: results will not be stored (measuring anyway): {e}");
+        if recorder.explicit() {
+            crate::eprint_line!("cmdscope: error: {e} (measuring anyway; exit status 2)");
+        } else {
+            crate::eprint_line!(
+                "cmdscope: warning: results will not be stored (measuring anyway): {e}"
+            );
+        }
     }
     recorder
 }

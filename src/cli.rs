@@ -15,7 +15,7 @@ Examples:
   cmdscope run --runs 50 --export-json out.json 'ls -la /usr/bin'
   cmdscope run -S 'echo hi | wc -c'              # through sh, start-up subtracted
   cmdscope run --timeout 2 -i 'make -j2'
-  cmdscope run -L n 0,5000 --env-size {n} ./container-init      # huge environments
+  cmdscope run -L vars 0,5000 --env-size {vars} ./container-init   # huge environments
   cmdscope run -L w tmpfs,/var/tmp --workdir {w} --workdir-template src 'make -j2'
   cmdscope run -L u root,nobody --user {u} --ops 10000 'ruby spawn.rb'
   cmdscope run -P threads 1 8 'make -j{threads}'

@@ -34,9 +34,14 @@ pub enum ImportError {
     },
     #[error("unrecognized JSON: {0}")]
     UnknownJson(String),
-    /// A value at a JSON path is missing, of the wrong type or out of range.
-    #[error("{path}: {message}")]
-    Field { path: String, message: String },
+    /// A value at a JSON path is missing, of the wrong type or out of range;
+    /// `line` is where that value is in the file, when it is there.
+    #[error("{}{path}: {message}", .line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+    Field {
+        path: String,
+        message: String,
+        line: Option<usize>,
+    },
     #[error(
         "unrecognized format: not JSON, and no `go test -bench` result lines \
          (lines like `BenchmarkName-8  1000  1234 ns/op`)"
@@ -56,10 +61,7 @@ pub enum ImportError {
 /// [`Error::Read`]; unparsable ones [`Error::Parse`] (exit code 2) with the
 /// one-line [`ImportError`] as message.
 pub fn read_dataset(path: &Path) -> Result<Dataset, Error> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = crate::input::read_limited(path, crate::input::MAX_RESULTS_BYTES)?;
     let text = String::from_utf8(bytes).map_err(|e| Error::Parse {
         path: path.to_path_buf(),
         message: format!(
@@ -82,7 +84,20 @@ pub fn parse_dataset(text: &str, source: &str) -> Result<Dataset, ImportError> {
         return Err(ImportError::Empty);
     }
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        parse_json(text, source)
+        // The line, in a document of more than one: `line 1` adds nothing.
+        let lines = text.trim_end().contains('\n');
+        parse_json(text, source).map_err(|e| match e {
+            ImportError::Field {
+                path,
+                message,
+                line: None,
+            } if lines => ImportError::Field {
+                line: json_line(text, &path),
+                path,
+                message,
+            },
+            other => other,
+        })
     } else {
         parse_go(text, source)
     }
@@ -187,7 +202,125 @@ fn field_err(path: &str, message: impl Into<String>) -> ImportError {
     ImportError::Field {
         path: path.to_owned(),
         message: message.into(),
+        line: None,
     }
+}
+
+/// One step of a JSON path as the importer writes it (`results[0].times[3]`).
+#[derive(Debug, PartialEq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn path_steps(path: &str) -> Option<Vec<Step>> {
+    let mut steps = Vec::new();
+    for part in path.split('.') {
+        let (key, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            steps.push(Step::Key(key.to_string()));
+        }
+        while let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            steps.push(Step::Index(r[..end].parse().ok()?));
+            rest = &r[end + 1..];
+        }
+    }
+    Some(steps)
+}
+
+/// The line (1-based) where the value at `path` starts in `text`, a
+/// document that already parsed as JSON. A small walk over the text: the
+/// parsed tree keeps no positions.
+fn json_line(text: &str, path: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let ws = |i: &mut usize| {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    // End of the string starting at `i` (on its opening quote).
+    let string_end = |mut i: usize| -> Option<usize> {
+        i += 1;
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    // End of the value starting at `i`.
+    let value_end = |mut i: usize| -> Option<usize> {
+        let mut depth = 0usize;
+        loop {
+            match *b.get(i)? {
+                b'"' => i = string_end(i)?,
+                b'{' | b'[' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    i += 1;
+                }
+                b',' if depth == 0 => return Some(i),
+                _ => i += 1,
+            }
+            if depth == 0 && matches!(b.get(i), Some(b',' | b'}' | b']') | None) {
+                return Some(i);
+            }
+        }
+    };
+    let mut i = 0;
+    ws(&mut i);
+    for step in path_steps(path)? {
+        match (step, *b.get(i)?) {
+            (Step::Key(key), b'{') => {
+                i += 1;
+                loop {
+                    ws(&mut i);
+                    if *b.get(i)? != b'"' {
+                        return None;
+                    }
+                    let end = string_end(i)?;
+                    let name: String = serde_json::from_str(&text[i..end]).ok()?;
+                    i = end;
+                    ws(&mut i);
+                    i += 1; // ':'
+                    ws(&mut i);
+                    if name == key {
+                        break;
+                    }
+                    i = value_end(i)?;
+                    ws(&mut i);
+                    if *b.get(i)? != b',' {
+                        return None;
+                    }
+                    i += 1;
+                }
+            }
+            (Step::Index(n), b'[') => {
+                i += 1;
+                for _ in 0..n {
+                    ws(&mut i);
+                    i = value_end(i)?;
+                    ws(&mut i);
+                    if *b.get(i)? != b',' {
+                        return None;
+                    }
+                    i += 1;
+                }
+                ws(&mut i);
+            }
+            _ => return None,
+        }
+    }
+    Some(b[..i].iter().filter(|&&c| c == b'\n').count() + 1)
 }
 
 fn parse_json(text: &str, source: &str) -> Result<Dataset, ImportError> {
@@ -459,6 +592,20 @@ fn non_negative(value: f64, path: &str, what: &str) -> Result<f64, ImportError> 
     }
 }
 
+/// `value` in base units; a value too large to convert (1e308 GiB) is an
+/// error, not an infinity that statistics would drop silently.
+fn converted(value: f64, factor: f64, unit: &str, path: &str) -> Result<f64, ImportError> {
+    let v = value * factor;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(field_err(
+            path,
+            format!("{value:e} {unit} is too large to convert to base units"),
+        ))
+    }
+}
+
 /// cmdscope and hyperfine 2: `measurements[j].<metric>.{value, unit}`.
 fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportError> {
     as_object(result, path)?;
@@ -479,9 +626,11 @@ fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportE
     for (j, run) in runs.iter().enumerate() {
         let rpath = format!("{path}.measurements[{j}]");
         let fields = as_object(run, &rpath)?;
-        // A timed-out run was cut short: its numbers are not a measurement
-        // of the command, and analysis leaves it out everywhere.
-        if matches!(run.get("timed_out"), Some(Json::Bool(true))) {
+        // A killed run was cut short and a removed outlier was excluded
+        // when it was measured: neither is a sample (their flags as
+        // cmdscope writes them).
+        let flag = |k: &str| matches!(run.get(k), Some(Json::Bool(true)));
+        if flag("timed_out") || flag("outlier_removed") {
             continue;
         }
         for (key, node) in fields {
@@ -527,7 +676,7 @@ fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportE
                             },
                     )
                 })?;
-                let v = non_negative(value, &vpath, "value")? * factor;
+                let v = converted(non_negative(value, &vpath, "value")?, factor, unit, &vpath)?;
                 set.push(metric.name(), kind.symbol(), false, v);
             } else {
                 // A metric this build does not know: keep it, in base units
@@ -538,8 +687,8 @@ fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportE
                 let time = unit_factor(unit, Unit::Seconds).filter(|_| !unit.is_empty());
                 let size = unit_factor(unit, Unit::Bytes).filter(|_| !unit.is_empty());
                 let (v, unit) = match (time, size) {
-                    (Some(f), _) => (value * f, "s"),
-                    (None, Some(f)) => (value * f, "B"),
+                    (Some(f), _) => (converted(value, f, unit, &vpath)?, "s"),
+                    (None, Some(f)) => (converted(value, f, unit, &vpath)?, "B"),
                     (None, None) => (value, unit),
                 };
                 set.push(key, unit, false, v);

@@ -33,7 +33,7 @@ fn main() {
                 // "required arguments were not provided:" is followed by their names.
                 message = format!("{message} {}", lines.next().unwrap_or(""));
             }
-            eprintln!("cmdscope: error: {message} (see 'cmdscope --help')");
+            cmdscope::eprint_line!("cmdscope: error: {message} (see 'cmdscope --help')");
             std::process::exit(exit::USAGE);
         }
     };
@@ -50,11 +50,15 @@ fn main() {
     let code = match result {
         Ok(code) => code,
         Err(cmdscope::error::Error::Interrupted) => {
-            eprintln!("cmdscope: interrupted; finished runs were exported");
+            cmdscope::eprint_line!("cmdscope: interrupted; finished runs were exported");
             exit::INTERRUPTED
         }
         Err(e) => {
-            eprintln!("cmdscope: error: {e}");
+            // Messages may quote files, stores and command output.
+            cmdscope::eprint_line!(
+                "cmdscope: error: {}",
+                cmdscope::output::escape_line(&e.to_string())
+            );
             e.exit_code()
         }
     };

@@ -223,8 +223,13 @@ fn decimals(text: &str) -> usize {
 }
 
 fn too_many(count: f64, hint: &str) -> Error {
+    let count = if count.is_finite() {
+        format!("{count:.0}")
+    } else {
+        "too many".into()
+    };
     Error::Usage(format!(
-        "the scan would produce {count:.0} values (at most {MAX_VALUES}): {hint}"
+        "the scan would produce {count} values (at most {MAX_VALUES}): {hint}"
     ))
 }
 
@@ -259,26 +264,22 @@ pub fn scan(
             )));
         }
         let count = ((hi / lo).ln() / f_val.ln() + 1e-9).floor() + 1.0;
-        if count > MAX_VALUES as f64 {
+        if count.is_nan() || count > MAX_VALUES as f64 {
             return Err(too_many(count, "use a larger --parameter-factor"));
         }
         let integral = lo.fract() == 0.0 && f_val.fract() == 0.0;
-        let mut numeric = Vec::new();
-        let mut v = lo;
-        while v <= hi * (1.0 + 1e-12) {
-            numeric.push(v);
-            v *= f_val;
-        }
-        let values = numeric
-            .iter()
-            .map(|v| {
-                if integral {
-                    format!("{v:.0}")
-                } else {
-                    format_sig(*v)
-                }
-            })
+        // Exactly `count` values, each computed from the minimum: repeated
+        // multiplication near f64::MAX reaches infinity and never stops.
+        let numeric: Vec<f64> = (0..count as i32)
+            .map(|k| lo * f_val.powi(k))
+            .take_while(|v| v.is_finite() && *v / hi <= 1.0 + 1e-12)
             .collect();
+        let values = if integral {
+            numeric.iter().map(|v| format!("{v:.0}")).collect()
+        } else {
+            numeric.iter().map(|v| format_sig(*v)).collect()
+        };
+        let values = distinct(name, &numeric, values)?;
         return Ok(Parameter {
             name: name.into(),
             values,
@@ -301,26 +302,68 @@ pub fn scan(
     if step_val == 0.0 {
         return Err(Error::Usage("--parameter-step-size must not be 0".into()));
     }
-    if (hi - lo) * step_val < 0.0 {
+    // Signs compared, not multiplied: a tiny step times a small range
+    // underflows to -0, which is not below 0.
+    if hi != lo && (hi > lo) != (step_val > 0.0) {
         return Err(Error::Usage(format!(
             "a step of {step_val} never gets from {min} to {max}: use a {} step",
             if hi > lo { "positive" } else { "negative" }
         )));
     }
     let count = ((hi - lo) / step_val + 1e-9).floor() + 1.0;
-    if count > MAX_VALUES as f64 {
+    if count.is_nan() || count > MAX_VALUES as f64 {
         return Err(too_many(count, "use a larger --parameter-step-size"));
     }
     let numeric: Vec<f64> = (0..count as usize)
         .map(|k| lo + k as f64 * step_val)
         .collect();
-    let values = numeric.iter().map(|v| format!("{v:.places$}")).collect();
+    let values = fixed_places(&numeric, places, step_val.abs() * 1e-6);
+    let values = distinct(name, &numeric, values)?;
     Ok(Parameter {
         name: name.into(),
         values,
         numeric: Some(numeric),
         geometric: false,
     })
+}
+
+/// The values with `places` decimals (the step's, as hyperfine writes
+/// them), or more where that is not within `tolerance` of the value:
+/// `-D 1e-5` has no decimals as typed, yet its values need five.
+fn fixed_places(numeric: &[f64], places: usize, tolerance: f64) -> Vec<String> {
+    for p in places..=17 {
+        let values: Vec<String> = numeric.iter().map(|v| format!("{v:.p$}")).collect();
+        let close = values
+            .iter()
+            .zip(numeric)
+            .all(|(s, v)| s.parse::<f64>().is_ok_and(|x| (x - v).abs() <= tolerance));
+        if close {
+            return values;
+        }
+    }
+    // Shortest form that reads back as the same number.
+    numeric.iter().map(|v| format!("{v}")).collect()
+}
+
+/// `values` (the text of `numeric`) if no two are the same text; else the
+/// shortest round-trip forms, if those differ; else an error: a scan whose
+/// values cannot be told apart would run one benchmark several times.
+fn distinct(name: &str, numeric: &[f64], values: Vec<String>) -> Result<Vec<String>> {
+    let unique = |v: &[String]| {
+        let mut seen = std::collections::HashSet::new();
+        v.iter().all(|s| seen.insert(s.as_str()))
+    };
+    if unique(&values) {
+        return Ok(values);
+    }
+    let shortest: Vec<String> = numeric.iter().map(|v| format!("{v}")).collect();
+    if unique(&shortest) {
+        return Ok(shortest);
+    }
+    Err(Error::Usage(format!(
+        "--parameter-scan {name}: the step is too small to tell the values apart \
+         at double precision; use a larger step"
+    )))
 }
 
 /// Six significant digits, trailing zeros removed.
@@ -704,6 +747,39 @@ mod tests {
         assert!(scan("x", "0", "4", None, Some("2")).is_err());
         assert!(scan("x", "1", "4", None, Some("1")).is_err());
         assert!(scan("x", "8", "4", None, Some("2")).is_err());
+    }
+
+    #[test]
+    fn scan_values_stay_distinct_and_finite() {
+        let p = scan("x", "0", "0.00005", Some("1e-5"), None).unwrap();
+        assert_eq!(
+            p.values,
+            vec!["0.00000", "0.00001", "0.00002", "0.00003", "0.00004", "0.00005"]
+        );
+        // Near f64::MAX a geometric scan ends (it used to reach infinity).
+        let p = scan("x", "1", "1.7976931348623e308", None, Some("10")).unwrap();
+        assert_eq!(p.values.len(), 309);
+        assert!(p.numeric.unwrap().iter().all(|v| v.is_finite()));
+        // A step below the precision of the values is refused, not repeated.
+        let e = scan("x", "1e20", "1.00000000000000001e20", Some("1"), None);
+        assert!(
+            e.is_err() || {
+                let v = e.unwrap().values;
+                v.len() == 1
+            }
+        );
+        let e = scan("x", "1e16", "1.0000000000001e16", Some("0.5"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("too small"), "{e}");
+        // Found by tests/fuzz.rs: a positive step below a descending range
+        // whose product underflowed to -0 gave an empty scan.
+        assert!(scan("x", "0.0000001", "1e-24", Some("5e-324"), None).is_err());
+        // Geometric with a factor close to 1: more digits, still distinct.
+        let p = scan("x", "1", "1.00001", None, Some("1.000001")).unwrap();
+        let mut v = p.values.clone();
+        v.dedup();
+        assert_eq!(v.len(), p.values.len());
     }
 
     #[test]

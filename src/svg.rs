@@ -20,6 +20,10 @@ pub fn escape(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             c if (c as u32) < 0x20 && c != '\n' && c != '\t' => out.push('\u{fffd}'),
+            // Shown, not obeyed: an override would reorder what is displayed.
+            c if crate::output::is_bidi_control(c) => {
+                let _ = write!(out, "[U+{:04X}]", c as u32);
+            }
             c => out.push(c),
         }
     }

@@ -58,7 +58,7 @@ impl RunDir {
         let base = match workdir {
             Workdir::Tmpfs => memory_base()?,
             Workdir::Under(dir) => {
-                std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+                create_base(dir).map_err(|source| Error::Write {
                     path: dir.clone(),
                     source,
                 })?;
@@ -91,6 +91,13 @@ impl RunDir {
             path: self.path.clone(),
             source,
         };
+        if let Some(base) = self.path.parent() {
+            // Another cell's directory may have been the last in a base
+            // that cmdscope created, and removed it with itself.
+            if !base.exists() {
+                create_base(base).map_err(err)?;
+            }
+        }
         std::fs::create_dir(&self.path).map_err(err)?;
         if let Some(t) = &self.template {
             copy_tree(t, &self.path).map_err(err)?;
@@ -109,7 +116,43 @@ impl RunDir {
 impl Drop for RunDir {
     fn drop(&mut self) {
         self.remove();
+        remove_created_bases();
     }
+}
+
+/// Directories `--workdir` had to create, deepest last: removed again, when
+/// empty, once the run directories in them are gone. What existed before
+/// (and anything a command left outside its run directory) stays.
+static CREATED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn create_base(dir: &Path) -> std::io::Result<()> {
+    let mut missing = Vec::new();
+    let mut p = dir;
+    while !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err() {
+        missing.push(p.to_path_buf());
+        match p.parent() {
+            Some(parent) => p = parent,
+            None => break,
+        }
+    }
+    std::fs::create_dir_all(dir)?;
+    let mut created = CREATED.lock().unwrap_or_else(|e| e.into_inner());
+    created.extend(missing.into_iter().rev());
+    Ok(())
+}
+
+fn remove_created_bases() {
+    let mut created = CREATED.lock().unwrap_or_else(|e| e.into_inner());
+    // Deepest first; a directory that is not empty (another cell's run
+    // directory is still in it) stays registered for a later try.
+    let mut kept = Vec::new();
+    while let Some(d) = created.pop() {
+        if std::fs::remove_dir(&d).is_err() && d.exists() {
+            kept.push(d);
+        }
+    }
+    kept.reverse();
+    *created = kept;
 }
 
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -167,6 +210,19 @@ mod tests {
         let p = dir.path.clone();
         drop(dir);
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn created_base_directories_are_removed_and_existing_ones_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().join("a/b/c");
+        let one = RunDir::new(1, &Workdir::Under(base.clone()), None, None).unwrap();
+        let two = RunDir::new(2, &Workdir::Under(base.clone()), None, None).unwrap();
+        drop(one);
+        assert!(base.exists(), "still in use by the second cell");
+        drop(two);
+        assert!(!root.path().join("a").exists(), "created tree left behind");
+        assert!(root.path().exists());
     }
 
     #[test]

@@ -264,6 +264,36 @@ fn postgres_store() {
     full_round_trip(&server);
     kill_9_keeps_every_finished_run(&server);
     newer_schema_and_bad_password(&server);
+    foreign_database_is_left_alone(&server);
+}
+
+/// A database with tables of its own is not a store: no command adds to it.
+fn foreign_database_is_left_alone(server: &Server) {
+    let url = server.create_db("cmdscope_foreign");
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute("CREATE TABLE customers (id BIGINT); INSERT INTO customers VALUES (1)")
+        .unwrap();
+    for args in [
+        &["history"][..],
+        &["run", "--runs", "1", "--style", "none", "true"][..],
+    ] {
+        let o = with_store(&url, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("not a cmdscope store"),
+            "{}",
+            stderr(&o)
+        );
+        no_password(&o);
+    }
+    let tables: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 1, "a table was added to a foreign database");
 }
 
 fn concurrent_writers_lose_no_rows(server: &Server) {

@@ -28,7 +28,7 @@ use crate::analysis::comparison::{
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
 use crate::report::markdown::cell as md;
-use crate::store::record::open_required;
+use crate::store::record::open_read_only;
 use crate::store::{parse_label, Filter, Machine, Store, StoredSession};
 
 /// Fewest baseline sessions from which a between-session spread is
@@ -210,7 +210,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         )));
     }
     crate::cli::check_alpha(args.alpha)?;
-    let mut store = open_required(false, args.store.store.as_deref())?;
+    let mut store = open_read_only(args.store.store.as_deref())?;
     let current = match args.session {
         Some(id) => find_session(
             &mut store,
@@ -316,7 +316,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         CheckFormat::Markdown => markdown(&rows, &ctx),
         CheckFormat::Text => text(&rows, &ctx),
     };
-    print!("{text}");
+    crate::output::print(&crate::output::escape_controls(&text));
     Ok(if rows.iter().any(|r| r.regression) {
         exit::FAILURE
     } else {

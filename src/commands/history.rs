@@ -6,17 +6,20 @@ use std::fmt::Write as _;
 use super::{median, time_values};
 use crate::cli::HistoryArgs;
 use crate::error::{exit, Result};
-use crate::store::record::open_required;
+use crate::store::record::open_read_only;
 use crate::store::{StoredSession, RUNNING};
 
 pub fn run(args: &HistoryArgs) -> Result<i32> {
-    let mut store = open_required(false, args.store.store.as_deref())?;
+    let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.command = args.filter.clone();
     filter.limit = Some(args.limit);
     let sessions = store.sessions(&filter)?;
     if sessions.is_empty() {
-        println!("No sessions in store '{}' match.", store.location());
+        crate::output::print(&crate::output::escape_controls(&format!(
+            "No sessions in store '{}' match.\n",
+            store.location()
+        )));
         return Ok(exit::OK);
     }
     let cells: Vec<_> = sessions.iter().flat_map(|s| s.cells.iter()).collect();
@@ -54,7 +57,7 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
             );
         }
     }
-    print!("{out}");
+    crate::output::print(&crate::output::escape_controls(&out));
     Ok(exit::OK)
 }
 

@@ -44,14 +44,14 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
             &machine,
             &format!("cmdscope import {}", file.display()),
         )?;
-        println!(
-            "{}: {} ({}) stored as session #{id}: {} benchmark{}, {runs} runs",
+        crate::output::print(&crate::output::escape_controls(&format!(
+            "{}: {} ({}) stored as session #{id}: {} benchmark{}, {runs} runs\n",
             store.location(),
             file.display(),
             d.format,
             d.benchmarks.len(),
             if d.benchmarks.len() == 1 { "" } else { "s" }
-        );
+        )));
     }
     Ok(exit::OK)
 }

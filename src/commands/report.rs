@@ -13,12 +13,12 @@ use crate::error::{exit, Result};
 use crate::metrics::{block_pairs, Metric};
 use crate::report::html::{self, CellData, HistoryData, HistoryPoint, ReportData};
 use crate::schedule::Order;
-use crate::store::record::open_required;
+use crate::store::record::open_read_only;
 use crate::store::{Filter, Store, StoredSession};
 use clap::Parser;
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
-    let mut store = open_required(false, args.store.store.as_deref())?;
+    let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.session = args.session;
     filter.command = args.command.clone();
@@ -28,12 +28,12 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         .into_iter()
         .next()
         .ok_or_else(|| super::nothing_found(&store, "matching session"))?;
-    crate::report::check_writable(&args.html)?;
+    crate::output::check_writable(&args.html)?;
     let data = gather(&mut store, session, args.history)?;
     let text = html::render(&data);
-    crate::report::write_atomic(&args.html, text.as_bytes())?;
+    crate::output::write_file(&args.html, text.as_bytes())?;
     if args.html != std::path::Path::new("-") {
-        eprintln!(
+        crate::eprint_line!(
             "cmdscope: report of session #{} written to {}",
             data.session.id,
             args.html.display()

@@ -17,7 +17,6 @@ pub mod syscalls;
 pub mod tracer;
 pub mod tree;
 
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -25,7 +24,7 @@ use std::time::Duration;
 use crate::cli::ExplainArgs;
 use crate::error::{exit, Error, Result};
 use crate::exec::signals;
-use crate::{plan, report};
+use crate::plan;
 
 /// The caveat every report carries.
 pub const CAVEAT: &str = "traced with ptrace: every system call stops the program, so the run is slower than an untraced one and the times are indicative";
@@ -95,7 +94,7 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
         .transpose()?;
     let patterns = monitor::compile(&args.matches)?;
     if let Some(path) = &args.json {
-        report::check_writable(path)?;
+        crate::output::check_writable(path)?;
     }
     let resolved = crate::exec::resolve_program(program)?;
 
@@ -108,7 +107,7 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
         if let Some(m) = running.take() {
             let _ = m.finish(Duration::ZERO, None);
         }
-        eprintln!("cmdscope: interrupted before the command started");
+        crate::eprint_line!("cmdscope: interrupted before the command started");
         return Ok(exit::INTERRUPTED);
     }
 
@@ -175,18 +174,18 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
         as_root,
     };
 
-    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    let json_to_stdout = args.json.as_deref().is_some_and(crate::output::is_stdout);
+    // The file first: the terminal's reader may be gone (`| head`).
+    if let Some(path) = &args.json {
+        crate::output::write_file(path, &json::render(&explained))?;
+    }
     if !json_to_stdout {
         let text = render::render(&explained, args.top, args.full_tree);
-        let mut out = std::io::stdout().lock();
-        // A reader that went away (`| head`) is not an error worth a panic.
-        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
-    }
-    if let Some(path) = &args.json {
-        report::write_atomic(path, &json::render(&explained))?;
+        // Program names and arguments come from the traced command.
+        crate::output::print(&crate::output::escape_controls(&text));
     }
     if explained.trace.interrupted {
-        eprintln!(
+        crate::eprint_line!(
             "cmdscope: interrupted; the traced command was killed (the report above is partial)"
         );
         return Ok(exit::INTERRUPTED);

@@ -412,7 +412,7 @@ fn non_numeric_values() {
             {"time_wall_clock": {"value": 0.1, "unit": "s"}},
             {"time_wall_clock": {"value": "fast", "unit": "s"}}]}]}"#
         ),
-        "results[0].measurements[1].time_wall_clock.value: expected a number, found a string"
+        "line 3: results[0].measurements[1].time_wall_clock.value: expected a number, found a string"
     );
     assert_eq!(
         err(r#"{"results": [{"command": 42, "times": [0.1]}]}"#),
@@ -600,4 +600,46 @@ fn cmdscope_exporter_edge_values() {
         b.series("memory_peak_resident").is_none(),
         "flat fields are not read"
     );
+}
+
+#[test]
+fn killed_runs_and_removed_outliers_are_not_samples() {
+    let text = r#"{"results": [{"command": "x", "measurements": [
+        {"run_index": 0, "exit_code": 0, "timed_out": false,
+         "time_wall_clock": {"value": 0.1, "unit": "s"}},
+        {"run_index": 1, "exit_code": null, "timed_out": true,
+         "time_wall_clock": {"value": 5.0, "unit": "s"}},
+        {"run_index": 2, "exit_code": 0, "outlier_removed": true,
+         "time_wall_clock": {"value": 9.0, "unit": "s"}},
+        {"run_index": 3, "exit_code": 0,
+         "time_wall_clock": {"value": 0.2, "unit": "s"}}
+    ]}]}"#;
+    let d = parse_dataset(text, "run.json").unwrap();
+    assert_values(
+        d.benchmarks[0].series("time_wall_clock").unwrap(),
+        &[0.1, 0.2],
+    );
+}
+
+#[test]
+fn values_that_overflow_in_conversion_are_errors() {
+    let text = r#"{"results": [{"command": "x", "measurements": [
+        {"memory_peak_resident": {"value": 1e308, "unit": "GiB"}}
+    ]}]}"#;
+    let e = err(text);
+    assert!(
+        e.starts_with("line 2: results[0].measurements[0].memory_peak_resident.value:")
+            && e.contains("too large"),
+        "{e}"
+    );
+}
+
+#[test]
+fn field_errors_name_their_line() {
+    let text = "{\"results\": [\n  {\"command\": \"a \\\" } ] {\", \"x\": {\"k\": [1, {\"y\": 2}]},\n   \"times\": [0.1,\n 0.2,\n -3]}\n]}";
+    let e = err(text);
+    assert!(e.starts_with("line 5: results[0].times[2]:"), "{e}");
+    assert_eq!(super::json_line(text, "results[0].x.k[1].y"), Some(2));
+    assert_eq!(super::json_line(text, "results[0].nope"), None);
+    assert_eq!(super::json_line(text, "results[3]"), None);
 }

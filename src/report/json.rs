@@ -65,15 +65,23 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
             .map(|m| num(f(&m.summary)))
             .unwrap_or(Value::Null)
     };
-    let times: Vec<Value> = r
+    // hyperfine's flat arrays hold the runs its `mean` is computed from, in
+    // step with each other; killed runs (hyperfine has no timeout) are
+    // listed apart, so that scripts reading `times` agree with `mean`.
+    let counted: Vec<&crate::metrics::Sample> = r.samples.iter().filter(|s| s.counts()).collect();
+    let times: Vec<Value> = counted
+        .iter()
+        .map(|s| s.get(Metric::WallTime).map_or(Value::Null, num))
+        .collect();
+    let timed_out_times: Vec<Value> = r
         .samples
         .iter()
+        .filter(|s| s.timed_out)
         .filter_map(|s| s.get(Metric::WallTime))
         .map(num)
         .collect();
-    let exit_codes: Vec<Value> = r.samples.iter().map(|s| json!(s.exit_code)).collect();
-    let memory: Vec<Value> = r
-        .samples
+    let exit_codes: Vec<Value> = counted.iter().map(|s| json!(s.exit_code)).collect();
+    let memory: Vec<Value> = counted
         .iter()
         .filter_map(|s| s.get(Metric::PeakRss))
         .map(|v| json!(v as u64))
@@ -99,6 +107,7 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
         "memory_usage_byte": memory,
         "runs": r.samples.len(),
         "timed_out_runs": a.timed_out,
+        "timed_out_times": timed_out_times,
         "measurements": r.samples.iter().map(measurement).collect::<Vec<_>>(),
         "summary": summary(a),
         "warnings": a.warnings,

@@ -9,6 +9,7 @@
 pub mod machine;
 pub mod postgres;
 pub mod record;
+pub mod redact;
 pub mod schema;
 pub mod sqlite;
 pub mod writer;
@@ -20,6 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::metrics::{Metric, Sample};
 use crate::plan::Cell;
 pub use machine::Machine;
+pub use redact::redact;
 use schema::{Dialect, LATEST, METRIC_COLUMNS};
 
 /// A store error: one line, with any password already removed.
@@ -97,10 +99,14 @@ pub enum Location {
 }
 
 impl Location {
-    /// `postgres://…` / `postgresql://…` is PostgreSQL; anything else (with
+    /// `postgres://…` / `postgresql://…` or a libpq key/value string
+    /// (`host=h dbname=x`) is PostgreSQL; anything else (with
     /// an optional `sqlite:` prefix) is the path of an SQLite file.
     pub fn parse(text: &str) -> Location {
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        if text.starts_with("postgres://")
+            || text.starts_with("postgresql://")
+            || redact::is_conninfo(text)
+        {
             Location::Postgres(text.to_string())
         } else {
             let path = text.strip_prefix("sqlite:").unwrap_or(text);
@@ -131,35 +137,6 @@ impl Location {
             Location::Postgres(url) => redact(url),
         }
     }
-}
-
-/// Replaces the password of a connection URL (`user:secret@`) or string
-/// (`password=secret`) by `***`.
-pub fn redact(text: &str) -> String {
-    let mut out = text.to_string();
-    if let Some(scheme_end) = out.find("://") {
-        let rest_start = scheme_end + 3;
-        let rest = &out[rest_start..];
-        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        if let Some(at) = rest[..authority_end].rfind('@') {
-            if let Some(colon) = rest[..at].find(':') {
-                out.replace_range(rest_start + colon + 1..rest_start + at, "***");
-            }
-        }
-    }
-    // password=... in a query string or a key=value connection string.
-    let mut result = String::with_capacity(out.len());
-    let mut rest = out.as_str();
-    while let Some(i) = rest.find("password=") {
-        let value_start = i + "password=".len();
-        result.push_str(&rest[..value_start]);
-        result.push_str("***");
-        let tail = &rest[value_start..];
-        let end = tail.find(['&', ' ']).unwrap_or(tail.len());
-        rest = &tail[end..];
-    }
-    result.push_str(rest);
-    result
 }
 
 /// A session about to be recorded.
@@ -343,8 +320,61 @@ impl Store {
             db,
             location: shown,
         };
+        if store.db.dialect() == Dialect::Postgres && store.foreign_postgres()? {
+            return Err(StoreError(format!(
+                "store '{}': not a cmdscope store (the database's schema holds other tables); \
+                 it was left unchanged: give cmdscope a database of its own",
+                store.location
+            )));
+        }
         store.migrate()?;
         Ok(store)
+    }
+
+    /// True when the current PostgreSQL schema has tables but none of
+    /// cmdscope's: somebody else's database, not to be added to. (SQLite
+    /// files are checked by their backend, before the journal mode changes.)
+    fn foreign_postgres(&mut self) -> Result<bool> {
+        let rows = self.db.query(
+            "SELECT COUNT(*), COUNT(*) FILTER (WHERE table_name = 'schema_version') \
+             FROM information_schema.tables WHERE table_schema = current_schema()",
+            &[],
+        )?;
+        let count = |i: usize| {
+            rows.first()
+                .and_then(|r| r.get(i))
+                .and_then(Value::int)
+                .unwrap_or(0)
+        };
+        Ok(count(0) > 0 && count(1) == 0)
+    }
+
+    /// Opens an existing store for reading (history, check, report):
+    /// nothing is created, and a database that is not a cmdscope store is
+    /// refused unchanged. A store written by an older cmdscope is migrated
+    /// like a writer would (it is ours to upgrade).
+    pub fn open_read_only(location: &Location) -> Result<Store> {
+        let shown = location.display();
+        let db: Box<dyn Backend> = match location {
+            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open_read_only(path, &shown)?),
+            Location::Postgres(url) => Box::new(postgres::Postgres::connect(url, &shown)?),
+        };
+        let mut store = Store {
+            db,
+            location: shown,
+        };
+        match Self::version(store.db.as_mut()) {
+            Ok(v) if v == LATEST => Ok(store),
+            Ok(v) if v > LATEST => Err(store.newer(v)),
+            Ok(v) if v > 0 => {
+                drop(store);
+                Store::open(location)
+            }
+            _ => Err(StoreError(format!(
+                "store '{}': not a cmdscope store (no schema version)",
+                store.location
+            ))),
+        }
     }
 
     /// The location, password removed.
@@ -867,23 +897,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn redacts_passwords() {
-        assert_eq!(
-            redact("postgres://bob:s3cr@t@db.example:5432/x?sslmode=disable"),
-            "postgres://bob:***@db.example:5432/x?sslmode=disable"
-        );
-        assert_eq!(redact("postgres://bob@h/db"), "postgres://bob@h/db");
-        assert_eq!(
-            redact("postgresql://h/db?user=a&password=zz&x=1"),
-            "postgresql://h/db?user=a&password=***&x=1"
-        );
-        assert_eq!(
-            redact("host=h password=zz user=a"),
-            "host=h password=*** user=a"
-        );
-    }
-
-    #[test]
     fn locations_and_labels() {
         assert_eq!(
             Location::parse("postgres://h/db"),
@@ -894,6 +907,18 @@ mod tests {
             Location::Sqlite("/tmp/x.db".into())
         );
         assert_eq!(Location::parse("x.db"), Location::Sqlite("x.db".into()));
+        assert_eq!(
+            Location::parse("host=h dbname=x password=p"),
+            Location::Postgres("host=h dbname=x password=p".into())
+        );
+        assert_eq!(
+            Location::parse("runs=1.db"),
+            Location::Sqlite("runs=1.db".into())
+        );
+        assert_eq!(
+            Location::parse("host=h password=p").display(),
+            "host=h password=***"
+        );
         assert_eq!(
             parse_labels(&["a=1".into(), "b=x=y".into(), "a=2".into()]).unwrap(),
             vec![("b".into(), "x=y".into()), ("a".into(), "2".into())]

@@ -42,14 +42,19 @@ impl Choice {
         }
     }
 
-    /// The location, or why there is none.
+    /// The location, or why there is none; the default store's directory
+    /// is created, for a writer.
     pub fn location(&self) -> Result<Option<Location>, StoreError> {
+        self.location_for(true)
+    }
+
+    fn location_for(&self, writer: bool) -> Result<Option<Location>, StoreError> {
         match self {
             Choice::Disabled => Ok(None),
             Choice::Explicit(s) => Ok(Some(Location::parse(s))),
             Choice::Default => match Location::default_location() {
                 Some(loc) => {
-                    if let Location::Sqlite(p) = &loc {
+                    if let (true, Location::Sqlite(p)) = (writer, &loc) {
                         if let Some(dir) = p.parent() {
                             std::fs::create_dir_all(dir).map_err(|e| {
                                 StoreError(format!(
@@ -71,8 +76,19 @@ impl Choice {
     }
 }
 
-/// Opens the store for a command that needs one (history, check, report,
-/// import): every failure is an error.
+/// Opens the store for a command that reads it (history, check, report):
+/// it must exist and be a cmdscope store; nothing is created or changed.
+pub fn open_read_only(store: Option<&str>) -> crate::error::Result<Store> {
+    match Choice::new(false, store).location_for(false)? {
+        Some(loc) => Ok(Store::open_read_only(&loc)?),
+        None => Err(Error::Usage(
+            "this command needs a store; drop --no-store".into(),
+        )),
+    }
+}
+
+/// Opens the store for a command that writes one (import): every failure
+/// is an error.
 pub fn open_required(no_store: bool, store: Option<&str>) -> crate::error::Result<Store> {
     match Choice::new(no_store, store).location()? {
         Some(loc) => Ok(Store::open(&loc)?),

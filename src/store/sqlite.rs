@@ -70,7 +70,73 @@ fn placeholders(sql: &str) -> String {
     out
 }
 
+/// What the database holds, judged by its tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Contents {
+    /// No table at all: a new (or empty) file a writer may set up.
+    Empty,
+    /// cmdscope's `schema_version` table is there.
+    Store,
+    /// Tables, none of them cmdscope's: somebody else's database.
+    Foreign,
+}
+
+fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+    let names = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(if names.is_empty() {
+        Contents::Empty
+    } else if names.iter().any(|n| n == "schema_version") {
+        Contents::Store
+    } else {
+        Contents::Foreign
+    })
+}
+
+fn foreign(shown: &str) -> StoreError {
+    StoreError(format!(
+        "store '{shown}': not a cmdscope store (an SQLite database with other tables); \
+         it was left unchanged"
+    ))
+}
+
 impl Sqlite {
+    /// Opens the store for reading only: the file must exist and be a
+    /// cmdscope store; nothing is created, no journal mode is changed.
+    pub fn open_read_only(path: &Path, shown: &str) -> Result<Sqlite> {
+        let fail =
+            |what: &str, err: StoreError| StoreError(format!("store '{shown}': {what}: {}", err.0));
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => return Err(StoreError(format!("store '{shown}': not a regular file"))),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError(format!(
+                    "store '{shown}' does not exist (nothing recorded there yet?)"
+                )))
+            }
+            Err(err) => return Err(StoreError(format!("store '{shown}': cannot open: {err}"))),
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|err| fail("cannot open", e(err)))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|err| fail("cannot open", e(err)))?;
+        match contents(&conn).map_err(|err| fail("cannot open", e(err)))? {
+            Contents::Store => Ok(Sqlite { conn }),
+            Contents::Empty => Err(StoreError(format!(
+                "store '{shown}': not a cmdscope store (an empty database)"
+            ))),
+            Contents::Foreign => Err(foreign(shown)),
+        }
+    }
+
+    /// Opens the store for writing, creating the file if needed. A database
+    /// with tables that are not cmdscope's is refused before anything in it
+    /// changes (tables, journal mode).
     pub fn open(path: &Path, shown: &str) -> Result<Sqlite> {
         let fail =
             |what: &str, err: StoreError| StoreError(format!("store '{shown}': {what}: {}", err.0));
@@ -83,6 +149,9 @@ impl Sqlite {
         .map_err(|err| fail("cannot open", e(err)))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|err| fail("cannot open", e(err)))?;
+        if contents(&conn).map_err(|err| fail("cannot open", e(err)))? == Contents::Foreign {
+            return Err(foreign(shown));
+        }
         // Switching to WAL needs a moment of exclusive access; the busy
         // handler covers it, and a few retries cover the rest.
         let mut tries = 0;

@@ -1,0 +1,458 @@
+//! Property tests ("fuzzing" on stable Rust) for every parser of user data:
+//! results files (cmdscope JSON, hyperfine JSON 1 and 2, `go test -bench`
+//! text), word splitting, parameter scans and lists, env files.
+//!
+//! Inputs come from seeded generators: random bytes, well-formed documents
+//! with random contents (checked to round-trip), and well-formed documents
+//! mutated at random (flipped bytes, cut and duplicated ranges, hostile
+//! tokens spliced in). The properties: no panic, errors are one line,
+//! accepted data is what was written (finite, non-negative, killed runs
+//! left out), scans stay bounded and distinct.
+//!
+//! `cargo test` runs a short, fixed-seed budget. `scripts/fuzz MINUTES`
+//! runs the same properties longer with a fresh seed through
+//! CMDSCOPE_FUZZ_CASES, CMDSCOPE_FUZZ_SECONDS and CMDSCOPE_FUZZ_SEED; a
+//! failure prints the seed and the input that failed.
+
+use std::time::{Duration, Instant};
+
+use cmdscope::import::parse_dataset;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+struct Budget {
+    cases: u64,
+    deadline: Option<Instant>,
+    seed: u64,
+}
+
+impl Budget {
+    fn from_env(default_cases: u64) -> Budget {
+        let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+        Budget {
+            cases: var("CMDSCOPE_FUZZ_CASES").unwrap_or(default_cases),
+            deadline: var("CMDSCOPE_FUZZ_SECONDS").map(|s| Instant::now() + Duration::from_secs(s)),
+            seed: var("CMDSCOPE_FUZZ_SEED").unwrap_or(20_261_122),
+        }
+    }
+
+    /// Runs `case` with a generator per case until the budget is spent.
+    fn run(&self, name: &str, mut case: impl FnMut(&mut ChaCha8Rng, u64)) {
+        let start = Instant::now();
+        let mut n = 0;
+        while n < self.cases && self.deadline.is_none_or(|d| Instant::now() < d) {
+            // One generator per case: a failure names the case to replay.
+            let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ (n.wrapping_mul(0x9e37_79b9)));
+            case(&mut rng, n);
+            n += 1;
+        }
+        eprintln!(
+            "fuzz {name}: {n} cases in {:.1} s (seed {})",
+            start.elapsed().as_secs_f64(),
+            self.seed
+        );
+    }
+}
+
+const TOKENS: &[&str] = &[
+    "null",
+    "true",
+    "false",
+    "0",
+    "-0",
+    "1e308",
+    "-1e308",
+    "1e-400",
+    "NaN",
+    "Infinity",
+    "18446744073709551616",
+    "\"\"",
+    "[]",
+    "{}",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    "\"",
+    "\\u0000",
+    "\\ud800",
+    "\u{1b}[2J",
+    "\u{202e}",
+    "\"timed_out\": true",
+    "\"outlier_removed\": true",
+    "\"unit\": \"GiB\"",
+    "\"unit\": \"ns\"",
+    "\"unit\": 3",
+    "\"value\": 1e308",
+    "\"value\": -1",
+    "\"times\": [",
+    "\"measurements\": [",
+    "\"results\": [",
+    "\"schema_version\": 99",
+    "\"command\": null",
+    "\"parameters\": {",
+    "Benchmark",
+    "BenchmarkX-8",
+    " 100 ",
+    " ns/op",
+    " B/op",
+    " MB/s",
+    " allocs/op",
+    "pkg: x",
+    "goos: linux",
+    "Unit ns/op better=higher",
+    "\n",
+    "\r\n",
+    "\t",
+    "\u{feff}",
+];
+
+fn random_text(rng: &mut ChaCha8Rng, max: usize) -> String {
+    let len = rng.random_range(0..max);
+    let mut s = String::new();
+    while s.len() < len {
+        match rng.random_range(0..4) {
+            0 => s.push_str(TOKENS[rng.random_range(0..TOKENS.len())]),
+            1 => s.push(char::from(rng.random_range(0x20u8..0x7f))),
+            2 => s.push(char::from_u32(rng.random_range(0..0x11_0000)).unwrap_or('?')),
+            _ => s.push_str(&rng.random_range(-1e6..1e6f64).to_string()),
+        }
+    }
+    s
+}
+
+/// `text` changed in a few random places.
+fn mutate(rng: &mut ChaCha8Rng, text: &str) -> String {
+    let mut b = text.as_bytes().to_vec();
+    for _ in 0..rng.random_range(1..6) {
+        let at = rng.random_range(0..=b.len());
+        match rng.random_range(0..5) {
+            0 if !b.is_empty() => {
+                let i = rng.random_range(0..b.len());
+                b[i] ^= 1 << rng.random_range(0..8);
+            }
+            1 => {
+                let end = rng.random_range(at..=b.len());
+                b.drain(at..end);
+            }
+            2 => {
+                let end = rng.random_range(at..=b.len().min(at + 64));
+                let piece = b[at..end].to_vec();
+                b.splice(at..at, piece);
+            }
+            _ => {
+                let t = TOKENS[rng.random_range(0..TOKENS.len())];
+                b.splice(at..at, t.bytes());
+            }
+        }
+    }
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+fn value(rng: &mut ChaCha8Rng) -> f64 {
+    match rng.random_range(0..4) {
+        0 => rng.random_range(0.0..1e-3),
+        1 => rng.random_range(0.0..10.0),
+        2 => rng.random_range(0.0..1e12),
+        _ => 0.0,
+    }
+}
+
+/// Parses `text`; whatever it returns must be well-formed.
+fn check_parse(text: &str, n: u64) {
+    match parse_dataset(text, "fuzz") {
+        Ok(d) => {
+            for b in &d.benchmarks {
+                for s in &b.series {
+                    for v in &s.values {
+                        assert!(v.is_finite(), "case {n}: non-finite value from {text:?}");
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            let m = e.to_string();
+            assert!(
+                !m.contains('\n'),
+                "case {n}: multi-line error {m:?} for {text:?}"
+            );
+            if let Some(line) = m
+                .strip_prefix("line ")
+                .and_then(|r| r.split(':').next())
+                .and_then(|l| l.parse::<usize>().ok())
+            {
+                assert!(
+                    line >= 1 && line <= text.lines().count().max(1),
+                    "case {n}: {m:?} names a line the text does not have"
+                );
+            }
+        }
+    }
+}
+
+fn hyperfine1(rng: &mut ChaCha8Rng) -> (String, Vec<Vec<f64>>) {
+    let k = rng.random_range(1..4);
+    let mut all = Vec::new();
+    let results: Vec<serde_json::Value> = (0..k)
+        .map(|i| {
+            let times: Vec<f64> = (0..rng.random_range(1..20)).map(|_| value(rng)).collect();
+            all.push(times.clone());
+            serde_json::json!({"command": format!("cmd {i}"), "mean": 0.1, "times": times})
+        })
+        .collect();
+    (serde_json::json!({ "results": results }).to_string(), all)
+}
+
+/// cmdscope/hyperfine 2 measurements, some killed; returns the completed
+/// wall times per result.
+fn measured(rng: &mut ChaCha8Rng) -> (String, Vec<Vec<f64>>) {
+    let k = rng.random_range(1..4);
+    let mut kept = Vec::new();
+    let results: Vec<serde_json::Value> = (0..k)
+        .map(|i| {
+            let mut completed = Vec::new();
+            let runs: Vec<serde_json::Value> = (0..rng.random_range(1..20))
+                .map(|j| {
+                    let v = value(rng);
+                    let killed = rng.random_bool(0.2);
+                    if !killed {
+                        completed.push(v);
+                    }
+                    let (shown, unit) = match rng.random_range(0..3) {
+                        0 => (v, "s"),
+                        1 => (v * 1e3, "ms"),
+                        _ => (v * 1e9, "ns"),
+                    };
+                    serde_json::json!({
+                        "run_index": j, "exit_code": 0, "timed_out": killed,
+                        "time_wall_clock": {"value": shown, "unit": unit},
+                    })
+                })
+                .collect();
+            kept.push(completed);
+            serde_json::json!({"command": format!("c{i}"), "name": null, "measurements": runs})
+        })
+        .collect();
+    (
+        serde_json::json!({"schema_version": 2, "tool": "cmdscope", "results": results})
+            .to_string(),
+        kept,
+    )
+}
+
+fn go_text(rng: &mut ChaCha8Rng) -> (String, Vec<f64>) {
+    let mut text = String::from("goos: linux\ngoarch: amd64\npkg: example.com/x\n");
+    let mut ns = Vec::new();
+    for _ in 0..rng.random_range(1..15) {
+        let v = rng.random_range(0.1..1e9f64);
+        ns.push(v);
+        text.push_str(&format!(
+            "BenchmarkParse-8   \t{}\t{v} ns/op\t{} B/op\n",
+            rng.random_range(1..1_000_000u64),
+            rng.random_range(0..10_000u64)
+        ));
+    }
+    text.push_str("PASS\nok  \texample.com/x\t1.2s\n");
+    (text, ns)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300)
+}
+
+#[test]
+fn results_parsers_survive_anything() {
+    Budget::from_env(3000).run("results-random", |rng, n| {
+        let text = random_text(rng, 400);
+        check_parse(&text, n);
+    });
+    Budget::from_env(3000).run("results-mutated", |rng, n| {
+        let seed = match rng.random_range(0..3) {
+            0 => hyperfine1(rng).0,
+            1 => measured(rng).0,
+            _ => go_text(rng).0,
+        };
+        // Pretty-printed JSON: errors then name lines, found by a walk
+        // over the text that must survive whatever the mutation left.
+        let seed = match serde_json::from_str::<serde_json::Value>(&seed) {
+            Ok(v) if rng.random_bool(0.5) => serde_json::to_string_pretty(&v).unwrap(),
+            _ => seed,
+        };
+        check_parse(&mutate(rng, &seed), n);
+    });
+}
+
+#[test]
+fn results_round_trip() {
+    Budget::from_env(500).run("hyperfine1-roundtrip", |rng, n| {
+        let (text, expected) = hyperfine1(rng);
+        let d = parse_dataset(&text, "x").unwrap_or_else(|e| panic!("case {n}: {e}: {text}"));
+        assert_eq!(d.format, "hyperfine-1");
+        for (b, times) in d.benchmarks.iter().zip(&expected) {
+            let got = &b.series("time_wall_clock").unwrap().values;
+            assert_eq!(got.len(), times.len(), "case {n}");
+            assert!(
+                got.iter().zip(times).all(|(a, b)| close(*a, *b)),
+                "case {n}"
+            );
+        }
+    });
+    Budget::from_env(500).run("measurements-roundtrip", |rng, n| {
+        let (text, expected) = measured(rng);
+        let d = parse_dataset(&text, "x").unwrap_or_else(|e| panic!("case {n}: {e}: {text}"));
+        for (b, completed) in d.benchmarks.iter().zip(&expected) {
+            let got = b
+                .series("time_wall_clock")
+                .map(|s| s.values.clone())
+                .unwrap_or_default();
+            assert_eq!(
+                got.len(),
+                completed.len(),
+                "case {n}: killed runs read as samples"
+            );
+            assert!(
+                got.iter().zip(completed).all(|(a, b)| close(*a, *b)),
+                "case {n}: {got:?} vs {completed:?}"
+            );
+        }
+    });
+    Budget::from_env(500).run("go-roundtrip", |rng, n| {
+        let (text, ns) = go_text(rng);
+        let d = parse_dataset(&text, "x").unwrap_or_else(|e| panic!("case {n}: {e}: {text}"));
+        let got = &d.benchmarks[0].series("sec/op").unwrap().values;
+        assert_eq!(got.len(), ns.len(), "case {n}");
+        assert!(
+            got.iter().zip(&ns).all(|(s, ns)| close(*s, ns * 1e-9)),
+            "case {n}"
+        );
+    });
+}
+
+#[test]
+fn word_splitting_round_trips_and_never_panics() {
+    Budget::from_env(3000).run("words", |rng, n| {
+        let raw = random_text(rng, 120);
+        let _ = cmdscope::plan::split_words(raw.as_bytes());
+        // Words quoted as a shell would read them come back unchanged.
+        let words: Vec<String> = (0..rng.random_range(1..6))
+            .map(|_| random_text(rng, 12).replace('\0', ""))
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() {
+            return;
+        }
+        let line = shlex::try_join(words.iter().map(String::as_str)).unwrap();
+        let back = cmdscope::plan::split_words(line.as_bytes())
+            .unwrap_or_else(|e| panic!("case {n}: {e}: {line:?}"));
+        let back: Vec<String> = back
+            .into_iter()
+            .map(|w| String::from_utf8(w).unwrap())
+            .collect();
+        assert_eq!(back, words, "case {n}: {line:?}");
+    });
+}
+
+fn number_text(rng: &mut ChaCha8Rng) -> String {
+    match rng.random_range(0..8) {
+        0 => rng.random_range(-100..100i64).to_string(),
+        1 => format!("{}", rng.random_range(-1e3..1e3f64)),
+        2 => format!("1e{}", rng.random_range(-330..330)),
+        3 => format!("{:e}", rng.random_range(0.0..1.0f64)),
+        4 => [
+            "inf",
+            "nan",
+            "-0",
+            "0",
+            "1.7976931348623157e308",
+            "5e-324",
+            "",
+            "x",
+        ][rng.random_range(0..8)]
+        .to_string(),
+        5 => format!("0.{}", "0".repeat(rng.random_range(0..20))) + "1",
+        6 => rng.random_range(0..10_000u64).to_string(),
+        _ => random_text(rng, 8),
+    }
+}
+
+#[test]
+fn parameter_scans_stay_bounded_and_distinct() {
+    Budget::from_env(3000).run("scan", |rng, n| {
+        let (lo, hi) = (number_text(rng), number_text(rng));
+        let step = rng.random_bool(0.5).then(|| number_text(rng));
+        let factor = (step.is_none() && rng.random_bool(0.5)).then(|| number_text(rng));
+        let start = Instant::now();
+        let r = cmdscope::plan::scan("x", &lo, &hi, step.as_deref(), factor.as_deref());
+        let what = format!("case {n}: -P x {lo} {hi} -D {step:?} --parameter-factor {factor:?}");
+        assert!(start.elapsed() < Duration::from_secs(2), "{what}: slow");
+        match r {
+            Ok(p) => {
+                assert!(
+                    !p.values.is_empty() && p.values.len() <= cmdscope::plan::MAX_VALUES,
+                    "{what}"
+                );
+                let mut sorted = p.values.clone();
+                sorted.sort();
+                sorted.dedup();
+                assert_eq!(sorted.len(), p.values.len(), "{what}: repeated values");
+                assert!(p.numeric.unwrap().iter().all(|v| v.is_finite()), "{what}");
+            }
+            // Messages quote the input; main prints them through
+            // output::escape_line, which keeps them on one line.
+            Err(e) => assert!(
+                !cmdscope::output::escape_line(&e.to_string()).contains('\n'),
+                "{what}"
+            ),
+        }
+    });
+    Budget::from_env(2000).run("list", |rng, n| {
+        let text = random_text(rng, 60);
+        if let Ok(p) = cmdscope::plan::list("x", &text) {
+            assert_eq!(p.values.join(","), text, "case {n}");
+        }
+    });
+}
+
+#[test]
+fn env_files_parse_back_what_was_written() {
+    Budget::from_env(2000).run("env-random", |rng, _| {
+        let bytes: Vec<u8> = (0..rng.random_range(0..200))
+            .map(|_| rng.random())
+            .collect();
+        let _ = cmdscope::app::parse_env_file(&bytes);
+        let _ = cmdscope::app::parse_env_file(random_text(rng, 200).as_bytes());
+    });
+    Budget::from_env(1000).run("env-roundtrip", |rng, n| {
+        let vars: Vec<(String, String)> = (0..rng.random_range(0..10))
+            .map(|i| {
+                let value: String = random_text(rng, 20)
+                    .chars()
+                    .filter(|c| *c != '\n' && *c != '\r')
+                    .collect();
+                (
+                    format!("K{i}_{}", rng.random_range(0..100)),
+                    value.trim().to_string(),
+                )
+            })
+            .collect();
+        let mut text = String::new();
+        for (k, v) in &vars {
+            if rng.random_bool(0.3) {
+                text.push_str("# a comment\n\n");
+            }
+            text.push_str(&format!(
+                "{}{k}={v}\n",
+                if rng.random_bool(0.2) { "export " } else { "" }
+            ));
+        }
+        let got = cmdscope::app::parse_env_file(text.as_bytes())
+            .unwrap_or_else(|line| panic!("case {n}: line {line} of {text:?}"));
+        let got: Vec<(String, String)> = got
+            .into_iter()
+            .map(|(k, v)| (String::from_utf8(k).unwrap(), String::from_utf8(v).unwrap()))
+            .collect();
+        assert_eq!(got, vars, "case {n}: {text:?}");
+    });
+}
