@@ -706,6 +706,18 @@ pub fn widen_for_sessions(c: &mut Comparison, sigma: f64, baseline_sessions: usi
     if !(lo.is_finite() && hi.is_finite() && est.is_finite()) {
         return;
     }
+    if sigma == 0.0 {
+        // History shows no movement between sessions beyond their own
+        // noise: the within-session analysis stands as it is (an exact
+        // test stays exact); only the note changes.
+        c.session_variation = SessionVariation::Included {
+            sigma,
+            sessions: baseline_sessions,
+        };
+        c.note = None;
+        decide(c, est, [lo, hi]);
+        return;
+    }
     let se_within = (hi - lo) / 2.0 / z;
     let between = sigma * sigma * (1.0 + 1.0 / baseline_sessions as f64);
     let se = (se_within * se_within + between).sqrt();
