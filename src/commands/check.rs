@@ -664,5 +664,15 @@ mod tests {
         );
         let (n, w) = (narrow.result.ratio_ci, wide.result.ratio_ci);
         assert!(w[0] < n[0] && w[1] > n[1], "{n:?} inside {w:?}");
+        // Sessions that move no more than their own noise: the analysis
+        // is the within-session one, exact test and all, and says so.
+        let mut p = pair("x", noisy(0.1, 20), noisy(0.108, 20));
+        p.history = Some((0.0, 5));
+        let same = &compare(&[p], 0.05, 5.0)[0];
+        assert_eq!(same.result.ratio_ci, narrow.result.ratio_ci);
+        assert_eq!(same.result.p_value, narrow.result.p_value);
+        assert_eq!(same.result.verdict, narrow.result.verdict);
+        assert!(same.regression);
+        assert!(same.result.note.is_none(), "{:?}", same.result.note);
     }
 }
