@@ -150,12 +150,19 @@ pub fn between_session_sigma(sessions: &[(f64, f64)]) -> Option<(f64, usize)> {
 
 /// A session's median and the standard error of its log, read from the
 /// 95 % interval of the median (0 when there are too few runs for one).
+/// The order-statistics interval covers more than 95 % (its ranks are
+/// whole numbers), so its half-width is divided by the normal quantile of
+/// its actual coverage, not by 1.96.
 fn median_and_se(values: &[f64]) -> Option<(f64, f64)> {
     let m = median(values)?;
-    let se = crate::stats::median_ci(values, 0.95)
-        .ok()
-        .filter(|e| e.low > 0.0 && e.high > 0.0)
-        .map_or(0.0, |e| (e.high.ln() - e.low.ln()) / (2.0 * 1.959964));
+    let coverage = crate::stats::median_ci_ranks(values.len(), 0.95).map(|(.., c)| c);
+    let se = match (crate::stats::median_ci(values, 0.95), coverage) {
+        (Ok(e), Some(c)) if e.low > 0.0 && e.high > 0.0 => {
+            let z = crate::stats::normal_quantile(0.5 + c / 2.0);
+            (e.high.ln() - e.low.ln()) / (2.0 * z)
+        }
+        _ => 0.0,
+    };
     Some((m, se))
 }
 
@@ -641,6 +648,26 @@ mod tests {
             .collect();
         let (sigma, _) = between_session_sigma(&sessions).unwrap();
         assert!((sigma - 0.03).abs() < 0.01, "{sigma}");
+    }
+
+    #[test]
+    fn the_standard_error_of_a_log_median_matches_theory() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+        // Log-normal runs, sd 0.1 of the log: the log median's standard
+        // error is sqrt(pi/2) x 0.1 / sqrt(n) for large n.
+        for n in [40usize, 400] {
+            let values: Vec<f64> = (0..n)
+                .map(|_| {
+                    let (u1, u2): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
+                    (0.1 * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()).exp()
+                })
+                .collect();
+            let (_, se) = median_and_se(&values).unwrap();
+            let theory = (std::f64::consts::PI / 2.0).sqrt() * 0.1 / (n as f64).sqrt();
+            assert!((se / theory - 1.0).abs() < 0.3, "n {n}: {se} vs {theory}");
+        }
+        assert_eq!(median_and_se(&[1.0, 2.0]).unwrap().1, 0.0, "too few runs");
     }
 
     #[test]
