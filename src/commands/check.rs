@@ -22,8 +22,8 @@ use std::fmt::Write as _;
 
 use super::{median, thin, time_values, MAX_VALUES};
 use crate::analysis::comparison::{
-    self as engine, compare_values, fails_gate, format_confidence, format_p, widen_for_sessions,
-    Design, SessionVariation, Settings, Verdict,
+    self as engine, compare_values, fails_gate, format_confidence, format_p, session_sigma,
+    widen_for_sessions, Design, SessionVariation, Settings, Verdict,
 };
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
@@ -133,13 +133,12 @@ pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
 /// as in a random-effects model, so noisy sessions do not pass for
 /// sessions that move.
 pub fn between_session_sigma(sessions: &[(f64, f64)]) -> Option<(f64, usize)> {
-    let k = sessions.len();
-    if k < MIN_HISTORY || sessions.iter().any(|&(m, _)| !(m > 0.0 && m.is_finite())) {
+    if sessions.len() < MIN_HISTORY {
         return None;
     }
-    let logs: Vec<f64> = sessions.iter().map(|(m, _)| m.ln()).collect();
-    let mean = logs.iter().sum::<f64>() / k as f64;
-    let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+    let medians: Vec<f64> = sessions.iter().map(|&(m, _)| m).collect();
+    let (spread, k) = session_sigma(&medians)?;
+    let var = spread * spread;
     let within = sessions
         .iter()
         .map(|&(_, se)| if se.is_finite() { se * se } else { 0.0 })
