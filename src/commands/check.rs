@@ -401,9 +401,12 @@ fn footer(rows: &[Row]) -> Vec<String> {
             _ => None,
         })
         .collect();
+    // Without history, or with too few runs for an interval to widen.
     let missing = rows
         .iter()
-        .filter(|r| r.result.session_variation == SessionVariation::NotIncluded)
+        .filter(|r| {
+            r.result.session_variation == SessionVariation::NotIncluded && r.history.is_none()
+        })
         .count();
     if !widened.is_empty() {
         lines.push(format!(
@@ -700,5 +703,15 @@ mod tests {
         assert_eq!(same.result.verdict, narrow.result.verdict);
         assert!(same.regression);
         assert!(same.result.note.is_none(), "{:?}", same.result.note);
+        // The footer says which intervals hold session variation.
+        let text = footer(&[narrow.clone(), wide.clone()]).join("\n");
+        assert!(
+            text.contains("Intervals include session-to-session variation for x (sd 5.0% from 8 baseline sessions)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("not in the interval of 1 benchmark (fewer than 3 baseline sessions"),
+            "{text}"
+        );
     }
 }
