@@ -14,9 +14,10 @@
 //! Runs of one session say nothing about how much a benchmark moves from
 //! session to session. Where the store holds at least
 //! [`MIN_HISTORY`] sessions with the baseline label that ran the benchmark,
-//! the standard deviation of their log medians estimates that movement and
-//! widens the interval (`widen_for_sessions`); otherwise the output says
-//! that session-to-session variation is not in the interval.
+//! the spread of their log medians, less the medians' own sampling noise
+//! ([`between_session_sigma`]), estimates that movement and widens the
+//! interval (`widen_for_sessions`); otherwise the output says that
+//! session-to-session variation is not in the interval.
 
 use std::fmt::Write as _;
 
