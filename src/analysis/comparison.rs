@@ -603,14 +603,19 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
     let within = c.ratio_ci[0] >= 1.0 - c.precision && c.ratio_ci[1] <= 1.0 + c.precision;
     let identical = ci == [0.0, 0.0] && estimate == 0.0;
     let pct = format_confidence(c.confidence);
+    // A ratio needs a positive baseline; otherwise speak of the change.
+    let shown = if c.ratio_ci.iter().all(|v| v.is_finite()) {
+        range(c.ratio_ci)
+    } else {
+        format!("of the change, {}", range(ci))
+    };
     c.verdict = match (significant, excludes) {
         (true, true) if estimate < 0.0 => Verdict::Faster,
         (true, true) => Verdict::Slower,
         (false, false) if within || identical => Verdict::NoDifference,
         (false, false) => {
             c.note = Some(format!(
-                "the {pct} {} is too wide to tell a difference from none within ±{}; {}",
-                range(c.ratio_ci),
+                "the {pct} {shown} is too wide to tell a difference from none within ±{}; {}",
                 trim_pct(c.precision),
                 more_runs_advice(c)
             ));
@@ -618,8 +623,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (false, true) => {
             c.note = Some(format!(
-                "the {pct} {} suggests a difference, but the test did not reach its level {}; {}",
-                range(c.ratio_ci),
+                "the {pct} {shown} suggests a difference, but the test did not reach its level {}; {}",
                 format_level(c.level),
                 more_runs_advice(c)
             ));
@@ -627,9 +631,8 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (true, false) => {
             c.note = Some(format!(
-                "the test reached its level but the {pct} {} includes no change \
+                "the test reached its level but the {pct} {shown} includes no change \
                  (the rank statistics' discreteness at {} {}); run longer",
-                range(c.ratio_ci),
                 c.n,
                 if c.paired { "pairs" } else { "runs" }
             ));
@@ -706,6 +709,18 @@ pub fn widen_for_sessions(c: &mut Comparison, sigma: f64, baseline_sessions: usi
     if !(lo.is_finite() && hi.is_finite() && est.is_finite()) {
         return;
     }
+    if sigma == 0.0 {
+        // History shows no movement between sessions beyond their own
+        // noise: the within-session analysis stands as it is (an exact
+        // test stays exact); only the note changes.
+        c.session_variation = SessionVariation::Included {
+            sigma,
+            sessions: baseline_sessions,
+        };
+        c.note = None;
+        decide(c, est, [lo, hi]);
+        return;
+    }
     let se_within = (hi - lo) / 2.0 / z;
     let between = sigma * sigma * (1.0 + 1.0 / baseline_sessions as f64);
     let se = (se_within * se_within + between).sqrt();
@@ -722,6 +737,22 @@ pub fn widen_for_sessions(c: &mut Comparison, sigma: f64, baseline_sessions: usi
     };
     c.note = None;
     decide(c, est, [est - z * se, est + z * se]);
+}
+
+/// The between-session standard deviation `widen_for_sessions` takes,
+/// from the medians of several sessions of the same benchmark (the
+/// baseline's history): the sample standard deviation of their logarithms,
+/// with the number of sessions. None with fewer than 2 sessions or a
+/// median that is not positive.
+pub fn session_sigma(session_medians: &[f64]) -> Option<(f64, usize)> {
+    let k = session_medians.len();
+    if k < 2 || session_medians.iter().any(|&m| !(m > 0.0 && m.is_finite())) {
+        return None;
+    }
+    let logs: Vec<f64> = session_medians.iter().map(|m| m.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / k as f64;
+    let var = logs.iter().map(|l| (l - mean) * (l - mean)).sum::<f64>() / (k - 1) as f64;
+    Some((var.sqrt(), k))
 }
 
 impl Comparison {
@@ -868,6 +899,21 @@ pub fn sentence(c: &Comparison) -> String {
         .as_deref()
         .map(|n| format!(": {n}"))
         .unwrap_or_default();
+    if !c.ratio.is_finite() && c.shift.is_finite() {
+        // No ratio without a positive baseline: the change in the unit.
+        let d = decimals(c.shift_ci[0], c.shift_ci[1]);
+        let change = format!(
+            "change {:+.d$}, {conf} {:+.d$}–{:+.d$}, {p}",
+            c.shift, c.shift_ci[0], c.shift_ci[1]
+        );
+        let (a, b) = (&c.candidate, &c.baseline);
+        return match c.verdict {
+            Verdict::Faster | Verdict::Slower => {
+                format!("'{a}' is {} than '{b}' ({change}){note}", c.verdict.words())
+            }
+            v => format!("'{a}' and '{b}': {} ({change}){note}", v.words()),
+        };
+    }
     match c.verdict {
         Verdict::Faster => format!(
             "'{}' is {r:.d$}x faster than '{}' ({ci}){note}",
@@ -1198,10 +1244,49 @@ mod tests {
         );
         assert!(w.ratio_ci[0] < c.ratio_ci[0] && w.ratio_ci[1] > c.ratio_ci[1]);
         assert!(!w.verdict.is_significant() && w.ratio_ci[0] < 1.0, "{w:?}");
+        // From history: medians 1.00, 1.10, 0.95 give sd(log) = 0.0744.
+        let (sigma, k) = session_sigma(&[1.0, 1.1, 0.95]).unwrap();
+        assert_eq!(k, 3);
+        assert!((sigma - 0.07440).abs() < 1e-4, "{sigma}");
+        assert_eq!(session_sigma(&[1.0]), None);
+        assert_eq!(session_sigma(&[1.0, 0.0]), None);
         // No spread: unchanged verdict.
         let mut z = c.clone();
         widen_for_sessions(&mut z, 0.0, 5);
         assert_eq!(z.verdict, Verdict::Slower);
+    }
+
+    #[test]
+    fn sentences() {
+        let s = settings(0.05, 1);
+        let c = compare_values(&[1.0; 10], &[2.0; 10], Design::Paired, &s).named(
+            "time_wall_clock",
+            "a",
+            "b",
+        );
+        assert_eq!(
+            sentence(&c),
+            "'b' is 2.0000x slower than 'a' (95 % CI 2.0000–2.0000, p = 0.002)"
+        );
+        // A zero baseline has no ratio: the change is spoken of instead.
+        let c = compare_values(&[0.0; 10], &[3.0; 10], Design::Paired, &s).named(
+            "page_faults_major",
+            "a",
+            "b",
+        );
+        assert_eq!(
+            sentence(&c),
+            "'b' is slower than 'a' (change +3.0000, 95 % CI +3.0000–+3.0000, p = 0.002)"
+        );
+        let c = compare_values(&[1.0, 2.0], &[1.0, 2.0], Design::Paired, &s).named(
+            "time_wall_clock",
+            "a",
+            "b",
+        );
+        assert_eq!(
+            sentence(&c),
+            "'b' and 'a': inconclusive: need at least 3 paired runs for a verdict, have 2"
+        );
     }
 
     #[test]

@@ -14,16 +14,17 @@
 //! Runs of one session say nothing about how much a benchmark moves from
 //! session to session. Where the store holds at least
 //! [`MIN_HISTORY`] sessions with the baseline label that ran the benchmark,
-//! the standard deviation of their log medians estimates that movement and
-//! widens the interval (`widen_for_sessions`); otherwise the output says
-//! that session-to-session variation is not in the interval.
+//! the spread of their log medians, less the medians' own sampling noise
+//! ([`between_session_sigma`]), estimates that movement and widens the
+//! interval (`widen_for_sessions`); otherwise the output says that
+//! session-to-session variation is not in the interval.
 
 use std::fmt::Write as _;
 
 use super::{median, thin, time_values, MAX_VALUES};
 use crate::analysis::comparison::{
-    self as engine, compare_values, fails_gate, format_confidence, format_p, widen_for_sessions,
-    Design, SessionVariation, Settings, Verdict,
+    self as engine, compare_values, fails_gate, format_confidence, format_p, session_sigma,
+    widen_for_sessions, Design, SessionVariation, Settings, Verdict,
 };
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
@@ -133,13 +134,12 @@ pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
 /// as in a random-effects model, so noisy sessions do not pass for
 /// sessions that move.
 pub fn between_session_sigma(sessions: &[(f64, f64)]) -> Option<(f64, usize)> {
-    let k = sessions.len();
-    if k < MIN_HISTORY || sessions.iter().any(|&(m, _)| !(m > 0.0 && m.is_finite())) {
+    if sessions.len() < MIN_HISTORY {
         return None;
     }
-    let logs: Vec<f64> = sessions.iter().map(|(m, _)| m.ln()).collect();
-    let mean = logs.iter().sum::<f64>() / k as f64;
-    let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+    let medians: Vec<f64> = sessions.iter().map(|&(m, _)| m).collect();
+    let (spread, k) = session_sigma(&medians)?;
+    let var = spread * spread;
     let within = sessions
         .iter()
         .map(|&(_, se)| if se.is_finite() { se * se } else { 0.0 })
@@ -150,12 +150,19 @@ pub fn between_session_sigma(sessions: &[(f64, f64)]) -> Option<(f64, usize)> {
 
 /// A session's median and the standard error of its log, read from the
 /// 95 % interval of the median (0 when there are too few runs for one).
+/// The order-statistics interval covers more than 95 % (its ranks are
+/// whole numbers), so its half-width is divided by the normal quantile of
+/// its actual coverage, not by 1.96.
 fn median_and_se(values: &[f64]) -> Option<(f64, f64)> {
     let m = median(values)?;
-    let se = crate::stats::median_ci(values, 0.95)
-        .ok()
-        .filter(|e| e.low > 0.0 && e.high > 0.0)
-        .map_or(0.0, |e| (e.high.ln() - e.low.ln()) / (2.0 * 1.959964));
+    let coverage = crate::stats::median_ci_ranks(values.len(), 0.95).map(|(.., c)| c);
+    let se = match (crate::stats::median_ci(values, 0.95), coverage) {
+        (Ok(e), Some(c)) if e.low > 0.0 && e.high > 0.0 => {
+            let z = crate::stats::normal_quantile(0.5 + c / 2.0);
+            (e.high.ln() - e.low.ln()) / (2.0 * z)
+        }
+        _ => 0.0,
+    };
     Some((m, se))
 }
 
@@ -395,9 +402,12 @@ fn footer(rows: &[Row]) -> Vec<String> {
             _ => None,
         })
         .collect();
+    // Without history, or with too few runs for an interval to widen.
     let missing = rows
         .iter()
-        .filter(|r| r.result.session_variation == SessionVariation::NotIncluded)
+        .filter(|r| {
+            r.result.session_variation == SessionVariation::NotIncluded && r.history.is_none()
+        })
         .count();
     if !widened.is_empty() {
         lines.push(format!(
@@ -644,6 +654,26 @@ mod tests {
     }
 
     #[test]
+    fn the_standard_error_of_a_log_median_matches_theory() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+        // Log-normal runs, sd 0.1 of the log: the log median's standard
+        // error is sqrt(pi/2) x 0.1 / sqrt(n) for large n.
+        for n in [40usize, 400] {
+            let values: Vec<f64> = (0..n)
+                .map(|_| {
+                    let (u1, u2): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
+                    (0.1 * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()).exp()
+                })
+                .collect();
+            let (_, se) = median_and_se(&values).unwrap();
+            let theory = (std::f64::consts::PI / 2.0).sqrt() * 0.1 / (n as f64).sqrt();
+            assert!((se / theory - 1.0).abs() < 0.3, "n {n}: {se} vs {theory}");
+        }
+        assert_eq!(median_and_se(&[1.0, 2.0]).unwrap().1, 0.0, "too few runs");
+    }
+
+    #[test]
     fn history_widens_the_interval_and_can_clear_the_gate() {
         // 8 % slower with tight runs: significant and beyond 5 % by the runs
         // alone, but sessions that move by 5 % (sd of log medians) make an
@@ -664,5 +694,25 @@ mod tests {
         );
         let (n, w) = (narrow.result.ratio_ci, wide.result.ratio_ci);
         assert!(w[0] < n[0] && w[1] > n[1], "{n:?} inside {w:?}");
+        // Sessions that move no more than their own noise: the analysis
+        // is the within-session one, exact test and all, and says so.
+        let mut p = pair("x", noisy(0.1, 20), noisy(0.108, 20));
+        p.history = Some((0.0, 5));
+        let same = &compare(&[p], 0.05, 5.0)[0];
+        assert_eq!(same.result.ratio_ci, narrow.result.ratio_ci);
+        assert_eq!(same.result.p_value, narrow.result.p_value);
+        assert_eq!(same.result.verdict, narrow.result.verdict);
+        assert!(same.regression);
+        assert!(same.result.note.is_none(), "{:?}", same.result.note);
+        // The footer says which intervals hold session variation.
+        let text = footer(&[narrow.clone(), wide.clone()]).join("\n");
+        assert!(
+            text.contains("Intervals include session-to-session variation for x (sd 5.0% from 8 baseline sessions)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("not in the interval of 1 benchmark (fewer than 3 baseline sessions"),
+            "{text}"
+        );
     }
 }
