@@ -110,7 +110,9 @@ pub enum SessionVariation {
     Included { sigma: f64, sessions: usize },
 }
 
-/// Everything one analysis needs besides the data.
+/// Everything one analysis needs besides the data. Build it with
+/// `Settings::for_metric` (or `Settings::new`) and struct-update syntax,
+/// so fields added later keep callers compiling.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Settings {
     /// Family-wise significance level of this metric's family of comparisons
