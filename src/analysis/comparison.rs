@@ -110,7 +110,9 @@ pub enum SessionVariation {
     Included { sigma: f64, sessions: usize },
 }
 
-/// Everything one analysis needs besides the data.
+/// Everything one analysis needs besides the data. Build it with
+/// `Settings::for_metric` (or `Settings::new`) and struct-update syntax,
+/// so fields added later keep callers compiling.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Settings {
     /// Family-wise significance level of this metric's family of comparisons
@@ -415,7 +417,25 @@ fn median(xs: &[f64]) -> f64 {
 /// Always returns a comparison; where no verdict is possible it is
 /// `Inconclusive` or `NotComparable` with a note.
 pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> Comparison {
-    analyse(base, cand, design, s, true)
+    analyse(base, cand, design, s, Depth::Full)
+}
+
+/// How much of an analysis to compute.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// The test's p-value only.
+    PValue,
+    /// The verdict: test, ratio interval and note, without the shift in the
+    /// metric's unit (what sequential looks need).
+    Verdict,
+    Full,
+}
+
+/// The verdict of `compare_values` without the shift in the metric's
+/// unit (`shift` and `shift_ci` are NaN): for the sequential looks, which
+/// run it many times.
+pub fn verdict_only(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> Comparison {
+    analyse(base, cand, design, s, Depth::Verdict)
 }
 
 /// The p-value of the test `compare_values` would use, without its
@@ -423,16 +443,11 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
 /// know whether a comparison could have been significant: p < level is
 /// necessary for a faster/slower verdict.
 pub fn p_value(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> f64 {
-    analyse(base, cand, design, s, false).p_value
+    analyse(base, cand, design, s, Depth::PValue).p_value
 }
 
-fn analyse(
-    base: &[f64],
-    cand: &[f64],
-    design: Design,
-    s: &Settings,
-    intervals: bool,
-) -> Comparison {
+fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Depth) -> Comparison {
+    let intervals = depth != Depth::PValue;
     let family = s.family.max(1);
     let level = s.level();
     let confidence = 1.0 - level;
@@ -533,7 +548,7 @@ fn analyse(
         Vec::new()
     };
     // Shift in the metric's unit, by the same test family.
-    if let Some(f) = intervals
+    if let Some(f) = (depth == Depth::Full)
         .then(|| fit(test, a, b, &raw_d, confidence, true))
         .flatten()
     {
