@@ -1300,7 +1300,7 @@ mod tests {
         );
         assert_eq!(
             sentence(&c),
-            "'b' and 'a': inconclusive: need at least 3 paired runs for a verdict, have 2"
+            "'b' and 'a': inconclusive (ratio of the medians 1.00, no interval): need at least 3 paired runs for a verdict, have 2"
         );
     }
 
