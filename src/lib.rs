@@ -6,6 +6,7 @@
 pub mod adaptive;
 pub mod analysis;
 pub mod app;
+pub mod changes;
 pub mod cli;
 pub mod commands;
 pub mod compare;

@@ -1,0 +1,236 @@
+//! Benchmark histories read from the store: per machine fingerprint and
+//! benchmark identity, one point per session (or per value of a label with
+//! `--order-by`), oldest first, with every run's value of one metric.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::commands::{time_values, GO_TIME};
+use crate::error::{Error, Result};
+use crate::metrics::Metric;
+use crate::store::{Filter, Store, StoredCell, StoredSession};
+
+/// Which histories to read.
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    /// Substring of a benchmark's identity, name or command.
+    pub benchmark: Option<String>,
+    pub labels: Vec<(String, String)>,
+    /// A fingerprint (or its prefix) or a hostname.
+    pub machine: Option<String>,
+    /// A cmdscope metric name; None is wall time (Go's sec/op for imports).
+    pub metric: Option<String>,
+    /// Group sessions by this label's value, one point per value.
+    pub order_by: Option<String>,
+}
+
+/// The session(s) behind one point of a history.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SessionRef {
+    pub id: i64,
+    pub started: String,
+    pub started_unix: f64,
+    pub labels: Vec<(String, String)>,
+}
+
+impl SessionRef {
+    /// `#12 (2026-11-22 10:04:05Z, commit=c15)`.
+    pub fn describe(&self) -> String {
+        let labels: Vec<String> = self
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!(
+            "#{} ({}{}{})",
+            self.id,
+            self.started.replace('T', " "),
+            if labels.is_empty() { "" } else { ", " },
+            labels.join(" ")
+        )
+    }
+}
+
+/// One point of a history: a session, or every session with one label value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Oldest first.
+    pub sessions: Vec<SessionRef>,
+    /// The label value of the point with `--order-by`.
+    pub key: Option<String>,
+    pub runs: Vec<f64>,
+}
+
+impl Point {
+    /// The label value or the session, for messages.
+    pub fn describe(&self) -> String {
+        let first = self.sessions.first().map(SessionRef::describe);
+        match (&self.key, first) {
+            (Some(k), Some(f)) if self.sessions.len() > 1 => {
+                format!("{k}: {} sessions from {f}", self.sessions.len())
+            }
+            (_, Some(f)) => f,
+            (_, None) => String::new(),
+        }
+    }
+
+    pub fn newest(&self) -> Option<&SessionRef> {
+        self.sessions.last()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct History {
+    pub benchmark: String,
+    pub metric: String,
+    pub fingerprint: String,
+    pub hostname: String,
+    pub points: Vec<Point>,
+}
+
+impl History {
+    pub fn runs(&self) -> Vec<Vec<f64>> {
+        self.points.iter().map(|p| p.runs.clone()).collect()
+    }
+
+    /// Whether larger values are slower (times) rather than just higher.
+    pub fn is_time(&self) -> bool {
+        self.metric == Metric::WallTime.name()
+            || self.metric == GO_TIME
+            || Metric::from_name(&self.metric)
+                .is_some_and(|m| m.unit() == crate::metrics::Unit::Seconds)
+    }
+}
+
+/// The metric asked for, checked before the store is read.
+pub fn metric(name: Option<&str>) -> Result<Option<Metric>> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    match Metric::from_name(name) {
+        Some(m) if crate::store::schema::has_column(m) => Ok(Some(m)),
+        _ => {
+            let known: Vec<&str> = Metric::ALL
+                .iter()
+                .filter(|m| crate::store::schema::has_column(**m))
+                .map(|m| m.name())
+                .collect();
+            Err(Error::Usage(format!(
+                "unknown metric '{name}'; one of: {}",
+                known.join(", ")
+            )))
+        }
+    }
+}
+
+/// Every history matching `q`, sorted by machine then benchmark. Sessions
+/// that did not finish are left out (their runs are partial), and so are
+/// points without values.
+pub fn load(store: &mut Store, q: &Query) -> Result<Vec<History>> {
+    let chosen = metric(q.metric.as_deref())?;
+    let mut sessions = store.sessions(&Filter {
+        command: q.benchmark.clone(),
+        labels: q.labels.clone(),
+        machine: q.machine.clone(),
+        ..Filter::default()
+    })?;
+    sessions.retain(|s| s.status != crate::store::RUNNING);
+    sessions.reverse();
+    let wanted = |c: &StoredCell| {
+        q.benchmark
+            .as_deref()
+            .is_none_or(|b| c.identity.contains(b) || c.name.contains(b) || c.command.contains(b))
+    };
+    let cells: Vec<&StoredCell> = sessions
+        .iter()
+        .flat_map(|s| s.cells.iter())
+        .filter(|c| wanted(c))
+        .collect();
+    let values = match chosen {
+        None => time_values(store, &cells)?,
+        Some(m) => store.metric_values(&cells.iter().map(|c| c.id).collect::<Vec<_>>(), m)?,
+    };
+    let metric_name = chosen.map_or(Metric::WallTime.name(), |m| m.name());
+    Ok(assemble(
+        &sessions,
+        &values,
+        metric_name,
+        q.order_by.as_deref(),
+        &wanted,
+    ))
+}
+
+/// Groups sessions (oldest first) into histories; pure, for tests.
+pub fn assemble(
+    sessions: &[StoredSession],
+    values: &HashMap<i64, Vec<f64>>,
+    metric: &str,
+    order_by: Option<&str>,
+    wanted: &dyn Fn(&StoredCell) -> bool,
+) -> Vec<History> {
+    // (fingerprint, identity) -> (hostname, key -> point), keys in first-seen order.
+    type Points = (String, Vec<String>, HashMap<String, Point>);
+    let mut groups: BTreeMap<(String, String), Points> = BTreeMap::new();
+    for s in sessions {
+        let key = match order_by {
+            Some(label) => match s.label(label) {
+                Some(v) => v.to_string(),
+                None => continue,
+            },
+            None => s.id.to_string(),
+        };
+        let r = SessionRef {
+            id: s.id,
+            started: s.started.clone(),
+            started_unix: s.started_unix,
+            labels: s.labels.clone(),
+        };
+        let mut seen = Vec::new();
+        for c in s.cells.iter().filter(|c| wanted(c)) {
+            // A benchmark twice in one session: its runs are pooled.
+            let v = match values.get(&c.id) {
+                Some(v) if !v.is_empty() => v,
+                _ => continue,
+            };
+            let g = groups
+                .entry((s.fingerprint.clone(), c.identity.clone()))
+                .or_insert_with(|| (s.machine.hostname.clone(), Vec::new(), HashMap::new()));
+            let p = g.2.entry(key.clone()).or_insert_with(|| {
+                g.1.push(key.clone());
+                Point {
+                    sessions: Vec::new(),
+                    key: order_by.map(|_| key.clone()),
+                    runs: Vec::new(),
+                }
+            });
+            if !seen.contains(&c.identity) {
+                p.sessions.push(r.clone());
+                seen.push(c.identity.clone());
+            }
+            p.runs.extend_from_slice(v);
+        }
+    }
+    groups
+        .into_iter()
+        .map(
+            |((fingerprint, benchmark), (hostname, mut keys, mut points))| {
+                if order_by.is_some() && keys.iter().all(|k| k.parse::<f64>().is_ok()) {
+                    // Numeric labels (build numbers) in numeric order.
+                    keys.sort_by(|a, b| {
+                        let (x, y) = (
+                            a.parse::<f64>().unwrap_or(0.0),
+                            b.parse::<f64>().unwrap_or(0.0),
+                        );
+                        x.total_cmp(&y)
+                    });
+                }
+                History {
+                    benchmark,
+                    metric: metric.to_string(),
+                    fingerprint,
+                    hostname,
+                    points: keys.iter().filter_map(|k| points.remove(k)).collect(),
+                }
+            },
+        )
+        .collect()
+}

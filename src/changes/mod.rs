@@ -1,0 +1,362 @@
+//! Change points in a benchmark's history: where its level stepped up or
+//! down, found on one summary per session and confirmed on the sessions' runs.
+//!
+//! Method (docs/CHANGES.md has the reasons):
+//! 1. Summary per session: the median of log time over the session's runs
+//!    (log, so that a step is the same size at 1 ms and at 1 s).
+//! 2. A Hampel filter (window of 5 sessions, 3 robust standard deviations)
+//!    replaces isolated outlier sessions by their neighbours' median, so that
+//!    one bad session is not a pair of change points.
+//! 3. Binary segmentation (Vostrikova 1981) with the Gaussian mean-shift cost
+//!    and a BIC-type penalty: a segment is split where the split gains most,
+//!    if the gain exceeds `penalty × ln(n) × σ²`, with σ estimated robustly
+//!    from successive differences (unaffected by the steps themselves).
+//! 4. A split is only kept if a step explains its segment better than a
+//!    straight line does: a slow drift is a trend, not a step.
+//! 5. Each change point is confirmed on the runs of the sessions next to it
+//!    (up to `window` sessions each side, within its segments) with the
+//!    comparison engine's unpaired test: runs of different sessions are
+//!    independent samples, not pairs.
+
+pub mod history;
+
+use crate::analysis::LEVEL;
+use crate::commands::{median, thin, MAX_VALUES};
+
+/// Parameters of the detection; `Default` is what `cmdscope changes` uses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Fewest sessions in a segment.
+    pub min_segment: usize,
+    /// Multiplier of `ln(n) σ²` a split must gain.
+    pub penalty: f64,
+    /// Sessions each side of a change whose runs confirm it.
+    pub window: usize,
+    /// Level of the confirming test.
+    pub alpha: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            min_segment: 3,
+            penalty: 5.0,
+            window: 10,
+            alpha: 0.01,
+        }
+    }
+}
+
+/// Session-to-session noise below this (in log units, 0.1 %) is treated as
+/// this: identical summaries (coarse timers) must not make every tiny
+/// difference a change.
+const MIN_SIGMA: f64 = 1e-3;
+
+/// Hampel filter: half-width of the window and threshold in robust SDs.
+const HAMPEL_HALF: usize = 2;
+const HAMPEL_K: f64 = 3.0;
+
+/// Scale of the MAD that makes it a standard deviation for normal data.
+const MAD_SCALE: f64 = 1.4826;
+
+/// Median and its interval of one side of a change (over its runs).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Side {
+    /// Index of the first and last session of this side (inclusive).
+    pub first: usize,
+    pub last: usize,
+    pub runs: usize,
+    pub median: f64,
+    /// 95 % interval of the median; None with too few runs.
+    pub ci: Option<[f64; 2]>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Slower,
+    Faster,
+}
+
+/// A confirmed change: sessions `index..` differ from the ones before.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Change {
+    /// Index of the first session after the change.
+    pub index: usize,
+    pub before: Side,
+    pub after: Side,
+    /// after / before, with its 95 % interval.
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
+    pub p_value: f64,
+    pub direction: Direction,
+}
+
+/// Change points of a history (one slice of run values per session, in
+/// history order; sessions without runs must be left out by the caller).
+pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
+    let summaries: Vec<f64> = sessions.iter().map(|r| summary(r)).collect();
+    let points = change_points(&summaries, p);
+    let sigma = session_sd(&summaries);
+    let mut out = Vec::new();
+    for (k, &cp) in points.iter().enumerate() {
+        let lo = if k == 0 { 0 } else { points[k - 1] };
+        let hi = points.get(k + 1).copied().unwrap_or(sessions.len());
+        let before = cp.saturating_sub(p.window).max(lo)..cp;
+        let after = cp..(cp + p.window).min(hi);
+        if let Some(c) = confirm(sessions, before, after, p.alpha, sigma) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Median of log values (NaN when there is none).
+pub fn summary(runs: &[f64]) -> f64 {
+    let logs: Vec<f64> = runs.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
+    median(&logs).unwrap_or(f64::NAN)
+}
+
+/// Session-to-session noise of a history's summaries (log units), robust
+/// to its steps and outliers, at least MIN_SIGMA.
+pub fn session_sd(summaries: &[f64]) -> f64 {
+    let finite: Vec<f64> = summaries
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    noise_sd(&finite).max(MIN_SIGMA)
+}
+
+/// Compares the runs of sessions `before` with those of `after` with the
+/// engine's unpaired test; a change when significant at `alpha`.
+///
+/// Runs of one session share that session's conditions, so the run test
+/// alone would call ordinary session-to-session variation a change. The
+/// change must also stand out of that variation: the difference of the
+/// sides' mean session summaries, over `sigma` (the history's session SD)
+/// times sqrt(1/n1 + 1/n2), must exceed the normal quantile of `alpha`.
+pub fn confirm(
+    sessions: &[Vec<f64>],
+    before: std::ops::Range<usize>,
+    after: std::ops::Range<usize>,
+    alpha: f64,
+    sigma: f64,
+) -> Option<Change> {
+    if before.is_empty() || after.is_empty() {
+        return None;
+    }
+    let mean_summary = |r: &std::ops::Range<usize>| {
+        let s: Vec<f64> = sessions[r.clone()]
+            .iter()
+            .map(|v| summary(v))
+            .filter(|v| v.is_finite())
+            .collect();
+        (s.iter().sum::<f64>() / s.len() as f64, s.len() as f64)
+    };
+    let ((m1, n1), (m2, n2)) = (mean_summary(&before), mean_summary(&after));
+    let z = (m2 - m1).abs() / (sigma * (1.0 / n1 + 1.0 / n2).sqrt());
+    if z.is_nan() || z <= crate::stats::normal_quantile(1.0 - alpha / 2.0) {
+        return None;
+    }
+    let pool = |r: &std::ops::Range<usize>| -> Vec<f64> {
+        sessions[r.clone()]
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .collect()
+    };
+    let (a, b) = (pool(&before), pool(&after));
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let raw = crate::comparison::compare_metric(
+        &thin(&a, MAX_VALUES),
+        &thin(&b, MAX_VALUES),
+        false,
+        LEVEL,
+    )?;
+    if raw.p_value.is_nan() || raw.p_value >= alpha || !raw.ratio.is_finite() || raw.ratio == 1.0 {
+        return None;
+    }
+    let side = |r: &std::ops::Range<usize>, v: &[f64]| Side {
+        first: r.start,
+        last: r.end - 1,
+        runs: v.len(),
+        median: median(v).unwrap_or(f64::NAN),
+        ci: crate::stats::median_ci(v, LEVEL)
+            .ok()
+            .map(|e| [e.low, e.high]),
+    };
+    Some(Change {
+        index: after.start,
+        before: side(&before, &a),
+        after: side(&after, &b),
+        ratio: raw.ratio,
+        ratio_ci: raw.ratio_ci,
+        p_value: raw.p_value,
+        direction: if raw.ratio > 1.0 {
+            Direction::Slower
+        } else {
+            Direction::Faster
+        },
+    })
+}
+
+/// The newest session compared with the stable segment before it (since
+/// the last change point, at most `window` sessions): what a CI gate asks
+/// of a history. The newest session alone cannot yet be told from an
+/// outlier, so this is reported separately from the change points.
+pub fn newest_against_history(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
+    let n = sessions.len();
+    if n < 2 {
+        return None;
+    }
+    let summaries: Vec<f64> = sessions[..n - 1].iter().map(|r| summary(r)).collect();
+    let start = change_points(&summaries, p).last().copied().unwrap_or(0);
+    let from = start.max((n - 1).saturating_sub(p.window));
+    confirm(
+        sessions,
+        from..n - 1,
+        n - 1..n,
+        p.alpha,
+        session_sd(&summaries),
+    )
+}
+
+/// Indices where a new segment starts (ascending), from session summaries.
+pub fn change_points(summaries: &[f64], p: &Params) -> Vec<usize> {
+    let y = hampel(summaries);
+    let n = y.len();
+    let m = p.min_segment.max(1);
+    if n < 2 * m {
+        return Vec::new();
+    }
+    let sigma = noise_sd(&y).max(MIN_SIGMA);
+    let threshold = p.penalty * (n as f64).ln() * sigma * sigma;
+    let sums = Prefix::new(&y);
+    let mut found = Vec::new();
+    let mut todo = vec![(0, n)];
+    while let Some((a, b)) = todo.pop() {
+        if b - a < 2 * m {
+            continue;
+        }
+        let Some((t, gain)) = best_split(&sums, a, b, m) else {
+            continue;
+        };
+        if gain <= threshold {
+            continue;
+        }
+        // A trend fits the segment at least as well: drift, not a step.
+        if sums.rss_line(a, b) <= sums.rss(a, t) + sums.rss(t, b) {
+            continue;
+        }
+        found.push(t);
+        todo.push((a, t));
+        todo.push((t, b));
+    }
+    found.sort_unstable();
+    found
+}
+
+/// Replaces each value further than HAMPEL_K robust SDs from the median of
+/// its window by that median. The floor of the scale is the series' noise,
+/// so that windows of nearly equal values do not flag ordinary noise.
+/// Non-finite values are replaced by the window's median too.
+pub fn hampel(x: &[f64]) -> Vec<f64> {
+    let finite: Vec<f64> = x.iter().copied().filter(|v| v.is_finite()).collect();
+    let floor = noise_sd(&finite).max(MIN_SIGMA);
+    let n = x.len();
+    (0..n)
+        .map(|i| {
+            let lo = i.saturating_sub(HAMPEL_HALF);
+            let hi = (i + HAMPEL_HALF + 1).min(n);
+            let w: Vec<f64> = x[lo..hi]
+                .iter()
+                .copied()
+                .filter(|v| v.is_finite())
+                .collect();
+            let Some(med) = median(&w) else {
+                return 0.0;
+            };
+            let dev: Vec<f64> = w.iter().map(|v| (v - med).abs()).collect();
+            let scale = (MAD_SCALE * median(&dev).unwrap_or(0.0)).max(floor);
+            if !x[i].is_finite() || (x[i] - med).abs() > HAMPEL_K * scale {
+                med
+            } else {
+                x[i]
+            }
+        })
+        .collect()
+}
+
+/// Robust SD of the noise: MAD of successive differences / √2. Steps
+/// change only one difference each, so they barely move it.
+pub fn noise_sd(y: &[f64]) -> f64 {
+    if y.len() < 3 {
+        return 0.0;
+    }
+    let d: Vec<f64> = y.windows(2).map(|w| w[1] - w[0]).collect();
+    let med = median(&d).unwrap_or(0.0);
+    let dev: Vec<f64> = d.iter().map(|v| (v - med).abs()).collect();
+    MAD_SCALE * median(&dev).unwrap_or(0.0) / std::f64::consts::SQRT_2
+}
+
+/// The split of [a, b) with the largest reduction of the sum of squares,
+/// both parts at least `m` long.
+fn best_split(s: &Prefix, a: usize, b: usize, m: usize) -> Option<(usize, f64)> {
+    let total = s.rss(a, b);
+    (a + m..=b - m)
+        .map(|t| (t, total - s.rss(a, t) - s.rss(t, b)))
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+}
+
+/// Prefix sums for O(1) sums of squares of a mean and of a line.
+struct Prefix {
+    y: Vec<f64>,
+    yy: Vec<f64>,
+    iy: Vec<f64>,
+}
+
+impl Prefix {
+    fn new(v: &[f64]) -> Prefix {
+        let mut p = Prefix {
+            y: vec![0.0],
+            yy: vec![0.0],
+            iy: vec![0.0],
+        };
+        for (i, &x) in v.iter().enumerate() {
+            p.y.push(p.y[i] + x);
+            p.yy.push(p.yy[i] + x * x);
+            p.iy.push(p.iy[i] + i as f64 * x);
+        }
+        p
+    }
+
+    /// Residual sum of squares around the mean of [a, b).
+    fn rss(&self, a: usize, b: usize) -> f64 {
+        let n = (b - a) as f64;
+        let sy = self.y[b] - self.y[a];
+        (self.yy[b] - self.yy[a] - sy * sy / n).max(0.0)
+    }
+
+    /// Residual sum of squares around the least-squares line over [a, b).
+    fn rss_line(&self, a: usize, b: usize) -> f64 {
+        let n = (b - a) as f64;
+        if n < 3.0 {
+            return 0.0;
+        }
+        // x = i - a, so sums of x and x² are closed forms.
+        let sx = n * (n - 1.0) / 2.0;
+        let sxx = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
+        let sy = self.y[b] - self.y[a];
+        let sxy = self.iy[b] - self.iy[a] - a as f64 * sy;
+        let cxx = sxx - sx * sx / n;
+        let cxy = sxy - sx * sy / n;
+        (self.rss(a, b) - cxy * cxy / cxx).max(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests;
