@@ -4,10 +4,10 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::adaptive::Sequential;
 use crate::analysis;
+use crate::analysis::comparison;
+use crate::analysis::sequential::Sequential;
 use crate::cli::{RunArgs, Style};
-use crate::comparison;
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
 use crate::plan::{self, PlanInput};
@@ -307,6 +307,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         session.reference,
         session.order,
         session.final_alpha,
+        precision.unwrap_or(DEFAULT_PRECISION),
+        session.rss_floor,
     );
 
     let sweep = crate::sweep::build(

@@ -3,14 +3,12 @@
 //! Data flow: CLI -> plan -> schedule -> exec -> sample -> export/store ->
 //! analysis -> report. See ../shared/ARCHITECTURE.md.
 
-pub mod adaptive;
 pub mod analysis;
 pub mod app;
 pub mod changes;
 pub mod cli;
 pub mod commands;
 pub mod compare;
-pub mod comparison;
 pub mod dataset;
 pub mod drift;
 pub mod error;

@@ -13,8 +13,8 @@
 //! step or sits on a flat stretch. Each round is an ordinary interleaved
 //! session of the points it measures, so drift does not bend the curve.
 
+use crate::analysis::comparison::compare_metric;
 use crate::analysis::values;
-use crate::comparison::compare_metric;
 use crate::error::{Error, Result};
 use crate::metrics::{Metric, Sample};
 use crate::runner::{self, CellResult, RunOptions, SampleSink, Session};
@@ -390,7 +390,7 @@ pub fn render_text(
                     "{} is {:.2}x ({word}, {})",
                     n.value,
                     n.ratio,
-                    crate::comparison::format_p(n.p_value)
+                    crate::analysis::comparison::format_p(n.p_value)
                 )
             })
             .collect();

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::adaptive::Sequential;
+use crate::analysis::sequential::Sequential;
 use crate::error::{Error, Result};
 use crate::exec::perf::Availability;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
@@ -313,7 +313,6 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     exec::trim_resident_code();
     let mut run_index = 0u64;
     let mut adaptive = opts.adaptive.clone();
-    let mut looks = 0;
     let real_cells: Vec<usize> = (0..opts.cells.len())
         .filter(|&i| !opts.cells[i].calibration)
         .collect();
@@ -399,7 +398,6 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 let blocks = scheduler.blocks();
                 let block_complete = real_cells.iter().all(|&i| samples[i].len() == blocks);
                 if block_complete && seq.is_look(blocks) {
-                    looks += 1;
                     let walls: Vec<Vec<f64>> = real_cells
                         .iter()
                         .map(|&i| crate::analysis::values(&samples[i], Metric::WallTime))
@@ -458,7 +456,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         final_alpha: adaptive.as_ref().map_or(opts.alpha, |s| s.final_level()),
         alpha: opts.alpha,
         reference: opts.reference,
-        looks,
+        looks: adaptive.as_ref().map_or(0, |s| s.looks_made()),
         rss_floor,
     })
 }

@@ -12,9 +12,9 @@
 use std::fmt::Write as _;
 
 use super::{median, thin, time_values, MAX_VALUES};
+use crate::analysis::comparison::compare_metric;
 use crate::analysis::LEVEL;
 use crate::cli::{CheckArgs, CheckFormat};
-use crate::comparison::compare_metric;
 use crate::error::{exit, Error, Result};
 use crate::report::markdown::cell as md;
 use crate::store::record::open_required;

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use super::{thin, time_values, MAX_VALUES};
+use crate::analysis::comparison::compare_metric;
 use crate::analysis::LEVEL;
 use crate::cli::ReportArgs;
-use crate::comparison::compare_metric;
 use crate::error::{exit, Result};
 use crate::report::html::{self, CellData, ComparisonData, HistoryData, HistoryPoint, ReportData};
 use crate::store::record::open_required;

@@ -338,7 +338,7 @@ fn comparisons(out: &mut String, d: &ReportData) {
             c.ratio,
             c.ratio_ci[0],
             c.ratio_ci[1],
-            escape(&crate::comparison::format_p(c.p_adjusted)),
+            escape(&crate::analysis::comparison::format_p(c.p_adjusted)),
             escape(&c.test)
         );
     }

@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
+use crate::analysis::comparison::{self, Comparison, Verdict};
 use crate::analysis::CellAnalysis;
-use crate::comparison::{self, Comparison, Verdict};
 use crate::metrics::Metric;
 use crate::runner::Session;
 use crate::units;
@@ -224,7 +224,7 @@ fn render_comparisons(
         let line = match c.verdict {
             Verdict::Faster => paint.green(&line),
             Verdict::Slower => paint.yellow(&line),
-            Verdict::NoDifference => line,
+            Verdict::NoDifference | Verdict::Inconclusive | Verdict::NotComparable => line,
         };
         let _ = writeln!(out, "  {line}");
         // Other metrics that differ, in a compact line each.
@@ -251,13 +251,34 @@ fn render_comparisons(
             );
         }
     }
-    let test = comparisons[0].test;
+    let Some(first) = comparisons
+        .iter()
+        .find(|c| c.metric == Metric::WallTime.name())
+    else {
+        return;
+    };
+    let scale = match first.scale {
+        comparison::Scale::LogRatio => "on log ratios",
+        comparison::Scale::Difference => "on differences",
+    };
+    let family = if first.family > 1 {
+        format!(
+            "; Bonferroni over {} comparisons: each at level {}, intervals at {}",
+            first.family,
+            comparison::format_level(first.level),
+            comparison::format_confidence(first.confidence).trim_end_matches(" CI")
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
         "{}",
         paint.dim(&format!(
-            "  ({test}; Holm-corrected across commands; significance level {}{})",
-            fmt_level(session.final_alpha),
+            "  ({} {scale}{}{family}; significance level {}{})",
+            first.test.name(),
+            if first.paired { ", paired by block" } else { "" },
+            comparison::format_level(session.final_alpha),
             if session.looks > 0 {
                 format!(
                     " after {} interim look{} (adaptive stopping keeps the false-positive rate at {})",
@@ -271,12 +292,4 @@ fn render_comparisons(
         ))
     );
     out.push('\n');
-}
-
-fn fmt_level(a: f64) -> String {
-    if a >= 0.01 {
-        format!("{a:.3}").trim_end_matches('0').to_string()
-    } else {
-        format!("{a:.4}")
-    }
 }

@@ -1,5 +1,8 @@
 //! Turns a session's samples into summaries and plain-words warnings.
 
+pub mod comparison;
+pub mod sequential;
+
 use crate::metrics::{Metric, Sample};
 use crate::runner::{CellResult, Session};
 use crate::stats;

@@ -21,6 +21,8 @@
 //!   bootstrap of a median samples order statistics directly (O(1) per
 //!   resample). `examples/stats_bench.rs` times all of it on 10^6 samples.
 
+pub mod ttest;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use statrs::function::erf::erfc_inv;

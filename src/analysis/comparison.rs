@@ -1,0 +1,831 @@
+//! The one comparison engine: "is B slower than A, and by how much?" for
+//! `run`, `compare`, `check`, `report` and the optimum search. One analysis
+//! gives one test, one interval and one verdict per comparison, so a
+//! verdict, its p-value and its interval shown together always agree.
+//! docs/STATISTICS.md is the contract; in short:
+//!
+//! - **Design.** Interleaved blocks pair the k-th runs of two cells
+//!   (`Design::Paired`): under the null the order inside a block was
+//!   shuffled, so each per-block difference is as likely to be d as -d,
+//!   even on a drifting machine. Sequential order and runs from different
+//!   sessions have no pairing (`Design::Unpaired`).
+//! - **Scale.** Positive metrics are compared on logarithms (ratio =
+//!   exp(estimate), symmetric for faster and slower); metrics with zeros on
+//!   raw differences (ratio = 1 + shift / baseline median).
+//! - **Test, chosen by n and level only, never by the data.** A rank test
+//!   (exact signed-rank / Mann-Whitney, exact conditional given ties) when
+//!   its smallest attainable two-sided p is at most a tenth of the
+//!   comparison's level, so its discreteness costs little; else the paired
+//!   t-test or Welch's t-test, whose resolution does not collapse at small
+//!   n (6 pairs: the signed-rank test cannot go below 2/64).
+//! - **Multiplicity.** Bonferroni within a metric's family of m comparisons:
+//!   each comparison is tested at alpha/m and its interval has confidence
+//!   1 - alpha/m, so the interval excludes "no change" exactly when the
+//!   verdict is significant. (Holm has no such simple intervals.)
+//! - **Verdict.** faster/slower when the test rejects; "no difference" when
+//!   it does not and the ratio interval lies within [1 - p, 1 + p]
+//!   (p = `--precision`); "inconclusive", with a note saying why, otherwise;
+//!   "not comparable" when both sides sit at a metric's floor. A result is
+//!   returned for every requested comparison, never dropped.
+
+use serde::Serialize;
+
+use crate::analysis::values;
+use crate::metrics::Metric;
+use crate::runner::CellResult;
+use crate::schedule::Order;
+use crate::stats;
+use crate::stats::ttest;
+
+/// The outcome of one comparison, for the whole crate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// The candidate is significantly smaller (faster, less memory, ...).
+    #[serde(rename = "faster")]
+    Faster,
+    /// The candidate is significantly larger.
+    #[serde(rename = "slower")]
+    Slower,
+    /// Not significant, and the ratio interval lies within the precision band.
+    #[serde(rename = "no difference")]
+    NoDifference,
+    /// Neither: the data cannot decide (see the comparison's `note`).
+    #[serde(rename = "inconclusive")]
+    Inconclusive,
+    /// The metric cannot be compared (e.g. both sides at cmdscope's floor).
+    #[serde(rename = "not comparable")]
+    NotComparable,
+}
+
+impl Verdict {
+    /// The verdict in words, as printed and exported.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoDifference => "no difference",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::NotComparable => "not comparable",
+        }
+    }
+
+    /// A short form for tables.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoDifference => "~",
+            Verdict::Inconclusive => "?",
+            Verdict::NotComparable => "n/a",
+        }
+    }
+
+    /// faster or slower: the test rejected "no change".
+    pub fn is_significant(self) -> bool {
+        matches!(self, Verdict::Faster | Verdict::Slower)
+    }
+}
+
+/// How the two samples relate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Design {
+    /// Value i of both samples comes from the same block (interleaved order).
+    Paired,
+    /// Independent samples (sequential order, different sessions).
+    Unpaired,
+}
+
+/// Whether the interval accounts for session-to-session variation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum SessionVariation {
+    /// Both sides come from one session: nothing to account for.
+    SameSession,
+    /// Runs from different sessions, tested as if sessions did not vary:
+    /// the interval is too narrow by the between-session spread.
+    NotIncluded,
+    /// Widened by a between-session standard deviation (on the log scale
+    /// for ratios) estimated from `sessions` baseline sessions.
+    Included { sigma: f64, sessions: usize },
+}
+
+/// Everything one analysis needs besides the data.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// Family-wise significance level of this metric's family of comparisons
+    /// (e.g. 0.05, or what a sequential session has left for its final look).
+    pub alpha: f64,
+    /// Number of comparisons of this metric in the analysis (Bonferroni m);
+    /// at least 1.
+    pub family: usize,
+    /// Relative half-width of the "no difference" band (0.01 for ±1 %).
+    pub precision: f64,
+    /// A value at or below which the metric says nothing (cmdscope's own
+    /// peak resident size for peak memory): both sides entirely at or
+    /// below it are "not comparable".
+    pub floor: Option<f64>,
+    /// The two sides come from different sessions (sets
+    /// `SessionVariation::NotIncluded` and says so in the note).
+    pub cross_session: bool,
+}
+
+impl Settings {
+    /// One comparison at alpha with the default precision band.
+    pub fn new(alpha: f64, precision: f64) -> Settings {
+        Settings {
+            alpha,
+            family: 1,
+            precision,
+            floor: None,
+            cross_session: false,
+        }
+    }
+
+    /// The per-comparison level, alpha / m.
+    pub fn level(&self) -> f64 {
+        self.alpha / self.family.max(1) as f64
+    }
+}
+
+/// Which test decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Test {
+    #[serde(rename = "wilcoxon-signed-rank")]
+    SignedRank,
+    #[serde(rename = "paired-t")]
+    PairedT,
+    #[serde(rename = "mann-whitney-u")]
+    MannWhitney,
+    #[serde(rename = "welch-t")]
+    WelchT,
+}
+
+impl Test {
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::SignedRank => "Wilcoxon signed-rank",
+            Test::PairedT => "paired t-test",
+            Test::MannWhitney => "Mann-Whitney U",
+            Test::WelchT => "Welch t-test",
+        }
+    }
+}
+
+/// The scale the test and the intervals work on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    /// log(candidate / baseline): positive metrics.
+    LogRatio,
+    /// candidate - baseline: metrics that can be 0.
+    Difference,
+}
+
+/// One comparison: candidate against baseline on one metric.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub metric: &'static str,
+    pub baseline: String,
+    pub candidate: String,
+    pub verdict: Verdict,
+    /// Why there is no faster/slower/no-difference verdict, or what limits it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// candidate / baseline (below 1: the candidate is smaller, i.e. faster).
+    pub ratio: f64,
+    /// Interval of `ratio` at `confidence`.
+    pub ratio_ci: [f64; 2],
+    /// Shift candidate - baseline in the metric's unit (Hodges-Lehmann for
+    /// the rank tests, mean difference for the t-tests).
+    pub shift: f64,
+    pub shift_ci: [f64; 2],
+    /// The test's two-sided p-value, compared with `level` (not adjusted).
+    pub p_value: f64,
+    /// Per-comparison significance level: alpha / `family` (Bonferroni).
+    pub level: f64,
+    /// Confidence of the intervals: 1 - `level`.
+    pub confidence: f64,
+    /// Comparisons of this metric in the analysis (Bonferroni m).
+    pub family: usize,
+    /// Relative half-width of the "no difference" band.
+    pub precision: f64,
+    pub test: Test,
+    pub scale: Scale,
+    /// The p-value comes from an exact distribution (conditional on ties).
+    pub exact: bool,
+    /// Pairs (paired) or the smaller sample's size (unpaired) used.
+    pub n: usize,
+    pub paired: bool,
+    pub session_variation: SessionVariation,
+    /// Same as `verdict.is_significant()`, for readers of the JSON.
+    pub significant: bool,
+}
+
+/// The rank tests are used when their smallest attainable two-sided
+/// p-value is at most this fraction of the level: then their discreteness
+/// costs little power. Otherwise the t-tests.
+pub const RANK_RESOLUTION_FACTOR: f64 = 10.0;
+
+/// Fewest pairs (paired) or values per side (unpaired) for any verdict:
+/// below 3 a t-test has at most 1 degree of freedom and the sign-flip
+/// distribution at most 4 outcomes; no honest verdict is possible.
+pub const MIN_N: usize = 3;
+
+/// Metrics worth comparing (counters only when measured).
+pub const COMPARED: &[Metric] = &[
+    Metric::WallTime,
+    Metric::UserTime,
+    Metric::SystemTime,
+    Metric::CpuTime,
+    Metric::PeakRss,
+    Metric::MinorFaults,
+    Metric::MajorFaults,
+    Metric::VoluntaryCtx,
+    Metric::InvoluntaryCtx,
+    Metric::IoReadBytes,
+    Metric::IoWriteBytes,
+    Metric::IoReadChars,
+    Metric::IoWriteChars,
+    Metric::TaskClock,
+    Metric::CpuCycles,
+    Metric::Instructions,
+    Metric::CacheReferences,
+    Metric::CacheMisses,
+    Metric::BranchMisses,
+];
+
+/// Smallest two-sided p-value the rank test of this design can give with
+/// these sizes (no ties): 2 / 2^n paired, 2 / C(n_a + n_b, n_a) unpaired.
+pub fn rank_test_resolution(design: Design, n_a: usize, n_b: usize) -> f64 {
+    match design {
+        Design::Paired => 2.0 * 0.5f64.powi(n_a.min(n_b).min(2000) as i32),
+        Design::Unpaired => {
+            let (k, n) = (n_a.min(n_b), n_a + n_b);
+            // ln C(n, k) by a sum of logs: small k and n are all this needs
+            // to be accurate, and large ones only need "tiny".
+            let ln_c: f64 = (0..k)
+                .map(|i| ((n - i) as f64).ln() - ((i + 1) as f64).ln())
+                .sum();
+            (2.0 * (-ln_c).exp()).min(1.0)
+        }
+    }
+}
+
+/// The test used for these sizes at this per-comparison level: by n and
+/// level only, never by the data.
+pub fn select_test(design: Design, n_a: usize, n_b: usize, level: f64) -> Test {
+    let rank_ok = rank_test_resolution(design, n_a, n_b) <= level / RANK_RESOLUTION_FACTOR;
+    match (design, rank_ok) {
+        (Design::Paired, true) => Test::SignedRank,
+        (Design::Paired, false) => Test::PairedT,
+        (Design::Unpaired, true) => Test::MannWhitney,
+        (Design::Unpaired, false) => Test::WelchT,
+    }
+}
+
+/// One estimate with its interval and the test's p-value, on one scale.
+struct Fit {
+    estimate: f64,
+    ci: [f64; 2],
+    p: f64,
+    exact: bool,
+}
+
+fn fit(test: Test, a: &[f64], b: &[f64], d: &[f64], confidence: f64) -> Option<Fit> {
+    match test {
+        Test::SignedRank => {
+            let t = stats::wilcoxon_signed_rank(d).ok()?;
+            let e = stats::hodges_lehmann_paired(d, confidence).ok()?;
+            Some(Fit {
+                estimate: e.value,
+                ci: [e.low, e.high],
+                p: t.p_value,
+                exact: t.exact,
+            })
+        }
+        Test::MannWhitney => {
+            let t = stats::mann_whitney(a, b).ok()?;
+            let e = stats::hodges_lehmann_shift(a, b, confidence).ok()?;
+            Some(Fit {
+                estimate: e.value,
+                ci: [e.low, e.high],
+                p: t.p_value,
+                exact: t.exact,
+            })
+        }
+        Test::PairedT => {
+            let t = ttest::paired_t(d, confidence).ok()?;
+            // No spread at all: all n differences equal. The t statistic is
+            // infinite, but sign flips of equal values can only prove as
+            // much as their resolution, 2 / 2^n.
+            let p = if t.se == 0.0 && t.estimate != 0.0 {
+                rank_test_resolution(Design::Paired, d.len(), d.len())
+            } else {
+                t.p_value
+            };
+            Some(Fit {
+                estimate: t.estimate,
+                ci: [t.low, t.high],
+                p,
+                exact: false,
+            })
+        }
+        Test::WelchT => {
+            let t = ttest::welch_t(a, b, confidence).ok()?;
+            // Two constant samples: complete separation is all a
+            // permutation argument can show.
+            let p = if t.se == 0.0 && t.estimate != 0.0 {
+                rank_test_resolution(Design::Unpaired, a.len(), b.len())
+            } else {
+                t.p_value
+            };
+            Some(Fit {
+                estimate: t.estimate,
+                ci: [t.low, t.high],
+                p,
+                exact: false,
+            })
+        }
+    }
+}
+
+fn median(xs: &[f64]) -> f64 {
+    stats::summarize(xs).map_or(f64::NAN, |s| s.median)
+}
+
+/// Compares `cand` with `base` (one metric, no names: see `Comparison::named`).
+/// Always returns a comparison; where no verdict is possible it is
+/// `Inconclusive` or `NotComparable` with a note.
+pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> Comparison {
+    let family = s.family.max(1);
+    let level = s.level();
+    let confidence = 1.0 - level;
+    let paired = design == Design::Paired;
+    let (a, b): (&[f64], &[f64]) = if paired {
+        let n = base.len().min(cand.len());
+        (&base[..n], &cand[..n])
+    } else {
+        (base, cand)
+    };
+    let n = a.len().min(b.len());
+    let positive = a.iter().chain(b).all(|&v| v > 0.0 && v.is_finite());
+    let scale = if positive {
+        Scale::LogRatio
+    } else {
+        Scale::Difference
+    };
+    let test = select_test(design, a.len(), b.len(), level);
+    let mut c = Comparison {
+        metric: "",
+        baseline: String::new(),
+        candidate: String::new(),
+        verdict: Verdict::Inconclusive,
+        note: None,
+        ratio: f64::NAN,
+        ratio_ci: [f64::NAN; 2],
+        shift: f64::NAN,
+        shift_ci: [f64::NAN; 2],
+        p_value: f64::NAN,
+        level,
+        confidence,
+        family,
+        precision: s.precision,
+        test,
+        scale,
+        exact: false,
+        n,
+        paired,
+        session_variation: if s.cross_session {
+            SessionVariation::NotIncluded
+        } else {
+            SessionVariation::SameSession
+        },
+        significant: false,
+    };
+    if let Some(floor) = s.floor {
+        if !a.is_empty() && !b.is_empty() && a.iter().chain(b).all(|&v| v <= floor) {
+            c.verdict = Verdict::NotComparable;
+            c.note = Some("at cmdscope's floor, not comparable".into());
+            return c;
+        }
+    }
+    let what = if paired {
+        "paired runs"
+    } else {
+        "runs per side"
+    };
+    if n < MIN_N {
+        c.note = Some(format!(
+            "need at least {MIN_N} {what} for a verdict, have {n}"
+        ));
+        return c;
+    }
+    if !(level > 0.0 && level < 1.0) {
+        c.note = Some(format!("no verdict at significance level {level}"));
+        return c;
+    }
+    if a.iter().chain(b).any(|v| !v.is_finite()) {
+        c.note = Some("values are not finite numbers".into());
+        return c;
+    }
+    let raw_d: Vec<f64> = if paired {
+        a.iter().zip(b).map(|(x, y)| y - x).collect()
+    } else {
+        Vec::new()
+    };
+    // Shift in the metric's unit, by the same test family.
+    if let Some(f) = fit(test, a, b, &raw_d, confidence) {
+        c.shift = f.estimate;
+        c.shift_ci = f.ci;
+    }
+    let main = if positive {
+        let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
+        let lb: Vec<f64> = b.iter().map(|v| v.ln()).collect();
+        let ld: Vec<f64> = if paired {
+            la.iter().zip(&lb).map(|(x, y)| y - x).collect()
+        } else {
+            Vec::new()
+        };
+        fit(test, &la, &lb, &ld, confidence).map(|f| {
+            let r = [f.estimate.exp(), f.ci[0].exp(), f.ci[1].exp()];
+            (f, r)
+        })
+    } else {
+        let m = median(a);
+        fit(test, a, b, &raw_d, confidence).map(|f| {
+            let rel = |x: f64| if m > 0.0 { 1.0 + x / m } else { f64::NAN };
+            let r = [rel(f.estimate), rel(f.ci[0]), rel(f.ci[1])];
+            (f, r)
+        })
+    };
+    let Some((f, r)) = main else {
+        c.note = Some(format!(
+            "the {} cannot be computed on these values",
+            test.name()
+        ));
+        return c;
+    };
+    c.p_value = f.p;
+    c.exact = f.exact;
+    c.ratio = r[0];
+    c.ratio_ci = [r[1], r[2]];
+    let (est, ci) = (f.estimate, f.ci);
+    decide(&mut c, est, ci);
+    c
+}
+
+/// Sets the verdict from the p-value and the interval (on the test's scale,
+/// where 0 is "no change"), keeping the two in agreement.
+fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
+    let significant = c.p_value < c.level;
+    let excludes = ci[0] > 0.0 || ci[1] < 0.0;
+    let within = c.ratio_ci[0] >= 1.0 - c.precision && c.ratio_ci[1] <= 1.0 + c.precision;
+    let identical = ci == [0.0, 0.0] && estimate == 0.0;
+    let pct = format_confidence(c.confidence);
+    c.verdict = match (significant, excludes) {
+        (true, true) if estimate < 0.0 => Verdict::Faster,
+        (true, true) => Verdict::Slower,
+        (false, false) if within || identical => Verdict::NoDifference,
+        (false, false) => {
+            c.note = Some(format!(
+                "the {pct} interval {} is too wide to tell a difference from none within ±{}; {}",
+                range(c.ratio_ci),
+                trim_pct(c.precision),
+                more_runs_advice(c)
+            ));
+            Verdict::Inconclusive
+        }
+        (false, true) => {
+            c.note = Some(format!(
+                "the {pct} interval {} suggests a difference, but the test did not reach its level {}; {}",
+                range(c.ratio_ci),
+                format_level(c.level),
+                more_runs_advice(c)
+            ));
+            Verdict::Inconclusive
+        }
+        (true, false) => {
+            c.note = Some(format!(
+                "the test reached its level but the {pct} interval {} includes no change \
+                 (the rank statistics' discreteness at {} {}); run longer",
+                range(c.ratio_ci),
+                c.n,
+                if c.paired { "pairs" } else { "runs" }
+            ));
+            Verdict::Inconclusive
+        }
+    };
+    c.significant = c.verdict.is_significant();
+    if c.session_variation == SessionVariation::NotIncluded {
+        let extra = "session-to-session variation is not in the interval";
+        c.note = Some(match c.note.take() {
+            Some(n) => format!("{n}; {extra}"),
+            None => extra.to_string(),
+        });
+    }
+}
+
+/// "run longer with --runs N": an interval's half-width shrinks about as
+/// 1/sqrt(n); N is what would bring it inside the precision band (capped).
+fn more_runs_advice(c: &Comparison) -> String {
+    let half = (c.ratio_ci[1] - c.ratio_ci[0]) / 2.0;
+    let factor = if c.precision > 0.0 && half.is_finite() && half > 0.0 {
+        (half / c.precision).powi(2)
+    } else {
+        4.0
+    };
+    let want = ((c.n as f64 * factor.max(2.0)).ceil() as usize).clamp(c.n + 1, 10_000);
+    format!("run longer with --runs {want}")
+}
+
+/// `--fail-if-slower PCT`, the one gate rule: fails only when the verdict is
+/// slower AND the lower end of the ratio interval lies above 1 + PCT/100,
+/// i.e. the regression is significantly larger than PCT.
+pub fn fails_gate(c: &Comparison, pct: f64) -> bool {
+    c.verdict == Verdict::Slower && c.ratio_ci[0] > 1.0 + pct / 100.0
+}
+
+/// Widens a cross-session comparison by the between-session spread.
+///
+/// `sigma` is the standard deviation of a session's log-median (log-ratio
+/// scale) between sessions of the baseline, estimated from history;
+/// `baseline_sessions` is how many sessions the baseline pools. The
+/// candidate's session and the baseline's mean then differ by session
+/// effects of variance sigma^2 (1 + 1/k), added to the within-session
+/// variance read back from the interval's half-width. The p-value becomes
+/// the normal approximation of that combined model, and the verdict is
+/// re-decided, so test and interval still agree. Only for `Scale::LogRatio`
+/// comparisons (others are returned unchanged, with a note).
+pub fn widen_for_sessions(c: &mut Comparison, sigma: f64, baseline_sessions: usize) {
+    if c.verdict == Verdict::NotComparable || c.p_value.is_nan() {
+        return;
+    }
+    if c.scale != Scale::LogRatio || sigma.is_nan() || sigma < 0.0 || baseline_sessions == 0 {
+        return;
+    }
+    let z = stats::normal_quantile(1.0 - c.level / 2.0);
+    let (lo, hi) = (c.ratio_ci[0].ln(), c.ratio_ci[1].ln());
+    let est = c.ratio.ln();
+    if !(lo.is_finite() && hi.is_finite() && est.is_finite()) {
+        return;
+    }
+    let se_within = (hi - lo) / 2.0 / z;
+    let between = sigma * sigma * (1.0 + 1.0 / baseline_sessions as f64);
+    let se = (se_within * se_within + between).sqrt();
+    c.ratio_ci = [(est - z * se).exp(), (est + z * se).exp()];
+    c.p_value = if se > 0.0 {
+        (2.0 * stats::normal_cdf(-est.abs() / se)).min(1.0)
+    } else {
+        c.p_value
+    };
+    c.exact = false;
+    c.session_variation = SessionVariation::Included {
+        sigma,
+        sessions: baseline_sessions,
+    };
+    c.note = None;
+    decide(c, est, [est - z * se, est + z * se]);
+}
+
+impl Comparison {
+    /// Gives the comparison its metric and the two sides' names.
+    pub fn named(mut self, metric: &'static str, baseline: &str, candidate: &str) -> Comparison {
+        self.metric = metric;
+        self.baseline = baseline.to_string();
+        self.candidate = candidate.to_string();
+        self
+    }
+}
+
+/// Compares every cell with the reference cell, for every metric measured
+/// in both; wall time always appears for every candidate (with a note when
+/// no verdict is possible). Bonferroni per metric over the candidates.
+/// `alpha` is the family-wise level of the final analysis; `rss_floor` is
+/// cmdscope's own peak resident size (peak memory at or below it is not
+/// comparable).
+pub fn compare_cells(
+    results: &[CellResult],
+    reference: usize,
+    order: Order,
+    alpha: f64,
+    precision: f64,
+    rss_floor: Option<f64>,
+) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    if results.len() < 2 || reference >= results.len() {
+        return out;
+    }
+    let design = if order == Order::Interleaved {
+        Design::Paired
+    } else {
+        Design::Unpaired
+    };
+    let m = results.len() - 1;
+    for &metric in COMPARED {
+        let base_vals = values(&results[reference].samples, metric);
+        let settings = Settings {
+            alpha,
+            family: m,
+            precision,
+            floor: if metric == Metric::PeakRss {
+                rss_floor.map(at_floor_limit)
+            } else {
+                None
+            },
+            cross_session: false,
+        };
+        for (i, cand) in results.iter().enumerate() {
+            if i == reference {
+                continue;
+            }
+            let cand_vals = values(&cand.samples, metric);
+            // A metric not measured (counters off, not on this system) is
+            // no comparison at all; wall time is always reported.
+            if (base_vals.is_empty() || cand_vals.is_empty()) && metric != Metric::WallTime {
+                continue;
+            }
+            let (b, c) = match design {
+                Design::Paired => paired_values(&results[reference], cand, metric),
+                Design::Unpaired => (base_vals.clone(), cand_vals),
+            };
+            out.push(compare_values(&b, &c, design, &settings).named(
+                metric.name(),
+                &results[reference].cell.name,
+                &cand.cell.name,
+            ));
+        }
+    }
+    out
+}
+
+/// Peak memory within 2 % of cmdscope's own resident size counts as the
+/// floor (the same slack the terminal report uses for "≤ floor").
+pub fn at_floor_limit(floor: f64) -> f64 {
+    floor * 1.02
+}
+
+/// Values of the same blocks in both cells: the k-th measured run of each
+/// cell ran in block k. Blocks where either run timed out are dropped.
+pub fn paired_values(a: &CellResult, b: &CellResult, metric: Metric) -> (Vec<f64>, Vec<f64>) {
+    let n = a.samples.len().min(b.samples.len());
+    let mut x = Vec::with_capacity(n);
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let (sa, sb) = (&a.samples[i], &b.samples[i]);
+        if !sa.counts() || !sb.counts() {
+            continue;
+        }
+        if let (Some(va), Some(vb)) = (sa.get(metric), sb.get(metric)) {
+            x.push(va);
+            y.push(vb);
+        }
+    }
+    (x, y)
+}
+
+/// The old numeric interface, kept so `check`, `report` and the optimum
+/// search compile until they are wired onto `compare_values`: one
+/// comparison at `1 - level`, unpaired or paired.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Raw {
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
+    pub shift: f64,
+    pub shift_ci: [f64; 2],
+    pub p_value: f64,
+    pub test: &'static str,
+    pub n: usize,
+}
+
+/// See `Raw`; None when the engine gives no p-value.
+pub fn compare_metric(base: &[f64], cand: &[f64], paired: bool, level: f64) -> Option<Raw> {
+    let design = if paired {
+        Design::Paired
+    } else {
+        Design::Unpaired
+    };
+    let c = compare_values(base, cand, design, &Settings::new(1.0 - level, 0.01));
+    if c.p_value.is_nan() {
+        return None;
+    }
+    Some(Raw {
+        ratio: c.ratio,
+        ratio_ci: c.ratio_ci,
+        shift: c.shift,
+        shift_ci: c.shift_ci,
+        p_value: c.p_value,
+        test: c.test.name(),
+        n: c.n,
+    })
+}
+
+fn range(ci: [f64; 2]) -> String {
+    let d = decimals(ci[0], ci[1]);
+    format!("{:.d$}–{:.d$}", ci[0], ci[1])
+}
+
+/// Enough decimals that an interval's ends differ.
+fn decimals(lo: f64, hi: f64) -> usize {
+    let w = (hi - lo).abs();
+    if w >= 0.02 {
+        2
+    } else if w >= 0.002 {
+        3
+    } else {
+        4
+    }
+}
+
+fn trim_pct(p: f64) -> String {
+    let s = format!("{:.3}", p * 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} %")
+}
+
+/// "95 % CI", "97.5 % CI", "99.95 % CI": the interval's real confidence,
+/// with two significant digits of its complement, rounded so that it never
+/// overstates the confidence.
+pub fn format_confidence(confidence: f64) -> String {
+    let miss = (1.0 - confidence) * 100.0;
+    if !(miss > 0.0 && miss < 100.0) {
+        return format!("{:.0} % CI", confidence * 100.0);
+    }
+    let d = (1 - miss.log10().floor() as i32).clamp(0, 12);
+    let scale = 10f64.powi(d);
+    let shown = 100.0 - (miss * scale - 1e-6).ceil() / scale;
+    let text = format!("{shown:.*}", d as usize);
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text} % CI")
+}
+
+/// A significance level for humans: "0.05", "0.025", "0.0007".
+pub fn format_level(a: f64) -> String {
+    if a >= 0.01 {
+        let s = format!("{a:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{a:.2e}")
+            .parse::<f64>()
+            .map_or_else(|_| a.to_string(), |v| format!("{v}"))
+    }
+}
+
+/// "B is 1.23x faster than A (95 % CI 1.19–1.27, p < 0.001)", and the
+/// other outcomes in words.
+pub fn sentence(c: &Comparison) -> String {
+    let p = format_p(c.p_value);
+    let conf = format_confidence(c.confidence);
+    let (r, lo, hi) = match c.verdict {
+        Verdict::Faster => (1.0 / c.ratio, 1.0 / c.ratio_ci[1], 1.0 / c.ratio_ci[0]),
+        _ => (c.ratio, c.ratio_ci[0], c.ratio_ci[1]),
+    };
+    let d = decimals(lo, hi);
+    let ci = format!("{conf} {lo:.d$}–{hi:.d$}, {p}");
+    let note = c
+        .note
+        .as_deref()
+        .map(|n| format!(": {n}"))
+        .unwrap_or_default();
+    match c.verdict {
+        Verdict::Faster => format!(
+            "'{}' is {r:.d$}x faster than '{}' ({ci}){note}",
+            c.candidate, c.baseline
+        ),
+        Verdict::Slower => format!(
+            "'{}' is {r:.d$}x slower than '{}' ({ci}){note}",
+            c.candidate, c.baseline
+        ),
+        Verdict::NoDifference => format!(
+            "'{}' and '{}': no difference beyond ±{} (ratio {r:.d$}, {ci}){note}",
+            c.candidate,
+            c.baseline,
+            trim_pct(c.precision)
+        ),
+        Verdict::Inconclusive if c.p_value.is_finite() => format!(
+            "'{}' and '{}': inconclusive (ratio {r:.d$}, {ci}){note}",
+            c.candidate, c.baseline
+        ),
+        Verdict::Inconclusive => {
+            format!("'{}' and '{}': inconclusive{note}", c.candidate, c.baseline)
+        }
+        Verdict::NotComparable => format!(
+            "'{}' and '{}': not comparable{note}",
+            c.candidate, c.baseline
+        ),
+    }
+}
+
+/// The one p-value format: "p < 0.001", "p = 0.034".
+pub fn format_p(p: f64) -> String {
+    if p.is_nan() {
+        "p n/a".into()
+    } else if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
