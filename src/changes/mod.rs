@@ -20,6 +20,11 @@
 
 pub mod history;
 
+use std::ops::Range;
+
+use crate::analysis::comparison::{
+    compare_values, fails_gate, widen_for_sessions, Comparison, Design, Settings, Verdict,
+};
 use crate::analysis::LEVEL;
 use crate::commands::{median, thin, MAX_VALUES};
 
@@ -52,6 +57,14 @@ impl Default for Params {
 /// difference a change.
 const MIN_SIGMA: f64 = 1e-3;
 
+/// The engine's "no difference" band; unused for the decision here (only
+/// faster/slower confirm a change) but part of its settings.
+const PRECISION: f64 = 0.01;
+
+/// The comparison's metric name: the detection works on any one metric;
+/// callers print which.
+const METRIC_LOG: &str = "value";
+
 /// Hampel filter: half-width of the window and threshold in robust SDs.
 const HAMPEL_HALF: usize = 2;
 const HAMPEL_K: f64 = 3.0;
@@ -79,17 +92,29 @@ pub enum Direction {
 }
 
 /// A confirmed change: sessions `index..` differ from the ones before.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Change {
     /// Index of the first session after the change.
     pub index: usize,
     pub before: Side,
     pub after: Side,
-    /// after / before, with its 95 % interval.
-    pub ratio: f64,
-    pub ratio_ci: [f64; 2],
-    pub p_value: f64,
+    /// The engine's comparison of the runs after with the runs before,
+    /// widened by the session-to-session variation: ratio after / before,
+    /// its interval, p-value and verdict (faster or slower).
+    pub comparison: Comparison,
     pub direction: Direction,
+}
+
+impl Change {
+    pub fn ratio(&self) -> f64 {
+        self.comparison.ratio
+    }
+
+    /// The engine's gate rule (`check --fail-if-slower`): slower, and the
+    /// interval's lower end above 1 + pct/100.
+    pub fn fails_gate(&self, pct: f64) -> bool {
+        fails_gate(&self.comparison, pct)
+    }
 }
 
 /// Change points of a history (one slice of run values per session, in
@@ -129,37 +154,26 @@ pub fn session_sd(summaries: &[f64]) -> f64 {
 }
 
 /// Compares the runs of sessions `before` with those of `after` with the
-/// engine's unpaired test; a change when significant at `alpha`.
+/// engine's unpaired test at level `alpha`; a change when its verdict is
+/// faster or slower.
 ///
 /// Runs of one session share that session's conditions, so the run test
 /// alone would call ordinary session-to-session variation a change. The
-/// change must also stand out of that variation: the difference of the
-/// sides' mean session summaries, over `sigma` (the history's session SD)
-/// times sqrt(1/n1 + 1/n2), must exceed the normal quantile of `alpha`.
+/// engine's comparison is therefore widened by the history's session SD
+/// `sigma` (log scale): the two sides' means of session effects differ with
+/// variance sigma² (1/n1 + 1/n2) for n1 and n2 sessions, and the p-value,
+/// interval and verdict are re-decided on that, so they agree.
 pub fn confirm(
     sessions: &[Vec<f64>],
-    before: std::ops::Range<usize>,
-    after: std::ops::Range<usize>,
+    before: Range<usize>,
+    after: Range<usize>,
     alpha: f64,
     sigma: f64,
 ) -> Option<Change> {
-    if before.is_empty() || after.is_empty() {
+    if before.is_empty() || after.is_empty() || after.end > sessions.len() {
         return None;
     }
-    let mean_summary = |r: &std::ops::Range<usize>| {
-        let s: Vec<f64> = sessions[r.clone()]
-            .iter()
-            .map(|v| summary(v))
-            .filter(|v| v.is_finite())
-            .collect();
-        (s.iter().sum::<f64>() / s.len() as f64, s.len() as f64)
-    };
-    let ((m1, n1), (m2, n2)) = (mean_summary(&before), mean_summary(&after));
-    let z = (m2 - m1).abs() / (sigma * (1.0 / n1 + 1.0 / n2).sqrt());
-    if z.is_nan() || z <= crate::stats::normal_quantile(1.0 - alpha / 2.0) {
-        return None;
-    }
-    let pool = |r: &std::ops::Range<usize>| -> Vec<f64> {
+    let pool = |r: &Range<usize>| -> Vec<f64> {
         sessions[r.clone()]
             .iter()
             .flatten()
@@ -171,16 +185,26 @@ pub fn confirm(
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
-    let raw = crate::comparison::compare_metric(
+    let settings = Settings {
+        cross_session: true,
+        ..Settings::new(alpha, PRECISION)
+    };
+    let mut c = compare_values(
         &thin(&a, MAX_VALUES),
         &thin(&b, MAX_VALUES),
-        false,
-        LEVEL,
-    )?;
-    if raw.p_value.is_nan() || raw.p_value >= alpha || !raw.ratio.is_finite() || raw.ratio == 1.0 {
+        Design::Unpaired,
+        &settings,
+    );
+    let (n1, n2) = (before.len() as f64, after.len() as f64);
+    // widen_for_sessions models one candidate session against k baseline
+    // sessions: sigma'² (1 + 1/k). With k = n1 and this sigma' that is
+    // sigma² (1/n1 + 1/n2), the variance for n2 candidate sessions.
+    let scaled = sigma * ((1.0 / n1 + 1.0 / n2) / (1.0 + 1.0 / n1)).sqrt();
+    widen_for_sessions(&mut c, scaled, before.len());
+    if !c.verdict.is_significant() {
         return None;
     }
-    let side = |r: &std::ops::Range<usize>, v: &[f64]| Side {
+    let side = |r: &Range<usize>, v: &[f64]| Side {
         first: r.start,
         last: r.end - 1,
         runs: v.len(),
@@ -193,14 +217,12 @@ pub fn confirm(
         index: after.start,
         before: side(&before, &a),
         after: side(&after, &b),
-        ratio: raw.ratio,
-        ratio_ci: raw.ratio_ci,
-        p_value: raw.p_value,
-        direction: if raw.ratio > 1.0 {
+        direction: if c.verdict == Verdict::Slower {
             Direction::Slower
         } else {
             Direction::Faster
         },
+        comparison: c.named(METRIC_LOG, "before", "after"),
     })
 }
 
