@@ -59,6 +59,9 @@ pub enum Command {
     /// CI gate: compare the latest results with a stored baseline on this machine.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
+    /// Change points in every stored benchmark's history: which session made it slower or faster.
+    #[command(after_help = CHANGES_EXAMPLES)]
+    Changes(crate::commands::changes::ChangesArgs),
     /// Write a self-contained HTML report (SVG charts, no scripts) from the store.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
@@ -85,6 +88,17 @@ Examples:
 
 Exit status: 0 no significant regression beyond PCT; 1 a regression; 2 no
 results, no baseline on this machine, or a store error.
+";
+
+const CHANGES_EXAMPLES: &str = "\
+Examples:
+  cmdscope changes                                   # every benchmark, ordered by session time
+  cmdscope changes 'make test' --order-by commit --format markdown
+  cmdscope changes --fail-on-new-regression --threshold 5   # CI: exit 1 if the newest session is >5% slower
+
+Exit status: 0 done; 1 with --fail-on-new-regression, a benchmark's newest
+session is significantly slower than the segment before it by more than PCT;
+2 no history, or a store or usage error.
 ";
 
 const REPORT_EXAMPLES: &str = "\
@@ -156,8 +170,19 @@ pub enum CheckFormat {
 pub struct CheckArgs {
     /// The baseline: the latest session with this label on the same machine
     /// fingerprint as the results checked.
-    #[arg(long, value_name = "KEY=VALUE", required = true)]
-    pub baseline: String,
+    #[arg(
+        long,
+        value_name = "KEY=VALUE",
+        required_unless_present = "against",
+        conflicts_with = "against"
+    )]
+    pub baseline: Option<String>,
+
+    /// `history`: compare with the stable segment of this machine's history
+    /// before the results checked (since its last change point), not with
+    /// one baseline session.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub against: Option<crate::commands::changes::Against>,
 
     /// Exit 1 when a benchmark is significantly slower (Holm-corrected) by more than PCT percent.
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]

@@ -51,12 +51,13 @@ impl SessionRef {
 }
 
 /// One point of a history: a session, or every session with one label value.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Point {
     /// Oldest first.
     pub sessions: Vec<SessionRef>,
     /// The label value of the point with `--order-by`.
     pub key: Option<String>,
+    #[serde(skip)]
     pub runs: Vec<f64>,
 }
 

@@ -156,6 +156,19 @@ pub fn session_sd(summaries: &[f64]) -> f64 {
 /// Compares the runs of sessions `before` with those of `after` with the
 /// engine's unpaired test at level `alpha`; a change when its verdict is
 /// faster or slower.
+pub fn confirm(
+    sessions: &[Vec<f64>],
+    before: Range<usize>,
+    after: Range<usize>,
+    alpha: f64,
+    sigma: f64,
+) -> Option<Change> {
+    compare_sides(sessions, before, after, alpha, sigma)
+        .filter(|c| c.comparison.verdict.is_significant())
+}
+
+/// The comparison behind [`confirm`], whatever its verdict (None when a
+/// side has fewer than 2 values).
 ///
 /// Runs of one session share that session's conditions, so the run test
 /// alone would call ordinary session-to-session variation a change. The
@@ -163,7 +176,7 @@ pub fn session_sd(summaries: &[f64]) -> f64 {
 /// `sigma` (log scale): the two sides' means of session effects differ with
 /// variance sigma² (1/n1 + 1/n2) for n1 and n2 sessions, and the p-value,
 /// interval and verdict are re-decided on that, so they agree.
-pub fn confirm(
+pub fn compare_sides(
     sessions: &[Vec<f64>],
     before: Range<usize>,
     after: Range<usize>,
@@ -201,9 +214,6 @@ pub fn confirm(
     // sigma² (1/n1 + 1/n2), the variance for n2 candidate sessions.
     let scaled = sigma * ((1.0 / n1 + 1.0 / n2) / (1.0 + 1.0 / n1)).sqrt();
     widen_for_sessions(&mut c, scaled, before.len());
-    if !c.verdict.is_significant() {
-        return None;
-    }
     let side = |r: &Range<usize>, v: &[f64]| Side {
         first: r.start,
         last: r.end - 1,
@@ -217,7 +227,9 @@ pub fn confirm(
         index: after.start,
         before: side(&before, &a),
         after: side(&after, &b),
-        direction: if c.verdict == Verdict::Slower {
+        direction: if c.verdict == Verdict::Slower
+            || (c.verdict != Verdict::Faster && c.ratio > 1.0)
+        {
             Direction::Slower
         } else {
             Direction::Faster
@@ -231,6 +243,11 @@ pub fn confirm(
 /// of a history. The newest session alone cannot yet be told from an
 /// outlier, so this is reported separately from the change points.
 pub fn newest_against_history(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
+    newest_comparison(sessions, p).filter(|c| c.comparison.verdict.is_significant())
+}
+
+/// The comparison behind [`newest_against_history`], whatever its verdict.
+pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
     let n = sessions.len();
     if n < 2 {
         return None;
