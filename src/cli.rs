@@ -225,6 +225,11 @@ pub struct ReportArgs {
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub history: usize,
 
+    /// Write a static site of every benchmark's history into DIR instead
+    /// (index.html and one page per benchmark, change points marked).
+    #[arg(long, value_name = "DIR")]
+    pub site: Option<PathBuf>,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -255,7 +255,7 @@ pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
     let summaries: Vec<f64> = sessions[..n - 1].iter().map(|r| summary(r)).collect();
     let start = change_points(&summaries, p).last().copied().unwrap_or(0);
     let from = start.max((n - 1).saturating_sub(p.window));
-    confirm(
+    compare_sides(
         sessions,
         from..n - 1,
         n - 1..n,

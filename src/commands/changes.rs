@@ -545,3 +545,35 @@ pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
     print!("{out}");
     Ok(if failing > 0 { exit::FAILURE } else { exit::OK })
 }
+
+/// `report --site DIR`: every history matching the report's filters,
+/// analysed as `changes` does, written as a static site.
+pub fn site(args: &crate::cli::ReportArgs, dir: &std::path::Path) -> Result<i32> {
+    let mut store = open_required(false, args.store.store.as_deref())?;
+    let query = Query {
+        benchmark: args.command.clone(),
+        labels: crate::store::parse_labels(&args.sessions.labels)?,
+        machine: args.sessions.machine.clone(),
+        ..Query::default()
+    };
+    let histories = history::load(&mut store, &query)?;
+    if histories.is_empty() {
+        return Err(super::nothing_found(&store, "matching benchmark history"));
+    }
+    let analysed = analyse(histories, &Params::default());
+    let files = crate::report::site::render(&analysed, store.location());
+    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+        path: dir.into(),
+        source,
+    })?;
+    for (name, content) in &files {
+        crate::report::write_atomic(&dir.join(name), content.as_bytes())?;
+    }
+    eprintln!(
+        "cmdscope: site of {} benchmark histor{} written to {}",
+        analysed.len(),
+        if analysed.len() == 1 { "y" } else { "ies" },
+        dir.join("index.html").display()
+    );
+    Ok(exit::OK)
+}

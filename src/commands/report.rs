@@ -13,6 +13,9 @@ use crate::store::record::open_required;
 use crate::store::{Filter, Store, StoredSession};
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
+    if let Some(dir) = &args.site {
+        return super::changes::site(args, dir);
+    }
     let mut store = open_required(false, args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.session = args.session;

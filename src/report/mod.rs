@@ -4,6 +4,7 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod site;
 pub mod terminal;
 
 use std::io::Write;
