@@ -235,3 +235,98 @@ pub fn assemble(
         )
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Machine;
+
+    fn session(
+        id: i64,
+        fingerprint: &str,
+        labels: &[(&str, &str)],
+        cells: &[&str],
+    ) -> StoredSession {
+        StoredSession {
+            id,
+            started: format!("2026-01-01T00:00:{id:02}Z"),
+            started_unix: id as f64,
+            finished_unix: None,
+            status: "finished".into(),
+            stop_reason: None,
+            source: "run".into(),
+            tool_version: String::new(),
+            command_line: String::new(),
+            order: None,
+            shell_overhead: None,
+            fingerprint: fingerprint.into(),
+            machine: Machine {
+                hostname: format!("host-{fingerprint}"),
+                cpu_model: String::new(),
+                cores: 1,
+                memory_bytes: 1,
+                kernel: String::new(),
+                governor: None,
+                load: None,
+            },
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            cells: cells
+                .iter()
+                .enumerate()
+                .map(|(i, name)| StoredCell {
+                    id: id * 10 + i as i64,
+                    position: i as i64,
+                    identity: name.to_string(),
+                    name: name.to_string(),
+                    command: name.to_string(),
+                    parameters: Vec::new(),
+                    variant: String::new(),
+                    runs: 1,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn histories_split_by_machine_and_group_by_label() {
+        let sessions = vec![
+            session(1, "aaa", &[("build", "10")], &["x", "y"]),
+            session(2, "bbb", &[("build", "10")], &["x"]),
+            session(3, "aaa", &[("build", "9")], &["x"]),
+            session(4, "aaa", &[("build", "10")], &["x"]),
+            session(5, "aaa", &[], &["x"]),
+        ];
+        let values: HashMap<i64, Vec<f64>> = sessions
+            .iter()
+            .flat_map(|s| s.cells.iter().map(|c| (c.id, vec![c.id as f64])))
+            .collect();
+        let all = |_: &StoredCell| true;
+        let by_session = assemble(&sessions, &values, "time_wall_clock", None, &all);
+        let names: Vec<(&str, &str, usize)> = by_session
+            .iter()
+            .map(|h| (h.fingerprint.as_str(), h.benchmark.as_str(), h.points.len()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![("aaa", "x", 4), ("aaa", "y", 1), ("bbb", "x", 1)]
+        );
+        let ids: Vec<i64> = by_session[0]
+            .points
+            .iter()
+            .map(|p| p.sessions[0].id)
+            .collect();
+        assert_eq!(ids, vec![1, 3, 4, 5]);
+
+        // One point per build, numeric order (9 before 10), sessions pooled,
+        // sessions without the label left out.
+        let by_build = assemble(&sessions, &values, "time_wall_clock", Some("build"), &all);
+        let x = &by_build[0];
+        let keys: Vec<&str> = x.points.iter().filter_map(|p| p.key.as_deref()).collect();
+        assert_eq!(keys, vec!["9", "10"]);
+        assert_eq!(x.points[1].runs, vec![10.0, 40.0]);
+        assert_eq!(x.points[1].sessions.len(), 2);
+    }
+}

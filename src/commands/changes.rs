@@ -539,7 +539,18 @@ pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
                 cells.map(|c| md(&c)).join(" | ")
             );
         } else {
-            let _ = writeln!(out, "{}\n    {}", r.benchmark, cells.join("  ·  "));
+            let named: Vec<String> = ["history", "current", "change", "", ""]
+                .iter()
+                .zip(&cells)
+                .map(|(k, v)| {
+                    if k.is_empty() {
+                        v.clone()
+                    } else {
+                        format!("{k} {v}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "{}\n    {}", r.benchmark, named.join(" · "));
         }
     }
     print!("{out}");
