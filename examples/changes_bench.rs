@@ -166,6 +166,15 @@ fn main() {
             t.elapsed().as_secs_f64()
         );
         let t = Instant::now();
+        let listed = store
+            .sessions(&cmdscope::store::Filter::default())
+            .expect("sessions");
+        println!(
+            "  store sessions and cells alone: {:.2} s ({} sessions)",
+            t.elapsed().as_secs_f64(),
+            listed.len()
+        );
+        let t = Instant::now();
         let loaded = history::load(&mut store, &Query::default()).expect("load");
         println!(
             "  store read: {:.2} s ({} histories)",
