@@ -23,7 +23,8 @@ pub mod history;
 use std::ops::Range;
 
 use crate::analysis::comparison::{
-    compare_values, fails_gate, widen_for_sessions, Comparison, Design, Settings, Verdict,
+    compare_values, fails_gate, widen_for_sessions, Comparison, Design, SessionVariation, Settings,
+    Verdict,
 };
 use crate::analysis::LEVEL;
 use crate::commands::{median, thin, MAX_VALUES};
@@ -214,6 +215,10 @@ pub fn compare_sides(
     // sigma² (1/n1 + 1/n2), the variance for n2 candidate sessions.
     let scaled = sigma * ((1.0 / n1 + 1.0 / n2) / (1.0 + 1.0 / n1)).sqrt();
     widen_for_sessions(&mut c, scaled, before.len());
+    if let SessionVariation::Included { sigma: shown, .. } = &mut c.session_variation {
+        // Report the history's session SD itself, not the rescaled one.
+        *shown = sigma;
+    }
     let side = |r: &Range<usize>, v: &[f64]| Side {
         first: r.start,
         last: r.end - 1,
