@@ -68,3 +68,93 @@ fn identical_commands_and_a_five_percent_difference() {
     }
     assert!(right >= 9, "5 % slower: {right}/10 in the right direction");
 }
+
+/// The small-sample case: `--runs 6` with three commands of 10,
+/// 100 and 200 ms. Two comparisons with the first at 0.025 each; the exact
+/// signed-rank test cannot go below 2/64 at 6 pairs, so this needs the
+/// t-test on log ratios. Both differences must come out "slower", with the
+/// interval's real confidence (97.5 %) and every comparison exported.
+#[test]
+fn six_runs_call_both_differences() {
+    let f = fixture();
+    let dir = tempdir();
+    let out = dir.path().join("six.json");
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "6",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{f} sleep 10"),
+        &format!("{f} sleep 100"),
+        &format!("{f} sleep 200"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let walls: Vec<&serde_json::Value> = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["metric"] == "time_wall_clock")
+        .collect();
+    assert_eq!(walls.len(), 2, "{walls:?}");
+    for (c, expected) in walls.iter().zip([10.0, 20.0]) {
+        assert_eq!(c["verdict"], "slower", "{c}");
+        assert_eq!(c["test"], "paired-t", "{c}");
+        assert_eq!(c["family"], 2, "{c}");
+        assert!(
+            (c["confidence"].as_f64().unwrap() - 0.975).abs() < 1e-12,
+            "{c}"
+        );
+        let ratio = c["ratio"].as_f64().unwrap();
+        // Process start-up adds a little to every run: ratios a bit below
+        // 10 and 20, never near 1.
+        assert!(
+            ratio > 0.7 * expected && ratio < 1.1 * expected,
+            "ratio {ratio}, expected about {expected}"
+        );
+        assert!(c["ratio_ci"][0].as_f64().unwrap() > 1.0, "{c}");
+    }
+}
+
+/// The README's kind of sweep: 12 values over a 70x range at `--runs 7`.
+/// Eleven comparisons with the first value, each at 0.05 / 11; the
+/// extremes must come out different, and every comparison is exported.
+#[test]
+fn a_twelve_value_sweep_at_seven_runs_calls_the_extremes() {
+    let f = fixture();
+    let dir = tempdir();
+    let out = dir.path().join("sweep.json");
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "7",
+        "-L",
+        "ms",
+        "1,1.5,2.2,3.2,4.7,6.9,10,15,22,32,47,70",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{f} sleep {{ms}}"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let walls: Vec<&serde_json::Value> = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["metric"] == "time_wall_clock")
+        .collect();
+    assert_eq!(walls.len(), 11, "every comparison appears");
+    let last = walls.last().unwrap();
+    assert!(last["candidate"].as_str().unwrap().contains("70"), "{last}");
+    assert_eq!(last["verdict"], "slower", "{last}");
+    assert_eq!(last["family"], 11, "{last}");
+    for c in &walls {
+        assert_ne!(c["verdict"], "faster", "{c}");
+        assert_ne!(c["verdict"], "no difference", "{c}");
+    }
+}

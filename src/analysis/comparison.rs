@@ -31,7 +31,7 @@
 use serde::Serialize;
 
 use crate::analysis::values;
-use crate::metrics::Metric;
+use crate::metrics::{Metric, Unit};
 use crate::runner::CellResult;
 use crate::schedule::Order;
 use crate::stats;
@@ -127,6 +127,13 @@ pub struct Settings {
     /// The two sides come from different sessions (sets
     /// `SessionVariation::NotIncluded` and says so in the note).
     pub cross_session: bool,
+    /// The metric takes discrete values (counts, bytes, pages): only the
+    /// exact rank tests are used, never the t-tests. A t-test's level below
+    /// the sign-flip resolution rests on the differences' magnitudes being
+    /// unequal, as continuous timing noise makes them; counts that differ
+    /// by exactly ±1 in every pair would make it claim p = 0.016 at 5 pairs
+    /// where only 1 in 16 sign patterns is as extreme.
+    pub discrete: bool,
 }
 
 impl Settings {
@@ -138,6 +145,7 @@ impl Settings {
             precision,
             floor: None,
             cross_session: false,
+            discrete: false,
         }
     }
 
@@ -291,10 +299,20 @@ struct Fit {
     exact: bool,
 }
 
-fn fit(test: Test, a: &[f64], b: &[f64], d: &[f64], confidence: f64) -> Option<Fit> {
+fn fit(
+    test: Test,
+    a: &[f64],
+    b: &[f64],
+    d: &[f64],
+    confidence: f64,
+    intervals: bool,
+) -> Option<Fit> {
     match test {
         Test::SignedRank => {
             let t = stats::wilcoxon_signed_rank(d).ok()?;
+            if !intervals {
+                return Some(Fit::p_only(t.p_value, t.exact));
+            }
             let e = stats::hodges_lehmann_paired(d, confidence).ok()?;
             Some(Fit {
                 estimate: e.value,
@@ -305,6 +323,9 @@ fn fit(test: Test, a: &[f64], b: &[f64], d: &[f64], confidence: f64) -> Option<F
         }
         Test::MannWhitney => {
             let t = stats::mann_whitney(a, b).ok()?;
+            if !intervals {
+                return Some(Fit::p_only(t.p_value, t.exact));
+            }
             let e = stats::hodges_lehmann_shift(a, b, confidence).ok()?;
             Some(Fit {
                 estimate: e.value,
@@ -349,6 +370,17 @@ fn fit(test: Test, a: &[f64], b: &[f64], d: &[f64], confidence: f64) -> Option<F
     }
 }
 
+impl Fit {
+    fn p_only(p: f64, exact: bool) -> Fit {
+        Fit {
+            estimate: f64::NAN,
+            ci: [f64::NAN; 2],
+            p,
+            exact,
+        }
+    }
+}
+
 fn median(xs: &[f64]) -> f64 {
     stats::summarize(xs).map_or(f64::NAN, |s| s.median)
 }
@@ -357,6 +389,24 @@ fn median(xs: &[f64]) -> f64 {
 /// Always returns a comparison; where no verdict is possible it is
 /// `Inconclusive` or `NotComparable` with a note.
 pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> Comparison {
+    analyse(base, cand, design, s, true)
+}
+
+/// The p-value of the test `compare_values` would use, without its
+/// intervals (NaN where it gives none). For simulations that only need to
+/// know whether a comparison could have been significant: p < level is
+/// necessary for a faster/slower verdict.
+pub fn p_value(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> f64 {
+    analyse(base, cand, design, s, false).p_value
+}
+
+fn analyse(
+    base: &[f64],
+    cand: &[f64],
+    design: Design,
+    s: &Settings,
+    intervals: bool,
+) -> Comparison {
     let family = s.family.max(1);
     let level = s.level();
     let confidence = 1.0 - level;
@@ -374,7 +424,14 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
     } else {
         Scale::Difference
     };
-    let test = select_test(design, a.len(), b.len(), level);
+    let test = if s.discrete {
+        match design {
+            Design::Paired => Test::SignedRank,
+            Design::Unpaired => Test::MannWhitney,
+        }
+    } else {
+        select_test(design, a.len(), b.len(), level)
+    };
     let mut c = Comparison {
         metric: "",
         baseline: String::new(),
@@ -424,6 +481,16 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
         c.note = Some(format!("no verdict at significance level {level}"));
         return c;
     }
+    if s.discrete && rank_test_resolution(design, a.len(), b.len()) > level {
+        let need = (MIN_N..4096)
+            .find(|&k| rank_test_resolution(design, k, k) <= level)
+            .unwrap_or(4096);
+        c.note = Some(format!(
+            "need at least {need} {what} for a verdict on a discrete metric at level {}, have {n}",
+            format_level(level)
+        ));
+        return c;
+    }
     if a.iter().chain(b).any(|v| !v.is_finite()) {
         c.note = Some("values are not finite numbers".into());
         return c;
@@ -434,7 +501,10 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
         Vec::new()
     };
     // Shift in the metric's unit, by the same test family.
-    if let Some(f) = fit(test, a, b, &raw_d, confidence) {
+    if let Some(f) = intervals
+        .then(|| fit(test, a, b, &raw_d, confidence, true))
+        .flatten()
+    {
         c.shift = f.estimate;
         c.shift_ci = f.ci;
     }
@@ -446,13 +516,13 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
         } else {
             Vec::new()
         };
-        fit(test, &la, &lb, &ld, confidence).map(|f| {
+        fit(test, &la, &lb, &ld, confidence, intervals).map(|f| {
             let r = [f.estimate.exp(), f.ci[0].exp(), f.ci[1].exp()];
             (f, r)
         })
     } else {
         let m = median(a);
-        fit(test, a, b, &raw_d, confidence).map(|f| {
+        fit(test, a, b, &raw_d, confidence, intervals).map(|f| {
             let rel = |x: f64| if m > 0.0 { 1.0 + x / m } else { f64::NAN };
             let r = [rel(f.estimate), rel(f.ci[0]), rel(f.ci[1])];
             (f, r)
@@ -469,6 +539,9 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
     c.exact = f.exact;
     c.ratio = r[0];
     c.ratio_ci = [r[1], r[2]];
+    if !intervals {
+        return c;
+    }
     let (est, ci) = (f.estimate, f.ci);
     decide(&mut c, est, ci);
     c
@@ -488,7 +561,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         (false, false) if within || identical => Verdict::NoDifference,
         (false, false) => {
             c.note = Some(format!(
-                "the {pct} interval {} is too wide to tell a difference from none within ±{}; {}",
+                "the {pct} {} is too wide to tell a difference from none within ±{}; {}",
                 range(c.ratio_ci),
                 trim_pct(c.precision),
                 more_runs_advice(c)
@@ -497,7 +570,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (false, true) => {
             c.note = Some(format!(
-                "the {pct} interval {} suggests a difference, but the test did not reach its level {}; {}",
+                "the {pct} {} suggests a difference, but the test did not reach its level {}; {}",
                 range(c.ratio_ci),
                 format_level(c.level),
                 more_runs_advice(c)
@@ -506,7 +579,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (true, false) => {
             c.note = Some(format!(
-                "the test reached its level but the {pct} interval {} includes no change \
+                "the test reached its level but the {pct} {} includes no change \
                  (the rank statistics' discreteness at {} {}); run longer",
                 range(c.ratio_ci),
                 c.n,
@@ -525,17 +598,33 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
     }
 }
 
-/// "run longer with --runs N": an interval's half-width shrinks about as
-/// 1/sqrt(n); N is what would bring it inside the precision band (capped).
+/// "run longer with --runs N". On the log scale an interval's half-width h
+/// shrinks about as 1/sqrt(n) (a little faster at small n, as the t
+/// quantile falls); N is the fewer of the runs that would make the observed
+/// ratio significant (h below |log ratio|) and those that would settle "no
+/// difference" (h below log(1 + p) - |log ratio|, when the ratio is inside
+/// the band). Rounded up, capped at 10,000.
 fn more_runs_advice(c: &Comparison) -> String {
-    let half = (c.ratio_ci[1] - c.ratio_ci[0]) / 2.0;
-    let factor = if c.precision > 0.0 && half.is_finite() && half > 0.0 {
-        (half / c.precision).powi(2)
-    } else {
-        4.0
-    };
-    let want = ((c.n as f64 * factor.max(2.0)).ceil() as usize).clamp(c.n + 1, 10_000);
-    format!("run longer with --runs {want}")
+    let (lo, hi, r) = (c.ratio_ci[0].ln(), c.ratio_ci[1].ln(), c.ratio.ln());
+    let h = (hi - lo) / 2.0;
+    let mut factor = f64::INFINITY;
+    if h.is_finite() && h > 0.0 && r.is_finite() {
+        if r != 0.0 {
+            factor = factor.min((h / r.abs()).powi(2));
+        }
+        let room = (1.0 + c.precision).ln() - r.abs();
+        if room > 0.0 {
+            factor = factor.min((h / room).powi(2));
+        }
+    }
+    if !factor.is_finite() {
+        factor = 4.0;
+    }
+    let want = (c.n as f64 * factor.max(1.5)).ceil();
+    if want > 10_000.0 {
+        return "deciding would take more than 10,000 runs".into();
+    }
+    format!("run longer with --runs {}", (want as usize).max(c.n + 1))
 }
 
 /// `--fail-if-slower PCT`, the one gate rule: fails only when the verdict is
@@ -633,6 +722,7 @@ pub fn compare_cells(
                 None
             },
             cross_session: false,
+            discrete: metric.unit() != Unit::Seconds,
         };
         for (i, cand) in results.iter().enumerate() {
             if i == reference {
@@ -768,7 +858,7 @@ pub fn format_level(a: f64) -> String {
         let s = format!("{a:.4}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{a:.2e}")
+        format!("{a:.1e}")
             .parse::<f64>()
             .map_or_else(|_| a.to_string(), |v| format!("{v}"))
     }
@@ -827,5 +917,311 @@ pub fn format_p(p: f64) -> String {
         "p < 0.001".into()
     } else {
         format!("p = {p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::simulation::{Gen, Noise, ALL};
+
+    fn settings(alpha: f64, family: usize) -> Settings {
+        Settings {
+            family,
+            ..Settings::new(alpha, 0.01)
+        }
+    }
+
+    /// n blocks of `cells` commands with the given medians, paired noise.
+    fn blocks(g: &mut Gen, medians: &[f64], n: usize, noise: Noise) -> Vec<Vec<f64>> {
+        let mut cells = vec![Vec::new(); medians.len()];
+        for _ in 0..n {
+            for (c, m) in medians.iter().enumerate() {
+                cells[c].push(m * g.factor(noise));
+            }
+        }
+        cells
+    }
+
+    #[test]
+    fn six_runs_call_a_ninefold_and_a_twentyfold_difference() {
+        // `run --runs 6 'sleep 0.01' 'sleep 0.1' 'sleep 0.2'`: two
+        // comparisons at 0.025 each; the signed-rank test cannot go below
+        // 2/64 there, the t-test on log ratios can.
+        let mut g = Gen::new(1);
+        for noise in ALL {
+            for _ in 0..20 {
+                let cells = blocks(&mut g, &[0.011, 0.101, 0.201], 6, *noise);
+                for c in &cells[1..] {
+                    let r = compare_values(&cells[0], c, Design::Paired, &settings(0.05, 2));
+                    assert_eq!(r.test, Test::PairedT);
+                    assert_eq!(r.verdict, Verdict::Slower, "{noise:?}: {r:?}");
+                    assert_eq!(format_confidence(r.confidence), "97.5 % CI");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_twelve_value_sweep_at_seven_runs_calls_the_extremes() {
+        // 12 values over a 70x range at --runs 7: 11 comparisons with the
+        // first, each at 0.05 / 11.
+        let mut g = Gen::new(2);
+        let medians: Vec<f64> = (0..12)
+            .map(|i| 0.001 * 70f64.powf(i as f64 / 11.0))
+            .collect();
+        for noise in [Noise::Normal, Noise::Spiky] {
+            let cells = blocks(&mut g, &medians, 7, noise);
+            let r = compare_values(&cells[0], &cells[11], Design::Paired, &settings(0.05, 11));
+            assert_eq!(r.verdict, Verdict::Slower, "{r:?}");
+            assert!(r.ratio > 40.0 && r.ratio < 120.0, "{}", r.ratio);
+        }
+    }
+
+    #[test]
+    fn the_issue_reproducer_is_not_significant() {
+        // allocs/op: ten 2s against six 2s and four 3s; exact p = 0.087.
+        let a = [2.0; 10];
+        let b = [2., 2., 2., 2., 2., 2., 3., 3., 3., 3.];
+        let r = compare_values(&a, &b, Design::Unpaired, &settings(0.05, 1));
+        assert_eq!(r.test, Test::MannWhitney);
+        assert!(r.exact);
+        assert!((r.p_value - 0.0866873065).abs() < 1e-8, "{}", r.p_value);
+        assert_eq!(r.verdict, Verdict::Inconclusive);
+        assert!(r.note.is_some());
+    }
+
+    #[test]
+    fn tests_are_chosen_by_size_and_level() {
+        // Signed-rank needs 2/2^n <= level/10.
+        assert_eq!(select_test(Design::Paired, 9, 9, 0.05), Test::SignedRank);
+        assert_eq!(select_test(Design::Paired, 8, 8, 0.05), Test::PairedT);
+        assert_eq!(select_test(Design::Paired, 10, 10, 0.025), Test::SignedRank);
+        assert_eq!(select_test(Design::Paired, 6, 6, 0.025), Test::PairedT);
+        // Mann-Whitney needs 2/C(n+m, n) <= level/10: 2/C(10,5) = 0.0079.
+        assert_eq!(select_test(Design::Unpaired, 5, 5, 0.05), Test::WelchT);
+        assert_eq!(select_test(Design::Unpaired, 6, 6, 0.05), Test::MannWhitney);
+        assert!((rank_test_resolution(Design::Unpaired, 10, 10) - 2.0 / 184756.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn every_comparison_gets_a_verdict_or_a_reason() {
+        let s = settings(0.05, 1);
+        let r = compare_values(&[1.0, 1.1], &[2.0, 2.1], Design::Paired, &s);
+        assert_eq!(r.verdict, Verdict::Inconclusive);
+        assert_eq!(
+            r.note.as_deref(),
+            Some("need at least 3 paired runs for a verdict, have 2")
+        );
+        let r = compare_values(&[], &[], Design::Unpaired, &s);
+        assert_eq!(r.verdict, Verdict::Inconclusive);
+        assert!(r.note.unwrap().contains("have 0"));
+        // Identical values: no difference, not "inconclusive".
+        let r = compare_values(&[5.0; 8], &[5.0; 8], Design::Paired, &s);
+        assert_eq!(r.verdict, Verdict::NoDifference, "{r:?}");
+        // Constant 2x: as significant as sign flips allow (2/2^6 < 0.05).
+        let r = compare_values(&[4.0; 6], &[8.0; 6], Design::Paired, &s);
+        assert_eq!(r.verdict, Verdict::Slower, "{r:?}");
+        assert!((r.ratio - 2.0).abs() < 1e-12);
+        // ... and at 5 pairs it cannot be (2/32 > 0.05): inconclusive, never
+        // "no difference" for a 2x ratio.
+        let r = compare_values(&[4.0; 5], &[8.0; 5], Design::Paired, &s);
+        assert_eq!(r.verdict, Verdict::Inconclusive, "{r:?}");
+    }
+
+    #[test]
+    fn counts_get_only_exact_rank_tests() {
+        // Minor faults one lower in every pair but one: a t-test would say
+        // p = 0.016 at 5 pairs, where 2 of 16 sign patterns are as extreme.
+        let base = [80.0, 81.0, 80.0, 80.0, 81.0];
+        let cand = [79.0, 80.0, 79.0, 80.0, 80.0];
+        let counts = Settings {
+            discrete: true,
+            ..settings(0.05, 1)
+        };
+        let r = compare_values(&base, &cand, Design::Paired, &counts);
+        assert_eq!(r.verdict, Verdict::Inconclusive, "{r:?}");
+        assert_eq!(
+            r.note.as_deref(),
+            Some("need at least 6 paired runs for a verdict on a discrete metric at level 0.05, have 5")
+        );
+        let t = compare_values(&base, &cand, Design::Paired, &settings(0.05, 1));
+        assert_eq!(t.test, Test::PairedT);
+        // Nine pairs, all one lower: the exact conditional p is 2/512.
+        let r = compare_values(&[80.0; 9], &[79.0; 9], Design::Paired, &counts);
+        assert_eq!(
+            (r.test, r.verdict),
+            (Test::SignedRank, Verdict::Faster),
+            "{r:?}"
+        );
+        assert!((r.p_value - 2.0 / 512.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn peak_memory_at_the_floor_is_not_compared() {
+        let s = Settings {
+            floor: Some(at_floor_limit(4.0e6)),
+            ..settings(0.05, 1)
+        };
+        let r = compare_values(&[3.9e6; 10], &[4.05e6; 10], Design::Paired, &s);
+        assert_eq!(r.verdict, Verdict::NotComparable);
+        assert_eq!(
+            r.note.as_deref(),
+            Some("at cmdscope's floor, not comparable")
+        );
+        // One side above the floor: compared.
+        let r = compare_values(&[3.9e6; 10], &[9.0e6; 10], Design::Paired, &s);
+        assert_eq!(r.verdict, Verdict::Slower);
+    }
+
+    #[test]
+    fn never_no_difference_for_a_large_ratio_and_the_interval_agrees_with_the_test() {
+        let mut g = Gen::new(3);
+        for trial in 0..400 {
+            let noise = ALL[trial % ALL.len()];
+            let n = 3 + trial % 30;
+            let m = 1 + trial % 7;
+            let effect = [1.0, 1.01, 1.05, 1.3, 2.0][trial % 5];
+            let cells = blocks(&mut g, &[1.0, effect], n, noise);
+            let design = if trial % 3 == 0 {
+                Design::Unpaired
+            } else {
+                Design::Paired
+            };
+            let r = compare_values(&cells[0], &cells[1], design, &settings(0.05, m));
+            let excludes = r.ratio_ci[0] > 1.0 || r.ratio_ci[1] < 1.0;
+            match r.verdict {
+                Verdict::Faster | Verdict::Slower => {
+                    assert!(r.p_value < r.level && excludes, "{r:?}");
+                    assert_eq!(r.verdict == Verdict::Slower, r.ratio > 1.0);
+                }
+                Verdict::NoDifference => {
+                    assert!(r.p_value >= r.level && !excludes, "{r:?}");
+                    assert!(r.ratio_ci[0] >= 0.99 && r.ratio_ci[1] <= 1.01, "{r:?}");
+                }
+                Verdict::Inconclusive => assert!(r.note.is_some(), "{r:?}"),
+                Verdict::NotComparable => panic!("{r:?}"),
+            }
+            assert_eq!(r.significant, r.verdict.is_significant());
+            assert!((r.level - 0.05 / m as f64).abs() < 1e-15);
+            if effect >= 1.3 {
+                assert_ne!(r.verdict, Verdict::NoDifference, "{r:?}");
+            }
+        }
+    }
+
+    /// Family-wise false-positive rate of identical commands at 3-10 runs
+    /// and 1-20 comparisons against one reference, paired (interleaved) and
+    /// unpaired (sequential order), under each noise law: at most alpha
+    /// (plus three standard errors of the simulation).
+    fn small_sample_fpr(trials: usize, sizes: &[usize], families: &[usize], seed: u64) {
+        let mut g = Gen::new(seed);
+        let alpha = 0.05;
+        for design in [Design::Paired, Design::Unpaired] {
+            for &noise in ALL {
+                for &n in sizes {
+                    for &m in families {
+                        let mut false_pos = 0;
+                        for _ in 0..trials {
+                            let cells = blocks(&mut g, &vec![1.0; m + 1], n, noise);
+                            let any = cells[1..].iter().any(|c| {
+                                compare_values(&cells[0], c, design, &settings(alpha, m))
+                                    .verdict
+                                    .is_significant()
+                            });
+                            false_pos += any as usize;
+                        }
+                        let rate = false_pos as f64 / trials as f64;
+                        eprintln!("fpr {design:?} {noise:?} n={n} m={m}: {rate:.4}");
+                        let se = (alpha * (1.0 - alpha) / trials as f64).sqrt();
+                        assert!(
+                            rate <= alpha + 3.0 * se,
+                            "{design:?} {noise:?} n = {n} m = {m}: false-positive rate {rate}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn small_samples_keep_the_false_positive_rate() {
+        small_sample_fpr(400, &[3, 6, 10], &[1, 2, 5], 4);
+    }
+
+    /// The full grid (n = 3..10, m = 1, 2, 5, 10, 20); about a minute
+    /// unoptimised: `cargo test --release -- --ignored small_samples`.
+    #[test]
+    #[ignore]
+    fn small_samples_keep_the_false_positive_rate_full_grid() {
+        small_sample_fpr(2000, &[3, 4, 5, 6, 7, 8, 9, 10], &[1, 2, 5, 10, 20], 5);
+    }
+
+    #[test]
+    fn the_gate_judges_the_size() {
+        let mut c = compare_values(
+            &[1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0],
+            &[1.2, 1.21, 1.19, 1.2, 1.22, 1.18, 1.2, 1.21, 1.19, 1.2],
+            Design::Paired,
+            &settings(0.05, 1),
+        );
+        assert_eq!(c.verdict, Verdict::Slower);
+        assert!(fails_gate(&c, 5.0), "{c:?}");
+        assert!(!fails_gate(&c, 25.0), "{c:?}");
+        // Slower, but not significantly by more than 5 %.
+        c.ratio_ci = [1.03, 1.09];
+        assert!(!fails_gate(&c, 5.0));
+        c.verdict = Verdict::Inconclusive;
+        c.ratio_ci = [1.5, 1.9];
+        assert!(!fails_gate(&c, 5.0));
+    }
+
+    #[test]
+    fn session_variation_widens_the_interval_and_keeps_the_verdict_consistent() {
+        let mut g = Gen::new(6);
+        let a: Vec<f64> = (0..30).map(|_| g.factor(Noise::Normal)).collect();
+        let b: Vec<f64> = (0..30).map(|_| 1.1 * g.factor(Noise::Normal)).collect();
+        let s = Settings {
+            cross_session: true,
+            ..settings(0.05, 1)
+        };
+        let c = compare_values(&a, &b, Design::Unpaired, &s);
+        assert_eq!(c.verdict, Verdict::Slower);
+        assert_eq!(c.session_variation, SessionVariation::NotIncluded);
+        assert!(c
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("session-to-session variation"));
+        // A between-session spread of 10 % on the log scale swamps a 10 %
+        // difference: not significant any more, and the interval says so.
+        let mut w = c.clone();
+        widen_for_sessions(&mut w, 0.1, 5);
+        assert_eq!(
+            w.session_variation,
+            SessionVariation::Included {
+                sigma: 0.1,
+                sessions: 5
+            }
+        );
+        assert!(w.ratio_ci[0] < c.ratio_ci[0] && w.ratio_ci[1] > c.ratio_ci[1]);
+        assert!(!w.verdict.is_significant() && w.ratio_ci[0] < 1.0, "{w:?}");
+        // No spread: unchanged verdict.
+        let mut z = c.clone();
+        widen_for_sessions(&mut z, 0.0, 5);
+        assert_eq!(z.verdict, Verdict::Slower);
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_confidence(0.95), "95 % CI");
+        assert_eq!(format_confidence(0.975), "97.5 % CI");
+        assert_eq!(format_confidence(1.0 - 0.05 / 19.0), "99.73 % CI");
+        assert_eq!(format_confidence(1.0 - 0.0182), "98.1 % CI");
+        assert_eq!(format_p(0.0866), "p = 0.087");
+        assert_eq!(format_p(0.0001), "p < 0.001");
+        assert_eq!(format_level(0.025), "0.025");
+        assert_eq!(format_level(0.00068), "0.00068");
+        assert_eq!(format_level(0.0007), "0.0007");
     }
 }

@@ -2,6 +2,8 @@
 
 pub mod comparison;
 pub mod sequential;
+#[cfg(test)]
+mod simulation;
 
 use crate::metrics::{Metric, Sample};
 use crate::runner::{CellResult, Session};

@@ -21,6 +21,7 @@
 //!   bootstrap of a median samples order statistics directly (O(1) per
 //!   resample). `examples/stats_bench.rs` times all of it on 10^6 samples.
 
+pub mod exact;
 pub mod ttest;
 
 use rand::{Rng, SeedableRng};
@@ -92,6 +93,15 @@ const MW_EXACT_MAX_SMALLER: usize = 50;
 const MW_EXACT_MAX_WORK: usize = 2_000_000;
 /// Exact signed-rank distribution up to this many non-zero differences.
 const SIGNED_RANK_EXACT_MAX: usize = 50;
+/// With ties, the exact conditional distribution (`exact.rs`) is used up
+/// to this many non-zero differences (at most about 500,000 steps), and
+/// the tie-corrected normal approximation above, where the statistic is a
+/// sum of over 100 independent symmetric terms.
+const SIGNED_RANK_TIES_EXACT_MAX: usize = 100;
+/// With ties, Mann-Whitney uses the exact conditional distribution while
+/// its dynamic programme costs at most this many steps (e.g. 50 vs 50,
+/// 20 vs 230), the tie-corrected normal approximation above.
+const MW_TIES_EXACT_MAX_WORK: f64 = 1e8;
 
 /// Theil-Sen uses every pair up to this n (about 2 million pairs) ...
 const THEIL_SEN_ALL_PAIRS_MAX_N: usize = 2000;
@@ -655,7 +665,10 @@ fn mw_cdf_prefix(m: usize, n: usize, t: usize) -> Vec<f64> {
 /// Exact p-value, 2 P(U <= min(U, mn - U)) capped at 1, when there are no
 /// ties and the smaller sample has at most 50 values (with a cap on the
 /// work, see `mw_use_exact`; lopsided designs such as 3 vs 500 stay exact,
-/// where the normal approximation is poor). Otherwise the normal
+/// where the normal approximation is poor). With ties, the exact
+/// conditional distribution given the tie pattern (`exact.rs`, as
+/// benchstat) while its work stays under `MW_TIES_EXACT_MAX_WORK`
+/// (50 vs 50 included). Otherwise the normal
 /// approximation with tie-corrected variance
 /// mn/12 ((N+1) - sum(t^3 - t) / (N(N-1))) and continuity correction, as R
 /// does. Refuses when either sample is empty.
@@ -668,6 +681,14 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Result<TestResult, StatsError> {
     let (m, n) = (a.len(), b.len());
     let (u, ties) = u_statistic_sorted(&sorted_copy(a), &sorted_copy(b));
     let mn = m as f64 * n as f64;
+    if ties > 0.0 && exact::mann_whitney_exact_work(m, n) <= MW_TIES_EXACT_MAX_WORK {
+        let (u, p) = exact::mann_whitney_p(a, b);
+        return Ok(TestResult {
+            statistic: u,
+            p_value: p,
+            exact: true,
+        });
+    }
     if ties == 0.0 && mw_use_exact(m, n) {
         // No ties: U is an integer.
         let t = u.min(mn - u) as usize;
@@ -720,7 +741,8 @@ fn signed_rank_cdf_prefix(n: usize, t: usize) -> Vec<f64> {
 /// a zero carries no sign. Given the zeros, the signs of the rest are still
 /// fair coins under the null, so the exact distribution for the remaining
 /// n' values stays valid (R instead falls back to the normal approximation
-/// when zeros exist). Exact for n' <= 50 without ties among |d|; otherwise
+/// when zeros exist). Exact for n' <= 50 without ties among |d|, exact
+/// conditional on the ties (midranks, `exact.rs`) for n' <= 100; otherwise
 /// the normal approximation with variance n'(n'+1)(2n'+1)/24 - sum(t^3-t)/48
 /// and continuity correction. All-zero differences give V = 0, p = 1.
 pub fn wilcoxon_signed_rank(d: &[f64]) -> Result<TestResult, StatsError> {
@@ -747,6 +769,14 @@ pub fn wilcoxon_signed_rank(d: &[f64]) -> Result<TestResult, StatsError> {
     }
     let nf = n as f64;
     let total = nf * (nf + 1.0) / 2.0;
+    if ties > 0.0 && n <= SIGNED_RANK_TIES_EXACT_MAX {
+        let (v, p) = exact::signed_rank_p(&nz);
+        return Ok(TestResult {
+            statistic: v,
+            p_value: p,
+            exact: true,
+        });
+    }
     if ties == 0.0 && n <= SIGNED_RANK_EXACT_MAX {
         let t = v.min(total - v) as usize;
         let cdf = signed_rank_cdf_prefix(n, t);
@@ -2036,10 +2066,16 @@ mod tests {
         // Ties, by hand: a = 1 2 2 3, b = 2 3 4 4 5: U = 2.5; tie groups of
         // 3, 2, 2 give sum(t^3 - t) = 36; var = 20/12 (10 - 36/72) = 15.83;
         // z = (7.5 - 0.5) / sqrt(var); p = 0.0785458509511907 (NormalDist).
+        // (Small samples with ties now get the exact conditional p-value;
+        // the approximation is checked directly.)
+        assert_close!(
+            mw_normal_p(2.5, 4, 5, 36.0, 0.5),
+            0.07854585095119071,
+            1e-12
+        );
         let r = mann_whitney(&[1.0, 2.0, 2.0, 3.0], &[2.0, 3.0, 4.0, 4.0, 5.0]).unwrap();
         assert_eq!(r.statistic, 2.5);
-        assert!(!r.exact);
-        assert_close!(r.p_value, 0.07854585095119071, 1e-12);
+        assert!(r.exact);
     }
 
     #[test]
@@ -2130,7 +2166,7 @@ mod tests {
         let tied = mann_whitney(&[3.0; 8], &[3.0; 5]).unwrap();
         assert_eq!(
             (tied.statistic, tied.p_value, tied.exact),
-            (20.0, 1.0, false)
+            (20.0, 1.0, true)
         );
         // Fully separated 50 vs 50: exact p = 2 / C(100, 50).
         let a: Vec<f64> = (0..50).map(f64::from).collect();
@@ -2208,10 +2244,16 @@ mod tests {
         // Ties, by hand: |d| = 1 1 2 2 3 3 4 (zero dropped), midranks
         // 1.5 1.5 3.5 3.5 5.5 5.5 7; positives 1, 2, 2, 3, 4 -> V = 24.5 - 3.5
         // = 21; var = 7*8*15/24 - 18/48; z = (7 - 0.5)/sd; p = 0.26931814709625.
+        // (Exact conditional on the ties at this size; the approximation is
+        // checked directly.)
+        assert_close!(
+            signed_rank_normal_p(21.0, 7, 18.0, 0.5),
+            0.2693181470962549,
+            1e-12
+        );
         let t = wilcoxon_signed_rank(&[1.0, -1.0, 2.0, 2.0, 3.0, -3.0, 4.0, 0.0]).unwrap();
         assert_eq!(t.statistic, 21.0);
-        assert!(!t.exact);
-        assert_close!(t.p_value, 0.2693181470962549, 1e-12);
+        assert!(t.exact);
     }
 
     #[test]
@@ -2232,8 +2274,14 @@ mod tests {
         assert_eq!((zeros.statistic, zeros.p_value), (0.0, 1.0));
         let one = wilcoxon_signed_rank(&[2.0]).unwrap();
         assert_eq!((one.statistic, one.p_value), (1.0, 1.0));
+        // All tied: exact conditional up to 100 values (only the all-positive
+        // pattern is as extreme), the normal approximation above.
         let same = wilcoxon_signed_rank(&[2.0; 60]).unwrap();
         assert_eq!(same.statistic, 1830.0);
+        assert!(same.exact);
+        assert_close!(same.p_value, 2.0 * 0.5f64.powi(60), 1e-9);
+        let same = wilcoxon_signed_rank(&[2.0; 120]).unwrap();
+        assert_eq!(same.statistic, 7260.0);
         assert!(!same.exact && same.p_value < 1e-10);
     }
 
