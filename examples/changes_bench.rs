@@ -154,17 +154,23 @@ fn main() {
     );
 
     if args.get(3).map(String::as_str) == Some("store") {
-        let db = dir.path().join("changes.sqlite3");
+        // CHANGES_BENCH_DB keeps the store (and reuses it when it exists).
+        let db = std::env::var_os("CHANGES_BENCH_DB")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| dir.path().join("changes.sqlite3"));
+        let existed = db.exists();
         let mut store = Store::open(&Location::Sqlite(db)).expect("open store");
-        let t = Instant::now();
-        if let Err(e) = fill(&mut store, sessions, benchmarks, runs) {
-            eprintln!("changes_bench: {e}");
-            std::process::exit(1);
+        if !existed {
+            let t = Instant::now();
+            if let Err(e) = fill(&mut store, sessions, benchmarks, runs) {
+                eprintln!("changes_bench: {e}");
+                std::process::exit(1);
+            }
+            println!(
+                "  store fill (not part of changes): {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
         }
-        println!(
-            "  store fill (not part of changes): {:.1} s",
-            t.elapsed().as_secs_f64()
-        );
         let t = Instant::now();
         let listed = store
             .sessions(&cmdscope::store::Filter::default())
