@@ -312,20 +312,26 @@ pub fn hampel(x: &[f64]) -> Vec<f64> {
     let finite: Vec<f64> = x.iter().copied().filter(|v| v.is_finite()).collect();
     let floor = noise_sd(&finite).max(MIN_SIGMA);
     let n = x.len();
+    // Windows are at most 5 values: fixed buffers, no allocation per point.
+    let mut w = [0.0; 2 * HAMPEL_HALF + 1];
+    let mut dev = [0.0; 2 * HAMPEL_HALF + 1];
     (0..n)
         .map(|i| {
             let lo = i.saturating_sub(HAMPEL_HALF);
             let hi = (i + HAMPEL_HALF + 1).min(n);
-            let w: Vec<f64> = x[lo..hi]
-                .iter()
-                .copied()
-                .filter(|v| v.is_finite())
-                .collect();
-            let Some(med) = median(&w) else {
+            let mut k = 0;
+            for &v in x[lo..hi].iter().filter(|v| v.is_finite()) {
+                w[k] = v;
+                k += 1;
+            }
+            if k == 0 {
                 return 0.0;
-            };
-            let dev: Vec<f64> = w.iter().map(|v| (v - med).abs()).collect();
-            let scale = (MAD_SCALE * median(&dev).unwrap_or(0.0)).max(floor);
+            }
+            let med = small_median(&mut w[..k]);
+            for j in 0..k {
+                dev[j] = (w[j] - med).abs();
+            }
+            let scale = (MAD_SCALE * small_median(&mut dev[..k])).max(floor);
             if !x[i].is_finite() || (x[i] - med).abs() > HAMPEL_K * scale {
                 med
             } else {
@@ -333,6 +339,17 @@ pub fn hampel(x: &[f64]) -> Vec<f64> {
             }
         })
         .collect()
+}
+
+/// Median of a few finite values (sorts them in place).
+fn small_median(v: &mut [f64]) -> f64 {
+    v.sort_unstable_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Robust SD of the noise: MAD of successive differences / √2. Steps
