@@ -17,7 +17,8 @@
 //!   its smallest attainable two-sided p is at most a tenth of the
 //!   comparison's level, so its discreteness costs little; else the paired
 //!   t-test or Welch's t-test, whose resolution does not collapse at small
-//!   n (6 pairs: the signed-rank test cannot go below 2/64).
+//!   n (6 pairs: the signed-rank test cannot go below 2/64). Discrete
+//!   metrics (counts, sizes) use the exact rank tests only.
 //! - **Multiplicity.** Bonferroni within a metric's family of m comparisons:
 //!   each comparison is tested at alpha/m and its interval has confidence
 //!   1 - alpha/m, so the interval excludes "no change" exactly when the
@@ -146,6 +147,31 @@ impl Settings {
             floor: None,
             cross_session: false,
             discrete: false,
+        }
+    }
+
+    /// The settings for one metric: discrete for counts and sizes, the
+    /// floor only for peak memory (`rss_floor`: cmdscope's own peak
+    /// resident size, if known). Every caller comparing a `Metric` should
+    /// start from here so the rules are the same everywhere.
+    pub fn for_metric(
+        metric: Metric,
+        alpha: f64,
+        family: usize,
+        precision: f64,
+        rss_floor: Option<f64>,
+    ) -> Settings {
+        Settings {
+            alpha,
+            family,
+            precision,
+            floor: if metric == Metric::PeakRss {
+                rss_floor.map(at_floor_limit)
+            } else {
+                None
+            },
+            cross_session: false,
+            discrete: metric.unit() != Unit::Seconds,
         }
     }
 
@@ -676,6 +702,22 @@ pub fn widen_for_sessions(c: &mut Comparison, sigma: f64, baseline_sessions: usi
     decide(c, est, [est - z * se, est + z * se]);
 }
 
+/// The between-session standard deviation `widen_for_sessions` takes,
+/// from the medians of several sessions of the same benchmark (the
+/// baseline's history): the sample standard deviation of their logarithms,
+/// with the number of sessions. None with fewer than 2 sessions or a
+/// median that is not positive.
+pub fn session_sigma(session_medians: &[f64]) -> Option<(f64, usize)> {
+    let k = session_medians.len();
+    if k < 2 || session_medians.iter().any(|&m| !(m > 0.0 && m.is_finite())) {
+        return None;
+    }
+    let logs: Vec<f64> = session_medians.iter().map(|m| m.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / k as f64;
+    let var = logs.iter().map(|l| (l - mean) * (l - mean)).sum::<f64>() / (k - 1) as f64;
+    Some((var.sqrt(), k))
+}
+
 impl Comparison {
     /// Gives the comparison its metric and the two sides' names.
     pub fn named(mut self, metric: &'static str, baseline: &str, candidate: &str) -> Comparison {
@@ -712,18 +754,7 @@ pub fn compare_cells(
     let m = results.len() - 1;
     for &metric in COMPARED {
         let base_vals = values(&results[reference].samples, metric);
-        let settings = Settings {
-            alpha,
-            family: m,
-            precision,
-            floor: if metric == Metric::PeakRss {
-                rss_floor.map(at_floor_limit)
-            } else {
-                None
-            },
-            cross_session: false,
-            discrete: metric.unit() != Unit::Seconds,
-        };
+        let settings = Settings::for_metric(metric, alpha, m, precision, rss_floor);
         for (i, cand) in results.iter().enumerate() {
             if i == reference {
                 continue;
@@ -1206,6 +1237,12 @@ mod tests {
         );
         assert!(w.ratio_ci[0] < c.ratio_ci[0] && w.ratio_ci[1] > c.ratio_ci[1]);
         assert!(!w.verdict.is_significant() && w.ratio_ci[0] < 1.0, "{w:?}");
+        // From history: medians 1.00, 1.10, 0.95 give sd(log) = 0.0744.
+        let (sigma, k) = session_sigma(&[1.0, 1.1, 0.95]).unwrap();
+        assert_eq!(k, 3);
+        assert!((sigma - 0.07440).abs() < 1e-4, "{sigma}");
+        assert_eq!(session_sigma(&[1.0]), None);
+        assert_eq!(session_sigma(&[1.0, 0.0]), None);
         // No spread: unchanged verdict.
         let mut z = c.clone();
         widen_for_sessions(&mut z, 0.0, 5);

@@ -251,10 +251,13 @@ fn render_comparisons(
             );
         }
     }
+    // The footer describes a test that was made; none when every
+    // comparison lacked the runs for one.
     let Some(first) = comparisons
         .iter()
-        .find(|c| c.metric == Metric::WallTime.name())
+        .find(|c| c.metric == Metric::WallTime.name() && c.p_value.is_finite())
     else {
+        out.push('\n');
         return;
     };
     let scale = match first.scale {

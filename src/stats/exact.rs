@@ -165,12 +165,6 @@ pub fn signed_rank_p(d: &[f64]) -> (f64, f64) {
     (v2 as f64 / 2.0, (2.0 * tail).min(1.0))
 }
 
-/// Work of `signed_rank_p` (n non-zero values: at most about n^3 / 2).
-pub fn signed_rank_exact_work(n: usize) -> f64 {
-    let n = n as f64;
-    n * n * (n + 1.0) / 2.0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
