@@ -144,7 +144,9 @@ pub fn summary(runs: &[f64]) -> f64 {
 }
 
 /// Session-to-session noise of a history's summaries (log units), robust
-/// to its steps and outliers, at least MIN_SIGMA.
+/// to its steps and outliers, at least MIN_SIGMA. Not the engine's
+/// `session_sigma` (the sample SD of a stable baseline's session medians):
+/// a history has steps and outliers, which would inflate that estimate.
 pub fn session_sd(summaries: &[f64]) -> f64 {
     let finite: Vec<f64> = summaries
         .iter()
