@@ -85,6 +85,7 @@ Examples:
   cmdscope run --label branch=main 'make test'            # on main: record the baseline
   cmdscope run --label branch=feature 'make test'         # on the branch
   cmdscope check --baseline branch=main --fail-if-slower 5 >> \"$GITHUB_STEP_SUMMARY\"
+  cmdscope check --against history --fail-if-slower 5   # vs the stable history before it
 
 Exit status: 0 no significant regression beyond PCT; 1 a regression; 2 no
 results, no baseline on this machine, or a store error.
@@ -94,7 +95,7 @@ const CHANGES_EXAMPLES: &str = "\
 Examples:
   cmdscope changes                                   # every benchmark, ordered by session time
   cmdscope changes 'make test' --order-by commit --format markdown
-  cmdscope changes --fail-on-new-regression --threshold 5   # CI: exit 1 if the newest session is >5% slower
+  cmdscope changes --fail-on-new-regression --threshold 5   # CI gate on the newest session
 
 Exit status: 0 done; 1 with --fail-on-new-regression, a benchmark's newest
 session is significantly slower than the segment before it by more than PCT;
