@@ -121,7 +121,7 @@ impl Change {
 /// Change points of a history (one slice of run values per session, in
 /// history order; sessions without runs must be left out by the caller).
 pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
-    let summaries: Vec<f64> = sessions.iter().map(|r| summary(r)).collect();
+    let summaries = summaries(sessions);
     let points = change_points(&summaries, p);
     let sigma = session_sd(&summaries);
     let mut out = Vec::new();
@@ -141,6 +141,25 @@ pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
 pub fn summary(runs: &[f64]) -> f64 {
     let logs: Vec<f64> = runs.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
     median(&logs).unwrap_or(f64::NAN)
+}
+
+/// One summary per session: log medians when every value is positive
+/// (times), else plain medians (counts with zeros, which have no log).
+pub fn summaries(sessions: &[Vec<f64>]) -> Vec<f64> {
+    let positive = sessions
+        .iter()
+        .flatten()
+        .all(|v| *v > 0.0 || !v.is_finite());
+    sessions
+        .iter()
+        .map(|r| {
+            if positive {
+                summary(r)
+            } else {
+                median(r).unwrap_or(f64::NAN)
+            }
+        })
+        .collect()
 }
 
 /// Session-to-session noise of a history's summaries (log units), robust
@@ -194,7 +213,7 @@ pub fn compare_sides(
             .iter()
             .flatten()
             .copied()
-            .filter(|v| v.is_finite() && *v > 0.0)
+            .filter(|v| v.is_finite())
             .collect()
     };
     let (a, b) = (pool(&before), pool(&after));
@@ -259,7 +278,7 @@ pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
     if n < 2 {
         return None;
     }
-    let summaries: Vec<f64> = sessions[..n - 1].iter().map(|r| summary(r)).collect();
+    let summaries = summaries(&sessions[..n - 1]);
     let start = change_points(&summaries, p).last().copied().unwrap_or(0);
     let from = start.max((n - 1).saturating_sub(p.window));
     compare_sides(

@@ -166,3 +166,27 @@ fn too_short_or_empty_histories_have_no_changes() {
     // Identical values (a coarse timer): no noise, no change.
     assert!(detect(&vec![vec![0.1; 5]; 40], &Params::default()).is_empty());
 }
+
+#[test]
+fn counts_with_zeros_are_compared_on_plain_medians() {
+    // Page faults: mostly 0, then 3 per run from session 20 on.
+    let h: Vec<Vec<f64>> = (0..40)
+        .map(|i| {
+            (0..10)
+                .map(|r| {
+                    if i >= 20 {
+                        3.0
+                    } else {
+                        f64::from(u8::from(r == 0 && i % 7 == 0))
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let c = detect(&h, &Params::default());
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].index, 20);
+    assert_eq!(c[0].direction, Direction::Slower);
+    assert_eq!(c[0].before.median, 0.0);
+    assert_eq!(c[0].after.median, 3.0);
+}
