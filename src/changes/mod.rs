@@ -40,6 +40,8 @@ pub struct Params {
     pub window: usize,
     /// Level of the confirming test.
     pub alpha: f64,
+    /// Smallest relative change reported (0.02: 2 %).
+    pub min_change: f64,
 }
 
 impl Default for Params {
@@ -49,6 +51,7 @@ impl Default for Params {
             penalty: 5.0,
             window: 10,
             alpha: 0.01,
+            min_change: 0.02,
         }
     }
 }
@@ -116,25 +119,48 @@ impl Change {
     pub fn fails_gate(&self, pct: f64) -> bool {
         fails_gate(&self.comparison, pct)
     }
+
+    /// The ratio's estimate is at least `min` away from 1, on the log
+    /// scale (so 2 % slower and its mirror, 1.96 % faster, count alike).
+    /// A ratio without a finite logarithm (a count rising from a median of
+    /// 0) is a change of unbounded size.
+    pub fn is_at_least(&self, min: f64) -> bool {
+        let r = self.comparison.ratio;
+        !(r.is_finite() && r > 0.0) || r.ln().abs() >= (1.0 + min).ln()
+    }
 }
 
 /// Change points of a history (one slice of run values per session, in
 /// history order; sessions without runs must be left out by the caller).
+///
+/// Candidates that are not confirmed (or smaller than `min_change`) are
+/// dropped and the others confirmed again with the segments that remain,
+/// until every one left is confirmed: a rejected split must not shorten
+/// its neighbours' windows.
 pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
     let summaries = summaries(sessions);
-    let points = change_points(&summaries, p);
     let sigma = session_sd(&summaries);
-    let mut out = Vec::new();
-    for (k, &cp) in points.iter().enumerate() {
-        let lo = if k == 0 { 0 } else { points[k - 1] };
-        let hi = points.get(k + 1).copied().unwrap_or(sessions.len());
-        let before = cp.saturating_sub(p.window).max(lo)..cp;
-        let after = cp..(cp + p.window).min(hi);
-        if let Some(c) = confirm(sessions, before, after, p.alpha, sigma) {
-            out.push(c);
+    let mut points = change_points(&summaries, p);
+    loop {
+        let mut out = Vec::new();
+        let mut kept = Vec::new();
+        for (k, &cp) in points.iter().enumerate() {
+            let lo = if k == 0 { 0 } else { points[k - 1] };
+            let hi = points.get(k + 1).copied().unwrap_or(sessions.len());
+            let before = cp.saturating_sub(p.window).max(lo)..cp;
+            let after = cp..(cp + p.window).min(hi);
+            if let Some(c) = confirm(sessions, before, after, p.alpha, sigma)
+                .filter(|c| c.is_at_least(p.min_change))
+            {
+                kept.push(cp);
+                out.push(c);
+            }
         }
+        if kept.len() == points.len() {
+            return out;
+        }
+        points = kept;
     }
-    out
 }
 
 /// Median of log values (NaN when there is none).
@@ -269,7 +295,8 @@ pub fn compare_sides(
 /// of a history. The newest session alone cannot yet be told from an
 /// outlier, so this is reported separately from the change points.
 pub fn newest_against_history(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
-    newest_comparison(sessions, p).filter(|c| c.comparison.verdict.is_significant())
+    newest_comparison(sessions, p)
+        .filter(|c| c.comparison.verdict.is_significant() && c.is_at_least(p.min_change))
 }
 
 /// The comparison behind [`newest_against_history`], whatever its verdict.
@@ -279,7 +306,7 @@ pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
         return None;
     }
     let summaries = summaries(&sessions[..n - 1]);
-    let start = change_points(&summaries, p).last().copied().unwrap_or(0);
+    let start = detect(&sessions[..n - 1], p).last().map_or(0, |c| c.index);
     let from = start.max((n - 1).saturating_sub(p.window));
     compare_sides(
         sessions,

@@ -190,3 +190,26 @@ fn counts_with_zeros_are_compared_on_plain_medians() {
     assert_eq!(c[0].before.median, 0.0);
     assert_eq!(c[0].after.median, 3.0);
 }
+
+#[test]
+fn steps_below_min_change_are_left_out() {
+    // A quiet machine: 0.1 % session noise, 0.3 % run noise, a 1 % step.
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let h: Vec<Vec<f64>> = (0..60)
+        .map(|i| {
+            let level = if i >= 30 { 0.101 } else { 0.1 } * (0.001 * normal(&mut rng)).exp();
+            (0..10)
+                .map(|_| level * (0.003 * normal(&mut rng)).exp())
+                .collect()
+        })
+        .collect();
+    let all = Params {
+        min_change: 0.0,
+        ..Params::default()
+    };
+    let c = detect(&h, &all);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].index, 30);
+    assert!(detect(&h, &Params::default()).is_empty());
+    assert!(c[0].is_at_least(0.009) && !c[0].is_at_least(0.02));
+}

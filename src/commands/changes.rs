@@ -59,6 +59,11 @@ pub struct ChangesArgs {
     #[arg(long, value_name = "ALPHA", default_value_t = Params::default().alpha)]
     pub alpha: f64,
 
+    /// Smallest change reported, in percent: steps smaller than this are
+    /// left out even when significant.
+    #[arg(long, value_name = "PCT", default_value_t = Params::default().min_change * 100.0)]
+    pub min_change: f64,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -115,6 +120,16 @@ pub fn params(alpha: f64) -> Result<Params> {
     })
 }
 
+fn min_change(pct: f64) -> Result<f64> {
+    if pct.is_finite() && (0.0..1000.0).contains(&pct) {
+        Ok(pct / 100.0)
+    } else {
+        Err(Error::Usage(format!(
+            "--min-change must be a percentage from 0 to 1000, got {pct}"
+        )))
+    }
+}
+
 pub fn run(args: &ChangesArgs) -> Result<i32> {
     if !(args.threshold.is_finite() && args.threshold >= 0.0) {
         return Err(Error::Usage(format!(
@@ -122,7 +137,10 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
             args.threshold
         )));
     }
-    let p = params(args.alpha)?;
+    let p = Params {
+        min_change: min_change(args.min_change)?,
+        ..params(args.alpha)?
+    };
     history::metric(args.metric.as_deref())?;
     let mut store = open_required(false, args.store.store.as_deref())?;
     let query = Query {
@@ -453,6 +471,20 @@ pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
             }
         })
         .collect();
+    if rows.iter().all(|r| r.change.is_none()) {
+        return Err(super::nothing_found(
+            &store,
+            &format!(
+                "finished sessions before session #{} on machine {} [{}] with its benchmarks",
+                current.id,
+                current.machine.hostname,
+                current
+                    .fingerprint
+                    .get(..12)
+                    .unwrap_or(&current.fingerprint)
+            ),
+        ));
+    }
     let pct = args.fail_if_slower;
     let failing = rows
         .iter()
