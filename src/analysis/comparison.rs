@@ -110,7 +110,9 @@ pub enum SessionVariation {
     Included { sigma: f64, sessions: usize },
 }
 
-/// Everything one analysis needs besides the data.
+/// Everything one analysis needs besides the data. Build it with
+/// `Settings::for_metric` (or `Settings::new`) and struct-update syntax,
+/// so fields added later keep callers compiling.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Settings {
     /// Family-wise significance level of this metric's family of comparisons
@@ -415,7 +417,25 @@ fn median(xs: &[f64]) -> f64 {
 /// Always returns a comparison; where no verdict is possible it is
 /// `Inconclusive` or `NotComparable` with a note.
 pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> Comparison {
-    analyse(base, cand, design, s, true)
+    analyse(base, cand, design, s, Depth::Full)
+}
+
+/// How much of an analysis to compute.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// The test's p-value only.
+    PValue,
+    /// The verdict: test, ratio interval and note, without the shift in the
+    /// metric's unit (what sequential looks need).
+    Verdict,
+    Full,
+}
+
+/// The verdict of `compare_values` without the shift in the metric's
+/// unit (`shift` and `shift_ci` are NaN): for the sequential looks, which
+/// run it many times.
+pub fn verdict_only(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> Comparison {
+    analyse(base, cand, design, s, Depth::Verdict)
 }
 
 /// The p-value of the test `compare_values` would use, without its
@@ -423,16 +443,11 @@ pub fn compare_values(base: &[f64], cand: &[f64], design: Design, s: &Settings) 
 /// know whether a comparison could have been significant: p < level is
 /// necessary for a faster/slower verdict.
 pub fn p_value(base: &[f64], cand: &[f64], design: Design, s: &Settings) -> f64 {
-    analyse(base, cand, design, s, false).p_value
+    analyse(base, cand, design, s, Depth::PValue).p_value
 }
 
-fn analyse(
-    base: &[f64],
-    cand: &[f64],
-    design: Design,
-    s: &Settings,
-    intervals: bool,
-) -> Comparison {
+fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Depth) -> Comparison {
+    let intervals = depth != Depth::PValue;
     let family = s.family.max(1);
     let level = s.level();
     let confidence = 1.0 - level;
@@ -527,7 +542,7 @@ fn analyse(
         Vec::new()
     };
     // Shift in the metric's unit, by the same test family.
-    if let Some(f) = intervals
+    if let Some(f) = (depth == Depth::Full)
         .then(|| fit(test, a, b, &raw_d, confidence, true))
         .flatten()
     {
@@ -581,14 +596,19 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
     let within = c.ratio_ci[0] >= 1.0 - c.precision && c.ratio_ci[1] <= 1.0 + c.precision;
     let identical = ci == [0.0, 0.0] && estimate == 0.0;
     let pct = format_confidence(c.confidence);
+    // A ratio needs a positive baseline; otherwise speak of the change.
+    let shown = if c.ratio_ci.iter().all(|v| v.is_finite()) {
+        range(c.ratio_ci)
+    } else {
+        format!("of the change, {}", range(ci))
+    };
     c.verdict = match (significant, excludes) {
         (true, true) if estimate < 0.0 => Verdict::Faster,
         (true, true) => Verdict::Slower,
         (false, false) if within || identical => Verdict::NoDifference,
         (false, false) => {
             c.note = Some(format!(
-                "the {pct} {} is too wide to tell a difference from none within ±{}; {}",
-                range(c.ratio_ci),
+                "the {pct} {shown} is too wide to tell a difference from none within ±{}; {}",
                 trim_pct(c.precision),
                 more_runs_advice(c)
             ));
@@ -596,8 +616,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (false, true) => {
             c.note = Some(format!(
-                "the {pct} {} suggests a difference, but the test did not reach its level {}; {}",
-                range(c.ratio_ci),
+                "the {pct} {shown} suggests a difference, but the test did not reach its level {}; {}",
                 format_level(c.level),
                 more_runs_advice(c)
             ));
@@ -605,9 +624,8 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         }
         (true, false) => {
             c.note = Some(format!(
-                "the test reached its level but the {pct} {} includes no change \
+                "the test reached its level but the {pct} {shown} includes no change \
                  (the rank statistics' discreteness at {} {}); run longer",
-                range(c.ratio_ci),
                 c.n,
                 if c.paired { "pairs" } else { "runs" }
             ));
@@ -911,6 +929,21 @@ pub fn sentence(c: &Comparison) -> String {
         .as_deref()
         .map(|n| format!(": {n}"))
         .unwrap_or_default();
+    if !c.ratio.is_finite() && c.shift.is_finite() {
+        // No ratio without a positive baseline: the change in the unit.
+        let d = decimals(c.shift_ci[0], c.shift_ci[1]);
+        let change = format!(
+            "change {:+.d$}, {conf} {:+.d$}–{:+.d$}, {p}",
+            c.shift, c.shift_ci[0], c.shift_ci[1]
+        );
+        let (a, b) = (&c.candidate, &c.baseline);
+        return match c.verdict {
+            Verdict::Faster | Verdict::Slower => {
+                format!("'{a}' is {} than '{b}' ({change}){note}", c.verdict.words())
+            }
+            v => format!("'{a}' and '{b}': {} ({change}){note}", v.words()),
+        };
+    }
     match c.verdict {
         Verdict::Faster => format!(
             "'{}' is {r:.d$}x faster than '{}' ({ci}){note}",
@@ -1247,6 +1280,39 @@ mod tests {
         let mut z = c.clone();
         widen_for_sessions(&mut z, 0.0, 5);
         assert_eq!(z.verdict, Verdict::Slower);
+    }
+
+    #[test]
+    fn sentences() {
+        let s = settings(0.05, 1);
+        let c = compare_values(&[1.0; 10], &[2.0; 10], Design::Paired, &s).named(
+            "time_wall_clock",
+            "a",
+            "b",
+        );
+        assert_eq!(
+            sentence(&c),
+            "'b' is 2.0000x slower than 'a' (95 % CI 2.0000–2.0000, p = 0.002)"
+        );
+        // A zero baseline has no ratio: the change is spoken of instead.
+        let c = compare_values(&[0.0; 10], &[3.0; 10], Design::Paired, &s).named(
+            "page_faults_major",
+            "a",
+            "b",
+        );
+        assert_eq!(
+            sentence(&c),
+            "'b' is slower than 'a' (change +3.0000, 95 % CI +3.0000–+3.0000, p = 0.002)"
+        );
+        let c = compare_values(&[1.0, 2.0], &[1.0, 2.0], Design::Paired, &s).named(
+            "time_wall_clock",
+            "a",
+            "b",
+        );
+        assert_eq!(
+            sentence(&c),
+            "'b' and 'a': inconclusive: need at least 3 paired runs for a verdict, have 2"
+        );
     }
 
     #[test]

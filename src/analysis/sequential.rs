@@ -22,7 +22,7 @@
 //! a look adds no analysis. Stopping for "no difference" (the interval lies
 //! within the precision band) declares nothing.
 
-use crate::analysis::comparison::{compare_values, rank_test_resolution, Design, Settings};
+use crate::analysis::comparison::{rank_test_resolution, verdict_only, Design, Settings};
 use crate::analysis::LEVEL;
 use crate::stats;
 
@@ -141,7 +141,7 @@ impl Sequential {
             family,
             ..Settings::new(level, self.precision)
         };
-        let c = compare_values(base, cand, design, &s);
+        let c = verdict_only(base, cand, design, &s);
         if c.verdict.is_significant() {
             Settled::Different
         } else if c.verdict == crate::analysis::comparison::Verdict::NoDifference {
