@@ -28,6 +28,7 @@ use crate::analysis::comparison::{
 };
 use crate::analysis::LEVEL;
 use crate::commands::{median, thin, MAX_VALUES};
+use crate::metrics::Metric;
 
 /// Parameters of the detection; `Default` is what `cmdscope changes` uses.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,6 +43,9 @@ pub struct Params {
     pub alpha: f64,
     /// Smallest relative change reported (0.02: 2 %).
     pub min_change: f64,
+    /// The metric, when it is a cmdscope metric: the engine's settings
+    /// for it (counts and sizes are discrete). None: continuous values.
+    pub metric: Option<Metric>,
 }
 
 impl Default for Params {
@@ -52,6 +56,7 @@ impl Default for Params {
             window: 10,
             alpha: 0.01,
             min_change: 0.02,
+            metric: None,
         }
     }
 }
@@ -149,8 +154,8 @@ pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
             let hi = points.get(k + 1).copied().unwrap_or(sessions.len());
             let before = cp.saturating_sub(p.window).max(lo)..cp;
             let after = cp..(cp + p.window).min(hi);
-            if let Some(c) = confirm(sessions, before, after, p.alpha, sigma)
-                .filter(|c| c.is_at_least(p.min_change))
+            if let Some(c) =
+                confirm(sessions, before, after, p, sigma).filter(|c| c.is_at_least(p.min_change))
             {
                 kept.push(cp);
                 out.push(c);
@@ -208,10 +213,10 @@ pub fn confirm(
     sessions: &[Vec<f64>],
     before: Range<usize>,
     after: Range<usize>,
-    alpha: f64,
+    p: &Params,
     sigma: f64,
 ) -> Option<Change> {
-    compare_sides(sessions, before, after, alpha, sigma)
+    compare_sides(sessions, before, after, p, sigma)
         .filter(|c| c.comparison.verdict.is_significant())
 }
 
@@ -228,7 +233,7 @@ pub fn compare_sides(
     sessions: &[Vec<f64>],
     before: Range<usize>,
     after: Range<usize>,
-    alpha: f64,
+    p: &Params,
     sigma: f64,
 ) -> Option<Change> {
     if before.is_empty() || after.is_empty() || after.end > sessions.len() {
@@ -246,9 +251,13 @@ pub fn compare_sides(
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
+    let base = match p.metric {
+        Some(m) => Settings::for_metric(m, p.alpha, 1, PRECISION, None),
+        None => Settings::new(p.alpha, PRECISION),
+    };
     let settings = Settings {
         cross_session: true,
-        ..Settings::new(alpha, PRECISION)
+        ..base
     };
     let mut c = compare_values(
         &thin(&a, MAX_VALUES),
@@ -308,13 +317,7 @@ pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
     let summaries = summaries(&sessions[..n - 1]);
     let start = detect(&sessions[..n - 1], p).last().map_or(0, |c| c.index);
     let from = start.max((n - 1).saturating_sub(p.window));
-    compare_sides(
-        sessions,
-        from..n - 1,
-        n - 1..n,
-        p.alpha,
-        session_sd(&summaries),
-    )
+    compare_sides(sessions, from..n - 1, n - 1..n, p, session_sd(&summaries))
 }
 
 /// Indices where a new segment starts (ascending), from session summaries.

@@ -183,9 +183,15 @@ fn counts_with_zeros_are_compared_on_plain_medians() {
                 .collect()
         })
         .collect();
-    let c = detect(&h, &Params::default());
+    let faults = Params {
+        metric: Some(crate::metrics::Metric::MajorFaults),
+        ..Params::default()
+    };
+    let c = detect(&h, &faults);
     assert_eq!(c.len(), 1, "{c:?}");
     assert_eq!(c[0].index, 20);
+    // Counts get the engine's exact rank test.
+    assert_eq!(c[0].comparison.test.name(), "Mann-Whitney U");
     assert_eq!(c[0].direction, Direction::Slower);
     assert_eq!(c[0].before.median, 0.0);
     assert_eq!(c[0].after.median, 3.0);

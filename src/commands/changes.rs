@@ -99,9 +99,13 @@ pub fn analyse(histories: Vec<History>, p: &Params) -> Vec<Analysed> {
         .into_iter()
         .map(|h| {
             let runs = h.runs();
+            let p = Params {
+                metric: crate::metrics::Metric::from_name(&h.metric),
+                ..*p
+            };
             Analysed {
-                changes: detect(&runs, p),
-                newest: newest_against_history(&runs, p),
+                changes: detect(&runs, &p),
+                newest: newest_against_history(&runs, &p),
                 history: h,
             }
         })
@@ -462,6 +466,10 @@ pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
                     .iter()
                     .position(|pt| pt.sessions.iter().any(|s| s.id == current.id))?;
                 h.points.truncate(end + 1);
+                let p = Params {
+                    metric: crate::metrics::Metric::from_name(&h.metric),
+                    ..p
+                };
                 crate::changes::newest_comparison(&h.runs(), &p)
             });
             HistoryRow {
