@@ -150,7 +150,7 @@ pub fn load(store: &mut Store, q: &Query) -> Result<Vec<History>> {
     let metric_name = chosen.map_or(Metric::WallTime.name(), |m| m.name());
     Ok(assemble(
         &sessions,
-        &values,
+        values,
         metric_name,
         q.order_by.as_deref(),
         &wanted,
@@ -193,10 +193,11 @@ fn read_values(
     Ok(values)
 }
 
-/// Groups sessions (oldest first) into histories; pure, for tests.
+/// Groups sessions (oldest first) into histories; pure, for tests. The
+/// values move into the histories (a whole store's runs are held once).
 pub fn assemble(
     sessions: &[StoredSession],
-    values: &HashMap<i64, Vec<f64>>,
+    mut values: HashMap<i64, Vec<f64>>,
     metric: &str,
     order_by: Option<&str>,
     wanted: &dyn Fn(&StoredCell) -> bool,
@@ -221,7 +222,7 @@ pub fn assemble(
         let mut seen = Vec::new();
         for c in s.cells.iter().filter(|c| wanted(c)) {
             // A benchmark twice in one session: its runs are pooled.
-            let v = match values.get(&c.id) {
+            let v = match values.remove(&c.id) {
                 Some(v) if !v.is_empty() => v,
                 _ => continue,
             };
@@ -240,7 +241,11 @@ pub fn assemble(
                 p.sessions.push(r.clone());
                 seen.push(c.identity.clone());
             }
-            p.runs.extend_from_slice(v);
+            if p.runs.is_empty() {
+                p.runs = v;
+            } else {
+                p.runs.extend_from_slice(&v);
+            }
         }
     }
     groups
@@ -394,7 +399,7 @@ mod tests {
             .flat_map(|s| s.cells.iter().map(|c| (c.id, vec![c.id as f64])))
             .collect();
         let all = |_: &StoredCell| true;
-        let by_session = assemble(&sessions, &values, "time_wall_clock", None, &all);
+        let by_session = assemble(&sessions, values.clone(), "time_wall_clock", None, &all);
         let names: Vec<(&str, &str, usize)> = by_session
             .iter()
             .map(|h| (h.fingerprint.as_str(), h.benchmark.as_str(), h.points.len()))
@@ -412,7 +417,7 @@ mod tests {
 
         // One point per build, numeric order (9 before 10), sessions pooled,
         // sessions without the label left out.
-        let by_build = assemble(&sessions, &values, "time_wall_clock", Some("build"), &all);
+        let by_build = assemble(&sessions, values, "time_wall_clock", Some("build"), &all);
         let x = &by_build[0];
         let keys: Vec<&str> = x.points.iter().filter_map(|p| p.key.as_deref()).collect();
         assert_eq!(keys, vec!["9", "10"]);
