@@ -15,8 +15,9 @@
 //!    straight line does: a slow drift is a trend, not a step.
 //! 5. Each change point is confirmed on the runs of the sessions next to it
 //!    (up to `window` sessions each side, within its segments) with the
-//!    comparison engine's unpaired test: runs of different sessions are
-//!    independent samples, not pairs.
+//!    comparison engine's unpaired test (runs of different sessions are
+//!    independent samples, not pairs), widened by the session-to-session
+//!    variation, and must be at least `min_change` in size.
 
 pub mod history;
 
