@@ -182,9 +182,10 @@ fn site_renders_in_chromium_with_changes_marked() {
     };
     let dir = tempdir();
     let db = dir.path().join("site.db");
-    // EVIL sleeps 40 % longer from commit <i>c6</i> on; "second" does not change.
-    for i in 1..=10 {
-        let ms = if i < 6 { 10 } else { 14 };
+    // EVIL sleeps 40 % longer from commit <i>c7</i> on; "second" does not
+    // change. 6 sessions each side: enough even when the machine is loaded.
+    for i in 1..=12 {
+        let ms = if i < 7 { 10 } else { 14 };
         let o = Command::new(bin())
             .args(["run", "--runs", "6", "--style", "none", "--store"])
             .arg(&db)
@@ -249,18 +250,26 @@ fn site_renders_in_chromium_with_changes_marked() {
     assert!(page.contains(&format!("<h1>{escaped}</h1>")), "{page}");
     assert!(!page.to_lowercase().contains("<script") && !page.contains("<i>"));
     assert!(page.contains("class=\"line\""), "history chart drawn");
-    // The change is marked where the commit <i>c6</i> starts, as text.
-    let mark = page
-        .split("<g class=\"mark\">")
-        .nth(1)
-        .expect("a change point marked on the chart");
-    assert!(mark.contains("&lt;i&gt;c6&lt;/i&gt;</text>"), "{mark}");
+    // The change is marked where the commit <i>c7</i> starts, as text.
+    let mark = page.split("<g class=\"mark\">").nth(1).unwrap_or_else(|| {
+        // What the history looked like, for the failure message.
+        let o = Command::new(bin())
+            .args(["changes", "--store"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        panic!(
+            "no change point marked on the chart; changes says:\n{}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    });
+    assert!(mark.contains("&lt;i&gt;c7&lt;/i&gt;</text>"), "{mark}");
     assert_eq!(page.matches("<g class=\"mark\">").count(), 1, "{page}");
     let row = page
         .split("<tr class=\"change\">")
         .nth(1)
         .expect("change list");
-    assert!(row.contains("commit=&lt;i&gt;c6&lt;/i&gt;") && row.contains("slower"));
+    assert!(row.contains("commit=&lt;i&gt;c7&lt;/i&gt;") && row.contains("slower"));
 
     // The picture: drawn, with the change mark's colour (#d55e00).
     let png_path = dir.path().join("site.png");
