@@ -60,6 +60,9 @@ pub enum Command {
     /// CI gate: compare the latest results with a stored baseline on this machine.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
+    /// Change points in every stored benchmark's history: which session made it slower or faster.
+    #[command(after_help = CHANGES_EXAMPLES)]
+    Changes(crate::commands::changes::ChangesArgs),
     /// Write a self-contained HTML report (SVG charts, no scripts) from the store.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
@@ -83,9 +86,21 @@ Examples:
   cmdscope run --label branch=main 'make test'            # on main: record the baseline
   cmdscope run --label branch=feature 'make test'         # on the branch
   cmdscope check --baseline branch=main --fail-if-slower 5 >> \"$GITHUB_STEP_SUMMARY\"
+  cmdscope check --against history --fail-if-slower 5   # vs the stable history before it
 
 Exit status: 0 no significant regression beyond PCT; 1 a regression; 2 no
 results, no baseline on this machine, or a store error.
+";
+
+const CHANGES_EXAMPLES: &str = "\
+Examples:
+  cmdscope changes                                   # every benchmark, ordered by session time
+  cmdscope changes 'make test' --order-by commit --format markdown
+  cmdscope changes --fail-on-new-regression --threshold 5   # CI gate on the newest session
+
+Exit status: 0 done; 1 with --fail-on-new-regression, a benchmark's newest
+session is significantly slower than the segment before it by more than PCT;
+2 no history, or a store or usage error.
 ";
 
 const REPORT_EXAMPLES: &str = "\
@@ -157,8 +172,19 @@ pub enum CheckFormat {
 pub struct CheckArgs {
     /// The baseline: the latest session with this label on the same machine
     /// fingerprint as the results checked.
-    #[arg(long, value_name = "KEY=VALUE", required = true)]
-    pub baseline: String,
+    #[arg(
+        long,
+        value_name = "KEY=VALUE",
+        required_unless_present = "against",
+        conflicts_with = "against"
+    )]
+    pub baseline: Option<String>,
+
+    /// `history`: compare with the stable segment of this machine's history
+    /// before the results checked (since its last change point), not with
+    /// one baseline session.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub against: Option<crate::commands::changes::Against>,
 
     /// Exit 1 when a benchmark is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
@@ -200,6 +226,11 @@ pub struct ReportArgs {
     /// Sessions shown in the history charts.
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub history: usize,
+
+    /// Write a static site of every benchmark's history into DIR instead
+    /// (index.html and one page per benchmark, change points marked).
+    #[arg(long, value_name = "DIR")]
+    pub site: Option<PathBuf>,
 
     #[command(flatten)]
     pub store: StoreArgs,

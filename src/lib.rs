@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod changes;
 pub mod cli;
 pub mod commands;
 pub mod compare;

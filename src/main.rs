@@ -43,6 +43,7 @@ fn main() {
         Command::Explain(args) => cmdscope::explain::explain(args),
         Command::History(args) => cmdscope::commands::history::run(args),
         Command::Check(args) => cmdscope::commands::check::run(args),
+        Command::Changes(args) => cmdscope::commands::changes::run(args),
         Command::Report(args) => cmdscope::commands::report::run(args),
         Command::Import(args) => cmdscope::commands::import::run(args),
         Command::StoreWriter => Ok(cmdscope::store::writer::serve()),

@@ -307,8 +307,20 @@ pub struct LineChart {
     pub highlight: Option<f64>,
 }
 
+/// A labelled vertical line on a line chart (a change point and its commit).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
+}
+
 impl LineChart {
     pub fn render(&self) -> String {
+        self.render_marked(&[])
+    }
+
+    /// The chart with `marks` drawn as labelled vertical lines.
+    pub fn render_marked(&self, marks: &[Mark]) -> String {
         let pts = self.series.iter().flat_map(|s| s.points.iter());
         let finite = |v: &f64| v.is_finite() && (!self.log_x || *v > 0.0);
         let xs: Vec<f64> = pts.clone().map(|p| p.x).filter(finite).collect();
@@ -402,6 +414,18 @@ impl LineChart {
             let _ = write!(
                 out,
                 r##"<line class="highlight" x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{y0}" stroke="#d55e00" stroke-dasharray="4 3"/>"##
+            );
+        }
+        for (i, m) in marks.iter().filter(|m| finite(&m.x)).enumerate() {
+            let px = x.px(m.x);
+            // Labels alternate between two rows so that neighbours overlap less.
+            let ty = TOP - 4.0 - 12.0 * (i % 2) as f64;
+            let anchor = if px > W * 0.7 { "end" } else { "start" };
+            let _ = write!(
+                out,
+                r##"<g class="mark"><line x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{y0}" stroke="#d55e00" stroke-width="1.5" stroke-dasharray="5 3"/><text x="{px:.1}" y="{ty:.1}" font-size="11" fill="#d55e00" text-anchor="{anchor}">{}</text><title>{}</title></g>"##,
+                label(&m.label, 40),
+                escape(&m.label)
             );
         }
         if self.series.len() > 1 {

@@ -167,3 +167,141 @@ fn report_renders_in_chromium_and_user_text_stays_text() {
     let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-screenshot.png");
     let _ = std::fs::copy(&png_path, keep);
 }
+
+/// `report --site`: the index links every benchmark, a benchmark's page has
+/// its history chart with the change point marked and labelled with the
+/// commit, and names and labels that are markup stay text.
+#[test]
+fn site_renders_in_chromium_with_changes_marked() {
+    let Some(browser) = chromium() else {
+        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            panic!("the browser test must run in CI, but chromium is not installed");
+        }
+        eprintln!("SKIPPED: site browser test: chromium not found (apt-get install chromium)");
+        return;
+    };
+    let dir = tempdir();
+    let db = dir.path().join("site.db");
+    // EVIL sleeps 40 % longer from commit <i>c7</i> on; "second" does not
+    // change. 6 sessions each side: enough even when the machine is loaded.
+    for i in 1..=12 {
+        let ms = if i < 7 { 10 } else { 14 };
+        let o = Command::new(bin())
+            .args(["run", "--runs", "6", "--style", "none", "--store"])
+            .arg(&db)
+            .args(["--label", &format!("commit=<i>c{i}</i>")])
+            .args(["-n", EVIL, &format!("{} sleep {ms}", fixture())])
+            .args(["-n", "second", &format!("{} sleep 5", fixture())])
+            .env_remove("CMDSCOPE_STORE")
+            .env_remove("CMDSCOPE_NO_STORE")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let site = dir.path().join("site");
+    let o = Command::new(bin())
+        .args(["report", "--store"])
+        .arg(&db)
+        .arg("--site")
+        .arg(&site)
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let profile = dir.path().join("profile");
+    let dom = |page: &Path| {
+        let o = headless(
+            &browser,
+            &profile,
+            &["--dump-dom".into()],
+            &format!("file://{}", page.display()),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+
+    let index = dom(&site.join("index.html"));
+    let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;";
+    let links: Vec<&str> = index
+        .split("<a href=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .filter(|h| h.starts_with("bench-"))
+        .collect();
+    assert_eq!(links.len(), 2, "every benchmark linked: {index}");
+    for l in &links {
+        assert!(site.join(l).is_file(), "linked page {l} exists");
+    }
+    let evil_page = index
+        .split("<a href=\"")
+        .find(|s| s.contains(&format!("\">{escaped}</a>")))
+        .and_then(|s| s.split('"').next())
+        .expect("the hostile benchmark is linked by its name, as text");
+    assert!(index.contains(">second</a>"), "{index}");
+    assert!(
+        !index.to_lowercase().contains("<script"),
+        "no script element"
+    );
+    assert!(!index.contains("<i>"), "labels are text");
+
+    let page_path = site.join(evil_page);
+    let page = dom(&page_path);
+    assert!(page.contains(&format!("<h1>{escaped}</h1>")), "{page}");
+    assert!(!page.to_lowercase().contains("<script") && !page.contains("<i>"));
+    assert!(page.contains("class=\"line\""), "history chart drawn");
+    // The change is marked where the commit <i>c7</i> starts, as text.
+    let mark = page.split("<g class=\"mark\">").nth(1).unwrap_or_else(|| {
+        // What the history looked like, for the failure message.
+        let o = Command::new(bin())
+            .args(["changes", "--store"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        panic!(
+            "no change point marked on the chart; changes says:\n{}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    });
+    assert!(mark.contains("&lt;i&gt;c7&lt;/i&gt;</text>"), "{mark}");
+    assert_eq!(page.matches("<g class=\"mark\">").count(), 1, "{page}");
+    let row = page
+        .split("<tr class=\"change\">")
+        .nth(1)
+        .expect("change list");
+    assert!(row.contains("commit=&lt;i&gt;c7&lt;/i&gt;") && row.contains("slower"));
+
+    // The picture: drawn, with the change mark's colour (#d55e00).
+    let png_path = dir.path().join("site.png");
+    let shot = headless(
+        &browser,
+        &profile,
+        &[
+            format!("--screenshot={}", png_path.display()),
+            "--window-size=1000,1300".into(),
+        ],
+        &format!("file://{}", page_path.display()),
+    );
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    let bytes = std::fs::read(&png_path).expect("screenshot written");
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
+    let info = reader.next_frame(&mut buf).expect("PNG frame");
+    let channels = info.color_type.samples();
+    let orange = buf[..info.buffer_size()]
+        .chunks(channels)
+        // #d55e00 blended with white by anti-aliasing: red well above
+        // green, little blue (the box plot's #e69f00 has red - green < 72).
+        .filter(|px| {
+            channels >= 3 && px[0] > 150 && px[0] as i32 - px[1] as i32 > 80 && px[2] < 150
+        })
+        .count();
+    assert!(orange > 150, "change mark drawn on {orange} pixels only");
+    let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site-screenshot.png");
+    let _ = std::fs::copy(&png_path, keep);
+}

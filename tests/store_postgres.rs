@@ -265,6 +265,7 @@ fn postgres_store() {
     kill_9_keeps_every_finished_run(&server);
     newer_schema_and_bad_password(&server);
     foreign_database_is_left_alone(&server);
+    changes_finds_the_slower_commit(&server);
 }
 
 /// A database with tables of its own is not a store: no command adds to it.
@@ -294,6 +295,36 @@ fn foreign_database_is_left_alone(server: &Server) {
         .unwrap()
         .get(0);
     assert_eq!(tables, 1, "a table was added to a foreign database");
+}
+
+/// `cmdscope changes` reads PostgreSQL as it reads SQLite (tests/changes.rs
+/// has the full test): a step from one commit label on is found there.
+fn changes_finds_the_slower_commit(server: &Server) {
+    let url = server.create_db("cmdscope_changes");
+    for i in 1..=8 {
+        let o = with_store(
+            &url,
+            &[
+                "run",
+                "--style",
+                "none",
+                "--runs",
+                "5",
+                "--label",
+                &format!("commit=c{i}"),
+                "-n",
+                "work",
+                &format!("{} sleep {}", fixture(), if i < 5 { 20 } else { 25 }),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = with_store(&url, &["changes", "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{md}{}", stderr(&o));
+    no_password(&o);
+    let row = md.lines().find(|l| l.starts_with("| `work`")).expect(&md);
+    assert!(row.contains("commit=c5") && row.contains("slower"), "{md}");
 }
 
 fn concurrent_writers_lose_no_rows(server: &Server) {

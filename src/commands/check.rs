@@ -209,7 +209,10 @@ fn baseline_history(
 }
 
 pub fn run(args: &CheckArgs) -> Result<i32> {
-    let (key, value) = parse_label(&args.baseline)?;
+    if args.against.is_some() {
+        return super::changes::check_against_history(args);
+    }
+    let (key, value) = parse_label(args.baseline.as_deref().unwrap_or_default())?;
     if !(args.fail_if_slower.is_finite() && args.fail_if_slower >= 0.0) {
         return Err(Error::Usage(format!(
             "--fail-if-slower must be a non-negative percentage, got {}",

@@ -1,6 +1,7 @@
 //! The subcommands that work on the results store: `history`, `check`,
 //! `report` and `import`. One module per command; shared helpers here.
 
+pub mod changes;
 pub mod check;
 pub mod history;
 pub mod import;

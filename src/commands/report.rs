@@ -18,6 +18,9 @@ use crate::store::{Filter, Store, StoredSession};
 use clap::Parser;
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
+    if let Some(dir) = &args.site {
+        return super::changes::site(args, dir);
+    }
     let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.session = args.session;

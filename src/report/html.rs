@@ -55,7 +55,10 @@ pub struct ReportData {
     pub notes: Vec<String>,
 }
 
-const STYLE: &str = "
+/// The page policy: no scripts, no network, inline styles and data: images only.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
+pub const STYLE: &str = "
 body { font-family: sans-serif; margin: 2em auto; max-width: 880px; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
@@ -81,7 +84,7 @@ pub fn render(d: &ReportData) -> String {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>cmdscope report: session #{id}</title><style>{STYLE}</style></head><body>\n\
          <h1>cmdscope report: session #{id}</h1>\n",

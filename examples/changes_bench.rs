@@ -1,0 +1,191 @@
+//! Speed of change detection and of the static site: 10,000 sessions ×
+//! 100 benchmarks × 10 runs (10 million run values), each history with a
+//! few steps, a drift and outlier sessions.
+//!
+//!     cargo run --release --example changes_bench [-- SESSIONS BENCHMARKS RUNS [store]]
+//!
+//! Stages: detection (`cmdscope changes`' analysis of every history), the
+//! site (rendering every page, then writing them), and with `store` also
+//! reading the histories from an SQLite store filled with the same runs
+//! (filling it is not timed; it takes a while at full size).
+
+use std::time::{Instant, SystemTime};
+
+use cmdscope::changes::history::{self, History, Point, Query, SessionRef};
+use cmdscope::changes::Params;
+use cmdscope::commands::changes::analyse;
+use cmdscope::metrics::{Metric, Sample};
+use cmdscope::store::{Finish, Location, Machine, NewCell, NewSession, Store};
+
+/// Deterministic noise in [-1, 1) from two integers.
+fn noise(a: u64, b: u64) -> f64 {
+    let mut x = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 29;
+    (x >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+}
+
+/// Run `r` of session `s` of benchmark `b`: steps at 30 % and 70 % of the
+/// history, a slow drift, an outlier session every 997.
+fn run_value(b: usize, s: usize, r: usize, sessions: usize) -> f64 {
+    let mut level = 0.01 * (1.0 + b as f64 % 7.0);
+    if s >= sessions * 3 / 10 {
+        level *= 1.10;
+    }
+    if s >= sessions * 7 / 10 {
+        level *= 0.95;
+    }
+    level *= 1.0 + 0.02 * s as f64 / sessions as f64;
+    if s % 997 == 500 {
+        level *= 1.3;
+    }
+    let session = 0.01 * noise(b as u64, s as u64);
+    let run = 0.03 * noise((b * 100_000 + s) as u64, r as u64);
+    level * (1.0 + session) * (1.0 + run)
+}
+
+fn histories(sessions: usize, benchmarks: usize, runs: usize) -> Vec<History> {
+    (0..benchmarks)
+        .map(|b| History {
+            benchmark: format!("benchmark {b:03}"),
+            metric: Metric::WallTime.name().into(),
+            fingerprint: "0123456789abcdef".into(),
+            hostname: "bench".into(),
+            points: (0..sessions)
+                .map(|s| Point {
+                    sessions: vec![SessionRef {
+                        id: s as i64 + 1,
+                        started: format!("2026-01-01T00:00:{s:05}Z"),
+                        started_unix: 1.7e9 + s as f64 * 600.0,
+                        labels: vec![("commit".into(), format!("c{s}"))],
+                    }],
+                    key: None,
+                    runs: (0..runs).map(|r| run_value(b, s, r, sessions)).collect(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn fill(store: &mut Store, sessions: usize, benchmarks: usize, runs: usize) -> Result<(), String> {
+    let cells: Vec<NewCell> = (0..benchmarks)
+        .map(|b| NewCell {
+            identity: format!("benchmark {b:03}"),
+            name: format!("benchmark {b:03}"),
+            command: format!("bench {b}"),
+            parameters: Vec::new(),
+            variant: "{}".into(),
+        })
+        .collect();
+    for s in 0..sessions {
+        let id = store
+            .begin_session(&NewSession {
+                started: SystemTime::UNIX_EPOCH
+                    + std::time::Duration::from_secs(1_700_000_000 + s as u64 * 600),
+                source: "run".into(),
+                command_line: "changes_bench".into(),
+                order: None,
+                seed: None,
+                shell: None,
+                machine: Machine::current(),
+                labels: vec![("commit".into(), format!("c{s}"))],
+            })
+            .map_err(|e| e.0)?;
+        let ids = store.add_cells(id, &cells).map_err(|e| e.0)?;
+        for (b, cell) in ids.iter().enumerate() {
+            let samples: Vec<Sample> = (0..runs)
+                .map(|r| {
+                    let mut x = Sample::new(r as u64);
+                    x.exit_code = Some(0);
+                    x.set(Metric::WallTime, run_value(b, s, r, sessions));
+                    x
+                })
+                .collect();
+            store.add_runs(*cell, 0, &samples).map_err(|e| e.0)?;
+        }
+        store
+            .finish_session(
+                id,
+                &Finish {
+                    status: "finished".into(),
+                    stop_reason: None,
+                    shell_overhead: None,
+                },
+            )
+            .map_err(|e| e.0)?;
+    }
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let num =
+        |i: usize, default: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default);
+    let (sessions, benchmarks, runs) = (num(0, 10_000), num(1, 100), num(2, 10));
+    println!("{sessions} sessions × {benchmarks} benchmarks × {runs} runs");
+
+    let t = Instant::now();
+    let all = histories(sessions, benchmarks, runs);
+    println!("  generate:  {:.2} s", t.elapsed().as_secs_f64());
+
+    let t = Instant::now();
+    let analysed = analyse(all, &Params::default());
+    let changes: usize = analysed.iter().map(|a| a.changes.len()).sum();
+    println!(
+        "  detection: {:.2} s ({changes} change points, {:.1} per benchmark)",
+        t.elapsed().as_secs_f64(),
+        changes as f64 / benchmarks as f64
+    );
+
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let t = Instant::now();
+    let files = cmdscope::report::site::render(&analysed, "bench");
+    let render = t.elapsed().as_secs_f64();
+    let bytes: usize = files.iter().map(|(_, c)| c.len()).sum();
+    for (name, content) in &files {
+        std::fs::write(dir.path().join(name), content).expect("write page");
+    }
+    println!(
+        "  site:      {render:.2} s to render, {:.2} s with writing ({} files, {} MiB)",
+        t.elapsed().as_secs_f64(),
+        files.len(),
+        bytes >> 20
+    );
+
+    if args.get(3).map(String::as_str) == Some("store") {
+        // CHANGES_BENCH_DB keeps the store (and reuses it when it exists).
+        let db = std::env::var_os("CHANGES_BENCH_DB")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| dir.path().join("changes.sqlite3"));
+        let existed = db.exists();
+        let mut store = Store::open(&Location::Sqlite(db)).expect("open store");
+        if !existed {
+            let t = Instant::now();
+            if let Err(e) = fill(&mut store, sessions, benchmarks, runs) {
+                eprintln!("changes_bench: {e}");
+                std::process::exit(1);
+            }
+            println!(
+                "  store fill (not part of changes): {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
+        }
+        let t = Instant::now();
+        let listed = store
+            .sessions(&cmdscope::store::Filter::default())
+            .expect("sessions");
+        println!(
+            "  store sessions and cells alone: {:.2} s ({} sessions)",
+            t.elapsed().as_secs_f64(),
+            listed.len()
+        );
+        let t = Instant::now();
+        let loaded = history::load(&mut store, &Query::default()).expect("load");
+        println!(
+            "  store read: {:.2} s ({} histories)",
+            t.elapsed().as_secs_f64(),
+            loaded.len()
+        );
+    }
+}

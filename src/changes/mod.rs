@@ -1,0 +1,475 @@
+//! Change points in a benchmark's history: where its level stepped up or
+//! down, found on one summary per session and confirmed on the sessions' runs.
+//!
+//! Method (docs/CHANGES.md has the reasons):
+//! 1. Summary per session: the median of log time over the session's runs
+//!    (log, so that a step is the same size at 1 ms and at 1 s).
+//! 2. A Hampel filter (window of 5 sessions, 3 robust standard deviations)
+//!    replaces isolated outlier sessions by their neighbours' median, so that
+//!    one bad session is not a pair of change points.
+//! 3. Binary segmentation (Vostrikova 1981) with the Gaussian mean-shift cost
+//!    and a BIC-type penalty: a segment is split where the split gains most,
+//!    if the gain exceeds `penalty × ln(n) × σ²`, with σ estimated robustly
+//!    from successive differences (unaffected by the steps themselves).
+//! 4. A split is only kept if a step explains its segment better than a
+//!    straight line does: a slow drift is a trend, not a step.
+//! 5. Each change point is confirmed on the runs of the sessions next to it
+//!    (up to `window` sessions each side, within its segments) with the
+//!    comparison engine's unpaired test (runs of different sessions are
+//!    independent samples, not pairs), widened by the session-to-session
+//!    variation, and must be at least `min_change` in size.
+
+pub mod history;
+
+use std::ops::Range;
+
+use crate::analysis::comparison::{
+    compare_values, fails_gate, widen_for_sessions, Comparison, Design, SessionVariation, Settings,
+    Verdict,
+};
+use crate::analysis::LEVEL;
+use crate::commands::{median, thin, MAX_VALUES};
+use crate::metrics::Metric;
+
+/// Parameters of the detection; `Default` is what `cmdscope changes` uses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Fewest sessions in a segment.
+    pub min_segment: usize,
+    /// Multiplier of `ln(n) σ²` a split must gain.
+    pub penalty: f64,
+    /// Sessions each side of a change whose runs confirm it.
+    pub window: usize,
+    /// Level of the confirming test.
+    pub alpha: f64,
+    /// Smallest relative change reported (0.02: 2 %).
+    pub min_change: f64,
+    /// The metric, when it is a cmdscope metric: the engine's settings
+    /// for it (counts and sizes are discrete). None: continuous values.
+    pub metric: Option<Metric>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            min_segment: 3,
+            penalty: 5.0,
+            window: 10,
+            alpha: 0.01,
+            min_change: 0.02,
+            metric: None,
+        }
+    }
+}
+
+/// Session-to-session noise below this (in log units, 0.1 %) is treated as
+/// this: identical summaries (coarse timers) must not make every tiny
+/// difference a change.
+const MIN_SIGMA: f64 = 1e-3;
+
+/// The engine's "no difference" band; unused for the decision here (only
+/// faster/slower confirm a change) but part of its settings.
+const PRECISION: f64 = 0.01;
+
+/// The comparison's metric name: the detection works on any one metric;
+/// callers print which.
+const METRIC_LOG: &str = "value";
+
+/// Hampel filter: half-width of the window and threshold in robust SDs.
+const HAMPEL_HALF: usize = 2;
+const HAMPEL_K: f64 = 3.0;
+
+/// Scale of the MAD that makes it a standard deviation for normal data.
+const MAD_SCALE: f64 = 1.4826;
+
+/// Median and its interval of one side of a change (over its runs).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Side {
+    /// Index of the first and last session of this side (inclusive).
+    pub first: usize,
+    pub last: usize,
+    pub runs: usize,
+    pub median: f64,
+    /// 95 % interval of the median; None with too few runs.
+    pub ci: Option<[f64; 2]>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Slower,
+    Faster,
+}
+
+/// A confirmed change: sessions `index..` differ from the ones before.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Change {
+    /// Index of the first session after the change.
+    pub index: usize,
+    pub before: Side,
+    pub after: Side,
+    /// The engine's comparison of the runs after with the runs before,
+    /// widened by the session-to-session variation: ratio after / before,
+    /// its interval, p-value and verdict (faster or slower).
+    pub comparison: Comparison,
+    pub direction: Direction,
+}
+
+impl Change {
+    pub fn ratio(&self) -> f64 {
+        self.comparison.ratio
+    }
+
+    /// The engine's gate rule (`check --fail-if-slower`): slower, and the
+    /// interval's lower end above 1 + pct/100.
+    pub fn fails_gate(&self, pct: f64) -> bool {
+        fails_gate(&self.comparison, pct)
+    }
+
+    /// The ratio's estimate is at least `min` away from 1, on the log
+    /// scale (so 2 % slower and its mirror, 1.96 % faster, count alike).
+    /// A ratio without a finite logarithm (a count rising from a median of
+    /// 0) is a change of unbounded size.
+    pub fn is_at_least(&self, min: f64) -> bool {
+        let r = self.comparison.ratio;
+        !(r.is_finite() && r > 0.0) || r.ln().abs() >= (1.0 + min).ln()
+    }
+}
+
+/// Change points of a history (one slice of run values per session, in
+/// history order; sessions without runs must be left out by the caller).
+///
+/// Candidates that are not confirmed (or smaller than `min_change`) are
+/// dropped and the others confirmed again with the segments that remain,
+/// until every one left is confirmed: a rejected split must not shorten
+/// its neighbours' windows.
+pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
+    let summaries = summaries(sessions);
+    let sigma = session_sd(&summaries);
+    let mut points = change_points(&summaries, p);
+    loop {
+        let mut out = Vec::new();
+        let mut kept = Vec::new();
+        for (k, &cp) in points.iter().enumerate() {
+            let lo = if k == 0 { 0 } else { points[k - 1] };
+            let hi = points.get(k + 1).copied().unwrap_or(sessions.len());
+            let before = cp.saturating_sub(p.window).max(lo)..cp;
+            let after = cp..(cp + p.window).min(hi);
+            if let Some(c) =
+                confirm(sessions, before, after, p, sigma).filter(|c| c.is_at_least(p.min_change))
+            {
+                kept.push(cp);
+                out.push(c);
+            }
+        }
+        if kept.len() == points.len() {
+            return out;
+        }
+        points = kept;
+    }
+}
+
+/// Median of log values (NaN when there is none).
+pub fn summary(runs: &[f64]) -> f64 {
+    let logs: Vec<f64> = runs.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
+    median(&logs).unwrap_or(f64::NAN)
+}
+
+/// One summary per session: log medians when every value is positive
+/// (times), else plain medians (counts with zeros, which have no log).
+pub fn summaries(sessions: &[Vec<f64>]) -> Vec<f64> {
+    let positive = sessions
+        .iter()
+        .flatten()
+        .all(|v| *v > 0.0 || !v.is_finite());
+    sessions
+        .iter()
+        .map(|r| {
+            if positive {
+                summary(r)
+            } else {
+                median(r).unwrap_or(f64::NAN)
+            }
+        })
+        .collect()
+}
+
+/// Session-to-session noise of a history's summaries (log units), robust
+/// to its steps and outliers, at least MIN_SIGMA. Not the engine's
+/// `session_sigma` (the sample SD of a stable baseline's session medians):
+/// a history has steps and outliers, which would inflate that estimate.
+pub fn session_sd(summaries: &[f64]) -> f64 {
+    let finite: Vec<f64> = summaries
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    noise_sd(&finite).max(MIN_SIGMA)
+}
+
+/// Compares the runs of sessions `before` with those of `after` with the
+/// engine's unpaired test at level `alpha`; a change when its verdict is
+/// faster or slower.
+pub fn confirm(
+    sessions: &[Vec<f64>],
+    before: Range<usize>,
+    after: Range<usize>,
+    p: &Params,
+    sigma: f64,
+) -> Option<Change> {
+    compare_sides(sessions, before, after, p, sigma)
+        .filter(|c| c.comparison.verdict.is_significant())
+}
+
+/// The comparison behind [`confirm`], whatever its verdict (None when a
+/// side has fewer than 2 values).
+///
+/// Runs of one session share that session's conditions, so the run test
+/// alone would call ordinary session-to-session variation a change. The
+/// engine's comparison is therefore widened by the history's session SD
+/// `sigma` (log scale): the two sides' means of session effects differ with
+/// variance sigma² (1/n1 + 1/n2) for n1 and n2 sessions, and the p-value,
+/// interval and verdict are re-decided on that, so they agree.
+pub fn compare_sides(
+    sessions: &[Vec<f64>],
+    before: Range<usize>,
+    after: Range<usize>,
+    p: &Params,
+    sigma: f64,
+) -> Option<Change> {
+    if before.is_empty() || after.is_empty() || after.end > sessions.len() {
+        return None;
+    }
+    let pool = |r: &Range<usize>| -> Vec<f64> {
+        sessions[r.clone()]
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|v| v.is_finite())
+            .collect()
+    };
+    let (a, b) = (pool(&before), pool(&after));
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let base = match p.metric {
+        Some(m) => Settings::for_metric(m, p.alpha, 1, PRECISION, None),
+        None => Settings::new(p.alpha, PRECISION),
+    };
+    let settings = Settings {
+        cross_session: true,
+        ..base
+    };
+    let mut c = compare_values(
+        &thin(&a, MAX_VALUES),
+        &thin(&b, MAX_VALUES),
+        Design::Unpaired,
+        &settings,
+    );
+    let (n1, n2) = (before.len() as f64, after.len() as f64);
+    // widen_for_sessions models one candidate session against k baseline
+    // sessions: sigma'² (1 + 1/k). With k = n1 and this sigma' that is
+    // sigma² (1/n1 + 1/n2), the variance for n2 candidate sessions.
+    let scaled = sigma * ((1.0 / n1 + 1.0 / n2) / (1.0 + 1.0 / n1)).sqrt();
+    widen_for_sessions(&mut c, scaled, before.len());
+    if let SessionVariation::Included { sigma: shown, .. } = &mut c.session_variation {
+        // Report the history's session SD itself, not the rescaled one.
+        *shown = sigma;
+    }
+    let side = |r: &Range<usize>, v: &[f64]| Side {
+        first: r.start,
+        last: r.end - 1,
+        runs: v.len(),
+        median: median(v).unwrap_or(f64::NAN),
+        ci: crate::stats::median_ci(v, LEVEL)
+            .ok()
+            .map(|e| [e.low, e.high]),
+    };
+    Some(Change {
+        index: after.start,
+        before: side(&before, &a),
+        after: side(&after, &b),
+        direction: if c.verdict == Verdict::Slower
+            || (c.verdict != Verdict::Faster && c.ratio > 1.0)
+        {
+            Direction::Slower
+        } else {
+            Direction::Faster
+        },
+        comparison: c.named(METRIC_LOG, "before", "after"),
+    })
+}
+
+/// The newest session compared with the stable segment before it (since
+/// the last change point, at most `window` sessions): what a CI gate asks
+/// of a history. The newest session alone cannot yet be told from an
+/// outlier, so this is reported separately from the change points.
+pub fn newest_against_history(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
+    newest_comparison(sessions, p)
+        .filter(|c| c.comparison.verdict.is_significant() && c.is_at_least(p.min_change))
+}
+
+/// The comparison behind [`newest_against_history`], whatever its verdict.
+pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
+    let n = sessions.len();
+    if n < 2 {
+        return None;
+    }
+    let summaries = summaries(&sessions[..n - 1]);
+    let start = detect(&sessions[..n - 1], p).last().map_or(0, |c| c.index);
+    let from = start.max((n - 1).saturating_sub(p.window));
+    compare_sides(sessions, from..n - 1, n - 1..n, p, session_sd(&summaries))
+}
+
+/// Indices where a new segment starts (ascending), from session summaries.
+pub fn change_points(summaries: &[f64], p: &Params) -> Vec<usize> {
+    let y = hampel(summaries);
+    let n = y.len();
+    let m = p.min_segment.max(1);
+    if n < 2 * m {
+        return Vec::new();
+    }
+    let sigma = noise_sd(&y).max(MIN_SIGMA);
+    let threshold = p.penalty * (n as f64).ln() * sigma * sigma;
+    let sums = Prefix::new(&y);
+    let mut found = Vec::new();
+    let mut todo = vec![(0, n)];
+    while let Some((a, b)) = todo.pop() {
+        if b - a < 2 * m {
+            continue;
+        }
+        let Some((t, gain)) = best_split(&sums, a, b, m) else {
+            continue;
+        };
+        if gain <= threshold {
+            continue;
+        }
+        // A trend fits the segment at least as well: drift, not a step.
+        if sums.rss_line(a, b) <= sums.rss(a, t) + sums.rss(t, b) {
+            continue;
+        }
+        found.push(t);
+        todo.push((a, t));
+        todo.push((t, b));
+    }
+    found.sort_unstable();
+    found
+}
+
+/// Replaces each value further than HAMPEL_K robust SDs from the median of
+/// its window by that median. The floor of the scale is the series' noise,
+/// so that windows of nearly equal values do not flag ordinary noise.
+/// Non-finite values are replaced by the window's median too.
+pub fn hampel(x: &[f64]) -> Vec<f64> {
+    let finite: Vec<f64> = x.iter().copied().filter(|v| v.is_finite()).collect();
+    let floor = noise_sd(&finite).max(MIN_SIGMA);
+    let n = x.len();
+    // Windows are at most 5 values: fixed buffers, no allocation per point.
+    let mut w = [0.0; 2 * HAMPEL_HALF + 1];
+    let mut dev = [0.0; 2 * HAMPEL_HALF + 1];
+    (0..n)
+        .map(|i| {
+            let lo = i.saturating_sub(HAMPEL_HALF);
+            let hi = (i + HAMPEL_HALF + 1).min(n);
+            let mut k = 0;
+            for &v in x[lo..hi].iter().filter(|v| v.is_finite()) {
+                w[k] = v;
+                k += 1;
+            }
+            if k == 0 {
+                return 0.0;
+            }
+            let med = small_median(&mut w[..k]);
+            for j in 0..k {
+                dev[j] = (w[j] - med).abs();
+            }
+            let scale = (MAD_SCALE * small_median(&mut dev[..k])).max(floor);
+            if !x[i].is_finite() || (x[i] - med).abs() > HAMPEL_K * scale {
+                med
+            } else {
+                x[i]
+            }
+        })
+        .collect()
+}
+
+/// Median of a few finite values (sorts them in place).
+fn small_median(v: &mut [f64]) -> f64 {
+    v.sort_unstable_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Robust SD of the noise: MAD of successive differences / √2. Steps
+/// change only one difference each, so they barely move it.
+pub fn noise_sd(y: &[f64]) -> f64 {
+    if y.len() < 3 {
+        return 0.0;
+    }
+    let d: Vec<f64> = y.windows(2).map(|w| w[1] - w[0]).collect();
+    let med = median(&d).unwrap_or(0.0);
+    let dev: Vec<f64> = d.iter().map(|v| (v - med).abs()).collect();
+    MAD_SCALE * median(&dev).unwrap_or(0.0) / std::f64::consts::SQRT_2
+}
+
+/// The split of [a, b) with the largest reduction of the sum of squares,
+/// both parts at least `m` long.
+fn best_split(s: &Prefix, a: usize, b: usize, m: usize) -> Option<(usize, f64)> {
+    let total = s.rss(a, b);
+    (a + m..=b - m)
+        .map(|t| (t, total - s.rss(a, t) - s.rss(t, b)))
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+}
+
+/// Prefix sums for O(1) sums of squares of a mean and of a line.
+struct Prefix {
+    y: Vec<f64>,
+    yy: Vec<f64>,
+    iy: Vec<f64>,
+}
+
+impl Prefix {
+    fn new(v: &[f64]) -> Prefix {
+        let mut p = Prefix {
+            y: vec![0.0],
+            yy: vec![0.0],
+            iy: vec![0.0],
+        };
+        for (i, &x) in v.iter().enumerate() {
+            p.y.push(p.y[i] + x);
+            p.yy.push(p.yy[i] + x * x);
+            p.iy.push(p.iy[i] + i as f64 * x);
+        }
+        p
+    }
+
+    /// Residual sum of squares around the mean of [a, b).
+    fn rss(&self, a: usize, b: usize) -> f64 {
+        let n = (b - a) as f64;
+        let sy = self.y[b] - self.y[a];
+        (self.yy[b] - self.yy[a] - sy * sy / n).max(0.0)
+    }
+
+    /// Residual sum of squares around the least-squares line over [a, b).
+    fn rss_line(&self, a: usize, b: usize) -> f64 {
+        let n = (b - a) as f64;
+        if n < 3.0 {
+            return 0.0;
+        }
+        // x = i - a, so sums of x and x² are closed forms.
+        let sx = n * (n - 1.0) / 2.0;
+        let sxx = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
+        let sy = self.y[b] - self.y[a];
+        let sxy = self.iy[b] - self.iy[a] - a as f64 * sy;
+        let cxx = sxx - sx * sx / n;
+        let cxy = sxy - sx * sy / n;
+        (self.rss(a, b) - cxy * cxy / cxx).max(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

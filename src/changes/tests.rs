@@ -1,0 +1,221 @@
+//! Simulated histories with known change points (seeded, so a failure
+//! reproduces): the steps must be found where they are, drift and outlier
+//! sessions must not be reported as steps, and a steady history must stay
+//! quiet in at least 95 % of seeds.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::*;
+
+/// Runs per simulated session.
+const RUNS: usize = 10;
+
+fn normal(rng: &mut ChaCha8Rng) -> f64 {
+    // Box-Muller; 1 - u keeps the logarithm finite.
+    let u1 = 1.0 - rng.random::<f64>();
+    let u2 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// A history of sessions whose true time is `level(i)` seconds: each
+/// session is off by 1 % (machine state between sessions), each run by 3 %,
+/// and one run in 20 is a spike 20-50 % slow (interrupts, page cache).
+fn history(seed: u64, n: usize, level: impl Fn(usize) -> f64) -> Vec<Vec<f64>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|i| {
+            let session = level(i) * (0.01 * normal(&mut rng)).exp();
+            (0..RUNS)
+                .map(|_| {
+                    let spike = if rng.random::<f64>() < 0.05 {
+                        1.2 + 0.3 * rng.random::<f64>()
+                    } else {
+                        1.0
+                    };
+                    session * (0.03 * normal(&mut rng)).exp() * spike
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn step(at: usize, factor: f64) -> impl Fn(usize) -> f64 {
+    move |i| if i >= at { 0.1 * factor } else { 0.1 }
+}
+
+#[test]
+fn steps_of_5_10_and_25_percent_are_found_at_their_session() {
+    for (factor, at) in [(1.05, 40), (1.10, 25), (1.25, 60), (0.95, 50)] {
+        for seed in 0..20 {
+            let h = history(seed, 80, step(at, factor));
+            let c = detect(&h, &Params::default());
+            assert_eq!(c.len(), 1, "factor {factor} seed {seed}: {c:?}");
+            assert!(
+                c[0].index.abs_diff(at) <= 1,
+                "factor {factor} seed {seed}: at {}",
+                c[0].index
+            );
+            let want = if factor > 1.0 {
+                Direction::Slower
+            } else {
+                Direction::Faster
+            };
+            assert_eq!(c[0].direction, want);
+            // The runs-based ratio estimates the step (1 % session noise
+            // over 10 sessions each side: well within 2 %).
+            let cmp = &c[0].comparison;
+            assert!(
+                (cmp.ratio / factor - 1.0).abs() < 0.02,
+                "factor {factor} seed {seed}: ratio {}",
+                cmp.ratio
+            );
+            assert!(cmp.ratio_ci[0] <= cmp.ratio && cmp.ratio <= cmp.ratio_ci[1]);
+            // One analysis: significant at the level, interval excludes 1.
+            assert!(cmp.p_value < 0.01 && (cmp.ratio_ci[0] > 1.0 || cmp.ratio_ci[1] < 1.0));
+        }
+    }
+}
+
+#[test]
+fn slow_drift_is_not_a_step() {
+    // +20 % over 100 sessions, 0.2 % per session: a trend.
+    for seed in 0..20 {
+        let h = history(100 + seed, 100, |i| 0.1 * (1.0 + 0.002 * i as f64));
+        let c = detect(&h, &Params::default());
+        assert!(c.is_empty(), "seed {seed}: {c:?}");
+    }
+}
+
+#[test]
+fn a_single_outlier_session_is_not_a_step() {
+    for seed in 0..20 {
+        let h = history(200 + seed, 60, |i| if i == 30 { 0.14 } else { 0.1 });
+        let c = detect(&h, &Params::default());
+        assert!(c.is_empty(), "seed {seed}: {c:?}");
+    }
+}
+
+#[test]
+fn steady_history_of_100_sessions_is_quiet_in_95_percent_of_seeds() {
+    let quiet = (0..200)
+        .filter(|&seed| detect(&history(1000 + seed, 100, |_| 0.1), &Params::default()).is_empty())
+        .count();
+    assert!(quiet >= 190, "quiet in only {quiet} of 200 seeds");
+}
+
+#[test]
+fn improvement_then_regression_are_two_changes() {
+    for seed in 0..20 {
+        let h = history(300 + seed, 100, |i| match i {
+            0..30 => 0.1,
+            30..65 => 0.09,
+            _ => 0.1035,
+        });
+        let c = detect(&h, &Params::default());
+        assert_eq!(c.len(), 2, "seed {seed}: {c:?}");
+        assert!(c[0].index.abs_diff(30) <= 1 && c[0].direction == Direction::Faster);
+        assert!(c[1].index.abs_diff(65) <= 1 && c[1].direction == Direction::Slower);
+    }
+}
+
+#[test]
+fn newest_session_is_compared_with_the_segment_before_it() {
+    let mut slower = 0;
+    let mut quiet = 0;
+    for seed in 0..20 {
+        let h = history(400 + seed, 30, |i| if i == 29 { 0.125 } else { 0.1 });
+        if let Some(c) = newest_against_history(&h, &Params::default()) {
+            assert_eq!(c.index, 29);
+            // Only the stable segment since the last change, at most `window`.
+            assert_eq!(c.before.first, 19);
+            slower += usize::from(c.direction == Direction::Slower && c.fails_gate(10.0));
+        }
+        let h = history(500 + seed, 30, |i| if i < 15 { 0.08 } else { 0.1 });
+        if newest_against_history(&h, &Params::default()).is_none() {
+            quiet += 1;
+        }
+    }
+    assert_eq!(slower, 20);
+    assert!(quiet >= 18, "quiet in {quiet} of 20");
+}
+
+#[test]
+fn line_and_mean_sums_of_squares() {
+    let line: Vec<f64> = (0..10).map(|i| 2.0 + 0.5 * i as f64).collect();
+    let p = Prefix::new(&line);
+    assert!(p.rss_line(0, 10) < 1e-9 && p.rss_line(3, 9) < 1e-9);
+    // Mean of 2..6.5 step 0.5: sum of squares 0.25 × 82.5.
+    assert!((p.rss(0, 10) - 20.625).abs() < 1e-9);
+}
+
+#[test]
+fn hampel_replaces_an_isolated_outlier_and_keeps_a_step() {
+    let mut x = vec![1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0];
+    x[3] = 2.0;
+    assert_eq!(hampel(&x)[3], 1.01);
+    let s = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0];
+    assert_eq!(hampel(&s), s.to_vec());
+}
+
+#[test]
+fn too_short_or_empty_histories_have_no_changes() {
+    assert!(detect(&[], &Params::default()).is_empty());
+    assert!(detect(&vec![vec![0.1]; 4], &Params::default()).is_empty());
+    assert!(newest_against_history(&[vec![0.1, 0.2]], &Params::default()).is_none());
+    // Identical values (a coarse timer): no noise, no change.
+    assert!(detect(&vec![vec![0.1; 5]; 40], &Params::default()).is_empty());
+}
+
+#[test]
+fn counts_with_zeros_are_compared_on_plain_medians() {
+    // Page faults: mostly 0, then 3 per run from session 20 on.
+    let h: Vec<Vec<f64>> = (0..40)
+        .map(|i| {
+            (0..10)
+                .map(|r| {
+                    if i >= 20 {
+                        3.0
+                    } else {
+                        f64::from(u8::from(r == 0 && i % 7 == 0))
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let faults = Params {
+        metric: Some(crate::metrics::Metric::MajorFaults),
+        ..Params::default()
+    };
+    let c = detect(&h, &faults);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].index, 20);
+    // Counts get the engine's exact rank test.
+    assert_eq!(c[0].comparison.test.name(), "Mann-Whitney U");
+    assert_eq!(c[0].direction, Direction::Slower);
+    assert_eq!(c[0].before.median, 0.0);
+    assert_eq!(c[0].after.median, 3.0);
+}
+
+#[test]
+fn steps_below_min_change_are_left_out() {
+    // A quiet machine: 0.1 % session noise, 0.3 % run noise, a 1 % step.
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let h: Vec<Vec<f64>> = (0..60)
+        .map(|i| {
+            let level = if i >= 30 { 0.101 } else { 0.1 } * (0.001 * normal(&mut rng)).exp();
+            (0..10)
+                .map(|_| level * (0.003 * normal(&mut rng)).exp())
+                .collect()
+        })
+        .collect();
+    let all = Params {
+        min_change: 0.0,
+        ..Params::default()
+    };
+    let c = detect(&h, &all);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].index, 30);
+    assert!(detect(&h, &Params::default()).is_empty());
+    assert!(c[0].is_at_least(0.009) && !c[0].is_at_least(0.02));
+}
