@@ -252,8 +252,11 @@ pub enum Style {
 pub struct RunArgs {
     /// The commands to benchmark. Each is split into words like a shell
     /// would (quotes, backslashes) and executed directly, without a shell.
-    #[arg(required = true, value_name = "COMMAND")]
+    #[arg(required_unless_present = "suite", value_name = "COMMAND")]
     pub commands: Vec<OsString>,
+
+    #[command(flatten)]
+    pub suite: crate::suite::SuiteRunArgs,
 
     /// Runs of each command before measuring (caches, JITs, disk).
     #[arg(short = 'w', long, default_value_t = 0, value_name = "NUM")]
