@@ -65,6 +65,11 @@ pub enum Command {
     /// Store results files (hyperfine JSON, cmdscope JSON, Go benchmark text) as sessions.
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
+    /// Suites: list a suite's cells, submit its partitions to Slurm, or
+    /// print a Kubernetes Job or CI snippet that runs them.
+    Suite(crate::commands::suite::SuiteArgs),
+    /// Which partitions of a suite run reported, and which are missing.
+    Status(crate::commands::status::StatusArgs),
     /// Internal: the helper process that writes to the store during `run`.
     #[command(name = "__store-writer", hide = true)]
     StoreWriter,
