@@ -130,6 +130,10 @@ pub struct SessionFilterArgs {
     /// Only sessions on this machine: a fingerprint (or its prefix) or a hostname.
     #[arg(long, value_name = "FINGERPRINT|HOST")]
     pub machine: Option<String>,
+
+    /// The partitions of this suite run, merged into one session.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -171,6 +175,11 @@ pub struct CheckArgs {
     /// The results checked: this session [default: the latest session on this machine].
     #[arg(long, value_name = "ID")]
     pub session: Option<i64>,
+
+    /// The results checked: the partitions of this suite run, merged; the
+    /// baseline is then the latest other run with the baseline label.
+    #[arg(long, value_name = "ID", conflicts_with = "session")]
+    pub run: Option<String>,
 
     /// Significance level.
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]

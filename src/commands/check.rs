@@ -134,6 +134,11 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         )));
     }
     let mut store = open_required(false, args.store.store.as_deref())?;
+    if let Some(run) = &args.run {
+        let current = crate::suite::merge::merged(&mut store, run)?;
+        let baseline = crate::suite::merge::baseline(&mut store, &key, &value, run)?;
+        return gate(args, &mut store, current, baseline);
+    }
     let current = match args.session {
         Some(id) => find_session(
             &mut store,
@@ -184,9 +189,18 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
                 ),
             )
         })?;
+    gate(args, &mut store, current, baseline)
+}
 
+/// Compares the current results with the baseline and prints the verdicts.
+fn gate(
+    args: &CheckArgs,
+    store: &mut Store,
+    current: StoredSession,
+    baseline: StoredSession,
+) -> Result<i32> {
     let cells: Vec<_> = current.cells.iter().chain(&baseline.cells).collect();
-    let times = time_values(&mut store, &cells)?;
+    let times = time_values(store, &cells)?;
     let values = |cell: &crate::store::StoredCell| times.get(&cell.id).cloned().unwrap_or_default();
     let mut pairs = Vec::new();
     let mut only_current = Vec::new();

@@ -18,19 +18,25 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     filter.session = args.session;
     filter.command = args.command.clone();
     filter.limit = Some(1);
-    let session = store
-        .sessions(&filter)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| super::nothing_found(&store, "matching session"))?;
+    let session = match &args.sessions.run {
+        Some(run) => crate::suite::merge::merged(&mut store, run)?,
+        None => store
+            .sessions(&filter)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| super::nothing_found(&store, "matching session"))?,
+    };
     crate::report::check_writable(&args.html)?;
     let data = gather(&mut store, session, args.history)?;
     let text = html::render(&data);
     crate::report::write_atomic(&args.html, text.as_bytes())?;
     if args.html != std::path::Path::new("-") {
+        let what = match &args.sessions.run {
+            Some(run) => format!("run {run}"),
+            None => format!("session #{}", data.session.id),
+        };
         eprintln!(
-            "cmdscope: report of session #{} written to {}",
-            data.session.id,
+            "cmdscope: report of {what} written to {}",
             args.html.display()
         );
     }

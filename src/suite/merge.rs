@@ -98,6 +98,26 @@ pub fn merged(store: &mut Store, run_id: &str) -> Result<StoredSession> {
     })
 }
 
+/// The baseline of `check --run`: the latest other run whose sessions
+/// carry the label KEY=VALUE, merged; else the latest session with it.
+pub fn baseline(store: &mut Store, key: &str, value: &str, run_id: &str) -> Result<StoredSession> {
+    let labelled = store.sessions(&Filter {
+        labels: vec![(key.to_string(), value.to_string())],
+        ..Filter::default()
+    })?;
+    let other = labelled.iter().find(|s| s.label(RUN_LABEL) != Some(run_id));
+    match other {
+        Some(s) => match s.label(RUN_LABEL) {
+            Some(run) => merged(store, run),
+            None => Ok(s.clone()),
+        },
+        None => Err(Error::Usage(format!(
+            "no baseline labelled {key}={value} other than run '{run_id}' in store '{}'",
+            store.location()
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
