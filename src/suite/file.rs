@@ -427,10 +427,17 @@ fn benchmark(
             b.$field.as_ref().or(d.$field.as_ref())
         };
     }
-    o.value("--runs", pick!(runs));
+    // A benchmark's run count replaces the defaults' bounds and vice versa
+    // (on the command line --runs excludes --min-runs/--max-runs).
+    let own_count = b.runs.is_some();
+    let own_bounds = b.min_runs.is_some() || b.max_runs.is_some();
+    let d_runs = d.runs.as_ref().filter(|_| !own_bounds);
+    let d_min = d.min_runs.as_ref().filter(|_| !own_count);
+    let d_max = d.max_runs.as_ref().filter(|_| !own_count);
+    o.value("--runs", b.runs.as_ref().or(d_runs));
     o.value("--warmup", pick!(warmup));
-    o.value("--min-runs", pick!(min_runs));
-    o.value("--max-runs", pick!(max_runs));
+    o.value("--min-runs", b.min_runs.as_ref().or(d_min));
+    o.value("--max-runs", b.max_runs.as_ref().or(d_max));
     o.value("--min-time", pick!(min_time));
     o.value("--precision", pick!(precision));
     o.value("--timeout", pick!(timeout));
@@ -649,9 +656,38 @@ ignore_failure = "1"
             ]
         );
         let p = &s.benchmarks[1];
+        assert!(p.options.contains(&"--runs=5".into()));
         assert_eq!(p.commands, vec!["true", "false"]);
         assert!(p.command_line().contains("--ignore-failure=1"));
         assert!(p.command_line().ends_with("-- true false"));
+    }
+
+    #[test]
+    fn own_run_count_replaces_default_bounds_and_back() {
+        let s = parse_text(
+            "[defaults]\nmin_runs = 10\nmax_runs = 50\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nruns = 3\n\
+             [[benchmark]]\nname = 'b'\ncommand = 'y'\n",
+        )
+        .unwrap();
+        let words = |i: usize| -> Vec<String> {
+            s.benchmarks[i]
+                .options
+                .iter()
+                .map(|o| o.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(words(0), ["--runs=3"]);
+        assert_eq!(words(1), ["--min-runs=10", "--max-runs=50"]);
+        let s = parse_text(
+            "[defaults]\nruns = 3\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nmax_runs = 9\n",
+        )
+        .unwrap();
+        let w: Vec<String> = s.benchmarks[0]
+            .options
+            .iter()
+            .map(|o| o.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(w, ["--max-runs=9"]);
     }
 
     #[test]
