@@ -64,9 +64,10 @@ pub fn plan(suite: &Suite) -> Result<Vec<Planned>> {
         let (cells, _) = crate::app::plan_cells(&args)
             .map_err(|e| b.position.error(format!("benchmark '{}': {e}", b.name)))?;
         let mut suite_cells: Vec<SuiteCell> = Vec::with_capacity(cells.len());
+        let mut seen = std::collections::HashSet::with_capacity(cells.len());
         for cell in cells.into_iter().filter(|c| !c.calibration) {
             let identity = crate::store::identity(&cell);
-            if suite_cells.iter().any(|c| c.identity == identity) {
+            if !seen.insert(identity.clone()) {
                 return Err(b.position.error(format!(
                     "benchmark '{}': two cells are both '{identity}': give the commands different names",
                     b.name
