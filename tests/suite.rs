@@ -442,6 +442,12 @@ fn mistakes_are_one_line_errors_with_positions() {
             .unwrap(),
     );
     assert!(e.contains("exports and --plot are not available"), "{e}");
+    let e = stderr(
+        &cs(d, &["run", "--suite", s, "--runs", "5"])
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("remove --runs"), "{e}");
     let o = cs(d, &["run", "--suite", s, "true"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let o = cs(d, &["run", "--suite", s, "--partition", "auto"])

@@ -56,6 +56,16 @@ pub fn run_args(b: &Benchmark) -> Result<RunArgs> {
     }
 }
 
+/// `cmdscope run`'s defaults (what a benchmark that sets nothing gets).
+pub fn defaults() -> RunArgs {
+    match Cli::try_parse_from(["cmdscope", "run", "true"]) {
+        Ok(Cli {
+            command: Command::Run(args),
+        }) => *args,
+        _ => unreachable!("`cmdscope run true` parses"),
+    }
+}
+
 /// Every benchmark of the suite with all its cells, in file order.
 pub fn plan(suite: &Suite) -> Result<Vec<Planned>> {
     let mut out = Vec::with_capacity(suite.benchmarks.len());

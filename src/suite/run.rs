@@ -55,10 +55,74 @@ pub fn run_id_of(given: Option<&str>, partition: Partition) -> Result<String> {
     Ok(id)
 }
 
+/// Measurement flags given with --suite, where the file sets them: refused
+/// rather than silently ignored.
+fn settings_given(a: &RunArgs) -> Vec<&'static str> {
+    let default = crate::suite::cells::defaults();
+    let mut given = Vec::new();
+    let mut check = |flag: &'static str, differs: bool| {
+        if differs {
+            given.push(flag);
+        }
+    };
+    check("--warmup", a.warmup != default.warmup);
+    check("--runs", a.runs.is_some());
+    check("--min-runs", a.min_runs.is_some());
+    check("--max-runs", a.max_runs.is_some());
+    check("--min-time", a.min_time != default.min_time);
+    check("--prepare", !a.prepare.is_empty());
+    check("--conclude", !a.conclude.is_empty());
+    check("--setup", a.setup.is_some());
+    check("--cleanup", a.cleanup.is_some());
+    check("--command-name", !a.names.is_empty());
+    check("--ignore-failure", a.ignore_failure.is_some());
+    check("--output", a.output != default.output || a.show_output);
+    check("--input", a.input != default.input);
+    check("--env", !a.env.is_empty());
+    check("--env-size", a.env_size.is_some());
+    check("--env-file", a.env_file.is_some());
+    check("--clear-env", a.clear_env);
+    check("--user", a.user.is_some());
+    check(
+        "--workdir",
+        a.workdir.is_some() || a.workdir_template.is_some(),
+    );
+    check("--cpus", a.cpus.is_some());
+    check("--nice", a.nice.is_some());
+    check("--ops", a.ops.is_some());
+    check("--shell", a.shell.is_some());
+    check("--timeout", a.timeout.is_some() || a.stop_on_timeout);
+    check("--counters", a.counters);
+    check("--order", a.order != default.order);
+    check("--seed", a.seed.is_some());
+    check("--precision", a.precision.is_some());
+    check("--reference", a.reference.is_some());
+    check("--alpha", a.alpha != default.alpha);
+    check(
+        "--parameter-scan/--parameter-list",
+        a.parameter_scan.is_some() || !a.parameter_list.is_empty(),
+    );
+    check(
+        "--minimize/--maximize",
+        a.minimize.is_some() || a.maximize.is_some(),
+    );
+    check("--metric", a.metric != default.metric);
+    check("--remove-outliers", a.remove_outliers);
+    given
+}
+
 pub fn run(args: &RunArgs) -> Result<i32> {
     let Some(path) = &args.suite.suite else {
         return Err(Error::Usage("--suite needs a file".into()));
     };
+    let given = settings_given(args);
+    if !given.is_empty() {
+        return Err(Error::Usage(format!(
+            "--suite takes the measurement settings from the file; remove {} \
+             (or set them in its [defaults])",
+            given.join(", ")
+        )));
+    }
     if args.export_json.is_some()
         || args.export_csv.is_some()
         || args.export_markdown.is_some()
@@ -205,6 +269,23 @@ mod tests {
         );
         assert!(partition_of(None, Some(3)).is_err());
         assert!(partition_of(Some("1/3"), Some(3)).is_err());
+    }
+
+    #[test]
+    fn settings_on_the_command_line_are_refused_not_ignored() {
+        use clap::Parser;
+        let parse = |argv: &[&str]| match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Run(a) => *a,
+            _ => unreachable!(),
+        };
+        let plain = parse(&[
+            "cmdscope", "run", "--suite", "s.toml", "--label", "a=b", "--style", "none",
+        ]);
+        assert!(settings_given(&plain).is_empty());
+        let busy = parse(&[
+            "cmdscope", "run", "--suite", "s.toml", "--runs", "5", "-w", "1", "--alpha", "0.01",
+        ]);
+        assert_eq!(settings_given(&busy), ["--warmup", "--runs", "--alpha"]);
     }
 
     #[test]
