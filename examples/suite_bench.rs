@@ -3,7 +3,7 @@
 //! 1. planning and partitioning a suite of 100,000 cells (parse the TOML,
 //!    expand every benchmark through `run`'s planning, assign partitions);
 //! 2. 16 partitions of a suite run at once by 16 `cmdscope run --suite`
-//!    processes writing to one store: no row lost;
+//!    processes writing to one fresh store: no row lost;
 //! 3. `status` and the merged report of a run of 1,000 cells × 30 runs.
 //!
 //! ```text
@@ -78,12 +78,12 @@ fn cmdscope_bin() -> PathBuf {
 }
 
 fn concurrent(store: &str, dir: &Path) -> Result<(), String> {
-    // 160 cells × 5 runs of /bin/true, in 16 partitions.
+    // 320 cells × 20 runs of /bin/true, in 16 partitions.
     let suite = dir.join("concurrent.toml");
     std::fs::write(
         &suite,
-        "[defaults]\nruns = 5\n[[benchmark]]\nname = \"t\"\ncommand = \"/bin/true {i}\"\n\
-         parameters = { i = { min = 1, max = 160 } }\n",
+        "[defaults]\nruns = 20\n[[benchmark]]\nname = \"t\"\ncommand = \"/bin/true {i}\"\n\
+         parameters = { i = { min = 1, max = 320 } }\n",
     )
     .map_err(|e| e.to_string())?;
     let run = format!("concurrent-{}", std::process::id());
@@ -109,15 +109,15 @@ fn concurrent(store: &str, dir: &Path) -> Result<(), String> {
     let mut s = Store::open(&Location::parse(store)).map_err(|e| e.0)?;
     let status = cmdscope::commands::status::read(&mut s, &run).map_err(|e| e.to_string())?;
     let merged = cmdscope::suite::merge::merged(&mut s, &run).map_err(|e| e.to_string())?;
-    let exact = merged.cells.iter().all(|c| c.runs == 5);
+    let exact = merged.cells.iter().all(|c| c.runs == 20);
     println!(
-        "16 concurrent partitions: {:.1} s; {} of 16 reported, {} cells, {} runs (expected 160 and 800), every cell 5 runs: {exact}",
+        "16 concurrent partitions: {:.1} s; {} of 16 reported, {} cells, {} runs (expected 320 and 6400), every cell 20 runs: {exact}",
         took,
         status.reported.len(),
         status.cells,
         status.runs
     );
-    if status.cells != 160 || status.runs != 800 || !exact || !status.complete {
+    if status.cells != 320 || status.runs != 6400 || !exact || !status.complete {
         return Err("rows lost".into());
     }
     Ok(())
