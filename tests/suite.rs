@@ -488,3 +488,45 @@ fn the_example_in_docs_suites_parses_and_plans() {
     assert!(planned.len() >= 3);
     assert!(cmdscope::suite::cells::count(&planned) >= 8);
 }
+
+#[test]
+fn a_failing_benchmark_fails_its_partition_but_not_the_others_benchmarks() {
+    let dir = tempdir();
+    let d = dir.path();
+    let f = fixture();
+    std::fs::write(
+        d.join("f.toml"),
+        format!(
+            "[defaults]\nruns = 2\n[[benchmark]]\nname = \"fails\"\ncommand = \"{f} exit 3\"\n\
+             [[benchmark]]\nname = \"works\"\ncommand = \"{f} exit 0\"\n"
+        ),
+    )
+    .unwrap();
+    let s = d.join("f.toml");
+    let o = cs(
+        d,
+        &[
+            "run",
+            "--suite",
+            s.to_str().unwrap(),
+            "--run-id",
+            "f",
+            "--style",
+            "none",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("benchmark 'fails'"), "{}", stderr(&o));
+    let st = cs(d, &["status", "--run", "f", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    let st = json(&st);
+    assert_eq!(st["missing"][0]["partition"], 1);
+    assert_eq!(st["missing"][0]["status"], "failed");
+    assert_eq!(st["missing"][0]["cells_done"], 2);
+    let cells = cells_of(d, "f");
+    assert_eq!(cells.get(&format!("{f} exit 0")), Some(&2), "{cells:?}");
+}
