@@ -84,10 +84,14 @@ fn kubernetes(args: &ManifestArgs, secret: &str, suite_text: &str) -> String {
     );
     let _ = writeln!(o, "data:\n  suite.toml: {}", q(suite_text));
     o.push_str("---\n");
+    // A failed partition must not stop the others (a Job-wide backoffLimit
+    // would kill them): each index fails on its own, without retries;
+    // `cmdscope status` names it and it can be run again by hand.
     let _ = writeln!(
         o,
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: {}\nspec:\n  \
-         completionMode: Indexed\n  completions: {n}\n  parallelism: {n}\n  backoffLimit: 0\n  \
+         completionMode: Indexed\n  completions: {n}\n  parallelism: {n}\n  backoffLimitPerIndex: 0\n  \
+         maxFailedIndexes: {n}\n  \
          template:\n    metadata:\n      labels:\n        cmdscope.dev/suite: {}\n    spec:\n      \
          restartPolicy: Never",
         q(&format!("cmdscope-{name}-")),
@@ -279,6 +283,9 @@ mod tests {
         assert_eq!(spec["completionMode"], "Indexed");
         assert_eq!(spec["completions"].as_u64(), Some(4));
         assert_eq!(spec["parallelism"].as_u64(), Some(4));
+        assert_eq!(spec["backoffLimitPerIndex"].as_u64(), Some(0));
+        assert_eq!(spec["maxFailedIndexes"].as_u64(), Some(4));
+        assert!(spec.get("backoffLimit").is_none());
         let pod = &spec["template"]["spec"];
         let anti = &pod["affinity"]["podAntiAffinity"]
             ["requiredDuringSchedulingIgnoredDuringExecution"][0];
