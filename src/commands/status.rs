@@ -74,8 +74,9 @@ pub struct Status {
 }
 
 fn time(unix: f64) -> String {
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs_f64(unix.max(0.0)))
-        .to_string()
+    // A damaged value in the store must not panic the status.
+    let since = Duration::try_from_secs_f64(unix.max(0.0)).unwrap_or_default();
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + since).to_string()
 }
 
 /// The status from the partition rows and the merged cells' run counts.
