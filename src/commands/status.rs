@@ -75,8 +75,11 @@ pub struct Status {
 
 fn time(unix: f64) -> String {
     // A damaged value in the store must not panic the status.
-    let since = Duration::try_from_secs_f64(unix.max(0.0)).unwrap_or_default();
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + since).to_string()
+    let at = Duration::try_from_secs_f64(unix.max(0.0))
+        .ok()
+        .and_then(|d| UNIX_EPOCH.checked_add(d))
+        .unwrap_or(UNIX_EPOCH);
+    humantime::format_rfc3339_seconds(at).to_string()
 }
 
 /// The status from the partition rows and the merged cells' run counts.
