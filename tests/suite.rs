@@ -207,6 +207,7 @@ fn partitions_merge_into_the_same_run_as_one_machine() {
     .unwrap());
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("sleep one") && page.contains("env X"));
+    assert!(page.contains("not compared with each other here"));
     let c = cs(
         d,
         &[

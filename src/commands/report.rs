@@ -27,7 +27,18 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
             .ok_or_else(|| super::nothing_found(&store, "matching session"))?,
     };
     crate::report::check_writable(&args.html)?;
-    let data = gather(&mut store, session, args.history)?;
+    let mut data = gather(&mut store, session, args.history)?;
+    if let Some(run) = &args.sessions.run {
+        // Cells of different benchmarks (and partitions, and machines) were
+        // not measured interleaved: comparing them with the first would mislead.
+        data.comparisons.clear();
+        data.notes.push(format!(
+            "This report merges the sessions of suite run {run}: its cells come from \
+             different benchmarks, partitions and possibly machines, so they are not \
+             compared with each other here. Each benchmark's comparisons are in the \
+             report of its own session (cmdscope history --label cmdscope.run={run})."
+        ));
+    }
     let text = html::render(&data);
     crate::report::write_atomic(&args.html, text.as_bytes())?;
     if args.html != std::path::Path::new("-") {
