@@ -118,6 +118,10 @@ fn partitions_merge_into_the_same_run_as_one_machine() {
         .find(|c| c["benchmark"] == "env" && c["parameters"]["size"] == "1000")
         .unwrap();
     assert!(env_cell["command"].as_str().unwrap().ends_with("env X"));
+    assert!(
+        env_cell["estimated_seconds"].is_null(),
+        "nothing measured yet"
+    );
     let mut union = BTreeSet::new();
     for k in 1..=3 {
         let part = json(&ok(cs(
@@ -189,6 +193,22 @@ fn partitions_merge_into_the_same_run_as_one_machine() {
         "the merged partitions hold the cells and runs of one machine's run"
     );
     assert!(whole.values().all(|&r| r == 4));
+
+    // Estimates from the store: 4 runs of at least 3 ms for `sleep 3`.
+    let listed = json(&ok(cs(d, &["suite", "list", s, "--format", "json"])
+        .output()
+        .unwrap()));
+    for c in listed.as_array().unwrap() {
+        assert!(c["estimated_seconds"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    let sleep3 = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["benchmark"] == "sleep" && c["parameters"]["ms"] == "3")
+        .unwrap();
+    let est = sleep3["estimated_seconds"].as_f64().unwrap();
+    assert!((0.012..1.0).contains(&est), "{est}");
 
     // The merged run through the commands that read the store.
     let h = ok(cs(d, &["history", "--run", "split"]).output().unwrap());
