@@ -48,6 +48,23 @@ pub fn render(args: &ManifestArgs, suite: &Suite) -> Result<String> {
                 "--kubernetes needs --store-secret NAME (the Secret with the store URL)".into(),
             )
         })?;
+        // Kubernetes' own rules for object names and Secret keys.
+        let name_ok = !secret.is_empty()
+            && secret.len() <= 253
+            && secret
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+        let key = &args.store_secret_key;
+        let key_ok = !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !name_ok || !key_ok {
+            return Err(Error::Usage(format!(
+                "--store-secret '{secret}' / --store-secret-key '{key}': not a valid Kubernetes \
+                 Secret name (lower-case letters, digits, '-', '.') or key"
+            )));
+        }
         let text = std::fs::read_to_string(&suite.path).map_err(|source| Error::Read {
             path: suite.path.clone(),
             source,
@@ -332,6 +349,25 @@ mod tests {
             d[0]["metadata"]["name"]
         );
         assert_eq!(pod["restartPolicy"], "Never");
+    }
+
+    #[test]
+    fn secret_names_are_checked() {
+        let suite = Suite {
+            path: "/nonexistent/bench.toml".into(),
+            benchmarks: Vec::new(),
+        };
+        let a = args(&["--kubernetes", "--store-secret", "Bad Name"]);
+        let e = render(&a, &suite).unwrap_err().to_string();
+        assert!(e.contains("not a valid Kubernetes Secret name"), "{e}");
+        let a = args(&[
+            "--kubernetes",
+            "--store-secret",
+            "db",
+            "--store-secret-key",
+            "a\nb",
+        ]);
+        assert!(render(&a, &suite).is_err());
     }
 
     #[test]
