@@ -95,7 +95,9 @@ fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
     Ok(out)
 }
 
-pub fn run(args: &RunArgs) -> Result<i32> {
+/// The cells `run` measures for these arguments, and the parameters they
+/// sweep (also how a suite benchmark becomes cells).
+pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Parameter>)> {
     let mut env = match &args.env_file {
         Some(path) => read_env_file(path)?,
         None => Vec::new(),
@@ -125,6 +127,18 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             ops: args.ops.clone(),
         },
     })?;
+    Ok((cells, parameters))
+}
+
+pub fn run(args: &RunArgs) -> Result<i32> {
+    if args.suite.suite.is_some() {
+        return crate::suite::run::run(args);
+    }
+    let (mut cells, parameters) = plan_cells(args)?;
+    if let Some(keep) = &args.suite.only_cells {
+        // A suite partition: only its cells (and the shell calibration).
+        cells.retain(|c| c.calibration || keep.contains(&store::identity(c)));
+    }
     if !(args.min_time.is_finite() && args.min_time >= 0.0) {
         return Err(Error::Usage(format!(
             "--min-time must be a non-negative number of seconds, got {}",

@@ -69,6 +69,11 @@ pub enum Command {
     /// Store results files (hyperfine JSON, cmdscope JSON, Go benchmark text) as sessions.
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
+    /// Suites: list a suite's cells, submit its partitions to Slurm, or
+    /// print a Kubernetes Job or CI snippet that runs them.
+    Suite(crate::commands::suite::SuiteArgs),
+    /// Which partitions of a suite run reported, and which are missing.
+    Status(crate::commands::status::StatusArgs),
     /// Internal: the helper process that writes to the store during `run`.
     #[command(name = "__store-writer", hide = true)]
     StoreWriter,
@@ -141,6 +146,10 @@ pub struct SessionFilterArgs {
     /// Only sessions on this machine: a fingerprint (or its prefix) or a hostname.
     #[arg(long, value_name = "FINGERPRINT|HOST")]
     pub machine: Option<String>,
+
+    /// The partitions of this suite run, merged into one session.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -193,6 +202,11 @@ pub struct CheckArgs {
     /// The results checked: this session [default: the latest session on this machine].
     #[arg(long, value_name = "ID")]
     pub session: Option<i64>,
+
+    /// The results checked: the partitions of this suite run, merged; the
+    /// baseline is then the latest other run with the baseline label.
+    #[arg(long, value_name = "ID", conflicts_with = "session")]
+    pub run: Option<String>,
 
     /// Significance level.
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
@@ -284,8 +298,11 @@ pub enum Style {
 pub struct RunArgs {
     /// The commands to benchmark. Each is split into words like a shell
     /// would (quotes, backslashes) and executed directly, without a shell.
-    #[arg(required = true, value_name = "COMMAND")]
+    #[arg(required_unless_present = "suite", value_name = "COMMAND")]
     pub commands: Vec<OsString>,
+
+    #[command(flatten)]
+    pub suite: crate::suite::SuiteRunArgs,
 
     /// Runs of each command before measuring (caches, JITs, disk).
     #[arg(short = 'w', long, default_value_t = 0, value_name = "NUM")]

@@ -25,6 +25,7 @@ pub mod runner;
 pub mod schedule;
 pub mod stats;
 pub mod store;
+pub mod suite;
 pub mod svg;
 pub mod sweep;
 pub mod units;

@@ -46,6 +46,8 @@ fn main() {
         Command::Changes(args) => cmdscope::commands::changes::run(args),
         Command::Report(args) => cmdscope::commands::report::run(args),
         Command::Import(args) => cmdscope::commands::import::run(args),
+        Command::Suite(args) => cmdscope::commands::suite::run(args),
+        Command::Status(args) => cmdscope::commands::status::run(args),
         Command::StoreWriter => Ok(cmdscope::store::writer::serve()),
     };
     let code = match result {

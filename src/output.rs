@@ -63,6 +63,14 @@ macro_rules! eprint_line {
     };
 }
 
+/// `println!` through [`print`]: ends quietly on a closed standard output.
+#[macro_export]
+macro_rules! print_line {
+    ($($arg:tt)*) => {
+        $crate::output::print(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 /// `text` with every character that could drive a terminal made visible:
 /// control characters other than newline and tab (ESC, BEL, CR, DEL, the
 /// C1 range) and the bidirectional controls that reorder what is shown

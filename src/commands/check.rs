@@ -221,6 +221,11 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
     }
     crate::cli::check_alpha(args.alpha)?;
     let mut store = open_read_only(args.store.store.as_deref())?;
+    if let Some(run) = &args.run {
+        let current = crate::suite::merge::merged(&mut store, run)?;
+        let baseline = crate::suite::merge::baseline(&mut store, &key, &value, run)?;
+        return gate(args, &mut store, (&key, &value), current, baseline);
+    }
     let current = match args.session {
         Some(id) => find_session(
             &mut store,
@@ -271,9 +276,19 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
                 ),
             )
         })?;
+    gate(args, &mut store, (&key, &value), current, baseline)
+}
 
+/// Compares the current results with the baseline and prints the verdicts.
+fn gate(
+    args: &CheckArgs,
+    store: &mut Store,
+    (key, value): (&str, &str),
+    current: StoredSession,
+    baseline: StoredSession,
+) -> Result<i32> {
     let cells: Vec<_> = current.cells.iter().chain(&baseline.cells).collect();
-    let times = time_values(&mut store, &cells)?;
+    let times = time_values(store, &cells)?;
     let values = |cell: &crate::store::StoredCell| times.get(&cell.id).cloned().unwrap_or_default();
     let mut pairs: Vec<Pair> = Vec::new();
     let mut only_current = Vec::new();
@@ -304,7 +319,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
             current.id, baseline.id
         )));
     }
-    let history = baseline_history(&mut store, &key, &value, &current)?;
+    let history = baseline_history(store, key, value, &current)?;
     for p in &mut pairs {
         let medians: Vec<(f64, f64)> = history
             .iter()

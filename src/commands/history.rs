@@ -14,7 +14,10 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
     let mut filter = super::filter(&args.sessions)?;
     filter.command = args.filter.clone();
     filter.limit = Some(args.limit);
-    let sessions = store.sessions(&filter)?;
+    let sessions = match &args.sessions.run {
+        Some(run) => vec![crate::suite::merge::merged(&mut store, run)?],
+        None => store.sessions(&filter)?,
+    };
     if sessions.is_empty() {
         crate::output::print(&crate::output::escape_controls(&format!(
             "No sessions in store '{}' match.\n",

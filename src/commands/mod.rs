@@ -6,6 +6,8 @@ pub mod check;
 pub mod history;
 pub mod import;
 pub mod report;
+pub mod status;
+pub mod suite;
 
 use std::collections::HashMap;
 

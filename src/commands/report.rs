@@ -26,19 +26,36 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     filter.session = args.session;
     filter.command = args.command.clone();
     filter.limit = Some(1);
-    let session = store
-        .sessions(&filter)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| super::nothing_found(&store, "matching session"))?;
+    let session = match &args.sessions.run {
+        Some(run) => crate::suite::merge::merged(&mut store, run)?,
+        None => store
+            .sessions(&filter)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| super::nothing_found(&store, "matching session"))?,
+    };
     crate::output::check_writable(&args.html)?;
-    let data = gather(&mut store, session, args.history)?;
+    let mut data = gather(&mut store, session, args.history)?;
+    if let Some(run) = &args.sessions.run {
+        // Cells of different benchmarks (and partitions, and machines) were
+        // not measured interleaved: comparing them with the first would mislead.
+        data.comparisons.clear();
+        data.notes.push(format!(
+            "This report merges the sessions of suite run {run}: its cells come from \
+             different benchmarks, partitions and possibly machines, so they are not \
+             compared with each other here. Each benchmark's comparisons are in the \
+             report of its own session (cmdscope history --label cmdscope.run={run})."
+        ));
+    }
     let text = html::render(&data);
     crate::output::write_file(&args.html, text.as_bytes())?;
     if args.html != std::path::Path::new("-") {
+        let what = match &args.sessions.run {
+            Some(run) => format!("run {run}"),
+            None => format!("session #{}", data.session.id),
+        };
         crate::eprint_line!(
-            "cmdscope: report of session #{} written to {}",
-            data.session.id,
+            "cmdscope: report of {what} written to {}",
             args.html.display()
         );
     }

@@ -7,6 +7,7 @@
 //! [`schema`]. See docs/STORE.md for the schema, locations and guarantees.
 
 pub mod machine;
+pub mod partitions;
 pub mod postgres;
 pub mod record;
 pub mod redact;

@@ -156,17 +156,41 @@ CREATE TABLE extra_values (
 );
 ";
 
+/// Migration 2: the partitions of suite runs (see store/partitions.rs).
+const V2: &str = "
+CREATE TABLE suite_partitions (
+    run_id TEXT NOT NULL,
+    partition_index BIGINT NOT NULL,
+    partitions BIGINT NOT NULL,
+    suite TEXT NOT NULL,
+    status TEXT NOT NULL,
+    hostname TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    pid BIGINT NOT NULL,
+    started_unix DOUBLE PRECISION NOT NULL,
+    last_seen_unix DOUBLE PRECISION NOT NULL,
+    finished_unix DOUBLE PRECISION,
+    planned_cells BIGINT NOT NULL,
+    suite_cells BIGINT NOT NULL,
+    done_cells BIGINT NOT NULL,
+    PRIMARY KEY (run_id, partition_index)
+);
+";
+
 /// The migrations, in order: `MIGRATIONS[i]` brings a store to version i + 1.
 pub fn migrations(dialect: Dialect) -> Vec<String> {
     let columns: Vec<String> = METRIC_COLUMNS
         .iter()
         .map(|c| format!("{c} DOUBLE PRECISION"))
         .collect();
-    vec![dialect.render(&V1.replace("{metric_columns}", &columns.join(",\n    ")))]
+    vec![
+        dialect.render(&V1.replace("{metric_columns}", &columns.join(",\n    "))),
+        dialect.render(V2),
+    ]
 }
 
 /// The schema version this cmdscope writes.
-pub const LATEST: i64 = 1;
+pub const LATEST: i64 = 2;
 
 /// Creates the version table (idempotent; run inside the migration transaction).
 pub const VERSION_TABLE: &str =

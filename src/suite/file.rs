@@ -1,0 +1,732 @@
+//! Suite files (TOML): `[[benchmark]]` tables and a `[defaults]` table,
+//! turned into the `cmdscope run` arguments each benchmark stands for.
+//!
+//! A benchmark is translated into the command line a user would type
+//! (`--runs 10 -L us 500,1000 -- 'sleep {us}'`) and parsed by the same
+//! argument parser as `cmdscope run`, so a suite cell and the equivalent
+//! command line are the same cell, with the same defaults and checks.
+//! Errors name the file, line and column.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::{Error, Result};
+
+/// A string, or a number or boolean written without quotes (`us = [500, 1000]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scalar(pub String);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or a number")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One string, or a list of strings (`prepare`, `conclude`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Strings(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for Strings {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Strings;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Strings, E> {
+                Ok(Strings(vec![v.to_string()]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut s: A,
+            ) -> std::result::Result<Strings, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = s.next_element::<String>()? {
+                    out.push(v);
+                }
+                Ok(Strings(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `true` (the default choice), `false` (off) or a value (`shell = "bash"`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Switch {
+    Off,
+    On,
+    Value(String),
+}
+
+impl<'de> Deserialize<'de> for Switch {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Switch;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("true, false or a string")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<Switch, E> {
+                Ok(if v { Switch::On } else { Switch::Off })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Switch, E> {
+                Ok(Switch::Value(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A parameter: a list of values (`-L`) or a scan (`-P`, with `step` as
+/// `-D` or `factor` as `--parameter-factor`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParameterSpec {
+    List(Vec<String>),
+    Scan {
+        min: String,
+        max: String,
+        step: Option<String>,
+        factor: Option<String>,
+    },
+}
+
+impl<'de> Deserialize<'de> for ParameterSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ParameterSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of values or a scan { min, max, step | factor }")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut s: A,
+            ) -> std::result::Result<ParameterSpec, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = s.next_element::<Scalar>()? {
+                    out.push(v.0);
+                }
+                Ok(ParameterSpec::List(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<ParameterSpec, A::Error> {
+                let (mut min, mut max, mut step, mut factor) = (None, None, None, None);
+                while let Some(key) = m.next_key::<String>()? {
+                    let slot = match key.as_str() {
+                        "min" => &mut min,
+                        "max" => &mut max,
+                        "step" => &mut step,
+                        "factor" => &mut factor,
+                        other => {
+                            return Err(de::Error::unknown_field(
+                                other,
+                                &["min", "max", "step", "factor"],
+                            ))
+                        }
+                    };
+                    *slot = Some(m.next_value::<Scalar>()?.0);
+                }
+                Ok(ParameterSpec::Scan {
+                    min: min.ok_or_else(|| de::Error::missing_field("min"))?,
+                    max: max.ok_or_else(|| de::Error::missing_field("max"))?,
+                    step,
+                    factor,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A table whose entries keep the order they are written in (parameters
+/// combine in that order, as repeated `-L` flags do).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Map<V>(pub Vec<(String, V)>);
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Map<V> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Vis<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for Vis<V> {
+            type Value = Map<V>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<Map<V>, A::Error> {
+                let mut out: Vec<(String, V)> = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, V>()? {
+                    out.push((k, v));
+                }
+                Ok(Map(out))
+            }
+        }
+        d.deserialize_map(Vis(std::marker::PhantomData))
+    }
+}
+
+impl<'a, V> IntoIterator for &'a Map<V> {
+    type Item = (&'a String, &'a V);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (String, V)>,
+        fn(&'a (String, V)) -> (&'a String, &'a V),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+}
+
+/// The settings a benchmark and `[defaults]` share: run settings, run
+/// variants, hooks and labels, named like `cmdscope run`'s flags.
+macro_rules! settings {
+    ($(#[$meta:meta])* $name:ident { $($extra:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($extra)*
+            pub runs: Option<u64>,
+            pub warmup: Option<u64>,
+            pub min_runs: Option<u64>,
+            pub max_runs: Option<u64>,
+            pub min_time: Option<f64>,
+            pub precision: Option<f64>,
+            pub timeout: Option<f64>,
+            pub stop_on_timeout: Option<bool>,
+            pub alpha: Option<f64>,
+            pub order: Option<String>,
+            pub seed: Option<u64>,
+            pub reference: Option<String>,
+            pub ignore_failure: Option<Switch>,
+            pub output: Option<String>,
+            pub input: Option<String>,
+            pub counters: Option<bool>,
+            pub remove_outliers: Option<bool>,
+            pub metric: Option<String>,
+            pub shell: Option<Switch>,
+            pub env: Option<Map<Scalar>>,
+            pub env_file: Option<String>,
+            pub clear_env: Option<bool>,
+            pub env_size: Option<Scalar>,
+            pub user: Option<Scalar>,
+            pub workdir: Option<String>,
+            pub workdir_template: Option<String>,
+            pub cpus: Option<Scalar>,
+            pub nice: Option<Scalar>,
+            pub ops: Option<Scalar>,
+            pub prepare: Option<Strings>,
+            pub conclude: Option<Strings>,
+            pub setup: Option<String>,
+            pub cleanup: Option<String>,
+            pub labels: Option<Map<Scalar>>,
+        }
+    };
+}
+
+settings!(
+    /// `[defaults]`: settings for every benchmark.
+    #[derive(Default)]
+    Defaults {}
+);
+
+settings!(
+    /// One `[[benchmark]]` table.
+    RawBenchmark {
+        pub name: Spanned<String>,
+        pub command: Option<Spanned<String>>,
+        pub commands: Option<Spanned<Vec<String>>>,
+        /// Display names, one per command (`-n`).
+        pub names: Option<Vec<String>>,
+        pub parameters: Option<Spanned<Map<ParameterSpec>>>,
+    }
+);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSuite {
+    #[serde(default)]
+    defaults: Defaults,
+    #[serde(default)]
+    benchmark: Vec<RawBenchmark>,
+}
+
+/// A position in the suite file, for messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub path: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.path.display(), self.line, self.column)
+    }
+}
+
+impl Position {
+    fn at(path: &Path, text: &str, offset: usize) -> Position {
+        let before = &text[..offset.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let start = before.rfind('\n').map_or(0, |i| i + 1);
+        Position {
+            path: path.to_path_buf(),
+            line,
+            column: before[start..].chars().count() + 1,
+        }
+    }
+
+    /// A usage error (exit 2) at this position.
+    pub fn error(&self, message: impl fmt::Display) -> Error {
+        Error::Usage(format!("{self}: {message}"))
+    }
+}
+
+/// A benchmark of a suite, as `cmdscope run` arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Benchmark {
+    pub name: String,
+    /// Where its `name` is written, for messages.
+    pub position: Position,
+    /// The `cmdscope run` options (without the commands).
+    pub options: Vec<OsString>,
+    pub commands: Vec<String>,
+    /// Its labels (defaults merged in), also given as `--label` options.
+    pub labels: Vec<(String, String)>,
+}
+
+impl Benchmark {
+    /// `run OPTIONS -- COMMANDS`: what clap parses.
+    pub fn argv(&self) -> Vec<OsString> {
+        let mut argv: Vec<OsString> = vec!["cmdscope".into(), "run".into()];
+        argv.extend(self.options.iter().cloned());
+        argv.push("--".into());
+        argv.extend(self.commands.iter().map(OsString::from));
+        argv
+    }
+
+    /// The equivalent command line, quoted for a POSIX shell.
+    pub fn command_line(&self) -> String {
+        let words: Vec<String> = self.argv()[..]
+            .iter()
+            .map(|w| {
+                let w = w.to_string_lossy();
+                shlex::try_quote(&w).map_or_else(|_| w.to_string(), |q| q.into_owned())
+            })
+            .collect();
+        words.join(" ")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Suite {
+    pub path: PathBuf,
+    pub benchmarks: Vec<Benchmark>,
+}
+
+/// Reads and checks a suite file.
+pub fn load(path: &Path) -> Result<Suite> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.into(),
+        source,
+    })?;
+    parse(path, &text)
+}
+
+/// Parses suite text; `path` only names it in messages.
+pub fn parse(path: &Path, text: &str) -> Result<Suite> {
+    let raw: RawSuite = toml::from_str(text).map_err(|e| {
+        let pos = Position::at(path, text, e.span().map_or(0, |s| s.start));
+        pos.error(e.message().trim().replace('\n', " "))
+    })?;
+    if raw.benchmark.is_empty() {
+        return Err(Position::at(path, text, 0)
+            .error("no [[benchmark]] table: a suite needs at least one benchmark"));
+    }
+    let mut benchmarks: Vec<Benchmark> = Vec::with_capacity(raw.benchmark.len());
+    for b in &raw.benchmark {
+        let position = Position::at(path, text, b.name.span().start);
+        let name = b.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(position.error("benchmark name is empty"));
+        }
+        if let Some(other) = benchmarks.iter().find(|o| o.name == name) {
+            return Err(position.error(format!(
+                "benchmark '{name}' is defined twice (first at line {})",
+                other.position.line
+            )));
+        }
+        benchmarks.push(benchmark(b, &raw.defaults, name, position, path, text)?);
+    }
+    Ok(Suite {
+        path: path.to_path_buf(),
+        benchmarks,
+    })
+}
+
+fn benchmark(
+    b: &RawBenchmark,
+    d: &Defaults,
+    name: String,
+    position: Position,
+    path: &Path,
+    text: &str,
+) -> Result<Benchmark> {
+    let commands = match (&b.command, &b.commands) {
+        (Some(c), None) => vec![c.get_ref().clone()],
+        (None, Some(c)) if !c.get_ref().is_empty() => c.get_ref().clone(),
+        (None, Some(c)) => {
+            return Err(Position::at(path, text, c.span().start).error("'commands' is empty"))
+        }
+        (Some(c), Some(_)) => {
+            return Err(Position::at(path, text, c.span().start).error(format!(
+                "benchmark '{name}' has both 'command' and 'commands': give one"
+            )))
+        }
+        (None, None) => {
+            return Err(position.error(format!(
+                "benchmark '{name}' needs 'command' (a string) or 'commands' (a list)"
+            )))
+        }
+    };
+    let mut o = Options::default();
+    macro_rules! pick {
+        ($field:ident) => {
+            b.$field.as_ref().or(d.$field.as_ref())
+        };
+    }
+    // A benchmark's run count replaces the defaults' bounds and vice versa
+    // (on the command line --runs excludes --min-runs/--max-runs).
+    let own_count = b.runs.is_some();
+    let own_bounds = b.min_runs.is_some() || b.max_runs.is_some();
+    let d_runs = d.runs.as_ref().filter(|_| !own_bounds);
+    let d_min = d.min_runs.as_ref().filter(|_| !own_count);
+    let d_max = d.max_runs.as_ref().filter(|_| !own_count);
+    o.value("--runs", b.runs.as_ref().or(d_runs));
+    o.value("--warmup", pick!(warmup));
+    o.value("--min-runs", b.min_runs.as_ref().or(d_min));
+    o.value("--max-runs", b.max_runs.as_ref().or(d_max));
+    o.value("--min-time", pick!(min_time));
+    o.value("--precision", pick!(precision));
+    o.value("--timeout", pick!(timeout));
+    o.flag("--stop-on-timeout", pick!(stop_on_timeout));
+    o.value("--alpha", pick!(alpha));
+    o.value("--order", pick!(order));
+    o.value("--seed", pick!(seed));
+    o.value("--reference", pick!(reference));
+    match pick!(ignore_failure) {
+        Some(Switch::On) => o.push("--ignore-failure".into()),
+        Some(Switch::Value(v)) => o.push(format!("--ignore-failure={v}")),
+        Some(Switch::Off) | None => {}
+    }
+    o.value("--output", pick!(output));
+    o.value("--input", pick!(input));
+    o.flag("--counters", pick!(counters));
+    o.flag("--remove-outliers", pick!(remove_outliers));
+    o.value("--metric", pick!(metric));
+    match pick!(shell) {
+        Some(Switch::On) => o.push("--shell".into()),
+        Some(Switch::Value(v)) => o.push(format!("--shell={v}")),
+        Some(Switch::Off) | None => {}
+    }
+    for (k, v) in merged(d.env.as_ref(), b.env.as_ref()) {
+        o.push(format!("--env={k}={v}"));
+    }
+    o.value("--env-file", pick!(env_file));
+    o.flag("--clear-env", pick!(clear_env));
+    o.value("--env-size", pick!(env_size).map(|s| &s.0));
+    o.value("--user", pick!(user).map(|s| &s.0));
+    o.value("--workdir", pick!(workdir));
+    o.value("--workdir-template", pick!(workdir_template));
+    o.value("--cpus", pick!(cpus).map(|s| &s.0));
+    o.value("--nice", pick!(nice).map(|s| &s.0));
+    o.value("--ops", pick!(ops).map(|s| &s.0));
+    for p in pick!(prepare).map_or(&[][..], |s| &s.0[..]) {
+        o.push(format!("--prepare={p}"));
+    }
+    for c in pick!(conclude).map_or(&[][..], |s| &s.0[..]) {
+        o.push(format!("--conclude={c}"));
+    }
+    o.value("--setup", pick!(setup));
+    o.value("--cleanup", pick!(cleanup));
+    if let Some(names) = &b.names {
+        for n in names {
+            o.push(format!("--command-name={n}"));
+        }
+    }
+    if let Some(params) = &b.parameters {
+        let at = Position::at(path, text, params.span().start);
+        let mut scanned = false;
+        // Scans first, then lists: the order `cmdscope run` combines them in.
+        for (pname, spec) in params.get_ref() {
+            if let ParameterSpec::Scan {
+                min,
+                max,
+                step,
+                factor,
+            } = spec
+            {
+                if scanned {
+                    return Err(at.error(format!(
+                        "benchmark '{name}': only one parameter may be a scan (as with -P); \
+                         give '{pname}' as a list"
+                    )));
+                }
+                scanned = true;
+                o.push("--parameter-scan".into());
+                o.push(pname.clone());
+                o.push(min.clone());
+                o.push(max.clone());
+                if let Some(s) = step {
+                    o.push(format!("--parameter-step-size={s}"));
+                }
+                if let Some(f) = factor {
+                    o.push(format!("--parameter-factor={f}"));
+                }
+            }
+        }
+        for (pname, spec) in params.get_ref() {
+            if let ParameterSpec::List(values) = spec {
+                if values.is_empty() {
+                    return Err(at.error(format!("parameter '{pname}' has no values")));
+                }
+                if let Some(v) = values.iter().find(|v| v.contains(',')) {
+                    return Err(at.error(format!(
+                        "parameter '{pname}': value '{v}' contains ',' (values are listed as with -L)"
+                    )));
+                }
+                o.push("--parameter-list".into());
+                o.push(pname.clone());
+                o.push(values.join(","));
+            }
+        }
+    }
+    let labels: Vec<(String, String)> = merged(d.labels.as_ref(), b.labels.as_ref());
+    for (k, v) in &labels {
+        if k.trim().is_empty() {
+            return Err(position.error("a label needs a key"));
+        }
+        o.push(format!("--label={k}={v}"));
+    }
+    Ok(Benchmark {
+        name,
+        position,
+        options: o.0,
+        commands,
+        labels,
+    })
+}
+
+/// Defaults overlaid with the benchmark's own entries, in order.
+fn merged(defaults: Option<&Map<Scalar>>, own: Option<&Map<Scalar>>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for map in [defaults, own].into_iter().flatten() {
+        for (k, v) in map {
+            out.retain(|(key, _)| key != k);
+            out.push((k.clone(), v.0.clone()));
+        }
+    }
+    out
+}
+
+#[derive(Default)]
+struct Options(Vec<OsString>);
+
+impl Options {
+    fn push(&mut self, word: String) {
+        self.0.push(word.into());
+    }
+    /// `--flag=value` keeps values that start with '-' from being read as flags.
+    fn value(&mut self, flag: &str, v: Option<&(impl ToString + ?Sized)>) {
+        if let Some(v) = v {
+            self.push(format!("{flag}={}", v.to_string()));
+        }
+    }
+    fn flag(&mut self, flag: &str, v: Option<&bool>) {
+        if v == Some(&true) {
+            self.push(flag.into());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(text: &str) -> Result<Suite> {
+        parse(Path::new("s.toml"), text)
+    }
+
+    fn err(text: &str) -> String {
+        parse_text(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn benchmarks_become_run_options() {
+        let s = parse_text(
+            r#"
+[defaults]
+runs = 5
+warmup = 1
+labels = { team = "io" }
+env = { A = "1" }
+
+[[benchmark]]
+name = "sleep"
+command = "sleep 0.{us}"
+parameters = { us = [1, 2], n = { min = 1, max = 8, factor = 2 } }
+env = { B = "x" }
+labels = { team = "core", tier = 1 }
+runs = 7
+shell = true
+prepare = ["true", "true"]
+
+[[benchmark]]
+name = "pair"
+commands = ["true", "false"]
+names = ["t", "f"]
+ignore_failure = "1"
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.benchmarks.len(), 2);
+        let b = &s.benchmarks[0];
+        assert_eq!(b.position.line, 9);
+        assert_eq!(b.position.column, 8);
+        let o: Vec<String> = b
+            .options
+            .iter()
+            .map(|o| o.to_string_lossy().into_owned())
+            .collect();
+        for want in [
+            "--runs=7",
+            "--warmup=1",
+            "--shell",
+            "--env=A=1",
+            "--env=B=x",
+            "--label=team=core",
+            "--label=tier=1",
+            "--prepare=true",
+            "--parameter-factor=2",
+        ] {
+            assert!(o.contains(&want.to_string()), "{want} missing in {o:?}");
+        }
+        // The scan comes first, as -P before -L on the command line.
+        let scan = o.iter().position(|w| w == "--parameter-scan").unwrap();
+        let list = o.iter().position(|w| w == "--parameter-list").unwrap();
+        assert!(scan < list);
+        assert_eq!(o[list + 1..list + 3], ["us".to_string(), "1,2".to_string()]);
+        assert_eq!(
+            b.labels,
+            vec![
+                ("team".to_string(), "core".to_string()),
+                ("tier".to_string(), "1".to_string())
+            ]
+        );
+        let p = &s.benchmarks[1];
+        assert!(p.options.contains(&"--runs=5".into()));
+        assert_eq!(p.commands, vec!["true", "false"]);
+        assert!(p.command_line().contains("--ignore-failure=1"));
+        assert!(p.command_line().ends_with("-- true false"));
+    }
+
+    #[test]
+    fn own_run_count_replaces_default_bounds_and_back() {
+        let s = parse_text(
+            "[defaults]\nmin_runs = 10\nmax_runs = 50\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nruns = 3\n\
+             [[benchmark]]\nname = 'b'\ncommand = 'y'\n",
+        )
+        .unwrap();
+        let words = |i: usize| -> Vec<String> {
+            s.benchmarks[i]
+                .options
+                .iter()
+                .map(|o| o.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(words(0), ["--runs=3"]);
+        assert_eq!(words(1), ["--min-runs=10", "--max-runs=50"]);
+        let s = parse_text(
+            "[defaults]\nruns = 3\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nmax_runs = 9\n",
+        )
+        .unwrap();
+        let w: Vec<String> = s.benchmarks[0]
+            .options
+            .iter()
+            .map(|o| o.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(w, ["--max-runs=9"]);
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_name_line_and_column() {
+        let e = err("[[benchmark]]\nname = \"a\"\ncommand = \"true\"\n  rnus = 5\n");
+        assert!(e.starts_with("s.toml:4:3: unknown field `rnus`"), "{e}");
+        let e = err("[[benchmark]]\nname = \"a\"\ncommand = \"true\"\nruns = \"many\"\n");
+        assert!(e.starts_with("s.toml:4:8: invalid type: string"), "{e}");
+        let e = err("[defaults]\nwarmpu = 1\n[[benchmark]]\nname = \"a\"\ncommand = \"x\"\n");
+        assert!(e.starts_with("s.toml:2:1: unknown field `warmpu`"), "{e}");
+        let e = err("[[benchmark]]\nname = \"a\"\ncommand = \"x {n}\"\nparameters = { n = { min = 1, mx = 3 } }\n");
+        assert!(e.starts_with("s.toml:4:"), "{e}");
+        assert!(e.contains("unknown field `mx`"), "{e}");
+        let e = err("[[benchmark]]\nname = \"a\"\ncommand = \"x\"\n[bogus]\n");
+        assert!(e.starts_with("s.toml:4:"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        let e = err("[[benchmark]]\nname = 'a'\ncommand = 'x'\nenv = { A = [1] }\n");
+        assert!(e.starts_with("s.toml:4:"), "{e}");
+        let e = err("[[benchmark]]\nname = 'a\n");
+        assert!(e.starts_with("s.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn benchmark_level_mistakes() {
+        assert!(err("[[benchmark]]\nname = 'a'\n").starts_with("s.toml:2:8: benchmark 'a' needs"));
+        let e = err(
+            "[[benchmark]]\nname = 'a'\ncommand = 'x'\n[[benchmark]]\nname = 'a'\ncommand = 'y'\n",
+        );
+        assert!(
+            e.starts_with("s.toml:5:8:") && e.contains("defined twice (first at line 2)"),
+            "{e}"
+        );
+        let e = err("[[benchmark]]\nname = 'a'\ncommand = 'x'\ncommands = ['y']\n");
+        assert!(e.starts_with("s.toml:3:11:") && e.contains("both"), "{e}");
+        assert!(err("[defaults]\nruns = 1\n").contains("no [[benchmark]]"));
+        assert!(err("[[benchmark]]\ncommand = 'x'\n").contains("missing field `name`"));
+        let e = err("[[benchmark]]\nname = 'a'\ncommand = 'x {s} {t}'\nparameters = { s = { min = 1, max = 2 }, t = { min = 1, max = 2 } }\n");
+        assert!(e.contains("only one parameter may be a scan"), "{e}");
+        let e = err("[[benchmark]]\nname = 'a'\ncommand = 'x {s}'\nparameters = { s = ['a,b'] }\n");
+        assert!(e.contains("contains ','"), "{e}");
+    }
+}

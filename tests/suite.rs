@@ -1,0 +1,553 @@
+//! Suites end to end with real processes and an SQLite store: partitions
+//! merged into the same run as one machine, a killed partition reported
+//! missing, the host lock, errors with file positions, and the example of
+//! docs/SUITES.md.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use cmdscope::store::{Location, Store};
+use common::*;
+
+/// cmdscope with a store and a host lock file of the test's own.
+fn cs(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args)
+        .arg("--store")
+        .arg(dir.join("store.db"))
+        .env("NO_COLOR", "1")
+        .env("CMDSCOPE_HOST_LOCK", dir.join("host.lock"))
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .env_remove("CMDSCOPE_RUN_ID")
+        .env_remove("SLURM_ARRAY_JOB_ID")
+        .env_remove("GITHUB_RUN_ID")
+        .env_remove("CI_PIPELINE_ID");
+    c
+}
+
+fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        stderr(&o)
+    );
+    o
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+/// 10 cells in 4 benchmarks.
+fn suite(dir: &Path, extra: &str) -> PathBuf {
+    let f = fixture();
+    let text = format!(
+        r#"
+[defaults]
+runs = 4
+labels = {{ purpose = "test" }}
+
+[[benchmark]]
+name = "sleep"
+command = "{f} sleep {{ms}}"
+parameters = {{ ms = [1, 2, 3] }}
+
+[[benchmark]]
+name = "busy"
+command = "{f} busy {{ms}}"
+parameters = {{ ms = {{ min = 1, max = 4, factor = 2 }} }}
+
+[[benchmark]]
+name = "pair"
+commands = ["{f} exit 0", "{f} sleep 1"]
+names = ["exit", "sleep one"]
+
+[[benchmark]]
+name = "env"
+command = "{f} env X"
+env = {{ X = "1" }}
+parameters = {{ size = [0, 1000] }}
+env_size = "{{size}}"
+{extra}"#
+    );
+    let p = dir.join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// (benchmark, identity) -> runs, of a run merged from the store.
+fn cells_of(dir: &Path, run: &str) -> BTreeMap<String, i64> {
+    let mut store = Store::open(&Location::Sqlite(dir.join("store.db"))).unwrap();
+    let merged = cmdscope::suite::merge::merged(&mut store, run).unwrap();
+    merged
+        .cells
+        .iter()
+        .map(|c| (c.identity.clone(), c.runs))
+        .collect()
+}
+
+#[test]
+fn partitions_merge_into_the_same_run_as_one_machine() {
+    let dir = tempdir();
+    let d = dir.path();
+    let s = suite(d, "");
+    let s = s.to_str().unwrap();
+
+    let listed = json(&ok(cs(d, &["suite", "list", s, "--format", "json"])
+        .output()
+        .unwrap()));
+    let all: BTreeSet<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(all.len(), 10);
+    let env_cell = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["benchmark"] == "env" && c["parameters"]["size"] == "1000")
+        .unwrap();
+    assert!(env_cell["command"].as_str().unwrap().ends_with("env X"));
+    assert!(
+        env_cell["estimated_seconds"].is_null(),
+        "nothing measured yet"
+    );
+    let mut union = BTreeSet::new();
+    for k in 1..=3 {
+        let part = json(&ok(cs(
+            d,
+            &[
+                "suite",
+                "list",
+                s,
+                "--format",
+                "json",
+                "--partition",
+                &format!("{k}/3"),
+            ],
+        )
+        .output()
+        .unwrap()));
+        for c in part.as_array().unwrap() {
+            assert!(
+                union.insert(c["id"].as_str().unwrap().to_string()),
+                "cell in two partitions"
+            );
+        }
+    }
+    assert_eq!(union, all);
+
+    ok(cs(
+        d,
+        &["run", "--suite", s, "--run-id", "whole", "--style", "none"],
+    )
+    .output()
+    .unwrap());
+    for k in 1..=3 {
+        ok(cs(
+            d,
+            &[
+                "run",
+                "--suite",
+                s,
+                "--run-id",
+                "split",
+                "--partition",
+                &format!("{k}/3"),
+                "--style",
+                "none",
+            ],
+        )
+        .output()
+        .unwrap());
+    }
+    let st = json(&ok(cs(
+        d,
+        &["status", "--run", "split", "--format", "json"],
+    )
+    .output()
+    .unwrap()));
+    assert_eq!(st["complete"], true, "{st}");
+    assert_eq!(st["partitions"], 3);
+    assert_eq!(st["reported"], serde_json::json!([1, 2, 3]));
+    assert_eq!(st["missing"], serde_json::json!([]));
+    assert_eq!(st["cells"], 10);
+    assert_eq!(st["suite_cells"], 10);
+    assert_eq!(st["runs"], 40);
+
+    let whole = cells_of(d, "whole");
+    let split = cells_of(d, "split");
+    assert_eq!(whole.len(), 10);
+    assert_eq!(
+        whole, split,
+        "the merged partitions hold the cells and runs of one machine's run"
+    );
+    assert!(whole.values().all(|&r| r == 4));
+
+    // Estimates from the store: 4 runs of at least 3 ms for `sleep 3`.
+    let listed = json(&ok(cs(d, &["suite", "list", s, "--format", "json"])
+        .output()
+        .unwrap()));
+    for c in listed.as_array().unwrap() {
+        assert!(c["estimated_seconds"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    let sleep3 = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["benchmark"] == "sleep" && c["parameters"]["ms"] == "3")
+        .unwrap();
+    let est = sleep3["estimated_seconds"].as_f64().unwrap();
+    assert!((0.012..1.0).contains(&est), "{est}");
+
+    // The merged run through the commands that read the store.
+    let h = ok(cs(d, &["history", "--run", "split"]).output().unwrap());
+    let h = String::from_utf8_lossy(&h.stdout);
+    assert_eq!(
+        h.lines().filter(|l| l.contains(" runs  median")).count(),
+        10,
+        "{h}"
+    );
+    let html = d.join("r.html");
+    ok(cs(
+        d,
+        &["report", "--run", "split", "--html", html.to_str().unwrap()],
+    )
+    .output()
+    .unwrap());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("sleep one") && page.contains("env X"));
+    assert!(page.contains("not compared with each other here"));
+    let c = cs(
+        d,
+        &[
+            "check",
+            "--run",
+            "split",
+            "--baseline",
+            "purpose=test",
+            "--format",
+            "text",
+        ],
+    )
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&c.stdout);
+    assert!(
+        text.contains("10 benchmarks compared") || text.contains("significantly"),
+        "{text}{}",
+        stderr(&c)
+    );
+    assert!(
+        text.contains("cmdscope.run=whole"),
+        "the other run is the baseline: {text}"
+    );
+}
+
+#[test]
+fn a_killed_partition_is_reported_missing_with_where_it_was_last_seen() {
+    let dir = tempdir();
+    let d = dir.path();
+    let f = fixture();
+    let s = suite(
+        d,
+        &format!("\n[[benchmark]]\nname = \"slow\"\ncommand = \"{f} sleep 8000\"\nruns = 1\n"),
+    );
+    let s = s.to_str().unwrap();
+    // The partition the slow cell is in.
+    let slow = (1..=2)
+        .find(|k| {
+            let o = ok(cs(
+                d,
+                &[
+                    "suite",
+                    "list",
+                    s,
+                    "--partition",
+                    &format!("{k}/2"),
+                    "--format",
+                    "json",
+                ],
+            )
+            .output()
+            .unwrap());
+            json(&o)
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["benchmark"] == "slow")
+        })
+        .unwrap();
+    let other = 3 - slow;
+    ok(cs(
+        d,
+        &[
+            "run",
+            "--suite",
+            s,
+            "--run-id",
+            "k",
+            "--partition",
+            &format!("{other}/2"),
+            "--style",
+            "none",
+        ],
+    )
+    .output()
+    .unwrap());
+    let mut child = cs(
+        d,
+        &[
+            "run",
+            "--suite",
+            s,
+            "--run-id",
+            "k",
+            "--partition",
+            &format!("{slow}/2"),
+            "--style",
+            "none",
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    // Wait until it has registered, then kill it as a node failure would.
+    let start = Instant::now();
+    loop {
+        let st = json(
+            &cs(d, &["status", "--run", "k", "--format", "json"])
+                .output()
+                .unwrap(),
+        );
+        if st["missing"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|p| p["status"] == "running"))
+        {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "partition never registered: {st}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let o = cs(d, &["status", "--run", "k", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "incomplete is exit 1");
+    let st = json(&o);
+    assert_eq!(st["complete"], false);
+    assert_eq!(st["reported"], serde_json::json!([other]));
+    let missing = &st["missing"][0];
+    assert_eq!(missing["partition"], slow);
+    assert_eq!(missing["status"], "running");
+    assert_eq!(
+        missing["host"],
+        cmdscope::store::Machine::current().hostname.as_str()
+    );
+    assert!(missing["last_seen"].as_str().unwrap().ends_with('Z'));
+    let text = cs(d, &["status", "--run", "k"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("INCOMPLETE"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "missing: partition {slow}/2: unfinished (running, or killed) on "
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_host_lock_keeps_partitions_on_one_machine_apart() {
+    let dir = tempdir();
+    let d = dir.path();
+    let f = fixture();
+    let text = format!(
+        "[defaults]\nruns = 3\n[[benchmark]]\nname = \"a\"\ncommand = \"{f} sleep {{ms}}\"\nparameters = {{ ms = [150, 151, 152, 153, 154, 155, 156, 157] }}\n"
+    );
+    std::fs::write(d.join("s.toml"), text).unwrap();
+    let s = d.join("s.toml");
+    let s = s.to_str().unwrap();
+    let spawn = |run: &str, k: u32, extra: &[&str]| {
+        let mut args = vec!["run", "--suite", s, "--run-id", run, "--style", "basic"];
+        let part = format!("{k}/2");
+        args.extend(["--partition", &part]);
+        args.extend(extra);
+        cs(d, &args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let overlap = |run: &str| -> f64 {
+        let mut store = Store::open(&Location::Sqlite(d.join("store.db"))).unwrap();
+        let p = store.partitions(run).unwrap();
+        assert_eq!(p.len(), 2);
+        let end = |i: usize| p[i].finished_unix.unwrap();
+        end(0).min(end(1)) - p[0].started_unix.max(p[1].started_unix)
+    };
+
+    let a = spawn("locked", 1, &[]);
+    std::thread::sleep(Duration::from_millis(200));
+    let b = spawn("locked", 2, &[]);
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success() && b.status.success());
+    let waited = stderr(&b);
+    assert!(
+        waited.contains(&format!(
+            "waiting for the host lock {} held by PID",
+            d.join("host.lock").display()
+        )) && waited.contains("(run locked, partition 1/2)"),
+        "{waited}"
+    );
+    assert!(
+        overlap("locked") <= 0.0,
+        "partitions measured at the same time"
+    );
+
+    let a = spawn("free", 1, &["--no-host-lock"]);
+    let b = spawn("free", 2, &["--no-host-lock"]);
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success() && b.status.success());
+    assert!(!stderr(&b).contains("waiting"));
+    assert!(overlap("free") > 0.0, "without the lock both ran at once");
+}
+
+#[test]
+fn mistakes_are_one_line_errors_with_positions() {
+    let dir = tempdir();
+    let d = dir.path();
+    let p = d.join("bad.toml");
+    std::fs::write(
+        &p,
+        "[[benchmark]]\nname = \"a\"\ncommand = \"true\"\nwarmup = 1\nrnus = 3\n",
+    )
+    .unwrap();
+    let p = p.to_str().unwrap();
+    for args in [vec!["suite", "list", p], vec!["run", "--suite", p]] {
+        let o = cs(d, &args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let e = stderr(&o);
+        assert!(
+            e.starts_with(&format!("cmdscope: error: {p}:5:1: unknown field `rnus`")),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    let s = suite(d, "");
+    let s = s.to_str().unwrap();
+    let e = stderr(
+        &cs(d, &["run", "--suite", s, "--partition", "1/3"])
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("give --run-id ID"), "{e}");
+    let e = stderr(
+        &cs(d, &["run", "--suite", s, "--export-json", "x.json"])
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("exports and --plot are not available"), "{e}");
+    let e = stderr(
+        &cs(d, &["run", "--suite", s, "--runs", "5"])
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("remove --runs"), "{e}");
+    let o = cs(d, &["run", "--suite", s, "true"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let o = cs(d, &["run", "--suite", s, "--partition", "auto"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no scheduler variables"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn the_example_in_docs_suites_parses_and_plans() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/SUITES.md"))
+        .unwrap();
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in doc.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```toml") => current = Some(String::new()),
+            (Some(b), "```") => {
+                blocks.push(std::mem::take(b));
+                current = None;
+            }
+            (Some(b), l) => {
+                b.push_str(l);
+                b.push('\n');
+            }
+            _ => {}
+        }
+    }
+    assert!(!blocks.is_empty(), "docs/SUITES.md has no ```toml example");
+    let full = blocks.iter().max_by_key(|b| b.len()).unwrap();
+    let suite = cmdscope::suite::file::parse(Path::new("SUITES.md"), full).unwrap();
+    let planned = cmdscope::suite::cells::plan(&suite).unwrap();
+    assert!(planned.len() >= 3);
+    assert!(cmdscope::suite::cells::count(&planned) >= 8);
+}
+
+#[test]
+fn a_failing_benchmark_fails_its_partition_but_not_the_others_benchmarks() {
+    let dir = tempdir();
+    let d = dir.path();
+    let f = fixture();
+    std::fs::write(
+        d.join("f.toml"),
+        format!(
+            "[defaults]\nruns = 2\n[[benchmark]]\nname = \"fails\"\ncommand = \"{f} exit 3\"\n\
+             [[benchmark]]\nname = \"works\"\ncommand = \"{f} exit 0\"\n"
+        ),
+    )
+    .unwrap();
+    let s = d.join("f.toml");
+    let o = cs(
+        d,
+        &[
+            "run",
+            "--suite",
+            s.to_str().unwrap(),
+            "--run-id",
+            "f",
+            "--style",
+            "none",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("benchmark 'fails'"), "{}", stderr(&o));
+    let st = cs(d, &["status", "--run", "f", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    let st = json(&st);
+    assert_eq!(st["missing"][0]["partition"], 1);
+    assert_eq!(st["missing"][0]["status"], "failed");
+    assert_eq!(st["missing"][0]["cells_done"], 2);
+    let cells = cells_of(d, "f");
+    assert_eq!(cells.get(&format!("{f} exit 0")), Some(&2), "{cells:?}");
+}
