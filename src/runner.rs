@@ -117,8 +117,8 @@ pub struct Session {
     pub reference: usize,
     /// Interim analyses made by adaptive stopping.
     pub looks: usize,
-    /// cmdscope's own peak resident size while measuring: the kernel reports
-    /// a child's peak memory as at least this (see exec::trim_resident_code).
+    /// The spawner's peak resident size while measuring: the kernel reports
+    /// a child's peak memory as at least this (see exec/spawner.c).
     pub rss_floor: Option<f64>,
 }
 
@@ -233,6 +233,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .map(|a| a.unavailable.clone())
         .unwrap_or_default();
 
+    let spawner = std::rc::Rc::new(exec::Spawner::start()?);
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
     for (i, cell) in opts.cells.iter().enumerate() {
@@ -249,21 +250,24 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             }
             None => None,
         };
-        prepared.push(Prepared::new(&SpawnConfig {
-            env: cell.env.clone(),
-            input: opts.input.clone(),
-            output: opts.output.clone(),
-            timeout: opts.timeout,
-            counters: counters.clone(),
-            proc_io: true,
-            clear_env: v.clear_env,
-            env_size: v.env_size,
-            cwd: run_dir.as_ref().map(|d| d.path.clone()),
-            user: v.user.clone(),
-            cpus: v.cpus.clone(),
-            nice: v.nice,
-            ..SpawnConfig::new(cell.argv.clone())
-        })?);
+        prepared.push(Prepared::new(
+            &spawner,
+            &SpawnConfig {
+                env: cell.env.clone(),
+                input: opts.input.clone(),
+                output: opts.output.clone(),
+                timeout: opts.timeout,
+                counters: counters.clone(),
+                proc_io: true,
+                clear_env: v.clear_env,
+                env_size: v.env_size,
+                cwd: run_dir.as_ref().map(|d| d.path.clone()),
+                user: v.user.clone(),
+                cpus: v.cpus.clone(),
+                nice: v.nice,
+                ..SpawnConfig::new(cell.argv.clone())
+            },
+        )?);
         run_dirs.push(run_dir);
     }
 
@@ -308,9 +312,6 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         }
     }
 
-    // Keep the harness small: its resident size is a floor under every
-    // child's reported peak memory (see exec::trim_resident_code).
-    exec::trim_resident_code();
     let mut run_index = 0u64;
     let mut adaptive = opts.adaptive.clone();
     let mut looks = 0;
@@ -423,7 +424,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             }
         }
     }
-    let rss_floor = exec::peak_resident_bytes();
+    let rss_floor = spawner.peak_resident_bytes();
     progress.finish_and_clear();
     exec::reap_orphans();
 
