@@ -19,6 +19,7 @@ pub mod import;
 pub mod metrics;
 pub mod optimize;
 pub mod plan;
+pub mod preflight;
 pub mod report;
 pub mod runner;
 pub mod schedule;

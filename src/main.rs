@@ -45,6 +45,7 @@ fn main() {
         Command::Check(args) => cmdscope::commands::check::run(args),
         Command::Report(args) => cmdscope::commands::report::run(args),
         Command::Import(args) => cmdscope::commands::import::run(args),
+        Command::Doctor(args) => cmdscope::commands::doctor::run(args),
         Command::StoreWriter => Ok(cmdscope::store::writer::serve()),
     };
     let code = match result {

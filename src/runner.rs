@@ -120,6 +120,8 @@ pub struct Session {
     /// The spawner's peak resident size while measuring: the kernel reports
     /// a child's peak memory as at least this (see exec/spawner.c).
     pub rss_floor: Option<f64>,
+    /// The machine's state when the session began (see `preflight`).
+    pub preflight: Vec<crate::preflight::Check>,
 }
 
 impl Session {
@@ -141,6 +143,7 @@ impl Session {
             reference: 0,
             looks: 0,
             rss_floor: None,
+            preflight: Vec::new(),
         }
     }
 }
@@ -269,6 +272,24 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             },
         )?);
         run_dirs.push(run_dir);
+    }
+
+    // Checked once the commands are prepared (their errors come first) and
+    // before the first run; warnings in words, once per process.
+    let pinned: Option<Vec<usize>> = {
+        let lists: Vec<&Vec<usize>> = opts
+            .cells
+            .iter()
+            .filter_map(|c| c.variant.cpus.as_ref())
+            .collect();
+        (!lists.is_empty()).then(|| lists.into_iter().flatten().copied().collect())
+    };
+    let preflight = crate::preflight::collect(pinned.as_deref(), Duration::from_millis(100));
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if opts.show_progress && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        for w in crate::preflight::warnings(&preflight) {
+            eprintln!("cmdscope: warning: {w}");
+        }
     }
 
     let show_output = opts.output == Output::Inherit;
@@ -461,6 +482,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         reference: opts.reference,
         looks,
         rss_floor,
+        preflight,
     })
 }
 
