@@ -77,3 +77,45 @@ fn every_exported_session_records_the_preflight() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_checks(&read_json(&out)["session"]["preflight"]);
 }
+
+fn run_with_store(db: &std::path::Path) {
+    let o = std::process::Command::new(bin())
+        .args(["run", "--runs", "2", "--style", "none", "--store"])
+        .arg(db)
+        .arg("true")
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .expect("run cmdscope");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn stored_sessions_keep_the_preflight_and_old_stores_migrate() {
+    use cmdscope::store::{Filter, Location, Store};
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    run_with_store(&db);
+    // Make it a version-1 store (before the preflight column), as an older
+    // cmdscope left it; the next run migrates it and keeps the old session.
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE sessions DROP COLUMN preflight; UPDATE schema_version SET version = 1;",
+        )
+        .unwrap();
+    }
+    run_with_store(&db);
+    let sessions = Store::open(&Location::Sqlite(db.clone()))
+        .unwrap()
+        .sessions(&Filter::default())
+        .unwrap();
+    assert_eq!(sessions.len(), 2);
+    // Newest first: the new session has its checks, the old one none.
+    let checks: serde_json::Value =
+        serde_json::from_str(sessions[0].preflight.as_deref().expect("preflight stored")).unwrap();
+    assert_checks(&checks);
+    assert_eq!(sessions[1].preflight, None);
+}

@@ -162,11 +162,15 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
         .iter()
         .map(|c| format!("{c} DOUBLE PRECISION"))
         .collect();
-    vec![dialect.render(&V1.replace("{metric_columns}", &columns.join(",\n    ")))]
+    vec![
+        dialect.render(&V1.replace("{metric_columns}", &columns.join(",\n    "))),
+        // 2: the machine checks made before the session (JSON list).
+        "ALTER TABLE sessions ADD COLUMN preflight TEXT".to_string(),
+    ]
 }
 
 /// The schema version this cmdscope writes.
-pub const LATEST: i64 = 1;
+pub const LATEST: i64 = 2;
 
 /// Creates the version table (idempotent; run inside the migration transaction).
 pub const VERSION_TABLE: &str =
