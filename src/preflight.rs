@@ -154,16 +154,20 @@ pub fn load(loadavg: Option<&str>, cpus: usize) -> Check {
     }
 }
 
-/// CPU ticks of one process from /proc/<pid>/stat.
+/// CPU time of one process: from /proc/<pid>/schedstat (nanoseconds) when
+/// the kernel has it, else /proc/<pid>/stat (clock ticks).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProcTicks {
     pub pid: i32,
     pub name: String,
-    pub ticks: u64,
+    /// Nanoseconds on a CPU.
+    pub ns: u64,
 }
 
-/// Parses /proc/<pid>/stat: pid, command name, utime + stime.
-pub fn proc_ticks(stat: &str) -> Option<ProcTicks> {
+/// Parses /proc/<pid>/stat (pid, command name, utime + stime in ticks of
+/// 1/`hz` s) and, if given, /proc/<pid>/schedstat (its first field: exact
+/// nanoseconds on a CPU, which a short sampling interval needs).
+pub fn proc_ticks(stat: &str, schedstat: Option<&str>, hz: f64) -> Option<ProcTicks> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let pid = stat[..open].trim().parse().ok()?;
@@ -172,20 +176,19 @@ pub fn proc_ticks(stat: &str) -> Option<ProcTicks> {
     let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
     let utime: u64 = rest.get(11)?.parse().ok()?;
     let stime: u64 = rest.get(12)?.parse().ok()?;
-    Some(ProcTicks {
-        pid,
-        name,
-        ticks: utime + stime,
-    })
+    let ns = match schedstat.and_then(|s| s.split_whitespace().next()?.parse().ok()) {
+        Some(ns) => ns,
+        None => ((utime + stime) as f64 * 1e9 / hz) as u64,
+    };
+    Some(ProcTicks { pid, name, ns })
 }
 
 /// Other processes that used at least a fifth of a CPU between two
-/// readings `seconds` apart (`hz` ticks a second), except `exclude`.
+/// readings `seconds` apart, except `exclude`.
 pub fn busy_processes(
     before: &[ProcTicks],
     after: &[ProcTicks],
     seconds: f64,
-    hz: f64,
     exclude: &[i32],
 ) -> Check {
     if after.is_empty() || seconds <= 0.0 {
@@ -196,7 +199,7 @@ pub fn busy_processes(
         .filter(|p| !exclude.contains(&p.pid))
         .filter_map(|p| {
             let b = before.iter().find(|b| b.pid == p.pid && b.name == p.name)?;
-            let share = p.ticks.saturating_sub(b.ticks) as f64 / hz / seconds;
+            let share = p.ns.saturating_sub(b.ns) as f64 * 1e-9 / seconds;
             (share >= 0.2).then_some((share, p))
         })
         .collect();
@@ -447,7 +450,7 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-fn all_proc_ticks() -> Vec<ProcTicks> {
+fn all_proc_ticks(hz: f64) -> Vec<ProcTicks> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -458,7 +461,10 @@ fn all_proc_ticks() -> Vec<ProcTicks> {
                 .bytes()
                 .all(|b| b.is_ascii_digit())
         })
-        .filter_map(|e| read(e.path().join("stat")).and_then(|s| proc_ticks(&s)))
+        .filter_map(|e| {
+            let stat = read(e.path().join("stat"))?;
+            proc_ticks(&stat, read(e.path().join("schedstat")).as_deref(), hz)
+        })
         .collect()
 }
 
@@ -490,20 +496,20 @@ pub fn collect(cpus: Option<&[usize]>, interval: Duration) -> Vec<Check> {
         None => allowed_cpus(),
     };
     let sys = |c: usize, f: &str| read(format!("/sys/devices/system/cpu/cpu{c}/{f}"));
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let stat0 = read("/proc/stat");
     let vm0 = read("/proc/vmstat");
-    let procs0 = all_proc_ticks();
+    let procs0 = all_proc_ticks(hz);
     let thermal0 = throttle_count(&used);
     let t0 = std::time::Instant::now();
     std::thread::sleep(interval);
     let stat1 = read("/proc/stat");
     let vm1 = read("/proc/vmstat");
-    let procs1 = all_proc_ticks();
+    let procs1 = all_proc_ticks(hz);
     let thermal1 = throttle_count(&used);
     let seconds = t0.elapsed().as_secs_f64();
 
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let me = std::process::id() as i32;
     let mut exclude = vec![me];
     exclude.extend(crate::exec::tree::descendants(me));
@@ -537,7 +543,7 @@ pub fn collect(cpus: Option<&[usize]>, interval: Duration) -> Vec<Check> {
             read("/sys/devices/system/cpu/cpufreq/boost").as_deref(),
         ),
         load(read("/proc/loadavg").as_deref(), allowed_cpus().len()),
-        busy_processes(&procs0, &procs1, seconds, hz, &exclude),
+        busy_processes(&procs0, &procs1, seconds, &exclude),
         steal(stat0.as_deref(), stat1.as_deref()),
         swap(
             vm0.as_deref(),
@@ -548,6 +554,41 @@ pub fn collect(cpus: Option<&[usize]>, interval: Duration) -> Vec<Check> {
         thermal(thermal0, thermal1),
         power(&supplies),
     ]
+}
+
+/// Checks being made in the background (see [`start`]).
+pub struct Pending(Option<std::thread::JoinHandle<Vec<Check>>>);
+
+/// Starts [`collect`] on a thread, so that its sampling interval overlaps
+/// the harness's own start-up; [`Pending::finish`] waits for the result.
+/// The thread blocks SIGINT and SIGTERM: they must interrupt the thread
+/// that waits for the commands.
+pub fn start(cpus: Option<Vec<usize>>, interval: Duration) -> Pending {
+    let handle = std::thread::Builder::new()
+        .name("preflight".into())
+        .spawn(move || {
+            // SAFETY: a sigset built with sigemptyset/sigaddset; this
+            // thread's mask only.
+            unsafe {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGINT);
+                libc::sigaddset(&mut set, libc::SIGTERM);
+                libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            }
+            collect(cpus.as_deref(), interval)
+        });
+    Pending(handle.ok())
+}
+
+impl Pending {
+    pub fn finish(mut self) -> Vec<Check> {
+        match self.0.take().map(|h| h.join()) {
+            Some(Ok(checks)) => checks,
+            // No thread (or it failed): check on this one.
+            _ => collect(None, Duration::from_millis(50)),
+        }
+    }
 }
 
 /// The warnings among `checks`, one plain line each.
@@ -617,36 +658,45 @@ mod tests {
     #[test]
     fn proc_stat_with_spaces_and_parentheses_in_the_name() {
         let line = "4242 (my (odd) prog) R 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 100 1000 10";
-        let p = proc_ticks(line).unwrap();
+        let p = proc_ticks(line, None, 100.0).unwrap();
         assert_eq!(p.pid, 4242);
         assert_eq!(p.name, "my (odd) prog");
-        assert_eq!(p.ticks, 300);
-        assert_eq!(proc_ticks("garbage"), None);
+        assert_eq!(p.ns, 3_000_000_000, "300 ticks at 100 Hz");
+        let p = proc_ticks(line, Some("2999000123 5000 20\n"), 100.0).unwrap();
+        assert_eq!(p.ns, 2_999_000_123, "schedstat is exact");
+        assert_eq!(proc_ticks("garbage", None, 100.0), None);
     }
 
     #[test]
     fn busy_processes_over_a_fifth_of_a_cpu() {
-        let t = |pid, name: &str, ticks| ProcTicks {
+        let ms = 1_000_000;
+        let t = |pid, name: &str, ns| ProcTicks {
             pid,
             name: name.into(),
-            ticks,
+            ns,
         };
-        let before = [t(1, "init", 100), t(7, "rustc", 1000), t(9, "me", 0)];
-        // 0.5 s at 100 Hz: rustc used 45 ticks = 90 % of a CPU; init 1 tick.
-        let after = [t(1, "init", 101), t(7, "rustc", 1045), t(9, "me", 50)];
-        let c = busy_processes(&before, &after, 0.5, 100.0, &[9]);
+        let before = [
+            t(1, "init", 100 * ms),
+            t(7, "rustc", 1000 * ms),
+            t(9, "me", 0),
+        ];
+        // Over 0.5 s: rustc ran 450 ms = 90 % of a CPU; init 10 ms.
+        let after = [
+            t(1, "init", 110 * ms),
+            t(7, "rustc", 1450 * ms),
+            t(9, "me", 500 * ms),
+        ];
+        let c = busy_processes(&before, &after, 0.5, &[9]);
         assert_eq!(c.status, Status::Warn);
         assert!(c.detail.contains("rustc (pid 7) 90 %"), "{}", c.detail);
         assert!(!c.detail.contains("init"));
-        let c = busy_processes(&before, &before, 0.5, 100.0, &[]);
+        assert!(!c.detail.contains("me"));
+        let c = busy_processes(&before, &before, 0.5, &[]);
         assert_eq!(c.status, Status::Ok);
         // A pid reused by another program is not a busy process.
-        let c = busy_processes(&before, &[t(7, "other", 5000)], 0.5, 100.0, &[]);
+        let c = busy_processes(&before, &[t(7, "other", 5000 * ms)], 0.5, &[]);
         assert_eq!(c.status, Status::Ok);
-        assert_eq!(
-            busy_processes(&[], &[], 0.5, 100.0, &[]).status,
-            Status::Unknown
-        );
+        assert_eq!(busy_processes(&[], &[], 0.5, &[]).status, Status::Unknown);
     }
 
     #[test]

@@ -236,6 +236,17 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .map(|a| a.unavailable.clone())
         .unwrap_or_default();
 
+    // The machine checks sample activity for a moment: on another thread,
+    // while the commands are prepared.
+    let pinned: Option<Vec<usize>> = {
+        let lists: Vec<&Vec<usize>> = opts
+            .cells
+            .iter()
+            .filter_map(|c| c.variant.cpus.as_ref())
+            .collect();
+        (!lists.is_empty()).then(|| lists.into_iter().flatten().copied().collect())
+    };
+    let preflight = crate::preflight::start(pinned, Duration::from_millis(50));
     let spawner = std::rc::Rc::new(exec::Spawner::start()?);
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
@@ -274,17 +285,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         run_dirs.push(run_dir);
     }
 
-    // Checked once the commands are prepared (their errors come first) and
-    // before the first run; warnings in words, once per process.
-    let pinned: Option<Vec<usize>> = {
-        let lists: Vec<&Vec<usize>> = opts
-            .cells
-            .iter()
-            .filter_map(|c| c.variant.cpus.as_ref())
-            .collect();
-        (!lists.is_empty()).then(|| lists.into_iter().flatten().copied().collect())
-    };
-    let preflight = crate::preflight::collect(pinned.as_deref(), Duration::from_millis(100));
+    // Ready before the first run; warnings in words, once per process.
+    let preflight = preflight.finish();
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if opts.show_progress && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
         for w in crate::preflight::warnings(&preflight) {
