@@ -277,6 +277,15 @@ struct RunResult {
     cancelled_write_bytes: u64,
 }
 
+/// A RESULT message: header and report.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Reply {
+    kind: u32,
+    len: u32,
+    res: RunResult,
+}
+
 /// The spawner helper built from spawner.c by build.rs.
 static SPAWNER_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cmdscope-spawner"));
 
@@ -715,8 +724,8 @@ impl Prepared {
     /// Runs the command once and fills `sample` with every metric measured.
     pub fn run(&mut self, sample: &mut Sample) -> Result<Outcome> {
         let spawner = self.spawner.clone();
-        let mut request = header(MSG_RUN, 4);
-        request.extend_from_slice(&self.id.to_ne_bytes());
+        // The header alone: its length field carries the id (spawner.c).
+        let request = header(MSG_RUN, self.id as usize);
         let deadline = self.timeout.map(|t| Instant::now() + t);
         spawner.send(&request, &[])?;
 
@@ -729,44 +738,45 @@ impl Prepared {
         };
         let mut counters = None;
         let mut outcome = Outcome::Finished;
+        // The report with its header, read with one call when possible.
+        let mut reply = Reply::default();
+        let mut whole = true;
         if let Some(avail) = &self.counters {
             // The child reports its pid and waits for the counters, unless
             // a step before failed (then the report comes instead).
-            let (kind, _) = spawner.recv_header(&mut on_interrupt)?;
+            let (kind, len) = spawner.recv_header(&mut on_interrupt)?;
             if kind == MSG_PID {
                 let mut pid = [0u8; 4];
                 spawner.recv(&mut pid, &mut on_interrupt)?;
                 counters = Some(Counters::open(avail, i32::from_ne_bytes(pid)));
                 // The waiting child reads this and execs.
                 spawner.send(&header(MSG_GO, 0), &[])?;
-                if deadline.is_some() || self.pipe_read.0 >= 0 {
-                    outcome = self.wait_polling(deadline);
-                }
-                let (kind, _) = spawner.recv_header(&mut on_interrupt)?;
-                if kind != MSG_RESULT {
-                    return Err(Spawner::gone());
-                }
-            } else if kind != MSG_RESULT {
-                return Err(Spawner::gone());
-            }
-        } else {
-            if deadline.is_some() || self.pipe_read.0 >= 0 {
-                outcome = self.wait_polling(deadline);
-            }
-            let (kind, _) = spawner.recv_header(&mut on_interrupt)?;
-            if kind != MSG_RESULT {
-                return Err(Spawner::gone());
+            } else {
+                (reply.kind, reply.len) = (kind, len);
+                whole = false;
             }
         }
-        let mut res = RunResult::default();
-        // SAFETY: RunResult is plain data of exactly this many bytes.
+        if whole && (deadline.is_some() || self.pipe_read.0 >= 0) {
+            outcome = self.wait_polling(deadline);
+        }
+        // SAFETY: Reply is plain data; the slice covers it (whole) or its
+        // report part only.
         let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                (&mut res as *mut RunResult).cast::<u8>(),
-                std::mem::size_of::<RunResult>(),
-            )
+            let all = std::slice::from_raw_parts_mut(
+                (&mut reply as *mut Reply).cast::<u8>(),
+                std::mem::size_of::<Reply>(),
+            );
+            if whole {
+                all
+            } else {
+                &mut all[8..]
+            }
         };
         spawner.recv(bytes, &mut on_interrupt)?;
+        if reply.kind != MSG_RESULT || reply.len as usize != std::mem::size_of::<RunResult>() {
+            return Err(Spawner::gone());
+        }
+        let res = reply.res;
         if interrupted {
             outcome = Outcome::Interrupted;
         }

@@ -27,7 +27,9 @@
  * Protocol, on a stream socket at descriptor 3, native byte order, each
  * message an 8-byte header {type, length} and `length` bytes:
  *   harness -> helper: PREPARE (with stdin/stdout/stderr as SCM_RIGHTS),
- *                      RUN {id}, GO (read by the waiting child).
+ *                      RUN (the header alone, its length field holding the
+ *                      command's id: one read per run), GO (read by the
+ *                      waiting child).
  *   helper -> harness: PID {pid} (counters only), RESULT {struct result}.
  * The helper exits when the harness closes the socket.
  */
@@ -416,10 +418,8 @@ int main(void) {
         }
         if (h.type == MSG_PREPARE) {
             prepare(h.len, fds, nfds);
-        } else if (h.type == MSG_RUN && h.len == 4) {
-            uint32_t id;
-            if (read_full(SOCK, &id, 4) != 0) return 0;
-            run(id);
+        } else if (h.type == MSG_RUN) {
+            run(h.len);
         } else {
             return 3;
         }
