@@ -210,30 +210,28 @@ fn cpus_that_do_not_exist_are_a_usage_error() {
     }
 }
 
-#[test]
-fn a_hundred_timeouts_of_setsid_double_forks_leave_nothing() {
-    let marker = format!("cmdscope-timeout-marker-{}", std::process::id());
+/// 100 timeouts of the reproducer leave no process behind; with
+/// `no_cgroup`, through the /proc scan alone (the path where cgroup v2 is
+/// not available), else through the session cgroup where it is.
+fn hundred_timeouts_leave_nothing(no_cgroup: bool) {
+    let marker = format!("cmdscope-timeout-marker-{}-{no_cgroup}", std::process::id());
     let f = fixture();
-    // The reproducer: one child in the group, one that setsids,
-    // and the shell's own; all long sleepers carrying the marker.
-    // Each run notes in a file that it got as far as starting them all.
+    // One child in the group, one that setsids, one that double-forks;
+    // all long sleepers carrying the marker. Each run notes in a file that
+    // it got as far as starting them all.
     let dir = tempdir();
     let started = dir.path().join("started");
     let script = format!(
         "{f} sleep 77100 {marker} & setsid {f} sleep 77200 {marker} & {f} background {marker} & echo >> {}; wait",
         started.display()
     );
-    let o = cmdscope(&[
-        "run",
-        "--runs",
-        "100",
-        "--warmup",
-        "0",
-        "--timeout",
-        "0.05",
-        "-i",
-        &format!("sh -c '{script}'"),
-    ]);
+    let o = Command::new(bin())
+        .args(["run", "--runs", "100", "--warmup", "0", "--timeout", "0.05"])
+        .args(["--style", "none", "-i", &format!("sh -c '{script}'")])
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env("CMDSCOPE_NO_CGROUP", if no_cgroup { "1" } else { "0" })
+        .output()
+        .expect("run cmdscope");
     assert!(o.status.success(), "{}", stderr(&o));
     // Not vacuous: most runs had their whole tree running when killed.
     let runs = std::fs::read_to_string(&started)
@@ -255,4 +253,14 @@ fn a_hundred_timeouts_of_setsid_double_forks_leave_nothing() {
         }
     }
     assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
+}
+
+#[test]
+fn a_hundred_timeouts_of_setsid_double_forks_leave_nothing() {
+    hundred_timeouts_leave_nothing(false);
+}
+
+#[test]
+fn a_hundred_timeouts_leave_nothing_without_a_cgroup_too() {
+    hundred_timeouts_leave_nothing(true);
 }

@@ -247,6 +247,7 @@ const F_CPUS: u32 = 4;
 const F_USER: u32 = 8;
 const F_COUNTERS: u32 = 16;
 const F_PROC_IO: u32 = 32;
+const F_CGROUP: u32 = 64;
 
 /// One run as the spawner reports it (`struct result` in spawner.c).
 #[repr(C)]
@@ -296,6 +297,38 @@ pub struct Spawner {
     sock: Fd,
     child: std::process::Child,
     prepared: std::cell::Cell<u32>,
+    /// The session's cgroup (v2) for commands with a timeout, when the
+    /// kernel offers one we may create (see [`session_cgroup`]).
+    cgroup: Option<PathBuf>,
+}
+
+/// Creates a cgroup v2 for this session under our own, when cgroup v2 is
+/// mounted, writable for us, and has `cgroup.kill` (Linux 5.14). Off with
+/// CMDSCOPE_NO_CGROUP=1 (the tests use it to check the fallback too).
+fn session_cgroup() -> Option<PathBuf> {
+    if std::env::var_os("CMDSCOPE_NO_CGROUP").is_some_and(|v| v != "0") {
+        return None;
+    }
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    // "... mount_point ... - cgroup2 ...": field 5 is the mount point.
+    let mount = mountinfo.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        right
+            .starts_with("cgroup2 ")
+            .then(|| left.split_whitespace().nth(4).map(PathBuf::from))?
+    })?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = mount
+        .join(path.trim_start_matches('/'))
+        .join(format!("cmdscope-{}", std::process::id()));
+    std::fs::create_dir(&dir).ok()?;
+    if dir.join("cgroup.kill").exists() {
+        Some(dir)
+    } else {
+        let _ = std::fs::remove_dir(&dir);
+        None
+    }
 }
 
 impl Spawner {
@@ -351,6 +384,10 @@ impl Spawner {
         let mut command = std::process::Command::new(format!("/proc/self/fd/{}", memfd.0));
         use std::os::unix::process::CommandExt;
         command.arg0("cmdscope-spawner");
+        let cgroup = session_cgroup();
+        if let Some(dir) = &cgroup {
+            command.arg(dir.join("cgroup.procs"));
+        }
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             command.pre_exec(move || {
@@ -377,7 +414,23 @@ impl Spawner {
             sock: ours,
             child,
             prepared: std::cell::Cell::new(0),
+            cgroup,
         })
+    }
+
+    /// Whether commands with a timeout run in a cgroup killed as a whole.
+    pub fn has_cgroup(&self) -> bool {
+        self.cgroup.is_some()
+    }
+
+    /// Kills every process of a run: the whole session cgroup at once when
+    /// there is one (nothing in it escapes, however it detached), then the
+    /// harness's process tree until a scan proves it empty.
+    fn kill_run(&self) {
+        if let Some(dir) = &self.cgroup {
+            let _ = std::fs::write(dir.join("cgroup.kill"), "1");
+        }
+        tree::kill_all(None);
     }
 
     pub fn pid(&self) -> libc::pid_t {
@@ -478,6 +531,10 @@ impl Drop for Spawner {
         drop(std::mem::replace(&mut self.sock, Fd(-1)));
         let _ = self.child.wait();
         super::tree::unprotect(self.child.id() as libc::pid_t);
+        if let Some(dir) = &self.cgroup {
+            // Empty now: every command was reaped and its tree killed.
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 
@@ -643,6 +700,11 @@ impl Prepared {
         if config.counters.is_some() {
             flags |= F_COUNTERS;
         }
+        // Joining a cgroup costs a migration per run: only where a timeout
+        // may have to kill the tree.
+        if config.timeout.is_some() && spawner.has_cgroup() {
+            flags |= F_CGROUP;
+        }
         let cpuset_bytes: &[u8] = match &cpus {
             Some(set) => {
                 flags |= F_CPUS;
@@ -733,7 +795,7 @@ impl Prepared {
         let mut on_interrupt = || {
             if !interrupted && signals::received().is_some() {
                 interrupted = true;
-                tree::kill_all(None);
+                spawner.kill_run();
             }
         };
         let mut counters = None;
@@ -782,7 +844,7 @@ impl Prepared {
         }
         if outcome != Outcome::Finished {
             // The command itself is reaped now: kill what it left behind.
-            tree::kill_all(None);
+            spawner.kill_run();
         }
         self.drain_pipe();
         if res.failed_step != 0 {
@@ -795,6 +857,7 @@ impl Prepared {
                 6 => "switching user",
                 7 => "waiting for the perf counters",
                 9 => "creating its process group",
+                10 => "joining the session's cgroup",
                 _ => "exec",
             };
             let errno = res.error as i32;
@@ -858,14 +921,14 @@ impl Prepared {
         let sock = self.spawner.sock.0;
         loop {
             if signals::received().is_some() {
-                tree::kill_all(None);
+                self.spawner.kill_run();
                 return Outcome::Interrupted;
             }
             let wait_ms = match deadline {
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        tree::kill_all(None);
+                        self.spawner.kill_run();
                         return Outcome::TimedOut;
                     }
                     left.as_micros().div_ceil(1000).clamp(1, 1000) as i32

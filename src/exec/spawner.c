@@ -62,6 +62,7 @@ enum {
     F_USER = 8,
     F_COUNTERS = 16,
     F_PROC_IO = 32,
+    F_CGROUP = 64,
 };
 
 /* Steps that can fail in the child; mirrored in spawn.rs. */
@@ -75,6 +76,7 @@ enum {
     STEP_SYNC,
     STEP_EXEC,
     STEP_SETPGID,
+    STEP_CGROUP,
 };
 
 struct header {
@@ -113,6 +115,11 @@ struct command {
     int fd[3]; /* -1: inherit the helper's (the harness's) own */
     char *blob;
 };
+
+/* cgroup.procs of the session's cgroup (argv[1]), or -1: commands run with
+ * a timeout join it before exec, so that cgroup.kill reaches every process
+ * they start, however it detaches. */
+static int cgroup_procs = -1;
 
 static struct command **commands;
 static size_t ncommands;
@@ -279,6 +286,8 @@ static int child_main(void *arg) {
     /* Its own process group: a timeout kills the group, and a terminal's
      * Ctrl-C reaches the harness, which then cleans up. */
     if (setpgid(0, 0) != 0) child_fail(ctx, STEP_SETPGID);
+    if ((c->flags & F_CGROUP) && cgroup_procs >= 0 && write(cgroup_procs, "0", 1) != 1)
+        child_fail(ctx, STEP_CGROUP);
     for (int i = 0; i < 3; i++)
         if (c->fd[i] >= 0 && dup2(c->fd[i], i) < 0) child_fail(ctx, STEP_REDIRECT);
     if ((c->flags & F_CWD) && chdir(c->cwd) != 0) child_fail(ctx, STEP_CHDIR);
@@ -384,7 +393,7 @@ static void run(uint32_t id) {
     send_msg(MSG_RESULT, &res, sizeof res);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     /* The harness ignores SIGPIPE (the Rust runtime does) and catches
      * SIGINT/SIGTERM; exec reset the caught ones, and the ignored one is
      * reset here, so every child starts with default dispositions. */
@@ -394,6 +403,7 @@ int main(void) {
         for (int fd = SOCK + 1; fd < 1024; fd++) close(fd);
     }
     fcntl(SOCK, F_SETFD, FD_CLOEXEC);
+    if (argc > 1) cgroup_procs = open(argv[1], O_WRONLY | O_CLOEXEC);
     trim();
     for (;;) {
         struct header h;
