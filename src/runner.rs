@@ -247,7 +247,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         (!lists.is_empty()).then(|| lists.into_iter().flatten().copied().collect())
     };
     let preflight = crate::preflight::start(pinned, Duration::from_millis(50));
-    let spawner = std::rc::Rc::new(exec::Spawner::start()?);
+    let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
     for (i, cell) in opts.cells.iter().enumerate() {

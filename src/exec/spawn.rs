@@ -332,7 +332,9 @@ fn session_cgroup() -> Option<PathBuf> {
 }
 
 impl Spawner {
-    pub fn start() -> Result<Spawner> {
+    /// Starts the spawner; `with_cgroup`: commands will have a timeout, so
+    /// create the session cgroup if the kernel offers one.
+    pub fn start(with_cgroup: bool) -> Result<Spawner> {
         let failed = |what: &str, e: std::io::Error| {
             Error::Io(std::io::Error::new(
                 e.kind(),
@@ -384,7 +386,11 @@ impl Spawner {
         let mut command = std::process::Command::new(format!("/proc/self/fd/{}", memfd.0));
         use std::os::unix::process::CommandExt;
         command.arg0("cmdscope-spawner");
-        let cgroup = session_cgroup();
+        let cgroup = if with_cgroup {
+            session_cgroup()
+        } else {
+            None
+        };
         if let Some(dir) = &cgroup {
             command.arg(dir.join("cgroup.procs"));
         }

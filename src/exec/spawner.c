@@ -414,8 +414,20 @@ int main(int argc, char **argv) {
     fcntl(SOCK, F_SETFD, FD_CLOEXEC);
     if (argc > 1) cgroup_procs = open(argv[1], O_WRONLY | O_CLOEXEC);
     trim();
+    int spin = 0;
     for (;;) {
         struct header h;
+        /* After a run, the next request usually follows within microseconds:
+         * watching for it for a short while (50 µs) saves the sleep and the
+         * wake-up that would add about 12 µs to every run. */
+        if (spin) {
+            struct timespec t0, t;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            do {
+                if (recv(SOCK, &h, sizeof h, MSG_DONTWAIT | MSG_PEEK) == (ssize_t)sizeof h) break;
+                clock_gettime(CLOCK_MONOTONIC, &t);
+            } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 50000);
+        }
         int fds[3] = {-1, -1, -1};
         int nfds = 0;
         char control[CMSG_SPACE(sizeof fds)];
@@ -435,6 +447,7 @@ int main(int argc, char **argv) {
                 memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
             }
         }
+        spin = h.type == MSG_RUN;
         if (h.type == MSG_PREPARE) {
             prepare(h.len, fds, nfds);
         } else if (h.type == MSG_RUN) {
