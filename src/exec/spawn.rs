@@ -386,11 +386,7 @@ impl Spawner {
         let mut command = std::process::Command::new(format!("/proc/self/fd/{}", memfd.0));
         use std::os::unix::process::CommandExt;
         command.arg0("cmdscope-spawner");
-        let cgroup = if with_cgroup {
-            session_cgroup()
-        } else {
-            None
-        };
+        let cgroup = if with_cgroup { session_cgroup() } else { None };
         if let Some(dir) = &cgroup {
             command.arg(dir.join("cgroup.procs"));
         }
