@@ -47,7 +47,7 @@ pub struct SpawnConfig {
     pub input: Input,
     pub output: Output,
     pub timeout: Option<Duration>,
-    /// Open perf counters (forces the fork+exec path: see `Prepared::run`).
+    /// Open perf counters on each child before it execs (see `Prepared::run`).
     pub counters: Option<Availability>,
     /// Read `/proc/<pid>/io` per run.
     pub proc_io: bool,
