@@ -106,6 +106,10 @@ fn peak_memory_reads_like_a_minimal_c_parent_and_is_never_inherited() {
         floor > 0.0 && floor < theirs_true,
         "spawner floor {floor} vs /bin/true {theirs_true}"
     );
+    // Above the floor, no reading is marked as bounded by it.
+    let shown = String::from_utf8_lossy(&o.stdout);
+    assert!(shown.contains("Memory (peak RSS):"), "{shown}");
+    assert!(!shown.contains('≤'), "{shown}");
 }
 
 /// The `hygiene` fixture's report: SigBlk, SigIgn, SigCgt and the fds.
