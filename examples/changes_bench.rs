@@ -111,6 +111,7 @@ fn fill(store: &mut Store, sessions: usize, benchmarks: usize, runs: usize) -> R
                     status: "finished".into(),
                     stop_reason: None,
                     shell_overhead: None,
+                    preflight: None,
                 },
             )
             .map_err(|e| e.0)?;

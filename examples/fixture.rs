@@ -22,6 +22,9 @@
 //! fixture shell N          run `sh -c /bin/true` N times (std::process::Command)
 //! fixture threads N        start N threads and join them
 //! fixture writefile BYTES PATH  write BYTES to PATH (no fsync)
+//! fixture hygiene          print how the process started, before Rust's
+//!                          runtime changed anything: the SigBlk, SigIgn and
+//!                          SigCgt lines of /proc/self/status and "fds: 0 1 2"
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -49,8 +52,65 @@ fn spin(d: Duration) {
     }
 }
 
+/// What /proc/self/status and /proc/self/fd said before Rust's runtime
+/// started (it ignores SIGPIPE and catches SIGSEGV/SIGBUS in `main`'s
+/// prologue): captured by a constructor, which runs before it.
+static mut AT_START: [u8; 4096] = [0; 4096];
+static mut AT_START_LEN: usize = 0;
+
+extern "C" fn capture_at_start() {
+    // SAFETY: runs once, single-threaded, before main; raw libc calls only,
+    // writing into the statics above.
+    unsafe {
+        let buf = &mut *std::ptr::addr_of_mut!(AT_START);
+        let mut len = 0;
+        let mut status = [0u8; 4096];
+        let fd = libc::open(
+            c"/proc/self/status".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
+        let n = libc::read(fd, status.as_mut_ptr().cast(), status.len());
+        libc::close(fd);
+        for line in status[..n.max(0) as usize].split(|&b| b == b'\n') {
+            if line.starts_with(b"SigBlk:")
+                || line.starts_with(b"SigIgn:")
+                || line.starts_with(b"SigCgt:")
+            {
+                buf[len..len + line.len()].copy_from_slice(line);
+                len += line.len();
+                buf[len] = b'\n';
+                len += 1;
+            }
+        }
+        buf[len..len + 4].copy_from_slice(b"fds:");
+        len += 4;
+        // Probing descriptors with fcntl opens none of its own.
+        for fd in 0..1024 {
+            if libc::fcntl(fd, libc::F_GETFD) >= 0 {
+                let text = format_args!(" {fd}").to_string();
+                buf[len..len + text.len()].copy_from_slice(text.as_bytes());
+                len += text.len();
+            }
+        }
+        buf[len] = b'\n';
+        AT_START_LEN = len + 1;
+    }
+}
+
+#[used]
+#[link_section = ".init_array"]
+static CAPTURE_AT_START: extern "C" fn() = capture_at_start;
+
 fn main() {
     match arg(1).as_str() {
+        "hygiene" => {
+            // SAFETY: written once before main, only read from here on.
+            let text = unsafe {
+                let buf = &*std::ptr::addr_of!(AT_START);
+                &buf[..AT_START_LEN]
+            };
+            std::io::stdout().write_all(text).expect("stdout");
+        }
         "busy" => spin(Duration::from_secs_f64(num(2) / 1e3)),
         "sleep" => std::thread::sleep(Duration::from_secs_f64(num(2) / 1e3)),
         "alloc" => {

@@ -94,6 +94,7 @@ fn bench(location: &Location, total: usize, report_path: &std::path::Path) -> Re
                     status: "finished".into(),
                     stop_reason: Some("run_count".into()),
                     shell_overhead: None,
+                    preflight: None,
                 },
             )
             .map_err(e)?;

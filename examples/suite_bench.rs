@@ -188,6 +188,7 @@ fn merged_report(store: &str, dir: &Path) -> Result<(), String> {
                     status: "finished".into(),
                     stop_reason: Some("run_count".into()),
                     shell_overhead: None,
+                    preflight: None,
                 },
             )
             .map_err(e)?;

@@ -74,9 +74,39 @@ pub enum Command {
     Suite(crate::commands::suite::SuiteArgs),
     /// Which partitions of a suite run reported, and which are missing.
     Status(crate::commands::status::StatusArgs),
+    /// Check whether this machine is fit to measure on (the checks every
+    /// session records): governor, turbo, load, busy processes, stolen
+    /// time, swapping, SMT siblings, throttling, battery. Exits 1 when any
+    /// check warns.
+    #[command(after_help = DOCTOR_EXAMPLES)]
+    Doctor(DoctorArgs),
     /// Internal: the helper process that writes to the store during `run`.
     #[command(name = "__store-writer", hide = true)]
     StoreWriter,
+}
+
+const DOCTOR_EXAMPLES: &str = "\
+Examples:
+  cmdscope doctor                    # ok / WARN / unknown for each check
+  cmdscope doctor --cpus 2,3         # the checks for the CPUs you will pin to
+  cmdscope doctor --json | jq .status
+  sudo cmdscope doctor --fix         # performance governor, turbo off; prints how to undo
+";
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// Print the checks as JSON: {status, checks: [{name, status, detail}], changes, failures}.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Set the performance governor and turn turbo off where the kernel
+    /// allows (needs root; lasts until reboot; prints how to undo).
+    #[arg(long)]
+    pub fix: bool,
+
+    /// Check these CPUs (as for `run --cpus`), e.g. 2,3 [default: all this process may use].
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
 }
 
 const HISTORY_EXAMPLES: &str = "\

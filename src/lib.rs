@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod optimize;
 pub mod output;
 pub mod plan;
+pub mod preflight;
 pub mod report;
 pub mod runner;
 pub mod schedule;

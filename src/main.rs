@@ -48,6 +48,7 @@ fn main() {
         Command::Import(args) => cmdscope::commands::import::run(args),
         Command::Suite(args) => cmdscope::commands::suite::run(args),
         Command::Status(args) => cmdscope::commands::status::run(args),
+        Command::Doctor(args) => cmdscope::commands::doctor::run(args),
         Command::StoreWriter => Ok(cmdscope::store::writer::serve()),
     };
     let code = match result {

@@ -117,9 +117,11 @@ pub struct Session {
     pub reference: usize,
     /// Interim analyses made by adaptive stopping.
     pub looks: usize,
-    /// cmdscope's own peak resident size while measuring: the kernel reports
-    /// a child's peak memory as at least this (see exec::trim_resident_code).
+    /// The spawner's peak resident size while measuring: the kernel reports
+    /// a child's peak memory as at least this (see exec/spawner.c).
     pub rss_floor: Option<f64>,
+    /// The machine's state when the session began (see `preflight`).
+    pub preflight: Vec<crate::preflight::Check>,
 }
 
 impl Session {
@@ -141,6 +143,7 @@ impl Session {
             reference: 0,
             looks: 0,
             rss_floor: None,
+            preflight: Vec::new(),
         }
     }
 }
@@ -233,6 +236,18 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .map(|a| a.unavailable.clone())
         .unwrap_or_default();
 
+    // The machine checks sample activity for a moment: on another thread,
+    // while the commands are prepared.
+    let pinned: Option<Vec<usize>> = {
+        let lists: Vec<&Vec<usize>> = opts
+            .cells
+            .iter()
+            .filter_map(|c| c.variant.cpus.as_ref())
+            .collect();
+        (!lists.is_empty()).then(|| lists.into_iter().flatten().copied().collect())
+    };
+    let preflight = crate::preflight::start(pinned, Duration::from_millis(50));
+    let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
     for (i, cell) in opts.cells.iter().enumerate() {
@@ -249,22 +264,34 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             }
             None => None,
         };
-        prepared.push(Prepared::new(&SpawnConfig {
-            env: cell.env.clone(),
-            input: opts.input.clone(),
-            output: opts.output.clone(),
-            timeout: opts.timeout,
-            counters: counters.clone(),
-            proc_io: true,
-            clear_env: v.clear_env,
-            env_size: v.env_size,
-            cwd: run_dir.as_ref().map(|d| d.path.clone()),
-            user: v.user.clone(),
-            cpus: v.cpus.clone(),
-            nice: v.nice,
-            ..SpawnConfig::new(cell.argv.clone())
-        })?);
+        prepared.push(Prepared::new(
+            &spawner,
+            &SpawnConfig {
+                env: cell.env.clone(),
+                input: opts.input.clone(),
+                output: opts.output.clone(),
+                timeout: opts.timeout,
+                counters: counters.clone(),
+                proc_io: true,
+                clear_env: v.clear_env,
+                env_size: v.env_size,
+                cwd: run_dir.as_ref().map(|d| d.path.clone()),
+                user: v.user.clone(),
+                cpus: v.cpus.clone(),
+                nice: v.nice,
+                ..SpawnConfig::new(cell.argv.clone())
+            },
+        )?);
         run_dirs.push(run_dir);
+    }
+
+    // Ready before the first run; warnings in words, once per process.
+    let preflight = preflight.finish();
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if opts.show_progress && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        for w in crate::preflight::warnings(&preflight) {
+            eprintln!("cmdscope: warning: {w}");
+        }
     }
 
     let show_output = opts.output == Output::Inherit;
@@ -308,9 +335,6 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         }
     }
 
-    // Keep the harness small: its resident size is a floor under every
-    // child's reported peak memory (see exec::trim_resident_code).
-    exec::trim_resident_code();
     let mut run_index = 0u64;
     let mut adaptive = opts.adaptive.clone();
     let mut next_precision_check = crate::analysis::sequential::LOOKS[0];
@@ -435,7 +459,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             }
         }
     }
-    let rss_floor = exec::peak_resident_bytes();
+    let rss_floor = spawner.peak_resident_bytes();
     progress.finish_and_clear();
     exec::reap_orphans();
 
@@ -472,6 +496,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         reference: opts.reference,
         looks: adaptive.as_ref().map_or(0, |s| s.looks_made()),
         rss_floor,
+        preflight,
     })
 }
 

@@ -167,7 +167,9 @@ fn full_round_trip(server: &Server) {
                 label,
                 "-n",
                 "<script>alert(1)</script>",
-                &format!("{} busy {ms}", fixture()),
+                // Sleeping, not spinning: the gate must see the 2.3x step
+                // even when other work shares the CPUs.
+                &format!("{} sleep {ms}", fixture()),
                 "-S",
                 "true",
             ],

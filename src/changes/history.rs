@@ -297,6 +297,7 @@ mod tests {
             command_line: String::new(),
             order: None,
             shell_overhead: None,
+            preflight: None,
             fingerprint: fingerprint.into(),
             machine: Machine {
                 hostname: format!("host-{fingerprint}"),

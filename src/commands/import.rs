@@ -131,6 +131,7 @@ pub fn store_dataset(
             status: "finished".into(),
             stop_reason: Some("imported".into()),
             shell_overhead: None,
+            preflight: None,
         },
     )?;
     Ok((id, total))

@@ -1,8 +1,10 @@
 //! The subcommands that work on the results store: `history`, `check`,
-//! `report` and `import`. One module per command; shared helpers here.
+//! `report` and `import`, and `doctor`, which checks the machine. One
+//! module per command; shared helpers here.
 
 pub mod changes;
 pub mod check;
+pub mod doctor;
 pub mod history;
 pub mod import;
 pub mod report;

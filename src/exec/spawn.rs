@@ -1,9 +1,11 @@
 //! Spawning and waiting for one benchmarked process.
 //!
-//! Written against libc rather than `std::process::Command` because the hot
-//! path must not allocate per run, must read `/proc/<pid>/io` between
-//! `waitid(WNOWAIT)` and `wait4`, and must get the child's own rusage from
-//! `wait4` (std reaps with `waitpid` and throws the rusage away).
+//! Commands are started by a tiny helper process, the spawner (spawner.c,
+//! built by build.rs and embedded): see the comment at its top for why. The
+//! spawner reads `/proc/<pid>/io` between `waitid(WNOWAIT)` and `wait4` and
+//! gets the child's own rusage from `wait4`; this side prepares each command
+//! once, asks for runs, opens perf counters on the waiting child, enforces
+//! timeouts and kills trees.
 
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -11,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::perf::{Availability, Counters};
-use super::{procio, signals, tree};
+use super::{signals, tree};
 use crate::error::{Error, Result};
 use crate::metrics::{Metric, Sample};
 
@@ -45,7 +47,7 @@ pub struct SpawnConfig {
     pub input: Input,
     pub output: Output,
     pub timeout: Option<Duration>,
-    /// Open perf counters (forces the fork+exec path: see `Prepared::run`).
+    /// Open perf counters on each child before it execs (see `Prepared::run`).
     pub counters: Option<Availability>,
     /// Read `/proc/<pid>/io` per run.
     pub proc_io: bool,
@@ -164,34 +166,6 @@ impl Drop for Fd {
     }
 }
 
-/// A command prepared once: resolved path, argv/envp pointer arrays, spawn
-/// attributes and redirections. Running it allocates nothing.
-pub struct Prepared {
-    path: CString,
-    _argv: Vec<CString>,
-    argv_ptrs: Vec<*const libc::c_char>,
-    _envp: Vec<CString>,
-    envp_ptrs: Vec<*const libc::c_char>,
-    attr: libc::posix_spawnattr_t,
-    actions: libc::posix_spawn_file_actions_t,
-    stdin: Fd,
-    stdout: Fd,
-    stderr: Fd,
-    pipe_read: Fd,
-    timeout: Option<Duration>,
-    counters: Option<Availability>,
-    proc_io: bool,
-    drain: Vec<u8>,
-    credentials: Option<Credentials>,
-    nice: Option<i32>,
-    cwd: Option<CString>,
-    /// CPU set for the command, and the harness's own to restore.
-    cpus: Option<(libc::cpu_set_t, libc::cpu_set_t)>,
-    /// Bytes of output read from the pipe over all runs.
-    pub piped_bytes: u64,
-    runs: u64,
-}
-
 fn cstring(bytes: &[u8], what: &str) -> Result<CString> {
     CString::new(bytes).map_err(|_| Error::Usage(format!("{what} contains a NUL byte")))
 }
@@ -257,37 +231,372 @@ fn open_fd(path: &Path, flags: i32) -> Result<Fd> {
     Ok(Fd(fd))
 }
 
-fn check(rc: libc::c_int, what: &str) -> Result<()> {
-    if rc == 0 {
-        Ok(())
+fn timeval_seconds(sec: i64, usec: i64) -> f64 {
+    sec as f64 + usec as f64 * 1e-6
+}
+
+// Message types and flags of the spawner protocol: see spawner.c.
+const MSG_PREPARE: u32 = 1;
+const MSG_RUN: u32 = 2;
+const MSG_GO: u32 = 3;
+const MSG_PID: u32 = 4;
+const MSG_RESULT: u32 = 5;
+const F_CWD: u32 = 1;
+const F_NICE: u32 = 2;
+const F_CPUS: u32 = 4;
+const F_USER: u32 = 8;
+const F_COUNTERS: u32 = 16;
+const F_PROC_IO: u32 = 32;
+const F_CGROUP: u32 = 64;
+
+/// One run as the spawner reports it (`struct result` in spawner.c).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct RunResult {
+    pid: i64,
+    status: i64,
+    failed_step: i64,
+    error: i64,
+    start_sec: i64,
+    start_nsec: i64,
+    end_sec: i64,
+    end_nsec: i64,
+    utime_sec: i64,
+    utime_usec: i64,
+    stime_sec: i64,
+    stime_usec: i64,
+    maxrss_kib: i64,
+    minflt: i64,
+    majflt: i64,
+    nvcsw: i64,
+    nivcsw: i64,
+    io_ok: i64,
+    rchar: u64,
+    wchar: u64,
+    read_bytes: u64,
+    write_bytes: u64,
+    cancelled_write_bytes: u64,
+}
+
+/// A RESULT message: header and report.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Reply {
+    kind: u32,
+    len: u32,
+    res: RunResult,
+}
+
+/// The spawner helper built from spawner.c by build.rs.
+static SPAWNER_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cmdscope-spawner"));
+
+/// The session's spawner process: every measured command is started by it
+/// (see the comment at the top of spawner.c for why). Started once per
+/// session; exits when this is dropped (its socket closes).
+pub struct Spawner {
+    sock: Fd,
+    child: std::process::Child,
+    prepared: std::cell::Cell<u32>,
+    /// The session's cgroup (v2) for commands with a timeout, when the
+    /// kernel offers one we may create (see [`session_cgroup`]).
+    cgroup: Option<PathBuf>,
+}
+
+/// Creates a cgroup v2 for this session under our own, when cgroup v2 is
+/// mounted, writable for us, and has `cgroup.kill` (Linux 5.14). Off with
+/// CMDSCOPE_NO_CGROUP=1 (the tests use it to check the fallback too).
+fn session_cgroup() -> Option<PathBuf> {
+    if std::env::var_os("CMDSCOPE_NO_CGROUP").is_some_and(|v| v != "0") {
+        return None;
+    }
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    // "... mount_point ... - cgroup2 ...": field 5 is the mount point.
+    let mount = mountinfo.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        right
+            .starts_with("cgroup2 ")
+            .then(|| left.split_whitespace().nth(4).map(PathBuf::from))?
+    })?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = mount
+        .join(path.trim_start_matches('/'))
+        .join(format!("cmdscope-{}", std::process::id()));
+    std::fs::create_dir(&dir).ok()?;
+    if dir.join("cgroup.kill").exists() {
+        Some(dir)
     } else {
-        Err(Error::Io(std::io::Error::new(
-            std::io::Error::from_raw_os_error(rc).kind(),
-            format!("{what}: {}", std::io::Error::from_raw_os_error(rc)),
-        )))
+        let _ = std::fs::remove_dir(&dir);
+        None
     }
 }
 
-fn now() -> libc::timespec {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts
+impl Spawner {
+    /// Starts the spawner; `with_cgroup`: commands will have a timeout, so
+    /// create the session cgroup if the kernel offers one.
+    pub fn start(with_cgroup: bool) -> Result<Spawner> {
+        let failed = |what: &str, e: std::io::Error| {
+            Error::Io(std::io::Error::new(
+                e.kind(),
+                format!("cannot start the spawner ({what}): {e}"),
+            ))
+        };
+        // SAFETY: memfd_create with a NUL-terminated name.
+        let memfd =
+            Fd(unsafe { libc::memfd_create(c"cmdscope-spawner".as_ptr(), libc::MFD_CLOEXEC) });
+        if memfd.0 < 0 {
+            return Err(failed("memfd_create", std::io::Error::last_os_error()));
+        }
+        // Above 3, where the spawner's socket goes, so that placing the
+        // socket does not replace the program about to be executed.
+        // SAFETY: memfd is open.
+        let memfd = Fd(unsafe { libc::fcntl(memfd.0, libc::F_DUPFD_CLOEXEC, 10) });
+        if memfd.0 < 0 {
+            return Err(failed("fcntl", std::io::Error::last_os_error()));
+        }
+        let mut written = 0;
+        while written < SPAWNER_ELF.len() {
+            let rest = &SPAWNER_ELF[written..];
+            // SAFETY: rest is a valid buffer.
+            let n = unsafe { libc::write(memfd.0, rest.as_ptr().cast(), rest.len()) };
+            if n <= 0 {
+                return Err(failed("write", std::io::Error::last_os_error()));
+            }
+            written += n as usize;
+        }
+        let mut pair = [-1; 2];
+        // SAFETY: pair holds two ints.
+        if unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                pair.as_mut_ptr(),
+            )
+        } != 0
+        {
+            return Err(failed("socketpair", std::io::Error::last_os_error()));
+        }
+        let (ours, theirs) = (Fd(pair[0]), Fd(pair[1]));
+        // The mask the commands must start with: ours, as we were started.
+        // SAFETY: sigprocmask with a NULL set only reads the mask.
+        let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::sigprocmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask) };
+        let theirs_fd = theirs.0;
+        let mut command = std::process::Command::new(format!("/proc/self/fd/{}", memfd.0));
+        use std::os::unix::process::CommandExt;
+        command.arg0("cmdscope-spawner");
+        let cgroup = if with_cgroup { session_cgroup() } else { None };
+        if let Some(dir) = &cgroup {
+            command.arg(dir.join("cgroup.procs"));
+        }
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if theirs_fd == 3 {
+                    libc::fcntl(3, libc::F_SETFD, 0);
+                } else if libc::dup2(theirs_fd, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // Its own process group: a terminal's Ctrl-C goes to the
+                // harness, which stops the command and still needs the
+                // spawner's report of the run.
+                libc::setpgid(0, 0);
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                // std resets the mask for its children; restore ours.
+                libc::sigprocmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
+                Ok(())
+            });
+        }
+        let child = command.spawn().map_err(|e| failed("exec", e))?;
+        drop(theirs);
+        drop(memfd);
+        super::tree::protect(child.id() as libc::pid_t);
+        Ok(Spawner {
+            sock: ours,
+            child,
+            prepared: std::cell::Cell::new(0),
+            cgroup,
+        })
+    }
+
+    /// Whether commands with a timeout run in a cgroup killed as a whole.
+    pub fn has_cgroup(&self) -> bool {
+        self.cgroup.is_some()
+    }
+
+    /// Kills every process of a run: the whole session cgroup at once when
+    /// there is one (nothing in it escapes, however it detached), then the
+    /// harness's process tree until a scan proves it empty.
+    fn kill_run(&self) {
+        if let Some(dir) = &self.cgroup {
+            let _ = std::fs::write(dir.join("cgroup.kill"), "1");
+        }
+        tree::kill_all(None);
+    }
+
+    pub fn pid(&self) -> libc::pid_t {
+        self.child.id() as libc::pid_t
+    }
+
+    /// The spawner's peak resident size in bytes (VmHWM): the floor under
+    /// every command's reported peak memory, read after the runs.
+    pub fn peak_resident_bytes(&self) -> Option<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024.0)
+    }
+
+    fn gone() -> Error {
+        Error::Io(std::io::Error::other(
+            "the spawner process exited unexpectedly",
+        ))
+    }
+
+    fn send(&self, bytes: &[u8], fds: &[i32]) -> Result<()> {
+        let mut sent = 0;
+        while sent < bytes.len() {
+            let mut iov = libc::iovec {
+                iov_base: bytes[sent..].as_ptr() as *mut libc::c_void,
+                iov_len: bytes.len() - sent,
+            };
+            let mut control = [0u64; 8];
+            // SAFETY: msghdr is plain data; every pointer outlives the call.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            if sent == 0 && !fds.is_empty() {
+                let len = std::mem::size_of_val(fds) as u32;
+                // SAFETY: control is large enough for three descriptors.
+                unsafe {
+                    msg.msg_control = control.as_mut_ptr().cast();
+                    msg.msg_controllen = libc::CMSG_SPACE(len) as _;
+                    let cm = libc::CMSG_FIRSTHDR(&msg);
+                    (*cm).cmsg_level = libc::SOL_SOCKET;
+                    (*cm).cmsg_type = libc::SCM_RIGHTS;
+                    (*cm).cmsg_len = libc::CMSG_LEN(len) as _;
+                    std::ptr::copy_nonoverlapping(
+                        fds.as_ptr(),
+                        libc::CMSG_DATA(cm).cast(),
+                        fds.len(),
+                    );
+                }
+            }
+            // SAFETY: msg describes valid buffers.
+            let n = unsafe { libc::sendmsg(self.sock.0, &msg, libc::MSG_NOSIGNAL) };
+            if n < 0 {
+                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(Spawner::gone());
+            }
+            sent += n as usize;
+        }
+        Ok(())
+    }
+
+    /// Reads exactly `buf.len()` bytes; `on_interrupt` runs whenever a
+    /// signal interrupts the read (the harness's handlers do not restart).
+    fn recv(&self, buf: &mut [u8], on_interrupt: &mut dyn FnMut()) -> Result<()> {
+        let mut got = 0;
+        while got < buf.len() {
+            // SAFETY: the rest of buf is valid for writing.
+            let n =
+                unsafe { libc::read(self.sock.0, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                on_interrupt();
+                continue;
+            }
+            if n <= 0 {
+                return Err(Spawner::gone());
+            }
+            got += n as usize;
+        }
+        Ok(())
+    }
+
+    /// Reads one message header: (type, length).
+    fn recv_header(&self, on_interrupt: &mut dyn FnMut()) -> Result<(u32, u32)> {
+        let mut h = [0u8; 8];
+        self.recv(&mut h, on_interrupt)?;
+        Ok((
+            u32::from_ne_bytes([h[0], h[1], h[2], h[3]]),
+            u32::from_ne_bytes([h[4], h[5], h[6], h[7]]),
+        ))
+    }
 }
 
-fn seconds_between(a: libc::timespec, b: libc::timespec) -> f64 {
-    (b.tv_sec - a.tv_sec) as f64 + (b.tv_nsec - a.tv_nsec) as f64 * 1e-9
+impl Drop for Spawner {
+    fn drop(&mut self) {
+        // Closing the socket makes the spawner exit.
+        drop(std::mem::replace(&mut self.sock, Fd(-1)));
+        let _ = self.child.wait();
+        super::tree::unprotect(self.child.id() as libc::pid_t);
+        if let Some(dir) = &self.cgroup {
+            // Empty now: every command was reaped and its tree killed.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
-fn timeval_seconds(tv: libc::timeval) -> f64 {
-    tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6
+fn header(kind: u32, len: usize) -> Vec<u8> {
+    let mut v = kind.to_ne_bytes().to_vec();
+    v.extend_from_slice(&(len as u32).to_ne_bytes());
+    v
+}
+
+/// Checks `--cpus` against the CPUs this process may run on, so that a CPU
+/// that does not exist (or is not allowed) is a usage error, not a run that
+/// silently goes unpinned.
+fn cpu_set(list: &[usize]) -> Result<libc::cpu_set_t> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes into it.
+    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
+        return Err(Error::Io(std::io::Error::last_os_error()));
+    }
+    let max = 8 * size;
+    let allowed_list: Vec<usize> = (0..max)
+        // SAFETY: i < CPU_SETSIZE.
+        .filter(|&i| unsafe { libc::CPU_ISSET(i, &allowed) })
+        .collect();
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in list {
+        // SAFETY: checked against CPU_SETSIZE first.
+        if c >= max || !unsafe { libc::CPU_ISSET(c, &allowed) } {
+            return Err(Error::Usage(format!(
+                "--cpus: CPU {c} is not available to cmdscope (available: {})",
+                allowed_list
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )));
+        }
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    Ok(set)
+}
+
+/// A command prepared once in the spawner: path, arguments, environment,
+/// redirections and attributes are sent when prepared; a run is one short
+/// request and one fixed-size reply.
+pub struct Prepared {
+    spawner: std::rc::Rc<Spawner>,
+    id: u32,
+    path: CString,
+    pipe_read: Fd,
+    timeout: Option<Duration>,
+    counters: Option<Availability>,
+    drain: Vec<u8>,
+    /// Bytes of output read from the pipe over all runs.
+    pub piped_bytes: u64,
+    runs: u64,
 }
 
 impl Prepared {
-    pub fn new(config: &SpawnConfig) -> Result<Prepared> {
+    pub fn new(spawner: &std::rc::Rc<Spawner>, config: &SpawnConfig) -> Result<Prepared> {
         let Some(program) = config.argv.first() else {
             return Err(Error::Usage("empty command".into()));
         };
@@ -298,8 +607,6 @@ impl Prepared {
             .iter()
             .map(|a| cstring(a, "an argument"))
             .collect::<Result<Vec<_>>>()?;
-        let mut argv_ptrs: Vec<_> = argv.iter().map(|a| a.as_ptr()).collect();
-        argv_ptrs.push(std::ptr::null());
 
         // The environment is built once: inherited variables (unless
         // cleared), with --env overrides, then the synthetic padding.
@@ -326,8 +633,6 @@ impl Prepared {
                 cstring(&kv, "an environment variable")
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut envp_ptrs: Vec<_> = envp.iter().map(|e| e.as_ptr()).collect();
-        envp_ptrs.push(std::ptr::null());
 
         let credentials = config.user.as_deref().map(resolve_user).transpose()?;
         let cwd = config
@@ -335,21 +640,7 @@ impl Prepared {
             .as_ref()
             .map(|c| cstring(c.as_os_str().as_bytes(), "--workdir"))
             .transpose()?;
-        let cpus = match &config.cpus {
-            Some(list) => {
-                // SAFETY: cpu_set_t is plain data; CPU_SET indexes within it.
-                unsafe {
-                    let mut set: libc::cpu_set_t = std::mem::zeroed();
-                    for &c in list {
-                        libc::CPU_SET(c, &mut set);
-                    }
-                    let mut own: libc::cpu_set_t = std::mem::zeroed();
-                    libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut own);
-                    Some((set, own))
-                }
-            }
-            None => None,
-        };
+        let cpus = config.cpus.as_deref().map(cpu_set).transpose()?;
         let devnull = Path::new("/dev/null");
         let stdin = match &config.input {
             Input::Null => open_fd(devnull, libc::O_RDONLY)?,
@@ -367,6 +658,7 @@ impl Prepared {
                     p,
                     libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_APPEND,
                 )?;
+                // SAFETY: f is open.
                 let f2 = Fd(unsafe { libc::fcntl(f.0, libc::F_DUPFD_CLOEXEC, 3) });
                 (f, f2, Fd(-1))
             }
@@ -385,77 +677,99 @@ impl Prepared {
             }
         };
 
-        // SAFETY: init functions write into the zeroed structures we own;
-        // every pointer passed lives as long as `Prepared`.
-        let (attr, actions) = unsafe {
-            let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
-            check(
-                libc::posix_spawnattr_init(&mut attr),
-                "posix_spawnattr_init",
-            )?;
-            let mut mask: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut mask);
-            check(
-                libc::posix_spawnattr_setsigmask(&mut attr, &mask),
-                "setsigmask",
-            )?;
-            // Only ignored signals survive exec (caught ones are reset by it), and
-            // Rust ignores SIGPIPE: reset that one, in as few syscalls as possible.
-            let mut def: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut def);
-            libc::sigaddset(&mut def, libc::SIGPIPE);
-            check(
-                libc::posix_spawnattr_setsigdefault(&mut attr, &def),
-                "setsigdefault",
-            )?;
-            // Its own process group, so that a timeout kills the whole tree and
-            // a terminal's Ctrl-C reaches the harness, which then cleans up.
-            check(libc::posix_spawnattr_setpgroup(&mut attr, 0), "setpgroup")?;
-            let flags = libc::POSIX_SPAWN_SETPGROUP
-                | libc::POSIX_SPAWN_SETSIGMASK
-                | libc::POSIX_SPAWN_SETSIGDEF;
-            check(
-                libc::posix_spawnattr_setflags(&mut attr, flags as libc::c_short),
-                "setflags",
-            )?;
-
-            let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
-            check(
-                libc::posix_spawn_file_actions_init(&mut actions),
-                "file_actions_init",
-            )?;
-            for (fd, target) in [(&stdin, 0), (&stdout, 1), (&stderr, 2)] {
-                if fd.0 >= 0 {
-                    check(
-                        libc::posix_spawn_file_actions_adddup2(&mut actions, fd.0, target),
-                        "adddup2",
-                    )?;
+        let mut flags = F_PROC_IO * u32::from(config.proc_io);
+        let mut fds = Vec::new();
+        let mut targets = [-1i32; 3];
+        for (fd, target) in [(&stdin, 0), (&stdout, 1), (&stderr, 2)] {
+            if fd.0 >= 0 {
+                targets[fds.len()] = target;
+                fds.push(fd.0);
+            }
+        }
+        let (uid, gid, groups) = match &credentials {
+            Some(c) => {
+                flags |= F_USER;
+                (c.uid, c.gid, c.groups.clone())
+            }
+            None => (0, 0, Vec::new()),
+        };
+        if cwd.is_some() {
+            flags |= F_CWD;
+        }
+        if config.nice.is_some() {
+            flags |= F_NICE;
+        }
+        if config.counters.is_some() {
+            flags |= F_COUNTERS;
+        }
+        // Joining a cgroup costs a migration per run: only where a timeout
+        // may have to kill the tree.
+        if config.timeout.is_some() && spawner.has_cgroup() {
+            flags |= F_CGROUP;
+        }
+        let cpuset_bytes: &[u8] = match &cpus {
+            Some(set) => {
+                flags |= F_CPUS;
+                // SAFETY: cpu_set_t is plain data, viewed as its bytes.
+                unsafe {
+                    std::slice::from_raw_parts(
+                        (set as *const libc::cpu_set_t).cast(),
+                        std::mem::size_of::<libc::cpu_set_t>(),
+                    )
                 }
             }
-            if let Some(dir) = &cwd {
-                check(
-                    libc::posix_spawn_file_actions_addchdir_np(&mut actions, dir.as_ptr()),
-                    "addchdir",
-                )?;
-            }
-            (attr, actions)
+            None => &[],
         };
+        let id = spawner.prepared.get();
+        let mut body = Vec::new();
+        for v in [id, flags] {
+            body.extend_from_slice(&v.to_ne_bytes());
+        }
+        body.extend_from_slice(&config.nice.unwrap_or(0).to_ne_bytes());
+        for v in [
+            uid,
+            gid,
+            groups.len() as u32,
+            cpuset_bytes.len() as u32,
+            argv.len() as u32,
+            envp.len() as u32,
+            fds.len() as u32,
+        ] {
+            body.extend_from_slice(&v.to_ne_bytes());
+        }
+        for t in targets {
+            body.extend_from_slice(&t.to_ne_bytes());
+        }
+        for g in &groups {
+            body.extend_from_slice(&g.to_ne_bytes());
+        }
+        body.extend_from_slice(cpuset_bytes);
+        body.extend_from_slice(path.as_bytes_with_nul());
+        if let Some(dir) = &cwd {
+            body.extend_from_slice(dir.as_bytes_with_nul());
+        }
+        for s in argv.iter().chain(&envp) {
+            body.extend_from_slice(s.as_bytes_with_nul());
+        }
+        if body.len() > u32::MAX as usize {
+            return Err(Error::Usage(
+                "the command and its environment are too large".into(),
+            ));
+        }
+        let mut message = header(MSG_PREPARE, body.len());
+        message.extend_from_slice(&body);
+        spawner.send(&message, &fds)?;
+        spawner.prepared.set(id + 1);
+        // The spawner holds its own copies of the descriptors now.
+        drop((stdin, stdout, stderr));
 
         Ok(Prepared {
+            spawner: spawner.clone(),
+            id,
             path,
-            _argv: argv,
-            argv_ptrs,
-            _envp: envp,
-            envp_ptrs,
-            attr,
-            actions,
-            stdin,
-            stdout,
-            stderr,
             pipe_read,
             timeout: config.timeout,
             counters: config.counters.clone(),
-            proc_io: config.proc_io,
             drain: if config.output == Output::Pipe {
                 vec![0; 64 * 1024]
             } else {
@@ -463,10 +777,6 @@ impl Prepared {
             },
             piped_bytes: 0,
             runs: 0,
-            credentials,
-            nice: config.nice,
-            cwd,
-            cpus,
         })
     }
 
@@ -477,75 +787,107 @@ impl Prepared {
 
     /// Runs the command once and fills `sample` with every metric measured.
     pub fn run(&mut self, sample: &mut Sample) -> Result<Outcome> {
-        let start = now();
-        let (pid, counters) = if self.counters.is_some()
-            || self.credentials.is_some()
-            || self.nice.is_some()
-        {
-            self.fork_exec()?
-        } else {
-            if let Some((set, _)) = &self.cpus {
-                // Inherited at clone time; restored right after.
-                // SAFETY: set is a valid cpu_set_t.
-                unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+        let spawner = self.spawner.clone();
+        // The header alone: its length field carries the id (spawner.c).
+        let request = header(MSG_RUN, self.id as usize);
+        let deadline = self.timeout.map(|t| Instant::now() + t);
+        spawner.send(&request, &[])?;
+
+        let mut interrupted = false;
+        let mut on_interrupt = || {
+            if !interrupted && signals::received().is_some() {
+                interrupted = true;
+                spawner.kill_run();
             }
-            let mut pid: libc::pid_t = 0;
-            // SAFETY: all pointers are valid for the call and NULL-terminated.
-            let rc = unsafe {
-                libc::posix_spawn(
-                    &mut pid,
-                    self.path.as_ptr(),
-                    &self.actions,
-                    &self.attr,
-                    self.argv_ptrs.as_ptr() as *const *mut libc::c_char,
-                    self.envp_ptrs.as_ptr() as *const *mut libc::c_char,
-                )
-            };
-            if let Some((_, own)) = &self.cpus {
-                // SAFETY: own is the harness's affinity read at prepare time.
-                unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), own) };
-            }
-            if rc != 0 {
-                return Err(Error::Spawn {
-                    command: self.path.to_string_lossy().into_owned(),
-                    source: std::io::Error::from_raw_os_error(rc),
-                });
-            }
-            (pid, None)
         };
-
-        let io_fd = Fd(if self.proc_io { procio::open(pid) } else { -1 });
-        let outcome = self.wait_exit(pid);
-        let end = now();
-        sample.set(Metric::WallTime, seconds_between(start, end));
-
-        if self.proc_io {
-            if let Some(io) = procio::read_fd(io_fd.0) {
-                sample.set(Metric::IoReadBytes, io.read_bytes as f64);
-                // Net of writes truncated away before reaching storage.
-                sample.set(
-                    Metric::IoWriteBytes,
-                    io.write_bytes.saturating_sub(io.cancelled_write_bytes) as f64,
-                );
-                sample.set(Metric::IoReadChars, io.rchar as f64);
-                sample.set(Metric::IoWriteChars, io.wchar as f64);
+        let mut counters = None;
+        let mut outcome = Outcome::Finished;
+        // The report with its header, read with one call when possible.
+        let mut reply = Reply::default();
+        let mut whole = true;
+        if let Some(avail) = &self.counters {
+            // The child reports its pid and waits for the counters, unless
+            // a step before failed (then the report comes instead).
+            let (kind, len) = spawner.recv_header(&mut on_interrupt)?;
+            if kind == MSG_PID {
+                let mut pid = [0u8; 4];
+                spawner.recv(&mut pid, &mut on_interrupt)?;
+                counters = Some(Counters::open(avail, i32::from_ne_bytes(pid)));
+                // The waiting child reads this and execs.
+                spawner.send(&header(MSG_GO, 0), &[])?;
+            } else {
+                (reply.kind, reply.len) = (kind, len);
+                whole = false;
             }
+        }
+        if whole && (deadline.is_some() || self.pipe_read.0 >= 0) {
+            outcome = self.wait_polling(deadline);
+        }
+        // SAFETY: Reply is plain data; the slice covers it (whole) or its
+        // report part only.
+        let bytes = unsafe {
+            let all = std::slice::from_raw_parts_mut(
+                (&mut reply as *mut Reply).cast::<u8>(),
+                std::mem::size_of::<Reply>(),
+            );
+            if whole {
+                all
+            } else {
+                &mut all[8..]
+            }
+        };
+        spawner.recv(bytes, &mut on_interrupt)?;
+        if reply.kind != MSG_RESULT || reply.len as usize != std::mem::size_of::<RunResult>() {
+            return Err(Spawner::gone());
+        }
+        let res = reply.res;
+        if interrupted {
+            outcome = Outcome::Interrupted;
+        }
+        if outcome != Outcome::Finished {
+            // The command itself is reaped now: kill what it left behind.
+            spawner.kill_run();
+        }
+        self.drain_pipe();
+        if res.failed_step != 0 {
+            let step = match res.failed_step {
+                1 => "starting a process",
+                2 => "redirecting input or output",
+                3 => "changing to the working directory",
+                4 => "setting the niceness (below 0 needs root)",
+                5 => "pinning to --cpus",
+                6 => "switching user",
+                7 => "waiting for the perf counters",
+                9 => "creating its process group",
+                10 => "joining the session's cgroup",
+                _ => "exec",
+            };
+            let errno = res.error as i32;
+            return Err(Error::Spawn {
+                command: self.path.to_string_lossy().into_owned(),
+                source: std::io::Error::new(
+                    std::io::Error::from_raw_os_error(errno).kind(),
+                    format!("{step}: {}", std::io::Error::from_raw_os_error(errno)),
+                ),
+            });
+        }
+
+        let wall =
+            (res.end_sec - res.start_sec) as f64 + (res.end_nsec - res.start_nsec) as f64 * 1e-9;
+        sample.set(Metric::WallTime, wall);
+        if res.io_ok != 0 {
+            sample.set(Metric::IoReadBytes, res.read_bytes as f64);
+            // Net of writes truncated away before reaching storage.
+            sample.set(
+                Metric::IoWriteBytes,
+                res.write_bytes.saturating_sub(res.cancelled_write_bytes) as f64,
+            );
+            sample.set(Metric::IoReadChars, res.rchar as f64);
+            sample.set(Metric::IoWriteChars, res.wchar as f64);
         }
         if let Some(c) = &counters {
             c.read_into(sample);
         }
-
-        let mut status = 0;
-        // SAFETY: rusage is plain data; wait4 on our own child.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        loop {
-            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-            if r == pid || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                break;
-            }
-        }
-        drop(io_fd);
-        self.drain_pipe();
         // Orphans adopted as subreaper are reaped now and then, not after
         // every run: a zombie costs nothing meanwhile, a syscall per run does.
         self.runs += 1;
@@ -553,16 +895,17 @@ impl Prepared {
             super::reap_orphans();
         }
 
-        let user = timeval_seconds(ru.ru_utime);
-        let sys = timeval_seconds(ru.ru_stime);
+        let user = timeval_seconds(res.utime_sec, res.utime_usec);
+        let sys = timeval_seconds(res.stime_sec, res.stime_usec);
         sample.set(Metric::UserTime, user);
         sample.set(Metric::SystemTime, sys);
         sample.set(Metric::CpuTime, user + sys);
-        sample.set(Metric::PeakRss, ru.ru_maxrss as f64 * 1024.0);
-        sample.set(Metric::MinorFaults, ru.ru_minflt as f64);
-        sample.set(Metric::MajorFaults, ru.ru_majflt as f64);
-        sample.set(Metric::VoluntaryCtx, ru.ru_nvcsw as f64);
-        sample.set(Metric::InvoluntaryCtx, ru.ru_nivcsw as f64);
+        sample.set(Metric::PeakRss, res.maxrss_kib as f64 * 1024.0);
+        sample.set(Metric::MinorFaults, res.minflt as f64);
+        sample.set(Metric::MajorFaults, res.majflt as f64);
+        sample.set(Metric::VoluntaryCtx, res.nvcsw as f64);
+        sample.set(Metric::InvoluntaryCtx, res.nivcsw as f64);
+        let status = res.status as i32;
         if libc::WIFEXITED(status) {
             sample.exit_code = Some(libc::WEXITSTATUS(status));
         } else if libc::WIFSIGNALED(status) {
@@ -572,187 +915,31 @@ impl Prepared {
         Ok(outcome)
     }
 
-    /// fork + set up the child + exec, for what posix_spawn cannot do: open
-    /// perf counters before exec (the parent opens them while the child
-    /// waits on a pipe, as `perf stat` does), switch user, change niceness.
-    /// Costs a fork instead of a vfork, so it is used only when needed.
-    /// A failure in the child is reported through a CLOEXEC pipe: the
-    /// parent reads EOF on a successful exec, or (step, errno).
-    fn fork_exec(&self) -> Result<(libc::pid_t, Option<Counters>)> {
-        let mut sync = [-1; 2];
-        let mut errp = [-1; 2];
-        // SAFETY: both arrays hold two ints.
-        unsafe {
-            if libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) != 0
-                || libc::pipe2(errp.as_mut_ptr(), libc::O_CLOEXEC) != 0
-            {
-                let e = std::io::Error::last_os_error();
-                for fd in sync.into_iter().chain(errp) {
-                    if fd >= 0 {
-                        libc::close(fd);
-                    }
-                }
-                return Err(Error::Io(e));
-            }
-        }
-        let (sync_r, sync_w, err_r, err_w) = (Fd(sync[0]), Fd(sync[1]), Fd(errp[0]), Fd(errp[1]));
-        let creds = self.credentials.as_ref();
-        // SAFETY: between fork and exec the child calls only async-signal-safe
-        // functions and raw syscalls on data prepared before the fork.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(Error::Spawn {
-                command: self.path.to_string_lossy().into_owned(),
-                source: std::io::Error::last_os_error(),
-            });
-        }
-        if pid == 0 {
-            unsafe {
-                let fail = |step: u8| -> ! {
-                    let errno = *libc::__errno_location();
-                    let mut msg = [0u8; 5];
-                    msg[0] = step;
-                    msg[1..].copy_from_slice(&errno.to_ne_bytes());
-                    libc::write(err_w.0, msg.as_ptr().cast(), 5);
-                    libc::_exit(127);
-                };
-                libc::setpgid(0, 0);
-                let mut mask: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut mask);
-                libc::sigprocmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
-                for sig in [
-                    libc::SIGPIPE,
-                    libc::SIGINT,
-                    libc::SIGTERM,
-                    libc::SIGQUIT,
-                    libc::SIGCHLD,
-                ] {
-                    libc::signal(sig, libc::SIG_DFL);
-                }
-                for (fd, target) in [(self.stdin.0, 0), (self.stdout.0, 1), (self.stderr.0, 2)] {
-                    if fd >= 0 && libc::dup2(fd, target) < 0 {
-                        fail(1);
-                    }
-                }
-                if let Some(dir) = &self.cwd {
-                    if libc::chdir(dir.as_ptr()) != 0 {
-                        fail(2);
-                    }
-                }
-                if let Some(n) = self.nice {
-                    if libc::setpriority(libc::PRIO_PROCESS, 0, n) != 0 {
-                        fail(3);
-                    }
-                }
-                if let Some((set, _)) = &self.cpus {
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
-                    {
-                        fail(4);
-                    }
-                }
-                if let Some(c) = creds {
-                    // Raw syscalls: glibc's wrappers would try to change every
-                    // thread of the parent, which this child does not have.
-                    if libc::syscall(libc::SYS_setgroups, c.groups.len(), c.groups.as_ptr()) != 0 {
-                        fail(5);
-                    }
-                    if libc::syscall(libc::SYS_setgid, c.gid) != 0 {
-                        fail(6);
-                    }
-                    if libc::syscall(libc::SYS_setuid, c.uid) != 0 {
-                        fail(7);
-                    }
-                }
-                // Our copy of the write end must go, or EOF never comes.
-                libc::close(sync_w.0);
-                let mut b = 0u8;
-                libc::read(sync_r.0, (&mut b as *mut u8).cast(), 1);
-                libc::execve(
-                    self.path.as_ptr(),
-                    self.argv_ptrs.as_ptr(),
-                    self.envp_ptrs.as_ptr(),
-                );
-                fail(8);
-            }
-        }
-        // Also from the parent, so the group exists before we could kill it.
-        unsafe { libc::setpgid(pid, pid) };
-        let counters = self
-            .counters
-            .as_ref()
-            .map(|avail| Counters::open(avail, pid));
-        drop(sync_r);
-        drop(sync_w); // EOF releases the child into exec
-        drop(err_w);
-        let mut msg = [0u8; 5];
-        // SAFETY: msg is 5 bytes; the read returns 0 once exec closed the pipe.
-        let n = unsafe { libc::read(err_r.0, msg.as_mut_ptr().cast(), 5) };
-        if n == 5 {
-            let mut status = 0;
-            unsafe { libc::waitpid(pid, &mut status, 0) };
-            let errno = i32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]]);
-            let step = match msg[0] {
-                1 => "redirecting output",
-                2 => "changing to the working directory",
-                3 => "setting the niceness (below 0 needs root)",
-                4 => "pinning to --cpus",
-                5..=7 => "switching user",
-                _ => "exec",
-            };
-            return Err(Error::Spawn {
-                command: self.path.to_string_lossy().into_owned(),
-                source: std::io::Error::new(
-                    std::io::Error::from_raw_os_error(errno).kind(),
-                    format!("{step}: {}", std::io::Error::from_raw_os_error(errno)),
-                ),
-            });
-        }
-        Ok((pid, counters))
-    }
-
-    /// Waits until `pid` has exited, leaving it a zombie (WNOWAIT) so that its
-    /// /proc entry can still be read.
-    fn wait_exit(&mut self, pid: libc::pid_t) -> Outcome {
-        if self.timeout.is_none() && self.pipe_read.0 < 0 {
-            return wait_blocking(pid);
-        }
-        self.wait_polling(pid)
-    }
-
-    fn wait_polling(&mut self, pid: libc::pid_t) -> Outcome {
-        let deadline = self.timeout.map(|t| Instant::now() + t);
-        // SAFETY: pidfd_open on our own child.
-        let pidfd = Fd(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32);
+    /// Waits for the spawner's report while draining the output pipe and
+    /// watching the deadline and the harness's signals; kills the command's
+    /// tree on a timeout or an interruption. The report itself is left for
+    /// the caller to read.
+    fn wait_polling(&mut self, deadline: Option<Instant>) -> Outcome {
+        let sock = self.spawner.sock.0;
         loop {
             if signals::received().is_some() {
-                tree::kill_all(pid);
-                wait_blocking_uninterruptible(pid);
+                self.spawner.kill_run();
                 return Outcome::Interrupted;
             }
             let wait_ms = match deadline {
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        tree::kill_all(pid);
-                        wait_blocking_uninterruptible(pid);
+                        self.spawner.kill_run();
                         return Outcome::TimedOut;
                     }
-                    left.as_millis().clamp(1, 1000) as i32
+                    left.as_micros().div_ceil(1000).clamp(1, 1000) as i32
                 }
                 None => 1000,
             };
-            if pidfd.0 < 0 {
-                // No pidfd (old kernel): poll the child's state every millisecond.
-                if exited_nohang(pid) {
-                    return Outcome::Finished;
-                }
-                self.drain_pipe();
-                std::thread::sleep(Duration::from_millis(1));
-                continue;
-            }
             let mut fds = [
                 libc::pollfd {
-                    fd: pidfd.0,
+                    fd: sock,
                     events: libc::POLLIN,
                     revents: 0,
                 },
@@ -769,7 +956,7 @@ impl Prepared {
                 if fds[1].revents != 0 {
                     self.drain_pipe();
                 }
-                if fds[0].revents != 0 && exited_nohang(pid) {
+                if fds[0].revents != 0 {
                     return Outcome::Finished;
                 }
             }
@@ -793,62 +980,6 @@ impl Prepared {
                 break;
             }
             self.piped_bytes += n as u64;
-        }
-    }
-}
-
-/// `waitid(WEXITED | WNOWAIT | extra)` on our child: leaves it a zombie so
-/// its /proc entry stays readable. Returns the call's result and the pid
-/// that was reported (0 when WNOHANG found nothing).
-fn waitid_nowait(pid: libc::pid_t, extra: libc::c_int) -> (libc::c_int, libc::pid_t) {
-    // SAFETY: siginfo is plain data; waitid on our own child.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let r = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOWAIT | extra,
-        )
-    };
-    (r, if r == 0 { unsafe { info.si_pid() } } else { 0 })
-}
-
-fn exited_nohang(pid: libc::pid_t) -> bool {
-    waitid_nowait(pid, libc::WNOHANG).1 == pid
-}
-
-/// Blocks until `pid` exits; Err(()) when a signal interrupted the wait
-/// (EINTR: our handlers are installed without SA_RESTART).
-fn waitid_exit(pid: libc::pid_t) -> std::result::Result<(), ()> {
-    let (r, _) = waitid_nowait(pid, 0);
-    if r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-        return Err(());
-    }
-    Ok(())
-}
-
-fn wait_blocking(pid: libc::pid_t) -> Outcome {
-    while waitid_exit(pid).is_err() {
-        if signals::received().is_some() {
-            tree::kill_all(pid);
-            wait_blocking_uninterruptible(pid);
-            return Outcome::Interrupted;
-        }
-    }
-    Outcome::Finished
-}
-
-fn wait_blocking_uninterruptible(pid: libc::pid_t) {
-    while waitid_exit(pid).is_err() {}
-}
-
-impl Drop for Prepared {
-    fn drop(&mut self) {
-        // SAFETY: both were initialised in `new` and are destroyed once.
-        unsafe {
-            libc::posix_spawnattr_destroy(&mut self.attr);
-            libc::posix_spawn_file_actions_destroy(&mut self.actions);
         }
     }
 }

@@ -15,10 +15,18 @@ pub fn protect(pid: libc::pid_t) {
     }
 }
 
-/// Live (non-zombie) descendants of `root`, found through
-/// `/proc/<pid>/task/<tid>/children`.
-pub fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
-    let mut out = Vec::new();
+/// Stops exempting `pid` (its process is gone; the number may be reused).
+pub fn unprotect(pid: libc::pid_t) {
+    if let Ok(mut p) = PROTECTED.lock() {
+        p.retain(|&q| q != pid);
+    }
+}
+
+/// Descendants of `root`, found through `/proc/<pid>/task/<tid>/children`:
+/// (live ones, zombies).
+pub fn scan(root: libc::pid_t) -> (Vec<libc::pid_t>, Vec<libc::pid_t>) {
+    let mut live = Vec::new();
+    let mut zombies = Vec::new();
     let mut seen = HashSet::new();
     let mut stack = vec![root];
     while let Some(pid) = stack.pop() {
@@ -31,15 +39,22 @@ pub fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
             };
             for child in text.split_whitespace().filter_map(|s| s.parse().ok()) {
                 if seen.insert(child) {
-                    if !is_zombie(child) {
-                        out.push(child);
+                    if is_zombie(child) {
+                        zombies.push(child);
+                    } else {
+                        live.push(child);
                     }
                     stack.push(child);
                 }
             }
         }
     }
-    out
+    (live, zombies)
+}
+
+/// Live (non-zombie) descendants of `root`.
+pub fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
+    scan(root).0
 }
 
 fn is_zombie(pid: libc::pid_t) -> bool {
@@ -56,23 +71,34 @@ fn is_zombie(pid: libc::pid_t) -> bool {
         .unwrap_or(true)
 }
 
-/// SIGKILLs the process group `pgid` and every live descendant of the harness
-/// until none is left (processes may fork while we kill; killed ones cannot).
+/// SIGKILLs the process group `pgid` (when known) and every descendant of
+/// the harness except its own helpers, until the tree is provably empty.
+///
 /// The harness is a subreaper, so descendants that left the group or were
-/// orphaned are still its descendants.
-pub fn kill_all(pgid: libc::pid_t) {
-    // SAFETY: kill on a process group we created.
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
+/// orphaned are still its descendants. A scan of /proc can miss a process
+/// that is reparented to us while the scan runs, but only when its parent
+/// exits during the scan; so a scan proves the tree empty only when it finds
+/// neither a live process nor a zombie, after our own zombies were reaped.
+/// Killed processes cannot fork (a fatal signal aborts fork), so the loop
+/// ends.
+pub fn kill_all(pgid: Option<libc::pid_t>) {
+    if let Some(pgid) = pgid {
+        // SAFETY: kill on a process group we created.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
     }
     let me = std::process::id() as libc::pid_t;
     let protected = PROTECTED.lock().map(|p| p.clone()).unwrap_or_default();
-    for _ in 0..1000 {
-        let live: Vec<libc::pid_t> = descendants(me)
+    // Bounded (about ten seconds) in case a zombie's parent never reaps it.
+    for _ in 0..10_000 {
+        super::reap_orphans_except(&protected);
+        let (live, zombies) = scan(me);
+        let live: Vec<libc::pid_t> = live
             .into_iter()
             .filter(|p| !protected.contains(p))
             .collect();
-        if live.is_empty() {
+        if live.is_empty() && zombies.iter().all(|p| protected.contains(p)) {
             return;
         }
         for pid in live {

@@ -129,6 +129,31 @@ pub fn render(d: &ReportData) -> String {
                 .unwrap_or_else(|| "unknown".into())
         ),
     );
+    if let Some(checks) = s
+        .preflight
+        .as_deref()
+        .and_then(|j| serde_json::from_str::<Vec<crate::preflight::Check>>(j).ok())
+    {
+        use crate::preflight::Status;
+        let names = |st: Status| -> Vec<&str> {
+            checks
+                .iter()
+                .filter(|c| c.status == st)
+                .map(|c| c.name.as_str())
+                .collect()
+        };
+        let mut parts: Vec<String> = crate::preflight::warnings(&checks)
+            .into_iter()
+            .map(|w| format!("warning: {w}"))
+            .collect();
+        for (st, word) in [(Status::Ok, "ok"), (Status::Unknown, "not readable")] {
+            let n = names(st);
+            if !n.is_empty() {
+                parts.push(format!("{word}: {}", n.join(", ")));
+            }
+        }
+        row(&mut out, "Machine checks", &parts.join("; "));
+    }
     row(&mut out, "Fingerprint", &s.fingerprint);
     row(&mut out, "cmdscope", &s.tool_version);
     row(&mut out, "Store", &d.store);
@@ -528,6 +553,10 @@ mod tests {
             },
             labels: vec![("k".into(), "<v>".into())],
             cells: vec![],
+            preflight: Some(
+                r#"[{"name":"load","status":"warn","detail":"load <9>"},{"name":"swap","status":"ok","detail":"no swapping"}]"#
+                    .into(),
+            ),
         }
     }
 
@@ -569,7 +598,11 @@ mod tests {
         assert!(html.contains("Median wall time against batch"));
         assert!(html.contains("class=\"highlight\""), "optimum marked");
         assert!(html.contains("class=\"band\""), "interval band");
-        for raw in ["<x>", "<host>", "<v>", "<id>", "<note>"] {
+        assert!(
+            html.contains("warning: load: load &lt;9&gt;; ok: swap"),
+            "machine checks"
+        );
+        for raw in ["<x>", "<host>", "<v>", "<id>", "<note>", "<9>"] {
             assert!(!html.contains(raw), "{raw} not escaped");
         }
         assert!(html.contains("&lt;note&gt;"));

@@ -180,6 +180,7 @@ pub fn render(session: &Session, analyses: &[CellAnalysis], comparisons: Value) 
             "counters_unavailable": unavailable,
             "confidence_level": analysis::LEVEL,
             "memory_peak_resident_floor": session.rss_floor.map(num),
+            "preflight": session.preflight,
         },
         "results": session.results.iter().zip(analyses).map(|(r, a)| result(r, a)).collect::<Vec<_>>(),
         "comparisons": comparisons,

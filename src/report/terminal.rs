@@ -114,7 +114,7 @@ pub fn render(
                         out,
                         "  Memory (peak RSS):    ≤ {}  {}",
                         units::bytes(rss),
-                        paint.dim("(no more than cmdscope's own resident size, which Linux reports as the floor)")
+                        paint.dim("(no more than the resident size of cmdscope's spawner, which Linux reports as the floor)")
                     );
                 }
                 _ => {

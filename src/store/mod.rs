@@ -212,6 +212,8 @@ pub struct Finish {
     pub status: String,
     pub stop_reason: Option<String>,
     pub shell_overhead: Option<f64>,
+    /// The preflight checks (JSON list), when made.
+    pub preflight: Option<String>,
 }
 
 /// Status of a session that has not finished (still running, or killed).
@@ -260,6 +262,8 @@ pub struct StoredSession {
     pub machine: Machine,
     pub labels: Vec<(String, String)>,
     pub cells: Vec<StoredCell>,
+    /// The preflight checks (JSON list of {name, status, detail}), if recorded.
+    pub preflight: Option<String>,
 }
 
 impl StoredSession {
@@ -625,12 +629,13 @@ impl Store {
             Value::Text(f.status.clone()),
             Value::opt_text(f.stop_reason.as_deref()),
             Value::opt_real(f.shell_overhead),
+            Value::opt_text(f.preflight.as_deref()),
             Value::Int(session),
         ];
         self.write(|db| {
             db.execute(
                 "UPDATE sessions SET finished_unix = $1, status = $2, stop_reason = $3, \
-                 shell_overhead = $4 WHERE id = $5",
+                 shell_overhead = $4, preflight = COALESCE($5, preflight) WHERE id = $6",
                 &params,
             )
         })
@@ -648,8 +653,8 @@ impl Store {
         let mut sql = String::from(
             "SELECT id, started, started_unix, finished_unix, status, stop_reason, source, \
              tool_version, command_line, run_order, shell_overhead, fingerprint, hostname, \
-             cpu_model, cores, memory_bytes, kernel, governor, load_1m, load_5m, load_15m \
-             FROM sessions s WHERE 1 = 1",
+             cpu_model, cores, memory_bytes, kernel, governor, load_1m, load_5m, load_15m, \
+             preflight FROM sessions s WHERE 1 = 1",
         );
         let mut params = Vec::new();
         if let Some(id) = filter.session {
@@ -699,6 +704,7 @@ impl Store {
                     },
                     labels: Vec::new(),
                     cells: Vec::new(),
+                    preflight: g(21).text().map(str::to_string),
                 }
             })
             .collect();

@@ -258,6 +258,7 @@ impl Recorder {
                 status: status.into(),
                 stop_reason,
                 shell_overhead: session.shell_overhead.map(|o| o.wall),
+                preflight: serde_json::to_string(&session.preflight).ok(),
             };
             self.call(&msg);
         }

@@ -186,11 +186,13 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
     vec![
         dialect.render(&V1.replace("{metric_columns}", &columns.join(",\n    "))),
         dialect.render(V2),
+        // 3: the machine checks made before the session (JSON list).
+        "ALTER TABLE sessions ADD COLUMN preflight TEXT".to_string(),
     ]
 }
 
 /// The schema version this cmdscope writes.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 3;
 
 /// Creates the version table (idempotent; run inside the migration transaction).
 pub const VERSION_TABLE: &str =

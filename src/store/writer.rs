@@ -136,6 +136,8 @@ pub enum Msg {
         status: String,
         stop_reason: Option<String>,
         shell_overhead: Option<f64>,
+        #[serde(default)]
+        preflight: Option<String>,
     },
 }
 
@@ -326,6 +328,7 @@ impl State {
                 status,
                 stop_reason,
                 shell_overhead,
+                preflight,
             } => {
                 let session = self
                     .session
@@ -336,6 +339,7 @@ impl State {
                         status,
                         stop_reason,
                         shell_overhead,
+                        preflight,
                     },
                 )?;
             }

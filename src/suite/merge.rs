@@ -84,6 +84,8 @@ pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
         machine: oldest.machine.clone(),
         labels,
         cells,
+        // Each partition checked its own machine: no one list stands for all.
+        preflight: None,
     })
 }
 
@@ -136,6 +138,7 @@ mod tests {
             command_line: String::new(),
             order: Some("interleaved".into()),
             shell_overhead: None,
+            preflight: None,
             fingerprint: "f".into(),
             machine: Machine {
                 hostname: format!("h{id}"),

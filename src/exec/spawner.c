@@ -1,0 +1,459 @@
+/*
+ * cmdscope-spawner: the process every measured command is started from.
+ *
+ * Why a separate, tiny process: Linux folds the resident high-water mark of
+ * the address space a process had before exec into its ru_maxrss. A command
+ * started (vfork-style or forked) from cmdscope itself can therefore never
+ * read below cmdscope's own resident size (2-3 MiB after trimming), while
+ * `/bin/true` really peaks near 1 MiB. This helper is a static C program,
+ * started once per session, that drops its own code pages after start-up and
+ * resets its high-water mark: its resident size, the floor that remains, is
+ * about 0.4 MiB (below the ~1 MiB of the smallest dynamically linked
+ * command), most of it the pages of code and constants the run loop touches,
+ * which the kernel maps 64 KiB at a time (fault-around). Its peak is read
+ * after the runs and recorded as `memory_peak_resident_floor`.
+ *
+ * Measured before choosing (peak RSS of the process that execs): cmdscope
+ * itself 2.3-2.8 MiB even after trimming its code pages; a dynamically
+ * linked C helper about 1.1 MiB (ld.so and libc mapped); this static one
+ * 0.7 MiB untrimmed, 0.4 MiB trimmed. A helper without any C library would
+ * be smaller still but needs its own system-call and clone code.
+ *
+ * Why not glibc's posix_spawn here: it maps and unmaps a stack per call and
+ * makes about 120 rt_sigaction calls in the child to reset handlers. This
+ * process installs no handler and runs with default dispositions and the
+ * harness's original signal mask, so the child needs no signal work at all:
+ * clone(CLONE_VM | CLONE_VFORK) on a preallocated stack, set up descriptors
+ * and attributes, exec. The child never touches the helper's memory except
+ * to record why a step failed.
+ *
+ * Everything is measured here, next to the child, exactly as the harness did
+ * before: wall time from before clone to the exit notification (waitid with
+ * WNOWAIT), /proc/<pid>/io read while the child is a zombie, rusage from
+ * wait4 of the child itself. Perf counters are opened by the harness on the
+ * child's pid while the child waits, before exec, for a "go" message.
+ *
+ * Protocol, on a stream socket at descriptor 3, native byte order, each
+ * message an 8-byte header {type, length} and `length` bytes:
+ *   harness -> helper: PREPARE (with stdin/stdout/stderr as SCM_RIGHTS),
+ *                      RUN (the header alone, its length field holding the
+ *                      command's id: one read per run), GO (read by the
+ *                      waiting child).
+ *   helper -> harness: PID {pid} (counters only), RESULT {struct result}.
+ * The helper exits when the harness closes the socket.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SOCK 3
+
+enum { MSG_PREPARE = 1, MSG_RUN = 2, MSG_GO = 3, MSG_PID = 4, MSG_RESULT = 5 };
+
+enum {
+    F_CWD = 1,
+    F_NICE = 2,
+    F_CPUS = 4,
+    F_USER = 8,
+    F_COUNTERS = 16,
+    F_PROC_IO = 32,
+    F_CGROUP = 64,
+};
+
+/* Steps that can fail in the child; mirrored in spawn.rs. */
+enum {
+    STEP_CLONE = 1,
+    STEP_REDIRECT,
+    STEP_CHDIR,
+    STEP_NICE,
+    STEP_CPUS,
+    STEP_USER,
+    STEP_SYNC,
+    STEP_EXEC,
+    STEP_SETPGID,
+    STEP_CGROUP,
+};
+
+struct header {
+    uint32_t type;
+    uint32_t len;
+};
+
+struct prepare_fixed {
+    uint32_t id, flags;
+    int32_t nice;
+    uint32_t uid, gid, ngroups, cpuset_len, argc, envc, nfds;
+    int32_t fd_target[3]; /* which of 0/1/2 each received descriptor becomes */
+};
+
+/* Every field 64 bits wide: the Rust side mirrors it with #[repr(C)]. */
+struct result {
+    int64_t pid, status, failed_step, error;
+    int64_t start_sec, start_nsec, end_sec, end_nsec;
+    int64_t utime_sec, utime_usec, stime_sec, stime_usec;
+    int64_t maxrss_kib, minflt, majflt, nvcsw, nivcsw;
+    int64_t io_ok;
+    uint64_t rchar, wchar, read_bytes, write_bytes, cancelled_write_bytes;
+};
+
+struct command {
+    uint32_t flags;
+    int nice;
+    uid_t uid;
+    gid_t gid;
+    size_t ngroups;
+    gid_t *groups;
+    size_t cpuset_len;
+    cpu_set_t *cpuset;
+    char *path, *cwd;
+    char **argv, **envp;
+    int fd[3]; /* -1: inherit the helper's (the harness's) own */
+    char *blob;
+};
+
+/* cgroup.procs of the session's cgroup (argv[1]), or -1: commands run with
+ * a timeout join it before exec, so that cgroup.kill reaches every process
+ * they start, however it detaches. */
+static int cgroup_procs = -1;
+
+static struct command **commands;
+static size_t ncommands;
+
+struct child_ctx {
+    const struct command *c;
+    volatile int failed_step, error;
+};
+
+/* The child's stack: the child only runs a few system calls before exec. */
+static char child_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int read_full(int fd, void *buf, size_t n) {
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t n) {
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int send_msg(uint32_t type, const void *payload, uint32_t len) {
+    char buf[sizeof(struct header) + sizeof(struct result)];
+    struct header h = {type, len};
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h, payload, len);
+    return write_full(SOCK, buf, sizeof h + len);
+}
+
+/* Drops the pages of read-only file mappings that hold no private copies
+ * (our code and constants: they fault back in from the page cache when used)
+ * and resets the high-water mark to what is left. MADV_RANDOM stops
+ * fault-around from mapping 16 pages for every page touched later. */
+static void trim(void) {
+    static char buf[16384];
+    int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        unsigned long start = 0, end = 0;
+        int candidate = 0;
+        size_t have = 0;
+        for (;;) {
+            ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+            if (r <= 0) break;
+            have += (size_t)r;
+            buf[have] = 0;
+            char *line = buf, *nl;
+            while ((nl = strchr(line, '\n'))) {
+                *nl = 0;
+                unsigned long a, b;
+                char perms[8];
+                int pathpos = 0;
+                if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &a, &b, perms, &pathpos) == 3) {
+                    if (candidate) {
+                        madvise((void *)start, end - start, MADV_RANDOM);
+                        madvise((void *)start, end - start, MADV_DONTNEED);
+                    }
+                    start = a;
+                    end = b;
+                    candidate = (!strcmp(perms, "r-xp") || !strcmp(perms, "r--p")) && pathpos > 0 &&
+                                line[pathpos] == '/';
+                } else if (!strncmp(line, "Anonymous:", 10)) {
+                    unsigned long kb = 0;
+                    sscanf(line + 10, "%lu", &kb);
+                    if (kb) candidate = 0; /* relocated data: must stay */
+                }
+                line = nl + 1;
+            }
+            have = strlen(line);
+            memmove(buf, line, have);
+        }
+        if (candidate) {
+            madvise((void *)start, end - start, MADV_RANDOM);
+            madvise((void *)start, end - start, MADV_DONTNEED);
+        }
+        close(fd);
+    }
+    fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        /* "5" resets the peak resident size to the current one (proc(5)). */
+        if (write(fd, "5", 1) < 0) {
+        }
+        close(fd);
+    }
+}
+
+static void prepare(uint32_t len, int *fds, int nfds) {
+    char *blob = malloc(len + 1);
+    struct command *c = calloc(1, sizeof *c);
+    if (!blob || !c || read_full(SOCK, blob, len) < 0 || len < sizeof(struct prepare_fixed)) _exit(3);
+    blob[len] = 0;
+    struct prepare_fixed fx;
+    memcpy(&fx, blob, sizeof fx);
+    char *p = blob + sizeof fx;
+    c->flags = fx.flags;
+    c->nice = fx.nice;
+    c->uid = fx.uid;
+    c->gid = fx.gid;
+    c->ngroups = fx.ngroups;
+    c->groups = (gid_t *)p; /* the blob is malloc'd: aligned for gid_t */
+    p += sizeof(gid_t) * fx.ngroups;
+    c->cpuset_len = fx.cpuset_len;
+    c->cpuset = malloc(fx.cpuset_len ? fx.cpuset_len : 1);
+    if (!c->cpuset) _exit(3);
+    memcpy(c->cpuset, p, fx.cpuset_len);
+    p += fx.cpuset_len;
+    c->path = p;
+    p += strlen(p) + 1;
+    c->cwd = NULL;
+    if (fx.flags & F_CWD) {
+        c->cwd = p;
+        p += strlen(p) + 1;
+    }
+    c->argv = calloc(fx.argc + 1, sizeof(char *));
+    c->envp = calloc(fx.envc + 1, sizeof(char *));
+    if (!c->argv || !c->envp) _exit(3);
+    for (uint32_t i = 0; i < fx.argc; i++) {
+        c->argv[i] = p;
+        p += strlen(p) + 1;
+    }
+    for (uint32_t i = 0; i < fx.envc; i++) {
+        c->envp[i] = p;
+        p += strlen(p) + 1;
+    }
+    if (p > blob + len + 1) _exit(3);
+    for (int i = 0; i < 3; i++) c->fd[i] = -1;
+    for (int i = 0; i < nfds && i < 3; i++) {
+        int t = fx.fd_target[i];
+        if (t >= 0 && t < 3) c->fd[t] = fds[i];
+    }
+    c->blob = blob;
+    if (fx.id != ncommands) _exit(3);
+    struct command **grown = realloc(commands, (ncommands + 1) * sizeof *commands);
+    if (!grown) _exit(3);
+    commands = grown;
+    commands[ncommands++] = c;
+    /* The buffers above are part of the floor now; nothing else may be. */
+    trim();
+}
+
+static void child_fail(struct child_ctx *ctx, int step) {
+    ctx->error = errno;
+    ctx->failed_step = step;
+    _exit(127);
+}
+
+static int child_main(void *arg) {
+    struct child_ctx *ctx = arg;
+    const struct command *c = ctx->c;
+    /* Its own process group: a timeout kills the group, and a terminal's
+     * Ctrl-C reaches the harness, which then cleans up. */
+    if (setpgid(0, 0) != 0) child_fail(ctx, STEP_SETPGID);
+    if ((c->flags & F_CGROUP) && cgroup_procs >= 0 && write(cgroup_procs, "0", 1) != 1)
+        child_fail(ctx, STEP_CGROUP);
+    for (int i = 0; i < 3; i++)
+        if (c->fd[i] >= 0 && dup2(c->fd[i], i) < 0) child_fail(ctx, STEP_REDIRECT);
+    if ((c->flags & F_CWD) && chdir(c->cwd) != 0) child_fail(ctx, STEP_CHDIR);
+    if ((c->flags & F_NICE) && setpriority(PRIO_PROCESS, 0, c->nice) != 0) child_fail(ctx, STEP_NICE);
+    if ((c->flags & F_CPUS) && sched_setaffinity(0, c->cpuset_len, c->cpuset) != 0)
+        child_fail(ctx, STEP_CPUS);
+    if (c->flags & F_USER) {
+        /* Raw system calls: glibc's wrappers would try to change every
+         * thread of the process, which this child is not part of. */
+        if (syscall(SYS_setgroups, c->ngroups, c->groups) != 0 || syscall(SYS_setgid, c->gid) != 0 ||
+            syscall(SYS_setuid, c->uid) != 0)
+            child_fail(ctx, STEP_USER);
+    }
+    if (c->flags & F_COUNTERS) {
+        /* The harness opens the counters on this pid, then says "go". */
+        int32_t pid = (int32_t)syscall(SYS_getpid);
+        struct header h;
+        if (send_msg(MSG_PID, &pid, sizeof pid) != 0 || read_full(SOCK, &h, sizeof h) != 0 || h.type != MSG_GO)
+            child_fail(ctx, STEP_SYNC);
+    }
+    execve(c->path, c->argv, c->envp);
+    child_fail(ctx, STEP_EXEC);
+    return 127;
+}
+
+static uint64_t field(const char *text, const char *key) {
+    const char *p = strstr(text, key);
+    return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+static void run(uint32_t id) {
+    struct result res;
+    memset(&res, 0, sizeof res);
+    if (id >= ncommands) _exit(3);
+    const struct command *c = commands[id];
+    struct child_ctx ctx = {c, 0, 0};
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    pid_t pid = clone(child_main, child_stack + sizeof child_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
+    if (pid < 0) {
+        res.failed_step = STEP_CLONE;
+        res.error = errno;
+        send_msg(MSG_RESULT, &res, sizeof res);
+        return;
+    }
+    res.pid = pid;
+    if (ctx.failed_step) {
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        res.failed_step = ctx.failed_step;
+        res.error = ctx.error;
+        send_msg(MSG_RESULT, &res, sizeof res);
+        return;
+    }
+    int io = -1;
+    if (c->flags & F_PROC_IO) {
+        /* Formatted by hand: printf would fault in pages of code. */
+        char path[32] = "/proc/", digits[12];
+        int n = 0, at = 6;
+        for (unsigned v = (unsigned)pid; n == 0 || v; v /= 10) digits[n++] = (char)('0' + v % 10);
+        while (n) path[at++] = digits[--n];
+        memcpy(path + at, "/io", 4);
+        io = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    if (io >= 0) {
+        char text[512];
+        ssize_t n = pread(io, text, sizeof text - 1, 0);
+        if (n > 0) {
+            text[n] = 0;
+            res.io_ok = 1;
+            res.rchar = field(text, "rchar: ");
+            res.wchar = field(text, "wchar: ");
+            res.read_bytes = field(text, "\nread_bytes: ");
+            res.write_bytes = field(text, "\nwrite_bytes: ");
+            res.cancelled_write_bytes = field(text, "cancelled_write_bytes: ");
+        }
+        close(io);
+    }
+    int status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+    }
+    res.status = status;
+    res.start_sec = start.tv_sec;
+    res.start_nsec = start.tv_nsec;
+    res.end_sec = end.tv_sec;
+    res.end_nsec = end.tv_nsec;
+    res.utime_sec = ru.ru_utime.tv_sec;
+    res.utime_usec = ru.ru_utime.tv_usec;
+    res.stime_sec = ru.ru_stime.tv_sec;
+    res.stime_usec = ru.ru_stime.tv_usec;
+    res.maxrss_kib = ru.ru_maxrss;
+    res.minflt = ru.ru_minflt;
+    res.majflt = ru.ru_majflt;
+    res.nvcsw = ru.ru_nvcsw;
+    res.nivcsw = ru.ru_nivcsw;
+    send_msg(MSG_RESULT, &res, sizeof res);
+}
+
+int main(int argc, char **argv) {
+    /* The harness ignores SIGPIPE (the Rust runtime does) and catches
+     * SIGINT/SIGTERM; exec reset the caught ones, and the ignored one is
+     * reset here, so every child starts with default dispositions. */
+    signal(SIGPIPE, SIG_DFL);
+    /* Keep only stdin/stdout/stderr (the harness's) and the socket. */
+    if (syscall(SYS_close_range, SOCK + 1, ~0U, 0) != 0) {
+        for (int fd = SOCK + 1; fd < 1024; fd++) close(fd);
+    }
+    fcntl(SOCK, F_SETFD, FD_CLOEXEC);
+    if (argc > 1) cgroup_procs = open(argv[1], O_WRONLY | O_CLOEXEC);
+    trim();
+    int spin = 0;
+    for (;;) {
+        struct header h;
+        /* After a run, the next request usually follows within microseconds:
+         * watching for it for a short while (50 µs) saves the sleep and the
+         * wake-up that would add about 12 µs to every run. */
+        if (spin) {
+            struct timespec t0, t;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            do {
+                if (recv(SOCK, &h, sizeof h, MSG_DONTWAIT | MSG_PEEK) == (ssize_t)sizeof h) break;
+                clock_gettime(CLOCK_MONOTONIC, &t);
+            } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 50000);
+        }
+        int fds[3] = {-1, -1, -1};
+        int nfds = 0;
+        char control[CMSG_SPACE(sizeof fds)];
+        struct iovec iov = {&h, sizeof h};
+        struct msghdr msg = {0};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        ssize_t r = recvmsg(SOCK, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+        if (r < 0 && errno == EINTR) continue;
+        if (r != sizeof h) return 0; /* the harness is gone */
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+            if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+                nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+                if (nfds > 3) nfds = 3;
+                memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
+            }
+        }
+        spin = h.type == MSG_RUN;
+        if (h.type == MSG_PREPARE) {
+            prepare(h.len, fds, nfds);
+        } else if (h.type == MSG_RUN) {
+            run(h.len);
+        } else {
+            return 3;
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! `cmdscope doctor` and the preflight record of every session.
+
+mod common;
+
+use common::*;
+
+const CHECKS: [&str; 9] = [
+    "governor",
+    "turbo",
+    "load",
+    "busy_processes",
+    "steal",
+    "swap",
+    "smt",
+    "thermal",
+    "power",
+];
+
+/// Every check named, in order, with a known status and a detail.
+fn assert_checks(checks: &serde_json::Value) {
+    let list = checks.as_array().expect("a list of checks");
+    let names: Vec<&str> = list.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, CHECKS);
+    for c in list {
+        assert!(
+            ["ok", "warn", "unknown"].contains(&c["status"].as_str().unwrap()),
+            "{c}"
+        );
+        assert!(!c["detail"].as_str().unwrap().is_empty(), "{c}");
+    }
+}
+
+#[test]
+fn doctor_exits_1_exactly_when_a_check_warns_and_prints_json() {
+    let o = cmdscope(&["doctor", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_checks(&doc["checks"]);
+    let warned = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["status"] == "warn");
+    assert_eq!(doc["status"], if warned { "warn" } else { "ok" });
+    assert_eq!(o.status.code(), Some(if warned { 1 } else { 0 }), "{doc}");
+    assert_eq!(doc["changes"], serde_json::json!([]));
+
+    // The text form: one line per check, then the isolation advice.
+    let o = cmdscope(&["doctor", "--cpus", "0"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    for name in CHECKS {
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().nth(1) == Some(name)),
+            "{name} missing: {text}"
+        );
+    }
+    assert!(text.contains("isolcpus="), "{text}");
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+
+    let o = cmdscope(&["doctor", "--cpus", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--cpus expects a list"));
+}
+
+#[test]
+fn every_exported_session_records_the_preflight() {
+    let dir = tempdir();
+    let out = dir.path().join("s.json");
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "--export-json",
+        out.to_str().unwrap(),
+        "true",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_checks(&read_json(&out)["session"]["preflight"]);
+}
+
+fn run_with_store(db: &std::path::Path) {
+    let o = std::process::Command::new(bin())
+        .args(["run", "--runs", "2", "--style", "none", "--store"])
+        .arg(db)
+        .arg("true")
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .expect("run cmdscope");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn stored_sessions_keep_the_preflight_and_old_stores_migrate() {
+    use cmdscope::store::{Filter, Location, Store};
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    run_with_store(&db);
+    // Make it a version-1 store (before the preflight column), as an older
+    // cmdscope left it; the next run migrates it and keeps the old session.
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE sessions DROP COLUMN preflight; UPDATE schema_version SET version = 1;",
+        )
+        .unwrap();
+    }
+    run_with_store(&db);
+    let sessions = Store::open(&Location::Sqlite(db.clone()))
+        .unwrap()
+        .sessions(&Filter::default())
+        .unwrap();
+    assert_eq!(sessions.len(), 2);
+    // Newest first: the new session has its checks, the old one none.
+    let checks: serde_json::Value =
+        serde_json::from_str(sessions[0].preflight.as_deref().expect("preflight stored")).unwrap();
+    assert_checks(&checks);
+    assert_eq!(sessions[1].preflight, None);
+}

@@ -1,0 +1,270 @@
+//! How commands are started: peak memory free of cmdscope's own size, a
+//! clean start (signals, mask, descriptors), pinning errors and timeouts
+//! that leave nothing behind.
+
+mod common;
+
+use common::*;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// scripts/maxrss.c compiled with the system's C compiler: the minimal C
+/// parent that cmdscope's readings are compared with. None (test skipped)
+/// when there is no C compiler outside CI; in CI it must exist.
+fn c_parent(dir: &std::path::Path) -> Option<PathBuf> {
+    let exe = dir.join("maxrss");
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/maxrss.c");
+    let build = |extra: &[&str]| {
+        Command::new("cc")
+            .args(["-O2", "-o"])
+            .arg(&exe)
+            .arg(source)
+            .args(extra)
+            .status()
+    };
+    // Static where a static C library exists: the smallest parent.
+    let ok = |r: std::io::Result<std::process::ExitStatus>| matches!(r, Ok(s) if s.success());
+    if ok(build(&["-static"])) || ok(build(&[])) {
+        return Some(exe);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI needs a C compiler (cc) to build scripts/maxrss.c"
+    );
+    eprintln!("skipped: no working C compiler (cc) to build the reference parent");
+    None
+}
+
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Median ru_maxrss of `runs` runs of `argv` read by the minimal C parent.
+fn c_parent_reading(parent: &std::path::Path, runs: usize, argv: &[&str]) -> f64 {
+    let o = Command::new(parent)
+        .arg(runs.to_string())
+        .args(argv)
+        .output()
+        .expect("run the C parent");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let values: Vec<f64> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| l.trim().parse().expect("a number"))
+        .collect();
+    assert_eq!(values.len(), runs);
+    median_of(values)
+}
+
+#[test]
+fn peak_memory_reads_like_a_minimal_c_parent_and_is_never_inherited() {
+    let dir = tempdir();
+    let Some(parent) = c_parent(dir.path()) else {
+        return;
+    };
+    let f = fixture();
+    let true_bin = if std::path::Path::new("/bin/true").exists() {
+        "/bin/true"
+    } else {
+        "/usr/bin/true"
+    };
+    let out = dir.path().join("mem.json");
+    // Sequential, the big allocation first: a later command must not
+    // inherit its peak.
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "9",
+        "--order",
+        "sequential",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{f} alloc 100"),
+        true_bin,
+        &format!("{f} alloc 1"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let ours = |i| median(&doc, i, "memory_peak_resident");
+    let theirs_big = c_parent_reading(&parent, 9, &[&f, "alloc", "100"]);
+    let theirs_true = c_parent_reading(&parent, 9, &[true_bin]);
+    let theirs_small = c_parent_reading(&parent, 9, &[&f, "alloc", "1"]);
+    assert_within(ours(0), theirs_big, 0.05, "100 MiB allocation");
+    assert_within(ours(1), theirs_true, 0.20, "/bin/true after 100 MiB");
+    assert_within(ours(2), theirs_small, 0.20, "1 MiB allocation");
+    // The floor that remains is recorded, and is below what /bin/true needs.
+    let floor = doc["session"]["memory_peak_resident_floor"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        floor > 0.0 && floor < theirs_true,
+        "spawner floor {floor} vs /bin/true {theirs_true}"
+    );
+    // Above the floor, no reading is marked as bounded by it.
+    let shown = String::from_utf8_lossy(&o.stdout);
+    assert!(shown.contains("Memory (peak RSS):"), "{shown}");
+    assert!(!shown.contains('≤'), "{shown}");
+}
+
+/// The `hygiene` fixture's report: SigBlk, SigIgn, SigCgt and the fds.
+fn hygiene_report(extra: &[&str]) -> String {
+    let dir = tempdir();
+    let out = dir.path().join("hygiene.txt");
+    let mut args = vec!["run", "--runs", "1", "--output", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let cmd = format!("{} hygiene", fixture());
+    args.push(&cmd);
+    let mut c = Command::new(bin());
+    c.args(&args)
+        .env("NO_COLOR", "1")
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"));
+    // cmdscope is started the way a shell starts a background job under
+    // `trap '' USR1` with SIGUSR2 blocked: SIGINT and SIGUSR1 ignored,
+    // SIGUSR2 blocked. cmdscope handles SIGINT (its child must get the
+    // default), not SIGUSR1 (stays ignored, as exec keeps it); the mask is
+    // the original one.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            libc::signal(libc::SIGUSR1, libc::SIG_IGN);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGUSR2);
+            libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    let o = c.output().expect("run cmdscope");
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::read_to_string(&out).expect("fixture output")
+}
+
+fn field<'a>(report: &'a str, key: &str) -> &'a str {
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no {key} in {report}"))
+        .trim()
+}
+
+/// Signals this test process inherited as ignored (and passes on to
+/// cmdscope), less the ones its own runtime or `hygiene_report` changes.
+fn inherited_ignored() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let ign = u64::from_str_radix(field(&status, "SigIgn:"), 16).unwrap();
+    // std's Command resets SIGPIPE for its children; SIGINT is set above.
+    ign & !(1u64 << (libc::SIGPIPE - 1)) & !(1u64 << (libc::SIGINT - 1))
+}
+
+#[test]
+fn commands_start_with_default_signals_original_mask_and_no_stray_fds() {
+    let bit = |sig: i32| format!("{:016x}", 1u64 << (sig - 1));
+    for extra in [&[][..], &["--counters"], &["--timeout", "10"]] {
+        let report = hygiene_report(extra);
+        assert_eq!(
+            field(&report, "SigBlk:"),
+            bit(libc::SIGUSR2),
+            "mask {extra:?}: {report}"
+        );
+        // Not SIGPIPE (ignored by cmdscope's runtime) nor SIGINT (handled
+        // by cmdscope): only what cmdscope was started with and never
+        // touched, SIGUSR1 and whatever this test inherited.
+        assert_eq!(
+            field(&report, "SigIgn:"),
+            format!("{:016x}", inherited_ignored() | 1u64 << (libc::SIGUSR1 - 1)),
+            "ignored {extra:?}: {report}"
+        );
+        assert_eq!(field(&report, "SigCgt:"), "0000000000000000", "{report}");
+        assert_eq!(field(&report, "fds:"), "0 1 2", "descriptors {extra:?}");
+    }
+}
+
+#[test]
+fn cpus_that_do_not_exist_are_a_usage_error() {
+    // The first CPU this process may not use (on a 2-CPU machine, CPU 2).
+    // SAFETY: sched_getaffinity fills a plain cpu_set_t.
+    let missing = (0..1024)
+        .find(|&c| unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+            !libc::CPU_ISSET(c, &set)
+        })
+        .expect("a CPU outside the allowed set");
+    let cpus = missing.to_string();
+    for extra in [&[][..], &["--counters"]] {
+        let mut args = vec!["run", "--runs", "1", "--cpus", &cpus];
+        args.extend_from_slice(extra);
+        args.push("true");
+        let o = cmdscope(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("CPU {missing} is not available")),
+            "{err}"
+        );
+    }
+}
+
+/// 100 timeouts of the reproducer leave no process behind; with
+/// `no_cgroup`, through the /proc scan alone (the path where cgroup v2 is
+/// not available), else through the session cgroup where it is.
+fn hundred_timeouts_leave_nothing(no_cgroup: bool) {
+    let marker = format!("cmdscope-timeout-marker-{}-{no_cgroup}", std::process::id());
+    let f = fixture();
+    // One child in the group, one that setsids, one that double-forks;
+    // all long sleepers carrying the marker. Each run notes in a file that
+    // it got as far as starting them all.
+    let dir = tempdir();
+    let started = dir.path().join("started");
+    let script = format!(
+        "{f} sleep 77100 {marker} & setsid {f} sleep 77200 {marker} & {f} background {marker} & echo >> {}; wait",
+        started.display()
+    );
+    let o = Command::new(bin())
+        .args(["run", "--runs", "100", "--warmup", "0", "--timeout", "0.05"])
+        .args(["--style", "none", "-i", &format!("sh -c '{script}'")])
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env("CMDSCOPE_NO_CGROUP", if no_cgroup { "1" } else { "0" })
+        .output()
+        .expect("run cmdscope");
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Not vacuous: most runs had their whole tree running when killed.
+    let runs = std::fs::read_to_string(&started)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(
+        runs >= 50,
+        "only {runs} of 100 runs started their processes"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).contains(&marker) {
+            left.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+        }
+    }
+    assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
+}
+
+#[test]
+fn a_hundred_timeouts_of_setsid_double_forks_leave_nothing() {
+    hundred_timeouts_leave_nothing(false);
+}
+
+#[test]
+fn a_hundred_timeouts_leave_nothing_without_a_cgroup_too() {
+    hundred_timeouts_leave_nothing(true);
+}
