@@ -22,6 +22,9 @@
 //! fixture shell N          run `sh -c /bin/true` N times (std::process::Command)
 //! fixture threads N        start N threads and join them
 //! fixture writefile BYTES PATH  write BYTES to PATH (no fsync)
+//! fixture hashin LOG       read stdin to its end, append "<bytes> <fnv1a-64 hex>" to LOG
+//! fixture log LOG TEXT     append TEXT as a line to LOG (records the order things ran in)
+//! fixture parent LOG       append the parent process's command name (comm) to LOG
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -47,6 +50,16 @@ fn spin(d: Duration) {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
         std::hint::black_box(x);
     }
+}
+
+/// Appends one line; O_APPEND so concurrent writers never interleave within a line.
+fn append(path: &str, line: &str) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("open log");
+    writeln!(f, "{line}").expect("append");
 }
 
 fn main() {
@@ -274,6 +287,20 @@ fn main() {
                 f.write_all(&chunk[..n]).expect("write");
                 left -= n;
             }
+        }
+        "hashin" => {
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut data).expect("read stdin");
+            let hash = data.iter().fold(0xcbf29ce484222325u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+            });
+            append(&arg(2), &format!("{} {hash:016x}", data.len()));
+        }
+        "log" => append(&arg(2), &arg(3)),
+        "parent" => {
+            let ppid = std::os::unix::process::parent_id();
+            let comm = std::fs::read_to_string(format!("/proc/{ppid}/comm")).expect("read comm");
+            append(&arg(2), comm.trim());
         }
         other => {
             eprintln!("fixture: unknown mode {other}");

@@ -13,7 +13,7 @@ use crate::exec::{Input, Output};
 use crate::plan::{self, PlanInput};
 use crate::report::{self, terminal::Paint};
 use crate::runner::{self, IgnoreFailure, RunOptions};
-use crate::schedule::RunPolicy;
+use crate::schedule::{Order, RunPolicy};
 use crate::store::record::{self, Choice, Recorder};
 use crate::store::{self, Machine, NewSession};
 
@@ -210,6 +210,23 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             args.alpha
         )));
     }
+    let order = match args.order {
+        Some(Order::Interleaved) if !runner::hooks_shared(&cells) => {
+            return Err(Error::Usage(
+                "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
+            ))
+        }
+        Some(order) => order,
+        None if !runner::hooks_shared(&cells) => {
+            if !quiet {
+                eprintln!(
+                    "cmdscope: note: the commands have different --setup/--cleanup: running them in sequential order (setup, runs, cleanup for each), as hyperfine does"
+                );
+            }
+            Order::Sequential
+        }
+        None => Order::Interleaved,
+    };
     let precision = match (args.precision, args.runs) {
         (Some(p), _) if !(p.is_finite() && p > 0.0 && p < 100.0) => {
             return Err(Error::Usage(format!(
@@ -220,16 +237,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         (None, None) => Some(DEFAULT_PRECISION),
         (None, Some(_)) => None,
     };
-    if args.precision.is_some()
-        && args.order == crate::schedule::Order::Sequential
-        && args.commands.len() > 1
-    {
+    if args.precision.is_some() && order == Order::Sequential && args.commands.len() > 1 {
         return Err(Error::Usage(
             "--precision needs interleaved order: comparisons are settled block by block".into(),
         ));
     }
-    let adaptive = match (precision, args.order) {
-        (Some(p), crate::schedule::Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
+    let adaptive = match (precision, order) {
+        (Some(p), Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
         _ => None,
     };
     let real: Vec<&crate::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
@@ -249,7 +263,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let opts = RunOptions {
         cells,
         policy,
-        order: args.order,
+        order,
         warmup: args.warmup,
         seed: args.seed.unwrap_or_else(rand::random),
         timeout,

@@ -284,11 +284,14 @@ pub struct RunArgs {
     #[arg(short = 'C', long, value_name = "CMD")]
     pub conclude: Vec<String>,
 
-    /// Shell command run once before the runs of each command.
+    /// Shell command run once before the runs of each command (setup a,
+    /// runs of a, cleanup a, setup b, ...). With interleaved order and the
+    /// same setup for all commands: once before all runs.
     #[arg(short = 's', long, value_name = "CMD")]
     pub setup: Option<String>,
 
-    /// Shell command run once after the runs of each command.
+    /// Shell command run once after the runs of each command (after all
+    /// runs with interleaved order and the same cleanup for all).
     #[arg(short = 'c', long, value_name = "CMD")]
     pub cleanup: Option<String>,
 
@@ -377,9 +380,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub counters: bool,
 
-    /// Run order with several commands: interleaved blocks (default) or sequential.
-    #[arg(long, value_enum, default_value_t = Order::Interleaved)]
-    pub order: Order,
+    /// Run order with several commands: interleaved blocks, or sequential
+    /// (hyperfine's). Default: interleaved, or sequential when the commands
+    /// have different --setup/--cleanup (only sequential runs can be bracketed by them).
+    #[arg(long, value_enum)]
+    pub order: Option<Order>,
 
     /// Seed for the interleaving shuffle (recorded in the JSON) [default: random].
     #[arg(long, value_name = "N")]

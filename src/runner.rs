@@ -167,10 +167,29 @@ impl CellResult {
     }
 }
 
-fn run_hook(what: &str, hook: &str, cell: &Cell, show_output: bool) -> Result<()> {
+/// What hooks share with the measured commands: their input (read from
+/// its start by every hook, as by every run) and whether output is shown.
+struct HookIo<'a> {
+    input: &'a Input,
+    show_output: bool,
+}
+
+fn run_hook(what: &str, hook: &str, cell: &Cell, io: &HookIo) -> Result<()> {
     let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c").arg(hook).stdin(Stdio::null());
-    if !show_output {
+    cmd.arg("-c").arg(hook);
+    match io.input {
+        Input::Null => {
+            cmd.stdin(Stdio::null());
+        }
+        Input::File(path) => {
+            let file = std::fs::File::open(path).map_err(|source| Error::Read {
+                path: path.clone(),
+                source,
+            })?;
+            cmd.stdin(file);
+        }
+    }
+    if !io.show_output {
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
     }
     for (k, v) in &cell.env {
@@ -192,6 +211,18 @@ fn run_hook(what: &str, hook: &str, cell: &Cell, show_output: bool) -> Result<()
             cell.name
         )))
     }
+}
+
+/// Whether every measured cell has the same setup and cleanup, so that one
+/// setup before all interleaved runs and one cleanup after them bracket
+/// every cell's runs. Cells whose setups differ can only be bracketed in
+/// sequential order.
+pub fn hooks_shared(cells: &[Cell]) -> bool {
+    let mut real = cells.iter().filter(|c| !c.calibration);
+    let Some(first) = real.next() else {
+        return true;
+    };
+    real.all(|c| c.hooks.setup == first.hooks.setup && c.hooks.cleanup == first.hooks.cleanup)
 }
 
 /// Receives every measured run as soon as it is made (before the next run
@@ -267,7 +298,10 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         run_dirs.push(run_dir);
     }
 
-    let show_output = opts.output == Output::Inherit;
+    let hook_io = HookIo {
+        input: &opts.input,
+        show_output: opts.output == Output::Inherit,
+    };
     let mut scheduler = Scheduler::new(
         opts.cells.len(),
         opts.order,
@@ -299,12 +333,28 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     let mut last_draw = Instant::now();
 
     let started = SystemTime::now();
-    for cell in &opts.cells {
-        if let Some(hook) = &cell.hooks.setup {
-            if let Err(e) = run_hook("setup", hook, cell, show_output) {
-                progress.finish_and_clear();
-                return Err(e);
+    // Setup and cleanup bracket the runs they belong to, as in hyperfine:
+    // in sequential order setup a, runs of a, cleanup a, setup b, ...; in
+    // interleaved order (only allowed when every cell has the same hooks)
+    // one setup before all runs and one cleanup after them.
+    let interleaved = opts.order == Order::Interleaved;
+    if interleaved && !hooks_shared(&opts.cells) {
+        progress.finish_and_clear();
+        return Err(Error::Usage(
+            "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
+        ));
+    }
+    // The cell whose setup has run and whose cleanup is due.
+    let mut set_up: Option<usize> = None;
+    if interleaved {
+        if let Some(first) = opts.cells.iter().position(|c| !c.calibration) {
+            if let Some(hook) = &opts.cells[first].hooks.setup {
+                if let Err(e) = run_hook("setup", hook, &opts.cells[first], &hook_io) {
+                    progress.finish_and_clear();
+                    return Err(e);
+                }
             }
+            set_up = Some(first);
         }
     }
 
@@ -329,8 +379,29 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             Step::Measure(c) => (c, true),
         };
         let cell = &opts.cells[c];
+        if !interleaved && set_up != Some(c) {
+            if let Some(prev) = set_up.take() {
+                if let Some(hook) = &opts.cells[prev].hooks.cleanup {
+                    if let Err(e) = run_hook("cleanup", hook, &opts.cells[prev], &hook_io) {
+                        failure = Some(e);
+                        scheduler.stop(StopReason::Failure);
+                        continue;
+                    }
+                }
+            }
+            set_up = Some(c);
+            if let Some(hook) = &cell.hooks.setup {
+                if let Err(e) = run_hook("setup", hook, cell, &hook_io) {
+                    failure = Some(e);
+                    // Its cleanup is not due: the setup did not complete.
+                    set_up = None;
+                    scheduler.stop(StopReason::Failure);
+                    continue;
+                }
+            }
+        }
         if let Some(hook) = &cell.hooks.prepare {
-            if let Err(e) = run_hook("prepare", hook, cell, show_output) {
+            if let Err(e) = run_hook("prepare", hook, cell, &hook_io) {
                 failure = Some(e);
                 scheduler.stop(StopReason::Failure);
                 continue;
@@ -366,7 +437,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             sink.sample(c, &sample);
         }
         if let Some(hook) = &cell.hooks.conclude {
-            if let Err(e) = run_hook("conclude", hook, cell, show_output) {
+            if let Err(e) = run_hook("conclude", hook, cell, &hook_io) {
                 failure = Some(e);
                 scheduler.stop(StopReason::Failure);
             }
@@ -427,9 +498,9 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     progress.finish_and_clear();
     exec::reap_orphans();
 
-    for cell in &opts.cells {
-        if let Some(hook) = &cell.hooks.cleanup {
-            if let Err(e) = run_hook("cleanup", hook, cell, show_output) {
+    if let Some(c) = set_up {
+        if let Some(hook) = &opts.cells[c].hooks.cleanup {
+            if let Err(e) = run_hook("cleanup", hook, &opts.cells[c], &hook_io) {
                 failure.get_or_insert(e);
             }
         }

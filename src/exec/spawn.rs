@@ -24,7 +24,7 @@ pub enum Output {
     Pipe,
     /// The harness's own stdout/stderr (`--show-output`).
     Inherit,
-    /// Appended to a file, truncated once at the start.
+    /// Written to a file, emptied before each run (each run sees the same file).
     File(PathBuf),
 }
 
@@ -189,6 +189,8 @@ pub struct Prepared {
     cpus: Option<(libc::cpu_set_t, libc::cpu_set_t)>,
     /// Bytes of output read from the pipe over all runs.
     pub piped_bytes: u64,
+    /// `--output FILE`: emptied before each run.
+    truncate_output: bool,
     runs: u64,
 }
 
@@ -462,6 +464,7 @@ impl Prepared {
                 Vec::new()
             },
             piped_bytes: 0,
+            truncate_output: matches!(config.output, Output::File(_)),
             runs: 0,
             credentials,
             nice: config.nice,
@@ -477,6 +480,19 @@ impl Prepared {
 
     /// Runs the command once and fills `sample` with every metric measured.
     pub fn run(&mut self, sample: &mut Sample) -> Result<Outcome> {
+        // Every run starts from the same state: the input file from its
+        // first byte (the descriptor is shared across runs, so the previous
+        // run left it at EOF), the output file empty, as hyperfine does.
+        // SAFETY: plain syscalls on descriptors this struct owns; errors
+        // (a pipe or terminal given as --input cannot seek) leave them as they are.
+        unsafe {
+            if self.stdin.0 >= 0 {
+                libc::lseek(self.stdin.0, 0, libc::SEEK_SET);
+            }
+            if self.truncate_output && self.stdout.0 >= 0 {
+                libc::ftruncate(self.stdout.0, 0);
+            }
+        }
         let start = now();
         let (pid, counters) = if self.counters.is_some()
             || self.credentials.is_some()

@@ -1,0 +1,172 @@
+//! What hyperfine users rely on (issue 11): every run sees the same input
+//! and output, hooks bracket the runs they belong to, shell syntax runs
+//! through a shell, hyperfine's flags and names.
+
+mod common;
+
+use common::*;
+
+fn lines(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn input_file_is_read_from_its_start_by_every_run_and_hook() {
+    let dir = tempdir();
+    let input = dir.path().join("in.bin");
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&input, &data).unwrap();
+    let log = dir.path().join("hashes");
+    let f = fixture();
+    let hash = format!("{f} hashin {}", log.display());
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--warmup",
+        "2",
+        "--input",
+        input.to_str().unwrap(),
+        "--prepare",
+        &hash,
+        "--setup",
+        &hash,
+        "--cleanup",
+        &hash,
+        &hash,
+        &format!("{f} hashin {}", log.display()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = lines(&log);
+    // Per command 2 warm-ups + 3 runs, each with a prepare; setup and cleanup.
+    assert_eq!(got.len(), 2 * (5 + 5) + 2, "{got:?}");
+    let expected = &got[0];
+    assert!(
+        expected.starts_with("200000 "),
+        "first reader saw {expected}"
+    );
+    assert!(got.iter().all(|l| l == expected), "{got:?}");
+}
+
+#[test]
+fn output_file_holds_exactly_one_run_of_output() {
+    let dir = tempdir();
+    let out = dir.path().join("out.txt");
+    let f = fixture();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "4",
+        "--output",
+        out.to_str().unwrap(),
+        &format!("{f} spew 1000"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Emptied before every run, as hyperfine does: what is left is one run's.
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 1000);
+}
+
+#[test]
+fn setup_and_cleanup_bracket_their_command_in_sequential_order() {
+    let dir = tempdir();
+    let log = dir.path().join("order");
+    let f = fixture();
+    let l = log.display();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "--warmup",
+        "1",
+        "--order",
+        "sequential",
+        "-L",
+        "v",
+        "x,y",
+        "--setup",
+        &format!("{f} log {l} setup-{{v}}"),
+        "--cleanup",
+        &format!("{f} log {l} cleanup-{{v}}"),
+        &format!("{f} log {l} run-a-{{v}}"),
+        &format!("{f} log {l} run-b-{{v}}"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want: Vec<String> = ["x", "y"]
+        .iter()
+        .flat_map(|v| {
+            ["a", "b"].into_iter().flat_map(move |c| {
+                let mut w = vec![format!("setup-{v}")];
+                w.extend((0..3).map(|_| format!("run-{c}-{v}")));
+                w.push(format!("cleanup-{v}"));
+                w
+            })
+        })
+        .collect();
+    assert_eq!(lines(&log), want);
+}
+
+#[test]
+fn different_setups_run_sequentially_by_default_and_refuse_interleaving() {
+    let dir = tempdir();
+    let log = dir.path().join("order");
+    let f = fixture();
+    let l = log.display();
+    let setup = format!("{f} log {l} setup-{{v}}");
+    let cmd = format!("{f} log {l} run-{{v}}");
+    let o = cmdscope(&[
+        "run", "--runs", "2", "-L", "v", "1,2", "--setup", &setup, &cmd,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sequential order"), "{}", stderr(&o));
+    assert_eq!(
+        lines(&log),
+        ["setup-1", "run-1", "run-1", "setup-2", "run-2", "run-2"]
+    );
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "--order",
+        "interleaved",
+        "-L",
+        "v",
+        "1,2",
+        "--setup",
+        &setup,
+        &cmd,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--order sequential") && e.lines().count() == 1,
+        "{e}"
+    );
+}
+
+#[test]
+fn a_shared_setup_brackets_all_interleaved_runs_once() {
+    let dir = tempdir();
+    let log = dir.path().join("order");
+    let f = fixture();
+    let l = log.display();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--setup",
+        &format!("{f} log {l} setup"),
+        "--cleanup",
+        &format!("{f} log {l} cleanup"),
+        &format!("{f} log {l} run"),
+        &format!("{f} log {l} run"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = lines(&log);
+    assert_eq!(got.first().map(String::as_str), Some("setup"));
+    assert_eq!(got.last().map(String::as_str), Some("cleanup"));
+    assert_eq!(got.len(), 8, "{got:?}");
+}
