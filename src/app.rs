@@ -30,15 +30,46 @@ fn positive_seconds(value: f64, flag: &str) -> Result<Duration> {
     }
 }
 
-fn parse_output(args: &RunArgs) -> Output {
-    if args.show_output {
-        return Output::Inherit;
-    }
-    match args.output.as_str() {
+fn parse_output(text: &str) -> Output {
+    match text {
         "null" => Output::Null,
         "pipe" => Output::Pipe,
         "inherit" => Output::Inherit,
         path => Output::File(PathBuf::from(path)),
+    }
+}
+
+/// `--output` once for all commands or once per command; `--show-output`
+/// is `--output=inherit` for all.
+fn outputs(args: &RunArgs) -> Result<(Output, Vec<Output>)> {
+    let n = args.commands.len();
+    if args.show_output {
+        if !args.output.is_empty() {
+            return Err(Error::Usage(
+                "--show-output and --output both say where output goes: give one".into(),
+            ));
+        }
+        return Ok((Output::Inherit, Vec::new()));
+    }
+    match args.output.len() {
+        0 => Ok((Output::Null, Vec::new())),
+        1 => Ok((parse_output(&args.output[0]), Vec::new())),
+        k if k == n => Ok((
+            Output::Null,
+            args.output.iter().map(|o| parse_output(o)).collect(),
+        )),
+        k => Err(Error::Usage(format!(
+            "--output was given {k} times for {n} commands: give it once (for all) or once per command"
+        ))),
+    }
+}
+
+/// `--shell`/`-N` as given.
+fn shell_mode(args: &RunArgs) -> Result<plan::ShellMode> {
+    match (&args.shell, args.no_shell) {
+        (_, true) => Ok(plan::ShellMode::Never),
+        (Some(s), false) => plan::ShellMode::from_arg(s),
+        (None, false) => Ok(plan::ShellMode::Auto),
     }
 }
 
@@ -98,10 +129,22 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         env.push(plan::parse_env(e)?);
     }
     let parameters = parameters(args)?;
+    let shell = shell_mode(args)?;
+    // `--reference` naming one of the commands picks it (cmdscope's
+    // meaning); any other command is added and benchmarked first
+    // (hyperfine 1.20's meaning).
+    let reference_cmd = args.reference.as_ref().filter(|r| {
+        !args
+            .commands
+            .iter()
+            .any(|c| c.to_string_lossy() == r.as_str())
+            && !args.names.iter().any(|n| n == *r)
+    });
     let cells = plan::expand(&PlanInput {
         commands: args.commands.clone(),
         names: args.names.clone(),
-        shell: args.shell.clone(),
+        shell: shell.clone(),
+        reference: reference_cmd.map(|r| (r.into(), args.reference_name.clone())),
         env,
         prepare: args.prepare.clone(),
         conclude: args.conclude.clone(),
@@ -247,18 +290,18 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         _ => None,
     };
     let real: Vec<&crate::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
-    let reference = match &args.reference {
-        None => 0,
-        Some(name) => real
+    let reference = match (&args.reference, reference_cmd) {
+        (None, _) | (Some(_), Some(_)) => 0,
+        (Some(name), None) => real
             .iter()
             .position(|c| &c.name == name || &c.command == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = real.iter().map(|c| c.name.as_str()).collect();
-                Error::Usage(format!(
-                    "--reference '{name}' is none of the commands: {}",
-                    names.join(", ")
-                ))
-            })?,
+            .unwrap_or(0),
+    };
+    let (output, per_command_output) = outputs(args)?;
+    let shell_name = match &shell {
+        plan::ShellMode::Always(words) => Some(words.join(" ")),
+        _ if cells.iter().any(|c| c.shell) => Some("sh".to_string()),
+        _ => None,
     };
     let opts = RunOptions {
         cells,
@@ -273,14 +316,30 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             "null" => Input::Null,
             path => Input::File(PathBuf::from(path)),
         },
-        output: parse_output(args),
+        output,
+        outputs: per_command_output,
         counters: args.counters,
         show_progress: progress && args.style != Style::None,
-        shell: args.shell.clone(),
+        shell: shell_name,
         adaptive,
         reference,
         alpha: args.alpha,
     };
+    if !quiet {
+        let mut told = std::collections::HashSet::new();
+        for c in &opts.cells {
+            if let Some(reason) = &c.shell_reason {
+                if told.insert(c.template) {
+                    eprintln!(
+                        "cmdscope: note: '{}' is shell syntax ({reason}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
+                        args.commands
+                            .get(c.template)
+                            .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned())
+                    );
+                }
+            }
+        }
+    }
     let labels = store::parse_labels(&args.labels)?;
     let mut recorder = open_recorder(args, labels, &opts);
     let maximize = args.maximize.is_some();

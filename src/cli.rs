@@ -12,14 +12,15 @@ Examples:
   cmdscope run 'sleep 0.1'
   cmdscope run -w 3 'grep -r TODO src' 'rg TODO src'
   cmdscope run --runs 50 --export-json out.json 'ls -la /usr/bin'
-  cmdscope run -S 'echo hi | wc -c'              # through sh, start-up subtracted
+  cmdscope run 'echo hi | wc -c'                 # shell syntax: through sh, start-up subtracted
+  cmdscope run -S bash 'echo $BASH_VERSION'      # every command through bash (-N: no shell)
   cmdscope run --timeout 2 -i 'make -j2'
   cmdscope run -L n 0,5000 --env-size {n} ./container-init      # huge environments
   cmdscope run -L w tmpfs,/var/tmp --workdir {w} --workdir-template src 'make -j2'
   cmdscope run -L u root,nobody --user {u} --ops 10000 'ruby spawn.rb'
   cmdscope run -P threads 1 8 'make -j{threads}'
   cmdscope run -L sort quick,merge './bench --sort {sort}'
-  cmdscope run -S -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
+  cmdscope run -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
   cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch 'xargs -a files -n {batch} sha256sum'
 ";
 
@@ -247,11 +248,31 @@ pub enum Style {
     None,
 }
 
+/// `--sort` (hyperfine's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortOrder {
+    /// Tables in the commands' order.
+    Auto,
+    /// Tables in the commands' order.
+    Command,
+    /// Tables sorted by mean time, fastest first.
+    MeanTime,
+}
+
+/// `-u/--time-unit` (hyperfine's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TimeUnit {
+    Microsecond,
+    Millisecond,
+    Second,
+}
+
 #[derive(Args, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct RunArgs {
     /// The commands to benchmark. Each is split into words like a shell
-    /// would (quotes, backslashes) and executed directly, without a shell.
+    /// would (quotes, backslashes) and executed directly, without a shell,
+    /// unless it is written in shell syntax (see --shell).
     #[arg(required = true, value_name = "COMMAND")]
     pub commands: Vec<OsString>,
 
@@ -299,16 +320,17 @@ pub struct RunArgs {
     #[arg(short = 'n', long = "command-name", value_name = "NAME")]
     pub names: Vec<String>,
 
-    /// Keep going when a command exits non-zero; optionally only for these
-    /// codes (--ignore-failure=1,2).
-    #[arg(short = 'i', long, value_name = "CODES", num_args = 0..=1, require_equals = true,
+    /// Keep going when a command exits non-zero: all non-zero codes (no
+    /// value, 'all' or 'all-non-zero'), or only these (--ignore-failure=1,2).
+    #[arg(short = 'i', long, value_name = "MODE", num_args = 0..=1, require_equals = true,
           default_missing_value = "all")]
     pub ignore_failure: Option<String>,
 
     /// Where the commands' stdout and stderr go: null (default), pipe (read
-    /// and discarded by cmdscope, like a consumer would), inherit, or a FILE.
-    #[arg(long, value_name = "WHERE", default_value = "null")]
-    pub output: String,
+    /// and discarded by cmdscope, like a consumer would), inherit, or a FILE
+    /// (emptied before each run). Once for all commands or once per command.
+    #[arg(long, value_name = "WHERE")]
+    pub output: Vec<String>,
 
     /// Where the commands' stdin comes from: null (default) or a FILE.
     #[arg(long, value_name = "WHERE", default_value = "null")]
@@ -360,11 +382,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub ops: Option<String>,
 
-    /// Run the commands through a shell (default sh) with -c. Its start-up
-    /// cost is measured interleaved with the runs and subtracted.
-    #[arg(short = 'S', long, value_name = "SHELL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "sh")]
+    /// Run every command through SHELL with -c ('bash', 'bash --norc';
+    /// 'none' = no shell). Its start-up cost is measured interleaved with the
+    /// runs and subtracted. Default: commands written in shell syntax (pipes,
+    /// redirections, $, globs, builtins such as cd or exit) run through sh
+    /// -c, the others are executed directly.
+    #[arg(short = 'S', long, value_name = "SHELL")]
     pub shell: Option<String>,
+
+    /// Execute every command directly, without a shell, even when it looks
+    /// like shell syntax (same as --shell=none).
+    #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
+    pub no_shell: bool,
 
     /// Kill a run (its whole process tree) after this many seconds and record it as timed out.
     #[arg(long, value_name = "SECONDS")]
@@ -396,9 +425,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT")]
     pub precision: Option<f64>,
 
-    /// The command the others are compared with (a name or command line) [default: the first].
-    #[arg(long, value_name = "NAME")]
+    /// The command the others are compared with [default: the first]: the
+    /// name or command line of one of the commands, or else (as hyperfine)
+    /// another command, benchmarked first.
+    #[arg(long, value_name = "CMD")]
     pub reference: Option<String>,
+
+    /// Name of the --reference command.
+    #[arg(long, value_name = "NAME", requires = "reference")]
+    pub reference_name: Option<String>,
 
     /// Significance level of comparisons (false-positive rate, kept under adaptive stopping).
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
@@ -468,6 +503,24 @@ pub struct RunArgs {
     /// Export a Markdown table; '-' for stdout.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
+
+    /// Export an AsciiDoc table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_asciidoc: Option<PathBuf>,
+
+    /// Export an Org-mode table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_orgmode: Option<PathBuf>,
+
+    /// Order of the markup tables (Markdown, AsciiDoc, Org-mode): 'auto' and
+    /// 'command' keep the commands' order, 'mean-time' sorts by mean time.
+    #[arg(long, value_enum, default_value_t = SortOrder::Auto, value_name = "METHOD")]
+    pub sort: SortOrder,
+
+    /// Time unit of the terminal output and markup tables (not of CSV and
+    /// JSON, which are in seconds) [default: chosen per value].
+    #[arg(short = 'u', long, value_enum, value_name = "UNIT")]
+    pub time_unit: Option<TimeUnit>,
 
     /// Output style.
     #[arg(long, value_enum, default_value_t = Style::Auto)]

@@ -22,6 +22,7 @@ pub mod plan;
 pub mod report;
 pub mod runner;
 pub mod schedule;
+pub mod shell_syntax;
 pub mod stats;
 pub mod store;
 pub mod svg;

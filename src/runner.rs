@@ -29,7 +29,8 @@ impl IgnoreFailure {
     pub fn parse(arg: Option<&str>) -> Result<IgnoreFailure> {
         match arg {
             None => Ok(IgnoreFailure::None),
-            Some("all") => Ok(IgnoreFailure::All),
+            // hyperfine 1.20 spells "all" 'all-non-zero'.
+            Some("all" | "all-non-zero") => Ok(IgnoreFailure::All),
             Some(list) => list
                 .split(',')
                 .map(|c| {
@@ -69,6 +70,9 @@ pub struct RunOptions {
     pub ignore_failure: IgnoreFailure,
     pub input: Input,
     pub output: Output,
+    /// `--output` given once per command: indexed by `Cell::template`
+    /// (empty: `output` for all).
+    pub outputs: Vec<Output>,
     pub counters: bool,
     pub show_progress: bool,
     /// The shell used with `-S`, if any (the last cell is then its calibration).
@@ -79,6 +83,18 @@ pub struct RunOptions {
     pub reference: usize,
     /// Significance level asked for.
     pub alpha: f64,
+}
+
+impl RunOptions {
+    /// Where this cell's output goes.
+    pub fn output_of(&self, cell: &Cell) -> &Output {
+        if cell.calibration {
+            // The shell's start-up prints nothing, and must not empty
+            // an --output file between the command's runs.
+            return &Output::Null;
+        }
+        self.outputs.get(cell.template).unwrap_or(&self.output)
+    }
 }
 
 /// All measured runs of one cell.
@@ -170,14 +186,13 @@ impl CellResult {
 /// What hooks share with the measured commands: their input (read from
 /// its start by every hook, as by every run) and whether output is shown.
 struct HookIo<'a> {
-    input: &'a Input,
-    show_output: bool,
+    opts: &'a RunOptions,
 }
 
 fn run_hook(what: &str, hook: &str, cell: &Cell, io: &HookIo) -> Result<()> {
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c").arg(hook);
-    match io.input {
+    match &io.opts.input {
         Input::Null => {
             cmd.stdin(Stdio::null());
         }
@@ -189,7 +204,7 @@ fn run_hook(what: &str, hook: &str, cell: &Cell, io: &HookIo) -> Result<()> {
             cmd.stdin(file);
         }
     }
-    if !io.show_output {
+    if *io.opts.output_of(cell) != Output::Inherit {
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
     }
     for (k, v) in &cell.env {
@@ -283,7 +298,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         prepared.push(Prepared::new(&SpawnConfig {
             env: cell.env.clone(),
             input: opts.input.clone(),
-            output: opts.output.clone(),
+            output: opts.output_of(cell).clone(),
             timeout: opts.timeout,
             counters: counters.clone(),
             proc_io: true,
@@ -298,10 +313,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         run_dirs.push(run_dir);
     }
 
-    let hook_io = HookIo {
-        input: &opts.input,
-        show_output: opts.output == Output::Inherit,
-    };
+    let hook_io = HookIo { opts };
     let mut scheduler = Scheduler::new(
         opts.cells.len(),
         opts.order,
@@ -548,35 +560,49 @@ fn median_of(samples: &[Sample], metric: Metric) -> Option<f64> {
     })
 }
 
-/// Removes the calibration cell and subtracts its median wall/user/system
-/// time from every run (clamped at zero). The median, not the mean, so a
-/// single slow shell start does not shift every result.
+/// Removes the calibration cells and subtracts their median wall/user/system
+/// time from every run of the cells that ran through the shell under the
+/// same conditions (clamped at zero). The median, not the mean, so a single
+/// slow shell start does not shift every result. Returns the first
+/// calibration's overhead (the only one unless a parameter changes the
+/// conditions the shell starts under).
 fn subtract_shell_overhead(results: &mut Vec<CellResult>) -> Option<ShellOverhead> {
-    let pos = results.iter().position(|r| r.cell.calibration)?;
-    let cal = results.remove(pos);
-    let overhead = ShellOverhead {
-        wall: median_of(&cal.samples, Metric::WallTime)?,
-        user: median_of(&cal.samples, Metric::UserTime).unwrap_or(0.0),
-        system: median_of(&cal.samples, Metric::SystemTime).unwrap_or(0.0),
-        runs: cal.samples.len(),
-    };
-    for r in results.iter_mut() {
-        for s in &mut r.samples {
-            for (m, o) in [
-                (Metric::WallTime, overhead.wall),
-                (Metric::UserTime, overhead.user),
-                (Metric::SystemTime, overhead.system),
-            ] {
-                if let Some(v) = s.get(m) {
-                    s.set(m, (v - o).max(0.0));
+    let (calibrations, rest): (Vec<CellResult>, Vec<CellResult>) = std::mem::take(results)
+        .into_iter()
+        .partition(|r| r.cell.calibration);
+    *results = rest;
+    let mut first = None;
+    for cal in &calibrations {
+        let Some(wall) = median_of(&cal.samples, Metric::WallTime) else {
+            continue;
+        };
+        let overhead = ShellOverhead {
+            wall,
+            user: median_of(&cal.samples, Metric::UserTime).unwrap_or(0.0),
+            system: median_of(&cal.samples, Metric::SystemTime).unwrap_or(0.0),
+            runs: cal.samples.len(),
+        };
+        first.get_or_insert(overhead);
+        let same_conditions =
+            |c: &Cell| c.shell && c.variant == cal.cell.variant && c.env == cal.cell.env;
+        for r in results.iter_mut().filter(|r| same_conditions(&r.cell)) {
+            for s in &mut r.samples {
+                for (m, o) in [
+                    (Metric::WallTime, overhead.wall),
+                    (Metric::UserTime, overhead.user),
+                    (Metric::SystemTime, overhead.system),
+                ] {
+                    if let Some(v) = s.get(m) {
+                        s.set(m, (v - o).max(0.0));
+                    }
                 }
+                let cpu = s.get(Metric::UserTime).unwrap_or(0.0)
+                    + s.get(Metric::SystemTime).unwrap_or(0.0);
+                s.set(Metric::CpuTime, cpu);
             }
-            let cpu =
-                s.get(Metric::UserTime).unwrap_or(0.0) + s.get(Metric::SystemTime).unwrap_or(0.0);
-            s.set(Metric::CpuTime, cpu);
         }
     }
-    Some(overhead)
+    first
 }
 
 #[cfg(test)]

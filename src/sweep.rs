@@ -65,10 +65,6 @@ pub fn build(
     if params.is_empty() || session.results.is_empty() || commands == 0 {
         return None;
     }
-    let per_command = session.results.len() / commands;
-    if per_command == 0 {
-        return None;
-    }
     let varying: Vec<&Parameter> = params.iter().filter(|p| p.values.len() > 1).collect();
     let single = (varying.len() == 1).then(|| varying[0]);
     let axis = if varying.is_empty() {
@@ -87,8 +83,11 @@ pub fn build(
     let mut curves = Vec::new();
     for (g, template) in templates.iter().enumerate() {
         let mut points = Vec::new();
-        for cell in g * per_command..(g + 1) * per_command {
-            let r = &session.results[cell];
+        // The cells of this command (a --reference command is on no curve).
+        for (cell, r) in session.results.iter().enumerate() {
+            if r.cell.template != g {
+                continue;
+            }
             let Some(m) = analyses.get(cell).and_then(|a| a.get(metric)) else {
                 continue;
             };

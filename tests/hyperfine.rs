@@ -170,3 +170,128 @@ fn a_shared_setup_brackets_all_interleaved_runs_once() {
     assert_eq!(got.last().map(String::as_str), Some("cleanup"));
     assert_eq!(got.len(), 8, "{got:?}");
 }
+
+#[test]
+fn shell_syntax_runs_through_sh_and_plain_commands_are_executed_directly() {
+    let dir = tempdir();
+    let log = dir.path().join("log");
+    let parents = dir.path().join("parents");
+    let f = fixture();
+    let data = dir.path().join("f");
+    std::fs::write(&data, "a\nb\nc\n").unwrap();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "--order",
+        "sequential",
+        // Once per command, as hyperfine allows.
+        "--output=null",
+        "--output",
+        dir.path().join("out").to_str().unwrap(),
+        "--output=null",
+        &format!("echo x >> {}", log.display()),
+        &format!("cat {} | wc -l", data.display()),
+        &format!("{f} parent {}", parents.display()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // As hyperfine: the redirection appends (2 runs), the pipe counts lines.
+    assert_eq!(lines(&log), ["x", "x"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out"))
+            .unwrap()
+            .trim(),
+        "3"
+    );
+    // A plain command is a child of cmdscope itself, not of a shell.
+    assert_eq!(lines(&parents), ["cmdscope", "cmdscope"]);
+    let e = stderr(&o);
+    assert_eq!(e.matches("shell syntax").count(), 2, "{e}");
+    assert!(e.contains("'>>'") && e.contains("'|'"), "{e}");
+}
+
+#[test]
+fn exit_is_a_builtin_and_ignore_failure_takes_hyperfines_forms() {
+    for flag in ["-i=1", "-i", "--ignore-failure=all-non-zero"] {
+        let o = cmdscope(&["run", "--runs", "2", flag, "exit 1"]);
+        assert!(o.status.success(), "{flag}: {}", stderr(&o));
+    }
+    let o = cmdscope(&["run", "--runs", "2", "-i=2", "exit 1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("exited with status 1"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn shell_option_takes_a_value_as_hyperfine_does() {
+    let dir = tempdir();
+    let out = dir.path().join("out");
+    let json = dir.path().join("r.json");
+    // One benchmark run by bash, not two benchmarks.
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "1",
+        "-S",
+        "bash --norc",
+        "--output",
+        out.to_str().unwrap(),
+        "--export-json",
+        json.to_str().unwrap(),
+        "echo $BASH_VERSION",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&json);
+    assert_eq!(doc["results"].as_array().unwrap().len(), 1);
+    assert!(
+        std::fs::read_to_string(&out).unwrap().trim().len() > 2,
+        "bash printed no version"
+    );
+    // --shell=none and -N: executed directly, '>>' is an argument.
+    for flag in ["--shell=none", "-N"] {
+        let o = cmdscope(&[
+            "run",
+            "--runs",
+            "1",
+            flag,
+            "--output",
+            out.to_str().unwrap(),
+            "echo a >> b",
+        ]);
+        assert!(o.status.success(), "{flag}: {}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "a >> b\n");
+    }
+}
+
+#[test]
+fn parameters_in_run_options_work_with_a_shell() {
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "-S",
+        "sh",
+        "-L",
+        "n",
+        "0,5",
+        "--env-size",
+        "{n}",
+        "--export-json",
+        json.to_str().unwrap(),
+        "true",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&json);
+    let names: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["true (n = 0)", "true (n = 5)"]);
+}

@@ -314,6 +314,7 @@ fn full_round_trip(server: &Server) {
                 "<script>alert(1)</script>",
                 &format!("{} busy {ms}", fixture()),
                 "-S",
+                "sh",
                 "true",
             ],
         );
