@@ -248,6 +248,16 @@ pub enum Style {
     None,
 }
 
+/// A count of runs: a whole number, at least 1 (clap's own range check
+/// would print the type's bound, 18446744073709551615).
+fn at_least_one(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number".into()),
+    }
+}
+
 /// `--sort` (hyperfine's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortOrder {
@@ -282,15 +292,15 @@ pub struct RunArgs {
 
     /// Exact number of measured runs per command.
     #[arg(short = 'r', long, value_name = "NUM", conflicts_with_all = ["min_runs", "max_runs"],
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = at_least_one)]
     pub runs: Option<u64>,
 
     /// Minimum measured runs per command [default: 10].
-    #[arg(short = 'm', long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'm', long, value_name = "NUM", value_parser = at_least_one)]
     pub min_runs: Option<u64>,
 
     /// Maximum measured runs per command [default: unlimited].
-    #[arg(short = 'M', long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'M', long, value_name = "NUM", value_parser = at_least_one)]
     pub max_runs: Option<u64>,
 
     /// Seconds of measured runs to aim for per command, when --runs is not given.

@@ -295,3 +295,25 @@ fn parameters_in_run_options_work_with_a_shell() {
         .collect();
     assert_eq!(names, ["true (n = 0)", "true (n = 5)"]);
 }
+
+#[test]
+fn usage_errors_are_one_line_and_keep_clap_tips() {
+    for (args, needle) in [
+        (
+            &["run", "--warmpu", "3", "true"][..],
+            "unexpected argument '--warmpu' found; tip: a similar argument exists: '--warmup'",
+        ),
+        (
+            &["run", "--style", "fancy", "true"][..],
+            "[possible values: auto,",
+        ),
+        (&["run", "--runs", "0", "true"][..], "must be at least 1"),
+    ] {
+        let o = cmdscope(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(needle), "{args:?}: {e}");
+        assert!(!e.contains("18446744073709551615"), "{e}");
+    }
+}
