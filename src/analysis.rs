@@ -102,11 +102,12 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
                 a.runs
             ));
         }
-        if let Some(o) = session.shell_overhead {
+        if let (Some(o), true) = (session.shell_overhead, result.cell.shell) {
             if median < 0.1 * o.wall || median == 0.0 {
                 w.push(format!(
                     "'{name}' takes less than a tenth of the shell's start-up ({}), which was \
-                     subtracted: the result is mostly noise. Run it without -S.",
+                     subtracted: the result is mostly noise. Run it without a shell (-N) if it \
+                     does not need one.",
                     crate::units::time(o.wall)
                 ));
             }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::adaptive::Sequential;
 use crate::analysis;
-use crate::cli::{RunArgs, Style};
+use crate::cli::{RunArgs, Style, TimeUnit};
 use crate::comparison;
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
@@ -16,6 +16,7 @@ use crate::runner::{self, IgnoreFailure, RunOptions};
 use crate::schedule::{Order, RunPolicy};
 use crate::store::record::{self, Choice, Recorder};
 use crate::store::{self, Machine, NewSession};
+use crate::units;
 
 /// Relative precision adaptive stopping aims for when the user gives no run count.
 pub const DEFAULT_PRECISION: f64 = 0.01;
@@ -62,6 +63,19 @@ fn outputs(args: &RunArgs) -> Result<(Output, Vec<Output>)> {
             "--output was given {k} times for {n} commands: give it once (for all) or once per command"
         ))),
     }
+}
+
+/// Whether any export file was asked for.
+fn exports_asked(args: &RunArgs) -> bool {
+    [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.export_asciidoc,
+        &args.export_orgmode,
+    ]
+    .iter()
+    .any(|e| e.is_some())
 }
 
 /// `--shell`/`-N` as given.
@@ -130,6 +144,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     let parameters = parameters(args)?;
     let shell = shell_mode(args)?;
+    if let Some(unit) = args.time_unit {
+        units::force_time_scale(match unit {
+            TimeUnit::Microsecond => units::TimeScale::Microsecond,
+            TimeUnit::Millisecond => units::TimeScale::Millisecond,
+            TimeUnit::Second => units::TimeScale::Second,
+        });
+    }
     // `--reference` naming one of the commands picks it (cmdscope's
     // meaning); any other command is added and benchmarked first
     // (hyperfine 1.20's meaning).
@@ -461,6 +482,19 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     if let Some(failure) = session.failure {
         for e in export_error.iter().chain(&store_error) {
             eprintln!("cmdscope: error: {e}");
+        }
+        if matches!(failure, Error::Interrupted) {
+            // Say that finished runs were exported only when they were.
+            let exported = export_error.is_none() && (exports_asked(args) || args.plot.is_some());
+            eprintln!(
+                "cmdscope: interrupted{}",
+                if exported {
+                    "; finished runs were exported"
+                } else {
+                    ""
+                }
+            );
+            return Ok(exit::INTERRUPTED);
         }
         return Err(failure);
     }

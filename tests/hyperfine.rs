@@ -317,3 +317,77 @@ fn usage_errors_are_one_line_and_keep_clap_tips() {
         assert!(!e.contains("18446744073709551615"), "{e}");
     }
 }
+
+#[test]
+fn terminal_lines_use_one_unit_integer_counts_and_plurals() {
+    let f = fixture();
+    let o = cmdscope(&["run", "--runs", "4", &format!("{f} sleep 20")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    for line in text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("Time ("))
+    {
+        // 20 ms sleeps: every time on the line in ms (User/System too).
+        assert!(
+            !line.contains(" s ") && !line.contains(" s,") && !line.ends_with(" s"),
+            "{line}"
+        );
+        assert!(!line.contains("µs"), "{line}");
+    }
+    let faults = text
+        .lines()
+        .find(|l| l.contains("Page faults:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        !faults.split_whitespace().any(|w| w.contains('.')),
+        "counts must be whole numbers: {faults}"
+    );
+    assert!(text.contains("4 runs"), "{text}");
+    let o = cmdscope(&["run", "--runs", "1", "true"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains(" 1 run\n"), "{text}");
+}
+
+#[test]
+fn time_unit_forces_one_unit() {
+    let f = fixture();
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "-u",
+        "microsecond",
+        &format!("{f} sleep 20"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mean = text.lines().find(|l| l.contains("mean ±")).unwrap();
+    assert!(mean.contains("µs") && !mean.contains("ms"), "{mean}");
+}
+
+#[test]
+fn timeouts_show_in_the_terminal() {
+    let o = cmdscope(&["run", "--timeout", "0.2", "--runs", "2", "sleep 5"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("timed out after"), "{text}");
+}
+
+#[test]
+fn interrupted_without_exports_does_not_claim_an_export() {
+    use std::process::{Command, Stdio};
+    let child = Command::new(bin())
+        .env("CMDSCOPE_NO_STORE", "1")
+        .args(["run", "--runs", "1000", "sleep 0.05"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("cmdscope: interrupted"), "{e}");
+    assert!(!e.contains("exported"), "{e}");
+}
