@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use crate::adaptive::Sequential;
 use crate::analysis;
-use crate::cli::{RunArgs, Style, TimeUnit};
+use crate::cli::{RunArgs, SortOrder, Style, TimeUnit};
 use crate::comparison;
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
 use crate::plan::{self, PlanInput};
+use crate::report::markdown::{Markup, Rows};
 use crate::report::{self, terminal::Paint};
 use crate::runner::{self, IgnoreFailure, RunOptions};
 use crate::schedule::{Order, RunPolicy};
@@ -242,7 +243,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     if let Some(p) = &args.plot {
         report::check_writable(p)?;
     }
-    let exports = [&args.export_json, &args.export_csv, &args.export_markdown];
+    let exports = [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.export_asciidoc,
+        &args.export_orgmode,
+    ];
     let stdout_exports = exports
         .iter()
         .filter(|p| p.as_deref() == Some(std::path::Path::new("-")))
@@ -454,10 +461,22 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             export_error.get_or_insert(e);
         }
     }
-    if let Some(p) = &args.export_markdown {
-        let text = report::markdown::render(&session, &analyses);
-        if let Err(e) = report::write_atomic(p, text.as_bytes()) {
-            export_error.get_or_insert(e);
+    let rows = match args.sort {
+        SortOrder::Auto | SortOrder::Command => Rows::Command,
+        SortOrder::MeanTime => Rows::MeanTime,
+    };
+    for (path, markup) in [
+        (&args.export_markdown, Markup::Markdown),
+        (&args.export_asciidoc, Markup::AsciiDoc),
+        (&args.export_orgmode, Markup::OrgMode),
+    ] {
+        if let Some(p) = path {
+            let reference = args.reference.is_some().then_some(session.reference);
+            let text =
+                report::markdown::render_markup(&session, &analyses, markup, rows, reference);
+            if let Err(e) = report::write_atomic(p, text.as_bytes()) {
+                export_error.get_or_insert(e);
+            }
         }
     }
     if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {

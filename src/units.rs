@@ -40,6 +40,11 @@ pub fn force_time_scale(scale: TimeScale) {
     let _ = FORCED_SCALE.set(scale);
 }
 
+/// The unit `-u/--time-unit` forced, if any.
+pub fn forced_scale() -> Option<TimeScale> {
+    FORCED_SCALE.get().copied()
+}
+
 /// The unit a time is shown in: the forced one, or the one that fits it.
 pub fn scale_for(seconds: f64) -> TimeScale {
     if let Some(s) = FORCED_SCALE.get() {

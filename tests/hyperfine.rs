@@ -391,3 +391,64 @@ fn interrupted_without_exports_does_not_claim_an_export() {
     assert!(e.contains("cmdscope: interrupted"), "{e}");
     assert!(!e.contains("exported"), "{e}");
 }
+
+#[test]
+fn markup_exports_have_hyperfines_columns_and_sort() {
+    let dir = tempdir();
+    let f = fixture();
+    let (md, adoc, org) = (
+        dir.path().join("r.md"),
+        dir.path().join("r.adoc"),
+        dir.path().join("r.org"),
+    );
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--sort",
+        "mean-time",
+        "--export-markdown",
+        md.to_str().unwrap(),
+        "--export-asciidoc",
+        adoc.to_str().unwrap(),
+        "--export-orgmode",
+        org.to_str().unwrap(),
+        &format!("{f} sleep 30"),
+        &format!("{f} sleep 10"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.starts_with("| Command | Mean [ms] | Min [ms] | Max [ms] | Relative |"),
+        "{md}"
+    );
+    let rows: Vec<&str> = md.lines().skip(2).collect();
+    // Fastest first, Relative to the fastest as hyperfine: 1.00, then ~3.
+    assert!(
+        rows[0].contains("sleep 10`") && rows[0].contains("| 1.00 |"),
+        "{md}"
+    );
+    let rel: f64 = rows[1]
+        .split('|')
+        .nth(5)
+        .unwrap()
+        .trim()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((2.0..4.0).contains(&rel), "{md}");
+    let adoc = std::fs::read_to_string(adoc).unwrap();
+    assert!(
+        adoc.starts_with("[cols=") && adoc.trim_end().ends_with("|==="),
+        "{adoc}"
+    );
+    assert!(adoc.contains("| Mean [ms] \n"), "{adoc}");
+    let org = std::fs::read_to_string(org).unwrap();
+    assert!(org.starts_with("| Command  |  Mean [ms]"), "{org}");
+    assert!(
+        org.contains("=") && org.lines().nth(1).unwrap().starts_with("|--+"),
+        "{org}"
+    );
+}
