@@ -216,11 +216,12 @@ pub struct Parameter {
 }
 
 fn check_name(name: &str) -> Result<()> {
+    // Letters of any script ("größe", "並列"), as hyperfine accepts them.
     let ok = name
         .chars()
         .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
     if ok {
         Ok(())
     } else {

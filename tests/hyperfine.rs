@@ -452,3 +452,34 @@ fn markup_exports_have_hyperfines_columns_and_sort() {
         "{org}"
     );
 }
+
+#[test]
+fn unicode_parameter_names_and_cjk_values_align() {
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        "-L",
+        "並列",
+        "一,二二,三三三",
+        "echo {並列}",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    // Bar lines: the '│' is in the same terminal column (CJK takes two).
+    let columns: Vec<usize> = text
+        .lines()
+        .filter_map(|l| l.split_once('│'))
+        .map(|(label, _)| {
+            label
+                .chars()
+                .map(|c| if c.is_ascii() { 1 } else { 2 })
+                .sum()
+        })
+        .collect();
+    assert_eq!(columns.len(), 3, "{text}");
+    assert!(
+        columns.iter().all(|&c| c == columns[0]),
+        "{columns:?}\n{text}"
+    );
+}
