@@ -356,6 +356,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
         ));
     }
+    // The cell whose output was last labelled (--show-output).
+    let mut shown: Option<usize> = None;
     // The cell whose setup has run and whose cleanup is due.
     let mut set_up: Option<usize> = None;
     if interleaved {
@@ -425,6 +427,17 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 scheduler.stop(StopReason::Failure);
                 continue;
             }
+        }
+        if *opts.output_of(cell) == Output::Inherit && !cell.calibration && shown != Some(c) {
+            // Whose output follows: once per command in sequential order,
+            // at every change of command when interleaved.
+            shown = Some(c);
+            progress.suspend(|| {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "==> {} <==", cell.name);
+                let _ = out.flush();
+            });
         }
         let mut sample = Sample::new(run_index);
         let outcome = match prepared[c].run(&mut sample) {

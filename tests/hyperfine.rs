@@ -483,3 +483,36 @@ fn unicode_parameter_names_and_cjk_values_align() {
         "{columns:?}\n{text}"
     );
 }
+
+#[test]
+fn show_output_is_labelled_by_command() {
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--show-output",
+        "echo out-a",
+        "echo out-b",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut current = None;
+    let mut seen = 0;
+    for line in text.lines() {
+        if let Some(name) = line
+            .strip_prefix("==> ")
+            .and_then(|l| l.strip_suffix(" <=="))
+        {
+            current = Some(name.to_string());
+        } else if let Some(which) = line.strip_prefix("out-") {
+            // Every output line follows the label of the command that printed it.
+            assert_eq!(
+                current.as_deref(),
+                Some(format!("echo out-{which}").as_str()),
+                "{text}"
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 6, "{text}");
+}
