@@ -25,6 +25,9 @@
 //! fixture hashin LOG       read stdin to its end, append "<bytes> <fnv1a-64 hex>" to LOG
 //! fixture log LOG TEXT     append TEXT as a line to LOG (records the order things ran in)
 //! fixture parent LOG       append the parent process's command name (comm) to LOG
+//! fixture steps STATE MS,MS,...  spin for the k-th listed MS on the k-th call
+//!                          (k counted in the file STATE, cycling): injected
+//!                          drift, fast starts and outliers
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -297,6 +300,19 @@ fn main() {
             append(&arg(2), &format!("{} {hash:016x}", data.len()));
         }
         "log" => append(&arg(2), &arg(3)),
+        "steps" => {
+            let state = arg(2);
+            let k: usize = std::fs::read_to_string(&state)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0);
+            std::fs::write(&state, (k + 1).to_string()).expect("write state");
+            let steps: Vec<f64> = arg(3)
+                .split(',')
+                .map(|v| v.parse().expect("steps: milliseconds"))
+                .collect();
+            spin(Duration::from_secs_f64(steps[k % steps.len()] / 1e3));
+        }
         "parent" => {
             let ppid = std::os::unix::process::parent_id();
             let comm = std::fs::read_to_string(format!("/proc/{ppid}/comm")).expect("read comm");

@@ -74,6 +74,11 @@ pub fn analyse_cell(result: &CellResult, session: &Session) -> CellAnalysis {
     a
 }
 
+/// An outlier is worth a warning beyond this share of the median...
+const OUTLIER_WARN_SHARE: f64 = 0.10;
+/// ...and this many seconds from it.
+const OUTLIER_WARN_SECONDS: f64 = 1e-3;
+
 fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<String> {
     let mut w = Vec::new();
     let name = &result.cell.name;
@@ -88,17 +93,22 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
             ));
         }
         // Worth a warning only when the outliers are also far in absolute
-        // terms: on a very steady command the robust rule flags runs that
-        // differ by a fraction of a percent.
+        // terms: on a steady command (a sleep) the robust rule flags runs
+        // that differ by a scheduler tick. Calibrated with
+        // scripts/warning-rates (docs/HYPERFINE.md): more than 10 % and
+        // 1 ms from the median.
         let far = stats::outliers(&wall)
             .into_iter()
-            .filter(|&i| median > 0.0 && ((wall[i] - median) / median).abs() > 0.02)
+            .filter(|&i| {
+                let off = (wall[i] - median).abs();
+                median > 0.0 && off > OUTLIER_WARN_SHARE * median && off > OUTLIER_WARN_SECONDS
+            })
             .count();
         if far > 0 && a.runs >= 6 {
             w.push(format!(
-                "{far} of {} runs of '{name}' are outliers (robust z-score > 3.5, more than 2 % \
-                 from the median): something else may have been running. The median and its \
-                 interval are robust to them.",
+                "{far} of {} runs of '{name}' are outliers (robust z-score > 3.5, more than 10 % \
+                 and 1 ms from the median): something else may have been running. The median \
+                 and its interval are robust to them.",
                 a.runs
             ));
         }

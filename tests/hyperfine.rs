@@ -516,3 +516,38 @@ fn show_output_is_labelled_by_command() {
     }
     assert_eq!(seen, 6, "{text}");
 }
+
+#[test]
+fn warnings_fire_on_injected_outliers_drift_and_fast_starts() {
+    let dir = tempdir();
+    let f = fixture();
+    let list = |v: &[f64]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let spikes: Vec<f64> = (0..20)
+        .map(|i| if i % 10 == 9 { 60.0 } else { 20.0 })
+        .collect();
+    let ramp: Vec<f64> = (0..20)
+        .map(|i| 20.0 * (1.0 + 0.4 * i as f64 / 19.0))
+        .collect();
+    let fast: Vec<f64> = (0..20).map(|i| if i < 4 { 10.0 } else { 20.0 }).collect();
+    for (steps, needle) in [
+        (spikes, "are outliers"),
+        (ramp, "slower over time"),
+        (fast, "turbo boost"),
+    ] {
+        let state = dir.path().join(format!("state-{}", needle.len()));
+        let o = cmdscope(&[
+            "run",
+            "--runs",
+            "20",
+            &format!("{f} steps {} {}", state.display(), list(&steps)),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+}
