@@ -229,9 +229,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 "--minimize/--maximize {var}: the searched parameter must be the one of --parameter-scan"
             )));
         }
-        if parameters.len() > 1 || args.commands.len() > 1 {
+        if parameters.len() > 1 || args.commands.len() > 1 || reference_cmd.is_some() {
             return Err(Error::Usage(
-                "--minimize/--maximize searches one command over one scanned parameter: remove -L or the extra commands".into(),
+                "--minimize/--maximize searches one command over one scanned parameter: remove -L, --reference or the extra commands".into(),
             ));
         }
     }
