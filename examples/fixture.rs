@@ -25,7 +25,7 @@
 //! fixture hashin LOG       read stdin to its end, append "<bytes> <fnv1a-64 hex>" to LOG
 //! fixture log LOG TEXT     append TEXT as a line to LOG (records the order things ran in)
 //! fixture parent LOG       append the parent process's command name (comm) to LOG
-//! fixture steps STATE MS,MS,...  spin for the k-th listed MS on the k-th call
+//! fixture steps STATE MS,MS,...  sleep for the k-th listed MS on the k-th call
 //!                          (k counted in the file STATE, cycling): injected
 //!                          drift, fast starts and outliers
 
@@ -311,7 +311,8 @@ fn main() {
                 .split(',')
                 .map(|v| v.parse().expect("steps: milliseconds"))
                 .collect();
-            spin(Duration::from_secs_f64(steps[k % steps.len()] / 1e3));
+            // Sleeps, so that the injected pattern survives a loaded CPU.
+            std::thread::sleep(Duration::from_secs_f64(steps[k % steps.len()] / 1e3));
         }
         "parent" => {
             let ppid = std::os::unix::process::parent_id();

@@ -15,12 +15,11 @@ use crate::stats;
 const TREND_ALPHA: f64 = 0.001;
 /// Smallest change over the whole session worth mentioning.
 const MIN_CHANGE: f64 = 0.05;
-/// A fast start: at least this many leading runs...
+/// A fast start: at least this many of the first five runs faster than
+/// every later run (by rank, so that the false-alarm rate does not depend on
+/// how noisy the command is: for independent runs about 0.2 % with 20 runs,
+/// less with more), and 5 % faster than the median.
 const FAST_START_RUNS: usize = 3;
-/// ...all below this quantile of the later runs (by rank, so that the rate
-/// of false alarms does not depend on how noisy the command is: for
-/// independent runs, about 0.1^3 = 0.1 %).
-const FAST_START_QUANTILE: f64 = 0.10;
 
 pub fn warnings(result: &CellResult, order: Order, cells: usize) -> Vec<String> {
     let wall = values(&result.samples, Metric::WallTime);
@@ -51,34 +50,33 @@ pub fn warnings(result: &CellResult, order: Order, cells: usize) -> Vec<String> 
             out.push(format!("{}{effect}", capitalise(&what)));
         }
     }
-    // A fast start: the leading runs all below nearly every later run,
-    // and clearly faster than the median.
-    let lead = fast_start(&wall, median);
-    if lead >= FAST_START_RUNS {
-        let mean_lead = wall[..lead].iter().sum::<f64>() / lead as f64;
-        let faster = 1.0 - mean_lead / median;
+    // A fast start: early runs faster than every later one.
+    let fast = fast_start(&wall, median);
+    if fast.len() >= FAST_START_RUNS {
+        let mean_fast = fast.iter().sum::<f64>() / fast.len() as f64;
+        let faster = 1.0 - mean_fast / median;
         out.push(format!(
-            "The first {lead} runs of '{name}' were {:.0} % faster than the median (turbo boost before the machine warmed up?).{effect}",
+            "{} of the first 5 runs of '{name}' were {:.0} % faster than the median and than every later run (turbo boost before the machine warmed up?).{effect}",
+            fast.len(),
             faster * 100.0
         ));
     }
     out
 }
 
-/// How many leading runs (of the first 5) are below the
-/// FAST_START_QUANTILE of the runs after them and 5 % below the median.
-fn fast_start(wall: &[f64], median: f64) -> usize {
+/// The runs among the first five that are faster than every later run and
+/// 5 % faster than the median.
+fn fast_start(wall: &[f64], median: f64) -> Vec<f64> {
     let head = wall.len().min(5);
-    let mut rest = wall[head..].to_vec();
-    if rest.len() < 5 {
-        return 0;
+    if wall.len() - head < 5 {
+        return Vec::new();
     }
-    rest.sort_by(f64::total_cmp);
-    let low = rest[((rest.len() - 1) as f64 * FAST_START_QUANTILE).floor() as usize];
+    let later_min = wall[head..].iter().copied().fold(f64::INFINITY, f64::min);
     wall[..head]
         .iter()
-        .take_while(|&&v| v < low && v < median * 0.95)
-        .count()
+        .copied()
+        .filter(|&v| v < later_min && v < median * 0.95)
+        .collect()
 }
 
 fn capitalise(s: &str) -> String {
@@ -127,7 +125,7 @@ mod tests {
         let expected = (1.0 - 0.0092 / median) * 100.0;
         assert!(
             w[0].starts_with(&format!(
-                "The first 3 runs of 'x' were {expected:.0} % faster"
+                "3 of the first 5 runs of 'x' were {expected:.0} % faster"
             )),
             "{} (expected {expected:.1} %)",
             w[0]
@@ -158,7 +156,7 @@ mod tests {
             .filter(|_| {
                 let walls: Vec<f64> = (0..20).map(|_| 0.010 * (0.8 + 0.4 * next())).collect();
                 let median = stats::summarize(&walls).unwrap().median;
-                fast_start(&walls, median) >= FAST_START_RUNS
+                fast_start(&walls, median).len() >= FAST_START_RUNS
             })
             .count();
         assert!(fired * 100 < sessions, "{fired} of {sessions}");

@@ -527,13 +527,12 @@ fn warnings_fire_on_injected_outliers_drift_and_fast_starts() {
             .collect::<Vec<_>>()
             .join(",")
     };
-    let spikes: Vec<f64> = (0..20)
+    let spikes: Vec<f64> = (0..30)
         .map(|i| if i % 10 == 9 { 60.0 } else { 20.0 })
         .collect();
-    let ramp: Vec<f64> = (0..20)
-        .map(|i| 20.0 * (1.0 + 0.4 * i as f64 / 19.0))
-        .collect();
-    let fast: Vec<f64> = (0..20).map(|i| if i < 4 { 10.0 } else { 20.0 }).collect();
+    // Strong enough to stand out of a loaded machine's noise: 10 -> 50 ms.
+    let ramp: Vec<f64> = (0..30).map(|i| 10.0 + 40.0 * i as f64 / 29.0).collect();
+    let fast: Vec<f64> = (0..30).map(|i| if i < 4 { 10.0 } else { 20.0 }).collect();
     for (steps, needle) in [
         (spikes, "are outliers"),
         (ramp, "slower over time"),
@@ -543,7 +542,7 @@ fn warnings_fire_on_injected_outliers_drift_and_fast_starts() {
         let o = cmdscope(&[
             "run",
             "--runs",
-            "20",
+            "30",
             &format!("{f} steps {} {}", state.display(), list(&steps)),
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
