@@ -430,3 +430,36 @@ fn hyperfines_scripts_agree_on_a_session_with_timeouts() {
     assert!(o.status.success(), "{}", stderr(&o));
     check_scripts_on(&json, &dir, out.path());
 }
+
+#[test]
+fn every_flag_of_hyperfines_help_is_a_flag_of_cmdscope_run() {
+    let Some(hf) = hyperfine() else { return };
+    let help = |o: Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let theirs = help(Command::new(hf).arg("--help").output().unwrap());
+    let ours = help(cmdscope(&["run", "--help"]));
+    // "  -w, --warmup <NUM>", "      --reference <CMD>", "  -N": every
+    // short and long option at the start of a help line.
+    let flags = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(str::trim_start)
+            .filter(|l| l.starts_with('-'))
+            .flat_map(|l| {
+                l.split([',', ' ', '[', '='])
+                    .take_while(|w| w.is_empty() || w.starts_with('-'))
+                    .filter(|w| {
+                        w.len() > 1 && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                    })
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let ours = flags(&ours);
+    let theirs = flags(&theirs);
+    assert!(theirs.len() > 30, "{theirs:?}");
+    let missing: Vec<&String> = theirs.iter().filter(|f| !ours.contains(f)).collect();
+    assert!(
+        missing.is_empty(),
+        "hyperfine flags cmdscope lacks: {missing:?}"
+    );
+}
