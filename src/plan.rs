@@ -148,8 +148,12 @@ pub fn parse_cpus(text: &str) -> Result<Vec<usize>> {
 /// One thing to measure.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cell {
-    /// Display name: `-n` if given, else the command line.
+    /// Display name: `-n` if given, else the command line; followed by the
+    /// parameters the command line does not show: `cmd (u = root)`.
     pub name: String,
+    /// The name without those parameters: hyperfine's `command` field in
+    /// the JSON and CSV exports.
+    pub short_name: String,
     /// The command line as typed (lossy UTF-8, for display and export).
     pub command: String,
     /// What is executed: program and arguments as bytes.
@@ -599,6 +603,7 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
         let t = template(command.as_bytes(), &input.shell, &[])?;
         let text = String::from_utf8_lossy(&t.bytes).into_owned();
         cells.push(Cell {
+            short_name: name.clone().unwrap_or_else(|| text.clone()),
             name: name.clone().unwrap_or_else(|| text.clone()),
             custom_name: name.is_some(),
             command: text,
@@ -642,6 +647,7 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
                 .unwrap_or_else(|| text.clone());
             cells.push(Cell {
                 name: name_with_parameters(&name, &unused),
+                short_name: name,
                 custom_name: given.is_some(),
                 command: text,
                 argv: argv(t, params),
@@ -796,6 +802,7 @@ mod tests {
         i.variant.user = Some("{u}".into());
         let cells = expand(&i).unwrap();
         assert_eq!(cells[0].name, "ruby spawn.rb (u = root)");
+        assert_eq!(cells[0].short_name, "ruby spawn.rb");
         assert_eq!(cells[1].name, "ruby spawn.rb (u = nobody)");
         assert_eq!(cells[1].variant.user.as_deref(), Some("nobody"));
         assert_eq!(cells[1].template, 0);

@@ -463,3 +463,47 @@ fn every_flag_of_hyperfines_help_is_a_flag_of_cmdscope_run() {
         "hyperfine flags cmdscope lacks: {missing:?}"
     );
 }
+
+#[test]
+fn command_fields_of_json_and_csv_match_with_names_and_hidden_parameters() {
+    let Some(hf) = hyperfine() else { return };
+    for args in [
+        &["-L", "u", "a,b", "-n", "nm {u}", "echo x"][..],
+        &["-L", "u", "a,b", "echo x"][..],
+        &["-L", "n", "1,2", "echo {n}"][..],
+    ] {
+        let mut full = vec![
+            "--runs",
+            "2",
+            "--export-json",
+            "{dir}/r.json",
+            "--export-csv",
+            "{dir}/r.csv",
+        ];
+        full.extend_from_slice(args);
+        let ((ho, hd), (co, cd)) = both(&hf, &full);
+        assert!(
+            ho.status.success() && co.status.success(),
+            "{}",
+            stderr(&co)
+        );
+        let commands = |d: &Path| -> Vec<String> {
+            read_json(&d.join("r.json"))["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["command"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(commands(cd.path()), commands(hd.path()), "{args:?}");
+        let first_column = |d: &Path| -> Vec<String> {
+            std::fs::read_to_string(d.join("r.csv"))
+                .unwrap()
+                .lines()
+                .map(|l| l.split(',').next().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(first_column(cd.path()), first_column(hd.path()), "{args:?}");
+        assert_eq!(benchmark_names(&co), benchmark_names(&ho), "{args:?}");
+    }
+}
