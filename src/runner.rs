@@ -183,16 +183,13 @@ impl CellResult {
     }
 }
 
-/// What hooks share with the measured commands: their input (read from
-/// its start by every hook, as by every run) and whether output is shown.
-struct HookIo<'a> {
-    opts: &'a RunOptions,
-}
-
-fn run_hook(what: &str, hook: &str, cell: &Cell, io: &HookIo) -> Result<()> {
+/// Runs a hook through sh with what it shares with the measured commands:
+/// the input (read from its start by every hook, as by every run), the
+/// environment, and the output when it is shown.
+fn run_hook(what: &str, hook: &str, cell: &Cell, opts: &RunOptions) -> Result<()> {
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c").arg(hook);
-    match &io.opts.input {
+    match &opts.input {
         Input::Null => {
             cmd.stdin(Stdio::null());
         }
@@ -204,7 +201,7 @@ fn run_hook(what: &str, hook: &str, cell: &Cell, io: &HookIo) -> Result<()> {
             cmd.stdin(file);
         }
     }
-    if *io.opts.output_of(cell) != Output::Inherit {
+    if *opts.output_of(cell) != Output::Inherit {
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
     }
     for (k, v) in &cell.env {
@@ -313,7 +310,6 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         run_dirs.push(run_dir);
     }
 
-    let hook_io = HookIo { opts };
     let mut scheduler = Scheduler::new(
         opts.cells.len(),
         opts.order,
@@ -363,7 +359,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     if interleaved {
         if let Some(first) = opts.cells.iter().position(|c| !c.calibration) {
             if let Some(hook) = &opts.cells[first].hooks.setup {
-                if let Err(e) = run_hook("setup", hook, &opts.cells[first], &hook_io) {
+                if let Err(e) = run_hook("setup", hook, &opts.cells[first], opts) {
                     progress.finish_and_clear();
                     return Err(e);
                 }
@@ -396,7 +392,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         if !interleaved && set_up != Some(c) {
             if let Some(prev) = set_up.take() {
                 if let Some(hook) = &opts.cells[prev].hooks.cleanup {
-                    if let Err(e) = run_hook("cleanup", hook, &opts.cells[prev], &hook_io) {
+                    if let Err(e) = run_hook("cleanup", hook, &opts.cells[prev], opts) {
                         failure = Some(e);
                         scheduler.stop(StopReason::Failure);
                         continue;
@@ -405,7 +401,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             }
             set_up = Some(c);
             if let Some(hook) = &cell.hooks.setup {
-                if let Err(e) = run_hook("setup", hook, cell, &hook_io) {
+                if let Err(e) = run_hook("setup", hook, cell, opts) {
                     failure = Some(e);
                     // Its cleanup is not due: the setup did not complete.
                     set_up = None;
@@ -415,7 +411,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             }
         }
         if let Some(hook) = &cell.hooks.prepare {
-            if let Err(e) = run_hook("prepare", hook, cell, &hook_io) {
+            if let Err(e) = run_hook("prepare", hook, cell, opts) {
                 failure = Some(e);
                 scheduler.stop(StopReason::Failure);
                 continue;
@@ -462,7 +458,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             sink.sample(c, &sample);
         }
         if let Some(hook) = &cell.hooks.conclude {
-            if let Err(e) = run_hook("conclude", hook, cell, &hook_io) {
+            if let Err(e) = run_hook("conclude", hook, cell, opts) {
                 failure = Some(e);
                 scheduler.stop(StopReason::Failure);
             }
@@ -525,7 +521,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
 
     if let Some(c) = set_up {
         if let Some(hook) = &opts.cells[c].hooks.cleanup {
-            if let Err(e) = run_hook("cleanup", hook, &opts.cells[c], &hook_io) {
+            if let Err(e) = run_hook("cleanup", hook, &opts.cells[c], opts) {
                 failure.get_or_insert(e);
             }
         }
