@@ -149,15 +149,20 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
     }
     if a.removed > 0 {
         w.push(format!(
-            "{} outlier runs of '{name}' were left out of the statistics (--remove-outliers).",
-            a.removed
+            "{} outlier run{} of '{name}' {} left out of the statistics (--remove-outliers).",
+            a.removed,
+            if a.removed == 1 { "" } else { "s" },
+            if a.removed == 1 { "was" } else { "were" }
         ));
     }
     if a.timed_out > 0 {
         w.push(format!(
-            "{} runs of '{name}' timed out after {} and were killed; they are left out of the statistics.",
+            "{} run{} of '{name}' timed out after {} and {} killed; {} left out of the statistics.",
             a.timed_out,
-            crate::units::time(session.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0))
+            if a.timed_out == 1 { "" } else { "s" },
+            crate::units::time(session.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0)),
+            if a.timed_out == 1 { "was" } else { "were" },
+            if a.timed_out == 1 { "it is" } else { "they are" }
         ));
     }
     w
