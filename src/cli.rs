@@ -342,7 +342,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "WHERE")]
     pub output: Vec<String>,
 
-    /// Where the commands' stdin comes from: null (default) or a FILE.
+    /// Where the commands' stdin comes from: null (default) or a FILE, read
+    /// from its start by every run, warm-up and hook.
     #[arg(long, value_name = "WHERE", default_value = "null")]
     pub input: String,
 
