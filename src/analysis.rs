@@ -162,7 +162,11 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
             if a.timed_out == 1 { "" } else { "s" },
             crate::units::time(session.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0)),
             if a.timed_out == 1 { "was" } else { "were" },
-            if a.timed_out == 1 { "it is" } else { "they are" }
+            if a.timed_out == 1 {
+                "it is"
+            } else {
+                "they are"
+            }
         ));
     }
     w

@@ -343,7 +343,19 @@ pub fn scan(
     let numeric: Vec<f64> = (0..count as usize)
         .map(|k| lo + k as f64 * step_val)
         .collect();
-    let values = numeric.iter().map(|v| format!("{v:.places$}")).collect();
+    // As hyperfine: the minimum as typed, then MIN + k*STEP with the
+    // decimals of the inputs ("0", "0.25", "0.50"), so names match its.
+    let values = numeric
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            if k == 0 {
+                min.trim().to_string()
+            } else {
+                format!("{v:.places$}")
+            }
+        })
+        .collect();
     Ok(Parameter {
         name: name.into(),
         values,
@@ -843,7 +855,8 @@ mod tests {
         assert_eq!(p.values[3], "0.3");
         assert_eq!(p.values[10], "1.0");
         let p = scan("x", "0", "1", Some("0.25"), None).unwrap();
-        assert_eq!(p.values, vec!["0.00", "0.25", "0.50", "0.75", "1.00"]);
+        // hyperfine 1.20's names: the minimum as typed, then its decimals.
+        assert_eq!(p.values, vec!["0", "0.25", "0.50", "0.75", "1.00"]);
         // The last value never overshoots the maximum.
         assert_eq!(
             scan("x", "0", "10", Some("3"), None).unwrap().values,

@@ -157,6 +157,19 @@ fn names_of_parameters_and_reference_commands_match() {
             "base",
             "echo",
         ][..],
+        &[
+            "--runs",
+            "1",
+            "-P",
+            "x",
+            "0",
+            "0.02",
+            "-D",
+            "0.01",
+            "sleep {x}",
+        ][..],
+        &["--runs", "1", "-P", "x", "0", "1", "-D", "0.25", "echo {x}"][..],
+        &["--runs", "1", "-P", "n", "3", "5", "echo {n}"][..],
     ] {
         let ((ho, _hd), (co, _cd)) = both(&hf, args);
         assert!(ho.status.success(), "{args:?}: {}", stderr(&ho));
