@@ -403,7 +403,7 @@ pub fn list(name: &str, values: &str) -> Result<Parameter> {
     })
 }
 
-/// All combinations of the parameters' values (the first parameter varies slowest).
+/// All combinations of the parameters' values (the first parameter varies fastest).
 pub fn combinations(params: &[Parameter]) -> Result<Vec<Vec<(String, String)>>> {
     let total = params
         .iter()
@@ -416,15 +416,18 @@ pub fn combinations(params: &[Parameter]) -> Result<Vec<Vec<(String, String)>>> 
             )))
         }
     }
+    // Built from the last parameter, so that the first varies fastest (as
+    // hyperfine orders them); each combination lists the parameters in the
+    // order they were given.
     let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for p in params {
+    for p in params.iter().rev() {
         combos = combos
             .into_iter()
             .flat_map(|c| {
                 p.values.iter().map(move |v| {
-                    let mut c = c.clone();
-                    c.push((p.name.clone(), v.clone()));
-                    c
+                    let mut with = vec![(p.name.clone(), v.clone())];
+                    with.extend(c.iter().cloned());
+                    with
                 })
             })
             .collect();
@@ -943,6 +946,9 @@ mod tests {
         );
         assert_eq!(c[5][0].1, "y");
         assert_eq!(c[5][1].1, "3");
+        // The first parameter varies fastest, as in hyperfine.
+        assert_eq!(c[1][0].1, "y");
+        assert_eq!(c[1][1].1, "1");
     }
 
     #[test]

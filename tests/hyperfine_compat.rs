@@ -170,6 +170,9 @@ fn names_of_parameters_and_reference_commands_match() {
         ][..],
         &["--runs", "1", "-P", "x", "0", "1", "-D", "0.25", "echo {x}"][..],
         &["--runs", "1", "-P", "n", "3", "5", "echo {n}"][..],
+        &[
+            "--runs", "1", "-L", "a", "1,2", "-L", "b", "x,y", "echo {a}", "true",
+        ][..],
     ] {
         let ((ho, _hd), (co, _cd)) = both(&hf, args);
         assert!(ho.status.success(), "{args:?}: {}", stderr(&ho));
