@@ -181,7 +181,14 @@ pub fn render(
             Metric::CpuMigrations,
         ]
         .iter()
-        .filter_map(|&m| med(m).map(|v| format!("{} {}", units::quantity(v, m.unit()), m.label())))
+        .filter_map(|&m| {
+            let v = if m.unit() == crate::metrics::Unit::Count {
+                count(m)
+            } else {
+                med(m)
+            };
+            v.map(|v| format!("{} {}", units::quantity(v, m.unit()), m.label()))
+        })
         .collect();
         if !counters.is_empty() {
             let _ = writeln!(out, "  Counters (median):    {}", counters.join(", "));
