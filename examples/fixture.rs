@@ -25,6 +25,12 @@
 //! fixture hygiene          print how the process started, before Rust's
 //!                          runtime changed anything: the SigBlk, SigIgn and
 //!                          SigCgt lines of /proc/self/status and "fds: 0 1 2"
+//! fixture hashin LOG       read stdin to its end, append "<bytes> <fnv1a-64 hex>" to LOG
+//! fixture log LOG TEXT     append TEXT as a line to LOG (records the order things ran in)
+//! fixture parent LOG       append the parent process's command name (comm) to LOG
+//! fixture steps STATE MS,MS,...  sleep for the k-th listed MS on the k-th call
+//!                          (k counted in the file STATE, cycling): injected
+//!                          drift, fast starts and outliers
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -100,6 +106,16 @@ extern "C" fn capture_at_start() {
 #[used]
 #[link_section = ".init_array"]
 static CAPTURE_AT_START: extern "C" fn() = capture_at_start;
+
+/// Appends one line; O_APPEND so concurrent writers never interleave within a line.
+fn append(path: &str, line: &str) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("open log");
+    writeln!(f, "{line}").expect("append");
+}
 
 fn main() {
     match arg(1).as_str() {
@@ -334,6 +350,34 @@ fn main() {
                 f.write_all(&chunk[..n]).expect("write");
                 left -= n;
             }
+        }
+        "hashin" => {
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut data).expect("read stdin");
+            let hash = data.iter().fold(0xcbf29ce484222325u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+            });
+            append(&arg(2), &format!("{} {hash:016x}", data.len()));
+        }
+        "log" => append(&arg(2), &arg(3)),
+        "steps" => {
+            let state = arg(2);
+            let k: usize = std::fs::read_to_string(&state)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0);
+            std::fs::write(&state, (k + 1).to_string()).expect("write state");
+            let steps: Vec<f64> = arg(3)
+                .split(',')
+                .map(|v| v.parse().expect("steps: milliseconds"))
+                .collect();
+            // Sleeps, so that the injected pattern survives a loaded CPU.
+            std::thread::sleep(Duration::from_secs_f64(steps[k % steps.len()] / 1e3));
+        }
+        "parent" => {
+            let ppid = std::os::unix::process::parent_id();
+            let comm = std::fs::read_to_string(format!("/proc/{ppid}/comm")).expect("read comm");
+            append(&arg(2), comm.trim());
         }
         other => {
             eprintln!("fixture: unknown mode {other}");

@@ -7,15 +7,17 @@ use std::time::Duration;
 use crate::analysis;
 use crate::analysis::comparison;
 use crate::analysis::sequential::Sequential;
-use crate::cli::{RunArgs, Style};
+use crate::cli::{RunArgs, SortOrder, Style, TimeUnit};
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
 use crate::plan::{self, PlanInput};
+use crate::report::markdown::{Markup, Rows};
 use crate::report::{self, terminal::Paint};
 use crate::runner::{self, IgnoreFailure, RunOptions};
-use crate::schedule::RunPolicy;
+use crate::schedule::{Order, RunPolicy};
 use crate::store::record::{self, Choice, Recorder};
 use crate::store::{self, Machine, NewSession};
+use crate::units;
 
 /// Relative precision adaptive stopping aims for when the user gives no run count.
 pub const DEFAULT_PRECISION: f64 = 0.01;
@@ -30,11 +32,8 @@ fn positive_seconds(value: f64, flag: &str) -> Result<Duration> {
     }
 }
 
-fn parse_output(args: &RunArgs) -> Output {
-    if args.show_output {
-        return Output::Inherit;
-    }
-    match args.output.as_str() {
+fn parse_output(text: &str) -> Output {
+    match text {
         "null" => Output::Null,
         "pipe" => Output::Pipe,
         "inherit" => Output::Inherit,
@@ -44,6 +43,53 @@ fn parse_output(args: &RunArgs) -> Output {
 
 /// An environment variable as bytes: name and value.
 pub type EnvVar = (Vec<u8>, Vec<u8>);
+
+/// `--output` once for all commands or once per command; `--show-output`
+/// is `--output=inherit` for all.
+fn outputs(args: &RunArgs) -> Result<(Output, Vec<Output>)> {
+    let n = args.commands.len();
+    if args.show_output {
+        if !args.output.is_empty() {
+            return Err(Error::Usage(
+                "--show-output and --output both say where output goes: give one".into(),
+            ));
+        }
+        return Ok((Output::Inherit, Vec::new()));
+    }
+    match args.output.len() {
+        0 => Ok((Output::Null, Vec::new())),
+        1 => Ok((parse_output(&args.output[0]), Vec::new())),
+        k if k == n => Ok((
+            Output::Null,
+            args.output.iter().map(|o| parse_output(o)).collect(),
+        )),
+        k => Err(Error::Usage(format!(
+            "--output was given {k} times for {n} commands: give it once (for all) or once per command"
+        ))),
+    }
+}
+
+/// Whether any export file was asked for.
+fn exports_asked(args: &RunArgs) -> bool {
+    [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.export_asciidoc,
+        &args.export_orgmode,
+    ]
+    .iter()
+    .any(|e| e.is_some())
+}
+
+/// `--shell`/`-N` as given.
+fn shell_mode(args: &RunArgs) -> Result<plan::ShellMode> {
+    match (&args.shell, args.no_shell) {
+        (_, true) => Ok(plan::ShellMode::Never),
+        (Some(s), false) => plan::ShellMode::from_arg(s),
+        (None, false) => Ok(plan::ShellMode::Auto),
+    }
+}
 
 /// KEY=VALUE lines; blank lines and '#' comments are skipped.
 fn read_env_file(path: &std::path::Path) -> Result<Vec<EnvVar>> {
@@ -95,6 +141,19 @@ fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
     Ok(out)
 }
 
+/// `--reference` naming one of the commands picks it (cmdscope's meaning);
+/// any other command is added and benchmarked first (hyperfine 1.20's
+/// meaning): that command, if so.
+fn added_reference(args: &RunArgs) -> Option<&String> {
+    args.reference.as_ref().filter(|r| {
+        !args
+            .commands
+            .iter()
+            .any(|c| c.to_string_lossy() == r.as_str())
+            && !args.names.iter().any(|n| n == *r)
+    })
+}
+
 /// The cells `run` measures for these arguments, and the parameters they
 /// sweep (also how a suite benchmark becomes cells).
 pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Parameter>)> {
@@ -106,10 +165,20 @@ pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Paramete
         env.push(plan::parse_env(e)?);
     }
     let parameters = parameters(args)?;
+    let shell = shell_mode(args)?;
+    if let Some(unit) = args.time_unit {
+        units::force_time_scale(match unit {
+            TimeUnit::Microsecond => units::TimeScale::Microsecond,
+            TimeUnit::Millisecond => units::TimeScale::Millisecond,
+            TimeUnit::Second => units::TimeScale::Second,
+        });
+    }
+    let reference_cmd = added_reference(args);
     let cells = plan::expand(&PlanInput {
         commands: args.commands.clone(),
         names: args.names.clone(),
-        shell: args.shell.clone(),
+        shell: shell.clone(),
+        reference: reference_cmd.map(|r| (r.into(), args.reference_name.clone())),
         env,
         prepare: args.prepare.clone(),
         conclude: args.conclude.clone(),
@@ -135,6 +204,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         return crate::suite::run::run(args);
     }
     let (mut cells, parameters) = plan_cells(args)?;
+    let reference_cmd = added_reference(args);
+    let shell = shell_mode(args)?;
     if let Some(keep) = &args.suite.only_cells {
         // A suite partition: only its cells (and the shell calibration).
         cells.retain(|c| c.calibration || keep.contains(&store::identity(c)));
@@ -184,9 +255,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 "--minimize/--maximize {var}: the searched parameter must be the one of --parameter-scan"
             )));
         }
-        if parameters.len() > 1 || args.commands.len() > 1 {
+        if parameters.len() > 1 || args.commands.len() > 1 || reference_cmd.is_some() {
             return Err(Error::Usage(
-                "--minimize/--maximize searches one command over one scanned parameter: remove -L or the extra commands".into(),
+                "--minimize/--maximize searches one command over one scanned parameter: remove -L, --reference or the extra commands".into(),
             ));
         }
     }
@@ -198,7 +269,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     if let Some(p) = &args.plot {
         crate::output::check_writable(p)?;
     }
-    let exports = [&args.export_json, &args.export_csv, &args.export_markdown];
+    let exports = [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.export_asciidoc,
+        &args.export_orgmode,
+    ];
     let stdout_exports = exports
         .iter()
         .filter(|p| p.as_deref().is_some_and(crate::output::is_stdout))
@@ -225,6 +302,23 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let quiet = args.style == Style::None || stdout_exports > 0;
 
     crate::cli::check_alpha(args.alpha)?;
+    let order = match args.order {
+        Some(Order::Interleaved) if !runner::hooks_shared(&cells) => {
+            return Err(Error::Usage(
+                "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
+            ))
+        }
+        Some(order) => order,
+        None if !runner::hooks_shared(&cells) => {
+            if !quiet {
+                crate::eprint_line!(
+                    "cmdscope: note: the commands have different --setup/--cleanup: running them in sequential order (setup, runs, cleanup for each), as hyperfine does"
+                );
+            }
+            Order::Sequential
+        }
+        None => Order::Interleaved,
+    };
     let precision = match (args.precision, args.runs) {
         (Some(p), _) if !(p.is_finite() && p > 0.0 && p < 100.0) => {
             return Err(Error::Usage(format!(
@@ -235,36 +329,33 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         (None, None) => Some(DEFAULT_PRECISION),
         (None, Some(_)) => None,
     };
-    if args.precision.is_some()
-        && args.order == crate::schedule::Order::Sequential
-        && args.commands.len() > 1
-    {
+    if args.precision.is_some() && order == Order::Sequential && args.commands.len() > 1 {
         return Err(Error::Usage(
             "--precision needs interleaved order: comparisons are settled block by block".into(),
         ));
     }
-    let adaptive = match (precision, args.order) {
-        (Some(p), crate::schedule::Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
+    let adaptive = match (precision, order) {
+        (Some(p), Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
         _ => None,
     };
     let real: Vec<&crate::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
-    let reference = match &args.reference {
-        None => 0,
-        Some(name) => real
+    let reference = match (&args.reference, reference_cmd) {
+        (None, _) | (Some(_), Some(_)) => 0,
+        (Some(name), None) => real
             .iter()
             .position(|c| &c.name == name || &c.command == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = real.iter().map(|c| c.name.as_str()).collect();
-                Error::Usage(format!(
-                    "--reference '{name}' is none of the commands: {}",
-                    names.join(", ")
-                ))
-            })?,
+            .unwrap_or(0),
+    };
+    let (output, per_command_output) = outputs(args)?;
+    let shell_name = match &shell {
+        plan::ShellMode::Always(words) => Some(words.join(" ")),
+        _ if cells.iter().any(|c| c.shell) => Some("sh".to_string()),
+        _ => None,
     };
     let opts = RunOptions {
         cells,
         policy,
-        order: args.order,
+        order,
         warmup: args.warmup,
         seed: args.seed.unwrap_or_else(rand::random),
         timeout,
@@ -274,14 +365,30 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             "null" => Input::Null,
             path => Input::File(PathBuf::from(path)),
         },
-        output: parse_output(args),
+        output,
+        outputs: per_command_output,
         counters: args.counters,
         show_progress: progress && args.style != Style::None,
-        shell: args.shell.clone(),
+        shell: shell_name,
         adaptive,
         reference,
         alpha: args.alpha,
     };
+    if !quiet {
+        let mut told = std::collections::HashSet::new();
+        for c in &opts.cells {
+            if let Some(reason) = &c.shell_reason {
+                if told.insert(c.template) {
+                    crate::eprint_line!(
+                        "cmdscope: note: '{}' is shell syntax ({reason}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
+                        args.commands
+                            .get(c.template)
+                            .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned())
+                    );
+                }
+            }
+        }
+    }
     let labels = store::parse_labels(&args.labels)?;
     let mut recorder = open_recorder(args, labels, &opts);
     let maximize = args.maximize.is_some();
@@ -367,10 +474,22 @@ pub fn run(args: &RunArgs) -> Result<i32> {
                 export_error.get_or_insert(e);
             }
         }
-        if let Some(p) = &args.export_markdown {
-            let text = report::markdown::render(&session, &analyses);
-            if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
-                export_error.get_or_insert(e);
+        let rows = match args.sort {
+            SortOrder::Auto | SortOrder::Command => Rows::Command,
+            SortOrder::MeanTime => Rows::MeanTime,
+        };
+        for (path, markup) in [
+            (&args.export_markdown, Markup::Markdown),
+            (&args.export_asciidoc, Markup::AsciiDoc),
+            (&args.export_orgmode, Markup::OrgMode),
+        ] {
+            if let Some(p) = path {
+                let reference = args.reference.is_some().then_some(session.reference);
+                let text =
+                    report::markdown::render_markup(&session, &analyses, markup, rows, reference);
+                if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
+                    export_error.get_or_insert(e);
+                }
             }
         }
         if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {
@@ -421,6 +540,19 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         if let Some((e, false)) = &store_error {
             crate::eprint_line!("cmdscope: error: {e}");
+        }
+        if matches!(failure, Error::Interrupted) {
+            // Say that finished runs were exported only when they were.
+            let exported = export_error.is_none() && (exports_asked(args) || args.plot.is_some());
+            crate::eprint_line!(
+                "cmdscope: interrupted{}",
+                if exported {
+                    "; finished runs were exported"
+                } else {
+                    ""
+                }
+            );
+            return Ok(exit::INTERRUPTED);
         }
         return Err(failure);
     }

@@ -13,14 +13,15 @@ Examples:
   cmdscope run 'sleep 0.1'
   cmdscope run -w 3 'grep -r TODO src' 'rg TODO src'
   cmdscope run --runs 50 --export-json out.json 'ls -la /usr/bin'
-  cmdscope run -S 'echo hi | wc -c'              # through sh, start-up subtracted
+  cmdscope run 'echo hi | wc -c'                 # shell syntax: through sh, start-up subtracted
+  cmdscope run -S bash 'echo $BASH_VERSION'      # every command through bash (-N: no shell)
   cmdscope run --timeout 2 -i 'make -j2'
   cmdscope run -L vars 0,5000 --env-size {vars} ./container-init   # huge environments
   cmdscope run -L w tmpfs,/var/tmp --workdir {w} --workdir-template src 'make -j2'
   cmdscope run -L u root,nobody --user {u} --ops 10000 'ruby spawn.rb'
   cmdscope run -P threads 1 8 'make -j{threads}'
   cmdscope run -L sort quick,merge './bench --sort {sort}'
-  cmdscope run -S -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
+  cmdscope run -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
   cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch 'xargs -a files -n {batch} sha256sum'
 ";
 
@@ -323,11 +324,41 @@ pub enum Style {
     None,
 }
 
+/// A count of runs: a whole number, at least 1 (clap's own range check
+/// would print the type's bound, 18446744073709551615).
+fn at_least_one(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number".into()),
+    }
+}
+
+/// `--sort` (hyperfine's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortOrder {
+    /// Tables in the commands' order.
+    Auto,
+    /// Tables in the commands' order.
+    Command,
+    /// Tables sorted by mean time, fastest first.
+    MeanTime,
+}
+
+/// `-u/--time-unit` (hyperfine's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TimeUnit {
+    Microsecond,
+    Millisecond,
+    Second,
+}
+
 #[derive(Args, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct RunArgs {
     /// The commands to benchmark. Each is split into words like a shell
-    /// would (quotes, backslashes) and executed directly, without a shell.
+    /// would (quotes, backslashes) and executed directly, without a shell,
+    /// unless it is written in shell syntax (see --shell).
     #[arg(required_unless_present = "suite", value_name = "COMMAND")]
     pub commands: Vec<OsString>,
 
@@ -340,15 +371,15 @@ pub struct RunArgs {
 
     /// Exact number of measured runs per command.
     #[arg(short = 'r', long, value_name = "NUM", conflicts_with_all = ["min_runs", "max_runs"],
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = at_least_one)]
     pub runs: Option<u64>,
 
     /// Minimum measured runs per command [default: 10].
-    #[arg(short = 'm', long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'm', long, value_name = "NUM", value_parser = at_least_one)]
     pub min_runs: Option<u64>,
 
     /// Maximum measured runs per command [default: unlimited].
-    #[arg(short = 'M', long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'M', long, value_name = "NUM", value_parser = at_least_one)]
     pub max_runs: Option<u64>,
 
     /// Seconds of measured runs to aim for per command, when --runs is not given.
@@ -363,11 +394,14 @@ pub struct RunArgs {
     #[arg(short = 'C', long, value_name = "CMD")]
     pub conclude: Vec<String>,
 
-    /// Shell command run once before the runs of each command.
+    /// Shell command run once before the runs of each command (setup a,
+    /// runs of a, cleanup a, setup b, ...). With interleaved order and the
+    /// same setup for all commands: once before all runs.
     #[arg(short = 's', long, value_name = "CMD")]
     pub setup: Option<String>,
 
-    /// Shell command run once after the runs of each command.
+    /// Shell command run once after the runs of each command (after all
+    /// runs with interleaved order and the same cleanup for all).
     #[arg(short = 'c', long, value_name = "CMD")]
     pub cleanup: Option<String>,
 
@@ -375,18 +409,20 @@ pub struct RunArgs {
     #[arg(short = 'n', long = "command-name", value_name = "NAME")]
     pub names: Vec<String>,
 
-    /// Keep going when a command exits non-zero; optionally only for these
-    /// codes (--ignore-failure=1,2).
-    #[arg(short = 'i', long, value_name = "CODES", num_args = 0..=1, require_equals = true,
+    /// Keep going when a command exits non-zero: all non-zero codes (no
+    /// value, 'all' or 'all-non-zero'), or only these (--ignore-failure=1,2).
+    #[arg(short = 'i', long, value_name = "MODE", num_args = 0..=1, require_equals = true,
           default_missing_value = "all")]
     pub ignore_failure: Option<String>,
 
     /// Where the commands' stdout and stderr go: null (default), pipe (read
-    /// and discarded by cmdscope, like a consumer would), inherit, or a FILE.
-    #[arg(long, value_name = "WHERE", default_value = "null")]
-    pub output: String,
+    /// and discarded by cmdscope, like a consumer would), inherit, or a FILE
+    /// (emptied before each run). Once for all commands or once per command.
+    #[arg(long, value_name = "WHERE")]
+    pub output: Vec<String>,
 
-    /// Where the commands' stdin comes from: null (default) or a FILE.
+    /// Where the commands' stdin comes from: null (default) or a FILE, read
+    /// from its start by every run, warm-up and hook.
     #[arg(long, value_name = "WHERE", default_value = "null")]
     pub input: String,
 
@@ -436,11 +472,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub ops: Option<String>,
 
-    /// Run the commands through a shell (default sh) with -c. Its start-up
-    /// cost is measured interleaved with the runs and subtracted.
-    #[arg(short = 'S', long, value_name = "SHELL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "sh")]
+    /// Run every command through SHELL with -c ('bash', 'bash --norc';
+    /// 'none' = no shell). Its start-up cost is measured interleaved with the
+    /// runs and subtracted. Default: commands written in shell syntax (pipes,
+    /// redirections, $, globs, builtins such as cd or exit) run through sh
+    /// -c, the others are executed directly.
+    #[arg(short = 'S', long, value_name = "SHELL")]
     pub shell: Option<String>,
+
+    /// Execute every command directly, without a shell, even when it looks
+    /// like shell syntax (same as --shell=none).
+    #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
+    pub no_shell: bool,
 
     /// Kill a run (its whole process tree) after this many seconds and record it as timed out.
     #[arg(long, value_name = "SECONDS")]
@@ -456,9 +499,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub counters: bool,
 
-    /// Run order with several commands: interleaved blocks (default) or sequential.
-    #[arg(long, value_enum, default_value_t = Order::Interleaved)]
-    pub order: Order,
+    /// Run order with several commands: interleaved blocks, or sequential
+    /// (hyperfine's). Default: interleaved, or sequential when the commands
+    /// have different --setup/--cleanup (only sequential runs can be bracketed by them).
+    #[arg(long, value_enum)]
+    pub order: Option<Order>,
 
     /// Seed for the interleaving shuffle (recorded in the JSON) [default: random].
     #[arg(long, value_name = "N")]
@@ -470,9 +515,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT")]
     pub precision: Option<f64>,
 
-    /// The command the others are compared with (a name or command line) [default: the first].
-    #[arg(long, value_name = "NAME")]
+    /// The command the others are compared with [default: the first]: the
+    /// name or command line of one of the commands, or else (as hyperfine)
+    /// another command, benchmarked first.
+    #[arg(long, value_name = "CMD")]
     pub reference: Option<String>,
+
+    /// Name of the --reference command.
+    #[arg(long, value_name = "NAME", requires = "reference")]
+    pub reference_name: Option<String>,
 
     /// Significance level of comparisons (false-positive rate, kept under adaptive stopping).
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
@@ -542,6 +593,24 @@ pub struct RunArgs {
     /// Export a Markdown table; '-' for stdout.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
+
+    /// Export an AsciiDoc table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_asciidoc: Option<PathBuf>,
+
+    /// Export an Org-mode table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_orgmode: Option<PathBuf>,
+
+    /// Order of the markup tables (Markdown, AsciiDoc, Org-mode): 'auto' and
+    /// 'command' keep the commands' order, 'mean-time' sorts by mean time.
+    #[arg(long, value_enum, default_value_t = SortOrder::Auto, value_name = "METHOD")]
+    pub sort: SortOrder,
+
+    /// Time unit of the terminal output and markup tables (not of CSV and
+    /// JSON, which are in seconds) [default: chosen per value].
+    #[arg(short = 'u', long, value_enum, value_name = "UNIT")]
+    pub time_unit: Option<TimeUnit>,
 
     /// Output style.
     #[arg(long, value_enum, default_value_t = Style::Auto)]

@@ -793,6 +793,8 @@ pub fn fmt_value(x: f64, unit: &str) -> String {
             ],
             "B",
         ),
+        // A unit with its own prefix (MB/s) takes no second one: "1967", not "1.967k".
+        u if u.starts_with(['k', 'M', 'G', 'T']) => fmt_sig(x, 4),
         _ => fmt_scaled(x, &[(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")], ""),
     }
 }

@@ -24,6 +24,7 @@ pub mod preflight;
 pub mod report;
 pub mod runner;
 pub mod schedule;
+pub mod shell_syntax;
 pub mod stats;
 pub mod store;
 pub mod suite;

@@ -33,6 +33,15 @@ fn main() {
                 // "required arguments were not provided:" is followed by their names.
                 message = format!("{message} {}", lines.next().unwrap_or(""));
             }
+            // clap's tips ("a similar argument exists: '--warmup'") and the
+            // possible values are the fix: keep them on the same line.
+            for line in lines {
+                if let Some(tip) = line.strip_prefix("tip: ") {
+                    message = format!("{message}; tip: {tip}");
+                } else if line.starts_with("[possible values:") {
+                    message = format!("{message} {line}");
+                }
+            }
             cmdscope::eprint_line!("cmdscope: error: {message} (see 'cmdscope --help')");
             std::process::exit(exit::USAGE);
         }

@@ -63,20 +63,6 @@ pub struct VariantInput {
 }
 
 impl VariantInput {
-    fn texts(&self) -> impl Iterator<Item = &String> {
-        [
-            &self.env_size,
-            &self.user,
-            &self.workdir,
-            &self.workdir_template,
-            &self.cpus,
-            &self.nice,
-            &self.ops,
-        ]
-        .into_iter()
-        .flatten()
-    }
-
     /// Resolves the options for one parameter combination.
     pub fn resolve(&self, params: &[(String, String)]) -> Result<Variant> {
         let sub = |t: &Option<String>| t.as_ref().map(|t| substitute_str(t, params));
@@ -162,8 +148,12 @@ pub fn parse_cpus(text: &str) -> Result<Vec<usize>> {
 /// One thing to measure.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cell {
-    /// Display name: `-n` if given, else the command line.
+    /// Display name: `-n` if given, else the command line; followed by the
+    /// parameters the command line does not show: `cmd (u = root)`.
     pub name: String,
+    /// The name without those parameters: hyperfine's `command` field in
+    /// the JSON and CSV exports.
+    pub short_name: String,
     /// The command line as typed (lossy UTF-8, for display and export).
     pub command: String,
     /// What is executed: program and arguments as bytes.
@@ -174,6 +164,44 @@ pub struct Cell {
     /// The shell start-up calibration cell (`-S`): measured, never reported as a command.
     pub calibration: bool,
     pub variant: Variant,
+    /// Which of the given commands this cell came from (its index), or
+    /// [`REFERENCE`] for the command added with `--reference CMD`.
+    pub template: usize,
+    /// Named with `-n`/`--reference-name` rather than after its command.
+    pub custom_name: bool,
+    /// Runs through a shell (`sh -c`), whose start-up is subtracted.
+    pub shell: bool,
+    /// Why the shell was chosen without `-S` (the shell syntax found).
+    pub shell_reason: Option<String>,
+}
+
+/// [`Cell::template`] of the reference command added by `--reference CMD`.
+pub const REFERENCE: usize = usize::MAX;
+
+/// How commands are run: directly or through a shell.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ShellMode {
+    /// Directly, unless the command is written in shell syntax (make's rule).
+    #[default]
+    Auto,
+    /// Always through this shell (its words: program and options), with `-c`.
+    Always(Vec<String>),
+    /// Always directly (`-N`, `--shell=none`).
+    Never,
+}
+
+impl ShellMode {
+    /// `--shell VALUE`: "none" means no shell; other values are split into
+    /// words ("bash --norc"), as hyperfine does.
+    pub fn from_arg(value: &str) -> Result<ShellMode> {
+        if value.trim() == "none" {
+            return Ok(ShellMode::Never);
+        }
+        let words = shlex::split(value)
+            .filter(|w| !w.is_empty())
+            .ok_or_else(|| Error::Usage(format!("--shell '{value}' is not a shell command")))?;
+        Ok(ShellMode::Always(words))
+    }
 }
 
 /// Most values one parameter may take, and most cells a plan may have:
@@ -192,11 +220,12 @@ pub struct Parameter {
 }
 
 fn check_name(name: &str) -> Result<()> {
+    // Letters of any script ("größe", "並列"), as hyperfine accepts them.
     let ok = name
         .chars()
         .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
     if ok {
         Ok(())
     } else {
@@ -317,7 +346,12 @@ pub fn scan(
     let numeric: Vec<f64> = (0..count as usize)
         .map(|k| lo + k as f64 * step_val)
         .collect();
-    let values = fixed_places(&numeric, places, step_val.abs() * 1e-6);
+    // As hyperfine names them: the minimum as typed, then MIN + k*STEP with
+    // enough decimals that distinct values stay distinct.
+    let mut values = fixed_places(&numeric, places, step_val.abs() * 1e-6);
+    if let Some(first) = values.first_mut() {
+        *first = min.trim().to_string();
+    }
     let values = distinct(name, &numeric, values)?;
     Ok(Parameter {
         name: name.into(),
@@ -405,7 +439,7 @@ pub fn list(name: &str, values: &str) -> Result<Parameter> {
     })
 }
 
-/// All combinations of the parameters' values (the first parameter varies slowest).
+/// All combinations of the parameters' values (the first parameter varies fastest).
 pub fn combinations(params: &[Parameter]) -> Result<Vec<Vec<(String, String)>>> {
     let total = params
         .iter()
@@ -418,15 +452,18 @@ pub fn combinations(params: &[Parameter]) -> Result<Vec<Vec<(String, String)>>> 
             )))
         }
     }
+    // Built from the last parameter, so that the first varies fastest (as
+    // hyperfine orders them); each combination lists the parameters in the
+    // order they were given.
     let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for p in params {
+    for p in params.iter().rev() {
         combos = combos
             .into_iter()
             .flat_map(|c| {
                 p.values.iter().map(move |v| {
-                    let mut c = c.clone();
-                    c.push((p.name.clone(), v.clone()));
-                    c
+                    let mut with = vec![(p.name.clone(), v.clone())];
+                    with.extend(c.iter().cloned());
+                    with
                 })
             })
             .collect();
@@ -464,8 +501,10 @@ fn substitute_str(text: &str, params: &[(String, String)]) -> String {
 pub struct PlanInput {
     pub commands: Vec<OsString>,
     pub names: Vec<String>,
-    /// Run through this shell (`-S`), with `-c`.
-    pub shell: Option<String>,
+    pub shell: ShellMode,
+    /// `--reference CMD` (hyperfine 1.20): a command benchmarked first, the
+    /// others compared with it; named `--reference-name` if given.
+    pub reference: Option<(OsString, Option<String>)>,
     pub env: Vec<(Vec<u8>, Vec<u8>)>,
     pub prepare: Vec<String>,
     pub conclude: Vec<String>,
@@ -515,6 +554,58 @@ fn per_command(values: &[String], i: usize, n: usize, flag: &str) -> Result<Opti
     }
 }
 
+/// A command as prepared once, before parameters are substituted.
+struct Template {
+    bytes: Vec<u8>,
+    /// Its words (split once, before substitution, so that a value never
+    /// becomes two words), or None when it runs through a shell.
+    words: Option<Vec<Vec<u8>>>,
+    shell_reason: Option<String>,
+}
+
+fn template(bytes: &[u8], mode: &ShellMode, parameters: &[Parameter]) -> Result<Template> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::Usage("empty command".into()));
+    }
+    let (words, shell_reason) = match mode {
+        ShellMode::Always(_) => (None, None),
+        ShellMode::Never => (Some(split_words(bytes)?), None),
+        ShellMode::Auto => {
+            // Placeholders are cmdscope's, not shell syntax.
+            let plain = parameters.iter().fold(bytes.to_vec(), |text, p| {
+                substitute(&text, &[(p.name.clone(), "x".into())])
+            });
+            match crate::shell_syntax::shell_syntax(&plain) {
+                Some(reason) => (None, Some(reason)),
+                None => (Some(split_words(bytes)?), None),
+            }
+        }
+    };
+    Ok(Template {
+        bytes: bytes.to_vec(),
+        words,
+        shell_reason,
+    })
+}
+
+/// The shell (program and options) a command without words runs through.
+fn shell_words(mode: &ShellMode) -> Vec<Vec<u8>> {
+    match mode {
+        ShellMode::Always(words) => words.iter().map(|w| w.as_bytes().to_vec()).collect(),
+        _ => vec![b"sh".to_vec()],
+    }
+}
+
+/// `command (a = 1, b = x)`: the parameters a command line does not show,
+/// so that every cell's name says what made it (hyperfine's names).
+pub fn name_with_parameters(name: &str, unused: &[(String, String)]) -> String {
+    if unused.is_empty() {
+        return name.to_string();
+    }
+    let p: Vec<String> = unused.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("{name} ({})", p.join(", "))
+}
+
 pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
     let n = input.commands.len();
     if n == 0 {
@@ -534,31 +625,6 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
                 p.name
             )));
         }
-        let pattern = format!("{{{}}}", p.name);
-        let used = input
-            .commands
-            .iter()
-            .any(|c| c.to_string_lossy().contains(&pattern))
-            || input.names.iter().any(|c| c.contains(&pattern))
-            || input
-                .env
-                .iter()
-                .any(|(_, v)| String::from_utf8_lossy(v).contains(&pattern))
-            || [&input.setup, &input.cleanup]
-                .iter()
-                .any(|h| h.as_ref().is_some_and(|h| h.contains(&pattern)))
-            || input
-                .prepare
-                .iter()
-                .chain(&input.conclude)
-                .any(|h| h.contains(&pattern))
-            || input.variant.texts().any(|t| t.contains(&pattern));
-        if !used {
-            return Err(Error::Usage(format!(
-                "parameter '{}' is not used: write {pattern} in the command",
-                p.name
-            )));
-        }
     }
     let combos = combinations(&input.parameters)?;
     if combos.len() * n > MAX_VALUES {
@@ -568,39 +634,74 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
             combos.len()
         )));
     }
-    let mut cells = Vec::with_capacity(n * combos.len() + 1);
-    for (i, command) in input.commands.iter().enumerate() {
-        let bytes = command.as_bytes();
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(Error::Usage("empty command".into()));
+    let templates = input
+        .commands
+        .iter()
+        .map(|c| template(c.as_bytes(), &input.shell, &input.parameters))
+        .collect::<Result<Vec<_>>>()?;
+    let shell = shell_words(&input.shell);
+    let argv = |t: &Template, params: &[(String, String)]| match &t.words {
+        Some(words) => words.iter().map(|w| substitute(w, params)).collect(),
+        None => {
+            let mut argv = shell.clone();
+            argv.push(b"-c".to_vec());
+            argv.push(substitute(&t.bytes, params));
+            argv
         }
-        // Split once, before substitution, so a value never becomes two words.
-        let words = match &input.shell {
-            Some(_) => None,
-            None => Some(split_words(bytes)?),
-        };
-        let prepare = per_command(&input.prepare, i, n, "--prepare")?;
-        let conclude = per_command(&input.conclude, i, n, "--conclude")?;
-        for params in &combos {
-            let argv = match (&input.shell, &words) {
-                (Some(shell), _) => vec![
-                    shell.as_bytes().to_vec(),
-                    b"-c".to_vec(),
-                    substitute(bytes, params),
-                ],
-                (None, Some(words)) => words.iter().map(|w| substitute(w, params)).collect(),
-                (None, None) => unreachable!("words are split when there is no shell"),
-            };
-            let text = String::from_utf8_lossy(&substitute(bytes, params)).into_owned();
+    };
+    let mut cells = Vec::with_capacity(n * combos.len() + 2);
+    if let Some((command, name)) = &input.reference {
+        let t = template(command.as_bytes(), &input.shell, &[])?;
+        let text = String::from_utf8_lossy(&t.bytes).into_owned();
+        cells.push(Cell {
+            short_name: name.clone().unwrap_or_else(|| text.clone()),
+            name: name.clone().unwrap_or_else(|| text.clone()),
+            custom_name: name.is_some(),
+            command: text,
+            argv: argv(&t, &[]),
+            env: input.env.clone(),
+            hooks: Hooks {
+                // Hooks given once apply to it too; per-command lists name
+                // the given commands only.
+                prepare: (input.prepare.len() == 1).then(|| input.prepare[0].clone()),
+                conclude: (input.conclude.len() == 1).then(|| input.conclude[0].clone()),
+                setup: input.setup.clone(),
+                cleanup: input.cleanup.clone(),
+            },
+            variant: input.variant.resolve(&[])?,
+            template: REFERENCE,
+            shell: t.words.is_none(),
+            shell_reason: t.shell_reason.clone(),
+            ..Cell::default()
+        });
+    }
+    // Values outer, commands inner, as hyperfine orders them.
+    for params in &combos {
+        for (i, t) in templates.iter().enumerate() {
+            let prepare = per_command(&input.prepare, i, n, "--prepare")?;
+            let conclude = per_command(&input.conclude, i, n, "--conclude")?;
+            let text = String::from_utf8_lossy(&substitute(&t.bytes, params)).into_owned();
             let sub = |h: &Option<String>| h.as_ref().map(|h| substitute_str(h, params));
+            // Parameters the command line does not show (used only in a
+            // name, a hook, an option or nowhere) are added to the name.
+            let unused: Vec<(String, String)> = params
+                .iter()
+                .filter(|(k, _)| {
+                    let pattern = format!("{{{k}}}").into_bytes();
+                    !t.bytes.windows(pattern.len()).any(|w| w == pattern)
+                })
+                .cloned()
+                .collect();
+            let given = input.names.get(i);
+            let name = given
+                .map(|n| substitute_str(n, params))
+                .unwrap_or_else(|| text.clone());
             cells.push(Cell {
-                name: input
-                    .names
-                    .get(i)
-                    .map(|n| substitute_str(n, params))
-                    .unwrap_or_else(|| text.clone()),
+                name: name_with_parameters(&name, &unused),
+                short_name: name,
+                custom_name: given.is_some(),
                 command: text,
-                argv,
+                argv: argv(t, params),
                 parameters: params.clone(),
                 env: input
                     .env
@@ -615,24 +716,41 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
                 },
                 calibration: false,
                 variant: input.variant.resolve(params)?,
+                template: i,
+                shell: t.words.is_none(),
+                shell_reason: t.shell_reason.clone(),
             });
         }
     }
-    if let Some(shell) = &input.shell {
-        // Measured interleaved with the real runs, so the overhead subtracted
-        // is the one the machine had while they ran.
-        cells.push(Cell {
-            name: format!("{shell} -c '' (shell start-up)"),
-            command: String::new(),
-            argv: vec![shell.as_bytes().to_vec(), b"-c".to_vec(), Vec::new()],
-            parameters: Vec::new(),
-            env: input.env.clone(),
-            hooks: Hooks::default(),
+    // The shell's start-up, measured interleaved with the real runs (so the
+    // overhead subtracted is the one the machine had while they ran), once
+    // per distinct set of conditions the shell cells run under: a shell
+    // starts slower in a huge environment, as the command does.
+    let mut calibrations: Vec<Cell> = Vec::new();
+    for c in cells.iter().filter(|c| c.shell) {
+        if calibrations
+            .iter()
+            .any(|k| k.variant == c.variant && k.env == c.env)
+        {
+            continue;
+        }
+        let shell_text: Vec<String> = shell
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect();
+        let mut argv = shell.clone();
+        argv.extend([b"-c".to_vec(), Vec::new()]);
+        calibrations.push(Cell {
+            name: format!("{} -c '' (shell start-up)", shell_text.join(" ")),
+            argv,
+            env: c.env.clone(),
             calibration: true,
-            // The shell starts under the same conditions as the commands.
-            variant: input.variant.resolve(&[])?,
+            variant: c.variant.clone(),
+            shell: true,
+            ..Cell::default()
         });
     }
+    cells.extend(calibrations);
     Ok(cells)
 }
 
@@ -675,14 +793,83 @@ mod tests {
     #[test]
     fn shell_mode_wraps_and_adds_a_calibration_cell() {
         let mut i = input(&["echo hi | wc -c"]);
-        i.shell = Some("sh".into());
+        i.shell = ShellMode::from_arg("bash --norc").unwrap();
         let cells = expand(&i).unwrap();
         assert_eq!(cells.len(), 2);
         assert_eq!(
             cells[0].argv,
-            vec![b"sh".to_vec(), b"-c".to_vec(), b"echo hi | wc -c".to_vec()]
+            vec![
+                b"bash".to_vec(),
+                b"--norc".to_vec(),
+                b"-c".to_vec(),
+                b"echo hi | wc -c".to_vec()
+            ]
         );
-        assert!(cells[1].calibration);
+        assert!(cells[0].shell && cells[1].calibration);
+        assert_eq!(ShellMode::from_arg("none").unwrap(), ShellMode::Never);
+    }
+
+    #[test]
+    fn shell_syntax_alone_chooses_the_shell() {
+        let mut i = input(&["sleep {t}", "echo {t} >> log"]);
+        i.parameters = vec![list("t", "1").unwrap()];
+        let cells = expand(&i).unwrap();
+        assert_eq!(cells[0].argv, vec![b"sleep".to_vec(), b"1".to_vec()]);
+        assert!(!cells[0].shell && cells[0].shell_reason.is_none());
+        assert_eq!(cells[1].argv[..2], [b"sh".to_vec(), b"-c".to_vec()]);
+        assert!(cells[1].shell_reason.as_deref().unwrap().contains(">>"));
+        assert!(cells[2].calibration);
+        // -N: split and executed directly, whatever it looks like.
+        i.shell = ShellMode::Never;
+        let cells = expand(&i).unwrap();
+        assert_eq!(cells.len(), 2);
+        assert_eq!(cells[1].argv[2], b">>".to_vec());
+    }
+
+    #[test]
+    fn parameters_in_options_with_a_shell_calibrate_per_condition() {
+        // -S -L n 0,5 --env-size {n} true: the shell starts in each environment.
+        let mut i = input(&["true"]);
+        i.shell = ShellMode::from_arg("sh").unwrap();
+        i.parameters = vec![list("n", "0,5").unwrap()];
+        i.variant.env_size = Some("{n}".into());
+        let cells = expand(&i).unwrap();
+        let sizes: Vec<(bool, usize)> = cells
+            .iter()
+            .map(|c| (c.calibration, c.variant.env_size))
+            .collect();
+        assert_eq!(sizes, [(false, 0), (false, 5), (true, 0), (true, 5)]);
+        assert_eq!(cells[0].name, "true (n = 0)");
+    }
+
+    #[test]
+    fn values_outer_commands_inner_and_names_show_hidden_parameters() {
+        let mut i = input(&["a {v}", "b"]);
+        i.parameters = vec![list("v", "1,2").unwrap()];
+        let names: Vec<String> = expand(&i).unwrap().into_iter().map(|c| c.name).collect();
+        assert_eq!(names, ["a 1", "b (v = 1)", "a 2", "b (v = 2)"]);
+        let mut i = input(&["ruby spawn.rb"]);
+        i.parameters = vec![list("u", "root,nobody").unwrap()];
+        i.variant.user = Some("{u}".into());
+        let cells = expand(&i).unwrap();
+        assert_eq!(cells[0].name, "ruby spawn.rb (u = root)");
+        assert_eq!(cells[0].short_name, "ruby spawn.rb");
+        assert_eq!(cells[1].name, "ruby spawn.rb (u = nobody)");
+        assert_eq!(cells[1].variant.user.as_deref(), Some("nobody"));
+        assert_eq!(cells[1].template, 0);
+    }
+
+    #[test]
+    fn a_reference_command_comes_first() {
+        let mut i = input(&["sleep {n}"]);
+        i.parameters = vec![list("n", "1,2").unwrap()];
+        i.reference = Some(("sleep 0".into(), Some("base".into())));
+        let cells = expand(&i).unwrap();
+        assert_eq!(cells.len(), 3);
+        assert_eq!(cells[0].name, "base");
+        assert_eq!(cells[0].template, REFERENCE);
+        assert_eq!(cells[0].argv, vec![b"sleep".to_vec(), b"0".to_vec()]);
+        assert!(cells[0].parameters.is_empty());
     }
 
     #[test]
@@ -707,7 +894,8 @@ mod tests {
         assert_eq!(p.values[3], "0.3");
         assert_eq!(p.values[10], "1.0");
         let p = scan("x", "0", "1", Some("0.25"), None).unwrap();
-        assert_eq!(p.values, vec!["0.00", "0.25", "0.50", "0.75", "1.00"]);
+        // hyperfine 1.20's names: the minimum as typed, then its decimals.
+        assert_eq!(p.values, vec!["0", "0.25", "0.50", "0.75", "1.00"]);
         // The last value never overshoots the maximum.
         assert_eq!(
             scan("x", "0", "10", Some("3"), None).unwrap().values,
@@ -827,6 +1015,9 @@ mod tests {
         );
         assert_eq!(c[5][0].1, "y");
         assert_eq!(c[5][1].1, "3");
+        // The first parameter varies fastest, as in hyperfine.
+        assert_eq!(c[1][0].1, "y");
+        assert_eq!(c[1][1].1, "1");
     }
 
     #[test]
@@ -858,10 +1049,13 @@ mod tests {
     }
 
     #[test]
-    fn unused_and_duplicate_parameters_are_errors() {
+    fn unused_parameters_run_and_duplicates_are_errors() {
+        // hyperfine runs a parameter the command does not use, named after it.
         let mut i = input(&["sleep 1"]);
         i.parameters = vec![list("n", "1,2").unwrap()];
-        assert!(expand(&i).unwrap_err().to_string().contains("not used"));
+        let cells = expand(&i).unwrap();
+        assert_eq!(cells.len(), 2);
+        assert_eq!(cells[1].name, "sleep 1 (n = 2)");
         let mut i = input(&["sleep {n}"]);
         i.parameters = vec![list("n", "1").unwrap(), list("n", "2").unwrap()];
         assert!(expand(&i).unwrap_err().to_string().contains("twice"));

@@ -29,7 +29,8 @@ impl IgnoreFailure {
     pub fn parse(arg: Option<&str>) -> Result<IgnoreFailure> {
         match arg {
             None => Ok(IgnoreFailure::None),
-            Some("all") => Ok(IgnoreFailure::All),
+            // hyperfine 1.20 spells "all" 'all-non-zero'.
+            Some("all" | "all-non-zero") => Ok(IgnoreFailure::All),
             Some(list) => list
                 .split(',')
                 .map(|c| {
@@ -69,6 +70,9 @@ pub struct RunOptions {
     pub ignore_failure: IgnoreFailure,
     pub input: Input,
     pub output: Output,
+    /// `--output` given once per command: indexed by `Cell::template`
+    /// (empty: `output` for all).
+    pub outputs: Vec<Output>,
     pub counters: bool,
     pub show_progress: bool,
     /// The shell used with `-S`, if any (the last cell is then its calibration).
@@ -79,6 +83,18 @@ pub struct RunOptions {
     pub reference: usize,
     /// Significance level asked for.
     pub alpha: f64,
+}
+
+impl RunOptions {
+    /// Where this cell's output goes.
+    pub fn output_of(&self, cell: &Cell) -> &Output {
+        if cell.calibration {
+            // The shell's start-up prints nothing, and must not empty
+            // an --output file between the command's runs.
+            return &Output::Null;
+        }
+        self.outputs.get(cell.template).unwrap_or(&self.output)
+    }
 }
 
 /// All measured runs of one cell.
@@ -170,10 +186,25 @@ impl CellResult {
     }
 }
 
-fn run_hook(what: &str, hook: &str, cell: &Cell, show_output: bool) -> Result<()> {
+/// Runs a hook through sh with what it shares with the measured commands:
+/// the input (read from its start by every hook, as by every run), the
+/// environment, and the output when it is shown.
+fn run_hook(what: &str, hook: &str, cell: &Cell, opts: &RunOptions) -> Result<()> {
     let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c").arg(hook).stdin(Stdio::null());
-    if !show_output {
+    cmd.arg("-c").arg(hook);
+    match &opts.input {
+        Input::Null => {
+            cmd.stdin(Stdio::null());
+        }
+        Input::File(path) => {
+            let file = std::fs::File::open(path).map_err(|source| Error::Read {
+                path: path.clone(),
+                source,
+            })?;
+            cmd.stdin(file);
+        }
+    }
+    if *opts.output_of(cell) != Output::Inherit {
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
     }
     for (k, v) in &cell.env {
@@ -195,6 +226,18 @@ fn run_hook(what: &str, hook: &str, cell: &Cell, show_output: bool) -> Result<()
             cell.name
         )))
     }
+}
+
+/// Whether every measured cell has the same setup and cleanup, so that one
+/// setup before all interleaved runs and one cleanup after them bracket
+/// every cell's runs. Cells whose setups differ can only be bracketed in
+/// sequential order.
+pub fn hooks_shared(cells: &[Cell]) -> bool {
+    let mut real = cells.iter().filter(|c| !c.calibration);
+    let Some(first) = real.next() else {
+        return true;
+    };
+    real.all(|c| c.hooks.setup == first.hooks.setup && c.hooks.cleanup == first.hooks.cleanup)
 }
 
 /// Receives every measured run as soon as it is made (before the next run
@@ -269,7 +312,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             &SpawnConfig {
                 env: cell.env.clone(),
                 input: opts.input.clone(),
-                output: opts.output.clone(),
+                output: opts.output_of(cell).clone(),
                 timeout: opts.timeout,
                 counters: counters.clone(),
                 proc_io: true,
@@ -290,11 +333,10 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if opts.show_progress && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
         for w in crate::preflight::warnings(&preflight) {
-            eprintln!("cmdscope: warning: {w}");
+            crate::eprint_line!("cmdscope: warning: {w}");
         }
     }
 
-    let show_output = opts.output == Output::Inherit;
     let mut scheduler = Scheduler::new(
         opts.cells.len(),
         opts.order,
@@ -326,12 +368,30 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     let mut last_draw = Instant::now();
 
     let started = SystemTime::now();
-    for cell in &opts.cells {
-        if let Some(hook) = &cell.hooks.setup {
-            if let Err(e) = run_hook("setup", hook, cell, show_output) {
-                progress.finish_and_clear();
-                return Err(e);
+    // Setup and cleanup bracket the runs they belong to, as in hyperfine:
+    // in sequential order setup a, runs of a, cleanup a, setup b, ...; in
+    // interleaved order (only allowed when every cell has the same hooks)
+    // one setup before all runs and one cleanup after them.
+    let interleaved = opts.order == Order::Interleaved;
+    if interleaved && !hooks_shared(&opts.cells) {
+        progress.finish_and_clear();
+        return Err(Error::Usage(
+            "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
+        ));
+    }
+    // The cell whose output was last labelled (--show-output).
+    let mut shown: Option<usize> = None;
+    // The cell whose setup has run and whose cleanup is due.
+    let mut set_up: Option<usize> = None;
+    if interleaved {
+        if let Some(first) = opts.cells.iter().position(|c| !c.calibration) {
+            if let Some(hook) = &opts.cells[first].hooks.setup {
+                if let Err(e) = run_hook("setup", hook, &opts.cells[first], opts) {
+                    progress.finish_and_clear();
+                    return Err(e);
+                }
             }
+            set_up = Some(first);
         }
     }
 
@@ -353,8 +413,29 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             Step::Measure(c) => (c, true),
         };
         let cell = &opts.cells[c];
+        if !interleaved && set_up != Some(c) {
+            if let Some(prev) = set_up.take() {
+                if let Some(hook) = &opts.cells[prev].hooks.cleanup {
+                    if let Err(e) = run_hook("cleanup", hook, &opts.cells[prev], opts) {
+                        failure = Some(e);
+                        scheduler.stop(StopReason::Failure);
+                        continue;
+                    }
+                }
+            }
+            set_up = Some(c);
+            if let Some(hook) = &cell.hooks.setup {
+                if let Err(e) = run_hook("setup", hook, cell, opts) {
+                    failure = Some(e);
+                    // Its cleanup is not due: the setup did not complete.
+                    set_up = None;
+                    scheduler.stop(StopReason::Failure);
+                    continue;
+                }
+            }
+        }
         if let Some(hook) = &cell.hooks.prepare {
-            if let Err(e) = run_hook("prepare", hook, cell, show_output) {
+            if let Err(e) = run_hook("prepare", hook, cell, opts) {
                 failure = Some(e);
                 scheduler.stop(StopReason::Failure);
                 continue;
@@ -366,6 +447,17 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 scheduler.stop(StopReason::Failure);
                 continue;
             }
+        }
+        if *opts.output_of(cell) == Output::Inherit && !cell.calibration && shown != Some(c) {
+            // Whose output follows: once per command in sequential order,
+            // at every change of command when interleaved.
+            shown = Some(c);
+            progress.suspend(|| {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "==> {} <==", cell.name);
+                let _ = out.flush();
+            });
         }
         let mut sample = Sample::new(run_index);
         let outcome = match prepared[c].run(&mut sample) {
@@ -390,7 +482,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             sink.sample(c, &sample);
         }
         if let Some(hook) = &cell.hooks.conclude {
-            if let Err(e) = run_hook("conclude", hook, cell, show_output) {
+            if let Err(e) = run_hook("conclude", hook, cell, opts) {
                 failure = Some(e);
                 scheduler.stop(StopReason::Failure);
             }
@@ -463,9 +555,9 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     progress.finish_and_clear();
     exec::reap_orphans();
 
-    for cell in &opts.cells {
-        if let Some(hook) = &cell.hooks.cleanup {
-            if let Err(e) = run_hook("cleanup", hook, cell, show_output) {
+    if let Some(c) = set_up {
+        if let Some(hook) = &opts.cells[c].hooks.cleanup {
+            if let Err(e) = run_hook("cleanup", hook, &opts.cells[c], opts) {
                 failure.get_or_insert(e);
             }
         }
@@ -514,35 +606,49 @@ fn median_of(samples: &[Sample], metric: Metric) -> Option<f64> {
     })
 }
 
-/// Removes the calibration cell and subtracts its median wall/user/system
-/// time from every run (clamped at zero). The median, not the mean, so a
-/// single slow shell start does not shift every result.
+/// Removes the calibration cells and subtracts their median wall/user/system
+/// time from every run of the cells that ran through the shell under the
+/// same conditions (clamped at zero). The median, not the mean, so a single
+/// slow shell start does not shift every result. Returns the first
+/// calibration's overhead (the only one unless a parameter changes the
+/// conditions the shell starts under).
 fn subtract_shell_overhead(results: &mut Vec<CellResult>) -> Option<ShellOverhead> {
-    let pos = results.iter().position(|r| r.cell.calibration)?;
-    let cal = results.remove(pos);
-    let overhead = ShellOverhead {
-        wall: median_of(&cal.samples, Metric::WallTime)?,
-        user: median_of(&cal.samples, Metric::UserTime).unwrap_or(0.0),
-        system: median_of(&cal.samples, Metric::SystemTime).unwrap_or(0.0),
-        runs: cal.samples.len(),
-    };
-    for r in results.iter_mut() {
-        for s in &mut r.samples {
-            for (m, o) in [
-                (Metric::WallTime, overhead.wall),
-                (Metric::UserTime, overhead.user),
-                (Metric::SystemTime, overhead.system),
-            ] {
-                if let Some(v) = s.get(m) {
-                    s.set(m, (v - o).max(0.0));
+    let (calibrations, rest): (Vec<CellResult>, Vec<CellResult>) = std::mem::take(results)
+        .into_iter()
+        .partition(|r| r.cell.calibration);
+    *results = rest;
+    let mut first = None;
+    for cal in &calibrations {
+        let Some(wall) = median_of(&cal.samples, Metric::WallTime) else {
+            continue;
+        };
+        let overhead = ShellOverhead {
+            wall,
+            user: median_of(&cal.samples, Metric::UserTime).unwrap_or(0.0),
+            system: median_of(&cal.samples, Metric::SystemTime).unwrap_or(0.0),
+            runs: cal.samples.len(),
+        };
+        first.get_or_insert(overhead);
+        let same_conditions =
+            |c: &Cell| c.shell && c.variant == cal.cell.variant && c.env == cal.cell.env;
+        for r in results.iter_mut().filter(|r| same_conditions(&r.cell)) {
+            for s in &mut r.samples {
+                for (m, o) in [
+                    (Metric::WallTime, overhead.wall),
+                    (Metric::UserTime, overhead.user),
+                    (Metric::SystemTime, overhead.system),
+                ] {
+                    if let Some(v) = s.get(m) {
+                        s.set(m, (v - o).max(0.0));
+                    }
                 }
+                let cpu = s.get(Metric::UserTime).unwrap_or(0.0)
+                    + s.get(Metric::SystemTime).unwrap_or(0.0);
+                s.set(Metric::CpuTime, cpu);
             }
-            let cpu =
-                s.get(Metric::UserTime).unwrap_or(0.0) + s.get(Metric::SystemTime).unwrap_or(0.0);
-            s.set(Metric::CpuTime, cpu);
         }
     }
-    Some(overhead)
+    first
 }
 
 #[cfg(test)]

@@ -65,10 +65,6 @@ pub fn build(
     if params.is_empty() || session.results.is_empty() || commands == 0 {
         return None;
     }
-    let per_command = session.results.len() / commands;
-    if per_command == 0 {
-        return None;
-    }
     let varying: Vec<&Parameter> = params.iter().filter(|p| p.values.len() > 1).collect();
     let single = (varying.len() == 1).then(|| varying[0]);
     let axis = if varying.is_empty() {
@@ -87,8 +83,11 @@ pub fn build(
     let mut curves = Vec::new();
     for (g, template) in templates.iter().enumerate() {
         let mut points = Vec::new();
-        for cell in g * per_command..(g + 1) * per_command {
-            let r = &session.results[cell];
+        // The cells of this command (a --reference command is on no curve).
+        for (cell, r) in session.results.iter().enumerate() {
+            if r.cell.template != g {
+                continue;
+            }
             let Some(m) = analyses.get(cell).and_then(|a| a.get(metric)) else {
                 continue;
             };
@@ -148,6 +147,20 @@ pub fn build(
 }
 
 /// The table and the terminal chart.
+/// Columns a text takes on a terminal: CJK characters take two.
+fn display_width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// Right-aligns by display width (`{:>w$}` counts characters, which
+/// misaligns wide characters).
+fn pad_left(text: &str, width: usize) -> String {
+    format!(
+        "{}{text}",
+        " ".repeat(width.saturating_sub(display_width(text)))
+    )
+}
+
 pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
     let mut out = String::new();
     let unit = sweep.metric.unit();
@@ -163,14 +176,18 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
         let width = curve
             .points
             .iter()
-            .map(|p| p.label.chars().count())
+            .map(|p| display_width(&p.label))
             .max()
             .unwrap_or(1)
-            .max(sweep.axis.len());
+            .max(display_width(&sweep.axis));
         let _ = writeln!(
             out,
-            "  {:>width$}  {:>11}  {:>27}  {:>11}  {:>5}",
-            sweep.axis, "median", "95 % CI", "user+sys", "runs"
+            "  {}  {:>11}  {:>27}  {:>11}  {:>5}",
+            pad_left(&sweep.axis, width),
+            "median",
+            "95 % CI",
+            "user+sys",
+            "runs"
         );
         for (i, p) in curve.points.iter().enumerate() {
             let ci =
@@ -189,8 +206,8 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:>width$}  {:>11}  {:>27}  {:>11}  {:>5}{mark}",
-                p.label,
+                "  {}  {:>11}  {:>27}  {:>11}  {:>5}{mark}",
+                pad_left(&p.label, width),
                 units::quantity(p.median, unit),
                 ci,
                 p.cpu.map(units::time).unwrap_or_default(),
@@ -249,7 +266,7 @@ fn bar_chart(curve: &Curve, axis: &str, unit: crate::metrics::Unit, paint: Paint
     let width = curve
         .points
         .iter()
-        .map(|p| p.label.chars().count())
+        .map(|p| display_width(&p.label))
         .max()
         .unwrap_or(1)
         .max(axis.len());
@@ -270,8 +287,8 @@ fn bar_chart(curve: &Curve, axis: &str, unit: crate::metrics::Unit, paint: Paint
         };
         let _ = writeln!(
             out,
-            "  {:>width$} │{bar} {}",
-            p.label,
+            "  {} │{bar} {}",
+            pad_left(&p.label, width),
             units::quantity(p.median, unit)
         );
     }

@@ -2,20 +2,75 @@
 
 use crate::metrics::Unit;
 
-pub fn time(seconds: f64) -> String {
+/// A unit of time for display.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeScale {
+    Nanosecond,
+    Microsecond,
+    Millisecond,
+    Second,
+}
+
+impl TimeScale {
+    fn factor_and_symbol(self) -> (f64, &'static str) {
+        match self {
+            TimeScale::Nanosecond => (1e9, "ns"),
+            TimeScale::Microsecond => (1e6, "µs"),
+            TimeScale::Millisecond => (1e3, "ms"),
+            TimeScale::Second => (1.0, "s"),
+        }
+    }
+
+    /// The unit's symbol, for table headers ("Mean [ms]").
+    pub fn symbol(self) -> &'static str {
+        self.factor_and_symbol().1
+    }
+
+    /// The value in this unit, as a number.
+    pub fn of(self, seconds: f64) -> f64 {
+        seconds * self.factor_and_symbol().0
+    }
+}
+
+/// `-u/--time-unit`: one unit for every time shown, set once at start-up.
+static FORCED_SCALE: std::sync::OnceLock<TimeScale> = std::sync::OnceLock::new();
+
+/// Shows every time in `scale` from now on (`-u/--time-unit`).
+pub fn force_time_scale(scale: TimeScale) {
+    let _ = FORCED_SCALE.set(scale);
+}
+
+/// The unit `-u/--time-unit` forced, if any.
+pub fn forced_scale() -> Option<TimeScale> {
+    FORCED_SCALE.get().copied()
+}
+
+/// The unit a time is shown in: the forced one, or the one that fits it.
+pub fn scale_for(seconds: f64) -> TimeScale {
+    if let Some(s) = FORCED_SCALE.get() {
+        return *s;
+    }
     let s = seconds.abs();
-    let (v, unit) = if s == 0.0 {
-        (0.0, "s")
+    if s == 0.0 || !s.is_finite() || s >= 1.0 {
+        TimeScale::Second
     } else if s < 1e-6 {
-        (seconds * 1e9, "ns")
+        TimeScale::Nanosecond
     } else if s < 1e-3 {
-        (seconds * 1e6, "µs")
-    } else if s < 1.0 {
-        (seconds * 1e3, "ms")
+        TimeScale::Microsecond
     } else {
-        (seconds, "s")
-    };
-    format!("{} {unit}", sig(v))
+        TimeScale::Millisecond
+    }
+}
+
+/// A time in the unit that fits it.
+pub fn time(seconds: f64) -> String {
+    time_in(seconds, scale_for(seconds))
+}
+
+/// A time in a given unit, so that the values of one line share it
+/// ("17.84 ms ± 0.01 ms", never "17.84 ms ± 0.000 s").
+pub fn time_in(seconds: f64, scale: TimeScale) -> String {
+    format!("{} {}", sig(scale.of(seconds)), scale.symbol())
 }
 
 pub fn bytes(b: f64) -> String {
@@ -84,5 +139,7 @@ mod tests {
         assert_eq!(bytes(512.0), "512 B");
         assert_eq!(count(78.0), "78");
         assert_eq!(count(12_345.0), "12.35 k");
+        assert_eq!(time_in(0.0, scale_for(0.01784)), "0.000 ms");
+        assert_eq!(time_in(2.5e-4, TimeScale::Millisecond), "0.250 ms");
     }
 }

@@ -53,6 +53,7 @@ fn shell_mode_subtracts_interleaved_shell_startup() {
     let o = cmdscope(&[
         "run",
         "-S",
+        "sh",
         "--runs",
         "10",
         "--export-json",

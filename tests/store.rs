@@ -426,6 +426,7 @@ fn shell_mode_stores_the_values_it_reports() {
         &[
             "run",
             "-S",
+            "sh",
             "--runs",
             "5",
             "--style",

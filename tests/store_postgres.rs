@@ -171,6 +171,7 @@ fn full_round_trip(server: &Server) {
                 // even when other work shares the CPUs.
                 &format!("{} sleep {ms}", fixture()),
                 "-S",
+                "sh",
                 "true",
             ],
         );

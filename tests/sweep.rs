@@ -118,7 +118,6 @@ fn sweep_over_a_list_and_a_scan_with_table_and_plot() {
 fn sweep_mistakes_are_clear_errors() {
     let cases: &[(&[&str], &str)] = &[
         (&["run", "-P", "n", "1", "1e9", "sleep {n}"], "values"),
-        (&["run", "-P", "n", "1", "5", "sleep 1"], "not used"),
         (
             &["run", "-P", "n", "1", "5", "-D", "-1", "sleep {n}"],
             "positive step",

@@ -220,7 +220,7 @@ pub fn compare(
     let mut final_alpha = alpha;
     let adaptive = args
         .as_ref()
-        .is_some_and(|a| a.order == Order::Interleaved && source == "run");
+        .is_some_and(|a| a.order != Some(Order::Sequential) && source == "run");
     if let (true, true, Some(p)) = (adaptive, interleaved, precision) {
         let samples: Vec<&[crate::metrics::Sample]> =
             cells.iter().map(|c| c.samples.as_slice()).collect();

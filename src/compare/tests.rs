@@ -99,6 +99,7 @@ fn human_units() {
     assert_eq!(fmt_value(5012.0, ""), "5.012k");
     assert_eq!(fmt_value(4_100_000.0, ""), "4.100M");
     assert_eq!(fmt_value(12.5, "MB/s"), "12.50");
+    assert_eq!(fmt_value(1967.0, "MB/s"), "1967");
     // Rounding that carries into a new digit keeps four significant digits.
     assert_eq!(fmt_sig(999.96, 4), "1000");
     assert_eq!(fmt_sig(9.99996, 4), "10.00");

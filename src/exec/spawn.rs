@@ -26,7 +26,7 @@ pub enum Output {
     Pipe,
     /// The harness's own stdout/stderr (`--show-output`).
     Inherit,
-    /// Appended to a file, truncated once at the start.
+    /// Written to a file, emptied before each run (each run sees the same file).
     File(PathBuf),
 }
 
@@ -592,6 +592,13 @@ pub struct Prepared {
     drain: Vec<u8>,
     /// Bytes of output read from the pipe over all runs.
     pub piped_bytes: u64,
+    /// `--input FILE`, kept open to rewind it before every run: the
+    /// spawner's copy shares its file position, which the previous run left
+    /// at the end.
+    rewind: Fd,
+    /// `--output FILE`, kept open to empty it before every run, as
+    /// hyperfine does (the spawner's copy appends, so it writes from 0).
+    truncate: Fd,
     runs: u64,
 }
 
@@ -760,8 +767,19 @@ impl Prepared {
         message.extend_from_slice(&body);
         spawner.send(&message, &fds)?;
         spawner.prepared.set(id + 1);
-        // The spawner holds its own copies of the descriptors now.
-        drop((stdin, stdout, stderr));
+        // The spawner holds its own copies of the descriptors now; ours
+        // stay open only where a run has to reset them.
+        let rewind = if matches!(config.input, Input::File(_)) {
+            stdin
+        } else {
+            Fd(-1)
+        };
+        let truncate = if matches!(config.output, Output::File(_)) {
+            stdout
+        } else {
+            Fd(-1)
+        };
+        drop(stderr);
 
         Ok(Prepared {
             spawner: spawner.clone(),
@@ -776,6 +794,8 @@ impl Prepared {
                 Vec::new()
             },
             piped_bytes: 0,
+            rewind,
+            truncate,
             runs: 0,
         })
     }
@@ -787,6 +807,19 @@ impl Prepared {
 
     /// Runs the command once and fills `sample` with every metric measured.
     pub fn run(&mut self, sample: &mut Sample) -> Result<Outcome> {
+        // Every run starts from the same state: the input from its first
+        // byte, the output file empty. Outside the timed window (the
+        // spawner times the run).
+        // SAFETY: plain syscalls on descriptors this struct owns; a
+        // descriptor that cannot seek (a pipe given as --input) is left as is.
+        unsafe {
+            if self.rewind.0 >= 0 {
+                libc::lseek(self.rewind.0, 0, libc::SEEK_SET);
+            }
+            if self.truncate.0 >= 0 {
+                libc::ftruncate(self.truncate.0, 0);
+            }
+        }
         let spawner = self.spawner.clone();
         // The header alone: its length field carries the id (spawner.c).
         let request = header(MSG_RUN, self.id as usize);

@@ -48,7 +48,7 @@ pub fn render(session: &Session, analyses: &[CellAnalysis]) -> Result<String> {
             _ => (String::new(), String::new()),
         };
         let mut row = vec![
-            r.cell.name.clone(),
+            super::json::hyperfine_command(&r.cell).to_string(),
             get(Metric::WallTime, |s| s.mean),
             get(Metric::WallTime, |s| s.stddev),
             get(Metric::WallTime, |s| s.median),

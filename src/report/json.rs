@@ -59,6 +59,18 @@ fn summary(a: &CellAnalysis) -> Value {
     Value::Object(m)
 }
 
+/// hyperfine's `command` field: the name without the parameters appended
+/// to it (cells built outside a plan have only `name` and `command`).
+pub fn hyperfine_command(cell: &crate::plan::Cell) -> &str {
+    if !cell.short_name.is_empty() {
+        &cell.short_name
+    } else if !cell.command.is_empty() {
+        &cell.command
+    } else {
+        &cell.name
+    }
+}
+
 fn result(r: &CellResult, a: &CellAnalysis) -> Value {
     let stat = |metric: Metric, f: fn(&crate::stats::Summary) -> f64| {
         a.get(metric)
@@ -93,7 +105,10 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
     let mut o = json!({
-        "command": r.cell.command,
+        // hyperfine's meaning: the -n name, else the command; what ran is
+        // `command_line`, the full display name `name`.
+        "command": hyperfine_command(&r.cell),
+        "command_line": r.cell.command,
         "name": r.cell.name,
         "mean": stat(Metric::WallTime, |s| s.mean),
         "stddev": stat(Metric::WallTime, |s| s.stddev),

@@ -54,19 +54,27 @@ pub fn render(
             paint.bold(&r.cell.name)
         );
         let Some(w) = a.get(Metric::WallTime) else {
-            let _ = writeln!(out, "  no completed runs\n");
+            let _ = writeln!(out, "  no completed runs");
+            // The reason (every run timed out, failed) must not be lost.
+            for warning in &a.warnings {
+                let _ = writeln!(out, "  {} {}", paint.yellow("Warning:"), warning);
+            }
+            out.push('\n');
             continue;
         };
         let s = &w.summary;
+        // One unit for every time of the benchmark (hyperfine's way).
+        let scale = units::scale_for(s.median);
+        let t = |v: f64| units::time_in(v, scale);
         let ci = match &w.median_ci {
-            Ok(e) => format!("[{} … {}] 95 % CI", units::time(e.low), units::time(e.high)),
+            Ok(e) => format!("[{} … {}] 95 % CI", t(e.low), t(e.high)),
             Err(why) => format!("({why})"),
         };
         let _ = writeln!(
             out,
             "  Time ({}):        {}   {}",
             paint.green("median"),
-            paint.green(&paint.bold(&units::time(s.median))),
+            paint.green(&paint.bold(&t(s.median))),
             paint.dim(&ci)
         );
         let user = a
@@ -80,17 +88,18 @@ pub fn render(
         let _ = writeln!(
             out,
             "  Time (mean ± σ):      {} ± {}    User: {}, System: {}",
-            units::time(s.mean),
-            units::time(s.stddev),
-            units::time(user),
-            units::time(sys)
+            t(s.mean),
+            t(s.stddev),
+            t(user),
+            t(sys)
         );
         let _ = writeln!(
             out,
-            "  Range (min … max):    {} … {}    {} runs",
-            paint.cyan(&units::time(s.min)),
-            paint.cyan(&units::time(s.max)),
-            a.runs
+            "  Range (min … max):    {} … {}    {} run{}",
+            paint.cyan(&t(s.min)),
+            paint.cyan(&t(s.max)),
+            a.runs,
+            if a.runs == 1 { "" } else { "s" }
         );
         if let Some(ops) = r.cell.variant.ops {
             let per = |v: f64| units::time(v / ops as f64);
@@ -107,6 +116,13 @@ pub fn render(
             );
         }
         let med = |m: Metric| a.get(m).map(|x| x.summary.median);
+        // Counts (faults, switches) as a value some run really had: the
+        // lower median, never "77.50 minor".
+        let count = |m: Metric| {
+            let mut v = crate::analysis::values(&r.samples, m);
+            v.sort_by(f64::total_cmp);
+            (!v.is_empty()).then(|| v[(v.len() - 1) / 2])
+        };
         if let Some(rss) = med(Metric::PeakRss) {
             match session.rss_floor {
                 Some(floor) if rss <= floor * 1.02 => {
@@ -139,8 +155,8 @@ pub fn render(
                 paint.dim(&chars)
             );
         }
-        if let (Some(minf), Some(majf)) = (med(Metric::MinorFaults), med(Metric::MajorFaults)) {
-            let ctx = match (med(Metric::VoluntaryCtx), med(Metric::InvoluntaryCtx)) {
+        if let (Some(minf), Some(majf)) = (count(Metric::MinorFaults), count(Metric::MajorFaults)) {
+            let ctx = match (count(Metric::VoluntaryCtx), count(Metric::InvoluntaryCtx)) {
                 (Some(v), Some(iv)) => format!(
                     "    Context switches: {} voluntary, {} involuntary",
                     units::count(v),
@@ -165,7 +181,14 @@ pub fn render(
             Metric::CpuMigrations,
         ]
         .iter()
-        .filter_map(|&m| med(m).map(|v| format!("{} {}", units::quantity(v, m.unit()), m.label())))
+        .filter_map(|&m| {
+            let v = if m.unit() == crate::metrics::Unit::Count {
+                count(m)
+            } else {
+                med(m)
+            };
+            v.map(|v| format!("{} {}", units::quantity(v, m.unit()), m.label()))
+        })
         .collect();
         if !counters.is_empty() {
             let _ = writeln!(out, "  Counters (median):    {}", counters.join(", "));
@@ -181,7 +204,7 @@ pub fn render(
             out,
             "{}",
             paint.dim(&format!(
-                "Shell start-up ({}, median of {} interleaved runs: {}) was subtracted from every run.",
+                "Shell start-up ({}, median of {} interleaved runs: {}) was subtracted from every run made through it.",
                 session.shell.as_deref().unwrap_or("sh"),
                 o.runs,
                 units::time(o.wall)

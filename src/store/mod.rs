@@ -190,7 +190,10 @@ impl NewCell {
 /// A benchmark's identity across sessions: its name (`-n`) if it was
 /// given one, else its command line with its parameters.
 pub fn identity(cell: &Cell) -> String {
-    if cell.name != cell.command {
+    // A name made from the command and its parameters ("cmd (u = root)")
+    // is not a given name: the identity stays "cmd [u=root]".
+    let made_name = cell.name == cell.command || (!cell.custom_name && !cell.parameters.is_empty());
+    if !made_name {
         return cell.name.clone();
     }
     with_parameters(&cell.command, &cell.parameters)
