@@ -529,6 +529,26 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
+
+    /// A command run (through sh -c) for the whole session whose output
+    /// lines are matched against each --match: the lines matching during a
+    /// run (plus --monitor-settle) are that run's metric monitor_NAME.
+    #[arg(long, value_name = "COMMAND")]
+    pub monitor: Option<String>,
+
+    /// NAME=REGEX counted in the monitor's lines per run, as monitor_NAME (repeatable).
+    #[arg(long = "match", value_name = "NAME=REGEX", requires = "monitor")]
+    pub matches: Vec<String>,
+
+    /// Seconds the monitor's lines still count after each run ends (lines
+    /// the run caused may be on their way); waited between runs, not timed.
+    #[arg(
+        long,
+        default_value_t = 0.1,
+        value_name = "SECONDS",
+        requires = "monitor"
+    )]
+    pub monitor_settle: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -14,6 +14,7 @@ pub mod mem;
 pub mod monitor;
 pub mod procfs;
 pub mod render;
+pub mod run_monitor;
 pub mod syscalls;
 pub mod tracer;
 pub mod tree;
