@@ -436,6 +436,18 @@ fn env_size_variants_differ_by_the_padding_per_exec() {
     let msg = h["message"].as_str().unwrap();
     assert!(msg.starts_with("n = 5000 passed a "), "{msg}");
     assert!(msg.contains("; n = 0 passed "), "{msg}");
+    // The measured side: what an execve cost in each run, from its syscall row.
+    let execve = |x: &Value| {
+        let r = x["syscalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "execve")
+            .unwrap();
+        r["seconds"].as_f64().unwrap() / r["count"].as_f64().unwrap()
+    };
+    assert_eq!(h["numbers"]["execve_seconds_each_large"], execve(&v[1]));
+    assert_eq!(h["numbers"]["execve_seconds_each_small"], execve(&v[0]));
     assert!(stdout(&out).contains(msg));
 }
 

@@ -399,21 +399,42 @@ fn env_hint(a: &Explained, b: &Explained, out: &mut Vec<Hint>) {
     } else {
         ((label(b), eb, vb), (label(a), ea, va))
     };
+    // What an execve cost in each (traced), the measured side of the copy.
+    let execve_each = |x: &Explained| {
+        json::syscall_rows(&x.trace)
+            .into_iter()
+            .find(|r| r.0 == "execve")
+            .filter(|r| r.1 > 0)
+            .map(|r| r.2 / r.1 as f64)
+    };
+    let (xbig, xsmall) = if ea >= eb { (a, b) } else { (b, a) };
+    let mut message = format!(
+        "{lb} passed a {} environment to every exec (up to {} variables); {ls} passed {} (up to {}): the kernel copies it at every exec",
+        units::bytes(bb),
+        thousands(vbig),
+        units::bytes(bs),
+        thousands(vsmall)
+    );
+    let mut numbers = vec![
+        ("env_bytes_per_exec_large", bb),
+        ("env_bytes_per_exec_small", bs),
+        ("env_vars_large", vbig as f64),
+        ("env_vars_small", vsmall as f64),
+    ];
+    if let (Some(tb), Some(ts)) = (execve_each(xbig), execve_each(xsmall)) {
+        let _ = write!(
+            message,
+            " (execve {} vs {} per call here, traced)",
+            units::time(tb),
+            units::time(ts)
+        );
+        numbers.push(("execve_seconds_each_large", tb));
+        numbers.push(("execve_seconds_each_small", ts));
+    }
     out.push(Hint {
         kind: "environment",
-        message: format!(
-            "{lb} passed a {} environment to every exec (up to {} variables); {ls} passed {} (up to {}): the kernel copies it at every exec",
-            units::bytes(bb),
-            thousands(vbig),
-            units::bytes(bs),
-            thousands(vsmall)
-        ),
-        numbers: vec![
-            ("env_bytes_per_exec_large", bb),
-            ("env_bytes_per_exec_small", bs),
-            ("env_vars_large", vbig as f64),
-            ("env_vars_small", vsmall as f64),
-        ],
+        message,
+        numbers,
     });
 }
 
