@@ -348,7 +348,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             session.results.len(),
         ));
     }
-    let comparisons = comparison::compare_cells(
+    let mut comparisons = comparison::compare_cells(
         &session.results,
         session.reference,
         session.order,
@@ -356,6 +356,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         precision.unwrap_or(DEFAULT_PRECISION),
         session.rss_floor,
     );
+    if let Some(c) = &monitor_counts {
+        comparisons.extend(crate::explain::run_monitor::compare(
+            c,
+            &session,
+            precision.unwrap_or(DEFAULT_PRECISION),
+        ));
+        crate::explain::run_monitor::store(c, &mut recorder);
+    }
 
     let sweep = crate::sweep::build(
         &session,

@@ -7,15 +7,20 @@ use common::*;
 use serde_json::Value;
 use std::process::Output;
 
+/// `cmdscope run` in `dir`, storing nothing unless `--store` is given.
 fn run_in(dir: &std::path::Path, args: &[&str]) -> Output {
-    std::process::Command::new(bin())
-        .arg("run")
-        .args(["--no-store", "--style", "basic"])
+    let mut cmd = std::process::Command::new(bin());
+    cmd.arg("run")
+        .args(["--style", "basic"])
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
-        .output()
-        .expect("run cmdscope")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE");
+    if !args.contains(&"--store") {
+        cmd.env("CMDSCOPE_NO_STORE", "1");
+    }
+    cmd.output().expect("run cmdscope")
 }
 
 fn counts(doc: &Value, result: usize, name: &str) -> Vec<Value> {
@@ -36,6 +41,8 @@ fn a_monitor_following_a_file_counts_each_runs_lines_exactly() {
             "6",
             "--export-json",
             "out.json",
+            "--store",
+            "results.sqlite3",
             "--monitor",
             "exec tail -n0 -F log",
             "--match",
@@ -62,6 +69,45 @@ fn a_monitor_following_a_file_counts_each_runs_lines_exactly() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("monitor_hits: 2 vs 5 (median)"), "{text}");
     assert!(text.contains("monitor_lines: 3 vs 5 (median)"), "{text}");
+
+    // Compared like any count metric: 6 paired blocks, every difference +3,
+    // the exact signed-rank test's smallest two-sided p = 2/64.
+    let cmp = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "monitor_hits")
+        .unwrap_or_else(|| panic!("no monitor_hits comparison: {}", doc["comparisons"]));
+    assert_eq!(cmp["shift"], 3.0, "{cmp}");
+    assert!(
+        (cmp["p_value"].as_f64().unwrap() - 2.0 / 64.0).abs() < 1e-12,
+        "{cmp}"
+    );
+    assert!(text.contains("monitor_hits: 2.50x (+3 per run"), "{text}");
+
+    // Stored per run as monitor_NAME of each command's cell.
+    let db = rusqlite::Connection::open(d.path().join("results.sqlite3")).unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT c.position, e.metric, e.seq, e.value FROM extra_values e \
+             JOIN cells c ON c.id = e.cell_id ORDER BY c.position, e.metric, e.seq",
+        )
+        .unwrap();
+    let rows: Vec<(i64, String, i64, f64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows.len(), 2 * 2 * 6, "{rows:?}");
+    let stored = |pos: i64, metric: &str| -> Vec<f64> {
+        rows.iter()
+            .filter(|r| r.0 == pos && r.1 == metric)
+            .map(|r| r.3)
+            .collect()
+    };
+    assert_eq!(stored(0, "monitor_hits"), vec![2.0; 6]);
+    assert_eq!(stored(1, "monitor_hits"), vec![5.0; 6]);
+    assert_eq!(stored(0, "monitor_lines"), vec![3.0; 6]);
 }
 
 #[test]

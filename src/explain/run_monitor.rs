@@ -252,6 +252,83 @@ fn series(c: &Counts, cell: usize, pattern: usize) -> Vec<f64> {
         .unwrap_or_default()
 }
 
+/// Stores each command's counts as the per-run series `monitor_NAME`
+/// (unit "count") of its cell.
+pub fn store(c: &Counts, recorder: &mut crate::store::record::Recorder) {
+    for (cell, per_name) in c.per_run.iter().enumerate() {
+        for (name, values) in c.names.iter().zip(per_name) {
+            if !values.is_empty() {
+                recorder.add_extra(cell, &format!("monitor_{name}"), "count", values);
+            }
+        }
+    }
+}
+
+/// Comparisons of each `monitor_NAME` between the reference and every other
+/// command, by the analysis every other count metric gets (exact rank
+/// tests; paired by block when interleaved).
+pub fn compare(
+    c: &Counts,
+    session: &crate::runner::Session,
+    precision: f64,
+) -> Vec<crate::analysis::comparison::Comparison> {
+    use crate::analysis::comparison::{compare_values, Design, Settings};
+    let mut out = Vec::new();
+    let results = &session.results;
+    let reference = session.reference;
+    if results.len() < 2 || reference >= results.len() {
+        return out;
+    }
+    let paired = session.order == crate::schedule::Order::Interleaved;
+    let settings = Settings {
+        alpha: session.final_alpha,
+        family: results.len() - 1,
+        precision,
+        floor: None,
+        cross_session: false,
+        discrete: true,
+    };
+    for (p, name) in c.names.iter().enumerate() {
+        // A name for the session's lifetime: comparisons name metrics with
+        // static strings; a handful of patterns per session.
+        let metric: &'static str = Box::leak(format!("monitor_{name}").into_boxed_str());
+        let base = series(c, reference, p);
+        for (i, r) in results.iter().enumerate() {
+            if i == reference {
+                continue;
+            }
+            let cand = series(c, i, p);
+            // The k-th measured run of each command ran in block k.
+            let (b, v): (Vec<f64>, Vec<f64>) = if paired {
+                base.iter()
+                    .zip(&cand)
+                    .filter(|(x, y)| x.is_finite() && y.is_finite())
+                    .map(|(x, y)| (*x, *y))
+                    .unzip()
+            } else {
+                (
+                    base.iter().copied().filter(|x| x.is_finite()).collect(),
+                    cand.iter().copied().filter(|x| x.is_finite()).collect(),
+                )
+            };
+            if b.is_empty() || v.is_empty() {
+                continue;
+            }
+            let design = if paired {
+                Design::Paired
+            } else {
+                Design::Unpaired
+            };
+            out.push(compare_values(&b, &v, design, &settings).named(
+                metric,
+                &results[reference].cell.name,
+                &r.cell.name,
+            ));
+        }
+    }
+    out
+}
+
 /// Adds the counts to a `--export-json` document: per result,
 /// `monitor: {monitor_NAME: [per run]}` (null for a run without a count),
 /// and a top-level `monitor` with the command, patterns and settle time.
