@@ -108,6 +108,31 @@ fn a_monitor_following_a_file_counts_each_runs_lines_exactly() {
     assert_eq!(stored(0, "monitor_hits"), vec![2.0; 6]);
     assert_eq!(stored(1, "monitor_hits"), vec![5.0; 6]);
     assert_eq!(stored(0, "monitor_lines"), vec![3.0; 6]);
+
+    // And shown by `report`, read back from the store.
+    let o = std::process::Command::new(bin())
+        .args(["report", "--store", "results.sqlite3", "--html", "r.html"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    let table = &html[html
+        .find("<h2>Monitor counts per run</h2>")
+        .expect("a monitor table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(
+        table.contains("<th>monitor_hits median (min … max)</th>"),
+        "{table}"
+    );
+    assert!(
+        table.contains("<td class=\"num\">2 (2 … 2)</td><td class=\"num\">3 (3 … 3)</td>"),
+        "{table}"
+    );
+    assert!(
+        table.contains("<td class=\"num\">5 (5 … 5)</td><td class=\"num\">5 (5 … 5)</td>"),
+        "{table}"
+    );
 }
 
 #[test]
