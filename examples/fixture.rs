@@ -19,7 +19,8 @@
 //! fixture fork N           fork N children (libc::fork) that each _exit(0), waiting for each
 //! fixture forkexec N       fork N children that each exec /bin/true, waiting for each
 //! fixture vfork N          start N /bin/true with posix_spawn (vfork-style), waiting for each
-//! fixture spawn N          forkexec N when FIXTURE_SPAWN=fork, else vfork N
+//! fixture spawn N          forkexec N when FIXTURE_SPAWN=fork (or =uid and running
+//!                          as root, like Ruby), else vfork N
 //! fixture shell N          run `sh -c /bin/true` N times (std::process::Command)
 //! fixture threads N        start N threads and join them
 //! fixture writefile BYTES PATH  write BYTES to PATH (no fsync)
@@ -210,7 +211,10 @@ fn main() {
         "spawn" => {
             // Like Ruby picks fork or vfork by uid: the method comes from
             // the environment, so variants of one command differ in it.
-            if std::env::var_os("FIXTURE_SPAWN").is_some_and(|m| m == "fork") {
+            let how = std::env::var("FIXTURE_SPAWN").unwrap_or_default();
+            // SAFETY: getuid has no preconditions.
+            let root = unsafe { libc::getuid() } == 0;
+            if how == "fork" || (how == "uid" && root) {
                 fork_exec_true(num(2) as usize)
             } else {
                 spawn_true(num(2) as usize)

@@ -406,6 +406,35 @@ fn two_variants_show_fork_against_vfork_side_by_side() {
 }
 
 #[test]
+fn user_variants_differ_in_creation_method_like_ruby() {
+    // Ruby forks as root and vforks otherwise; the fixture does the same
+    // with FIXTURE_SPAWN=uid. The variant is the user the command runs as.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: --user needs root");
+        return;
+    }
+    let (out, doc) = explain(&[
+        "-L",
+        "u",
+        "root,nobody",
+        "--user",
+        "{u}",
+        "--env",
+        "FIXTURE_SPAWN=uid",
+        &format!("{} spawn 8", fixture()),
+    ]);
+    let v = doc["variants"].as_array().unwrap();
+    assert_eq!(spawns(&v[0]), (8, 0, 0));
+    assert_eq!(spawns(&v[1]), (0, 8, 0));
+    let msg = doc["hints"][0]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("as u = root, fixture created 8 processes with fork; as u = nobody, fixture created 8 with vfork"),
+        "{msg}"
+    );
+    assert!(stdout(&out).contains(msg));
+}
+
+#[test]
 fn env_size_variants_differ_by_the_padding_per_exec() {
     let (out, doc) = explain(&[
         "-L",
