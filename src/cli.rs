@@ -22,6 +22,8 @@ Examples:
   cmdscope run -L sort quick,merge './bench --sort {sort}'
   cmdscope run -S -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
   cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch 'xargs -a files -n {batch} sha256sum'
+  cmdscope run --monitor 'busctl --system monitor org.freedesktop.hostname1' \
+      --match Introspect=member=Introspect hostnamectl   # messages per run: monitor_Introspect
 ";
 
 /// cmdscope: a performance lab for commands.
@@ -51,7 +53,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Trace one run (ptrace) and explain where the time went: the process
     /// tree, how each process was created (fork, vfork, thread), execs,
-    /// intermediate shells, syscalls, I/O, and hints backed by the numbers.
+    /// intermediate shells, syscalls, I/O, and hints backed by the numbers;
+    /// several cells (commands, -L/-P, variants) side by side with their differences.
     #[command(after_help = EXPLAIN_EXAMPLES)]
     Explain(Box<ExplainArgs>),
     /// List the sessions and benchmarks in the results store, newest first.
