@@ -19,6 +19,8 @@
 //! fixture fork N           fork N children (libc::fork) that each _exit(0), waiting for each
 //! fixture forkexec N       fork N children that each exec /bin/true, waiting for each
 //! fixture vfork N          start N /bin/true with posix_spawn (vfork-style), waiting for each
+//! fixture spawn N          forkexec N when FIXTURE_SPAWN=fork (or =uid and running
+//!                          as root, like Ruby), else vfork N
 //! fixture shell N          run `sh -c /bin/true` N times (std::process::Command)
 //! fixture threads N        start N threads and join them
 //! fixture writefile BYTES PATH  write BYTES to PATH (no fsync)
@@ -280,48 +282,18 @@ fn main() {
                 unsafe { libc::waitpid(pid, &mut status, 0) };
             }
         }
-        "forkexec" => {
-            let path = c"/bin/true";
-            let argv = [path.as_ptr(), std::ptr::null()];
-            for _ in 0..num(2) as usize {
-                // SAFETY: the child only calls execv and _exit on memory
-                // prepared before the fork.
-                let pid = unsafe { libc::fork() };
-                if pid == 0 {
-                    unsafe {
-                        libc::execv(path.as_ptr(), argv.as_ptr());
-                        libc::_exit(127);
-                    }
-                }
-                assert!(pid > 0, "fork failed");
-                let mut status = 0;
-                // SAFETY: waiting for our own child.
-                unsafe { libc::waitpid(pid, &mut status, 0) };
-            }
-        }
-        "vfork" => {
-            extern "C" {
-                static environ: *const *mut libc::c_char;
-            }
-            let path = c"/bin/true";
-            let argv = [path.as_ptr() as *mut libc::c_char, std::ptr::null_mut()];
-            for _ in 0..num(2) as usize {
-                let mut pid = 0;
-                // SAFETY: valid path, NULL-terminated argv, the process environment.
-                let rc = unsafe {
-                    libc::posix_spawn(
-                        &mut pid,
-                        path.as_ptr(),
-                        std::ptr::null(),
-                        std::ptr::null(),
-                        argv.as_ptr(),
-                        environ,
-                    )
-                };
-                assert_eq!(rc, 0, "posix_spawn failed");
-                let mut status = 0;
-                // SAFETY: waiting for our own child.
-                unsafe { libc::waitpid(pid, &mut status, 0) };
+        "forkexec" => fork_exec_true(num(2) as usize),
+        "vfork" => spawn_true(num(2) as usize),
+        "spawn" => {
+            // Like Ruby picks fork or vfork by uid: the method comes from
+            // the environment, so variants of one command differ in it.
+            let how = std::env::var("FIXTURE_SPAWN").unwrap_or_default();
+            // SAFETY: getuid has no preconditions.
+            let root = unsafe { libc::getuid() } == 0;
+            if how == "fork" || (how == "uid" && root) {
+                fork_exec_true(num(2) as usize)
+            } else {
+                spawn_true(num(2) as usize)
             }
         }
         "shell" => {
@@ -383,5 +355,53 @@ fn main() {
             eprintln!("fixture: unknown mode {other}");
             std::process::exit(64);
         }
+    }
+}
+
+/// Forks `n` children that each exec /bin/true, waiting for each.
+fn fork_exec_true(n: usize) {
+    let path = c"/bin/true";
+    let argv = [path.as_ptr(), std::ptr::null()];
+    for _ in 0..n {
+        // SAFETY: the child only calls execv and _exit on memory
+        // prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            unsafe {
+                libc::execv(path.as_ptr(), argv.as_ptr());
+                libc::_exit(127);
+            }
+        }
+        assert!(pid > 0, "fork failed");
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+    }
+}
+
+/// Starts `n` /bin/true with posix_spawn (vfork-style), waiting for each.
+fn spawn_true(n: usize) {
+    extern "C" {
+        static environ: *const *mut libc::c_char;
+    }
+    let path = c"/bin/true";
+    let argv = [path.as_ptr() as *mut libc::c_char, std::ptr::null_mut()];
+    for _ in 0..n {
+        let mut pid = 0;
+        // SAFETY: valid path, NULL-terminated argv, the process environment.
+        let rc = unsafe {
+            libc::posix_spawn(
+                &mut pid,
+                path.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                argv.as_ptr(),
+                environ,
+            )
+        };
+        assert_eq!(rc, 0, "posix_spawn failed");
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
     }
 }

@@ -261,6 +261,23 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             ));
         }
     }
+    if args.monitor.is_some() {
+        crate::explain::run_monitor::parse_matches(&args.matches)?;
+        if search_var.is_some() {
+            return Err(Error::Usage(
+                "--monitor counts per run of a whole grid: it does not combine with --minimize/--maximize".into(),
+            ));
+        }
+    }
+    let monitor_settle = Duration::try_from_secs_f64(args.monitor_settle)
+        .ok()
+        .filter(|d| d.as_secs_f64() <= 60.0)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "--monitor-settle must be between 0 and 60 seconds, got {}",
+                args.monitor_settle
+            ))
+        })?;
     if args.plot.is_some() && parameters.is_empty() {
         return Err(Error::Usage(
             "--plot needs a parameter sweep (-P or -L)".into(),
@@ -390,6 +407,17 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
     }
     let labels = store::parse_labels(&args.labels)?;
+    // Started before the store is opened: one that cannot start ends the
+    // session before anything is recorded.
+    let mut monitor = match &args.monitor {
+        Some(cmd) => Some(crate::explain::run_monitor::RunMonitor::start(
+            cmd,
+            &args.matches,
+            monitor_settle,
+            opts.cells.len(),
+        )?),
+        None => None,
+    };
     let mut recorder = open_recorder(args, labels, &opts);
     let maximize = args.maximize.is_some();
     let mut search = None;
@@ -410,9 +438,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         let session = crate::optimize::as_session(&mut result, &opts.cells);
         search = Some(result);
         session
+    } else if let Some(m) = monitor.as_mut() {
+        runner::run_with_sink(&opts, &mut m.sink(&mut recorder))?
     } else {
         runner::run_with_sink(&opts, &mut recorder)?
     };
+    let monitor_counts = monitor.map(|m| m.finish());
     if args.remove_outliers {
         analysis::remove_outliers(&mut session);
     }
@@ -424,7 +455,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             session.results.len(),
         ));
     }
-    let comparisons = comparison::compare_cells(
+    let mut comparisons = comparison::compare_cells(
         &session.results,
         session.reference,
         session.order,
@@ -432,6 +463,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         precision.unwrap_or(DEFAULT_PRECISION),
         session.rss_floor,
     );
+    if let Some(c) = &monitor_counts {
+        comparisons.extend(crate::explain::run_monitor::compare(
+            c,
+            &session,
+            precision.unwrap_or(DEFAULT_PRECISION),
+        ));
+        crate::explain::run_monitor::store(c, &mut recorder);
+    }
 
     let sweep = crate::sweep::build(
         &session,
@@ -462,6 +501,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             );
             if let (Some(result), Some(param)) = (&search, parameters.first()) {
                 text = crate::optimize::add_to_json(&text, result, param, metric, maximize);
+            }
+            if let Some(c) = &monitor_counts {
+                text = crate::explain::run_monitor::add_to_json(&text, c);
             }
             if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
                 export_error.get_or_insert(e);
@@ -531,6 +573,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if let (Some(result), Some(p)) = (&search, parameters.first()) {
             crate::output::print(&crate::optimize::render_text(
                 result, p, metric, maximize, paint,
+            ));
+        }
+        if let Some(c) = &monitor_counts {
+            // The monitor command and the names are typed, not trusted to the terminal.
+            crate::output::print(&crate::output::escape_controls(
+                &crate::explain::run_monitor::render_text(c, &session),
             ));
         }
     }

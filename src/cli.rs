@@ -23,6 +23,8 @@ Examples:
   cmdscope run -L sort quick,merge './bench --sort {sort}'
   cmdscope run -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
   cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch 'xargs -a files -n {batch} sha256sum'
+  cmdscope run --monitor 'busctl --system monitor org.freedesktop.hostname1' \
+      --match Introspect=member=Introspect hostnamectl   # messages per run: monitor_Introspect
 ";
 
 /// cmdscope: a performance lab for commands.
@@ -52,9 +54,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Trace one run (ptrace) and explain where the time went: the process
     /// tree, how each process was created (fork, vfork, thread), execs,
-    /// intermediate shells, syscalls, I/O, and hints backed by the numbers.
+    /// intermediate shells, syscalls, I/O, and hints backed by the numbers;
+    /// several cells (commands, -L/-P, variants) side by side with their differences.
     #[command(after_help = EXPLAIN_EXAMPLES)]
-    Explain(ExplainArgs),
+    Explain(Box<ExplainArgs>),
     /// List the sessions and benchmarks in the results store, newest first.
     #[command(after_help = HISTORY_EXAMPLES)]
     History(HistoryArgs),
@@ -300,7 +303,8 @@ const EXPLAIN_EXAMPLES: &str = "\
 Examples:
   cmdscope explain 'ruby -e \"100.times { system(%q(/bin/true)) }\"'
   cmdscope explain --json explain.json 'make -j2'
-  cmdscope explain -- ./configure --prefix=/usr        # several words: taken as they are
+  cmdscope explain -L u root,nobody --user {u} 'ruby spawn.rb'   # side by side
+  cmdscope explain -L n 0,5000 --env-size {n} ./container-init
   cmdscope explain --monitor 'busctl --system monitor org.freedesktop.hostname1' \\
       --match 'member=Introspect' --match 'member=Get;' --match 'member=GetAll' 'hostnamectl'
 
@@ -627,6 +631,26 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
+
+    /// A command run (through sh -c) for the whole session whose output
+    /// lines are matched against each --match: the lines matching during a
+    /// run (plus --monitor-settle) are that run's metric monitor_NAME.
+    #[arg(long, value_name = "COMMAND")]
+    pub monitor: Option<String>,
+
+    /// NAME=REGEX counted in the monitor's lines per run, as monitor_NAME (repeatable).
+    #[arg(long = "match", value_name = "NAME=REGEX", requires = "monitor")]
+    pub matches: Vec<String>,
+
+    /// Seconds the monitor's lines still count after each run ends (lines
+    /// the run caused may be on their way); waited between runs, not timed.
+    #[arg(
+        long,
+        default_value_t = 0.1,
+        value_name = "SECONDS",
+        requires = "monitor"
+    )]
+    pub monitor_settle: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -660,11 +684,16 @@ pub struct CompareArgs {
 #[derive(Args, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct ExplainArgs {
-    /// The command to trace. One argument is split into words like a shell
-    /// would (quotes, backslashes) and executed directly, without a shell;
-    /// several arguments (after '--') are taken as the words.
+    /// The commands to trace, as `run` takes them: each is split into words
+    /// like a shell would (quotes, backslashes) and executed directly,
+    /// without a shell (unless -S). Each command and parameter combination
+    /// is one cell, traced once; several cells are shown side by side.
     #[arg(required = true, value_name = "COMMAND")]
-    pub command: Vec<OsString>,
+    pub commands: Vec<OsString>,
+
+    /// The cells, defined as `run` defines them (see `cmdscope run --help`).
+    #[command(flatten)]
+    pub cells: ExplainCellArgs,
 
     /// Write everything (processes, spawns, execs, syscalls, io, monitor,
     /// hints) as JSON to FILE; '-' for stdout (the terminal report is then
@@ -711,6 +740,79 @@ pub struct ExplainArgs {
     /// similar siblings.
     #[arg(long)]
     pub full_tree: bool,
+}
+
+/// The options of `run` that define cells, for `explain` (same meaning;
+/// turned into `run`'s arguments and planned by the same code).
+#[derive(Args, Debug, Default)]
+pub struct ExplainCellArgs {
+    /// Name to show for a command, in order (repeatable).
+    #[arg(short = 'n', long = "command-name", value_name = "NAME")]
+    pub names: Vec<String>,
+
+    /// Set an environment variable for the commands (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<OsString>,
+
+    /// Pad the commands' environment with N synthetic variables.
+    #[arg(long, value_name = "N")]
+    pub env_size: Option<String>,
+
+    /// Add the KEY=VALUE lines of FILE to the environment.
+    #[arg(long, value_name = "FILE")]
+    pub env_file: Option<PathBuf>,
+
+    /// Start the commands with an empty environment.
+    #[arg(long)]
+    pub clear_env: bool,
+
+    /// Run the commands as this user, with the user's groups. Needs root.
+    #[arg(long, value_name = "NAME|UID")]
+    pub user: Option<String>,
+
+    /// Run in a fresh directory under DIR, or on tmpfs with 'tmpfs'.
+    #[arg(long, value_name = "DIR|tmpfs")]
+    pub workdir: Option<String>,
+
+    /// Copy this directory into the fresh working directory (not traced).
+    #[arg(long, value_name = "DIR")]
+    pub workdir_template: Option<String>,
+
+    /// Pin the commands to these CPUs, e.g. 0-3,6.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+
+    /// Run the commands at this niceness (-20 to 19; below 0 needs root).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub nice: Option<String>,
+
+    /// Run the commands through a shell (default sh) with -c.
+    #[arg(short = 'S', long, value_name = "SHELL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "sh")]
+    pub shell: Option<String>,
+
+    /// Scan a numeric parameter: {VAR} takes MIN, MIN+STEP, ... MAX.
+    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true)]
+    pub parameter_scan: Option<Vec<String>>,
+
+    /// Step of --parameter-scan.
+    #[arg(
+        short = 'D',
+        long,
+        value_name = "STEP",
+        requires = "parameter_scan",
+        conflicts_with = "parameter_factor",
+        allow_negative_numbers = true
+    )]
+    pub parameter_step_size: Option<String>,
+
+    /// Make --parameter-scan geometric.
+    #[arg(long, value_name = "F", requires = "parameter_scan")]
+    pub parameter_factor: Option<String>,
+
+    /// A parameter with listed values: -L VAR a,b,c (repeatable).
+    #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], action = clap::ArgAction::Append)]
+    pub parameter_list: Vec<String>,
 }
 
 /// The one rule for `--alpha`, for every subcommand: a family-wise

@@ -247,6 +247,11 @@ pub fn hooks_shared(cells: &[Cell]) -> bool {
 /// never while one is being measured; errors are the sink's to keep.
 pub trait SampleSink {
     fn sample(&mut self, cell: usize, sample: &Sample);
+    /// Just before a run (warm-up or measured) starts.
+    fn run_starting(&mut self) {}
+    /// Just after a run ended, before `sample` (measured runs only) and
+    /// before the conclude hook.
+    fn run_ended(&mut self) {}
 }
 
 /// A sink that keeps nothing.
@@ -460,7 +465,10 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             });
         }
         let mut sample = Sample::new(run_index);
-        let outcome = match prepared[c].run(&mut sample) {
+        sink.run_starting();
+        let ran = prepared[c].run(&mut sample);
+        sink.run_ended();
+        let outcome = match ran {
             Ok(o) => o,
             Err(e) => {
                 failure = Some(e);

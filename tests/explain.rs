@@ -304,10 +304,223 @@ fn a_failing_command_is_still_explained() {
     assert!(stdout(&out).contains("exit code 3"));
 }
 
+/// The row `metric` of the side-by-side table: its cells, split on runs
+/// of two or more spaces.
+fn table_row(text: &str, metric: &str) -> Vec<String> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(metric) && l[metric.len()..].starts_with("  "))
+        .unwrap_or_else(|| panic!("no row '{metric}' in:\n{text}"));
+    line[metric.len()..]
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn difference<'a>(doc: &'a Value, metric: &str) -> &'a Value {
+    doc["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["metric"] == metric)
+        .unwrap_or_else(|| panic!("no difference '{metric}'"))
+}
+
 #[test]
-fn several_words_are_taken_as_they_are() {
-    let (_, doc) = explain(&["--", &fixture(), "fork", "2"]);
-    assert_eq!(spawns(&doc).0, 2);
+fn two_variants_show_fork_against_vfork_side_by_side() {
+    // The creation method comes from the environment, as Ruby's comes from
+    // the uid: one command, two variants, 12 processes each.
+    let (out, doc) = explain(&[
+        "-L",
+        "m",
+        "fork,vfork",
+        "--env",
+        "FIXTURE_SPAWN={m}",
+        &format!("{} spawn 12", fixture()),
+    ]);
+    assert_eq!(doc["schema"], "cmdscope-explain-variants/1");
+    let v = doc["variants"].as_array().unwrap();
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[0]["parameters"]["m"], "fork");
+    assert_eq!(v[1]["parameters"]["m"], "vfork");
+    assert_eq!(spawns(&v[0]), (12, 0, 0));
+    assert_eq!(spawns(&v[1]), (0, 12, 0));
+    assert_eq!(created_by(&v[0], "fork"), 12);
+    assert_eq!(created_by(&v[1], "vfork"), 12);
+    // Each creation timed to its child's exec, per method and creator.
+    let to_exec = |x: &Value, method: &str| -> (u64, f64) {
+        let t = x["spawns"]["to_exec"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["created_by"] == method)
+            .unwrap_or_else(|| panic!("no {method} in {}", x["spawns"]));
+        assert!(t["creator"].as_str().unwrap().ends_with("fixture"));
+        (t["count"].as_u64().unwrap(), t["seconds"].as_f64().unwrap())
+    };
+    let (nf, sf) = to_exec(&v[0], "fork");
+    let (nv, sv) = to_exec(&v[1], "vfork");
+    assert_eq!((nf, nv), (12, 12));
+    // Positive, and within the traced wall time of their run.
+    assert!(sf > 0.0 && sf < v[0]["wall"].as_f64().unwrap(), "{sf}");
+    assert!(sv > 0.0 && sv < v[1]["wall"].as_f64().unwrap(), "{sv}");
+
+    let d = difference(&doc, "processes fork-style");
+    assert_eq!(d["reference_value"], 12.0);
+    assert_eq!(d["value"], 0.0);
+    assert_eq!(d["difference"], -12.0);
+    assert_eq!(
+        difference(&doc, "processes vfork-style")["difference"],
+        12.0
+    );
+
+    let h = doc["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "fork")
+        .expect("a hint about the creation method");
+    let msg = h["message"].as_str().unwrap();
+    assert!(
+        msg.contains("as m = fork, fixture created 12 processes with fork")
+            && msg.contains("as m = vfork, fixture created 12 with vfork"),
+        "{msg}"
+    );
+    assert_eq!(h["numbers"]["fork_processes"], 12.0);
+    assert_eq!(h["numbers"]["vfork_processes"], 12.0);
+    let each = h["numbers"]["fork_seconds_each"].as_f64().unwrap();
+    assert!((each - sf / 12.0).abs() < 1e-9, "{each} vs {sf}");
+
+    // The terminal: one column per variant, then the difference.
+    let text = stdout(&out);
+    assert!(text.contains("A  m = fork: "), "{text}");
+    assert!(text.contains("B  m = vfork: "), "{text}");
+    assert_eq!(table_row(&text, "processes fork-style"), ["12", "0", "-12"]);
+    assert_eq!(
+        table_row(&text, "processes vfork-style"),
+        ["0", "12", "+12"]
+    );
+    assert!(text.contains(msg), "{text}");
+}
+
+#[test]
+fn user_variants_differ_in_creation_method_like_ruby() {
+    // Ruby forks as root and vforks otherwise; the fixture does the same
+    // with FIXTURE_SPAWN=uid. The variant is the user the command runs as.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: --user needs root");
+        return;
+    }
+    let (out, doc) = explain(&[
+        "-L",
+        "u",
+        "root,nobody",
+        "--user",
+        "{u}",
+        "--env",
+        "FIXTURE_SPAWN=uid",
+        &format!("{} spawn 8", fixture()),
+    ]);
+    let v = doc["variants"].as_array().unwrap();
+    assert_eq!(spawns(&v[0]), (8, 0, 0));
+    assert_eq!(spawns(&v[1]), (0, 8, 0));
+    let msg = doc["hints"][0]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("as u = root, fixture created 8 processes with fork; as u = nobody, fixture created 8 with vfork"),
+        "{msg}"
+    );
+    assert!(stdout(&out).contains(msg));
+}
+
+#[test]
+fn env_size_variants_differ_by_the_padding_per_exec() {
+    let (out, doc) = explain(&[
+        "-L",
+        "n",
+        "0,5000",
+        "--env-size",
+        "{n}",
+        &format!("{} forkexec 2", fixture()),
+    ]);
+    let v = doc["variants"].as_array().unwrap();
+    let vars = |x: &Value| x["execs"]["env_vars_max"].as_u64().unwrap();
+    // The same inherited environment plus exactly the padding.
+    assert_eq!(vars(&v[1]) - vars(&v[0]), 5000);
+    let mean = |x: &Value| x["execs"]["env_bytes"]["mean"].as_f64().unwrap();
+    // Each padding variable is "CMDSCOPE_PAD_0000001=" + 32 bytes + NUL: 54 bytes.
+    let grown = mean(&v[1]) - mean(&v[0]);
+    assert!((grown - 5000.0 * 54.0).abs() < 1.0, "{grown}");
+    assert_eq!(
+        difference(&doc, "environment variables (max)")["difference"],
+        5000.0
+    );
+    let h = doc["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "environment")
+        .expect("an environment hint");
+    let msg = h["message"].as_str().unwrap();
+    assert!(msg.starts_with("n = 5000 passed a "), "{msg}");
+    assert!(msg.contains("; n = 0 passed "), "{msg}");
+    // The measured side: what an execve cost in each run, from its syscall row.
+    let execve = |x: &Value| {
+        let r = x["syscalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "execve")
+            .unwrap();
+        r["seconds"].as_f64().unwrap() / r["count"].as_f64().unwrap()
+    };
+    // Equal up to the rounding of the JSON round trip.
+    let same = |key: &str, want: f64| {
+        let got = h["numbers"][key].as_f64().unwrap();
+        assert!((got - want).abs() <= 1e-12 * want, "{key}: {got} vs {want}");
+    };
+    same("execve_seconds_each_large", execve(&v[1]));
+    same("execve_seconds_each_small", execve(&v[0]));
+    assert!(stdout(&out).contains(msg));
+}
+
+#[test]
+fn several_commands_are_several_cells() {
+    let (_, doc) = explain(&[
+        "-n",
+        "forks",
+        &format!("{} fork 2", fixture()),
+        &format!("{} vfork 3", fixture()),
+    ]);
+    let v = doc["variants"].as_array().unwrap();
+    assert_eq!(v[0]["name"], "forks");
+    assert_eq!(v[0]["parameters"], serde_json::json!({}));
+    assert_eq!(spawns(&v[0]).0, 2);
+    assert_eq!(spawns(&v[1]).1, 3);
+}
+
+#[test]
+fn variant_conditions_reach_the_traced_command() {
+    // --nice, --cpus and --workdir tmpfs are applied in the traced child as
+    // `run` applies them; its output (shown) comes before the report.
+    let (out, _) = explain(&[
+        "--show-output",
+        "--workdir",
+        "tmpfs",
+        "--cpus",
+        "0",
+        "--nice",
+        "3",
+        &format!("{} whoami", fixture()),
+        &format!("{} where", fixture()),
+    ]);
+    let text = stdout(&out);
+    let mut lines = text.lines();
+    let who: Vec<&str> = lines.next().unwrap().split(' ').collect();
+    assert_eq!(who[3..], ["3", "0"], "{text}");
+    let place = lines.next().unwrap();
+    assert!(place.starts_with("tmpfs /"), "{text}");
 }
 
 fn one_line_error(o: &Output, needle: &str) {

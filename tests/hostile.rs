@@ -436,9 +436,7 @@ fn untrusted_text_is_shown_not_obeyed() {
         d,
         &[
             "explain",
-            "--",
-            "bash",
-            "-c",
+            "-S=bash",
             "exec -a \"$(printf 'ev\\033[2Jil')\" /bin/sleep 0.01",
         ],
     );

@@ -76,6 +76,12 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
             parameters: c.parameters.clone(),
             samples: store.runs(c.id)?,
             times: times.remove(&c.id).unwrap_or_default(),
+            monitor: store
+                .extra_series(c.id)?
+                .into_iter()
+                .filter(|s| s.metric.starts_with("monitor_"))
+                .map(|s| (s.metric, s.values))
+                .collect(),
         });
     }
     if session.status == crate::store::RUNNING {
@@ -314,6 +320,7 @@ mod tests {
                 .filter_map(|s| s.get(Metric::WallTime))
                 .collect(),
             samples,
+            monitor: vec![],
         }
     }
 

@@ -9,8 +9,8 @@ pub mod tree;
 mod spawn;
 
 pub use spawn::{
-    resolve_program, resolve_user, Credentials, Input, Outcome, Output, Prepared, SpawnConfig,
-    Spawner,
+    environment, resolve_program, resolve_user, Credentials, Input, Outcome, Output, Prepared,
+    SpawnConfig, Spawner,
 };
 
 /// Makes this process the reaper of orphaned descendants, so processes that

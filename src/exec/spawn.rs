@@ -147,6 +147,38 @@ pub fn resolve_user(user: &str) -> Result<Credentials> {
     Ok(Credentials { uid, gid, groups })
 }
 
+/// The environment a command gets, as `KEY=VALUE` strings: inherited
+/// variables (unless cleared), with `env` overriding, then `env_size`
+/// synthetic variables. Built once per cell (`run` and `explain` alike).
+pub fn environment(
+    env: &[(Vec<u8>, Vec<u8>)],
+    clear_env: bool,
+    env_size: usize,
+) -> Result<Vec<CString>> {
+    let mut all: Vec<(Vec<u8>, Vec<u8>)> = if clear_env {
+        Vec::new()
+    } else {
+        std::env::vars_os()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect()
+    };
+    for (k, v) in env {
+        all.retain(|(ek, _)| ek != k);
+        all.push((k.clone(), v.clone()));
+    }
+    for i in 0..env_size {
+        all.push((format!("CMDSCOPE_PAD_{i:07}").into_bytes(), vec![b'x'; 32]));
+    }
+    all.iter()
+        .map(|(k, v)| {
+            let mut kv = k.clone();
+            kv.push(b'=');
+            kv.extend_from_slice(v);
+            cstring(&kv, "an environment variable")
+        })
+        .collect()
+}
+
 /// How one run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -615,31 +647,7 @@ impl Prepared {
             .map(|a| cstring(a, "an argument"))
             .collect::<Result<Vec<_>>>()?;
 
-        // The environment is built once: inherited variables (unless
-        // cleared), with --env overrides, then the synthetic padding.
-        let mut env: Vec<(Vec<u8>, Vec<u8>)> = if config.clear_env {
-            Vec::new()
-        } else {
-            std::env::vars_os()
-                .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
-                .collect()
-        };
-        for (k, v) in &config.env {
-            env.retain(|(ek, _)| ek != k);
-            env.push((k.clone(), v.clone()));
-        }
-        for i in 0..config.env_size {
-            env.push((format!("CMDSCOPE_PAD_{i:07}").into_bytes(), vec![b'x'; 32]));
-        }
-        let envp = env
-            .iter()
-            .map(|(k, v)| {
-                let mut kv = k.clone();
-                kv.push(b'=');
-                kv.extend_from_slice(v);
-                cstring(&kv, "an environment variable")
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let envp = environment(&config.env, config.clear_env, config.env_size)?;
 
         let credentials = config.user.as_deref().map(resolve_user).transpose()?;
         let cwd = config

@@ -86,6 +86,17 @@ struct Spawns {
     seconds: BTreeMap<&'static str, f64>,
     /// Which syscall and ptrace event each creation came with.
     details: Vec<SpawnDetailEntry>,
+    /// Time from each creation to the child's first exec, by method and
+    /// creating program (processes that exec'd).
+    to_exec: Vec<SpawnTimeEntry>,
+}
+
+#[derive(Serialize)]
+struct SpawnTimeEntry {
+    created_by: &'static str,
+    creator: String,
+    count: u64,
+    seconds: f64,
 }
 
 #[derive(Serialize)]
@@ -366,6 +377,16 @@ pub fn render(x: &Explained) -> Vec<u8> {
                     syscall: d.syscall.map(|n| syscalls::name(n).into_owned()),
                     event: d.event.name(),
                     count: d.count,
+                })
+                .collect(),
+            to_exec: model
+                .spawn_times()
+                .into_iter()
+                .map(|t| SpawnTimeEntry {
+                    created_by: t.created_by.name(),
+                    creator: lossy(&t.creator),
+                    count: t.count,
+                    seconds: t.seconds,
                 })
                 .collect(),
         },

@@ -4,7 +4,8 @@
 //!
 //! One file per job: `tracer` (the ptrace loop), `mem` and `procfs` (what
 //! it reads from tracees), `syscalls` (names), `tree` (the process model),
-//! `hints`, `monitor` (--monitor/--match), `render` (terminal), `json`.
+//! `hints`, `monitor` (--monitor/--match), `render` (terminal), `json`,
+//! `variants` (several cells side by side, their differences).
 //! See docs/EXPLAIN.md.
 
 pub mod hints;
@@ -13,11 +14,12 @@ pub mod mem;
 pub mod monitor;
 pub mod procfs;
 pub mod render;
+pub mod run_monitor;
 pub mod syscalls;
 pub mod tracer;
 pub mod tree;
+pub mod variants;
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -31,6 +33,10 @@ pub const CAVEAT: &str = "traced with ptrace: every system call stops the progra
 
 /// One explained run: what the renderers need.
 pub struct Explained {
+    /// The cell's name (`-n`, else the command line) and the parameter
+    /// values that made it.
+    pub name: String,
+    pub parameters: Vec<(String, String)>,
     pub command: Vec<Vec<u8>>,
     pub trace: tracer::Trace,
     pub model: tree::Model,
@@ -56,16 +62,6 @@ fn seconds(value: f64, flag: &str, allow_zero: bool) -> Result<Duration> {
     }
 }
 
-/// The words to run: one argument is split like a shell would, several are
-/// taken as they are.
-pub fn command_words(command: &[std::ffi::OsString]) -> Result<Vec<Vec<u8>>> {
-    match command {
-        [] => Err(Error::Usage("no command given".into())),
-        [one] => plan::split_words(one.as_bytes()),
-        many => Ok(many.iter().map(|w| w.as_bytes().to_vec()).collect()),
-    }
-}
-
 fn resolve_dir(dir: &Path) -> PathBuf {
     if dir.is_absolute() {
         dir.to_path_buf()
@@ -76,46 +72,186 @@ fn resolve_dir(dir: &Path) -> PathBuf {
     }
 }
 
+/// `run`'s arguments for the cells `explain` was given, so that the cells
+/// come from the very planning code `run` uses.
+fn run_args(args: &ExplainArgs) -> Result<crate::cli::RunArgs> {
+    use clap::Parser;
+    let parsed = crate::cli::Cli::try_parse_from(["cmdscope", "run", "--no-store", "true"])
+        .map_err(|e| Error::Usage(format!("internal: {e}")))?;
+    let crate::cli::Command::Run(mut run) = parsed.command else {
+        return Err(Error::Usage("internal: not a run".into()));
+    };
+    let c = &args.cells;
+    run.commands = args.commands.clone();
+    run.names = c.names.clone();
+    run.env = c.env.clone();
+    run.env_size = c.env_size.clone();
+    run.env_file = c.env_file.clone();
+    run.clear_env = c.clear_env;
+    run.user = c.user.clone();
+    run.workdir = c.workdir.clone();
+    run.workdir_template = c.workdir_template.clone();
+    run.cpus = c.cpus.clone();
+    run.nice = c.nice.clone();
+    run.shell = c.shell.clone();
+    run.parameter_scan = c.parameter_scan.clone();
+    run.parameter_step_size = c.parameter_step_size.clone();
+    run.parameter_factor = c.parameter_factor.clone();
+    run.parameter_list = c.parameter_list.clone();
+    Ok(*run)
+}
+
+/// The cells to trace: `run`'s plan without its shell calibration cell.
+pub fn cells(args: &ExplainArgs) -> Result<Vec<plan::Cell>> {
+    let (mut cells, _) = crate::app::plan_cells(&run_args(args)?)?;
+    cells.retain(|c| !c.calibration);
+    Ok(cells)
+}
+
 pub fn explain(args: &ExplainArgs) -> Result<i32> {
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         return Err(Error::Usage(
             "explain supports Linux on x86_64 only (its syscall table is x86_64's)".into(),
         ));
     }
-    let argv = command_words(&args.command)?;
-    let Some(program) = argv.first() else {
-        return Err(Error::Usage("empty command".into()));
+    let cells = cells(args)?;
+    let opts = Options {
+        grace: seconds(args.monitor_grace, "--monitor-grace", true)?,
+        wait: seconds(args.monitor_wait, "--monitor-wait", true)?,
+        timeout: args
+            .timeout
+            .map(|t| seconds(t, "--timeout", false))
+            .transpose()?,
     };
-    let grace = seconds(args.monitor_grace, "--monitor-grace", true)?;
-    let wait = seconds(args.monitor_wait, "--monitor-wait", true)?;
-    let timeout = args
-        .timeout
-        .map(|t| seconds(t, "--timeout", false))
-        .transpose()?;
-    let patterns = monitor::compile(&args.matches)?;
+    monitor::compile(&args.matches)?;
     if let Some(path) = &args.json {
         crate::output::check_writable(path)?;
     }
-    let resolved = crate::exec::resolve_program(program)?;
+    // Every cell's program and user are checked before the first trace.
+    for cell in &cells {
+        let program = cell
+            .argv
+            .first()
+            .ok_or_else(|| Error::Usage("empty command".into()))?;
+        crate::exec::resolve_program(program)?;
+        if let Some(u) = &cell.variant.user {
+            crate::exec::resolve_user(u)?;
+        }
+    }
 
     signals::install();
+    let mut explained = Vec::with_capacity(cells.len());
+    for (i, cell) in cells.iter().enumerate() {
+        match explain_cell(i, cell, args, &opts)? {
+            Some(x) => {
+                let stop = x.trace.interrupted;
+                explained.push(x);
+                if stop {
+                    break;
+                }
+            }
+            None => {
+                crate::eprint_line!("cmdscope: interrupted before the command started");
+                return Ok(exit::INTERRUPTED);
+            }
+        }
+    }
+    let interrupted = explained.iter().any(|x| x.trace.interrupted);
+
+    let json_to_stdout = args.json.as_deref().is_some_and(crate::output::is_stdout);
+    let several = cells.len() > 1;
+    // The file first: the terminal's reader may be gone (`| head`).
+    if let Some(path) = &args.json {
+        let doc = if several {
+            variants::json(&explained)
+        } else {
+            explained.first().map(json::render).unwrap_or_default()
+        };
+        crate::output::write_file(path, &doc)?;
+    }
+    if !json_to_stdout {
+        let text = if several {
+            variants::render(&explained, args.top)
+        } else {
+            explained
+                .first()
+                .map(|x| render::render(x, args.top, args.full_tree))
+                .unwrap_or_default()
+        };
+        // Program names and arguments come from the traced command.
+        crate::output::print(&crate::output::escape_controls(&text));
+    }
+    if interrupted {
+        crate::eprint_line!(
+            "cmdscope: interrupted; the traced command was killed (the report above is partial)"
+        );
+        return Ok(exit::INTERRUPTED);
+    }
+    Ok(exit::OK)
+}
+
+struct Options {
+    grace: Duration,
+    wait: Duration,
+    timeout: Option<Duration>,
+}
+
+/// Traces one cell; None when interrupted before it started.
+fn explain_cell(
+    index: usize,
+    cell: &plan::Cell,
+    args: &ExplainArgs,
+    opts: &Options,
+) -> Result<Option<Explained>> {
+    let argv = cell.argv.clone();
+    let Some(program) = argv.first() else {
+        return Err(Error::Usage("empty command".into()));
+    };
+    let resolved = crate::exec::resolve_program(program)?;
+    let v = &cell.variant;
+    let credentials = v
+        .user
+        .as_deref()
+        .map(crate::exec::resolve_user)
+        .transpose()?;
+    // Kept until the trace is over: dropping it removes the directory.
+    let run_dir = match &v.workdir {
+        Some(w) => Some(crate::workdir::RunDir::new(
+            index,
+            w,
+            v.workdir_template.as_deref(),
+            credentials.as_ref(),
+        )?),
+        None => None,
+    };
+    let envp = crate::exec::environment(&cell.env, v.clear_env, v.env_size)?;
+
     let mut running = match &args.monitor {
-        Some(cmd) => Some(monitor::Monitor::start(cmd, &args.matches, patterns, wait)?),
+        Some(cmd) => Some(monitor::Monitor::start(
+            cmd,
+            &args.matches,
+            monitor::compile(&args.matches)?,
+            opts.wait,
+        )?),
         None => None,
     };
     if signals::received().is_some() {
         if let Some(m) = running.take() {
             let _ = m.finish(Duration::ZERO, None);
         }
-        crate::eprint_line!("cmdscope: interrupted before the command started");
-        return Ok(exit::INTERRUPTED);
+        return Ok(None);
     }
 
     let config = tracer::TraceConfig {
         program: resolved,
         argv: argv.clone(),
         show_output: args.show_output,
-        timeout,
+        timeout: opts.timeout,
+        envp,
+        cwd: run_dir.as_ref().map(|d| resolve_dir(&d.path)),
+        credentials,
+        cpus: v.cpus.clone(),
+        nice: v.nice,
     };
     let traced = tracer::trace(&config, |at| {
         if let Some(m) = &running {
@@ -142,7 +278,7 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
             let grace = if trace.interrupted {
                 Duration::ZERO
             } else {
-                grace
+                opts.grace
             };
             Some(m.finish(grace, reaped)?)
         }
@@ -164,7 +300,10 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
         .map(|(d, b)| (d.clone(), *b, on_tmpfs(d)))
         .collect();
     dirs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let explained = Explained {
+    drop(run_dir);
+    Ok(Some(Explained {
+        name: cell.name.clone(),
+        parameters: cell.parameters.clone(),
         command: argv,
         trace,
         model,
@@ -172,47 +311,12 @@ pub fn explain(args: &ExplainArgs) -> Result<i32> {
         dirs,
         monitor,
         as_root,
-    };
-
-    let json_to_stdout = args.json.as_deref().is_some_and(crate::output::is_stdout);
-    // The file first: the terminal's reader may be gone (`| head`).
-    if let Some(path) = &args.json {
-        crate::output::write_file(path, &json::render(&explained))?;
-    }
-    if !json_to_stdout {
-        let text = render::render(&explained, args.top, args.full_tree);
-        // Program names and arguments come from the traced command.
-        crate::output::print(&crate::output::escape_controls(&text));
-    }
-    if explained.trace.interrupted {
-        crate::eprint_line!(
-            "cmdscope: interrupted; the traced command was killed (the report above is partial)"
-        );
-        return Ok(exit::INTERRUPTED);
-    }
-    Ok(exit::OK)
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsString;
-
-    #[test]
-    fn one_argument_is_split_several_are_kept() {
-        let one = vec![OsString::from("sh -c 'echo hi'")];
-        assert_eq!(
-            command_words(&one).unwrap(),
-            vec![b"sh".to_vec(), b"-c".to_vec(), b"echo hi".to_vec()]
-        );
-        let many = vec![OsString::from("my prog"), OsString::from("a b")];
-        assert_eq!(
-            command_words(&many).unwrap(),
-            vec![b"my prog".to_vec(), b"a b".to_vec()]
-        );
-        assert!(command_words(&[]).is_err());
-        assert!(command_words(&[OsString::from("'unbalanced")]).is_err());
-    }
 
     #[test]
     fn validates_seconds() {

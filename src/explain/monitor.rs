@@ -367,6 +367,35 @@ impl Monitor {
     pub fn pid(&self) -> i32 {
         self.pid
     }
+
+    /// Closes the counting window opened by `mark_start` and returns the
+    /// lines matched in it, per pattern (counting starts from zero again).
+    pub fn take_window(&self) -> Vec<u64> {
+        if let Ok(mut s) = self.start.lock() {
+            *s = None;
+        }
+        self.counter
+            .lock()
+            .map(|mut c| {
+                let n = c.counts.during.len();
+                std::mem::replace(&mut c.counts.during, vec![0; n])
+            })
+            .unwrap_or_default()
+    }
+
+    /// True once the monitor has exited or closed its output.
+    pub fn ended(&mut self) -> bool {
+        self.try_wait().is_some() || !matches!(self.done.try_recv(), Err(mpsc::TryRecvError::Empty))
+    }
+
+    /// How it ended, for a message: "exit status 1", "killed by signal 9".
+    pub fn end_status(&mut self) -> String {
+        match self.try_wait().map(decode) {
+            Some((Some(c), _)) => format!("exit status {c}"),
+            Some((_, Some(s))) => format!("killed by signal {s}"),
+            _ => "its output closed".to_string(),
+        }
+    }
 }
 
 #[cfg(test)]

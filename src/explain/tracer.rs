@@ -225,6 +225,13 @@ pub struct TraceConfig {
     pub argv: Vec<Vec<u8>>,
     pub show_output: bool,
     pub timeout: Option<Duration>,
+    /// The complete environment (`KEY=VALUE`), as `run` builds it.
+    pub envp: Vec<CString>,
+    /// The variant's conditions, applied in the child before its exec.
+    pub cwd: Option<PathBuf>,
+    pub credentials: Option<crate::exec::Credentials>,
+    pub cpus: Option<Vec<usize>>,
+    pub nice: Option<i32>,
 }
 
 #[repr(C)]
@@ -942,6 +949,25 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
         .collect::<Result<_>>()?;
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
+    let mut envp_ptrs: Vec<*const libc::c_char> = config.envp.iter().map(|e| e.as_ptr()).collect();
+    envp_ptrs.push(std::ptr::null());
+    let cwd = config
+        .cwd
+        .as_ref()
+        .map(|c| cstring(c.as_os_str().as_bytes(), "--workdir"))
+        .transpose()?;
+    let cpu_set = config.cpus.as_ref().map(|list| {
+        // SAFETY: cpu_set_t is plain data; CPU_SET indexes within it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in list {
+                libc::CPU_SET(c, &mut set);
+            }
+            set
+        }
+    });
+    let credentials = config.credentials.clone();
+    let nice = config.nice;
     let devnull = c"/dev/null";
 
     signals::install();
@@ -967,7 +993,8 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
     };
 
     // SAFETY: the child only calls async-signal-safe functions (setpgid,
-    // sigprocmask, signal, dup2, close, read, execv, _exit) on memory
+    // sigprocmask, signal, dup2, close, read, chdir, sched_setaffinity,
+    // setpriority, setgroups, setgid, setuid, execve, _exit) on memory
     // prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -1014,7 +1041,32 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
                 }
                 libc::_exit(127);
             }
-            libc::execv(path.as_ptr(), argv_ptrs.as_ptr());
+            // The variant's conditions, as `run` applies them (spawn.rs);
+            // any failure is exit 127, like a failed exec.
+            if let Some(dir) = &cwd {
+                if libc::chdir(dir.as_ptr()) != 0 {
+                    libc::_exit(127);
+                }
+            }
+            if let Some(set) = &cpu_set {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    libc::_exit(127);
+                }
+            }
+            if let Some(n) = nice {
+                if libc::setpriority(libc::PRIO_PROCESS, 0, n) != 0 {
+                    libc::_exit(127);
+                }
+            }
+            if let Some(c) = &credentials {
+                if libc::setgroups(c.groups.len(), c.groups.as_ptr()) != 0
+                    || libc::setgid(c.gid) != 0
+                    || libc::setuid(c.uid) != 0
+                {
+                    libc::_exit(127);
+                }
+            }
+            libc::execve(path.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr());
             libc::_exit(127);
         }
     }
@@ -1085,7 +1137,11 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
         fds: HashMap::new(),
         dirs: Vec::new(),
         dir_index: HashMap::new(),
-        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        cwd: config
+            .cwd
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/")),
         t0,
         root: pid,
         started: false,

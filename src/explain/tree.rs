@@ -61,6 +61,17 @@ pub struct ShellHop {
     pub overhead: f64,
 }
 
+/// Creations of one method by one program, timed to the child's exec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpawnTime {
+    pub created_by: Created,
+    /// The creating program (as exec'd).
+    pub creator: Vec<u8>,
+    pub count: u64,
+    /// Summed seconds from creation to the child's first exec (traced).
+    pub seconds: f64,
+}
+
 /// One thread (not the main thread of its process).
 #[derive(Clone, Debug)]
 pub struct Thread {
@@ -340,6 +351,61 @@ impl Model {
             .iter()
             .enumerate()
             .filter_map(|(i, p)| p.shell.as_ref().map(|s| (i, s)))
+    }
+
+    /// Time from each creation (the clone/fork/vfork) to the child's first
+    /// exec, summed per method and per creating program, for processes the
+    /// traced programs created and that exec'd (one that never exec'd has
+    /// no spawn to time). Sorted by method, then most seconds first.
+    pub fn spawn_times(&self) -> Vec<SpawnTime> {
+        let mut out: Vec<SpawnTime> = Vec::new();
+        for (pi, p) in self.processes.iter().enumerate() {
+            if p.root || p.parent.is_none() {
+                continue;
+            }
+            let Some(first) = p.execs.first() else {
+                continue;
+            };
+            let seconds = (first.at - p.start).max(0.0);
+            let creator = self.creator_program(pi).unwrap_or(b"?").to_vec();
+            match out
+                .iter_mut()
+                .find(|t| t.created_by == p.created_by && t.creator == creator)
+            {
+                Some(t) => {
+                    t.count += 1;
+                    t.seconds += seconds;
+                }
+                None => out.push(SpawnTime {
+                    created_by: p.created_by,
+                    creator,
+                    count: 1,
+                    seconds,
+                }),
+            }
+        }
+        out.sort_by(|a, b| {
+            a.created_by
+                .cmp(&b.created_by)
+                .then(b.seconds.total_cmp(&a.seconds))
+                .then_with(|| a.creator.cmp(&b.creator))
+        });
+        out
+    }
+
+    /// `spawn_times` summed per method: (count, seconds) for fork, vfork.
+    pub fn spawn_time_by_method(&self) -> [(u64, f64); 2] {
+        let mut out = [(0, 0.0); 2];
+        for t in self.spawn_times() {
+            let i = match t.created_by {
+                Created::Fork => 0,
+                Created::Vfork => 1,
+                Created::Thread => continue,
+            };
+            out[i].0 += t.count;
+            out[i].1 += t.seconds;
+        }
+        out
     }
 
     /// I/O summed over every process.

@@ -27,6 +27,8 @@ pub struct CellData {
     pub samples: Vec<Sample>,
     /// The time values used for statistics (wall time, or Go's sec/op).
     pub times: Vec<f64>,
+    /// `run --monitor` counts per run: (`monitor_NAME`, one value per run).
+    pub monitor: Vec<(String, Vec<f64>)>,
 }
 
 /// Median time of one benchmark in one session.
@@ -163,6 +165,7 @@ pub fn render(d: &ReportData) -> String {
     }
 
     summary_table(&mut out, d);
+    monitor_table(&mut out, d);
     run_order(&mut out, d);
     distributions(&mut out, d);
     comparisons(&mut out, d);
@@ -230,6 +233,50 @@ fn summary_table(out: &mut String, d: &ReportData) {
             escape(&range),
             escape(&mem)
         );
+    }
+    out.push_str("</table>\n");
+}
+
+/// `run --monitor` counts: each benchmark's median per run (and range) of
+/// every `monitor_NAME` it has.
+fn monitor_table(out: &mut String, d: &ReportData) {
+    let mut names: Vec<&str> = Vec::new();
+    for c in &d.cells {
+        for (n, _) in &c.monitor {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
+            }
+        }
+    }
+    if names.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Monitor counts per run</h2>\n<table><tr><th>Benchmark</th>");
+    for n in &names {
+        let _ = write!(out, "<th>{} median (min … max)</th>", escape(n));
+    }
+    out.push_str("</tr>");
+    for c in &d.cells {
+        let _ = write!(out, "<tr><td>{}</td>", escape(&c.name));
+        for n in &names {
+            let v: Vec<f64> = c
+                .monitor
+                .iter()
+                .find(|(m, _)| m == n)
+                .map(|(_, v)| v.iter().copied().filter(|x| x.is_finite()).collect())
+                .unwrap_or_default();
+            let text = match crate::commands::median(&v) {
+                Some(m) => format!(
+                    "{} ({} … {})",
+                    crate::units::count(m),
+                    crate::units::count(v.iter().copied().fold(f64::INFINITY, f64::min)),
+                    crate::units::count(v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+                ),
+                None => String::new(),
+            };
+            let _ = write!(out, "<td class=\"num\">{}</td>", escape(&text));
+        }
+        out.push_str("</tr>");
     }
     out.push_str("</table>\n");
 }
@@ -569,6 +616,7 @@ mod tests {
             parameters: vec![("batch".into(), batch.to_string())],
             samples: vec![],
             times: (0..8).map(|i| t * (1.0 + 0.01 * i as f64)).collect(),
+            monitor: vec![],
         }
     }
 

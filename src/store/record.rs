@@ -225,6 +225,24 @@ impl Recorder {
         Some(())
     }
 
+    /// Stores a per-run series of a metric without a column for runner
+    /// cell `cell` (NaN: no value for that run); before `finish`.
+    pub fn add_extra(&mut self, cell: usize, metric: &str, unit: &str, values: &[f64]) {
+        let Some(Some(pos)) = self.position.get(cell).copied() else {
+            return;
+        };
+        if self.ensure_session().is_none() {
+            return;
+        }
+        let msg = Msg::Extra {
+            cell: pos,
+            metric: metric.to_string(),
+            unit: unit.to_string(),
+            values: values.iter().map(|v| v.is_finite().then_some(*v)).collect(),
+        };
+        self.call(&msg);
+    }
+
     /// Writes the end of the session. Returns the first store error of the
     /// whole session (open, a run, or this), if any.
     pub fn finish(&mut self, session: &Session) -> Option<String> {

@@ -139,6 +139,14 @@ pub enum Msg {
         #[serde(default)]
         preflight: Option<String>,
     },
+    /// A per-run series of a metric without a column (`run --monitor`'s
+    /// counts), one value per run in order (None: no value for that run).
+    Extra {
+        cell: usize,
+        metric: String,
+        unit: String,
+        values: Vec<Option<f64>>,
+    },
 }
 
 /// cmdscope's end of the pipe.
@@ -323,6 +331,21 @@ impl State {
                 let id = self.cell(cell)?;
                 let samples: Vec<Sample> = runs.iter().map(RunMsg::to_sample).collect();
                 self.store()?.replace_runs(id, &samples)?;
+            }
+            Msg::Extra {
+                cell,
+                metric,
+                unit,
+                values,
+            } => {
+                let id = self.cell(cell)?;
+                let series = super::ExtraSeries {
+                    metric,
+                    unit,
+                    higher_is_better: false,
+                    values: values.iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
+                };
+                self.store()?.add_extra(id, &series)?;
             }
             Msg::Finish {
                 status,

@@ -1,0 +1,385 @@
+//! `cmdscope run --monitor COMMAND --match NAME=REGEX`: one monitor for the
+//! whole session; the lines matching each pattern that arrive while a run
+//! executes, plus a settle time after it, are that run's `monitor_NAME`.
+//!
+//! The monitor's output is read by its own thread (see `monitor`), never by
+//! the thread that measures: a run is measured exactly as without it. The
+//! settle time is waited after the run has been measured, before the next
+//! one starts.
+
+use std::time::{Duration, Instant};
+
+use super::monitor::{self, Monitor};
+use crate::error::{Error, Result};
+use crate::metrics::Sample;
+use crate::runner::SampleSink;
+
+/// How long the monitor is given to get ready before the first run.
+pub const READY_WAIT: Duration = Duration::from_millis(200);
+
+/// `NAME=REGEX` arguments: the names (metric `monitor_NAME`) and the regexes.
+pub fn parse_matches(args: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+    let mut names: Vec<String> = Vec::new();
+    let mut regexes = Vec::new();
+    for a in args {
+        let Some((name, re)) = a.split_once('=') else {
+            return Err(Error::Usage(format!(
+                "--match '{a}': expected NAME=REGEX (the metric is monitor_NAME)"
+            )));
+        };
+        let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            return Err(Error::Usage(format!(
+                "--match '{a}': NAME must be letters, digits and '_'"
+            )));
+        }
+        if names.iter().any(|n| n == name) {
+            return Err(Error::Usage(format!(
+                "--match name '{name}' is given twice"
+            )));
+        }
+        names.push(name.to_string());
+        regexes.push(re.to_string());
+    }
+    if names.is_empty() {
+        return Err(Error::Usage(
+            "--monitor needs at least one --match NAME=REGEX".into(),
+        ));
+    }
+    Ok((names, regexes))
+}
+
+/// What the monitor counted over a session.
+#[derive(Clone, Debug, Default)]
+pub struct Counts {
+    pub command: String,
+    /// The NAMEs, in --match order.
+    pub names: Vec<String>,
+    pub regexes: Vec<String>,
+    pub settle: f64,
+    /// Per cell, per name: one value per measured run, in order (NaN for
+    /// a run after the monitor ended).
+    pub per_run: Vec<Vec<Vec<f64>>>,
+    /// Measured runs made before the monitor ended, and how it ended,
+    /// when it ended during the session.
+    pub ended: Option<(usize, String)>,
+}
+
+/// The running monitor and what it counted so far.
+pub struct RunMonitor {
+    monitor: Option<Monitor>,
+    settle: Duration,
+    window: Option<Vec<u64>>,
+    measured: usize,
+    counts: Counts,
+}
+
+impl RunMonitor {
+    /// Starts the monitor; one that cannot start or ends before the first
+    /// run is an error.
+    pub fn start(
+        command: &str,
+        matches: &[String],
+        settle: Duration,
+        cells: usize,
+    ) -> Result<RunMonitor> {
+        let (names, regexes) = parse_matches(matches)?;
+        let compiled = monitor::compile(&regexes)?;
+        let mut m = Monitor::start(command, &regexes, compiled, READY_WAIT)?;
+        if m.ended() {
+            let how = m.end_status();
+            let _ = m.finish(Duration::ZERO, None);
+            return Err(Error::Usage(format!(
+                "monitor '{command}' ended before the first run ({how}): it must run for the whole session"
+            )));
+        }
+        let n = names.len();
+        Ok(RunMonitor {
+            monitor: Some(m),
+            settle,
+            window: None,
+            measured: 0,
+            counts: Counts {
+                command: command.to_string(),
+                names,
+                regexes,
+                settle: settle.as_secs_f64(),
+                per_run: vec![vec![Vec::new(); n]; cells],
+                ended: None,
+            },
+        })
+    }
+
+    /// The sink to run the session with: counts, then passes every
+    /// sample on to `inner`.
+    pub fn sink<'a>(&'a mut self, inner: &'a mut dyn SampleSink) -> Sink<'a> {
+        Sink {
+            monitor: self,
+            inner,
+        }
+    }
+
+    /// Stops the monitor and returns the counts.
+    pub fn finish(mut self) -> Counts {
+        self.stop();
+        std::mem::take(&mut self.counts)
+    }
+
+    fn stop(&mut self) {
+        if let Some(m) = self.monitor.take() {
+            let _ = m.finish(Duration::ZERO, None);
+        }
+    }
+}
+
+impl Drop for RunMonitor {
+    /// A session that ends in an error must not leave the monitor running.
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+pub struct Sink<'a> {
+    monitor: &'a mut RunMonitor,
+    inner: &'a mut dyn SampleSink,
+}
+
+impl SampleSink for Sink<'_> {
+    fn run_starting(&mut self) {
+        if let Some(m) = &self.monitor.monitor {
+            m.mark_start(Instant::now());
+        }
+    }
+
+    fn run_ended(&mut self) {
+        self.monitor.window = None;
+        let Some(m) = &mut self.monitor.monitor else {
+            return;
+        };
+        // Lines the run caused may still be on their way through the
+        // monitor (a bus, a log follower): they count until the settle time.
+        std::thread::sleep(self.monitor.settle);
+        let window = m.take_window();
+        if m.ended() {
+            // Counts of a run the monitor did not see to its end are not kept.
+            let how = m.end_status();
+            crate::eprint_line!(
+                "cmdscope: warning: the monitor ended during the session ({how}) after {} measured runs; later runs have no monitor counts",
+                self.monitor.measured
+            );
+            self.monitor.counts.ended = Some((self.monitor.measured, how));
+            if let Some(m) = self.monitor.monitor.take() {
+                let _ = m.finish(Duration::ZERO, None);
+            }
+            return;
+        }
+        self.monitor.window = Some(window);
+    }
+
+    fn sample(&mut self, cell: usize, sample: &Sample) {
+        self.inner.sample(cell, sample);
+        let m = &mut *self.monitor;
+        m.measured += 1;
+        if let Some(per_name) = m.counts.per_run.get_mut(cell) {
+            for (i, series) in per_name.iter_mut().enumerate() {
+                let v = m
+                    .window
+                    .as_ref()
+                    .and_then(|w| w.get(i))
+                    .map_or(f64::NAN, |&c| c as f64);
+                series.push(v);
+            }
+        }
+    }
+}
+
+/// "NAME messages per run: 100 vs 0" per pattern (medians; each command's
+/// range below), for the terminal after the results.
+pub fn render_text(c: &Counts, session: &crate::runner::Session) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nMonitor '{}': matching lines per run (during the run + {} s):",
+        c.command, c.settle
+    );
+    let cells: Vec<usize> = (0..session.results.len())
+        .filter(|&i| !session.results[i].cell.calibration)
+        .collect();
+    for (p, name) in c.names.iter().enumerate() {
+        let medians: Vec<String> = cells
+            .iter()
+            .map(|&i| {
+                let v = series(c, i, p);
+                crate::commands::median(&v).map_or("-".to_string(), crate::units::count)
+            })
+            .collect();
+        let _ = writeln!(out, "  monitor_{name}: {} (median)", medians.join(" vs "));
+        for &i in &cells {
+            let v: Vec<f64> = series(c, i, p)
+                .into_iter()
+                .filter(|x| x.is_finite())
+                .collect();
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let range = if v.is_empty() {
+                "no counted run".to_string()
+            } else {
+                format!(
+                    "{}–{} over {} runs",
+                    crate::units::count(lo),
+                    crate::units::count(hi),
+                    v.len()
+                )
+            };
+            let _ = writeln!(out, "    {}: {range}", session.results[i].cell.name);
+        }
+    }
+    if let Some((runs, how)) = &c.ended {
+        let _ = writeln!(
+            out,
+            "  The monitor ended during the session ({how}) after {runs} measured runs: later runs have no counts."
+        );
+    }
+    out
+}
+
+fn series(c: &Counts, cell: usize, pattern: usize) -> Vec<f64> {
+    c.per_run
+        .get(cell)
+        .and_then(|p| p.get(pattern))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Stores each command's counts as the per-run series `monitor_NAME`
+/// (unit "count") of its cell.
+pub fn store(c: &Counts, recorder: &mut crate::store::record::Recorder) {
+    for (cell, per_name) in c.per_run.iter().enumerate() {
+        for (name, values) in c.names.iter().zip(per_name) {
+            if !values.is_empty() {
+                recorder.add_extra(cell, &format!("monitor_{name}"), "count", values);
+            }
+        }
+    }
+}
+
+/// Comparisons of each `monitor_NAME` between the reference and every other
+/// command, by the analysis every other count metric gets (exact rank
+/// tests; paired by block when interleaved).
+pub fn compare(
+    c: &Counts,
+    session: &crate::runner::Session,
+    precision: f64,
+) -> Vec<crate::analysis::comparison::Comparison> {
+    use crate::analysis::comparison::{compare_values, Design, Settings};
+    let mut out = Vec::new();
+    let results = &session.results;
+    let reference = session.reference;
+    if results.len() < 2 || reference >= results.len() {
+        return out;
+    }
+    let paired = session.order == crate::schedule::Order::Interleaved;
+    let settings = Settings {
+        alpha: session.final_alpha,
+        family: results.len() - 1,
+        precision,
+        floor: None,
+        cross_session: false,
+        discrete: true,
+    };
+    for (p, name) in c.names.iter().enumerate() {
+        // A name for the session's lifetime: comparisons name metrics with
+        // static strings; a handful of patterns per session.
+        let metric: &'static str = Box::leak(format!("monitor_{name}").into_boxed_str());
+        let base = series(c, reference, p);
+        for (i, r) in results.iter().enumerate() {
+            if i == reference {
+                continue;
+            }
+            let cand = series(c, i, p);
+            // The k-th measured run of each command ran in block k.
+            let (b, v): (Vec<f64>, Vec<f64>) = if paired {
+                base.iter()
+                    .zip(&cand)
+                    .filter(|(x, y)| x.is_finite() && y.is_finite())
+                    .map(|(x, y)| (*x, *y))
+                    .unzip()
+            } else {
+                (
+                    base.iter().copied().filter(|x| x.is_finite()).collect(),
+                    cand.iter().copied().filter(|x| x.is_finite()).collect(),
+                )
+            };
+            if b.is_empty() || v.is_empty() {
+                continue;
+            }
+            let design = if paired {
+                Design::Paired
+            } else {
+                Design::Unpaired
+            };
+            out.push(compare_values(&b, &v, design, &settings).named(
+                metric,
+                &results[reference].cell.name,
+                &r.cell.name,
+            ));
+        }
+    }
+    out
+}
+
+/// Adds the counts to a `--export-json` document: per result,
+/// `monitor: {monitor_NAME: [per run]}` (null for a run without a count),
+/// and a top-level `monitor` with the command, patterns and settle time.
+pub fn add_to_json(text: &str, c: &Counts) -> String {
+    let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(text) else {
+        return text.to_string();
+    };
+    if let Some(results) = doc["results"].as_array_mut() {
+        // Results are in cell order, like the counts.
+        for (i, r) in results.iter_mut().enumerate() {
+            let per: serde_json::Map<String, serde_json::Value> = c
+                .names
+                .iter()
+                .enumerate()
+                .map(|(p, name)| {
+                    let v: Vec<Option<f64>> = series(c, i, p)
+                        .into_iter()
+                        .map(|x| x.is_finite().then_some(x))
+                        .collect();
+                    (format!("monitor_{name}"), serde_json::json!(v))
+                })
+                .collect();
+            r["monitor"] = serde_json::Value::Object(per);
+        }
+    }
+    doc["monitor"] = serde_json::json!({
+        "command": c.command,
+        "patterns": c.names.iter().zip(&c.regexes).map(|(n, r)| serde_json::json!({"name": n, "regex": r})).collect::<Vec<_>>(),
+        "settle_seconds": c.settle,
+        "ended_after_runs": c.ended.as_ref().map(|(n, _)| n),
+        "ended": c.ended.as_ref().map(|(_, how)| how),
+    });
+    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| text.to_string());
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_named_patterns() {
+        let (names, res) = parse_matches(&["hits=^hit$".into(), "any=a=b".into()]).unwrap();
+        assert_eq!(names, ["hits", "any"]);
+        assert_eq!(res, ["^hit$", "a=b"]);
+        for bad in ["nohint", "=x", "a-b=x", "a b=x"] {
+            let e = parse_matches(&[bad.into()]).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad}");
+        }
+        assert!(parse_matches(&["a=1".into(), "a=2".into()]).is_err());
+        assert!(parse_matches(&[]).is_err());
+    }
+}
