@@ -942,7 +942,7 @@ mod tests {
         let p = scan("x", "0", "0.00005", Some("1e-5"), None).unwrap();
         assert_eq!(
             p.values,
-            vec!["0.00000", "0.00001", "0.00002", "0.00003", "0.00004", "0.00005"]
+            vec!["0", "0.00001", "0.00002", "0.00003", "0.00004", "0.00005"]
         );
         // Near f64::MAX a geometric scan ends (it used to reach infinity).
         let p = scan("x", "1", "1.7976931348623e308", None, Some("10")).unwrap();

@@ -161,7 +161,6 @@ const CASES: &[Case] = &[
     (&["run", "-P", "9x", "1", "4", "echo {9x}"], NONE),
     (&["run", "-L", "x", "", "echo {x}"], NONE),
     (&["run", "-L", "x", "a,,b", "echo {x}"], NONE),
-    (&["run", "-L", "x", "1,2", "echo none"], NONE),
     (&["run", "--env", "NOEQUALS", "true"], NONE),
     (&["run", "--env-file", "missing.env", "true"], NONE),
     (&["run", "--env-file", "/dev/zero", "true"], NONE),
@@ -265,7 +264,6 @@ const CASES: &[Case] = &[
     (&["explain", "--json", "missing/x.json", "true"], NONE),
     (&["explain", "no-such-command-xyz"], NONE),
     (&["explain", "true", "no-such-command-xyz"], NONE),
-    (&["explain", "-L", "n", "1,2", "true"], NONE),
     (&["explain", "--env-size", "x", "true"], NONE),
     (&["explain", "--user", "no-such-user-xyz", "true"], NONE),
     (

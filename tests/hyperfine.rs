@@ -203,8 +203,8 @@ fn shell_syntax_runs_through_sh_and_plain_commands_are_executed_directly() {
             .trim(),
         "3"
     );
-    // A plain command is a child of cmdscope itself, not of a shell.
-    assert_eq!(lines(&parents), ["cmdscope", "cmdscope"]);
+    // A plain command is a child of cmdscope's spawner, not of a shell.
+    assert_eq!(lines(&parents), ["cmdscope-spawn", "cmdscope-spawn"]);
     let e = stderr(&o);
     assert_eq!(e.matches("shell syntax").count(), 2, "{e}");
     assert!(e.contains("'>>'") && e.contains("'|'"), "{e}");

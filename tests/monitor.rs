@@ -53,7 +53,7 @@ fn a_monitor_following_a_file_counts_each_runs_lines_exactly() {
             "hits=^hit$",
             "--match",
             "lines=.",
-            "-S",
+            "--shell=sh",
             "echo hit >> log; echo hit >> log; echo miss >> log",
             "for i in 1 2 3 4 5; do echo hit >> log; done",
         ],

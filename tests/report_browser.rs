@@ -182,10 +182,12 @@ fn site_renders_in_chromium_with_changes_marked() {
     };
     let dir = tempdir();
     let db = dir.path().join("site.db");
-    // EVIL sleeps 40 % longer from commit <i>c7</i> on; "second" does not
-    // change. 6 sessions each side: enough even when the machine is loaded.
+    // EVIL sleeps twice as long from commit <i>c7</i> on; "second" does not
+    // change. 6 sessions each side, and a step large enough to stand out
+    // while the other test's browser loads both cores (the detection's
+    // power at small steps is tested by simulation in src/changes/).
     for i in 1..=12 {
-        let ms = if i < 7 { 10 } else { 14 };
+        let ms = if i < 7 { 10 } else { 20 };
         let o = Command::new(bin())
             .args(["run", "--runs", "6", "--style", "none", "--store"])
             .arg(&db)

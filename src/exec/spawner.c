@@ -407,6 +407,9 @@ int main(int argc, char **argv) {
      * SIGINT/SIGTERM; exec reset the caught ones, and the ignored one is
      * reset here, so every child starts with default dispositions. */
     signal(SIGPIPE, SIG_DFL);
+    /* Started from a memfd, its name would be the descriptor's number: a
+     * name people (and `ps`, and the commands' parent checks) recognise. */
+    prctl(PR_SET_NAME, "cmdscope-spawn", 0, 0, 0);
     /* Keep only stdin/stdout/stderr (the harness's) and the socket. */
     if (syscall(SYS_close_range, SOCK + 1, ~0U, 0) != 0) {
         for (int fd = SOCK + 1; fd < 1024; fd++) close(fd);

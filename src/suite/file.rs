@@ -79,7 +79,8 @@ impl<'de> Deserialize<'de> for Strings {
     }
 }
 
-/// `true` (the default choice), `false` (off) or a value (`shell = "bash"`).
+/// `true` (the default choice), `false` (off) or a value (`shell = "bash"`);
+/// for `shell`, unset means make's rule (a shell only for shell syntax).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Switch {
     Off,
@@ -457,9 +458,11 @@ fn benchmark(
     o.flag("--remove-outliers", pick!(remove_outliers));
     o.value("--metric", pick!(metric));
     match pick!(shell) {
-        Some(Switch::On) => o.push("--shell".into()),
+        Some(Switch::On) => o.push("--shell=sh".into()),
         Some(Switch::Value(v)) => o.push(format!("--shell={v}")),
-        Some(Switch::Off) | None => {}
+        // Off forces direct exec, as -N; unset leaves make's rule.
+        Some(Switch::Off) => o.push("--shell=none".into()),
+        None => {}
     }
     for (k, v) in merged(d.env.as_ref(), b.env.as_ref()) {
         o.push(format!("--env={k}={v}"));
@@ -633,7 +636,7 @@ ignore_failure = "1"
         for want in [
             "--runs=7",
             "--warmup=1",
-            "--shell",
+            "--shell=sh",
             "--env=A=1",
             "--env=B=x",
             "--label=team=core",

@@ -190,7 +190,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let result = run_benchmarks(args, mine, &run_id, partition, store.as_mut());
     let status = match &result {
         Ok(exit::OK) => "finished",
-        Err(Error::Interrupted) => "interrupted",
+        Ok(exit::INTERRUPTED) | Err(Error::Interrupted) => "interrupted",
         _ => "failed",
     };
     if let Some(s) = &mut store {
@@ -241,6 +241,9 @@ fn run_benchmarks(
             );
         }
         match crate::app::run(&b) {
+            // `run` reports an interruption itself (exports written, exit
+            // 130): the partition stops there too.
+            Ok(exit::INTERRUPTED) => return Ok(exit::INTERRUPTED),
             Ok(code) => worst = worst.max(code),
             Err(Error::Interrupted) => return Err(Error::Interrupted),
             Err(e) => {
