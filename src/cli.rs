@@ -786,10 +786,14 @@ pub struct ExplainCellArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub nice: Option<String>,
 
-    /// Run the commands through a shell (default sh) with -c.
-    #[arg(short = 'S', long, value_name = "SHELL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "sh")]
+    /// Run every command through this shell with -c (as `run -S`);
+    /// 'none' executes directly. Default: make's rule, as in `run`.
+    #[arg(short = 'S', long, value_name = "SHELL")]
     pub shell: Option<String>,
+
+    /// Execute every command directly, without a shell (as `run -N`).
+    #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
+    pub no_shell: bool,
 
     /// Scan a numeric parameter: {VAR} takes MIN, MIN+STEP, ... MAX.
     #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true)]

@@ -436,7 +436,8 @@ fn untrusted_text_is_shown_not_obeyed() {
         d,
         &[
             "explain",
-            "-S=bash",
+            "-S",
+            "bash",
             "exec -a \"$(printf 'ev\\033[2Jil')\" /bin/sleep 0.01",
         ],
     );

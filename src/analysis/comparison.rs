@@ -625,9 +625,21 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
         format!("of the change, {}", range(ci))
     };
     c.verdict = match (significant, excludes) {
+        // The whole interval within ±precision: whatever the test says,
+        // no difference the user asked to see (`--precision` says what
+        // counts). A significant sliver (1.00004 on a 1 s command) is named
+        // with its size rather than called "slower".
+        (true, true) if within => {
+            c.note = Some(format!(
+                "the change is significant at {} but smaller than ±{}",
+                format_level(c.level),
+                trim_pct(c.precision)
+            ));
+            Verdict::NoDifference
+        }
         (true, true) if estimate < 0.0 => Verdict::Faster,
         (true, true) => Verdict::Slower,
-        (false, false) if within || identical => Verdict::NoDifference,
+        (false, false) | (true, false) if within || identical => Verdict::NoDifference,
         (false, false) => {
             c.note = Some(format!(
                 "the {pct} {shown} is too wide to tell a difference from none within ±{}; {}",

@@ -94,6 +94,7 @@ fn run_args(args: &ExplainArgs) -> Result<crate::cli::RunArgs> {
     run.cpus = c.cpus.clone();
     run.nice = c.nice.clone();
     run.shell = c.shell.clone();
+    run.no_shell = c.no_shell;
     run.parameter_scan = c.parameter_scan.clone();
     run.parameter_step_size = c.parameter_step_size.clone();
     run.parameter_factor = c.parameter_factor.clone();
