@@ -291,13 +291,15 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             .first()
             .map(|p| p.values.clone())
             .unwrap_or_default();
-        let full_runs = args.runs.map_or(7, |r| r as usize);
+        let full_runs = args.runs.map_or(10, |r| r as usize);
         let sopts = crate::optimize::SearchOptions {
             metric,
             maximize,
             runs: full_runs,
-            initial_runs: full_runs.min(4),
+            initial_runs: 3,
             alpha: args.alpha,
+            precision: precision.unwrap_or(DEFAULT_PRECISION),
+            budget: crate::optimize::SearchOptions::default_budget(labels.len(), full_runs),
         };
         let mut result = crate::optimize::search(&opts, &sopts, &labels, &mut recorder)?;
         let session = crate::optimize::as_session(&mut result, &opts.cells);
@@ -317,7 +319,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             session.results.len(),
         ));
     }
-    let comparisons = comparison::compare_cells(
+    let mut comparisons = comparison::compare_cells(
         &session.results,
         session.reference,
         session.order,
@@ -325,8 +327,15 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         precision.unwrap_or(DEFAULT_PRECISION),
         session.rss_floor,
     );
+    if let Some(result) = &search {
+        // The searched metric's comparisons are the search's own (unpaired:
+        // runs of different rounds are not pairs), so the summary and the
+        // search's set come from one analysis.
+        comparisons.retain(|c| c.metric != metric.name());
+        comparisons.extend(result.comparisons(&opts.cells));
+    }
 
-    let sweep = crate::sweep::build(
+    let mut sweep = crate::sweep::build(
         &session,
         &analyses,
         &parameters,
@@ -337,7 +346,15 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             .iter()
             .map(|c| c.to_string_lossy().into_owned())
             .collect::<Vec<_>>(),
+        &crate::sweep::SetRules {
+            comparisons: &comparisons,
+            alpha: session.final_alpha,
+            precision: precision.unwrap_or(DEFAULT_PRECISION),
+        },
     );
+    if let (Some(result), Some(sweep)) = (&search, sweep.as_mut()) {
+        crate::optimize::mark_sweep(result, sweep);
+    }
     // Exports are written whatever happened, so an interrupted or failed
     // session still leaves its finished runs behind; but a session that
     // failed before its first run leaves existing exports as they were.
@@ -348,14 +365,16 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let mut export_error = None;
     if write_exports {
         if let Some(p) = &args.export_json {
-            let mut text = report::json::render(
+            let search_json = search
+                .as_ref()
+                .zip(parameters.first())
+                .map(|(result, param)| crate::optimize::to_json(result, param, metric, maximize));
+            let text = report::json::render_with_search(
                 &session,
                 &analyses,
                 serde_json::to_value(&comparisons).unwrap_or_default(),
+                search_json,
             );
-            if let (Some(result), Some(param)) = (&search, parameters.first()) {
-                text = crate::optimize::add_to_json(&text, result, param, metric, maximize);
-            }
             if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
                 export_error.get_or_insert(e);
             }

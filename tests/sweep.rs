@@ -29,22 +29,41 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);
-    let opt = &doc["optimization"];
-    let optimum: f64 = opt["optimum"].as_str().unwrap().parse().unwrap();
+    let search = &doc["search"];
+    let best: f64 = search["best"]["b"].as_str().unwrap().parse().unwrap();
     assert!(
-        [32.0, 64.0, 128.0].contains(&optimum),
-        "optimum {optimum} is not within one grid step of 64"
+        [32.0, 64.0, 128.0].contains(&best),
+        "best {best} is not within one grid step of 64"
     );
-    let runs = opt["runs"].as_u64().unwrap() as f64;
-    let full = opt["full_grid_runs"].as_u64().unwrap() as f64;
+    // The set holds the best and only values tried.
+    let tried: Vec<&str> = search["values_tried"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["b"].as_str().unwrap())
+        .collect();
+    let as_good = search["as_good"].as_array().unwrap();
+    assert!(as_good.iter().any(|v| v["b"] == search["best"]["b"]));
+    assert!(as_good
+        .iter()
+        .all(|v| tried.contains(&v["b"].as_str().unwrap())));
+    let runs = search["runs"]["total"].as_u64().unwrap() as f64;
+    let full = search["grid_runs"].as_u64().unwrap() as f64;
     assert_eq!(full, 14.0 * 7.0);
     assert!(runs <= 0.4 * full, "{runs} runs of a {full}-run grid");
+    let per_value: u64 = search["runs"]["per_value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["runs"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_value as f64, runs);
+    assert!(!search["decisions"].as_array().unwrap().is_empty());
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("Optimum: b = "), "{stdout}");
+    assert!(stdout.contains("Best: b = "), "{stdout}");
     assert!(stdout.contains("% saved"));
     // Only the tried values are results, each with its parameter recorded.
-    let tried = opt["tried"].as_array().unwrap().len();
-    assert_eq!(doc["results"].as_array().unwrap().len(), tried);
+    assert_eq!(doc["results"].as_array().unwrap().len(), tried.len());
     assert!(doc["results"][0]["parameters"]["b"].is_string());
 }
 
