@@ -87,6 +87,12 @@ pub struct Decision {
     /// measure/add: runs each value has after the step.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs_each: Option<usize>,
+    /// drop: the leader it was compared with.
+    #[serde(skip)]
+    pub leader: Option<usize>,
+    /// drop: the leader's value (filled in by `search`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader_value: Option<String>,
     /// drop: the engine's comparison of the dropped value with the leader.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
@@ -222,6 +228,8 @@ fn measure(
         points: points.to_vec(),
         values: Vec::new(),
         runs_each: Some(runs),
+        leader: None,
+        leader_value: None,
         comparison: None,
         reason,
     });
@@ -272,6 +280,8 @@ pub fn race(
                     points: vec![x],
                     values: Vec::new(),
                     runs_each: None,
+                    leader: Some(lead),
+                    leader_value: None,
                     reason: format!(
                         "{:.2}x the leader's median, significant ({})",
                         c.ratio,
@@ -416,16 +426,29 @@ pub struct SearchResult {
 }
 
 impl SearchResult {
+    /// The leader a value was dropped against, if it was dropped.
+    pub fn leader_of(&self, i: usize) -> Option<usize> {
+        self.decisions
+            .iter()
+            .find(|d| d.action == "drop" && d.points.contains(&i))
+            .and_then(|d| d.leader)
+    }
+
     /// The engine's comparisons of the tried values with the best, named
     /// after the cells: what the report prints for the searched metric.
     pub fn comparisons(&self, cells: &[crate::plan::Cell]) -> Vec<Comparison> {
-        let best = cells.get(self.best).map_or("", |c| c.name.as_str());
+        let name = |i: usize| cells.get(i).map_or("", |c| c.name.as_str());
         self.rows
             .iter()
-            .filter_map(|(i, _, c)| {
+            .filter_map(|(i, status, c)| {
                 let c = c.clone()?;
+                // A dropped value was compared with the leader of its step.
+                let base = match status {
+                    Status::Worse => self.leader_of(*i).unwrap_or(self.best),
+                    _ => self.best,
+                };
                 Some(Comparison {
-                    baseline: best.to_string(),
+                    baseline: name(base).to_string(),
                     candidate: cells.get(*i).map_or(String::new(), |c| c.name.clone()),
                     ..c
                 })
@@ -546,14 +569,27 @@ pub fn search(
         return Err(failure.unwrap_or_else(|| Error::Failed("the search measured nothing".into())));
     };
     session.failure = failure;
-    let answer = answer(&m, n, opts, &st).unwrap_or(Answer {
+    let label = |i: usize| labels.get(i).cloned().unwrap_or_default();
+    for d in &mut st.decisions {
+        d.values = d.points.iter().map(|&i| label(i)).collect();
+        d.leader_value = d.leader.map(label);
+        if let (Some(c), Some(l)) = (d.comparison.as_mut(), d.leader) {
+            c.baseline = label(l);
+            c.candidate = d.values.join(", ");
+        }
+    }
+    let mut answer = answer(&m, n, opts, &st).unwrap_or(Answer {
         best: 0,
         as_good: Vec::new(),
         rows: Vec::new(),
     });
-    let label = |i: usize| labels.get(i).cloned().unwrap_or_default();
-    for d in &mut st.decisions {
-        d.values = d.points.iter().map(|&i| label(i)).collect();
+    for (i, _, c) in &mut answer.rows {
+        if let Some(c) = c {
+            c.candidate = label(*i);
+            if c.baseline.is_empty() {
+                c.baseline = label(answer.best);
+            }
+        }
     }
     let runs = m.samples.iter().map(Vec::len).sum();
     let runs_per_value = (0..n).map(|i| m.count(i)).collect();
@@ -601,9 +637,12 @@ pub fn as_session(result: &mut SearchResult, cells: &[crate::plan::Cell]) -> Ses
 pub fn mark_sweep(r: &SearchResult, sweep: &mut crate::sweep::Sweep) {
     let cell = |i: usize| r.tried.iter().position(|&t| t == i);
     let as_good: Vec<usize> = r.as_good.iter().filter_map(|&i| cell(i)).collect();
+    // Only comparisons with the best: a value dropped against an earlier
+    // leader shows as dropped, its comparison is in the search's table.
     let vs_best: Vec<(usize, Comparison)> = r
         .rows
         .iter()
+        .filter(|(i, status, _)| *status != Status::Worse || r.leader_of(*i) == Some(r.best))
         .filter_map(|(i, _, c)| Some((cell(*i)?, c.clone()?)))
         .collect();
     if let Some(best) = cell(r.best) {
@@ -733,7 +772,7 @@ pub fn render_text(
     let _ = writeln!(
         out,
         "  {:>10}  {:>5}  {:>11}  {:>8}  {:>30}",
-        p.name, "runs", "median", "vs best", "interval (p)"
+        p.name, "runs", "median", "ratio", "interval (p)"
     );
     for (i, status, c) in &r.rows {
         let (ratio, ci, words) = match c {
@@ -752,7 +791,10 @@ pub fn render_text(
         let mark = match status {
             Status::Best => paint.green("◀ best"),
             Status::AsGood => paint.green("≈ as good"),
-            Status::Worse => format!("worse ({words})"),
+            Status::Worse => match c {
+                Some(c) => format!("worse ({words} than {})", c.baseline),
+                None => "worse".into(),
+            },
         };
         let _ = writeln!(
             out,

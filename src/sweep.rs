@@ -309,7 +309,8 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
             let vs = match curve.vs_best.get(i).and_then(Option::as_ref) {
                 Some(c) => format!("{:.2}x {}", c.ratio, c.verdict.symbol()),
                 None if curve.best == Some(i) => "1x".into(),
-                None => String::new(),
+                // An optimum search dropped it against an earlier leader.
+                None => "dropped".into(),
             };
             let _ = writeln!(
                 out,

@@ -67,6 +67,74 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
     assert!(doc["results"][0]["parameters"]["b"].is_string());
 }
 
+/// Medians of the searched metric by the value of parameter `b`.
+fn medians_by_b(doc: &serde_json::Value) -> Vec<(String, f64)> {
+    let results = doc["results"].as_array().unwrap();
+    (0..results.len())
+        .map(|i| {
+            let b = results[i]["parameters"]["b"].as_str().unwrap().to_string();
+            (b, median(doc, i, "time_wall_clock"))
+        })
+        .collect()
+}
+
+#[test]
+fn search_on_a_flat_bottom_is_within_5_percent_of_the_grid_in_40_percent_of_its_runs() {
+    // 3 ms + 6000/b + 1.465 b µs: optimum at 64; 32 and 128 are 1.5 % above
+    // it, 16 and 256 6.6 %. The full grid and ten searches, side by side.
+    let dir = tempdir();
+    let command = format!("{} ushape {{b}} 6000 1.465 3000", fixture());
+    let run = |extra: &[&str], out: &std::path::Path| {
+        let mut args = vec![
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "10",
+            "-P",
+            "b",
+            "1",
+            "8192",
+            "--parameter-factor",
+            "2",
+            "--export-json",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.push(&command);
+        let o = cmdscope(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        read_json(out)
+    };
+    let grid_path = dir.path().join("grid.json");
+    let grid = medians_by_b(&run(&[], &grid_path));
+    assert_eq!(grid.len(), 14);
+    let grid_best = grid.iter().map(|(_, m)| *m).fold(f64::INFINITY, f64::min);
+    let mut good = 0;
+    let mut report = Vec::new();
+    for k in 0..10 {
+        let path = dir.path().join(format!("search{k}.json"));
+        let doc = run(&["--minimize", "b"], &path);
+        let s = &doc["search"];
+        let best = s["best"]["b"].as_str().unwrap();
+        let runs = s["runs"]["total"].as_u64().unwrap();
+        let grid_runs = s["grid_runs"].as_u64().unwrap();
+        assert_eq!(grid_runs, 140);
+        // The grid's measurement of the search's best value.
+        let on_grid = grid.iter().find(|(b, _)| b == best).unwrap().1;
+        let ok = on_grid <= 1.05 * grid_best && runs as f64 <= 0.4 * grid_runs as f64;
+        good += usize::from(ok);
+        report.push(format!(
+            "best {best} ({:+.1} %), {runs} runs",
+            (on_grid / grid_best - 1.0) * 100.0
+        ));
+    }
+    assert!(
+        good >= 9,
+        "{good} of 10 searches met the target: {report:?}"
+    );
+}
+
 #[test]
 fn sweep_over_a_list_and_a_scan_with_table_and_plot() {
     let dir = tempdir();
