@@ -178,17 +178,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     })?;
     let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
     if let Some(var) = search_var {
-        let scanned = args.parameter_scan.as_ref().and_then(|s| s.first());
-        if scanned != Some(var) {
-            return Err(Error::Usage(format!(
-                "--minimize/--maximize {var}: the searched parameter must be the one of --parameter-scan"
-            )));
-        }
-        if parameters.len() > 1 || args.commands.len() > 1 {
-            return Err(Error::Usage(
-                "--minimize/--maximize searches one command over one scanned parameter: remove -L or the extra commands".into(),
-            ));
-        }
+        crate::optimize::check_searched(var, &parameters, args.commands.len())?;
     }
     if args.plot.is_some() && parameters.is_empty() {
         return Err(Error::Usage(
@@ -287,10 +277,6 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let maximize = args.maximize.is_some();
     let mut search = None;
     let mut session = if search_var.is_some() {
-        let labels = parameters
-            .first()
-            .map(|p| p.values.clone())
-            .unwrap_or_default();
         let full_runs = args.runs.map_or(10, |r| r as usize);
         let sopts = crate::optimize::SearchOptions {
             metric,
@@ -299,9 +285,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             initial_runs: 3,
             alpha: args.alpha,
             precision: precision.unwrap_or(DEFAULT_PRECISION),
-            budget: crate::optimize::SearchOptions::default_budget(labels.len(), full_runs),
+            budget: crate::optimize::SearchOptions::default_budget(
+                parameters.iter().map(|p| p.values.len()).product(),
+                full_runs,
+            ),
         };
-        let mut result = crate::optimize::search(&opts, &sopts, &labels, &mut recorder)?;
+        let mut result = crate::optimize::search(&opts, &sopts, &parameters, &mut recorder)?;
         let session = crate::optimize::as_session(&mut result, &opts.cells);
         search = Some(result);
         session
@@ -367,8 +356,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if let Some(p) = &args.export_json {
             let search_json = search
                 .as_ref()
-                .zip(parameters.first())
-                .map(|(result, param)| crate::optimize::to_json(result, param, metric, maximize));
+                .map(|result| crate::optimize::to_json(result, &parameters, metric, maximize));
             let text = report::json::render_with_search(
                 &session,
                 &analyses,
@@ -428,9 +416,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if let Some(sweep) = &sweep {
             crate::output::print(&crate::sweep::render_text(sweep, paint));
         }
-        if let (Some(result), Some(p)) = (&search, parameters.first()) {
+        if let Some(result) = &search {
             crate::output::print(&crate::optimize::render_text(
-                result, p, metric, maximize, paint,
+                result,
+                &parameters,
+                metric,
+                maximize,
+                paint,
             ));
         }
     }

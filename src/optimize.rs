@@ -32,6 +32,7 @@ use crate::analysis::comparison::{compare_values, Comparison, Design, Settings, 
 use crate::analysis::values;
 use crate::error::{Error, Result};
 use crate::metrics::{Metric, Sample};
+use crate::plan::Parameter;
 use crate::runner::{self, CellResult, RunOptions, SampleSink, Session};
 use crate::schedule::RunPolicy;
 
@@ -665,14 +666,96 @@ impl Measurer for Runner<'_> {
     }
 }
 
+/// `--minimize/--maximize VARS`: VARS names every parameter of the plan
+/// (comma-separated when there are several: one -P and -L lists), for one
+/// command; the values are searched in the order given.
+pub fn check_searched(vars: &str, params: &[Parameter], commands: usize) -> Result<()> {
+    let named: Vec<&str> = vars.split(',').map(str::trim).collect();
+    for v in &named {
+        if !params.iter().any(|p| p.name == *v) {
+            return Err(Error::Usage(format!(
+                "--minimize/--maximize {v}: not a parameter (give it with -P or -L)"
+            )));
+        }
+    }
+    let missing: Vec<&str> = params
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|p| !named.contains(p))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "--minimize/--maximize searches every parameter: add {} (--minimize {})",
+            missing.join(", "),
+            params
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        )));
+    }
+    if params.len() > 3 {
+        return Err(Error::Usage(
+            "--minimize/--maximize searches at most three parameters".into(),
+        ));
+    }
+    if commands > 1 {
+        return Err(Error::Usage(
+            "--minimize/--maximize searches one command: remove the extra commands".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Sizes of the searched parameters, in plan order.
+fn dims(params: &[Parameter]) -> Vec<usize> {
+    params.iter().map(|p| p.values.len()).collect()
+}
+
+/// A grid value in words: "64" for one parameter, "a=2 b=64" for several.
+pub fn point_label(params: &[Parameter], g: usize) -> String {
+    let at = positions(&dims(params), g);
+    if let [p] = params {
+        return p.values.get(g).cloned().unwrap_or_default();
+    }
+    params
+        .iter()
+        .zip(at)
+        .map(|(p, a)| format!("{}={}", p.name, p.values.get(a).map_or("?", String::as_str)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// "batch = 64" for one parameter, "a=2 b=64" for several.
+fn point_label_eq(params: &[Parameter], g: usize) -> String {
+    match params {
+        [p] => format!("{} = {}", p.name, point_label(params, g)),
+        _ => point_label(params, g),
+    }
+}
+
+/// Per-parameter positions of a grid index (inverse of `grid_index`).
+fn positions(dims: &[usize], mut g: usize) -> Vec<usize> {
+    let mut at = vec![0; dims.len()];
+    for k in (0..dims.len()).rev() {
+        let d = dims[k].max(1);
+        at[k] = g % d;
+        g /= d;
+    }
+    at
+}
+
+/// Searches the grid of `params` (every parameter of the plan, in plan
+/// order; one command): `race` for one parameter, `coordinate` for several.
 pub fn search(
     base: &RunOptions,
     opts: &SearchOptions,
-    labels: &[String],
+    params: &[Parameter],
     sink: &mut dyn SampleSink,
 ) -> Result<SearchResult> {
     let n = base.cells.iter().filter(|c| !c.calibration).count();
-    if n == 0 {
+    let dims = dims(params);
+    if n == 0 || dims.iter().product::<usize>() != n {
         return Err(Error::Usage("nothing to search".into()));
     }
     let mut m = Runner {
@@ -684,12 +767,12 @@ pub fn search(
         round: 0,
     };
     let mut st = RaceState::default();
-    let failure = race(&mut m, n, opts, &mut st).err();
+    let failure = coordinate(&mut m, &dims, opts, &mut st).err();
     let Some(mut session) = m.last.take() else {
         return Err(failure.unwrap_or_else(|| Error::Failed("the search measured nothing".into())));
     };
     session.failure = failure;
-    let label = |i: usize| labels.get(i).cloned().unwrap_or_default();
+    let label = |i: usize| point_label(params, i);
     for d in &mut st.decisions {
         d.values = d.points.iter().map(|&i| label(i)).collect();
         d.leader_value = d.leader.map(label);
@@ -771,8 +854,7 @@ pub fn mark_sweep(r: &SearchResult, sweep: &mut crate::sweep::Sweep) {
 }
 
 /// Consecutive tried values as "a–b", others listed: "256–4096" or "8, 64".
-fn describe_set(set: &[usize], tried: &[usize], labels: &[String]) -> String {
-    let label = |i: usize| labels.get(i).map_or("?", String::as_str);
+fn describe_set(set: &[usize], tried: &[usize], label: impl Fn(usize) -> String) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut k = 0;
     while k < set.len() {
@@ -789,7 +871,7 @@ fn describe_set(set: &[usize], tried: &[usize], labels: &[String]) -> String {
         if j > k {
             parts.push(format!("{}–{}", label(set[k]), label(set[j])));
         } else {
-            parts.push(label(set[k]).to_string());
+            parts.push(label(set[k]));
         }
         k = j + 1;
     }
@@ -800,7 +882,7 @@ fn describe_set(set: &[usize], tried: &[usize], labels: &[String]) -> String {
 /// cost, and the table of tried values with the comparison behind each.
 pub fn render_text(
     r: &SearchResult,
-    p: &crate::plan::Parameter,
+    params: &[Parameter],
     metric: Metric,
     maximize: bool,
     paint: crate::report::terminal::Paint,
@@ -808,27 +890,45 @@ pub fn render_text(
     use std::fmt::Write;
     let mut out = String::new();
     let goal = if maximize { "highest" } else { "lowest" };
-    let values = &p.values;
-    let label = |i: usize| values.get(i).map_or("?", String::as_str);
+    let label = |i: usize| point_label(params, i);
+    let size: usize = dims(params).iter().product();
+    let name = params
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let ranges = params
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} … {}",
+                p.name,
+                p.values.first().map_or("", String::as_str),
+                p.values.last().map_or("", String::as_str)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let strategy = if params.len() > 1 {
+        ", coordinate search"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "{} the {goal} {} over {} ({} … {}, {} values)",
+        "{} the {goal} {} over {name} ({ranges}: {size} values{strategy})",
         paint.bold("Search:"),
         metric.name(),
-        p.name,
-        values.first().map_or("", String::as_str),
-        values.last().map_or("", String::as_str),
-        values.len()
     );
     let saved = 1.0 - r.runs as f64 / r.full_grid_runs.max(1) as f64;
     let _ = writeln!(
         out,
         "  tried {} of {} values in {} runs (budget {}); the full grid at {} runs per value takes {} runs ({:.0} % saved)",
         r.tried.len(),
-        values.len(),
+        size,
         r.runs,
         r.budget,
-        r.full_grid_runs / values.len().max(1),
+        r.full_grid_runs / size.max(1),
         r.full_grid_runs,
         saved * 100.0
     );
@@ -851,9 +951,8 @@ pub fn render_text(
         .unwrap_or(crate::app::DEFAULT_PRECISION);
     let _ = writeln!(
         out,
-        "  Best: {} = {}",
-        p.name,
-        paint.green(&paint.bold(label(r.best)))
+        "  Best: {}",
+        paint.green(&paint.bold(&point_label_eq(params, r.best)))
     );
     if others.is_empty() {
         let _ = writeln!(
@@ -863,9 +962,12 @@ pub fn render_text(
     } else {
         let _ = writeln!(
             out,
-            "  As good: {} = {} (the best included): not significantly worse than {} by the comparison test{}",
-            p.name,
-            describe_set(&r.as_good, &r.tried, values),
+            "  As good: {} (the best included): not significantly worse than {} by the comparison test{}",
+            if params.len() == 1 {
+                format!("{name} = {}", describe_set(&r.as_good, &r.tried, label))
+            } else {
+                r.as_good.iter().map(|&i| label(i)).collect::<Vec<_>>().join("; ")
+            },
             label(r.best),
             if band.is_empty() {
                 String::new()
@@ -889,10 +991,17 @@ pub fn render_text(
         };
         let _ = writeln!(out, "  Note: {why}; more runs could narrow the set.");
     }
+    let w = r
+        .rows
+        .iter()
+        .map(|(i, _, _)| label(*i).chars().count())
+        .chain([name.chars().count(), 10])
+        .max()
+        .unwrap_or(10);
     let _ = writeln!(
         out,
-        "  {:>10}  {:>5}  {:>11}  {:>8}  {:>30}",
-        p.name, "runs", "median", "ratio", "interval (p)"
+        "  {:>w$}  {:>5}  {:>11}  {:>8}  {:>30}",
+        name, "runs", "median", "ratio", "interval (p)"
     );
     for (i, status, c) in &r.rows {
         let (ratio, ci, words) = match c {
@@ -918,7 +1027,7 @@ pub fn render_text(
         };
         let _ = writeln!(
             out,
-            "  {:>10}  {:>5}  {:>11}  {:>8}  {:>30}  {mark}",
+            "  {:>w$}  {:>5}  {:>11}  {:>8}  {:>30}  {mark}",
             label(*i),
             r.runs_per_value.get(*i).copied().unwrap_or(0),
             crate::units::quantity(r.medians.get(*i).copied().unwrap_or(f64::NAN), unit),
@@ -933,13 +1042,21 @@ pub fn render_text(
 /// The top-level `search` object of the JSON export.
 pub fn to_json(
     r: &SearchResult,
-    p: &crate::plan::Parameter,
+    params: &[Parameter],
     metric: Metric,
     maximize: bool,
 ) -> serde_json::Value {
     use serde_json::json;
-    let label = |i: usize| p.values.get(i).cloned().unwrap_or_default();
-    let point = |i: usize| json!({ p.name.clone(): label(i) });
+    let d = dims(params);
+    let point = |g: usize| {
+        let at = positions(&d, g);
+        let o: serde_json::Map<String, serde_json::Value> = params
+            .iter()
+            .zip(at)
+            .map(|(p, a)| (p.name.clone(), json!(p.values.get(a))))
+            .collect();
+        serde_json::Value::Object(o)
+    };
     let per_value: Vec<serde_json::Value> = r
         .rows
         .iter()
@@ -954,7 +1071,8 @@ pub fn to_json(
         })
         .collect();
     json!({
-        "parameters": [p.name],
+        "parameters": params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        "strategy": if params.len() > 1 { "coordinate" } else { "race" },
         "metric": metric.name(),
         "goal": if maximize { "maximize" } else { "minimize" },
         "values_tried": r.tried.iter().map(|&i| point(i)).collect::<Vec<_>>(),
@@ -1190,7 +1308,8 @@ mod tests {
     fn set_is_described_as_ranges_of_tried_values() {
         let labels: Vec<String> = (0..8).map(|i| (1 << i).to_string()).collect();
         let tried = [0, 2, 3, 4, 6, 7];
-        assert_eq!(describe_set(&[2, 3, 4], &tried, &labels), "4–16");
-        assert_eq!(describe_set(&[0, 3, 4, 7], &tried, &labels), "1, 8–16, 128");
+        let label = |i: usize| labels[i].clone();
+        assert_eq!(describe_set(&[2, 3, 4], &tried, label), "4–16");
+        assert_eq!(describe_set(&[0, 3, 4, 7], &tried, label), "1, 8–16, 128");
     }
 }

@@ -136,6 +136,77 @@ fn search_on_a_flat_bottom_is_within_5_percent_of_the_grid_in_40_percent_of_its_
 }
 
 #[test]
+fn minimize_over_two_parameters_by_coordinate_search() {
+    // 2 ms + 6000/b + c*b µs: c = 0.5 is best for every b, and with it b
+    // near sqrt(6000/0.5) = 110 (64 and 128 are within 1 %, 256 2 %).
+    let dir = tempdir();
+    let out = dir.path().join("two.json");
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "basic",
+        "-P",
+        "b",
+        "1",
+        "1024",
+        "--parameter-factor",
+        "2",
+        "-L",
+        "c",
+        "0.5,1,2,4,8",
+        "--minimize",
+        "b,c",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} ushape {{b}} 6000 {{c}} 2000", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let s = &doc["search"];
+    assert_eq!(s["strategy"], "coordinate");
+    assert_eq!(s["grid_runs"], 11 * 5 * 10);
+    let best = &s["best"];
+    assert!(
+        ["32", "64", "128", "256"].contains(&best["b"].as_str().unwrap()),
+        "{best}"
+    );
+    assert!(
+        ["0.5", "1"].contains(&best["c"].as_str().unwrap()),
+        "{best}"
+    );
+    assert!(s["as_good"].as_array().unwrap().contains(best));
+    // The optimum (c = 0.5 with b = 64 or 128) is in the set.
+    assert!(
+        s["as_good"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["c"] == "0.5" && (p["b"] == "64" || p["b"] == "128")),
+        "{}",
+        s["as_good"]
+    );
+    assert!(s["runs"]["total"].as_u64().unwrap() <= 220);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("coordinate search"), "{stdout}");
+    // Every parameter must be searched.
+    let o = cmdscope(&[
+        "run",
+        "-P",
+        "b",
+        "1",
+        "4",
+        "-L",
+        "c",
+        "1,2",
+        "--minimize",
+        "b",
+        "echo {b} {c}",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--minimize b,c"), "{}", stderr(&o));
+}
+
+#[test]
 fn sweep_over_a_list_and_a_scan_with_table_and_plot() {
     let dir = tempdir();
     let out = dir.path().join("sweep.json");
@@ -214,7 +285,7 @@ fn sweep_mistakes_are_clear_errors() {
         (&["run", "--plot", "x.svg", "true"], "parameter sweep"),
         (
             &["run", "-P", "n", "1", "5", "--minimize", "m", "sleep {n}"],
-            "must be the one",
+            "not a parameter",
         ),
         (&["run", "--metric", "speed", "true"], "unknown --metric"),
         (
