@@ -53,9 +53,12 @@ pub struct SearchOptions {
 }
 
 impl SearchOptions {
-    /// The default budget: 40 % of the full grid's runs.
+    /// The default budget: 40 % of the full grid's runs, but on a small
+    /// grid at least the coarse scan and three values at the full run
+    /// count (never more than the grid).
     pub fn default_budget(values: usize, runs: usize) -> usize {
-        (values * runs * 2).div_ceil(5)
+        let floor = coarse_points(values.max(1)).len() * 3 + 3 * runs;
+        ((values * runs * 2).div_ceil(5)).max(floor.min(values * runs))
     }
 }
 
@@ -1005,6 +1008,11 @@ pub fn render_text(
     );
     for (i, status, c) in &r.rows {
         let (ratio, ci, words) = match c {
+            Some(c) if !c.ratio.is_finite() => (
+                "n/a".into(),
+                "no verdict yet (too few runs)".to_string(),
+                c.verdict.words(),
+            ),
             Some(c) => (
                 format!("{:.3}x", c.ratio),
                 format!(
@@ -1021,7 +1029,15 @@ pub fn render_text(
             Status::Best => paint.green("◀ best"),
             Status::AsGood => paint.green("≈ as good"),
             Status::Worse => match c {
-                Some(c) => format!("worse ({words} than {})", c.baseline),
+                Some(c) => {
+                    // "slower" only for times; other metrics are higher or lower.
+                    let words = match c.verdict {
+                        _ if metric.unit() == crate::metrics::Unit::Seconds => words,
+                        Verdict::Slower => "higher",
+                        _ => "lower",
+                    };
+                    format!("worse ({words} than {})", c.baseline)
+                }
                 None => "worse".into(),
             },
         };

@@ -207,6 +207,49 @@ fn minimize_over_two_parameters_by_coordinate_search() {
 }
 
 #[test]
+fn minimize_searches_any_metric() {
+    // Peak memory grows with the allocation: 8 MiB is best, the rest are
+    // significantly larger by the exact rank test.
+    let dir = tempdir();
+    let out = dir.path().join("mem.json");
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "basic",
+        "-P",
+        "mib",
+        "8",
+        "128",
+        "--parameter-factor",
+        "2",
+        "--metric",
+        "memory_peak_resident",
+        "--minimize",
+        "mib",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} alloc {{mib}}", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = &read_json(&out)["search"];
+    assert_eq!(s["metric"], "memory_peak_resident");
+    assert_eq!(s["best"]["mib"], "8");
+    assert_eq!(
+        s["as_good"].as_array().unwrap().len(),
+        1,
+        "{}",
+        s["as_good"]
+    );
+    for v in s["runs"]["per_value"].as_array().unwrap() {
+        if v["value"]["mib"] != "8" {
+            assert_eq!(v["status"], "worse", "{v}");
+            assert_eq!(v["comparison_with_best"]["test"], "mann-whitney-u");
+        }
+    }
+    assert!(s["runs"]["total"].as_u64().unwrap() <= s["budget"].as_u64().unwrap());
+}
+
+#[test]
 fn sweep_over_a_list_and_a_scan_with_table_and_plot() {
     let dir = tempdir();
     let out = dir.path().join("sweep.json");
