@@ -54,10 +54,10 @@ pub struct SearchOptions {
 
 impl SearchOptions {
     /// The default budget: 40 % of the full grid's runs, but on a small
-    /// grid at least the coarse scan and three values at the full run
-    /// count (never more than the grid).
+    /// grid (up to about 8 values) at least the coarse scan and two values
+    /// at the full run count (never more than the grid).
     pub fn default_budget(values: usize, runs: usize) -> usize {
-        let floor = coarse_points(values.max(1)).len() * 3 + 3 * runs;
+        let floor = coarse_points(values.max(1)).len() * 3 + 2 * runs;
         ((values * runs * 2).div_ceil(5)).max(floor.min(values * runs))
     }
 }
@@ -1318,6 +1318,17 @@ mod tests {
             "the set held the optimum in {contains} of {trials}"
         );
         assert!(within >= 90, "best within 5 % in {within} of {trials}");
+    }
+
+    #[test]
+    fn the_default_budget_is_40_percent_of_the_grid_from_10_values() {
+        for values in 10..=64 {
+            let b = SearchOptions::default_budget(values, 10);
+            assert!(b * 5 <= values * 10 * 2 + 4, "{values} values: {b}");
+        }
+        // Small grids: the coarse scan (5 values x 3) and two at 10 runs.
+        assert_eq!(SearchOptions::default_budget(5, 10), 35);
+        assert_eq!(SearchOptions::default_budget(1, 10), 10);
     }
 
     #[test]
