@@ -146,13 +146,23 @@ pub fn build(
         if single.is_some_and(|p| p.numeric.is_some()) {
             points.sort_by(|a, b| a.x.unwrap_or(0.0).total_cmp(&b.x.unwrap_or(0.0)));
         }
-        let best = (0..points.len()).reduce(|b, i| {
-            if better(maximize, points[i].median, points[b].median) {
-                i
-            } else {
-                b
-            }
-        });
+        // The best median among the values no printed comparison shows
+        // significantly worse than another (all values if none is left).
+        let shown: Vec<bool> = points
+            .iter()
+            .map(|p| shown_worse(rules, &session.results[p.cell].cell.name, metric, maximize))
+            .collect();
+        let pick = |candidates: &mut dyn Iterator<Item = usize>| {
+            candidates.reduce(|b, i| {
+                if better(maximize, points[i].median, points[b].median) {
+                    i
+                } else {
+                    b
+                }
+            })
+        };
+        let best = pick(&mut (0..points.len()).filter(|&i| !shown[i]))
+            .or_else(|| pick(&mut (0..points.len())));
         let (as_good, vs_best) = decide_set(session, &points, best, metric, maximize, rules);
         let command = template.clone();
         curves.push(Curve {
@@ -169,6 +179,21 @@ pub fn build(
         axis,
         geometric: single.is_some_and(|p| p.geometric),
         curves,
+    })
+}
+
+/// A printed comparison shows the cell `name` significantly worse than
+/// another value.
+fn shown_worse(rules: &SetRules, name: &str, metric: Metric, maximize: bool) -> bool {
+    let (worse, better) = if maximize {
+        (Verdict::Faster, Verdict::Slower)
+    } else {
+        (Verdict::Slower, Verdict::Faster)
+    };
+    rules.comparisons.iter().any(|pc| {
+        pc.metric == metric.name()
+            && ((pc.candidate == name && pc.verdict == worse)
+                || (pc.baseline == name && pc.verdict == better))
     })
 }
 
@@ -189,11 +214,6 @@ fn decide_set(
         Verdict::Faster
     } else {
         Verdict::Slower
-    };
-    let better = if maximize {
-        Verdict::Slower
-    } else {
-        Verdict::Faster
     };
     let settings = Settings::for_metric(
         metric,
@@ -223,16 +243,14 @@ fn decide_set(
                 &settings,
             )
         };
-        // A printed comparison that shows this value worse than another.
-        let shown_worse = rules.comparisons.iter().any(|pc| {
-            pc.metric == metric.name()
-                && ((pc.candidate == cell.cell.name && pc.verdict == worse)
-                    || (pc.baseline == cell.cell.name && pc.verdict == better))
-        });
-        if c.verdict != worse && !shown_worse {
+        if c.verdict != worse && !shown_worse(rules, &cell.cell.name, metric, maximize) {
             as_good.push(i);
         }
-        vs_best.push(Some(c));
+        vs_best.push(Some(c.named(
+            metric.name(),
+            &best_cell.cell.name,
+            &cell.cell.name,
+        )));
     }
     (as_good, vs_best)
 }
@@ -684,6 +702,77 @@ mod tests {
             "{t}"
         );
         assert!(render_svg(&s).matches(r#"class="as-good""#).count() == 2);
+    }
+
+    /// A session of three values of x: 1 and 2 equal but for the noise,
+    /// 3 30 % slower; 8 interleaved runs each with ±4 % jitter.
+    fn three_values() -> (Session, Vec<CellAnalysis>, Vec<Parameter>) {
+        let mk = |x: &str, base: f64| {
+            // A different jitter pattern per value, so pairs differ by noise.
+            let k: usize = x.parse().unwrap();
+            let walls: Vec<f64> = (0..8)
+                .map(|i| base * (1.0 + 0.02 * (((i * (2 * k + 1) + k) % 5) as f64 - 2.0)))
+                .collect();
+            let mut r = crate::runner::CellResult::from_wall_times(&format!("x{x}"), &walls);
+            r.cell.parameters = vec![("x".into(), x.into())];
+            r
+        };
+        let mut session = Session::empty();
+        session.results = vec![mk("1", 0.0100), mk("2", 0.0100), mk("3", 0.013)];
+        let analyses = crate::analysis::analyse(&session);
+        let params = vec![Parameter {
+            name: "x".into(),
+            values: vec!["1".into(), "2".into(), "3".into()],
+            numeric: Some(vec![1.0, 2.0, 3.0]),
+            geometric: false,
+        }];
+        (session, analyses, params)
+    }
+
+    #[test]
+    fn the_set_is_decided_by_the_engine_and_agrees_with_the_summary() {
+        let (session, analyses, params) = three_values();
+        let build = |comparisons: &[Comparison]| {
+            let rules = SetRules {
+                comparisons,
+                alpha: 0.05,
+                precision: 0.01,
+            };
+            let t = ["cmd {x}".to_string()];
+            build(
+                &session,
+                &analyses,
+                &params,
+                Metric::WallTime,
+                false,
+                &t,
+                &rules,
+            )
+            .unwrap()
+        };
+        let sweep = build(&[]);
+        let curve = &sweep.curves[0];
+        assert_eq!(curve.best, Some(0));
+        // 2 is not significantly worse than 1; 3 is, by the paired test.
+        assert_eq!(curve.as_good, vec![0, 1]);
+        let c3 = curve.vs_best[2].as_ref().unwrap();
+        assert_eq!(c3.verdict, Verdict::Slower);
+        assert!(c3.paired);
+        // A printed comparison calling x2 slower than x1 keeps x2 out of
+        // the set, whatever the sweep's own test says.
+        let mut printed = c3.clone();
+        printed.baseline = "x1".into();
+        printed.candidate = "x2".into();
+        let sweep = build(&[printed.clone()]);
+        assert_eq!(sweep.curves[0].best, Some(0));
+        assert_eq!(sweep.curves[0].as_good, vec![0]);
+        // The same for a reference shown slower than a candidate.
+        printed.baseline = "x2".into();
+        printed.candidate = "x1".into();
+        printed.verdict = Verdict::Faster;
+        let sweep = build(&[printed]);
+        assert_eq!(sweep.curves[0].best, Some(0));
+        assert_eq!(sweep.curves[0].as_good, vec![0]);
     }
 
     #[test]
