@@ -179,6 +179,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
     if let Some(var) = search_var {
         crate::optimize::check_searched(var, &parameters, args.commands.len())?;
+        crate::optimize::check_goal(args.maximize.is_some(), metric, args.ops.is_some())?;
     }
     if args.plot.is_some() && parameters.is_empty() {
         return Err(Error::Usage(
@@ -285,6 +286,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             initial_runs: 3,
             alpha: args.alpha,
             precision: precision.unwrap_or(DEFAULT_PRECISION),
+            per_op: args.ops.is_some() && metric.unit() == crate::metrics::Unit::Seconds,
             budget: crate::optimize::SearchOptions::default_budget(
                 parameters.iter().map(|p| p.values.len()).product(),
                 full_runs,

@@ -50,9 +50,35 @@ pub struct SearchOptions {
     pub precision: f64,
     /// Most runs the search may spend (the coarse round always runs).
     pub budget: usize,
+    /// `--ops` with a time metric: compare per operation, operations per
+    /// second when maximising, seconds per operation when minimising.
+    pub per_op: bool,
 }
 
 impl SearchOptions {
+    /// What is compared, as named in comparisons and the JSON.
+    pub fn quantity(&self) -> &'static str {
+        match (self.per_op, self.maximize) {
+            (true, true) => "operations_per_second",
+            (true, false) => "time_per_operation",
+            (false, _) => self.metric.name(),
+        }
+    }
+
+    /// How the compared values read: operations per second are a rate.
+    fn format(&self, v: f64) -> String {
+        if self.per_op && self.maximize {
+            format!("{} ops/s", crate::units::count(v))
+        } else {
+            crate::units::quantity(v, self.metric.unit())
+        }
+    }
+
+    /// Whether "faster"/"slower" describe the compared values.
+    fn is_time(&self) -> bool {
+        self.metric.unit() == crate::metrics::Unit::Seconds && !(self.per_op && self.maximize)
+    }
+
     /// The default budget: 40 % of the full grid's runs, but on a small
     /// grid (up to about 8 values) at least the coarse scan and two values
     /// at the full run count (never more than the grid).
@@ -169,7 +195,7 @@ fn compare(
         m.rss_floor(),
     );
     compare_values(&m.values(base), &m.values(cand), Design::Unpaired, &s).named(
-        opts.metric.name(),
+        opts.quantity(),
         "",
         "",
     )
@@ -545,6 +571,8 @@ pub struct SearchResult {
     pub budget: usize,
     pub settled: bool,
     pub budget_exhausted: bool,
+    /// The options searched with (what was compared, and how it reads).
+    pub options: SearchOptions,
     /// The last round's session (machine state, seed, failure).
     pub session: Session,
 }
@@ -601,6 +629,9 @@ struct Runner<'a> {
     base: &'a RunOptions,
     sink: &'a mut dyn SampleSink,
     metric: Metric,
+    /// Per operation (see `SearchOptions::per_op`): operations per second
+    /// when maximising, else metric / operations.
+    per_op: Option<bool>,
     samples: Vec<Vec<Sample>>,
     last: Option<Session>,
     round: u64,
@@ -608,7 +639,13 @@ struct Runner<'a> {
 
 impl Measurer for Runner<'_> {
     fn values(&self, i: usize) -> Vec<f64> {
-        values(&self.samples[i], self.metric)
+        let v = values(&self.samples[i], self.metric);
+        let ops = self.base.cells[i].variant.ops.unwrap_or(1).max(1) as f64;
+        match self.per_op {
+            Some(true) => v.iter().filter(|&&t| t > 0.0).map(|t| ops / t).collect(),
+            Some(false) => v.iter().map(|t| t / ops).collect(),
+            None => v,
+        }
     }
 
     fn count(&self, i: usize) -> usize {
@@ -710,6 +747,18 @@ pub fn check_searched(vars: &str, params: &[Parameter], commands: usize) -> Resu
     Ok(())
 }
 
+/// `--maximize` of a time is throughput: it needs `--ops` (the search then
+/// maximises operations per second); more time is never better.
+pub fn check_goal(maximize: bool, metric: Metric, ops: bool) -> Result<()> {
+    if maximize && metric.unit() == crate::metrics::Unit::Seconds && !ops {
+        return Err(Error::Usage(format!(
+            "--maximize on {} would look for the slowest value: give --ops N to maximise operations per second, or use --minimize",
+            metric.name()
+        )));
+    }
+    Ok(())
+}
+
 /// Sizes of the searched parameters, in plan order.
 fn dims(params: &[Parameter]) -> Vec<usize> {
     params.iter().map(|p| p.values.len()).collect()
@@ -765,6 +814,7 @@ pub fn search(
         base,
         sink,
         metric: opts.metric,
+        per_op: opts.per_op.then_some(opts.maximize),
         samples: vec![Vec::new(); n],
         last: None,
         round: 0,
@@ -814,6 +864,7 @@ pub fn search(
         budget: opts.budget,
         settled: st.settled,
         budget_exhausted: st.budget_exhausted,
+        options: opts.clone(),
         session,
     })
 }
@@ -845,9 +896,12 @@ pub fn mark_sweep(r: &SearchResult, sweep: &mut crate::sweep::Sweep) {
     let as_good: Vec<usize> = r.as_good.iter().filter_map(|&i| cell(i)).collect();
     // Only comparisons with the best: a value dropped against an earlier
     // leader shows as dropped, its comparison is in the search's table.
+    // The table shows the metric per run; per-operation comparisons stay
+    // in the search's own table.
     let vs_best: Vec<(usize, Comparison)> = r
         .rows
         .iter()
+        .filter(|_| !r.options.per_op)
         .filter(|(i, status, _)| *status != Status::Worse || r.leader_of(*i) == Some(r.best))
         .filter_map(|(i, _, c)| Some((cell(*i)?, c.clone()?)))
         .collect();
@@ -921,7 +975,11 @@ pub fn render_text(
         out,
         "{} the {goal} {} over {name} ({ranges}: {size} values{strategy})",
         paint.bold("Search:"),
-        metric.name(),
+        match (r.options.per_op, maximize) {
+            (true, true) => format!("operations per second (--ops / {})", metric.name()),
+            (true, false) => format!("{} per operation", metric.name()),
+            _ => metric.name().to_string(),
+        },
     );
     let saved = 1.0 - r.runs as f64 / r.full_grid_runs.max(1) as f64;
     let _ = writeln!(
@@ -935,7 +993,6 @@ pub fn render_text(
         r.full_grid_runs,
         saved * 100.0
     );
-    let unit = metric.unit();
     let others: Vec<usize> = r.as_good.iter().copied().filter(|&i| i != r.best).collect();
     let band: Vec<usize> = r
         .rows
@@ -1003,7 +1060,7 @@ pub fn render_text(
         .unwrap_or(10);
     let _ = writeln!(
         out,
-        "  {:>w$}  {:>5}  {:>11}  {:>8}  {:>30}",
+        "  {:>w$}  {:>5}  {:>13}  {:>8}  {:>30}",
         name, "runs", "median", "ratio", "interval (p)"
     );
     for (i, status, c) in &r.rows {
@@ -1014,11 +1071,11 @@ pub fn render_text(
                 c.verdict.words(),
             ),
             Some(c) => (
-                format!("{:.3}x", c.ratio),
+                format!("{}x", ratio_text(c.ratio)),
                 format!(
-                    "{:.3}–{:.3}x ({})",
-                    c.ratio_ci[0],
-                    c.ratio_ci[1],
+                    "{}–{}x ({})",
+                    ratio_text(c.ratio_ci[0]),
+                    ratio_text(c.ratio_ci[1]),
                     crate::analysis::comparison::format_p(c.p_value)
                 ),
                 c.verdict.words(),
@@ -1032,7 +1089,7 @@ pub fn render_text(
                 Some(c) => {
                     // "slower" only for times; other metrics are higher or lower.
                     let words = match c.verdict {
-                        _ if metric.unit() == crate::metrics::Unit::Seconds => words,
+                        _ if r.options.is_time() => words,
                         Verdict::Slower => "higher",
                         _ => "lower",
                     };
@@ -1043,16 +1100,26 @@ pub fn render_text(
         };
         let _ = writeln!(
             out,
-            "  {:>w$}  {:>5}  {:>11}  {:>8}  {:>30}  {mark}",
+            "  {:>w$}  {:>5}  {:>13}  {:>8}  {:>30}  {mark}",
             label(*i),
             r.runs_per_value.get(*i).copied().unwrap_or(0),
-            crate::units::quantity(r.medians.get(*i).copied().unwrap_or(f64::NAN), unit),
+            r.options
+                .format(r.medians.get(*i).copied().unwrap_or(f64::NAN)),
             ratio,
             ci
         );
     }
     out.push('\n');
     out
+}
+
+/// A ratio with three decimals, or three significant digits when small.
+fn ratio_text(r: f64) -> String {
+    if r.abs() >= 0.1 || r == 0.0 {
+        format!("{r:.3}")
+    } else {
+        format!("{r:.2e}")
+    }
 }
 
 /// The top-level `search` object of the JSON export.
@@ -1090,6 +1157,7 @@ pub fn to_json(
         "parameters": params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
         "strategy": if params.len() > 1 { "coordinate" } else { "race" },
         "metric": metric.name(),
+        "compared": r.options.quantity(),
         "goal": if maximize { "maximize" } else { "minimize" },
         "values_tried": r.tried.iter().map(|&i| point(i)).collect::<Vec<_>>(),
         "runs": { "total": r.runs, "per_value": per_value },
@@ -1172,6 +1240,7 @@ mod tests {
             alpha: 0.05,
             precision: 0.01,
             budget: SearchOptions::default_budget(n, 10),
+            per_op: false,
         }
     }
 

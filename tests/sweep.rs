@@ -250,6 +250,57 @@ fn minimize_searches_any_metric() {
 }
 
 #[test]
+fn maximize_throughput_with_ops() {
+    // b operations per run taking 2 ms + 60000/b + 14.65 b µs: operations
+    // per second rise with b towards 1/14.65 µs = 68 k/s.
+    let dir = tempdir();
+    let out = dir.path().join("ops.json");
+    let command = format!("{} ushape {{b}} 60000 14.65 2000", fixture());
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "basic",
+        "-P",
+        "b",
+        "1",
+        "1024",
+        "--parameter-factor",
+        "2",
+        "--maximize",
+        "b",
+        "--ops",
+        "{b}",
+        "--export-json",
+        out.to_str().unwrap(),
+        &command,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = &read_json(&out)["search"];
+    assert_eq!(s["goal"], "maximize");
+    assert_eq!(s["compared"], "operations_per_second");
+    assert!(
+        ["512", "1024"].contains(&s["best"]["b"].as_str().unwrap()),
+        "{}",
+        s["best"]
+    );
+    // The best's median is its operations per second: 1024 / ~17 ms.
+    let best = s["runs"]["per_value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["status"] == "best")
+        .unwrap();
+    let ops_per_s = best["median"].as_f64().unwrap();
+    assert!((40e3..70e3).contains(&ops_per_s), "{ops_per_s} ops/s");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("ops/s"), "{stdout}");
+    // Without --ops, maximising a time is refused.
+    let o = cmdscope(&["run", "-P", "b", "1", "4", "--maximize", "b", &command]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--ops"), "{}", stderr(&o));
+}
+
+#[test]
 fn sweep_over_a_list_and_a_scan_with_table_and_plot() {
     let dir = tempdir();
     let out = dir.path().join("sweep.json");
