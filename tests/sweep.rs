@@ -62,6 +62,23 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("Best: b = "), "{stdout}");
     assert!(stdout.contains("% saved"));
+    // The summary shows the search's own comparisons; its footer names one
+    // Bonferroni family only when every line has the same.
+    let families: std::collections::BTreeSet<u64> = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["metric"] == "time_wall_clock")
+        .map(|c| c["family"].as_u64().unwrap())
+        .collect();
+    assert!(!families.is_empty());
+    if families.len() > 1 {
+        assert!(
+            stdout.contains("each line's test and Bonferroni family"),
+            "{stdout}"
+        );
+        assert!(!stdout.contains("Bonferroni over"), "{stdout}");
+    }
     // Only the tried values are results, each with its parameter recorded.
     assert_eq!(doc["results"].as_array().unwrap().len(), tried.len());
     assert!(doc["results"][0]["parameters"]["b"].is_string());
