@@ -212,6 +212,16 @@ fn worse_verdict(maximize: bool) -> Verdict {
 
 /// The value with the best median among `points`.
 fn leader(m: &dyn Measurer, opts: &SearchOptions, points: &[usize]) -> Option<usize> {
+    let measured: Vec<usize> = points
+        .iter()
+        .copied()
+        .filter(|&i| !m.values(i).is_empty())
+        .collect();
+    let points = if measured.is_empty() {
+        points
+    } else {
+        &measured
+    };
     points.iter().copied().reduce(|b, i| {
         if better(opts.maximize, median(&m.values(i)), median(&m.values(b))) {
             i
@@ -288,6 +298,30 @@ pub fn race(
     // Each pass adds runs or values, and both are bounded (n values, `full`
     // runs each), so the loop ends; the cap only guards against a mistake.
     for _ in 0..(4 * n + 4 * full) {
+        // Values with runs but no measurement (every run timed out or
+        // failed under --ignore-failure) leave the race: nothing says they
+        // are as good.
+        let empty: Vec<usize> = st
+            .alive
+            .iter()
+            .copied()
+            .filter(|&i| m.count(i) > 0 && m.values(i).is_empty())
+            .collect();
+        if !empty.is_empty() && empty.len() < st.alive.len() {
+            st.step += 1;
+            st.alive.retain(|i| !empty.contains(i));
+            st.decisions.push(Decision {
+                step: st.step,
+                action: "drop",
+                points: empty,
+                values: Vec::new(),
+                runs_each: None,
+                leader: None,
+                leader_value: None,
+                comparison: None,
+                reason: "no run measured (all timed out or failed)".into(),
+            });
+        }
         let Some(lead) = leader(m, opts, &st.alive) else {
             break;
         };
@@ -536,6 +570,10 @@ pub fn answer(m: &dyn Measurer, n: usize, opts: &SearchOptions, st: &RaceState) 
             .find(|d| d.action == "drop" && d.points.contains(&i));
         if let Some(d) = drop.filter(|_| !st.alive.contains(&i)) {
             rows.push((i, Status::Worse, d.comparison.clone()));
+            continue;
+        }
+        if m.values(i).is_empty() && !m.values(best).is_empty() {
+            rows.push((i, Status::Worse, None));
             continue;
         }
         let c = compare(m, opts, best, i, family);
@@ -1014,7 +1052,9 @@ pub fn render_text(
         "  Best: {}",
         paint.green(&paint.bold(&point_label_eq(params, r.best)))
     );
-    if others.is_empty() {
+    if r.tried.len() == 1 {
+        let _ = writeln!(out, "  The only value tried: nothing to compare it with.");
+    } else if others.is_empty() {
         let _ = writeln!(
             out,
             "  Every other value tried is significantly worse: the optimum is pinned."
@@ -1080,7 +1120,8 @@ pub fn render_text(
                 ),
                 c.verdict.words(),
             ),
-            None => ("1x".into(), String::new(), ""),
+            None if *status == Status::Best => ("1x".into(), String::new(), ""),
+            None => ("—".into(), String::new(), ""),
         };
         let mark = match status {
             Status::Best => paint.green("◀ best"),
@@ -1095,7 +1136,7 @@ pub fn render_text(
                     };
                     format!("worse ({words} than {})", c.baseline)
                 }
-                None => "worse".into(),
+                None => "worse (no run measured)".into(),
             },
         };
         let _ = writeln!(
@@ -1103,8 +1144,10 @@ pub fn render_text(
             "  {:>w$}  {:>5}  {:>13}  {:>8}  {:>30}  {mark}",
             label(*i),
             r.runs_per_value.get(*i).copied().unwrap_or(0),
-            r.options
-                .format(r.medians.get(*i).copied().unwrap_or(f64::NAN)),
+            r.medians
+                .get(*i)
+                .filter(|v| v.is_finite())
+                .map_or("—".into(), |&v| r.options.format(v)),
             ratio,
             ci
         );
@@ -1398,6 +1441,43 @@ mod tests {
         // Small grids: the coarse scan (5 values x 3) and two at 10 runs.
         assert_eq!(SearchOptions::default_budget(5, 10), 35);
         assert_eq!(SearchOptions::default_budget(1, 10), 10);
+    }
+
+    #[test]
+    fn values_without_measurements_leave_the_race() {
+        // Indices 9.. time out on every run: the simulation keeps no value.
+        struct TimingOut(Simulated);
+        impl Measurer for TimingOut {
+            fn measure(&mut self, points: &[usize], runs: usize) -> Result<()> {
+                self.0.measure(points, runs)
+            }
+            fn values(&self, i: usize) -> Vec<f64> {
+                if i >= 9 {
+                    Vec::new()
+                } else {
+                    self.0.values(i)
+                }
+            }
+            fn count(&self, i: usize) -> usize {
+                self.0.count(i)
+            }
+        }
+        let cost: Vec<f64> = (0..N)
+            .map(|i| 1.0 + 0.01 * (i as f64 - 11.0).powi(2))
+            .collect();
+        let o = opts(N, false);
+        let mut m = TimingOut(Simulated::new(cost, 0.02, 1));
+        let mut st = RaceState::default();
+        race(&mut m, N, &o, &mut st).unwrap();
+        let a = answer(&m, N, &o, &st).unwrap();
+        assert!(a.best < 9, "{}", a.best);
+        assert!(a.as_good.iter().all(|&i| i < 9), "{:?}", a.as_good);
+        assert!(st
+            .decisions
+            .iter()
+            .any(|d| d.action == "drop" && d.reason.contains("no run measured")));
+        // They got the coarse scan's runs only.
+        assert!((9..N).all(|i| m.count(i) <= 3));
     }
 
     #[test]
