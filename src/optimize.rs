@@ -407,10 +407,14 @@ pub fn race(
             grow.sort_unstable();
             reason = "the better half of the values in the race (budget)".into();
         }
-        while target > lo + 1 && st.runs + round_cost(m, &grow, target) > opts.budget {
+        // Fewer runs per value if the round still does not fit, but at
+        // least one more for the least measured value of the round.
+        let lo_grow = grow.iter().map(|&i| m.count(i)).min().unwrap_or(full);
+        while target > lo_grow + 1 && st.runs + round_cost(m, &grow, target) > opts.budget {
             target -= 1;
         }
-        if st.runs + round_cost(m, &grow, target) > opts.budget {
+        let cost = round_cost(m, &grow, target);
+        if cost == 0 || st.runs + cost > opts.budget {
             st.budget_exhausted = true;
             return Ok(());
         }
@@ -527,14 +531,16 @@ pub fn coordinate(
         st.budget_exhausted = true;
         return Ok(());
     }
-    measure(
-        m,
-        st,
-        &alive,
-        full,
-        "measure",
-        "final candidates of every line, together".into(),
-    )?;
+    if round_cost(m, &alive, full) > 0 {
+        measure(
+            m,
+            st,
+            &alive,
+            full,
+            "measure",
+            "final candidates of every line, together".into(),
+        )?;
+    }
     st.settled = true;
     Ok(())
 }
@@ -1478,6 +1484,25 @@ mod tests {
             .any(|d| d.action == "drop" && d.reason.contains("no run measured")));
         // They got the coarse scan's runs only.
         assert!((9..N).all(|i| m.count(i) <= 3));
+    }
+
+    #[test]
+    fn every_step_measures_something_and_small_grids_end() {
+        // A 7-value grid with a flat bottom: the budget binds while values
+        // of unequal run counts remain (a round that adds no run would
+        // repeat until the loop's cap).
+        for seed in 0..50 {
+            let cost: Vec<f64> = (0..7)
+                .map(|i| [1.6, 1.1, 1.0, 1.0, 1.0, 1.0, 1.02][i])
+                .collect();
+            let mut m = Simulated::new(cost, 0.1, seed);
+            let o = opts(7, false);
+            let mut st = RaceState::default();
+            race(&mut m, 7, &o, &mut st).unwrap();
+            let measures = st.decisions.iter().filter(|d| d.action != "drop").count();
+            assert!(measures <= 7 + 10, "seed {seed}: {measures} rounds");
+            assert!(st.runs <= o.budget);
+        }
     }
 
     #[test]
