@@ -22,6 +22,10 @@
 //!    set member's ratio interval says how close it is: within the
 //!    precision band ("no difference") or not shown either way.
 //!
+//! Several parameters: `coordinate` runs the race along one parameter at a
+//! time. With `--ops` the values compared are per operation (operations per
+//! second when maximising).
+//!
 //! Runs of different rounds are not paired, so every comparison here is
 //! unpaired. The generic race (`race`) runs on any `Measurer`: the real one
 //! runs processes, the tests' one draws from simulated cost curves.
