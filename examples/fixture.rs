@@ -13,7 +13,8 @@
 //! fixture closeout MS      close stdout, then spin MS ms
 //! fixture exit CODE        exit with CODE
 //! fixture env NAME         exit 0 if NAME is set, 3 otherwise; print the count of variables
-//! fixture ushape B A C     spin A/B + C*B microseconds (optimum at sqrt(A/C))
+//! fixture ushape B A C [D] spin A/B + C*B (+ D) microseconds (optimum at
+//!                          sqrt(A/C); a large D makes the bottom flat)
 //! fixture whoami           print "uid gid groups nice cpus" of this process
 //! fixture where            print "tmpfs" or "disk" for the working directory, then its entries
 //! fixture fork N           fork N children (libc::fork) that each _exit(0), waiting for each
@@ -215,7 +216,12 @@ fn main() {
         }
         "ushape" => {
             let (b, a, c) = (num(2), num(3), num(4));
-            spin(Duration::from_secs_f64((a / b + c * b) / 1e6));
+            let d = if std::env::args().len() > 5 {
+                num(5)
+            } else {
+                0.0
+            };
+            spin(Duration::from_secs_f64((a / b + c * b + d) / 1e6));
         }
         "whoami" => unsafe {
             let mut groups = [0 as libc::gid_t; 64];

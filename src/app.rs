@@ -249,15 +249,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     })?;
     let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
     if let Some(var) = search_var {
-        let scanned = args.parameter_scan.as_ref().and_then(|s| s.first());
-        if scanned != Some(var) {
-            return Err(Error::Usage(format!(
-                "--minimize/--maximize {var}: the searched parameter must be the one of --parameter-scan"
-            )));
-        }
-        if parameters.len() > 1 || args.commands.len() > 1 || reference_cmd.is_some() {
+        crate::optimize::check_searched(var, &parameters, args.commands.len())?;
+        crate::optimize::check_goal(args.maximize.is_some(), metric, args.ops.is_some())?;
+        if reference_cmd.is_some() {
             return Err(Error::Usage(
-                "--minimize/--maximize searches one command over one scanned parameter: remove -L, --reference or the extra commands".into(),
+                "--minimize/--maximize searches one command: remove the added --reference command"
+                    .into(),
             ));
         }
     }
@@ -422,19 +419,21 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let maximize = args.maximize.is_some();
     let mut search = None;
     let mut session = if search_var.is_some() {
-        let labels = parameters
-            .first()
-            .map(|p| p.values.clone())
-            .unwrap_or_default();
-        let full_runs = args.runs.map_or(7, |r| r as usize);
+        let full_runs = args.runs.map_or(10, |r| r as usize);
         let sopts = crate::optimize::SearchOptions {
             metric,
             maximize,
             runs: full_runs,
-            initial_runs: full_runs.min(4),
+            initial_runs: 3,
             alpha: args.alpha,
+            precision: precision.unwrap_or(DEFAULT_PRECISION),
+            per_op: args.ops.is_some() && metric.unit() == crate::metrics::Unit::Seconds,
+            budget: crate::optimize::SearchOptions::default_budget(
+                parameters.iter().map(|p| p.values.len()).product(),
+                full_runs,
+            ),
         };
-        let mut result = crate::optimize::search(&opts, &sopts, &labels, &mut recorder)?;
+        let mut result = crate::optimize::search(&opts, &sopts, &parameters, &mut recorder)?;
         let session = crate::optimize::as_session(&mut result, &opts.cells);
         search = Some(result);
         session
@@ -463,6 +462,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         precision.unwrap_or(DEFAULT_PRECISION),
         session.rss_floor,
     );
+    if let Some(result) = &search {
+        // The searched metric's comparisons are the search's own (unpaired:
+        // runs of different rounds are not pairs), so the summary and the
+        // search's set come from one analysis.
+        comparisons.retain(|c| c.metric != metric.name());
+        comparisons.extend(result.comparisons(&opts.cells));
+    }
     if let Some(c) = &monitor_counts {
         comparisons.extend(crate::explain::run_monitor::compare(
             c,
@@ -472,7 +478,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         crate::explain::run_monitor::store(c, &mut recorder);
     }
 
-    let sweep = crate::sweep::build(
+    let mut sweep = crate::sweep::build(
         &session,
         &analyses,
         &parameters,
@@ -483,7 +489,15 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             .iter()
             .map(|c| c.to_string_lossy().into_owned())
             .collect::<Vec<_>>(),
+        &crate::sweep::SetRules {
+            comparisons: &comparisons,
+            alpha: session.final_alpha,
+            precision: precision.unwrap_or(DEFAULT_PRECISION),
+        },
     );
+    if let (Some(result), Some(sweep)) = (&search, sweep.as_mut()) {
+        crate::optimize::mark_sweep(result, sweep);
+    }
     // Exports are written whatever happened, so an interrupted or failed
     // session still leaves its finished runs behind; but a session that
     // failed before its first run leaves existing exports as they were.
@@ -494,14 +508,15 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let mut export_error = None;
     if write_exports {
         if let Some(p) = &args.export_json {
-            let mut text = report::json::render(
+            let search_json = search
+                .as_ref()
+                .map(|result| crate::optimize::to_json(result, &parameters, metric, maximize));
+            let mut text = report::json::render_with_search(
                 &session,
                 &analyses,
                 serde_json::to_value(&comparisons).unwrap_or_default(),
+                search_json,
             );
-            if let (Some(result), Some(param)) = (&search, parameters.first()) {
-                text = crate::optimize::add_to_json(&text, result, param, metric, maximize);
-            }
             if let Some(c) = &monitor_counts {
                 text = crate::explain::run_monitor::add_to_json(&text, c);
             }
@@ -570,9 +585,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if let Some(sweep) = &sweep {
             crate::output::print(&crate::sweep::render_text(sweep, paint));
         }
-        if let (Some(result), Some(p)) = (&search, parameters.first()) {
+        if let Some(result) = &search {
             crate::output::print(&crate::optimize::render_text(
-                result, p, metric, maximize, paint,
+                result,
+                &parameters,
+                metric,
+                maximize,
+                paint,
             ));
         }
         if let Some(c) = &monitor_counts {

@@ -563,8 +563,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 
-    /// Search the --parameter-scan range for the value with the lowest METRIC
-    /// instead of running the whole grid.
+    /// Search for the value with the lowest METRIC instead of running the
+    /// whole grid; answers with the best value and the values as good.
+    /// Several parameters (-P and -L lists): --minimize a,b.
     #[arg(
         long,
         value_name = "VAR",
@@ -573,7 +574,8 @@ pub struct RunArgs {
     )]
     pub minimize: Option<String>,
 
-    /// Like --minimize, for metrics where more is better.
+    /// Like --minimize, for the highest value; for a time metric it needs
+    /// --ops and maximises operations per second.
     #[arg(long, value_name = "VAR", requires = "parameter_scan")]
     pub maximize: Option<String>,
 

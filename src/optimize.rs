@@ -1,22 +1,42 @@
-//! `--minimize` / `--maximize`: find the best value of a scanned parameter
-//! without running the whole grid.
+//! `--minimize` / `--maximize`: the best value of a scanned parameter and
+//! the set of values that are as good, without running the whole grid.
 //!
-//! A golden-section search over the grid's indices (the scan is ordered, and
-//! for a geometric scan the indices are the log scale): two interior points
-//! are measured, the worse side of the bracket is dropped, and the search
-//! narrows until three neighbouring values remain. "Worse" is decided with
-//! the comparison engine (`analysis::comparison`, unpaired, at level alpha
-//! on the chosen metric: a significant faster/slower verdict); when two points are not significantly different after the full
-//! run count, the optimum of a unimodal curve lies between them and the
-//! bracket shrinks to them. Finally the best value is compared with its grid
-//! neighbours, so the report says whether the optimum is pinned to one grid
-//! step or sits on a flat stretch. Each round is an ordinary interleaved
-//! session of the points it measures, so drift does not bend the curve.
+//! A race over the grid's indices (the scan is ordered; for a geometric scan
+//! the indices are the log scale):
+//!
+//! 1. **Coarse.** About six evenly spaced values, both ends included, get
+//!    `initial_runs` runs each in one interleaved round.
+//! 2. **Race.** Repeated steps: the value with the best median is the
+//!    leader; every other live value the comparison engine finds
+//!    significantly worse than the leader (unpaired, Bonferroni over the
+//!    live values) is dropped; unmeasured grid neighbours of the leader are
+//!    added; then the live values get more runs (doubling up to `runs`) in
+//!    one interleaved round, so runs go where the decision is still close.
+//!    When a round would overrun the budget, only the better half of the
+//!    live values (by median) is measured further (successive halving).
+//! 3. **Answer.** It stops when every live value has `runs` runs and the
+//!    leader's neighbours are measured (settled), or when the budget ends.
+//!    The best is the value with the best median among those with the most
+//!    runs; the set is every live value the engine does not find
+//!    significantly worse than it (Bonferroni over all tried values). Each
+//!    set member's ratio interval says how close it is: within the
+//!    precision band ("no difference") or not shown either way.
+//!
+//! Several parameters: `coordinate` runs the race along one parameter at a
+//! time. With `--ops` the values compared are per operation (operations per
+//! second when maximising).
+//!
+//! Runs of different rounds are not paired, so every comparison here is
+//! unpaired. The generic race (`race`) runs on any `Measurer`: the real one
+//! runs processes, the tests' one draws from simulated cost curves.
+
+use serde::Serialize;
 
 use crate::analysis::comparison::{compare_values, Comparison, Design, Settings, Verdict};
 use crate::analysis::values;
 use crate::error::{Error, Result};
 use crate::metrics::{Metric, Sample};
+use crate::plan::Parameter;
 use crate::runner::{self, CellResult, RunOptions, SampleSink, Session};
 use crate::schedule::RunPolicy;
 
@@ -26,43 +46,615 @@ pub struct SearchOptions {
     pub maximize: bool,
     /// Runs per value of the full grid (and of the final candidates).
     pub runs: usize,
-    /// Runs a value gets when first measured: 4 is the least with which
-    /// Mann-Whitney can reach p < 0.05 (complete separation: p = 0.029).
+    /// Runs a value gets when first measured (at least 3: below that the
+    /// engine gives no verdict).
     pub initial_runs: usize,
     pub alpha: f64,
+    /// Relative half-width of the "no difference" band.
+    pub precision: f64,
+    /// Most runs the search may spend (the coarse round always runs).
+    pub budget: usize,
+    /// `--ops` with a time metric: compare per operation, operations per
+    /// second when maximising, seconds per operation when minimising.
+    pub per_op: bool,
 }
 
-/// How the best value compares with a grid neighbour.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Neighbour {
-    pub value: String,
-    /// neighbour / best, by the comparison engine.
-    pub ratio: f64,
-    pub p_value: f64,
-    /// The engine's verdict for the neighbour against the best value.
-    pub verdict: Verdict,
-    pub significantly_worse: bool,
+impl SearchOptions {
+    /// What is compared, as named in comparisons and the JSON.
+    pub fn quantity(&self) -> &'static str {
+        match (self.per_op, self.maximize) {
+            (true, true) => "operations_per_second",
+            (true, false) => "time_per_operation",
+            (false, _) => self.metric.name(),
+        }
+    }
+
+    /// How the compared values read: operations per second are a rate.
+    fn format(&self, v: f64) -> String {
+        if self.per_op && self.maximize {
+            format!("{} ops/s", crate::units::count(v))
+        } else {
+            crate::units::quantity(v, self.metric.unit())
+        }
+    }
+
+    /// Whether "faster"/"slower" describe the compared values.
+    fn is_time(&self) -> bool {
+        self.metric.unit() == crate::metrics::Unit::Seconds && !(self.per_op && self.maximize)
+    }
+
+    /// The default budget: 40 % of the full grid's runs, but on a small
+    /// grid (up to about 8 values) at least the coarse scan and two values
+    /// at the full run count (never more than the grid).
+    pub fn default_budget(values: usize, runs: usize) -> usize {
+        let floor = coarse_points(values.max(1)).len() * 3 + 2 * runs;
+        ((values * runs * 2).div_ceil(5)).max(floor.min(values * runs))
+    }
+}
+
+/// Measures grid values: the real runner or a simulation.
+pub trait Measurer {
+    /// Brings every listed value to at least `runs` runs in one interleaved
+    /// round.
+    fn measure(&mut self, points: &[usize], runs: usize) -> Result<()>;
+    /// The searched metric's values of a grid value.
+    fn values(&self, i: usize) -> Vec<f64>;
+    /// Runs a grid value has.
+    fn count(&self, i: usize) -> usize;
+    /// cmdscope's own peak resident size, for peak memory's floor.
+    fn rss_floor(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// One step of the race, for the report and the JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct Decision {
+    pub step: usize,
+    /// "measure", "add" or "drop".
+    pub action: &'static str,
+    /// Grid indices concerned.
+    #[serde(skip)]
+    pub points: Vec<usize>,
+    /// Their values (filled in by `search`).
+    pub values: Vec<String>,
+    /// measure/add: runs each value has after the step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_each: Option<usize>,
+    /// drop: the leader it was compared with.
+    #[serde(skip)]
+    pub leader: Option<usize>,
+    /// drop: the leader's value (filled in by `search`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader_value: Option<String>,
+    /// drop: the engine's comparison of the dropped value with the leader.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+    pub reason: String,
+}
+
+/// How one tried value ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Best,
+    /// Not significantly worse than the best.
+    AsGood,
+    /// Significantly worse than the leader at a step (or at the end).
+    Worse,
+}
+
+/// The race's state, kept outside `race` so a failed or interrupted search
+/// still reports what it decided.
+#[derive(Clone, Debug, Default)]
+pub struct RaceState {
+    pub alive: Vec<usize>,
+    pub decisions: Vec<Decision>,
+    pub step: usize,
+    pub runs: usize,
+    /// Every live value has the full run count and the leader's neighbours
+    /// are measured.
+    pub settled: bool,
+    /// The budget ended the race.
+    pub budget_exhausted: bool,
+}
+
+/// The answer: the best value, the set, and one comparison per tried value.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub best: usize,
+    /// Grid indices not significantly worse than the best, ascending, the
+    /// best included.
+    pub as_good: Vec<usize>,
+    /// (grid index, status, the comparison of it with the best: the final
+    /// one for live values, the dropping one for dropped values).
+    pub rows: Vec<(usize, Status, Option<Comparison>)>,
+}
+
+fn better(maximize: bool, a: f64, b: f64) -> bool {
+    if maximize {
+        a > b
+    } else {
+        a < b
+    }
+}
+
+fn median(xs: &[f64]) -> f64 {
+    crate::stats::summarize(xs).map_or(f64::NAN, |s| s.median)
+}
+
+/// `cand` against `base` at level alpha over `family` comparisons.
+fn compare(
+    m: &dyn Measurer,
+    opts: &SearchOptions,
+    base: usize,
+    cand: usize,
+    family: usize,
+) -> Comparison {
+    let s = Settings::for_metric(
+        opts.metric,
+        opts.alpha,
+        family.max(1),
+        opts.precision,
+        m.rss_floor(),
+    );
+    compare_values(&m.values(base), &m.values(cand), Design::Unpaired, &s).named(
+        opts.quantity(),
+        "",
+        "",
+    )
+}
+
+/// The engine's verdict that `cand` is worse than `base` on this goal.
+fn worse_verdict(maximize: bool) -> Verdict {
+    if maximize {
+        Verdict::Faster
+    } else {
+        Verdict::Slower
+    }
+}
+
+/// The value with the best median among `points`.
+fn leader(m: &dyn Measurer, opts: &SearchOptions, points: &[usize]) -> Option<usize> {
+    let measured: Vec<usize> = points
+        .iter()
+        .copied()
+        .filter(|&i| !m.values(i).is_empty())
+        .collect();
+    let points = if measured.is_empty() {
+        points
+    } else {
+        &measured
+    };
+    points.iter().copied().reduce(|b, i| {
+        if better(opts.maximize, median(&m.values(i)), median(&m.values(b))) {
+            i
+        } else {
+            b
+        }
+    })
+}
+
+/// Evenly spaced indices, about six, both ends included.
+fn coarse_points(n: usize) -> Vec<usize> {
+    let stride = n.div_ceil(6).max(1);
+    let mut pts: Vec<usize> = (0..n).step_by(stride).collect();
+    if pts.last() != Some(&(n - 1)) {
+        pts.push(n - 1);
+    }
+    pts
+}
+
+/// Cost of bringing `points` to `runs` in one round: every value measured
+/// gets the largest deficit (one run count per round).
+fn round_cost(m: &dyn Measurer, points: &[usize], runs: usize) -> usize {
+    let need: Vec<usize> = points
+        .iter()
+        .map(|&i| runs.saturating_sub(m.count(i)))
+        .filter(|&k| k > 0)
+        .collect();
+    need.len() * need.iter().copied().max().unwrap_or(0)
+}
+
+fn measure(
+    m: &mut dyn Measurer,
+    st: &mut RaceState,
+    points: &[usize],
+    runs: usize,
+    action: &'static str,
+    reason: String,
+) -> Result<()> {
+    st.runs += round_cost(m, points, runs);
+    st.step += 1;
+    st.decisions.push(Decision {
+        step: st.step,
+        action,
+        points: points.to_vec(),
+        values: Vec::new(),
+        runs_each: Some(runs),
+        leader: None,
+        leader_value: None,
+        comparison: None,
+        reason,
+    });
+    m.measure(points, runs)
+}
+
+/// Runs the race over grid indices 0..n (see the module comment).
+pub fn race(
+    m: &mut dyn Measurer,
+    n: usize,
+    opts: &SearchOptions,
+    st: &mut RaceState,
+) -> Result<()> {
+    let full = opts.runs.max(3);
+    let r0 = opts.initial_runs.clamp(3, full);
+    let coarse = coarse_points(n);
+    st.alive = coarse.clone();
+    measure(
+        m,
+        st,
+        &coarse,
+        r0,
+        "measure",
+        format!("coarse scan: {} evenly spaced values", coarse.len()),
+    )?;
+    // Each pass adds runs or values, and both are bounded (n values, `full`
+    // runs each), so the loop ends; the cap only guards against a mistake.
+    for _ in 0..(4 * n + 4 * full) {
+        // Values with runs but no measurement (every run timed out or
+        // failed under --ignore-failure) leave the race: nothing says they
+        // are as good.
+        let empty: Vec<usize> = st
+            .alive
+            .iter()
+            .copied()
+            .filter(|&i| m.count(i) > 0 && m.values(i).is_empty())
+            .collect();
+        if !empty.is_empty() && empty.len() < st.alive.len() {
+            st.step += 1;
+            st.alive.retain(|i| !empty.contains(i));
+            st.decisions.push(Decision {
+                step: st.step,
+                action: "drop",
+                points: empty,
+                values: Vec::new(),
+                runs_each: None,
+                leader: None,
+                leader_value: None,
+                comparison: None,
+                reason: "no run measured (all timed out or failed)".into(),
+            });
+        }
+        let Some(lead) = leader(m, opts, &st.alive) else {
+            break;
+        };
+        // Drop what the engine finds significantly worse than the leader.
+        let family = st.alive.len().saturating_sub(1);
+        let mut dropped = Vec::new();
+        for &x in st.alive.iter().filter(|&&x| x != lead) {
+            let c = compare(m, opts, lead, x, family);
+            if c.verdict == worse_verdict(opts.maximize) {
+                dropped.push((x, c));
+            }
+        }
+        if !dropped.is_empty() {
+            st.step += 1;
+            for (x, c) in dropped {
+                st.alive.retain(|&a| a != x);
+                st.decisions.push(Decision {
+                    step: st.step,
+                    action: "drop",
+                    points: vec![x],
+                    values: Vec::new(),
+                    runs_each: None,
+                    leader: Some(lead),
+                    leader_value: None,
+                    reason: format!(
+                        "{:.2}x the leader's median, significant ({})",
+                        c.ratio,
+                        crate::analysis::comparison::format_p(c.p_value)
+                    ),
+                    comparison: Some(c),
+                });
+            }
+        }
+        // Refine: the leader's unmeasured grid neighbours join the race.
+        let new: Vec<usize> = [lead.checked_sub(1), (lead + 1 < n).then_some(lead + 1)]
+            .into_iter()
+            .flatten()
+            .filter(|&i| m.count(i) == 0)
+            .collect();
+        if !new.is_empty() {
+            if st.runs + round_cost(m, &new, r0) > opts.budget {
+                st.budget_exhausted = true;
+                return Ok(());
+            }
+            st.alive.extend(&new);
+            st.alive.sort_unstable();
+            measure(
+                m,
+                st,
+                &new,
+                r0,
+                "add",
+                "unmeasured grid neighbours of the leader".into(),
+            )?;
+            continue;
+        }
+        // Grow: the live values get more runs, the fewest first.
+        let lo = st.alive.iter().map(|&i| m.count(i)).min().unwrap_or(full);
+        if lo >= full {
+            st.settled = true;
+            return Ok(());
+        }
+        let mut target = (lo * 2).clamp(lo + 1, full);
+        let mut grow: Vec<usize> = st
+            .alive
+            .iter()
+            .copied()
+            .filter(|&i| m.count(i) < target)
+            .collect();
+        let mut reason = "more runs for the values still in the race".to_string();
+        // Successive halving: keep the better half by median while the
+        // round does not fit the budget; then fewer runs.
+        while grow.len() > 2 && st.runs + round_cost(m, &grow, target) > opts.budget {
+            grow.sort_by(|&a, &b| {
+                let (ma, mb) = (median(&m.values(a)), median(&m.values(b)));
+                if opts.maximize {
+                    mb.total_cmp(&ma)
+                } else {
+                    ma.total_cmp(&mb)
+                }
+            });
+            grow.truncate(grow.len().div_ceil(2));
+            grow.sort_unstable();
+            reason = "the better half of the values in the race (budget)".into();
+        }
+        // Fewer runs per value if the round still does not fit, but at
+        // least one more for the least measured value of the round.
+        let lo_grow = grow.iter().map(|&i| m.count(i)).min().unwrap_or(full);
+        while target > lo_grow + 1 && st.runs + round_cost(m, &grow, target) > opts.budget {
+            target -= 1;
+        }
+        let cost = round_cost(m, &grow, target);
+        if cost == 0 || st.runs + cost > opts.budget {
+            st.budget_exhausted = true;
+            return Ok(());
+        }
+        measure(m, st, &grow, target, "measure", reason)?;
+    }
+    Ok(())
+}
+
+/// A line of a multi-parameter grid (one parameter varies, the others are
+/// fixed) as a one-parameter grid for `race`.
+struct Line<'a> {
+    inner: &'a mut dyn Measurer,
+    /// Grid index of each point of the line.
+    cells: Vec<usize>,
+}
+
+impl Measurer for Line<'_> {
+    fn measure(&mut self, points: &[usize], runs: usize) -> Result<()> {
+        let cells: Vec<usize> = points.iter().map(|&i| self.cells[i]).collect();
+        self.inner.measure(&cells, runs)
+    }
+    fn values(&self, i: usize) -> Vec<f64> {
+        self.inner.values(self.cells[i])
+    }
+    fn count(&self, i: usize) -> usize {
+        self.inner.count(self.cells[i])
+    }
+    fn rss_floor(&self) -> Option<f64> {
+        self.inner.rss_floor()
+    }
+}
+
+/// Grid index of a point given per-parameter positions (the first
+/// parameter varies slowest, as `plan::combinations` orders the cells).
+fn grid_index(dims: &[usize], at: &[usize]) -> usize {
+    dims.iter().zip(at).fold(0, |acc, (&d, &a)| acc * d + a)
+}
+
+/// Coordinate search over several parameters: from the middle of the grid,
+/// a race (`race`) along each parameter in turn with the others fixed at
+/// their current best; passes repeat until a pass moves nothing (at most
+/// three). Values measured on one line keep their runs on the others. The
+/// final candidates, the values still in the race on the last pass's
+/// lines, are brought to the full run count together in one interleaved
+/// round (as the budget allows). With one parameter it is `race`.
+pub fn coordinate(
+    m: &mut dyn Measurer,
+    dims: &[usize],
+    opts: &SearchOptions,
+    st: &mut RaceState,
+) -> Result<()> {
+    if dims.len() <= 1 {
+        return race(m, dims.first().copied().unwrap_or(0), opts, st);
+    }
+    let mut at: Vec<usize> = dims.iter().map(|&d| d / 2).collect();
+    let mut finals: Vec<Vec<usize>> = vec![Vec::new(); dims.len()];
+    for pass in 0..3 {
+        let mut moved = false;
+        for k in 0..dims.len() {
+            let cells: Vec<usize> = (0..dims[k])
+                .map(|v| {
+                    let mut p = at.clone();
+                    p[k] = v;
+                    grid_index(dims, &p)
+                })
+                .collect();
+            let mut line = Line {
+                inner: &mut *m,
+                cells: cells.clone(),
+            };
+            // A line may spend up to its own grid's runs; only the overall
+            // budget ends the search.
+            let remaining = opts.budget.saturating_sub(st.runs);
+            let line_opts = SearchOptions {
+                budget: (dims[k] * opts.runs).min(remaining),
+                ..opts.clone()
+            };
+            let mut ls = RaceState::default();
+            let result = race(&mut line, dims[k], &line_opts, &mut ls);
+            let best = answer(&line, dims[k], &line_opts, &ls).map(|a| a.best);
+            // The line's steps, renumbered to grid indices and global steps.
+            for mut d in ls.decisions {
+                d.step += st.step;
+                d.points = d.points.iter().map(|&i| cells[i]).collect();
+                d.leader = d.leader.map(|i| cells[i]);
+                d.reason = format!("pass {}, line {}: {}", pass + 1, k + 1, d.reason);
+                st.decisions.push(d);
+            }
+            st.step += ls.step;
+            st.runs += ls.runs;
+            st.budget_exhausted |= ls.budget_exhausted && line_opts.budget == remaining;
+            finals[k] = ls.alive.iter().map(|&i| cells[i]).collect();
+            result?;
+            if let Some(b) = best {
+                moved |= b != at[k];
+                at[k] = b;
+            }
+            if st.budget_exhausted {
+                st.alive = finals.concat();
+                return Ok(());
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    let mut alive: Vec<usize> = finals.concat();
+    alive.push(grid_index(dims, &at));
+    alive.sort_unstable();
+    alive.dedup();
+    st.alive = alive.clone();
+    let full = opts.runs.max(3);
+    if st.runs + round_cost(m, &alive, full) > opts.budget {
+        st.budget_exhausted = true;
+        return Ok(());
+    }
+    if round_cost(m, &alive, full) > 0 {
+        measure(
+            m,
+            st,
+            &alive,
+            full,
+            "measure",
+            "final candidates of every line, together".into(),
+        )?;
+    }
+    st.settled = true;
+    Ok(())
+}
+
+/// The final answer from the race's state: best among the live values with
+/// the most runs, the set by the engine at Bonferroni over all tried values.
+pub fn answer(m: &dyn Measurer, n: usize, opts: &SearchOptions, st: &RaceState) -> Option<Answer> {
+    let tried: Vec<usize> = (0..n).filter(|&i| m.count(i) > 0).collect();
+    let pool: Vec<usize> = if st.alive.is_empty() {
+        tried.clone()
+    } else {
+        st.alive.clone()
+    };
+    let most = pool.iter().map(|&i| m.count(i)).max()?;
+    let top: Vec<usize> = pool
+        .iter()
+        .copied()
+        .filter(|&i| m.count(i) == most)
+        .collect();
+    let best = leader(m, opts, &top)?;
+    let family = tried.len().saturating_sub(1);
+    let mut rows = Vec::new();
+    let mut as_good = Vec::new();
+    for &i in &tried {
+        if i == best {
+            rows.push((i, Status::Best, None));
+            as_good.push(i);
+            continue;
+        }
+        let drop = st
+            .decisions
+            .iter()
+            .find(|d| d.action == "drop" && d.points.contains(&i));
+        if let Some(d) = drop.filter(|_| !st.alive.contains(&i)) {
+            rows.push((i, Status::Worse, d.comparison.clone()));
+            continue;
+        }
+        if m.values(i).is_empty() && !m.values(best).is_empty() {
+            rows.push((i, Status::Worse, None));
+            continue;
+        }
+        let c = compare(m, opts, best, i, family);
+        if c.verdict == worse_verdict(opts.maximize) {
+            rows.push((i, Status::Worse, Some(c)));
+        } else {
+            rows.push((i, Status::AsGood, Some(c)));
+            as_good.push(i);
+        }
+    }
+    Some(Answer {
+        best,
+        as_good,
+        rows,
+    })
 }
 
 #[derive(Debug)]
 pub struct SearchResult {
-    /// Grid index of the optimum.
     pub best: usize,
     /// Grid indices measured, ascending.
     pub tried: Vec<usize>,
+    pub as_good: Vec<usize>,
+    pub rows: Vec<(usize, Status, Option<Comparison>)>,
+    pub decisions: Vec<Decision>,
     pub samples: Vec<Vec<Sample>>,
+    /// Runs and median of the searched metric per grid value (0 and NaN
+    /// when not tried).
+    pub runs_per_value: Vec<usize>,
+    pub medians: Vec<f64>,
     pub runs: usize,
     pub full_grid_runs: usize,
-    pub neighbours: Vec<Neighbour>,
+    pub budget: usize,
+    pub settled: bool,
+    pub budget_exhausted: bool,
+    /// The options searched with (what was compared, and how it reads).
+    pub options: SearchOptions,
     /// The last round's session (machine state, seed, failure).
     pub session: Session,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Prefer {
-    First,
-    Second,
-    Neither,
+impl SearchResult {
+    /// The leader a value was dropped against, if it was dropped.
+    pub fn leader_of(&self, i: usize) -> Option<usize> {
+        self.decisions
+            .iter()
+            .find(|d| d.action == "drop" && d.points.contains(&i))
+            .and_then(|d| d.leader)
+    }
+
+    /// The engine's comparisons of the tried values with the best, named
+    /// after the cells: what the report prints for the searched metric.
+    pub fn comparisons(&self, cells: &[crate::plan::Cell]) -> Vec<Comparison> {
+        let name = |i: usize| cells.get(i).map_or("", |c| c.name.as_str());
+        self.rows
+            .iter()
+            .filter_map(|(i, status, c)| {
+                let c = c.clone()?;
+                // A dropped value was compared with the leader of its step.
+                let base = match status {
+                    Status::Worse => self.leader_of(*i).unwrap_or(self.best),
+                    _ => self.best,
+                };
+                Some(Comparison {
+                    baseline: name(base).to_string(),
+                    candidate: cells.get(*i).map_or(String::new(), |c| c.name.clone()),
+                    ..c
+                })
+            })
+            .collect()
+    }
 }
 
 /// Passes a round's samples on under the grid's cell indices.
@@ -79,28 +671,40 @@ impl SampleSink for Renumber<'_> {
     }
 }
 
-struct Search<'a> {
+/// The real measurer: each round an ordinary interleaved session of the
+/// values it measures, so drift does not bend the curve.
+struct Runner<'a> {
     base: &'a RunOptions,
     sink: &'a mut dyn SampleSink,
-    opts: &'a SearchOptions,
+    metric: Metric,
+    /// Per operation (see `SearchOptions::per_op`): operations per second
+    /// when maximising, else metric / operations.
+    per_op: Option<bool>,
     samples: Vec<Vec<Sample>>,
-    runs: usize,
     last: Option<Session>,
     round: u64,
 }
 
-impl Search<'_> {
-    fn metric_values(&self, i: usize) -> Vec<f64> {
-        values(&self.samples[i], self.opts.metric)
+impl Measurer for Runner<'_> {
+    fn values(&self, i: usize) -> Vec<f64> {
+        let v = values(&self.samples[i], self.metric);
+        let ops = self.base.cells[i].variant.ops.unwrap_or(1).max(1) as f64;
+        match self.per_op {
+            Some(true) => v.iter().filter(|&&t| t > 0.0).map(|t| ops / t).collect(),
+            Some(false) => v.iter().map(|t| t / ops).collect(),
+            None => v,
+        }
     }
 
-    fn median(&self, i: usize) -> f64 {
-        crate::stats::summarize(&self.metric_values(i)).map_or(f64::NAN, |s| s.median)
+    fn count(&self, i: usize) -> usize {
+        self.samples[i].len()
     }
 
-    /// Brings every listed grid point to at least `runs` runs, in one
-    /// interleaved round.
-    fn ensure(&mut self, points: &[usize], runs: usize) -> Result<()> {
+    fn rss_floor(&self) -> Option<f64> {
+        self.last.as_ref().and_then(|s| s.rss_floor)
+    }
+
+    fn measure(&mut self, points: &[usize], runs: usize) -> Result<()> {
         let need: Vec<(usize, usize)> = points
             .iter()
             .map(|&i| (i, runs.saturating_sub(self.samples[i].len())))
@@ -139,7 +743,6 @@ impl Search<'_> {
         };
         let mut session = runner::run_with_sink(&opts, &mut sink)?;
         for ((i, _), r) in need.iter().zip(session.results.iter_mut()) {
-            self.runs += r.samples.len();
             self.samples[*i].append(&mut r.samples);
         }
         let failed = session.failure.take();
@@ -149,186 +752,173 @@ impl Search<'_> {
             None => Ok(()),
         }
     }
+}
 
-    /// Which of two points is better on the metric, by the comparison test.
-    fn prefer(&self, a: usize, b: usize) -> Prefer {
-        let (va, vb) = (self.metric_values(a), self.metric_values(b));
-        // b against a: faster means b is smaller.
-        let c = self.compare(&va, &vb);
-        if !c.verdict.is_significant() {
-            return Prefer::Neither;
-        }
-        let b_smaller = c.verdict == Verdict::Faster;
-        if b_smaller != self.opts.maximize {
-            Prefer::Second
-        } else {
-            Prefer::First
+/// `--minimize/--maximize VARS`: VARS names every parameter of the plan
+/// (comma-separated when there are several: one -P and -L lists), for one
+/// command; the values are searched in the order given.
+pub fn check_searched(vars: &str, params: &[Parameter], commands: usize) -> Result<()> {
+    let named: Vec<&str> = vars.split(',').map(str::trim).collect();
+    for v in &named {
+        if !params.iter().any(|p| p.name == *v) {
+            return Err(Error::Usage(format!(
+                "--minimize/--maximize {v}: not a parameter (give it with -P or -L)"
+            )));
         }
     }
-
-    /// One analysis of `b` against `a` on the searched metric. Runs of
-    /// different rounds are not paired, so the design is unpaired.
-    fn compare(&self, a: &[f64], b: &[f64]) -> Comparison {
-        let settings = Settings::new(self.opts.alpha, crate::app::DEFAULT_PRECISION);
-        compare_values(a, b, Design::Unpaired, &settings)
+    let missing: Vec<&str> = params
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|p| !named.contains(p))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "--minimize/--maximize searches every parameter: add {} (--minimize {})",
+            missing.join(", "),
+            params
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        )));
     }
+    if params.len() > 3 {
+        return Err(Error::Usage(
+            "--minimize/--maximize searches at most three parameters".into(),
+        ));
+    }
+    if commands > 1 {
+        return Err(Error::Usage(
+            "--minimize/--maximize searches one command: remove the extra commands".into(),
+        ));
+    }
+    Ok(())
+}
 
-    /// Compares two points, adding runs up to the full count while undecided.
-    fn decide(&mut self, a: usize, b: usize) -> Result<Prefer> {
-        let mut runs = self.opts.initial_runs;
-        loop {
-            self.ensure(&[a, b], runs)?;
-            let p = self.prefer(a, b);
-            if p != Prefer::Neither || runs >= self.opts.runs {
-                return Ok(p);
-            }
-            runs = (runs + 2).min(self.opts.runs);
-        }
+/// `--maximize` of a time is throughput: it needs `--ops` (the search then
+/// maximises operations per second); more time is never better.
+pub fn check_goal(maximize: bool, metric: Metric, ops: bool) -> Result<()> {
+    if maximize && metric.unit() == crate::metrics::Unit::Seconds && !ops {
+        return Err(Error::Usage(format!(
+            "--maximize on {} would look for the slowest value: give --ops N to maximise operations per second, or use --minimize",
+            metric.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Sizes of the searched parameters, in plan order.
+fn dims(params: &[Parameter]) -> Vec<usize> {
+    params.iter().map(|p| p.values.len()).collect()
+}
+
+/// A grid value in words: "64" for one parameter, "a=2 b=64" for several.
+pub fn point_label(params: &[Parameter], g: usize) -> String {
+    let at = positions(&dims(params), g);
+    if let [p] = params {
+        return p.values.get(g).cloned().unwrap_or_default();
+    }
+    params
+        .iter()
+        .zip(at)
+        .map(|(p, a)| format!("{}={}", p.name, p.values.get(a).map_or("?", String::as_str)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// "batch = 64" for one parameter, "a=2 b=64" for several.
+fn point_label_eq(params: &[Parameter], g: usize) -> String {
+    match params {
+        [p] => format!("{} = {}", p.name, point_label(params, g)),
+        _ => point_label(params, g),
     }
 }
 
+/// Per-parameter positions of a grid index (inverse of `grid_index`).
+fn positions(dims: &[usize], mut g: usize) -> Vec<usize> {
+    let mut at = vec![0; dims.len()];
+    for k in (0..dims.len()).rev() {
+        let d = dims[k].max(1);
+        at[k] = g % d;
+        g /= d;
+    }
+    at
+}
+
+/// Searches the grid of `params` (every parameter of the plan, in plan
+/// order; one command): `race` for one parameter, `coordinate` for several.
 pub fn search(
     base: &RunOptions,
     opts: &SearchOptions,
-    labels: &[String],
+    params: &[Parameter],
     sink: &mut dyn SampleSink,
 ) -> Result<SearchResult> {
-    let m = base.cells.iter().filter(|c| !c.calibration).count();
-    if m == 0 {
+    let n = base.cells.iter().filter(|c| !c.calibration).count();
+    let dims = dims(params);
+    if n == 0 || dims.iter().product::<usize>() != n {
         return Err(Error::Usage("nothing to search".into()));
     }
-    let mut s = Search {
+    let mut m = Runner {
         base,
         sink,
-        opts,
-        samples: vec![Vec::new(); m],
-        runs: 0,
+        metric: opts.metric,
+        per_op: opts.per_op.then_some(opts.maximize),
+        samples: vec![Vec::new(); n],
         last: None,
         round: 0,
     };
-    let outcome = run_search(&mut s, m);
-    let session = s.last.take();
-    let (best, neighbours, failure) = match outcome {
-        Ok((best, neighbours)) => (best, neighbours, None),
-        Err(e) => {
-            // Report what was measured before the failure or interruption.
-            let best = (0..m)
-                .filter(|&i| !s.samples[i].is_empty())
-                .reduce(|b, i| {
-                    if better(opts.maximize, s.median(i), s.median(b)) {
-                        i
-                    } else {
-                        b
-                    }
-                })
-                .unwrap_or(0);
-            (best, Vec::new(), Some(e))
-        }
-    };
-    let Some(mut session) = session else {
+    let mut st = RaceState::default();
+    let failure = coordinate(&mut m, &dims, opts, &mut st).err();
+    let Some(mut session) = m.last.take() else {
         return Err(failure.unwrap_or_else(|| Error::Failed("the search measured nothing".into())));
     };
     session.failure = failure;
-    let tried: Vec<usize> = (0..m).filter(|&i| !s.samples[i].is_empty()).collect();
-    let neighbours = neighbours
-        .into_iter()
-        .map(|(i, ratio, p, verdict, worse)| Neighbour {
-            value: labels.get(i).cloned().unwrap_or_default(),
-            ratio,
-            p_value: p,
-            verdict,
-            significantly_worse: worse,
-        })
-        .collect();
+    let label = |i: usize| point_label(params, i);
+    for d in &mut st.decisions {
+        d.values = d.points.iter().map(|&i| label(i)).collect();
+        d.leader_value = d.leader.map(label);
+        if let (Some(c), Some(l)) = (d.comparison.as_mut(), d.leader) {
+            c.baseline = label(l);
+            c.candidate = d.values.join(", ");
+        }
+    }
+    let mut answer = answer(&m, n, opts, &st).unwrap_or(Answer {
+        best: 0,
+        as_good: Vec::new(),
+        rows: Vec::new(),
+    });
+    for (i, _, c) in &mut answer.rows {
+        if let Some(c) = c {
+            c.candidate = label(*i);
+            if c.baseline.is_empty() {
+                c.baseline = label(answer.best);
+            }
+        }
+    }
+    let runs = m.samples.iter().map(Vec::len).sum();
+    let runs_per_value = (0..n).map(|i| m.count(i)).collect();
+    let medians = (0..n).map(|i| median(&m.values(i))).collect();
     Ok(SearchResult {
-        best,
-        tried,
-        samples: s.samples,
-        runs: s.runs,
-        full_grid_runs: m * opts.runs,
-        neighbours,
+        best: answer.best,
+        tried: (0..n).filter(|&i| !m.samples[i].is_empty()).collect(),
+        as_good: answer.as_good,
+        rows: answer.rows,
+        decisions: st.decisions,
+        samples: m.samples,
+        runs_per_value,
+        medians,
+        runs,
+        full_grid_runs: n * opts.runs,
+        budget: opts.budget,
+        settled: st.settled,
+        budget_exhausted: st.budget_exhausted,
+        options: opts.clone(),
         session,
     })
 }
 
-fn better(maximize: bool, a: f64, b: f64) -> bool {
-    if maximize {
-        a > b
-    } else {
-        a < b
-    }
-}
-
-type NeighbourCheck = (usize, f64, f64, Verdict, bool);
-
-fn run_search(s: &mut Search, m: usize) -> Result<(usize, Vec<NeighbourCheck>)> {
-    let (mut lo, mut hi) = (0usize, m - 1);
-    while hi - lo > 2 {
-        let span = (hi - lo) as f64;
-        let x1 = lo + (span * 0.382).round() as usize;
-        let mut x2 = lo + (span * 0.618).round() as usize;
-        if x2 <= x1 {
-            x2 = x1 + 1;
-        }
-        match s.decide(x1, x2)? {
-            Prefer::First => hi = x2,
-            Prefer::Second => lo = x1,
-            // Equal after the full run count: a unimodal curve has its
-            // minimum between them.
-            Prefer::Neither => {
-                lo = x1;
-                hi = x2;
-            }
-        }
-    }
-    let candidates: Vec<usize> = (lo..=hi).collect();
-    s.ensure(&candidates, s.opts.runs)?;
-    let mut best = candidates
-        .iter()
-        .copied()
-        .reduce(|b, i| {
-            if better(s.opts.maximize, s.median(i), s.median(b)) {
-                i
-            } else {
-                b
-            }
-        })
-        .unwrap_or(lo);
-    // Hill-climb if a neighbour outside the bracket turns out better (a
-    // wrong early decision); bounded by the grid size.
-    for _ in 0..m {
-        let around: Vec<usize> = [best.checked_sub(1), (best + 1 < m).then_some(best + 1)]
-            .into_iter()
-            .flatten()
-            .collect();
-        s.ensure(&around, s.opts.runs)?;
-        match around
-            .iter()
-            .copied()
-            .find(|&n| better(s.opts.maximize, s.median(n), s.median(best)))
-        {
-            Some(n) => best = n,
-            None => {
-                let checks = around
-                    .iter()
-                    .map(|&n| {
-                        let c = s.compare(&s.metric_values(best), &s.metric_values(n));
-                        let worse = if s.opts.maximize {
-                            Verdict::Faster
-                        } else {
-                            Verdict::Slower
-                        };
-                        (n, c.ratio, c.p_value, c.verdict, c.verdict == worse)
-                    })
-                    .collect();
-                return Ok((best, checks));
-            }
-        }
-    }
-    Ok((best, Vec::new()))
-}
-
-/// The tried values as a session, for the usual reports and exports.
+/// The tried values as a session, for the usual reports and exports; the
+/// reference is the best value, so the comparisons are against it.
 pub fn as_session(result: &mut SearchResult, cells: &[crate::plan::Cell]) -> Session {
     let mut session = std::mem::replace(&mut result.session, Session::empty());
     session.results = result
@@ -339,13 +929,65 @@ pub fn as_session(result: &mut SearchResult, cells: &[crate::plan::Cell]) -> Ses
             samples: std::mem::take(&mut result.samples[i]),
         })
         .collect();
+    session.reference = result
+        .tried
+        .iter()
+        .position(|&i| i == result.best)
+        .unwrap_or(0);
     session
 }
 
-/// The search in words: what was tried, what it saved, where the optimum is.
+/// Marks the search's best and set in the sweep table of its session
+/// (cells are the tried values, in order; see `as_session`).
+pub fn mark_sweep(r: &SearchResult, sweep: &mut crate::sweep::Sweep) {
+    let cell = |i: usize| r.tried.iter().position(|&t| t == i);
+    let as_good: Vec<usize> = r.as_good.iter().filter_map(|&i| cell(i)).collect();
+    // Only comparisons with the best: a value dropped against an earlier
+    // leader shows as dropped, its comparison is in the search's table.
+    // The table shows the metric per run; per-operation comparisons stay
+    // in the search's own table.
+    let vs_best: Vec<(usize, Comparison)> = r
+        .rows
+        .iter()
+        .filter(|_| !r.options.per_op)
+        .filter(|(i, status, _)| *status != Status::Worse || r.leader_of(*i) == Some(r.best))
+        .filter_map(|(i, _, c)| Some((cell(*i)?, c.clone()?)))
+        .collect();
+    if let Some(best) = cell(r.best) {
+        crate::sweep::apply_search(sweep, best, &as_good, &vs_best);
+    }
+}
+
+/// Consecutive tried values as "a–b", others listed: "256–4096" or "8, 64".
+fn describe_set(set: &[usize], tried: &[usize], label: impl Fn(usize) -> String) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < set.len() {
+        // Extend while the next set member is the next tried value.
+        let mut j = k;
+        while j + 1 < set.len() {
+            let pos = tried.iter().position(|&t| t == set[j]);
+            if pos.and_then(|p| tried.get(p + 1)) == Some(&set[j + 1]) {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        if j > k {
+            parts.push(format!("{}–{}", label(set[k]), label(set[j])));
+        } else {
+            parts.push(label(set[k]));
+        }
+        k = j + 1;
+    }
+    parts.join(", ")
+}
+
+/// The search in words: the best value, the set that is as good, what it
+/// cost, and the table of tried values with the comparison behind each.
 pub fn render_text(
     r: &SearchResult,
-    p: &crate::plan::Parameter,
+    params: &[Parameter],
     metric: Metric,
     maximize: bool,
     paint: crate::report::terminal::Paint,
@@ -353,93 +995,526 @@ pub fn render_text(
     use std::fmt::Write;
     let mut out = String::new();
     let goal = if maximize { "highest" } else { "lowest" };
-    let values = &p.values;
+    let label = |i: usize| point_label(params, i);
+    let size: usize = dims(params).iter().product();
+    let name = params
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let ranges = params
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} … {}",
+                p.name,
+                p.values.first().map_or("", String::as_str),
+                p.values.last().map_or("", String::as_str)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let strategy = if params.len() > 1 {
+        ", coordinate search"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "{} the {goal} {} over {} ({} … {}, {} values)",
+        "{} the {goal} {} over {name} ({ranges}: {size} values{strategy})",
         paint.bold("Search:"),
-        metric.name(),
-        p.name,
-        values.first().map_or("", String::as_str),
-        values.last().map_or("", String::as_str),
-        values.len()
+        match (r.options.per_op, maximize) {
+            (true, true) => format!("operations per second (--ops / {})", metric.name()),
+            (true, false) => format!("{} per operation", metric.name()),
+            _ => metric.name().to_string(),
+        },
     );
     let saved = 1.0 - r.runs as f64 / r.full_grid_runs.max(1) as f64;
     let _ = writeln!(
         out,
-        "  tried {} of {} values in {} runs; the full grid at {} runs per value takes {} runs ({:.0} % saved)",
+        "  tried {} of {} values in {} runs (budget {}); the full grid at {} runs per value takes {} runs ({:.0} % saved)",
         r.tried.len(),
-        values.len(),
+        size,
         r.runs,
-        r.full_grid_runs / values.len().max(1),
+        r.budget,
+        r.full_grid_runs / size.max(1),
         r.full_grid_runs,
         saved * 100.0
     );
-    let best = values.get(r.best).map_or("?", String::as_str);
+    let others: Vec<usize> = r.as_good.iter().copied().filter(|&i| i != r.best).collect();
+    let band: Vec<usize> = r
+        .rows
+        .iter()
+        .filter(|(_, s, c)| {
+            *s == Status::AsGood
+                && c.as_ref()
+                    .is_some_and(|c| c.verdict == Verdict::NoDifference)
+        })
+        .map(|(i, _, _)| *i)
+        .collect();
+    let precision = r
+        .rows
+        .iter()
+        .find_map(|(_, _, c)| c.as_ref().map(|c| c.precision))
+        .unwrap_or(crate::app::DEFAULT_PRECISION);
     let _ = writeln!(
         out,
-        "  Optimum: {} = {}",
-        p.name,
-        paint.green(&paint.bold(best))
+        "  Best: {}",
+        paint.green(&paint.bold(&point_label_eq(params, r.best)))
     );
-    if !r.neighbours.is_empty() {
-        let parts: Vec<String> = r
-            .neighbours
-            .iter()
-            .map(|n| {
-                let word = if n.significantly_worse {
-                    "worse"
-                } else if n.verdict.is_significant() {
-                    // Better than the best by the test, yet not chosen:
-                    // its median was not lower.
-                    "better by the test, not by the median"
-                } else {
-                    n.verdict.words()
-                };
+    if r.tried.len() == 1 {
+        let _ = writeln!(out, "  The only value tried: nothing to compare it with.");
+    } else if others.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Every other value tried is significantly worse: the optimum is pinned."
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  As good: {} (the best included): not significantly worse than {} by the comparison test{}",
+            if params.len() == 1 {
+                format!("{name} = {}", describe_set(&r.as_good, &r.tried, label))
+            } else {
+                r.as_good.iter().map(|&i| label(i)).collect::<Vec<_>>().join("; ")
+            },
+            label(r.best),
+            if band.is_empty() {
+                String::new()
+            } else {
                 format!(
-                    "{} is {:.2}x ({word}, {})",
-                    n.value,
-                    n.ratio,
-                    crate::analysis::comparison::format_p(n.p_value)
+                    "; {} within ±{} % of it",
+                    band.iter()
+                        .map(|&i| label(i))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    precision * 100.0
                 )
-            })
-            .collect();
-        let _ = writeln!(out, "  Neighbours: {}", parts.join("; "));
-        if r.neighbours.iter().all(|n| n.significantly_worse) {
-            let _ = writeln!(out, "  The optimum is pinned to one grid step.");
+            }
+        );
+    }
+    if !r.settled {
+        let why = if r.budget_exhausted {
+            "the budget ended the search before the set was settled"
         } else {
-            let _ = writeln!(
-                out,
-                "  Not pinned to one grid step: a neighbour is not significantly worse (a flat curve there, or too few runs to tell)."
-            );
-        }
+            "the search stopped before the set was settled"
+        };
+        let _ = writeln!(out, "  Note: {why}; more runs could narrow the set.");
+    }
+    let w = r
+        .rows
+        .iter()
+        .map(|(i, _, _)| label(*i).chars().count())
+        .chain([name.chars().count(), 10])
+        .max()
+        .unwrap_or(10);
+    let _ = writeln!(
+        out,
+        "  {:>w$}  {:>5}  {:>13}  {:>8}  {:>30}",
+        name, "runs", "median", "ratio", "interval (p)"
+    );
+    for (i, status, c) in &r.rows {
+        let (ratio, ci, words) = match c {
+            Some(c) if !c.ratio.is_finite() => (
+                "n/a".into(),
+                "no verdict yet (too few runs)".to_string(),
+                c.verdict.words(),
+            ),
+            Some(c) => (
+                format!("{}x", ratio_text(c.ratio)),
+                format!(
+                    "{}–{}x ({})",
+                    ratio_text(c.ratio_ci[0]),
+                    ratio_text(c.ratio_ci[1]),
+                    crate::analysis::comparison::format_p(c.p_value)
+                ),
+                c.verdict.words(),
+            ),
+            None if *status == Status::Best => ("1x".into(), String::new(), ""),
+            None => ("—".into(), String::new(), ""),
+        };
+        let mark = match status {
+            Status::Best => paint.green("◀ best"),
+            Status::AsGood => paint.green("≈ as good"),
+            Status::Worse => match c {
+                Some(c) => {
+                    // "slower" only for times; other metrics are higher or lower.
+                    let words = match c.verdict {
+                        _ if r.options.is_time() => words,
+                        Verdict::Slower => "higher",
+                        _ => "lower",
+                    };
+                    format!("worse ({words} than {})", c.baseline)
+                }
+                None => "worse (no run measured)".into(),
+            },
+        };
+        let _ = writeln!(
+            out,
+            "  {:>w$}  {:>5}  {:>13}  {:>8}  {:>30}  {mark}",
+            label(*i),
+            r.runs_per_value.get(*i).copied().unwrap_or(0),
+            r.medians
+                .get(*i)
+                .filter(|v| v.is_finite())
+                .map_or("—".into(), |&v| r.options.format(v)),
+            ratio,
+            ci
+        );
     }
     out.push('\n');
     out
 }
 
-/// Adds an `optimization` object to the exported JSON.
-pub fn add_to_json(
-    text: &str,
+/// A ratio with three decimals, or three significant digits when small.
+fn ratio_text(r: f64) -> String {
+    if r.abs() >= 0.1 || r == 0.0 {
+        format!("{r:.3}")
+    } else {
+        format!("{r:.2e}")
+    }
+}
+
+/// The top-level `search` object of the JSON export.
+pub fn to_json(
     r: &SearchResult,
-    p: &crate::plan::Parameter,
+    params: &[Parameter],
     metric: Metric,
     maximize: bool,
-) -> String {
-    let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(text) else {
-        return text.to_string();
+) -> serde_json::Value {
+    use serde_json::json;
+    let d = dims(params);
+    let point = |g: usize| {
+        let at = positions(&d, g);
+        let o: serde_json::Map<String, serde_json::Value> = params
+            .iter()
+            .zip(at)
+            .map(|(p, a)| (p.name.clone(), json!(p.values.get(a))))
+            .collect();
+        serde_json::Value::Object(o)
     };
-    doc["optimization"] = serde_json::json!({
-        "parameter": p.name,
+    let per_value: Vec<serde_json::Value> = r
+        .rows
+        .iter()
+        .map(|(i, status, c)| {
+            json!({
+                "value": point(*i),
+                "runs": r.runs_per_value.get(*i),
+                "median": crate::report::json::num(r.medians.get(*i).copied().unwrap_or(f64::NAN)),
+                "status": status,
+                "comparison_with_best": c,
+            })
+        })
+        .collect();
+    json!({
+        "parameters": params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        "strategy": if params.len() > 1 { "coordinate" } else { "race" },
         "metric": metric.name(),
+        "compared": r.options.quantity(),
         "goal": if maximize { "maximize" } else { "minimize" },
-        "optimum": p.values.get(r.best),
-        "tried": r.tried.iter().filter_map(|&i| p.values.get(i)).collect::<Vec<_>>(),
-        "runs": r.runs,
-        "full_grid_runs": r.full_grid_runs,
-        "neighbours": r.neighbours,
-    });
-    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| text.to_string());
-    out.push('\n');
-    out
+        "values_tried": r.tried.iter().map(|&i| point(i)).collect::<Vec<_>>(),
+        "runs": { "total": r.runs, "per_value": per_value },
+        "grid_runs": r.full_grid_runs,
+        "budget": r.budget,
+        "settled": r.settled,
+        "budget_exhausted": r.budget_exhausted,
+        "best": point(r.best),
+        "as_good": r.as_good.iter().map(|&i| point(i)).collect::<Vec<_>>(),
+        "decisions": r.decisions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Draws runs from a cost curve with log-normal noise.
+    struct Simulated {
+        cost: Vec<f64>,
+        sigma: f64,
+        rng: ChaCha8Rng,
+        samples: Vec<Vec<f64>>,
+    }
+
+    impl Simulated {
+        fn new(cost: Vec<f64>, sigma: f64, seed: u64) -> Simulated {
+            let n = cost.len();
+            Simulated {
+                cost,
+                sigma,
+                rng: ChaCha8Rng::seed_from_u64(seed),
+                samples: vec![Vec::new(); n],
+            }
+        }
+
+        fn normal(&mut self) -> f64 {
+            // Box-Muller.
+            let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
+            let v: f64 = self.rng.random();
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        }
+    }
+
+    impl Measurer for Simulated {
+        fn measure(&mut self, points: &[usize], runs: usize) -> Result<()> {
+            // One run count per round, as the real runner does.
+            let k = points
+                .iter()
+                .map(|&i| runs.saturating_sub(self.samples[i].len()))
+                .max()
+                .unwrap_or(0);
+            for &i in points {
+                if self.samples[i].len() >= runs {
+                    continue;
+                }
+                for _ in 0..k {
+                    let x = self.cost[i] * (self.sigma * self.normal()).exp();
+                    self.samples[i].push(x);
+                }
+            }
+            Ok(())
+        }
+        fn values(&self, i: usize) -> Vec<f64> {
+            self.samples[i].clone()
+        }
+        fn count(&self, i: usize) -> usize {
+            self.samples[i].len()
+        }
+    }
+
+    fn opts(n: usize, maximize: bool) -> SearchOptions {
+        SearchOptions {
+            metric: Metric::WallTime,
+            maximize,
+            runs: 10,
+            initial_runs: 3,
+            alpha: 0.05,
+            precision: 0.01,
+            budget: SearchOptions::default_budget(n, 10),
+            per_op: false,
+        }
+    }
+
+    struct Tally {
+        trials: usize,
+        contains_optimum: usize,
+        best_within_5pct: usize,
+        max_runs: usize,
+    }
+
+    /// Runs the race on `trials` seeds of one curve.
+    fn trial(cost: &[f64], sigma: f64, maximize: bool, trials: usize) -> Tally {
+        let n = cost.len();
+        let o = opts(n, maximize);
+        let truth = if maximize {
+            cost.iter().copied().fold(f64::MIN, f64::max)
+        } else {
+            cost.iter().copied().fold(f64::MAX, f64::min)
+        };
+        let mut t = Tally {
+            trials,
+            contains_optimum: 0,
+            best_within_5pct: 0,
+            max_runs: 0,
+        };
+        for seed in 0..trials as u64 {
+            let mut m = Simulated::new(cost.to_vec(), sigma, seed);
+            let mut st = RaceState::default();
+            race(&mut m, n, &o, &mut st).unwrap();
+            let a = answer(&m, n, &o, &st).unwrap();
+            let runs: usize = m.samples.iter().map(Vec::len).sum();
+            assert_eq!(runs, st.runs, "the race counts its runs");
+            t.max_runs = t.max_runs.max(runs);
+            if a.as_good.iter().any(|&i| cost[i] == truth) {
+                t.contains_optimum += 1;
+            }
+            if (cost[a.best] / truth - 1.0).abs() <= 0.05 {
+                t.best_within_5pct += 1;
+            }
+        }
+        t
+    }
+
+    fn check(name: &str, t: &Tally, n: usize) {
+        let budget = SearchOptions::default_budget(n, 10);
+        assert!(
+            t.max_runs <= budget,
+            "{name}: {} runs > budget {budget}",
+            t.max_runs
+        );
+        assert!(
+            t.contains_optimum * 100 >= 95 * t.trials,
+            "{name}: the set held the optimum in {} of {}",
+            t.contains_optimum,
+            t.trials
+        );
+        assert!(
+            t.best_within_5pct * 10 >= 9 * t.trials,
+            "{name}: best within 5 % in {} of {}",
+            t.best_within_5pct,
+            t.trials
+        );
+    }
+
+    /// 14 values, like 1 … 8192 by powers of two.
+    const N: usize = 14;
+
+    #[test]
+    fn sharp_minimum() {
+        let cost: Vec<f64> = (0..N)
+            .map(|i| 1.0 + 0.25 * (i as f64 - 9.0).abs())
+            .collect();
+        let t = trial(&cost, 0.05, false, 200);
+        check("sharp", &t, N);
+    }
+
+    #[test]
+    fn flat_bottom() {
+        // Within 1 % over five values around the optimum at index 6, then a
+        // steep rise.
+        let cost: Vec<f64> = (0..N)
+            .map(|i| {
+                let d = (i as f64 - 6.0).abs();
+                1.0 + 0.0025 * d * d + 0.2 * (d - 2.0).max(0.0).powi(2)
+            })
+            .collect();
+        let t = trial(&cost, 0.05, false, 200);
+        check("flat bottom", &t, N);
+    }
+
+    #[test]
+    fn noisy_plateau() {
+        // A plateau from index 3 to 11, noise of 15 %.
+        let cost: Vec<f64> = (0..N)
+            .map(|i| if (3..=11).contains(&i) { 1.0 } else { 1.6 })
+            .collect();
+        let t = trial(&cost, 0.15, false, 200);
+        check("plateau", &t, N);
+    }
+
+    #[test]
+    fn maximize_throughput() {
+        let cost: Vec<f64> = (0..N)
+            .map(|i| 100.0 / (1.0 + 0.1 * (i as f64 - 4.0).powi(2)))
+            .collect();
+        let t = trial(&cost, 0.05, true, 100);
+        check("maximize", &t, N);
+    }
+
+    #[test]
+    fn two_parameters_with_an_interaction() {
+        // 8 x 8 values; optimum at (5, 2); the cross term tilts the valley,
+        // so one pass along each parameter is not enough.
+        let (nx, ny) = (8usize, 8usize);
+        let cost: Vec<f64> = (0..nx * ny)
+            .map(|g| {
+                let (x, y) = ((g / ny) as f64 - 5.0, (g % ny) as f64 - 2.0);
+                1.0 + 0.05 * x * x + 0.05 * y * y + 0.04 * x * y
+            })
+            .collect();
+        let truth = grid_index(&[nx, ny], &[5, 2]);
+        let mut o = opts(nx * ny, false);
+        o.budget = SearchOptions::default_budget(nx * ny, 10);
+        let trials = 100;
+        let (mut contains, mut within, mut max_runs) = (0, 0, 0);
+        for seed in 0..trials {
+            let mut m = Simulated::new(cost.clone(), 0.05, seed);
+            let mut st = RaceState::default();
+            coordinate(&mut m, &[nx, ny], &o, &mut st).unwrap();
+            let a = answer(&m, nx * ny, &o, &st).unwrap();
+            let runs: usize = m.samples.iter().map(Vec::len).sum();
+            assert_eq!(runs, st.runs);
+            max_runs = max_runs.max(runs);
+            contains += usize::from(a.as_good.contains(&truth));
+            within += usize::from(cost[a.best] <= 1.05 * cost[truth]);
+        }
+        assert!(
+            max_runs <= o.budget,
+            "{max_runs} runs > budget {}",
+            o.budget
+        );
+        assert!(
+            contains >= 95,
+            "the set held the optimum in {contains} of {trials}"
+        );
+        assert!(within >= 90, "best within 5 % in {within} of {trials}");
+    }
+
+    #[test]
+    fn the_default_budget_is_40_percent_of_the_grid_from_10_values() {
+        for values in 10..=64 {
+            let b = SearchOptions::default_budget(values, 10);
+            assert!(b * 5 <= values * 10 * 2 + 4, "{values} values: {b}");
+        }
+        // Small grids: the coarse scan (5 values x 3) and two at 10 runs.
+        assert_eq!(SearchOptions::default_budget(5, 10), 35);
+        assert_eq!(SearchOptions::default_budget(1, 10), 10);
+    }
+
+    #[test]
+    fn values_without_measurements_leave_the_race() {
+        // Indices 9.. time out on every run: the simulation keeps no value.
+        struct TimingOut(Simulated);
+        impl Measurer for TimingOut {
+            fn measure(&mut self, points: &[usize], runs: usize) -> Result<()> {
+                self.0.measure(points, runs)
+            }
+            fn values(&self, i: usize) -> Vec<f64> {
+                if i >= 9 {
+                    Vec::new()
+                } else {
+                    self.0.values(i)
+                }
+            }
+            fn count(&self, i: usize) -> usize {
+                self.0.count(i)
+            }
+        }
+        let cost: Vec<f64> = (0..N)
+            .map(|i| 1.0 + 0.01 * (i as f64 - 11.0).powi(2))
+            .collect();
+        let o = opts(N, false);
+        let mut m = TimingOut(Simulated::new(cost, 0.02, 1));
+        let mut st = RaceState::default();
+        race(&mut m, N, &o, &mut st).unwrap();
+        let a = answer(&m, N, &o, &st).unwrap();
+        assert!(a.best < 9, "{}", a.best);
+        assert!(a.as_good.iter().all(|&i| i < 9), "{:?}", a.as_good);
+        assert!(st
+            .decisions
+            .iter()
+            .any(|d| d.action == "drop" && d.reason.contains("no run measured")));
+        // They got the coarse scan's runs only.
+        assert!((9..N).all(|i| m.count(i) <= 3));
+    }
+
+    #[test]
+    fn every_step_measures_something_and_small_grids_end() {
+        // A 7-value grid with a flat bottom: the budget binds while values
+        // of unequal run counts remain (a round that adds no run would
+        // repeat until the loop's cap).
+        for seed in 0..50 {
+            let cost: Vec<f64> = (0..7)
+                .map(|i| [1.6, 1.1, 1.0, 1.0, 1.0, 1.0, 1.02][i])
+                .collect();
+            let mut m = Simulated::new(cost, 0.1, seed);
+            let o = opts(7, false);
+            let mut st = RaceState::default();
+            race(&mut m, 7, &o, &mut st).unwrap();
+            let measures = st.decisions.iter().filter(|d| d.action != "drop").count();
+            assert!(measures <= 7 + 10, "seed {seed}: {measures} rounds");
+            assert!(st.runs <= o.budget);
+        }
+    }
+
+    #[test]
+    fn set_is_described_as_ranges_of_tried_values() {
+        let labels: Vec<String> = (0..8).map(|i| (1 << i).to_string()).collect();
+        let tried = [0, 2, 3, 4, 6, 7];
+        let label = |i: usize| labels[i].clone();
+        assert_eq!(describe_set(&[2, 3, 4], &tried, label), "4–16");
+        assert_eq!(describe_set(&[0, 3, 4, 7], &tried, label), "1, 8–16, 128");
+    }
 }

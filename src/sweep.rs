@@ -1,9 +1,17 @@
 //! Parameter sweeps as people read them: a table ordered by parameter value,
-//! the best value marked with its interval, a bar chart in the terminal and
-//! an SVG curve with the interval band.
+//! the best value and the set of values as good as it marked, a bar chart
+//! in the terminal and an SVG curve with the interval band.
+//!
+//! The set is decided by the comparison engine, never by overlapping
+//! intervals: every value is compared with the best (paired when the
+//! session was interleaved, Bonferroni over the curve's values), and a
+//! value is in the set unless it is significantly worse, either by that
+//! test or by a comparison the report prints above the sweep (so the sweep
+//! never calls "as good" what the summary calls slower).
 
 use std::fmt::Write;
 
+use crate::analysis::comparison::{self, Comparison, Design, Settings, Verdict};
 use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
 use crate::plan::Parameter;
@@ -32,6 +40,11 @@ pub struct Curve {
     pub points: Vec<Point>,
     /// Index into `points` of the best value.
     pub best: Option<usize>,
+    /// Indices into `points` of the values not significantly worse than
+    /// the best, the best included.
+    pub as_good: Vec<usize>,
+    /// Each point's comparison with the best (None for the best itself).
+    pub vs_best: Vec<Option<Comparison>>,
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +65,14 @@ fn better(maximize: bool, a: f64, b: f64) -> bool {
     }
 }
 
+/// How the sweep decides its set: the printed comparisons it must agree
+/// with, and the level and band of its own.
+pub struct SetRules<'a> {
+    pub comparisons: &'a [Comparison],
+    pub alpha: f64,
+    pub precision: f64,
+}
+
 /// Builds the sweep view of a session whose cells came from parameters.
 pub fn build(
     session: &Session,
@@ -60,6 +81,7 @@ pub fn build(
     metric: Metric,
     maximize: bool,
     templates: &[String],
+    rules: &SetRules,
 ) -> Option<Sweep> {
     let commands = templates.len();
     if params.is_empty() || session.results.is_empty() || commands == 0 {
@@ -123,18 +145,31 @@ pub fn build(
         if single.is_some_and(|p| p.numeric.is_some()) {
             points.sort_by(|a, b| a.x.unwrap_or(0.0).total_cmp(&b.x.unwrap_or(0.0)));
         }
-        let best = (0..points.len()).reduce(|b, i| {
-            if better(maximize, points[i].median, points[b].median) {
-                i
-            } else {
-                b
-            }
-        });
+        // The best median among the values no printed comparison shows
+        // significantly worse than another (all values if none is left).
+        let shown: Vec<bool> = points
+            .iter()
+            .map(|p| shown_worse(rules, &session.results[p.cell].cell.name, metric, maximize))
+            .collect();
+        let pick = |candidates: &mut dyn Iterator<Item = usize>| {
+            candidates.reduce(|b, i| {
+                if better(maximize, points[i].median, points[b].median) {
+                    i
+                } else {
+                    b
+                }
+            })
+        };
+        let best = pick(&mut (0..points.len()).filter(|&i| !shown[i]))
+            .or_else(|| pick(&mut (0..points.len())));
+        let (as_good, vs_best) = decide_set(session, &points, best, metric, maximize, rules);
         let command = template.clone();
         curves.push(Curve {
             command,
             points,
             best,
+            as_good,
+            vs_best,
         });
     }
     Some(Sweep {
@@ -144,6 +179,106 @@ pub fn build(
         geometric: single.is_some_and(|p| p.geometric),
         curves,
     })
+}
+
+/// A printed comparison shows the cell `name` significantly worse than
+/// another value.
+fn shown_worse(rules: &SetRules, name: &str, metric: Metric, maximize: bool) -> bool {
+    let (worse, better) = if maximize {
+        (Verdict::Faster, Verdict::Slower)
+    } else {
+        (Verdict::Slower, Verdict::Faster)
+    };
+    rules.comparisons.iter().any(|pc| {
+        pc.metric == metric.name()
+            && ((pc.candidate == name && pc.verdict == worse)
+                || (pc.baseline == name && pc.verdict == better))
+    })
+}
+
+/// The set of values not significantly worse than the best (see the
+/// module comment), and each value's comparison with the best.
+fn decide_set(
+    session: &Session,
+    points: &[Point],
+    best: Option<usize>,
+    metric: Metric,
+    maximize: bool,
+    rules: &SetRules,
+) -> (Vec<usize>, Vec<Option<Comparison>>) {
+    let Some(b) = best else {
+        return (Vec::new(), vec![None; points.len()]);
+    };
+    let worse = if maximize {
+        Verdict::Faster
+    } else {
+        Verdict::Slower
+    };
+    let settings = Settings::for_metric(
+        metric,
+        rules.alpha,
+        points.len().saturating_sub(1).max(1),
+        rules.precision,
+        session.rss_floor,
+    );
+    let best_cell = &session.results[points[b].cell];
+    let mut as_good = Vec::new();
+    let mut vs_best = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        if i == b {
+            as_good.push(i);
+            vs_best.push(None);
+            continue;
+        }
+        let cell = &session.results[p.cell];
+        let c = if session.order == crate::schedule::Order::Interleaved {
+            let (x, y) = comparison::paired_values(best_cell, cell, metric);
+            comparison::compare_values(&x, &y, Design::Paired, &settings)
+        } else {
+            comparison::compare_values(
+                &crate::analysis::values(&best_cell.samples, metric),
+                &crate::analysis::values(&cell.samples, metric),
+                Design::Unpaired,
+                &settings,
+            )
+        };
+        if c.verdict != worse && !shown_worse(rules, &cell.cell.name, metric, maximize) {
+            as_good.push(i);
+        }
+        vs_best.push(Some(c.named(
+            metric.name(),
+            &best_cell.cell.name,
+            &cell.cell.name,
+        )));
+    }
+    (as_good, vs_best)
+}
+
+/// Replaces the curve's best and set with the optimum search's, so the
+/// table shows the search's one analysis. `best`, `as_good` and the keys
+/// of `vs_best` are session cell indices.
+pub fn apply_search(
+    sweep: &mut Sweep,
+    best: usize,
+    as_good: &[usize],
+    vs_best: &[(usize, Comparison)],
+) {
+    for curve in &mut sweep.curves {
+        curve.best = curve.points.iter().position(|p| p.cell == best);
+        curve.as_good = (0..curve.points.len())
+            .filter(|&i| as_good.contains(&curve.points[i].cell))
+            .collect();
+        curve.vs_best = curve
+            .points
+            .iter()
+            .map(|p| {
+                vs_best
+                    .iter()
+                    .find(|(cell, _)| *cell == p.cell)
+                    .map(|(_, c)| c.clone())
+            })
+            .collect();
+    }
 }
 
 /// The table and the terminal chart.
@@ -182,12 +317,13 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
             .max(display_width(&sweep.axis));
         let _ = writeln!(
             out,
-            "  {}  {:>11}  {:>27}  {:>11}  {:>5}",
+            "  {}  {:>11}  {:>27}  {:>11}  {:>5}  {:>8}",
             pad_left(&sweep.axis, width),
             "median",
             "95 % CI",
             "user+sys",
-            "runs"
+            "runs",
+            "vs best"
         );
         for (i, p) in curve.points.iter().enumerate() {
             let ci =
@@ -201,17 +337,26 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
                 .unwrap_or_else(|| "(too few runs)".into());
             let mark = if curve.best == Some(i) {
                 paint.green(" ◀ best")
+            } else if curve.as_good.contains(&i) {
+                paint.green(" ≈ as good")
             } else {
                 String::new()
             };
+            let vs = match curve.vs_best.get(i).and_then(Option::as_ref) {
+                Some(c) => format!("{:.2}x {}", c.ratio, c.verdict.symbol()),
+                None if curve.best == Some(i) => "1x".into(),
+                // An optimum search dropped it against an earlier leader.
+                None => "dropped".into(),
+            };
             let _ = writeln!(
                 out,
-                "  {}  {:>11}  {:>27}  {:>11}  {:>5}{mark}",
+                "  {}  {:>11}  {:>27}  {:>11}  {:>5}  {:>8}{mark}",
                 pad_left(&p.label, width),
                 units::quantity(p.median, unit),
                 ci,
                 p.cpu.map(units::time).unwrap_or_default(),
-                p.runs
+                p.runs,
+                vs
             );
         }
         out.push('\n');
@@ -226,25 +371,45 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
                     )
                 })
                 .unwrap_or_default();
-            // Values whose interval overlaps the best one's are not shown to
-            // be worse: say so rather than crown a winner by noise.
-            let tied: Vec<&str> = match b.ci {
-                Some((lo, hi)) => curve
-                    .points
-                    .iter()
-                    .filter(|p| !std::ptr::eq(*p, b))
-                    .filter(|p| p.ci.is_some_and(|(plo, phi)| plo <= hi && phi >= lo))
-                    .map(|p| p.label.as_str())
-                    .collect(),
-                None => Vec::new(),
-            };
-            let tie_note = if tied.is_empty() {
-                String::new()
+            // The set, by the engine's test (see `decide_set`), not by
+            // overlapping intervals.
+            let others: Vec<&str> = curve
+                .as_good
+                .iter()
+                .filter(|&&i| Some(i) != curve.best)
+                .map(|&i| curve.points[i].label.as_str())
+                .collect();
+            let band: Vec<&str> = curve
+                .as_good
+                .iter()
+                .filter(|&&i| {
+                    curve
+                        .vs_best
+                        .get(i)
+                        .and_then(Option::as_ref)
+                        .is_some_and(|c| c.verdict == Verdict::NoDifference)
+                })
+                .map(|&i| curve.points[i].label.as_str())
+                .collect();
+            let precision = curve.vs_best.iter().flatten().map(|c| c.precision).next();
+            let tie_note = if others.is_empty() {
+                if curve.points.len() > 1 {
+                    "\n  Every other value is significantly worse (comparison test with the best)."
+                        .to_string()
+                } else {
+                    String::new()
+                }
             } else {
+                let within = match precision {
+                    Some(p) if !band.is_empty() => {
+                        format!("; {} within ±{} % of it", band.join(", "), p * 100.0)
+                    }
+                    _ => String::new(),
+                };
                 format!(
-                    "\n  Its interval overlaps those of {} = {}: within the noise, they are as good.",
+                    "\n  As good: {} = {}: not significantly worse than the best (comparison test){within}.",
                     sweep.axis,
-                    tied.join(", ")
+                    others.join(", ")
                 )
             };
             let _ = writeln!(
@@ -280,7 +445,7 @@ fn bar_chart(curve: &Curve, axis: &str, unit: crate::metrics::Unit, paint: Paint
         let mut bar = "█".repeat(eighths / 8);
         const PARTS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
         bar.push_str(PARTS[eighths % 8]);
-        let bar = if curve.best == Some(i) {
+        let bar = if curve.as_good.contains(&i) {
             paint.green(&bar)
         } else {
             paint.cyan(&bar)
@@ -450,9 +615,15 @@ pub fn render_svg(sweep: &Sweep) -> String {
         );
         for (i, p) in curve.points.iter().enumerate() {
             let best = curve.best == Some(i);
+            // Members of the set get a green ring.
+            let ring = if curve.as_good.contains(&i) {
+                r##" class="as-good" stroke="#2ca02c" stroke-width="3""##
+            } else {
+                ""
+            };
             let _ = write!(
                 s,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="{}" fill="{colour}"><title>{} = {}: {}</title></circle>"#,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="{}" fill="{colour}"{ring}><title>{} = {}: {}</title></circle>"#,
                 xpos(i, p),
                 py(p.median),
                 if best { 6 } else { 3 },
@@ -518,6 +689,8 @@ mod tests {
                 command: "<script>alert(1)</script> {batch}".into(),
                 points,
                 best: Some(2),
+                as_good: vec![2],
+                vs_best: vec![None; 4],
             }],
         }
     }
@@ -528,15 +701,96 @@ mod tests {
         let best_line = t.lines().find(|l| l.contains("◀ best")).unwrap();
         assert!(best_line.trim_start().starts_with('4'), "{best_line}");
         assert!(t.contains("Best: batch = 4 with a median of 9.000 ms"));
-        // 8 (11.4 … 12.6 ms) does not overlap 4 (8.55 … 9.45 ms): no tie.
-        assert!(!t.contains("overlaps"), "{t}");
-        let mut s = sweep();
-        s.curves[0].points[3].ci = Some((9.2e-3, 13e-3));
-        let t = render_text(&s, Paint { enabled: false });
         assert!(
-            t.contains("Its interval overlaps those of batch = 8"),
+            t.contains("Every other value is significantly worse"),
             "{t}"
         );
+        assert!(!t.contains("as good"), "{t}");
+        // The set is marked on every member's row and named below the chart.
+        let mut s = sweep();
+        s.curves[0].as_good = vec![2, 3];
+        let t = render_text(&s, Paint { enabled: false });
+        let row = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("8 "))
+            .unwrap();
+        assert!(row.ends_with("≈ as good"), "{row}");
+        assert!(
+            t.contains("As good: batch = 8: not significantly worse than the best"),
+            "{t}"
+        );
+        assert!(render_svg(&s).matches(r#"class="as-good""#).count() == 2);
+    }
+
+    /// A session of three values of x: 1 and 2 equal but for the noise,
+    /// 3 30 % slower; 8 interleaved runs each with ±4 % jitter.
+    fn three_values() -> (Session, Vec<CellAnalysis>, Vec<Parameter>) {
+        let mk = |x: &str, base: f64| {
+            // A different jitter pattern per value, so pairs differ by noise.
+            let k: usize = x.parse().unwrap();
+            let walls: Vec<f64> = (0..8)
+                .map(|i| base * (1.0 + 0.02 * (((i * (2 * k + 1) + k) % 5) as f64 - 2.0)))
+                .collect();
+            let mut r = crate::runner::CellResult::from_wall_times(&format!("x{x}"), &walls);
+            r.cell.parameters = vec![("x".into(), x.into())];
+            r
+        };
+        let mut session = Session::empty();
+        session.results = vec![mk("1", 0.0100), mk("2", 0.0100), mk("3", 0.013)];
+        let analyses = crate::analysis::analyse(&session);
+        let params = vec![Parameter {
+            name: "x".into(),
+            values: vec!["1".into(), "2".into(), "3".into()],
+            numeric: Some(vec![1.0, 2.0, 3.0]),
+            geometric: false,
+        }];
+        (session, analyses, params)
+    }
+
+    #[test]
+    fn the_set_is_decided_by_the_engine_and_agrees_with_the_summary() {
+        let (session, analyses, params) = three_values();
+        let build = |comparisons: &[Comparison]| {
+            let rules = SetRules {
+                comparisons,
+                alpha: 0.05,
+                precision: 0.01,
+            };
+            let t = ["cmd {x}".to_string()];
+            build(
+                &session,
+                &analyses,
+                &params,
+                Metric::WallTime,
+                false,
+                &t,
+                &rules,
+            )
+            .unwrap()
+        };
+        let sweep = build(&[]);
+        let curve = &sweep.curves[0];
+        assert_eq!(curve.best, Some(0));
+        // 2 is not significantly worse than 1; 3 is, by the paired test.
+        assert_eq!(curve.as_good, vec![0, 1]);
+        let c3 = curve.vs_best[2].as_ref().unwrap();
+        assert_eq!(c3.verdict, Verdict::Slower);
+        assert!(c3.paired);
+        // A printed comparison calling x2 slower than x1 keeps x2 out of
+        // the set, whatever the sweep's own test says.
+        let mut printed = c3.clone();
+        printed.baseline = "x1".into();
+        printed.candidate = "x2".into();
+        let sweep = build(&[printed.clone()]);
+        assert_eq!(sweep.curves[0].best, Some(0));
+        assert_eq!(sweep.curves[0].as_good, vec![0]);
+        // The same for a reference shown slower than a candidate.
+        printed.baseline = "x2".into();
+        printed.candidate = "x1".into();
+        printed.verdict = Verdict::Faster;
+        let sweep = build(&[printed]);
+        assert_eq!(sweep.curves[0].best, Some(0));
+        assert_eq!(sweep.curves[0].as_good, vec![0]);
     }
 
     #[test]

@@ -9,7 +9,8 @@ use crate::analysis::{self, CellAnalysis};
 use crate::metrics::{Metric, Sample};
 use crate::runner::{CellResult, Session};
 
-fn num(v: f64) -> Value {
+/// A number, or null where JSON has none (NaN, infinities).
+pub fn num(v: f64) -> Value {
     serde_json::Number::from_f64(v)
         .map(Value::Number)
         .unwrap_or(Value::Null)
@@ -168,6 +169,16 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
 }
 
 pub fn render(session: &Session, analyses: &[CellAnalysis], comparisons: Value) -> String {
+    render_with_search(session, analyses, comparisons, None)
+}
+
+/// `render` with the optimum search's top-level `search` object.
+pub fn render_with_search(
+    session: &Session,
+    analyses: &[CellAnalysis],
+    comparisons: Value,
+    search: Option<Value>,
+) -> String {
     let started = humantime::format_rfc3339_seconds(session.started).to_string();
     let overhead = session.shell_overhead.map(|o| {
         json!({"time_wall_clock": num(o.wall), "time_user": num(o.user),
@@ -178,7 +189,7 @@ pub fn render(session: &Session, analyses: &[CellAnalysis], comparisons: Value) 
         .iter()
         .map(|(m, why)| json!({"metric": m.name(), "reason": why}))
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "schema_version": 2,
         "tool": "cmdscope",
         "version": env!("CARGO_PKG_VERSION"),
@@ -200,6 +211,9 @@ pub fn render(session: &Session, analyses: &[CellAnalysis], comparisons: Value) 
         "results": session.results.iter().zip(analyses).map(|(r, a)| result(r, a)).collect::<Vec<_>>(),
         "comparisons": comparisons,
     });
+    if let Some(search) = search {
+        doc["search"] = search;
+    }
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into());
     text.push('\n');
     text

@@ -283,6 +283,24 @@ fn render_comparisons(
         out.push('\n');
         return;
     };
+    // An optimum search decides each value at its own step: the test and
+    // the Bonferroni family can differ by line, so no single footer fits.
+    let mixed = comparisons.iter().any(|c| {
+        c.metric == Metric::WallTime.name()
+            && c.p_value.is_finite()
+            && (c.test != first.test || c.family != first.family)
+    });
+    if mixed {
+        let _ = writeln!(
+            out,
+            "{}\n",
+            paint.dim(&format!(
+                "  (each line's test and Bonferroni family are those of the step that decided it; its interval's confidence is on the line; significance level {})",
+                comparison::format_level(session.final_alpha)
+            ))
+        );
+        return;
+    }
     let scale = match first.scale {
         comparison::Scale::LogRatio => "on log ratios",
         comparison::Scale::Difference => "on differences",
