@@ -452,9 +452,13 @@ impl Measurer for Line<'_> {
 }
 
 /// Grid index of a point given per-parameter positions (the first
-/// parameter varies slowest, as `plan::combinations` orders the cells).
+/// parameter varies fastest, as `plan::combinations` orders the cells,
+/// hyperfine's order).
 fn grid_index(dims: &[usize], at: &[usize]) -> usize {
-    dims.iter().zip(at).fold(0, |acc, (&d, &a)| acc * d + a)
+    dims.iter()
+        .zip(at)
+        .rev()
+        .fold(0, |acc, (&d, &a)| acc * d + a)
 }
 
 /// Coordinate search over several parameters: from the middle of the grid,
@@ -837,7 +841,7 @@ fn point_label_eq(params: &[Parameter], g: usize) -> String {
 /// Per-parameter positions of a grid index (inverse of `grid_index`).
 fn positions(dims: &[usize], mut g: usize) -> Vec<usize> {
     let mut at = vec![0; dims.len()];
-    for k in (0..dims.len()).rev() {
+    for k in 0..dims.len() {
         let d = dims[k].max(1);
         at[k] = g % d;
         g /= d;
@@ -1410,7 +1414,8 @@ mod tests {
         let (nx, ny) = (8usize, 8usize);
         let cost: Vec<f64> = (0..nx * ny)
             .map(|g| {
-                let (x, y) = ((g / ny) as f64 - 5.0, (g % ny) as f64 - 2.0);
+                // The first parameter varies fastest (grid_index).
+                let (x, y) = ((g % nx) as f64 - 5.0, (g / nx) as f64 - 2.0);
                 1.0 + 0.05 * x * x + 0.05 * y * y + 0.04 * x * y
             })
             .collect();
