@@ -1,7 +1,8 @@
 //! cmdscope: a performance lab for commands.
 //!
 //! Data flow: CLI -> plan -> schedule -> exec -> sample -> export/store ->
-//! analysis -> report. See ../shared/ARCHITECTURE.md.
+//! analysis -> report. docs/ARCHITECTURE.md draws it and says what each
+//! module owns.
 
 pub mod analysis;
 pub mod app;
