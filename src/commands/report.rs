@@ -15,7 +15,6 @@ use crate::report::html::{self, CellData, HistoryData, HistoryPoint, ReportData}
 use crate::schedule::Order;
 use crate::store::record::open_read_only;
 use crate::store::{Filter, Store, StoredSession};
-use clap::Parser;
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     if let Some(dir) = &args.site {
@@ -175,7 +174,7 @@ fn run_args(command_line: &str) -> Option<RunArgs> {
     let args = words
         .into_iter()
         .map(|w| std::ffi::OsString::from(String::from_utf8_lossy(&w).into_owned()));
-    match Cli::try_parse_from(args).ok()?.command {
+    match Cli::parse_ordered(args).ok()?.command {
         Command::Run(a) => Some(*a),
         _ => None,
     }
