@@ -56,16 +56,21 @@ impl Cli {
         let mut command = Cli::command();
         let matches = command.try_get_matches_from_mut(args)?;
         let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
-        if let (Command::Run(run), Some(("run", sub))) = (&mut cli.command, matches.subcommand()) {
+        let order = |sub: &clap::ArgMatches| {
             let at = |id: &str| -> Vec<usize> {
                 sub.indices_of(id).map(|i| i.collect()).unwrap_or_default()
             };
-            run.scan_order = crate::plan::ScanOrder {
+            crate::plan::ScanOrder {
                 // Three values per -P: its position is its first value's.
                 scans: at("parameter_scan").into_iter().step_by(3).collect(),
                 steps: at("parameter_step_size"),
                 factors: at("parameter_factor"),
-            };
+            }
+        };
+        match (&mut cli.command, matches.subcommand()) {
+            (Command::Run(run), Some(("run", sub))) => run.scan_order = order(sub),
+            (Command::Explain(e), Some(("explain", sub))) => e.cells.scan_order = order(sub),
+            _ => {}
         }
         Ok(cli)
     }
@@ -834,9 +839,11 @@ pub struct ExplainCellArgs {
     #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
     pub no_shell: bool,
 
-    /// Scan a numeric parameter: {VAR} takes MIN, MIN+STEP, ... MAX.
-    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true)]
-    pub parameter_scan: Option<Vec<String>>,
+    /// Scan a numeric parameter: {VAR} takes MIN, MIN+STEP, ... MAX
+    /// (repeatable, as in `run`: each -D or --parameter-factor applies to
+    /// the -P before it).
+    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true, action = clap::ArgAction::Append)]
+    pub parameter_scan: Vec<String>,
 
     /// Step of --parameter-scan.
     #[arg(
@@ -844,14 +851,18 @@ pub struct ExplainCellArgs {
         long,
         value_name = "STEP",
         requires = "parameter_scan",
-        conflicts_with = "parameter_factor",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        action = clap::ArgAction::Append
     )]
-    pub parameter_step_size: Option<String>,
+    pub parameter_step_size: Vec<String>,
 
     /// Make --parameter-scan geometric.
-    #[arg(long, value_name = "F", requires = "parameter_scan")]
-    pub parameter_factor: Option<String>,
+    #[arg(long, value_name = "F", requires = "parameter_scan", action = clap::ArgAction::Append)]
+    pub parameter_factor: Vec<String>,
+
+    /// Where each scan option stood (see `RunArgs::scan_order`).
+    #[arg(skip)]
+    pub scan_order: crate::plan::ScanOrder,
 
     /// A parameter with listed values: -L VAR a,b,c (repeatable).
     #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], action = clap::ArgAction::Append)]

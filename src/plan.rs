@@ -1127,6 +1127,27 @@ mod tests {
         ])
         .unwrap_err();
         assert!(e.to_string().contains("before any -P"), "{e}");
+        // `explain` plans its cells by the same rule.
+        let argv = [
+            "cmdscope",
+            "explain",
+            "-P",
+            "a",
+            "1",
+            "2",
+            "-P",
+            "b",
+            "1",
+            "5",
+            "-D",
+            "2",
+            "echo {a} {b}",
+        ];
+        let crate::cli::Command::Explain(e) = crate::cli::Cli::parse_ordered(argv).unwrap().command
+        else {
+            unreachable!()
+        };
+        assert_eq!(crate::explain::cells(&e).unwrap().len(), 2 * 3);
     }
 
     #[test]

@@ -95,9 +95,10 @@ fn run_args(args: &ExplainArgs) -> Result<crate::cli::RunArgs> {
     run.nice = c.nice.clone();
     run.shell = c.shell.clone();
     run.no_shell = c.no_shell;
-    run.parameter_scan = c.parameter_scan.clone().unwrap_or_default();
-    run.parameter_step_size = c.parameter_step_size.iter().cloned().collect();
-    run.parameter_factor = c.parameter_factor.iter().cloned().collect();
+    run.parameter_scan = c.parameter_scan.clone();
+    run.parameter_step_size = c.parameter_step_size.clone();
+    run.parameter_factor = c.parameter_factor.clone();
+    run.scan_order = c.scan_order.clone();
     run.parameter_list = c.parameter_list.clone();
     Ok(*run)
 }
