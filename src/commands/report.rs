@@ -185,7 +185,9 @@ pub fn sweep_set(
     cells: &[CellData],
     comparisons: &[Comparison],
 ) -> Option<html::SweepSet> {
-    let args = run_args(command_line)?;
+    let mut args = run_args(command_line)?;
+    // Planning with --time-unit would force the report's units: not ours to set.
+    args.time_unit = None;
     if args.commands.len() != 1
         || args.minimize.is_some()
         || args.maximize.is_some()
