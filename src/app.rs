@@ -122,17 +122,12 @@ pub fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<EnvVar>, usize> {
 /// The parameters given with -P/-D/--parameter-factor and -L.
 fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
     let mut out = Vec::new();
-    if let Some(scan) = &args.parameter_scan {
-        if let [name, min, max] = scan.as_slice() {
-            out.push(plan::scan(
-                name,
-                min,
-                max,
-                args.parameter_step_size.as_deref(),
-                args.parameter_factor.as_deref(),
-            )?);
-        }
-    }
+    out.extend(plan::scans(
+        &args.parameter_scan,
+        &args.parameter_step_size,
+        &args.parameter_factor,
+        &args.scan_order,
+    )?);
     for pair in args.parameter_list.chunks(2) {
         if let [name, values] = pair {
             out.push(plan::list(name, values)?);

@@ -23,6 +23,7 @@ Examples:
   cmdscope run -L sort quick,merge './bench --sort {sort}'
   cmdscope run -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
   cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch 'xargs -a files -n {batch} sha256sum'
+  cmdscope run -P b 1 64 --parameter-factor 2 -P j 1 4 --minimize b,j './build -b {b} -j {j}'
   cmdscope run --monitor 'busctl --system monitor org.freedesktop.hostname1' \
       --match Introspect=member=Introspect hostnamectl   # messages per run: monitor_Introspect
 ";
@@ -40,6 +41,39 @@ Examples:
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parse as `try_parse_from` does, and record where each scan option
+    /// stood: clap's derive keeps values but not their order, and the order
+    /// says which -P a -D or --parameter-factor belongs to.
+    pub fn parse_ordered<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut command = Cli::command();
+        let matches = command.try_get_matches_from_mut(args)?;
+        let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+        let order = |sub: &clap::ArgMatches| {
+            let at = |id: &str| -> Vec<usize> {
+                sub.indices_of(id).map(|i| i.collect()).unwrap_or_default()
+            };
+            crate::plan::ScanOrder {
+                // Three values per -P: its position is its first value's.
+                scans: at("parameter_scan").into_iter().step_by(3).collect(),
+                steps: at("parameter_step_size"),
+                factors: at("parameter_factor"),
+            }
+        };
+        match (&mut cli.command, matches.subcommand()) {
+            (Command::Run(run), Some(("run", sub))) => run.scan_order = order(sub),
+            (Command::Explain(e), Some(("explain", sub))) => e.cells.scan_order = order(sub),
+            _ => {}
+        }
+        Ok(cli)
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -536,8 +570,11 @@ pub struct RunArgs {
     /// Scan a numeric parameter: {VAR} in the command (and in --env values,
     /// hooks and names) takes MIN, MIN+STEP, ... MAX. Integers step by 1
     /// unless -D is given; --parameter-factor makes the scan geometric.
-    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true)]
-    pub parameter_scan: Option<Vec<String>>,
+    /// Repeatable (all parameters combine): with several -P, each -D or
+    /// --parameter-factor applies to the -P before it
+    /// (-P a 1 64 --parameter-factor 2 -P b 1 8).
+    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true, action = clap::ArgAction::Append)]
+    pub parameter_scan: Vec<String>,
 
     /// Step of --parameter-scan (may be negative or a decimal like 0.25).
     #[arg(
@@ -545,14 +582,19 @@ pub struct RunArgs {
         long,
         value_name = "STEP",
         requires = "parameter_scan",
-        conflicts_with = "parameter_factor",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        action = clap::ArgAction::Append
     )]
-    pub parameter_step_size: Option<String>,
+    pub parameter_step_size: Vec<String>,
 
     /// Make --parameter-scan geometric: MIN, MIN*F, MIN*F², ... (1 2 4 ... 8192 with F = 2).
-    #[arg(long, value_name = "F", requires = "parameter_scan")]
-    pub parameter_factor: Option<String>,
+    #[arg(long, value_name = "F", requires = "parameter_scan", action = clap::ArgAction::Append)]
+    pub parameter_factor: Vec<String>,
+
+    /// Where each -P, -D and --parameter-factor stood on the command line
+    /// (filled by `Cli::parse_ordered`): tells several scans' steps apart.
+    #[arg(skip)]
+    pub scan_order: crate::plan::ScanOrder,
 
     /// A parameter with listed values: -L VAR a,b,c (repeatable; all
     /// parameters combine into every combination).
@@ -797,9 +839,11 @@ pub struct ExplainCellArgs {
     #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
     pub no_shell: bool,
 
-    /// Scan a numeric parameter: {VAR} takes MIN, MIN+STEP, ... MAX.
-    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true)]
-    pub parameter_scan: Option<Vec<String>>,
+    /// Scan a numeric parameter: {VAR} takes MIN, MIN+STEP, ... MAX
+    /// (repeatable, as in `run`: each -D or --parameter-factor applies to
+    /// the -P before it).
+    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true, action = clap::ArgAction::Append)]
+    pub parameter_scan: Vec<String>,
 
     /// Step of --parameter-scan.
     #[arg(
@@ -807,14 +851,18 @@ pub struct ExplainCellArgs {
         long,
         value_name = "STEP",
         requires = "parameter_scan",
-        conflicts_with = "parameter_factor",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        action = clap::ArgAction::Append
     )]
-    pub parameter_step_size: Option<String>,
+    pub parameter_step_size: Vec<String>,
 
     /// Make --parameter-scan geometric.
-    #[arg(long, value_name = "F", requires = "parameter_scan")]
-    pub parameter_factor: Option<String>,
+    #[arg(long, value_name = "F", requires = "parameter_scan", action = clap::ArgAction::Append)]
+    pub parameter_factor: Vec<String>,
+
+    /// Where each scan option stood (see `RunArgs::scan_order`).
+    #[arg(skip)]
+    pub scan_order: crate::plan::ScanOrder,
 
     /// A parameter with listed values: -L VAR a,b,c (repeatable).
     #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], action = clap::ArgAction::Append)]

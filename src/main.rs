@@ -1,11 +1,10 @@
 //! Thin binary: parse arguments, dispatch, map errors to exit codes.
 
-use clap::Parser;
 use cmdscope::cli::{Cli, Command};
 use cmdscope::error::exit;
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_ordered(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;

@@ -262,6 +262,69 @@ fn too_many(count: f64, hint: &str) -> Error {
     ))
 }
 
+/// Command-line positions of each `-P`, `-D` and `--parameter-factor`, in
+/// the order given (empty when the arguments did not come from a command line).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScanOrder {
+    pub scans: Vec<usize>,
+    pub steps: Vec<usize>,
+    pub factors: Vec<usize>,
+}
+
+/// The scans of `-P NAME MIN MAX` (repeatable; `scan` holds three words per
+/// -P). With one -P, a `-D` or `--parameter-factor` anywhere is its step, as
+/// with hyperfine. With several, each applies to the -P before it; a step
+/// before the first -P, or two steps for one -P, is refused as ambiguous.
+pub fn scans(
+    scan: &[String],
+    steps: &[String],
+    factors: &[String],
+    order: &ScanOrder,
+) -> Result<Vec<Parameter>> {
+    let count = scan.len() / 3;
+    // (index of its -P, step, factor) per scan.
+    let mut step_of: Vec<(Option<&str>, Option<&str>)> = vec![(None, None); count];
+    let owner = |at: Option<&usize>, what: &str| -> Result<usize> {
+        if count == 1 {
+            return Ok(0);
+        }
+        let at = at.filter(|_| order.scans.len() == count).ok_or_else(|| {
+            Error::Usage(format!(
+                "several -P scans: cannot tell which one {what} belongs to"
+            ))
+        })?;
+        order.scans.iter().rposition(|p| p < at).ok_or_else(|| {
+            Error::Usage(format!(
+                "{what} comes before any -P: with several -P, give it after the -P it steps"
+            ))
+        })
+    };
+    for (k, s) in steps.iter().enumerate() {
+        let i = owner(order.steps.get(k), "-D/--parameter-step-size")?;
+        if step_of[i].0.is_some() || step_of[i].1.is_some() {
+            return Err(two_steps(&scan[3 * i]));
+        }
+        step_of[i].0 = Some(s);
+    }
+    for (k, f) in factors.iter().enumerate() {
+        let i = owner(order.factors.get(k), "--parameter-factor")?;
+        if step_of[i].0.is_some() || step_of[i].1.is_some() {
+            return Err(two_steps(&scan[3 * i]));
+        }
+        step_of[i].1 = Some(f);
+    }
+    scan.chunks_exact(3)
+        .zip(step_of)
+        .map(|(w, (step, factor))| self::scan(&w[0], &w[1], &w[2], step, factor))
+        .collect()
+}
+
+fn two_steps(name: &str) -> Error {
+    Error::Usage(format!(
+        "-P {name} has more than one -D/--parameter-factor: give one step per -P, after it"
+    ))
+}
+
 /// `--parameter-scan NAME MIN MAX` with `-D STEP` (linear) or
 /// `--parameter-factor F` (geometric). Values are formatted with the decimals
 /// of the inputs, so 0.1 steps give "0.3", not "0.30000000000000004".
@@ -935,6 +998,156 @@ mod tests {
         assert!(scan("x", "0", "4", None, Some("2")).is_err());
         assert!(scan("x", "1", "4", None, Some("1")).is_err());
         assert!(scan("x", "8", "4", None, Some("2")).is_err());
+    }
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn each_step_applies_to_the_scan_before_it() {
+        // -P a 1 64 --parameter-factor 2 -P b 1 8 -D 3 (positions as clap counts them)
+        let scan = words(&["a", "1", "64", "b", "1", "8"]);
+        let order = ScanOrder {
+            scans: vec![2, 7],
+            steps: vec![11],
+            factors: vec![6],
+        };
+        let p = scans(&scan, &words(&["3"]), &words(&["2"]), &order).unwrap();
+        assert_eq!(p[0].values, vec!["1", "2", "4", "8", "16", "32", "64"]);
+        assert!(p[0].geometric);
+        assert_eq!(p[1].values, vec!["1", "4", "7"]);
+        assert!(!p[1].geometric);
+        // No step: both step by 1.
+        let p = scans(&scan, &[], &[], &order).unwrap();
+        assert_eq!((p[0].values.len(), p[1].values.len()), (64, 8));
+    }
+
+    #[test]
+    fn one_scan_takes_its_step_from_anywhere() {
+        // hyperfine's single -P: `-D 2 -P x 0 6` steps x by 2.
+        let order = ScanOrder {
+            scans: vec![4],
+            steps: vec![2],
+            factors: vec![],
+        };
+        let p = scans(&words(&["x", "0", "6"]), &words(&["2"]), &[], &order).unwrap();
+        assert_eq!(p[0].values, vec!["0", "2", "4", "6"]);
+        // Also without recorded positions (arguments built in code).
+        let p = scans(
+            &words(&["x", "0", "6"]),
+            &words(&["2"]),
+            &[],
+            &ScanOrder::default(),
+        );
+        assert_eq!(p.unwrap()[0].values.len(), 4);
+    }
+
+    #[test]
+    fn ambiguous_scan_steps_are_refused() {
+        let scan = words(&["a", "1", "64", "b", "1", "8"]);
+        let err = |steps: &[&str], factors: &[&str], order: ScanOrder| {
+            scans(&scan, &words(steps), &words(factors), &order)
+                .unwrap_err()
+                .to_string()
+        };
+        // A step before the first -P.
+        let before = ScanOrder {
+            scans: vec![4, 8],
+            steps: vec![2],
+            factors: vec![],
+        };
+        assert!(err(&["2"], &[], before).contains("before any -P"));
+        // -D and --parameter-factor for the same -P.
+        let both = ScanOrder {
+            scans: vec![2, 10],
+            steps: vec![6],
+            factors: vec![8],
+        };
+        assert!(err(&["2"], &["2"], both).contains("-P a has more than one"));
+        // Two -D after the second -P.
+        let twice = ScanOrder {
+            scans: vec![2, 6],
+            steps: vec![10, 12],
+            factors: vec![],
+        };
+        assert!(err(&["1", "2"], &[], twice).contains("-P b has more than one"));
+        // Several scans without positions cannot be told apart.
+        assert!(err(&["2"], &[], ScanOrder::default()).contains("cannot tell"));
+        // One -P given both kinds of step, as clap refused before.
+        let one = scans(
+            &words(&["x", "1", "8"]),
+            &words(&["1"]),
+            &words(&["2"]),
+            &ScanOrder::default(),
+        );
+        assert!(one.unwrap_err().to_string().contains("more than one"));
+    }
+
+    #[test]
+    fn command_line_positions_reach_the_scans() {
+        let parse = |argv: &[&str]| match crate::cli::Cli::parse_ordered(argv).unwrap().command {
+            crate::cli::Command::Run(a) => crate::app::plan_cells(&a).map(|(_, p)| p),
+            _ => unreachable!(),
+        };
+        let p = parse(&[
+            "cmdscope",
+            "run",
+            "-P",
+            "a",
+            "1",
+            "64",
+            "--parameter-factor",
+            "2",
+            "-P",
+            "b",
+            "1",
+            "8",
+            "-D",
+            "7",
+            "echo {a} {b}",
+        ])
+        .unwrap();
+        assert_eq!(p[0].values.len(), 7);
+        assert_eq!(p[1].values, vec!["1", "8"]);
+        let e = parse(&[
+            "cmdscope",
+            "run",
+            "-D",
+            "7",
+            "-P",
+            "a",
+            "1",
+            "64",
+            "-P",
+            "b",
+            "1",
+            "8",
+            "echo {a} {b}",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("before any -P"), "{e}");
+        // `explain` plans its cells by the same rule.
+        let argv = [
+            "cmdscope",
+            "explain",
+            "-P",
+            "a",
+            "1",
+            "2",
+            "-P",
+            "b",
+            "1",
+            "5",
+            "-D",
+            "2",
+            "echo {a} {b}",
+        ];
+        let crate::cli::Command::Explain(e) = crate::cli::Cli::parse_ordered(argv).unwrap().command
+        else {
+            unreachable!()
+        };
+        assert_eq!(crate::explain::cells(&e).unwrap().len(), 2 * 3);
     }
 
     #[test]

@@ -305,6 +305,9 @@ pub struct LineChart {
     pub series: Vec<Series>,
     /// An x value to mark with a vertical line (an optimum, a change).
     pub highlight: Option<f64>,
+    /// Ranges of x to shade (values as good as the best), each from its
+    /// first to its last value.
+    pub shade: Vec<(f64, f64)>,
 }
 
 /// A labelled vertical line on a line chart (a change point and its commit).
@@ -346,6 +349,18 @@ impl LineChart {
         };
         x_axis(&mut out, &x, x_format, &self.x_label, y0);
         frame(&mut out, y0);
+        // Under the lines; widened by a marker's size so one value shows.
+        for &(a, b) in self.shade.iter().filter(|(a, b)| finite(a) && finite(b)) {
+            let (l, r) = (x.px(a).min(x.px(b)) - 6.0, x.px(a).max(x.px(b)) + 6.0);
+            let _ = write!(
+                out,
+                r##"<rect class="as-good" x="{l:.1}" y="{TOP}" width="{w:.1}" height="{h:.1}" fill="#009e73" fill-opacity="0.15"><title>as good as the best: {} – {}</title></rect>"##,
+                escape(&self.x_format.show(a)),
+                escape(&self.x_format.show(b)),
+                w = r - l,
+                h = y0 - TOP
+            );
+        }
         for (i, s) in self.series.iter().enumerate() {
             let c = colour(i);
             let pts: Vec<&Point> = s
@@ -769,6 +784,62 @@ mod tests {
         assert!(!svg.contains("<script"), "{svg}");
         assert!(svg.contains("&lt;script&gt;"), "escaped text present");
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    }
+
+    /// The `class` element's numeric attribute `name`s, in order.
+    fn attrs(svg: &str, class: &str, name: &str) -> Vec<Vec<f64>> {
+        svg.split(&format!("class=\"{class}\""))
+            .skip(1)
+            .map(|el| {
+                let el = &el[..el.find('>').unwrap()];
+                name.split(',')
+                    .map(|n| {
+                        let v = &el[el.find(&format!(" {n}=\"")).unwrap() + n.len() + 3..];
+                        v[..v.find('"').unwrap()].parse().unwrap()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shaded_ranges_cover_their_points_and_no_others() {
+        let chart = LineChart {
+            series: vec![Series {
+                name: "median".into(),
+                points: (0..8)
+                    .map(|i| Point {
+                        x: 2f64.powi(i),
+                        y: (i as f64 - 4.0).powi(2) + 1.0,
+                        lo: None,
+                        hi: None,
+                    })
+                    .collect(),
+            }],
+            log_x: true,
+            shade: vec![(8.0, 32.0), (128.0, 128.0)],
+            ..LineChart::default()
+        };
+        let svg = chart.render();
+        let rects = attrs(&svg, "as-good", "x,width");
+        assert_eq!(rects.len(), 2, "{svg}");
+        let circles: Vec<f64> = svg
+            .split("<circle cx=\"")
+            .skip(1)
+            .map(|c| c[..c.find('"').unwrap()].parse().unwrap())
+            .collect();
+        assert_eq!(circles.len(), 8);
+        let inside = |cx: f64| rects.iter().any(|r| cx >= r[0] && cx <= r[0] + r[1]);
+        let shaded: Vec<bool> = circles.iter().map(|&cx| inside(cx)).collect();
+        // x = 1 2 4 8 16 32 64 128: 8–32 and 128 alone.
+        assert_eq!(
+            shaded,
+            [false, false, false, true, true, true, false, true],
+            "{svg}"
+        );
+        // Drawn under the lines.
+        assert!(svg.find("as-good").unwrap() < svg.find("<circle").unwrap());
+        assert!(!LineChart::default().render().contains("as-good"));
     }
 
     #[test]

@@ -222,6 +222,67 @@ fn minimize_over_two_parameters_by_coordinate_search() {
 }
 
 #[test]
+fn minimize_over_two_scans_each_with_its_own_step() {
+    // 2 ms + 60000/b + c*b µs over b = 8..512 (x2, 7 values) and
+    // c = 1, 3, 5 (-D 2 after its -P): c = 1 is best for every b, and with
+    // it b = 256 (128 is 4 % above, 512 6 %).
+    let dir = tempdir();
+    let out = dir.path().join("scans.json");
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "basic",
+        "-P",
+        "b",
+        "8",
+        "512",
+        "--parameter-factor",
+        "2",
+        "-P",
+        "c",
+        "1",
+        "5",
+        "-D",
+        "2",
+        "--minimize",
+        "b,c",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} ushape {{b}} 60000 {{c}} 2000", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    let s = &doc["search"];
+    // Each step went to its own -P: 7 geometric values of b, 3 of c.
+    assert_eq!(s["grid_runs"], 7 * 3 * 10, "{s}");
+    let best = &s["best"];
+    assert!(
+        ["128", "256", "512"].contains(&best["b"].as_str().unwrap()),
+        "{best}"
+    );
+    assert_eq!(best["c"], "1", "{best}");
+    assert!(s["as_good"].as_array().unwrap().contains(best));
+    assert!(s["runs"]["total"].as_u64().unwrap() < 7 * 3 * 10);
+    // A step before the first of several -P is refused, with no run.
+    let o = cmdscope(&[
+        "run",
+        "-D",
+        "2",
+        "-P",
+        "b",
+        "1",
+        "4",
+        "-P",
+        "c",
+        "1",
+        "5",
+        "echo {b} {c}",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("comes before any -P"), "{}", stderr(&o));
+}
+
+#[test]
 fn minimize_searches_any_metric() {
     // Peak memory grows with the allocation: 8 MiB is best, the rest are
     // significantly larger by the exact rank test.

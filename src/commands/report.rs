@@ -15,7 +15,6 @@ use crate::report::html::{self, CellData, HistoryData, HistoryPoint, ReportData}
 use crate::schedule::Order;
 use crate::store::record::open_read_only;
 use crate::store::{Filter, Store, StoredSession};
-use clap::Parser;
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     if let Some(dir) = &args.site {
@@ -158,13 +157,96 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
             points: by_identity.remove(id).unwrap_or_default(),
         });
     }
+    let as_good = sweep_set(
+        &session.command_line,
+        session.order.as_deref(),
+        &data_cells,
+        &comparisons,
+    );
     Ok(ReportData {
+        as_good,
         store: store.location().to_string(),
         session,
         cells: data_cells,
         comparisons,
         history: history_data,
         notes,
+    })
+}
+
+/// The values as good as the best on a sweep session's curve, decided by
+/// the terminal sweep table's code (`sweep::build`) on the stored runs, at
+/// the level and precision of the report's comparisons. Only for a session
+/// that swept one parameter of one command by wall time without a search:
+/// a search's set comes from its race, which stored runs do not replay.
+pub fn sweep_set(
+    command_line: &str,
+    order: Option<&str>,
+    cells: &[CellData],
+    comparisons: &[Comparison],
+) -> Option<html::SweepSet> {
+    let mut args = run_args(command_line)?;
+    // Planning with --time-unit would force the report's units: not ours to set.
+    args.time_unit = None;
+    if args.commands.len() != 1
+        || args.minimize.is_some()
+        || args.maximize.is_some()
+        || Metric::from_name(&args.metric) != Some(Metric::WallTime)
+    {
+        return None;
+    }
+    let (planned, params) = crate::app::plan_cells(&args).ok()?;
+    let mut varying = params.iter().filter(|p| p.values.len() > 1);
+    let (param, None) = (varying.next()?, varying.next()) else {
+        return None;
+    };
+    let mut session = crate::runner::Session::empty();
+    session.order = if order == Some("interleaved") {
+        Order::Interleaved
+    } else {
+        Order::Sequential
+    };
+    for cell in planned.into_iter().filter(|c| !c.calibration) {
+        let stored = cells.iter().find(|c| c.name == cell.name)?;
+        session.results.push(crate::runner::CellResult {
+            cell,
+            samples: stored.samples.clone(),
+        });
+    }
+    let analyses = crate::analysis::analyse(&session);
+    let (alpha, precision) = comparisons
+        .first()
+        .map_or((args.alpha, crate::app::DEFAULT_PRECISION), |c| {
+            (c.level * c.family as f64, c.precision)
+        });
+    let sweep = crate::sweep::build(
+        &session,
+        &analyses,
+        &params,
+        Metric::WallTime,
+        false,
+        &[args.commands[0].to_string_lossy().into_owned()],
+        &crate::sweep::SetRules {
+            comparisons,
+            alpha,
+            precision,
+        },
+    )?;
+    let curve = sweep.curves.first()?;
+    // Neighbouring members form one range.
+    let mut ranges: Vec<(f64, f64)> = Vec::new();
+    let mut last: Option<usize> = None;
+    for &i in &curve.as_good {
+        let x = curve.points[i].x?;
+        match ranges.last_mut() {
+            Some(r) if last == Some(i.wrapping_sub(1)) => r.1 = x,
+            _ => ranges.push((x, x)),
+        }
+        last = Some(i);
+    }
+    Some(html::SweepSet {
+        parameter: param.name.clone(),
+        ranges,
     })
 }
 
@@ -175,7 +257,7 @@ fn run_args(command_line: &str) -> Option<RunArgs> {
     let args = words
         .into_iter()
         .map(|w| std::ffi::OsString::from(String::from_utf8_lossy(&w).into_owned()));
-    match Cli::try_parse_from(args).ok()?.command {
+    match Cli::parse_ordered(args).ok()?.command {
         Command::Run(a) => Some(*a),
         _ => None,
     }
@@ -352,6 +434,31 @@ mod tests {
 
     /// What, baseline, candidate, expected verdict, fails a 5 % gate.
     type Case = (&'static str, Vec<f64>, Vec<f64>, Verdict, bool);
+
+    #[test]
+    fn a_sweeps_set_is_the_sweep_tables_set_on_the_stored_runs() {
+        // Medians 10, 5, 5.02, 8, 12 ms with ±1 % noise: 2 and 3 are as
+        // good (0.4 % apart), the rest clearly worse.
+        let line = "cmdscope run -P b 1 5 'sleep {b}'";
+        let args = run_args(line).unwrap();
+        let (planned, _) = crate::app::plan_cells(&args).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(14);
+        let cells: Vec<CellData> = planned
+            .iter()
+            .zip([10.0, 5.0, 5.02, 8.0, 12.0])
+            .map(|(p, ms)| cell(&p.name, &noisy(&mut rng, ms / 1e3, 0.01, 30), &[]))
+            .collect();
+        let (comparisons, _) = compare(line, "run", Some("interleaved"), &cells);
+        let set = sweep_set(line, Some("interleaved"), &cells, &comparisons).unwrap();
+        assert_eq!(set.parameter, "b");
+        assert_eq!(set.ranges, vec![(2.0, 3.0)]);
+        // A search's set is its race's, not replayed: no shading.
+        let searched = "cmdscope run -P b 1 5 --minimize b 'sleep {b}'";
+        assert_eq!(
+            sweep_set(searched, Some("interleaved"), &cells, &comparisons),
+            None
+        );
+    }
 
     #[test]
     fn compare_check_and_report_agree_on_a_table_of_inputs() {

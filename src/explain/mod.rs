@@ -98,6 +98,7 @@ fn run_args(args: &ExplainArgs) -> Result<crate::cli::RunArgs> {
     run.parameter_scan = c.parameter_scan.clone();
     run.parameter_step_size = c.parameter_step_size.clone();
     run.parameter_factor = c.parameter_factor.clone();
+    run.scan_order = c.scan_order.clone();
     run.parameter_list = c.parameter_list.clone();
     Ok(*run)
 }

@@ -55,6 +55,17 @@ pub struct ReportData {
     pub comparisons: Vec<crate::analysis::comparison::Comparison>,
     pub history: Vec<HistoryData>,
     pub notes: Vec<String>,
+    /// A one-parameter sweep's values as good as the best (see
+    /// `commands::report::sweep_set`), shaded on its curve.
+    pub as_good: Option<SweepSet>,
+}
+
+/// The values of `parameter` not significantly worse than the best, as
+/// ranges of neighbouring values on the curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepSet {
+    pub parameter: String,
+    pub ranges: Vec<(f64, f64)>,
 }
 
 /// The page policy: no scripts, no network, inline styles and data: images only.
@@ -510,10 +521,21 @@ fn sweeps(out: &mut String, d: &ReportData) {
             .map(|p| p.x);
         let lo = distinct[0];
         let hi = distinct[distinct.len() - 1];
+        let shade = d
+            .as_good
+            .as_ref()
+            .filter(|set| set.parameter == x_name)
+            .map(|set| set.ranges.clone())
+            .unwrap_or_default();
+        let shaded = if shade.is_empty() {
+            ""
+        } else {
+            "; green: as good as the fastest"
+        };
         charts.push_str(
             &LineChart {
                 title: format!(
-                    "Median wall time against {x_name} (band: 95 % interval; dashed: fastest)"
+                    "Median wall time against {x_name} (band: 95 % interval; dashed: fastest{shaded})"
                 ),
                 x_label: x_name.to_string(),
                 y_label: "wall time".into(),
@@ -522,6 +544,7 @@ fn sweeps(out: &mut String, d: &ReportData) {
                 y_format: Format::Seconds,
                 series,
                 highlight: best,
+                shade,
             }
             .render(),
         );
@@ -563,6 +586,7 @@ fn history(out: &mut String, d: &ReportData) {
                     points,
                 }],
                 highlight: Some(d.session.started_unix),
+                shade: Vec::new(),
             }
             .render(),
         );
@@ -637,6 +661,10 @@ mod tests {
                 }],
             }],
             notes: vec!["<note>".into()],
+            as_good: Some(SweepSet {
+                parameter: "batch".into(),
+                ranges: vec![(16.0, 64.0)],
+            }),
         };
         let html = render(&data);
         if let Some(dir) = std::env::var_os("CMDSCOPE_KEEP_REPORT") {
@@ -646,6 +674,8 @@ mod tests {
         assert!(html.contains("Median wall time against batch"));
         assert!(html.contains("class=\"highlight\""), "optimum marked");
         assert!(html.contains("class=\"band\""), "interval band");
+        assert!(html.contains("green: as good as the fastest"));
+        assert!(html.contains("as good as the best: 16 – 64"), "set shaded");
         assert!(
             html.contains("warning: load: load &lt;9&gt;; ok: swap"),
             "machine checks"

@@ -35,7 +35,7 @@ pub struct Planned {
 
 /// The `run` arguments of a benchmark, parsed as the command line would be.
 pub fn run_args(b: &Benchmark) -> Result<RunArgs> {
-    match Cli::try_parse_from(b.argv()) {
+    match Cli::parse_ordered(b.argv()) {
         Ok(Cli {
             command: Command::Run(args),
         }) => Ok(*args),

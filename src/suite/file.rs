@@ -491,8 +491,8 @@ fn benchmark(
     }
     if let Some(params) = &b.parameters {
         let at = Position::at(path, text, params.span().start);
-        let mut scanned = false;
-        // Scans first, then lists: the order `cmdscope run` combines them in.
+        // Scans first, then lists: the order `cmdscope run` combines them in;
+        // each scan's step follows its -P, where `run` looks for it.
         for (pname, spec) in params.get_ref() {
             if let ParameterSpec::Scan {
                 min,
@@ -501,13 +501,6 @@ fn benchmark(
                 factor,
             } = spec
             {
-                if scanned {
-                    return Err(at.error(format!(
-                        "benchmark '{name}': only one parameter may be a scan (as with -P); \
-                         give '{pname}' as a list"
-                    )));
-                }
-                scanned = true;
                 o.push("--parameter-scan".into());
                 o.push(pname.clone());
                 o.push(min.clone());
@@ -714,6 +707,19 @@ ignore_failure = "1"
     }
 
     #[test]
+    fn several_scans_keep_their_own_steps() {
+        let s = parse_text(
+            "[[benchmark]]\nname = 'a'\ncommand = 'echo {s} {t}'\n\
+             parameters = { s = { min = 1, max = 8, factor = 2 }, t = { min = 1, max = 5, step = 2 } }\n",
+        )
+        .unwrap();
+        let args = crate::suite::cells::run_args(&s.benchmarks[0]).unwrap();
+        let (_, params) = crate::app::plan_cells(&args).unwrap();
+        let values: Vec<&[String]> = params.iter().map(|p| p.values.as_slice()).collect();
+        assert_eq!(values, [&["1", "2", "4", "8"][..], &["1", "3", "5"][..]]);
+    }
+
+    #[test]
     fn benchmark_level_mistakes() {
         assert!(err("[[benchmark]]\nname = 'a'\n").starts_with("s.toml:2:8: benchmark 'a' needs"));
         let e = err(
@@ -727,8 +733,6 @@ ignore_failure = "1"
         assert!(e.starts_with("s.toml:3:11:") && e.contains("both"), "{e}");
         assert!(err("[defaults]\nruns = 1\n").contains("no [[benchmark]]"));
         assert!(err("[[benchmark]]\ncommand = 'x'\n").contains("missing field `name`"));
-        let e = err("[[benchmark]]\nname = 'a'\ncommand = 'x {s} {t}'\nparameters = { s = { min = 1, max = 2 }, t = { min = 1, max = 2 } }\n");
-        assert!(e.contains("only one parameter may be a scan"), "{e}");
         let e = err("[[benchmark]]\nname = 'a'\ncommand = 'x {s}'\nparameters = { s = ['a,b'] }\n");
         assert!(e.contains("contains ','"), "{e}");
     }
