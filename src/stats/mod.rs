@@ -218,8 +218,20 @@ fn quantiles_select(buf: &mut [f64], qs: &[f64]) -> Vec<f64> {
     out
 }
 
-fn median_select(buf: &mut [f64]) -> f64 {
+/// Median of a non-empty buffer of finite values, reordering it (selection,
+/// not a full sort). The one median of the crate: `median` and every
+/// caller that already owns a scratch buffer use it.
+pub fn median_select(buf: &mut [f64]) -> f64 {
     quantiles_select(buf, &[0.5])[0]
+}
+
+/// Median (mean of the two middle values for an even count); None when
+/// `xs` is empty or holds a non-finite value, like `summarize`.
+pub fn median(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() || !all_finite(xs) {
+        return None;
+    }
+    Some(median_select(&mut xs.to_vec()))
 }
 
 fn ln_choose(n: usize, k: usize) -> f64 {
@@ -1952,6 +1964,17 @@ mod tests {
             );
             assert!((0.95..0.95001).contains(&c), "coverage {c}");
         }
+    }
+
+    #[test]
+    fn median_matches_r() {
+        // R: median(c(3, 1, 2)) = 2; median(c(4, 1, 3, 2)) = 2.5.
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[7.0]), Some(7.0));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[1.0, f64::NAN]), None);
+        assert_eq!(median(&[1.0, f64::INFINITY]), None);
     }
 
     #[test]
