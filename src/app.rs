@@ -84,7 +84,7 @@ fn exports_asked(args: &RunArgs) -> bool {
 
 /// `--shell`/`-N` as given.
 fn shell_mode(args: &RunArgs) -> Result<plan::ShellMode> {
-    match (&args.shell, args.no_shell) {
+    match (&args.cell.shell, args.cell.no_shell) {
         (_, true) => Ok(plan::ShellMode::Never),
         (Some(s), false) => plan::ShellMode::from_arg(s),
         (None, false) => Ok(plan::ShellMode::Auto),
@@ -145,18 +145,18 @@ fn added_reference(args: &RunArgs) -> Option<&String> {
             .commands
             .iter()
             .any(|c| c.to_string_lossy() == r.as_str())
-            && !args.names.iter().any(|n| n == *r)
+            && !args.cell.names.iter().any(|n| n == *r)
     })
 }
 
 /// The cells `run` measures for these arguments, and the parameters they
 /// sweep (also how a suite benchmark becomes cells).
 pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Parameter>)> {
-    let mut env = match &args.env_file {
+    let mut env = match &args.cell.env_file {
         Some(path) => read_env_file(path)?,
         None => Vec::new(),
     };
-    for e in &args.env {
+    for e in &args.cell.env {
         env.push(plan::parse_env(e)?);
     }
     let parameters = parameters(args)?;
@@ -171,7 +171,7 @@ pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Paramete
     let reference_cmd = added_reference(args);
     let cells = plan::expand(&PlanInput {
         commands: args.commands.clone(),
-        names: args.names.clone(),
+        names: args.cell.names.clone(),
         shell: shell.clone(),
         reference: reference_cmd.map(|r| (r.into(), args.reference_name.clone())),
         env,
@@ -181,13 +181,13 @@ pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Paramete
         cleanup: args.cleanup.clone(),
         parameters: parameters.clone(),
         variant: plan::VariantInput {
-            env_size: args.env_size.clone(),
-            clear_env: args.clear_env,
-            user: args.user.clone(),
-            workdir: args.workdir.clone(),
-            workdir_template: args.workdir_template.clone(),
-            cpus: args.cpus.clone(),
-            nice: args.nice.clone(),
+            env_size: args.cell.env_size.clone(),
+            clear_env: args.cell.clear_env,
+            user: args.cell.user.clone(),
+            workdir: args.cell.workdir.clone(),
+            workdir_template: args.cell.workdir_template.clone(),
+            cpus: args.cell.cpus.clone(),
+            nice: args.cell.nice.clone(),
             ops: args.ops.clone(),
         },
     })?;

@@ -443,10 +443,6 @@ pub struct RunArgs {
     #[arg(short = 'c', long, value_name = "CMD")]
     pub cleanup: Option<String>,
 
-    /// Name to show for a command, in order (repeatable).
-    #[arg(short = 'n', long = "command-name", value_name = "NAME")]
-    pub names: Vec<String>,
-
     /// Keep going when a command exits non-zero: all non-zero codes (no
     /// value, 'all' or 'all-non-zero'), or only these (--ignore-failure=1,2).
     #[arg(short = 'i', long, value_name = "MODE", num_args = 0..=1, require_equals = true,
@@ -468,60 +464,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub show_output: bool,
 
-    /// Set an environment variable for the commands (repeatable).
-    #[arg(long = "env", value_name = "KEY=VALUE")]
-    pub env: Vec<OsString>,
-
-    /// Pad the commands' environment with N synthetic variables
-    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge environments.
-    #[arg(long, value_name = "N")]
-    pub env_size: Option<String>,
-
-    /// Add the KEY=VALUE lines of FILE to the environment ('#' starts a comment).
-    #[arg(long, value_name = "FILE")]
-    pub env_file: Option<PathBuf>,
-
-    /// Start the commands with an empty environment (then --env-file, --env, --env-size apply).
-    #[arg(long)]
-    pub clear_env: bool,
-
-    /// Run the commands (not cmdscope) as this user, with the user's groups. Needs root.
-    #[arg(long, value_name = "NAME|UID")]
-    pub user: Option<String>,
-
-    /// Run every run in a fresh directory under DIR, or on a memory
-    /// filesystem with 'tmpfs'; the directory is removed after the run.
-    #[arg(long, value_name = "DIR|tmpfs")]
-    pub workdir: Option<String>,
-
-    /// Copy this directory into each fresh working directory (not timed).
-    #[arg(long, value_name = "DIR")]
-    pub workdir_template: Option<String>,
-
-    /// Pin the commands to these CPUs, e.g. 0-3,6.
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-
-    /// Run the commands at this niceness (-20 to 19; below 0 needs root).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub nice: Option<String>,
+    /// The options that define what a cell runs (shared with `explain`).
+    #[command(flatten)]
+    pub cell: CellArgs,
 
     /// One run performs N operations: also report the time per operation.
     #[arg(long, value_name = "N")]
     pub ops: Option<String>,
-
-    /// Run every command through SHELL with -c ('bash', 'bash --norc';
-    /// 'none' = no shell). Its start-up cost is measured interleaved with the
-    /// runs and subtracted. Default: commands written in shell syntax (pipes,
-    /// redirections, $, globs, builtins such as cd or exit) run through sh
-    /// -c, the others are executed directly.
-    #[arg(short = 'S', long, value_name = "SHELL")]
-    pub shell: Option<String>,
-
-    /// Execute every command directly, without a shell, even when it looks
-    /// like shell syntax (same as --shell=none).
-    #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
-    pub no_shell: bool,
 
     /// Kill a run (its whole process tree) after this many seconds and record it as timed out.
     #[arg(long, value_name = "SECONDS")]
@@ -786,10 +735,11 @@ pub struct ExplainArgs {
     pub full_tree: bool,
 }
 
-/// The options of `run` that define cells, for `explain` (same meaning;
-/// turned into `run`'s arguments and planned by the same code).
-#[derive(Args, Debug, Default)]
-pub struct ExplainCellArgs {
+/// The options that define what each cell runs: its name, environment,
+/// user, directory, CPUs, niceness and shell. Defined once for `run` and
+/// `explain`, which plans its cells with `run`'s code.
+#[derive(Args, Clone, Debug, Default)]
+pub struct CellArgs {
     /// Name to show for a command, in order (repeatable).
     #[arg(short = 'n', long = "command-name", value_name = "NAME")]
     pub names: Vec<String>,
@@ -798,27 +748,29 @@ pub struct ExplainCellArgs {
     #[arg(long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<OsString>,
 
-    /// Pad the commands' environment with N synthetic variables.
+    /// Pad the commands' environment with N synthetic variables
+    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge environments.
     #[arg(long, value_name = "N")]
     pub env_size: Option<String>,
 
-    /// Add the KEY=VALUE lines of FILE to the environment.
+    /// Add the KEY=VALUE lines of FILE to the environment ('#' starts a comment).
     #[arg(long, value_name = "FILE")]
     pub env_file: Option<PathBuf>,
 
-    /// Start the commands with an empty environment.
+    /// Start the commands with an empty environment (then --env-file, --env, --env-size apply).
     #[arg(long)]
     pub clear_env: bool,
 
-    /// Run the commands as this user, with the user's groups. Needs root.
+    /// Run the commands (not cmdscope) as this user, with the user's groups. Needs root.
     #[arg(long, value_name = "NAME|UID")]
     pub user: Option<String>,
 
-    /// Run in a fresh directory under DIR, or on tmpfs with 'tmpfs'.
+    /// Run every run in a fresh directory under DIR, or on a memory
+    /// filesystem with 'tmpfs'; the directory is removed after the run.
     #[arg(long, value_name = "DIR|tmpfs")]
     pub workdir: Option<String>,
 
-    /// Copy this directory into the fresh working directory (not traced).
+    /// Copy this directory into each fresh working directory (not measured).
     #[arg(long, value_name = "DIR")]
     pub workdir_template: Option<String>,
 
@@ -830,14 +782,26 @@ pub struct ExplainCellArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub nice: Option<String>,
 
-    /// Run every command through this shell with -c (as `run -S`);
-    /// 'none' executes directly. Default: make's rule, as in `run`.
+    /// Run every command through SHELL with -c ('bash', 'bash --norc';
+    /// 'none' = no shell). In `run` its start-up cost is measured interleaved
+    /// with the runs and subtracted. Default: commands written in shell syntax (pipes,
+    /// redirections, $, globs, builtins such as cd or exit) run through sh
+    /// -c, the others are executed directly.
     #[arg(short = 'S', long, value_name = "SHELL")]
     pub shell: Option<String>,
 
-    /// Execute every command directly, without a shell (as `run -N`).
+    /// Execute every command directly, without a shell, even when it looks
+    /// like shell syntax (same as --shell=none).
     #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
     pub no_shell: bool,
+}
+
+/// The options of `run` that define cells, for `explain` (same meaning;
+/// turned into `run`'s arguments and planned by the same code).
+#[derive(Args, Debug, Default)]
+pub struct ExplainCellArgs {
+    #[command(flatten)]
+    pub cell: CellArgs,
 
     /// Scan a numeric parameter: {VAR} takes MIN, MIN+STEP, ... MAX
     /// (repeatable, as in `run`: each -D or --parameter-factor applies to

@@ -180,7 +180,7 @@ fn better(maximize: bool, a: f64, b: f64) -> bool {
 }
 
 fn median(xs: &[f64]) -> f64 {
-    crate::stats::summarize(xs).map_or(f64::NAN, |s| s.median)
+    crate::stats::median(xs).unwrap_or(f64::NAN)
 }
 
 /// `cand` against `base` at level alpha over `family` comparisons.

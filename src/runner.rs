@@ -601,17 +601,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
 }
 
 fn median_of(samples: &[Sample], metric: Metric) -> Option<f64> {
-    let mut v: Vec<f64> = samples.iter().filter_map(|s| s.get(metric)).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    let v: Vec<f64> = samples.iter().filter_map(|s| s.get(metric)).collect();
+    crate::stats::median(&v)
 }
 
 /// Removes the calibration cells and subtracts their median wall/user/system

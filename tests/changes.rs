@@ -5,22 +5,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::*;
-
-fn with_store(store: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .arg("--store")
-        .arg(store)
-        .env("NO_COLOR", "1")
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .output()
-        .expect("run cmdscope")
-}
 
 /// One session labelled `commit=<commit>`: `work` sleeps `ms`, `steady` 10 ms.
 /// Sleeps, not busy loops: their wall time hardly depends on the load

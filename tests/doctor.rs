@@ -79,16 +79,7 @@ fn every_exported_session_records_the_preflight() {
 }
 
 fn run_with_store(db: &std::path::Path) {
-    let o = std::process::Command::new(bin())
-        .args(["run", "--runs", "2", "--style", "none", "--store"])
-        .arg(db)
-        .arg("true")
-        .env("NO_COLOR", "1")
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .output()
-        .expect("run cmdscope");
+    let o = with_store(db, &["run", "--runs", "2", "--style", "none", "true"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 

@@ -523,14 +523,6 @@ fn variant_conditions_reach_the_traced_command() {
     assert!(place.starts_with("tmpfs /"), "{text}");
 }
 
-fn one_line_error(o: &Output, needle: &str) {
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
-    let err = stderr(o);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains(needle), "{err}");
-    assert!(o.stdout.is_empty(), "{}", stdout(o));
-}
-
 #[test]
 fn a_command_that_does_not_exist_is_a_usage_error() {
     let o = cmdscope(&["explain", "/nonexistent/program --flag"]);

@@ -6,14 +6,6 @@ mod common;
 
 use common::*;
 
-fn lines(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
 #[test]
 fn input_file_is_read_from_its_start_by_every_run_and_hook() {
     let dir = tempdir();

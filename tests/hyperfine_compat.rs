@@ -62,14 +62,6 @@ fn benchmark_names(o: &Output) -> Vec<String> {
         .collect()
 }
 
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
 /// Runs `args` (with `{dir}` replaced by a fresh directory per tool) with
 /// both tools; returns (hyperfine's, cmdscope's) outputs and directories.
 fn both(hf: &Path, args: &[&str]) -> ((Output, tempfile::TempDir), (Output, tempfile::TempDir)) {

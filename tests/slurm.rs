@@ -21,7 +21,7 @@ mod pg;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cmdscope::store::{Location, Store};
@@ -221,22 +221,6 @@ fn cs(cluster: &Cluster, url: &str, args: &[&str]) -> Command {
         .env_remove("CMDSCOPE_NO_STORE")
         .env_remove("CMDSCOPE_RUN_ID");
     c
-}
-
-fn ok(o: Output) -> Output {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        stderr(&o)
-    );
-    o
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
 fn merged(url: &str, run: &str) -> BTreeMap<String, i64> {

@@ -21,19 +21,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn with_store(store: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .arg("--store")
-        .arg(store)
-        .env("NO_COLOR", "1")
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .output()
-        .expect("run cmdscope")
-}
-
 fn open(path: &Path) -> Store {
     Store::open(&Location::Sqlite(path.to_path_buf())).expect("open store")
 }
@@ -47,16 +34,6 @@ fn count(path: &Path) -> (usize, i64) {
         .map(|c| c.runs)
         .sum();
     (sessions.len(), runs)
-}
-
-fn one_line_error(o: &Output) -> String {
-    let err = stderr(o);
-    let lines: Vec<&str> = err
-        .lines()
-        .filter(|l| l.starts_with("cmdscope: error"))
-        .collect();
-    assert_eq!(lines.len(), 1, "one error line expected: {err}");
-    lines[0].to_string()
 }
 
 #[test]
@@ -262,7 +239,7 @@ fn unreadable_store_is_a_clear_error_and_the_export_is_written() {
     std::fs::write(&db, vec![0x5au8; 8192]).unwrap();
     let o = with_store(&db, &["history"]);
     assert_eq!(o.status.code(), Some(2));
-    let line = one_line_error(&o);
+    let line = error_line(&o);
     assert!(
         line.contains("garbage.db") && line.contains("not a database"),
         "{line}"
@@ -283,7 +260,7 @@ fn unreadable_store_is_a_clear_error_and_the_export_is_written() {
         ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(one_line_error(&o).contains("not a database"));
+    assert!(error_line(&o).contains("not a database"));
     assert_eq!(
         read_json(&out)["results"][0]["measurements"]
             .as_array()
@@ -309,7 +286,7 @@ fn newer_schema_is_refused_and_left_alone() {
     }
     let o = with_store(&db, &["history"]);
     assert_eq!(o.status.code(), Some(2));
-    let line = one_line_error(&o);
+    let line = error_line(&o);
     assert!(
         line.contains("schema version 99") && line.contains("upgrade cmdscope"),
         "{line}"
@@ -363,7 +340,7 @@ fn postgres_down_is_a_clear_error_without_the_password_and_the_export_is_written
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(!err.contains("hunter2"), "password printed: {err}");
-    let line = one_line_error(&o);
+    let line = error_line(&o);
     assert!(
         line.contains(&format!("postgres://bob:***@127.0.0.1:{port}/results"))
             && line.contains("cannot connect"),
@@ -556,7 +533,7 @@ fn check_gates_on_a_significant_slowdown_against_the_baseline() {
     // No baseline: exit 2 with one line.
     let o = with_store(&db, &["check", "--baseline", "branch=nope"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(one_line_error(&o).contains("branch=nope"));
+    assert!(error_line(&o).contains("branch=nope"));
 }
 
 #[test]
@@ -823,7 +800,7 @@ fn a_store_failing_mid_run_keeps_measuring_and_exports() {
     unsafe { libc::kill(writers[0] as i32, libc::SIGKILL) };
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let line = one_line_error(&o);
+    let line = error_line(&o);
     assert!(
         line.contains("mid.db") && line.contains("stopped unexpectedly"),
         "{line}"

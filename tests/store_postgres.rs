@@ -21,17 +21,6 @@ use cmdscope::store::{Filter, Location, Store};
 use common::*;
 use pg::*;
 
-fn with_store(url: &str, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .args(["--store", url])
-        .env("NO_COLOR", "1")
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .output()
-        .expect("run cmdscope")
-}
-
 fn no_password(o: &Output) {
     for text in [&o.stdout, &o.stderr] {
         assert!(

@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cmdscope::store::{Location, Store};
@@ -28,22 +28,6 @@ fn cs(dir: &Path, args: &[&str]) -> Command {
         .env_remove("GITHUB_RUN_ID")
         .env_remove("CI_PIPELINE_ID");
     c
-}
-
-fn ok(o: Output) -> Output {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        stderr(&o)
-    );
-    o
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
 /// 10 cells in 4 benchmarks.

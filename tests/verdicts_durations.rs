@@ -17,20 +17,6 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn with_store(store: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .arg("--store")
-        .arg(store)
-        .env("NO_COLOR", "1")
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .output()
-        .expect("run cmdscope")
-}
 
 /// Runs `a` (the reference) against `b` with default settings; returns the
 /// wall-time comparison's verdict and ratio b/a.

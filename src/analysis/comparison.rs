@@ -410,7 +410,7 @@ impl Fit {
 }
 
 fn median(xs: &[f64]) -> f64 {
-    stats::summarize(xs).map_or(f64::NAN, |s| s.median)
+    stats::median(xs).unwrap_or(f64::NAN)
 }
 
 /// Compares `cand` with `base` (one metric, no names: see `Comparison::named`).

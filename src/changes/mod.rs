@@ -379,11 +379,11 @@ pub fn hampel(x: &[f64]) -> Vec<f64> {
             if k == 0 {
                 return 0.0;
             }
-            let med = small_median(&mut w[..k]);
+            let med = crate::stats::median_select(&mut w[..k]);
             for j in 0..k {
                 dev[j] = (w[j] - med).abs();
             }
-            let scale = (MAD_SCALE * small_median(&mut dev[..k])).max(floor);
+            let scale = (MAD_SCALE * crate::stats::median_select(&mut dev[..k])).max(floor);
             if !x[i].is_finite() || (x[i] - med).abs() > HAMPEL_K * scale {
                 med
             } else {
@@ -391,17 +391,6 @@ pub fn hampel(x: &[f64]) -> Vec<f64> {
             }
         })
         .collect()
-}
-
-/// Median of a few finite values (sorts them in place).
-fn small_median(v: &mut [f64]) -> f64 {
-    v.sort_unstable_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// Robust SD of the noise: MAD of successive differences / √2. Steps

@@ -51,13 +51,11 @@ pub fn thin(values: &[f64], max: usize) -> Vec<f64> {
     values.iter().step_by(stride).copied().collect()
 }
 
+/// Median of the finite values (stored data may hold NaN for a missing
+/// measurement); None when there are none.
 pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(crate::stats::quantile_sorted(&v, 0.5))
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    crate::stats::median(&v)
 }
 
 /// Session filter from the shared flags.

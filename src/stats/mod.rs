@@ -218,8 +218,20 @@ fn quantiles_select(buf: &mut [f64], qs: &[f64]) -> Vec<f64> {
     out
 }
 
-fn median_select(buf: &mut [f64]) -> f64 {
+/// Median of a non-empty buffer of finite values, reordering it (selection,
+/// not a full sort). The one median of the crate: `median` and every
+/// caller that already owns a scratch buffer use it.
+pub fn median_select(buf: &mut [f64]) -> f64 {
     quantiles_select(buf, &[0.5])[0]
+}
+
+/// Median (mean of the two middle values for an even count); None when
+/// `xs` is empty or holds a non-finite value, like `summarize`.
+pub fn median(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() || !all_finite(xs) {
+        return None;
+    }
+    Some(median_select(&mut xs.to_vec()))
 }
 
 fn ln_choose(n: usize, k: usize) -> f64 {
@@ -1343,27 +1355,8 @@ pub fn bootstrap_ci(
 }
 
 // ---------------------------------------------------------------------------
-// Multiple comparisons and sequential testing
+// Sequential testing
 // ---------------------------------------------------------------------------
-
-/// Holm-Bonferroni adjusted p-values, in input order: sorted ascending,
-/// p_(i) becomes max over j <= i of min(1, (m - j + 1) p_(j)), so the
-/// adjusted values are monotone and capped at 1 (R's p.adjust "holm").
-/// Values are clamped to [0, 1]; a NaN p-value stays NaN, still counts as a
-/// hypothesis in m (conservative) and ranks after all others.
-pub fn holm(p_values: &[f64]) -> Vec<f64> {
-    let m = p_values.len();
-    let mut order: Vec<usize> = (0..m).filter(|&i| !p_values[i].is_nan()).collect();
-    order.sort_by(|&i, &j| p_values[i].total_cmp(&p_values[j]));
-    let mut out = vec![f64::NAN; m];
-    let mut running = 0.0f64;
-    for (rank, &i) in order.iter().enumerate() {
-        let p = p_values[i].clamp(0.0, 1.0);
-        running = running.max(((m - rank) as f64 * p).min(1.0));
-        out[i] = running;
-    }
-    out
-}
 
 /// Per-look significance levels for `looks` interim analyses whose sum is
 /// at most alpha, so "stop at the first look whose p-value is below its
@@ -1952,6 +1945,17 @@ mod tests {
             );
             assert!((0.95..0.95001).contains(&c), "coverage {c}");
         }
+    }
+
+    #[test]
+    fn median_matches_r() {
+        // R: median(c(3, 1, 2)) = 2; median(c(4, 1, 3, 2)) = 2.5.
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[7.0]), Some(7.0));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[1.0, f64::NAN]), None);
+        assert_eq!(median(&[1.0, f64::INFINITY]), None);
     }
 
     #[test]
@@ -2614,27 +2618,6 @@ mod tests {
         );
     }
 
-    // ----- Holm -----
-
-    #[test]
-    fn holm_matches_hand_example() {
-        // R: p.adjust(c(0.01, 0.04, 0.03, 0.005), "holm") -> 0.03 0.06 0.06 0.02
-        let adj = holm(&[0.01, 0.04, 0.03, 0.005]);
-        for (got, want) in adj.iter().zip([0.03, 0.06, 0.06, 0.02]) {
-            assert_close!(*got, want, 1e-15);
-        }
-        // Capped at 1 and monotone.
-        for v in holm(&[0.5, 0.4, 0.3]) {
-            assert_close!(v, 0.9, 1e-15);
-        }
-        assert_eq!(holm(&[0.9, 0.8]), vec![1.0, 1.0]);
-        assert!(holm(&[]).is_empty());
-        let with_nan = holm(&[f64::NAN, 0.01]);
-        assert!(with_nan[0].is_nan());
-        assert_close!(with_nan[1], 0.02, 1e-15);
-        assert_eq!(holm(&[2.0, -1.0]), vec![1.0, 0.0]);
-    }
-
     // ----- sequential -----
 
     #[test]
@@ -2770,7 +2753,6 @@ mod tests {
             let _ = wilcoxon_signed_rank(a);
             let _ = trend(a);
             let _ = geometric_mean(a);
-            let _ = holm(a);
             for q in [f64::NAN, -1.0, 0.0, 0.3, 1.0, 7.0] {
                 let _ = quantile_sorted(&sorted_copy(a), q);
             }

@@ -74,23 +74,23 @@ fn settings_given(a: &RunArgs) -> Vec<&'static str> {
     check("--conclude", !a.conclude.is_empty());
     check("--setup", a.setup.is_some());
     check("--cleanup", a.cleanup.is_some());
-    check("--command-name", !a.names.is_empty());
+    check("--command-name", !a.cell.names.is_empty());
     check("--ignore-failure", a.ignore_failure.is_some());
     check("--output", a.output != default.output || a.show_output);
     check("--input", a.input != default.input);
-    check("--env", !a.env.is_empty());
-    check("--env-size", a.env_size.is_some());
-    check("--env-file", a.env_file.is_some());
-    check("--clear-env", a.clear_env);
-    check("--user", a.user.is_some());
+    check("--env", !a.cell.env.is_empty());
+    check("--env-size", a.cell.env_size.is_some());
+    check("--env-file", a.cell.env_file.is_some());
+    check("--clear-env", a.cell.clear_env);
+    check("--user", a.cell.user.is_some());
     check(
         "--workdir",
-        a.workdir.is_some() || a.workdir_template.is_some(),
+        a.cell.workdir.is_some() || a.cell.workdir_template.is_some(),
     );
-    check("--cpus", a.cpus.is_some());
-    check("--nice", a.nice.is_some());
+    check("--cpus", a.cell.cpus.is_some());
+    check("--nice", a.cell.nice.is_some());
     check("--ops", a.ops.is_some());
-    check("--shell", a.shell.is_some());
+    check("--shell", a.cell.shell.is_some());
     check("--timeout", a.timeout.is_some() || a.stop_on_timeout);
     check("--counters", a.counters);
     check("--order", a.order != default.order);

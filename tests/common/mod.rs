@@ -76,3 +76,69 @@ pub fn assert_within(actual: f64, expected: f64, rel: f64, what: &str) {
         rel * 100.0
     );
 }
+
+/// cmdscope with an explicit results store (a SQLite path or a PostgreSQL
+/// URL), isolated from the caller's store settings.
+pub fn with_store(store: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .output()
+        .expect("run cmdscope")
+}
+
+/// A usage error: exit 2, one line on stderr containing `needle`, nothing on stdout.
+pub fn one_line_error(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    let err = stderr(o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "{err}");
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// The one "cmdscope: error" line on stderr (other lines may be warnings).
+pub fn error_line(o: &Output) -> String {
+    let err = stderr(o);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("cmdscope: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line expected: {err}");
+    lines[0].to_string()
+}
+
+/// `o` after asserting that it succeeded.
+pub fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        stderr(&o)
+    );
+    o
+}
+
+/// stdout parsed as JSON.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+/// The lines of a text file (none when it cannot be read).
+pub fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
