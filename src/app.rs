@@ -123,12 +123,12 @@ pub fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<EnvVar>, usize> {
 fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
     let mut out = Vec::new();
     out.extend(plan::scans(
-        &args.parameter_scan,
-        &args.parameter_step_size,
-        &args.parameter_factor,
-        &args.scan_order,
+        &args.params.parameter_scan,
+        &args.params.parameter_step_size,
+        &args.params.parameter_factor,
+        &args.params.scan_order,
     )?);
-    for pair in args.parameter_list.chunks(2) {
+    for pair in args.params.parameter_list.chunks(2) {
         if let [name, values] = pair {
             out.push(plan::list(name, values)?);
         }

@@ -68,8 +68,8 @@ impl Cli {
             }
         };
         match (&mut cli.command, matches.subcommand()) {
-            (Command::Run(run), Some(("run", sub))) => run.scan_order = order(sub),
-            (Command::Explain(e), Some(("explain", sub))) => e.cells.scan_order = order(sub),
+            (Command::Run(run), Some(("run", sub))) => run.params.scan_order = order(sub),
+            (Command::Explain(e), Some(("explain", sub))) => e.cells.params.scan_order = order(sub),
             _ => {}
         }
         Ok(cli)
@@ -516,39 +516,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
     pub alpha: f64,
 
-    /// Scan a numeric parameter: {VAR} in the command (and in --env values,
-    /// hooks and names) takes MIN, MIN+STEP, ... MAX. Integers step by 1
-    /// unless -D is given; --parameter-factor makes the scan geometric.
-    /// Repeatable (all parameters combine): with several -P, each -D or
-    /// --parameter-factor applies to the -P before it
-    /// (-P a 1 64 --parameter-factor 2 -P b 1 8).
-    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true, action = clap::ArgAction::Append)]
-    pub parameter_scan: Vec<String>,
-
-    /// Step of --parameter-scan (may be negative or a decimal like 0.25).
-    #[arg(
-        short = 'D',
-        long,
-        value_name = "STEP",
-        requires = "parameter_scan",
-        allow_negative_numbers = true,
-        action = clap::ArgAction::Append
-    )]
-    pub parameter_step_size: Vec<String>,
-
-    /// Make --parameter-scan geometric: MIN, MIN*F, MIN*F², ... (1 2 4 ... 8192 with F = 2).
-    #[arg(long, value_name = "F", requires = "parameter_scan", action = clap::ArgAction::Append)]
-    pub parameter_factor: Vec<String>,
-
-    /// Where each -P, -D and --parameter-factor stood on the command line
-    /// (filled by `Cli::parse_ordered`): tells several scans' steps apart.
-    #[arg(skip)]
-    pub scan_order: crate::plan::ScanOrder,
-
-    /// A parameter with listed values: -L VAR a,b,c (repeatable; all
-    /// parameters combine into every combination).
-    #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], action = clap::ArgAction::Append)]
-    pub parameter_list: Vec<String>,
+    #[command(flatten)]
+    pub params: ParameterArgs,
 
     /// Write the sweep curve as an SVG chart (median with its 95 % band).
     #[arg(long, value_name = "FILE")]
@@ -796,20 +765,20 @@ pub struct CellArgs {
     pub no_shell: bool,
 }
 
-/// The options of `run` that define cells, for `explain` (same meaning;
-/// turned into `run`'s arguments and planned by the same code).
-#[derive(Args, Debug, Default)]
-pub struct ExplainCellArgs {
-    #[command(flatten)]
-    pub cell: CellArgs,
-
-    /// Scan a numeric parameter: {VAR} takes MIN, MIN+STEP, ... MAX
-    /// (repeatable, as in `run`: each -D or --parameter-factor applies to
-    /// the -P before it).
+/// The parameters that multiply cells (-P/-D/--parameter-factor, -L), for
+/// `run` and `explain` alike.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ParameterArgs {
+    /// Scan a numeric parameter: {VAR} in the command (and in --env values,
+    /// hooks and names) takes MIN, MIN+STEP, ... MAX. Integers step by 1
+    /// unless -D is given; --parameter-factor makes the scan geometric.
+    /// Repeatable (all parameters combine): with several -P, each -D or
+    /// --parameter-factor applies to the -P before it
+    /// (-P a 1 64 --parameter-factor 2 -P b 1 8).
     #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true, action = clap::ArgAction::Append)]
     pub parameter_scan: Vec<String>,
 
-    /// Step of --parameter-scan.
+    /// Step of --parameter-scan (may be negative or a decimal like 0.25).
     #[arg(
         short = 'D',
         long,
@@ -820,17 +789,30 @@ pub struct ExplainCellArgs {
     )]
     pub parameter_step_size: Vec<String>,
 
-    /// Make --parameter-scan geometric.
+    /// Make --parameter-scan geometric: MIN, MIN*F, MIN*F², ... (1 2 4 ... 8192 with F = 2).
     #[arg(long, value_name = "F", requires = "parameter_scan", action = clap::ArgAction::Append)]
     pub parameter_factor: Vec<String>,
 
-    /// Where each scan option stood (see `RunArgs::scan_order`).
+    /// Where each -P, -D and --parameter-factor stood on the command line
+    /// (filled by `Cli::parse_ordered`): tells several scans' steps apart.
     #[arg(skip)]
     pub scan_order: crate::plan::ScanOrder,
 
-    /// A parameter with listed values: -L VAR a,b,c (repeatable).
+    /// A parameter with listed values: -L VAR a,b,c (repeatable; all
+    /// parameters combine into every combination).
     #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], action = clap::ArgAction::Append)]
     pub parameter_list: Vec<String>,
+}
+
+/// The options of `run` that define cells, for `explain` (same meaning;
+/// turned into `run`'s arguments and planned by the same code).
+#[derive(Args, Debug, Default)]
+pub struct ExplainCellArgs {
+    #[command(flatten)]
+    pub cell: CellArgs,
+
+    #[command(flatten)]
+    pub params: ParameterArgs,
 }
 
 /// The one rule for `--alpha`, for every subcommand: a family-wise

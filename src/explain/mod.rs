@@ -84,11 +84,7 @@ fn run_args(args: &ExplainArgs) -> Result<crate::cli::RunArgs> {
     let c = &args.cells;
     run.commands = args.commands.clone();
     run.cell = c.cell.clone();
-    run.parameter_scan = c.parameter_scan.clone();
-    run.parameter_step_size = c.parameter_step_size.clone();
-    run.parameter_factor = c.parameter_factor.clone();
-    run.scan_order = c.scan_order.clone();
-    run.parameter_list = c.parameter_list.clone();
+    run.params = c.params.clone();
     Ok(*run)
 }
 

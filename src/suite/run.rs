@@ -100,7 +100,7 @@ fn settings_given(a: &RunArgs) -> Vec<&'static str> {
     check("--alpha", a.alpha != default.alpha);
     check(
         "--parameter-scan/--parameter-list",
-        !a.parameter_scan.is_empty() || !a.parameter_list.is_empty(),
+        !a.params.parameter_scan.is_empty() || !a.params.parameter_list.is_empty(),
     );
     check(
         "--minimize/--maximize",
