@@ -11,10 +11,10 @@
 
 use std::time::{Instant, SystemTime};
 
-use cmdscope::changes::history::{self, History, Point, Query, SessionRef};
-use cmdscope::changes::Params;
+use cmdscope::analysis::changes::Params;
 use cmdscope::commands::changes::analyse;
 use cmdscope::metrics::{Metric, Sample};
+use cmdscope::store::history::{self, History, Point, Query, SessionRef};
 use cmdscope::store::{Finish, Location, Machine, NewCell, NewSession, Store};
 
 /// Deterministic noise in [-1, 1) from two integers.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::error::Error;
-use crate::schedule::Order;
+use crate::run::schedule::Order;
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -60,7 +60,7 @@ impl Cli {
             let at = |id: &str| -> Vec<usize> {
                 sub.indices_of(id).map(|i| i.collect()).unwrap_or_default()
             };
-            crate::plan::ScanOrder {
+            crate::run::plan::ScanOrder {
                 // Three values per -P: its position is its first value's.
                 scans: at("parameter_scan").into_iter().step_by(3).collect(),
                 steps: at("parameter_step_size"),
@@ -796,7 +796,7 @@ pub struct ParameterArgs {
     /// Where each -P, -D and --parameter-factor stood on the command line
     /// (filled by `Cli::parse_ordered`): tells several scans' steps apart.
     #[arg(skip)]
-    pub scan_order: crate::plan::ScanOrder,
+    pub scan_order: crate::run::plan::ScanOrder,
 
     /// A parameter with listed values: -L VAR a,b,c (repeatable; all
     /// parameters combine into every combination).

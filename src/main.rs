@@ -46,8 +46,8 @@ fn main() {
         }
     };
     let result = match &cli.command {
-        Command::Run(args) => cmdscope::app::run(args),
-        Command::Compare(args) => cmdscope::app::compare(args),
+        Command::Run(args) => cmdscope::commands::run::run(args),
+        Command::Compare(args) => cmdscope::commands::compare::run(args),
         Command::Explain(args) => cmdscope::explain::explain(args),
         Command::History(args) => cmdscope::commands::history::run(args),
         Command::Check(args) => cmdscope::commands::check::run(args),

@@ -334,7 +334,7 @@ fn results_round_trip() {
 fn word_splitting_round_trips_and_never_panics() {
     Budget::from_env(3000).run("words", |rng, n| {
         let raw = random_text(rng, 120);
-        let _ = cmdscope::plan::split_words(raw.as_bytes());
+        let _ = cmdscope::run::plan::split_words(raw.as_bytes());
         // Words quoted as a shell would read them come back unchanged.
         let words: Vec<String> = (0..rng.random_range(1..6))
             .map(|_| random_text(rng, 12).replace('\0', ""))
@@ -344,7 +344,7 @@ fn word_splitting_round_trips_and_never_panics() {
             return;
         }
         let line = shlex::try_join(words.iter().map(String::as_str)).unwrap();
-        let back = cmdscope::plan::split_words(line.as_bytes())
+        let back = cmdscope::run::plan::split_words(line.as_bytes())
             .unwrap_or_else(|e| panic!("case {n}: {e}: {line:?}"));
         let back: Vec<String> = back
             .into_iter()
@@ -384,13 +384,13 @@ fn parameter_scans_stay_bounded_and_distinct() {
         let step = rng.random_bool(0.5).then(|| number_text(rng));
         let factor = (step.is_none() && rng.random_bool(0.5)).then(|| number_text(rng));
         let start = Instant::now();
-        let r = cmdscope::plan::scan("x", &lo, &hi, step.as_deref(), factor.as_deref());
+        let r = cmdscope::run::plan::scan("x", &lo, &hi, step.as_deref(), factor.as_deref());
         let what = format!("case {n}: -P x {lo} {hi} -D {step:?} --parameter-factor {factor:?}");
         assert!(start.elapsed() < Duration::from_secs(2), "{what}: slow");
         match r {
             Ok(p) => {
                 assert!(
-                    !p.values.is_empty() && p.values.len() <= cmdscope::plan::MAX_VALUES,
+                    !p.values.is_empty() && p.values.len() <= cmdscope::run::plan::MAX_VALUES,
                     "{what}"
                 );
                 let mut sorted = p.values.clone();
@@ -409,7 +409,7 @@ fn parameter_scans_stay_bounded_and_distinct() {
     });
     Budget::from_env(2000).run("list", |rng, n| {
         let text = random_text(rng, 60);
-        if let Ok(p) = cmdscope::plan::list("x", &text) {
+        if let Ok(p) = cmdscope::run::plan::list("x", &text) {
             assert_eq!(p.values.join(","), text, "case {n}");
         }
     });
@@ -421,8 +421,8 @@ fn env_files_parse_back_what_was_written() {
         let bytes: Vec<u8> = (0..rng.random_range(0..200))
             .map(|_| rng.random())
             .collect();
-        let _ = cmdscope::app::parse_env_file(&bytes);
-        let _ = cmdscope::app::parse_env_file(random_text(rng, 200).as_bytes());
+        let _ = cmdscope::run::cells::parse_env_file(&bytes);
+        let _ = cmdscope::run::cells::parse_env_file(random_text(rng, 200).as_bytes());
     });
     Budget::from_env(1000).run("env-roundtrip", |rng, n| {
         let vars: Vec<(String, String)> = (0..rng.random_range(0..10))
@@ -447,7 +447,7 @@ fn env_files_parse_back_what_was_written() {
                 if rng.random_bool(0.2) { "export " } else { "" }
             ));
         }
-        let got = cmdscope::app::parse_env_file(text.as_bytes())
+        let got = cmdscope::run::cells::parse_env_file(text.as_bytes())
             .unwrap_or_else(|line| panic!("case {n}: line {line} of {text:?}"));
         let got: Vec<(String, String)> = got
             .into_iter()

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use cmdscope::dataset::{Benchmark, Dataset, Series};
+use cmdscope::import::dataset::{Benchmark, Dataset, Series};
 use cmdscope::metrics::Metric;
 use cmdscope::store::{Filter, Location, Machine, Store};
 use common::*;

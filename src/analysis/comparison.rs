@@ -33,12 +33,15 @@ use serde::Serialize;
 
 use crate::analysis::values;
 use crate::metrics::{Metric, Unit};
-use crate::runner::CellResult;
-use crate::schedule::Order;
+use crate::run::runner::CellResult;
+use crate::run::schedule::Order;
 use crate::stats;
 use crate::stats::ttest;
 
 /// The outcome of one comparison, for the whole crate.
+/// Relative precision adaptive stopping aims for when the user gives no run count.
+pub const DEFAULT_PRECISION: f64 = 0.01;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Verdict {
     /// The candidate is significantly smaller (faster, less memory, ...).

@@ -1,13 +1,22 @@
 //! Turns a session's samples into summaries and plain-words warnings.
 
+pub mod changes;
 pub mod comparison;
+pub mod drift;
 pub mod sequential;
 #[cfg(test)]
 mod simulation;
+pub mod sweep;
 
 use crate::metrics::{Metric, Sample};
-use crate::runner::{CellResult, Session};
+use crate::run::runner::{CellResult, Session};
 use crate::stats;
+
+/// Comparisons and intervals on more values than this use an evenly spaced
+/// subsample (every k-th run): Hodges-Lehmann estimates cost n × m, and a
+/// few thousand runs already pin a ratio down far more tightly than the
+/// machine's drift does.
+pub const MAX_VALUES: usize = 2000;
 
 pub const LEVEL: f64 = 0.95;
 
@@ -190,7 +199,8 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
 /// Marks each cell's wall-time outliers (robust rule) as removed; with
 /// interleaved order the whole block goes, so pairs stay pairs.
 pub fn remove_outliers(session: &mut Session) {
-    let paired = session.order == crate::schedule::Order::Interleaved && session.results.len() > 1;
+    let paired =
+        session.order == crate::run::schedule::Order::Interleaved && session.results.len() > 1;
     let mut blocks = std::collections::BTreeSet::new();
     for r in &mut session.results {
         let idx: Vec<usize> = (0..r.samples.len())
@@ -230,7 +240,7 @@ pub fn analyse(session: &Session) -> Vec<CellAnalysis> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::CellResult;
+    use crate::run::runner::CellResult;
 
     fn session(cells: &[&[f64]]) -> Session {
         let mut s = Session::empty();

@@ -7,12 +7,12 @@ use std::fmt::Write as _;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use crate::analysis::changes::{detect, newest_against_history, Change, Direction, Params};
 use crate::analysis::comparison::{format_confidence, format_p};
-use crate::changes::history::{self, History, Point, Query};
-use crate::changes::{detect, newest_against_history, Change, Direction, Params};
 use crate::cli::{SessionFilterArgs, StoreArgs};
 use crate::error::{exit, Error, Result};
 use crate::report::markdown::cell as md;
+use crate::store::history::{self, History, Point, Query};
 use crate::store::record::open_read_only;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -219,7 +219,7 @@ pub fn change_text(c: &Change) -> String {
 }
 
 /// `102 ms (95 % CI 101 ms … 103 ms)`
-pub fn median_text(h: &History, s: &crate::changes::Side) -> String {
+pub fn median_text(h: &History, s: &crate::analysis::changes::Side) -> String {
     match s.ci {
         Some([lo, hi]) => format!(
             "{} (95 % CI {} … {})",
@@ -470,7 +470,7 @@ pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
                     metric: crate::metrics::Metric::from_name(&h.metric),
                     ..p
                 };
-                crate::changes::newest_comparison(&h.runs(), &p)
+                crate::analysis::changes::newest_comparison(&h.runs(), &p)
             });
             HistoryRow {
                 benchmark: name.to_string(),

@@ -21,14 +21,16 @@
 
 use std::fmt::Write as _;
 
-use super::{median, thin, time_values, MAX_VALUES};
 use crate::analysis::comparison::{
     self as engine, compare_values, fails_gate, format_confidence, format_p, session_sigma,
     widen_for_sessions, Design, SessionVariation, Settings, Verdict,
 };
+use crate::analysis::MAX_VALUES;
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
 use crate::report::markdown::cell as md;
+use crate::stats::{median_finite as median, thin};
+use crate::store::history::time_values;
 use crate::store::record::open_read_only;
 use crate::store::{parse_label, Filter, Machine, Store, StoredSession};
 
@@ -93,7 +95,7 @@ pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
             crate::metrics::Metric::WallTime,
             alpha,
             pairs.len().max(1),
-            crate::app::DEFAULT_PRECISION,
+            crate::analysis::comparison::DEFAULT_PRECISION,
             None,
         )
     };

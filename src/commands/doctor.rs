@@ -4,7 +4,7 @@
 
 use crate::cli::DoctorArgs;
 use crate::error::{exit, Error, Result};
-use crate::preflight::{self, Check, Status};
+use crate::run::preflight::{self, Check, Status};
 
 /// A sysfs setting changed by `--fix`: where, from what, to what.
 struct Change {
@@ -66,7 +66,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
     let pinned = args
         .cpus
         .as_deref()
-        .map(crate::plan::parse_cpus)
+        .map(crate::run::plan::parse_cpus)
         .transpose()?;
     let cpus = pinned.clone().unwrap_or_else(preflight::allowed_cpus);
     let mut fixed = None;

@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
-use super::{median, time_values};
 use crate::cli::HistoryArgs;
 use crate::error::{exit, Result};
+use crate::stats::median_finite;
+use crate::store::history::time_values;
 use crate::store::record::open_read_only;
 use crate::store::{StoredSession, RUNNING};
 
@@ -49,7 +50,7 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
             }
             let m = times
                 .get(&c.id)
-                .and_then(|v| median(v))
+                .and_then(|v| median_finite(v))
                 .map(|m| format!("median {}", crate::units::time(m)))
                 .unwrap_or_else(|| "no time measured".into());
             let _ = writeln!(

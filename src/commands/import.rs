@@ -13,8 +13,8 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::cli::ImportArgs;
-use crate::dataset::Dataset;
 use crate::error::{exit, Result};
+use crate::import::dataset::Dataset;
 use crate::metrics::{Metric, Sample};
 use crate::store::record::open_required;
 use crate::store::{

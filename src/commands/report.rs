@@ -3,16 +3,18 @@
 
 use std::collections::HashMap;
 
-use super::{thin, time_values, MAX_VALUES};
 use crate::analysis::comparison::{compare_values, Comparison, Design, Settings};
 use crate::analysis::sequential::{Sequential, LOOKS};
 use crate::analysis::LEVEL;
+use crate::analysis::MAX_VALUES;
 use crate::cli::ReportArgs;
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::{exit, Result};
 use crate::metrics::{block_pairs, Metric};
 use crate::report::html::{self, CellData, HistoryData, HistoryPoint, ReportData};
-use crate::schedule::Order;
+use crate::run::schedule::Order;
+use crate::stats::thin;
+use crate::store::history::time_values;
 use crate::store::record::open_read_only;
 use crate::store::{Filter, Store, StoredSession};
 
@@ -131,7 +133,9 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
             let Some(v) = hist_times.get(&c.id) else {
                 continue;
             };
-            let Some(m) = super::median(v) else { continue };
+            let Some(m) = crate::stats::median_finite(v) else {
+                continue;
+            };
             let points = by_identity.entry(c.identity.as_str()).or_default();
             if points.iter().any(|p| p.session == s.id) {
                 continue;
@@ -195,12 +199,12 @@ pub fn sweep_set(
     {
         return None;
     }
-    let (planned, params) = crate::app::plan_cells(&args).ok()?;
+    let (planned, params) = crate::run::cells::plan_cells(&args).ok()?;
     let mut varying = params.iter().filter(|p| p.values.len() > 1);
     let (param, None) = (varying.next()?, varying.next()) else {
         return None;
     };
-    let mut session = crate::runner::Session::empty();
+    let mut session = crate::run::runner::Session::empty();
     session.order = if order == Some("interleaved") {
         Order::Interleaved
     } else {
@@ -208,25 +212,24 @@ pub fn sweep_set(
     };
     for cell in planned.into_iter().filter(|c| !c.calibration) {
         let stored = cells.iter().find(|c| c.name == cell.name)?;
-        session.results.push(crate::runner::CellResult {
+        session.results.push(crate::run::runner::CellResult {
             cell,
             samples: stored.samples.clone(),
         });
     }
     let analyses = crate::analysis::analyse(&session);
-    let (alpha, precision) = comparisons
-        .first()
-        .map_or((args.alpha, crate::app::DEFAULT_PRECISION), |c| {
-            (c.level * c.family as f64, c.precision)
-        });
-    let sweep = crate::sweep::build(
+    let (alpha, precision) = comparisons.first().map_or(
+        (args.alpha, crate::analysis::comparison::DEFAULT_PRECISION),
+        |c| (c.level * c.family as f64, c.precision),
+    );
+    let sweep = crate::analysis::sweep::build(
         &session,
         &analyses,
         &params,
         Metric::WallTime,
         false,
         &[args.commands[0].to_string_lossy().into_owned()],
-        &crate::sweep::SetRules {
+        &crate::analysis::sweep::SetRules {
             comparisons,
             alpha,
             precision,
@@ -253,7 +256,7 @@ pub fn sweep_set(
 /// The `run` arguments a session was recorded with, read back from its
 /// command line; None for imports or a line that no longer parses.
 fn run_args(command_line: &str) -> Option<RunArgs> {
-    let words = crate::plan::split_words(command_line.as_bytes()).ok()?;
+    let words = crate::run::plan::split_words(command_line.as_bytes()).ok()?;
     let args = words
         .into_iter()
         .map(|w| std::ffi::OsString::from(String::from_utf8_lossy(&w).into_owned()));
@@ -293,7 +296,7 @@ pub fn compare(
     let precision = match args.as_ref().map(|a| (a.precision, a.runs)) {
         Some((Some(p), _)) => Some(p / 100.0),
         Some((None, Some(_))) => None,
-        _ => Some(crate::app::DEFAULT_PRECISION),
+        _ => Some(crate::analysis::comparison::DEFAULT_PRECISION),
     };
     let reference = args
         .as_ref()
@@ -330,7 +333,7 @@ pub fn compare(
         Metric::WallTime,
         final_alpha,
         cells.len() - 1,
-        precision.unwrap_or(crate::app::DEFAULT_PRECISION),
+        precision.unwrap_or(crate::analysis::comparison::DEFAULT_PRECISION),
         None,
     );
     let base = &cells[reference];
@@ -374,8 +377,8 @@ mod tests {
     use super::*;
     use crate::analysis::comparison::Verdict;
     use crate::commands::check;
-    use crate::compare::{CompareOptions, Format};
-    use crate::dataset::{Benchmark, Dataset, Series};
+    use crate::commands::compare::{CompareOptions, Format};
+    use crate::import::dataset::{Benchmark, Dataset, Series};
     use crate::metrics::Sample;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -441,7 +444,7 @@ mod tests {
         // good (0.4 % apart), the rest clearly worse.
         let line = "cmdscope run -P b 1 5 'sleep {b}'";
         let args = run_args(line).unwrap();
-        let (planned, _) = crate::app::plan_cells(&args).unwrap();
+        let (planned, _) = crate::run::cells::plan_cells(&args).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(14);
         let cells: Vec<CellData> = planned
             .iter()
@@ -527,7 +530,7 @@ mod tests {
             false,
         ));
         for (what, base, cand, expected, fails) in &table {
-            let out = crate::compare::compare(
+            let out = crate::commands::compare::compare(
                 &[dataset("a", base), dataset("b", cand)],
                 &CompareOptions {
                     format: Format::Json,

@@ -5,6 +5,7 @@ pub mod perf;
 pub mod procio;
 pub mod signals;
 pub mod tree;
+pub mod workdir;
 
 mod spawn;
 

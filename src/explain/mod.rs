@@ -26,7 +26,7 @@ use std::time::Duration;
 use crate::cli::ExplainArgs;
 use crate::error::{exit, Error, Result};
 use crate::exec::signals;
-use crate::plan;
+use crate::run::plan;
 
 /// The caveat every report carries.
 pub const CAVEAT: &str = "traced with ptrace: every system call stops the program, so the run is slower than an untraced one and the times are indicative";
@@ -90,7 +90,7 @@ fn run_args(args: &ExplainArgs) -> Result<crate::cli::RunArgs> {
 
 /// The cells to trace: `run`'s plan without its shell calibration cell.
 pub fn cells(args: &ExplainArgs) -> Result<Vec<plan::Cell>> {
-    let (mut cells, _) = crate::app::plan_cells(&run_args(args)?)?;
+    let (mut cells, _) = crate::run::cells::plan_cells(&run_args(args)?)?;
     cells.retain(|c| !c.calibration);
     Ok(cells)
 }
@@ -203,7 +203,7 @@ fn explain_cell(
         .transpose()?;
     // Kept until the trace is over: dropping it removes the directory.
     let run_dir = match &v.workdir {
-        Some(w) => Some(crate::workdir::RunDir::new(
+        Some(w) => Some(crate::exec::workdir::RunDir::new(
             index,
             w,
             v.workdir_template.as_deref(),

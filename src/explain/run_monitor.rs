@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::monitor::{self, Monitor};
 use crate::error::{Error, Result};
 use crate::metrics::Sample;
-use crate::runner::SampleSink;
+use crate::run::runner::SampleSink;
 
 /// How long the monitor is given to get ready before the first run.
 pub const READY_WAIT: Duration = Duration::from_millis(200);
@@ -195,7 +195,7 @@ impl SampleSink for Sink<'_> {
 
 /// "NAME messages per run: 100 vs 0" per pattern (medians; each command's
 /// range below), for the terminal after the results.
-pub fn render_text(c: &Counts, session: &crate::runner::Session) -> String {
+pub fn render_text(c: &Counts, session: &crate::run::runner::Session) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(
@@ -211,7 +211,7 @@ pub fn render_text(c: &Counts, session: &crate::runner::Session) -> String {
             .iter()
             .map(|&i| {
                 let v = series(c, i, p);
-                crate::commands::median(&v).map_or("-".to_string(), crate::units::count)
+                crate::stats::median_finite(&v).map_or("-".to_string(), crate::units::count)
             })
             .collect();
         let _ = writeln!(out, "  monitor_{name}: {} (median)", medians.join(" vs "));
@@ -269,7 +269,7 @@ pub fn store(c: &Counts, recorder: &mut crate::store::record::Recorder) {
 /// tests; paired by block when interleaved).
 pub fn compare(
     c: &Counts,
-    session: &crate::runner::Session,
+    session: &crate::run::runner::Session,
     precision: f64,
 ) -> Vec<crate::analysis::comparison::Comparison> {
     use crate::analysis::comparison::{compare_values, Design, Settings};
@@ -279,7 +279,7 @@ pub fn compare(
     if results.len() < 2 || reference >= results.len() {
         return out;
     }
-    let paired = session.order == crate::schedule::Order::Interleaved;
+    let paired = session.order == crate::run::schedule::Order::Interleaved;
     let settings = Settings {
         alpha: session.final_alpha,
         family: results.len() - 1,

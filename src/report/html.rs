@@ -7,11 +7,11 @@
 use std::fmt::Write as _;
 
 use crate::metrics::{Metric, Sample};
-use crate::store::StoredSession;
-use crate::svg::{
+use crate::report::svg::{
     escape, Bar, BarChart, BoxPlot, BoxStats, Format, IntervalChart, IntervalRow, LineChart, Point,
     Series,
 };
+use crate::store::StoredSession;
 
 /// Bars drawn at most in the run-order chart; more runs are averaged in
 /// consecutive groups (and the chart says so).
@@ -145,9 +145,9 @@ pub fn render(d: &ReportData) -> String {
     if let Some(checks) = s
         .preflight
         .as_deref()
-        .and_then(|j| serde_json::from_str::<Vec<crate::preflight::Check>>(j).ok())
+        .and_then(|j| serde_json::from_str::<Vec<crate::run::preflight::Check>>(j).ok())
     {
-        use crate::preflight::Status;
+        use crate::run::preflight::Status;
         let names = |st: Status| -> Vec<&str> {
             checks
                 .iter()
@@ -155,7 +155,7 @@ pub fn render(d: &ReportData) -> String {
                 .map(|c| c.name.as_str())
                 .collect()
         };
-        let mut parts: Vec<String> = crate::preflight::warnings(&checks)
+        let mut parts: Vec<String> = crate::run::preflight::warnings(&checks)
             .into_iter()
             .map(|w| format!("warning: {w}"))
             .collect();
@@ -213,7 +213,7 @@ fn summary_table(out: &mut String, d: &ReportData) {
             .iter()
             .filter_map(|x| x.get(Metric::PeakRss))
             .collect::<Vec<_>>();
-        let mem = crate::commands::median(&mem)
+        let mem = crate::stats::median_finite(&mem)
             .map(crate::units::bytes)
             .unwrap_or_default();
         let (median, mean, range) = match s {
@@ -276,7 +276,7 @@ fn monitor_table(out: &mut String, d: &ReportData) {
                 .find(|(m, _)| m == n)
                 .map(|(_, v)| v.iter().copied().filter(|x| x.is_finite()).collect())
                 .unwrap_or_default();
-            let text = match crate::commands::median(&v) {
+            let text = match crate::stats::median_finite(&v) {
                 Some(m) => format!(
                     "{} ({} … {})",
                     crate::units::count(m),

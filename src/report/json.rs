@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::analysis::{self, CellAnalysis};
 use crate::metrics::{Metric, Sample};
-use crate::runner::{CellResult, Session};
+use crate::run::runner::{CellResult, Session};
 
 /// A number, or null where JSON has none (NaN, infinities).
 pub fn num(v: f64) -> Value {
@@ -62,7 +62,7 @@ fn summary(a: &CellAnalysis) -> Value {
 
 /// hyperfine's `command` field: the name without the parameters appended
 /// to it (cells built outside a plan have only `name` and `command`).
-pub fn hyperfine_command(cell: &crate::plan::Cell) -> &str {
+pub fn hyperfine_command(cell: &crate::run::plan::Cell) -> &str {
     if !cell.short_name.is_empty() {
         &cell.short_name
     } else if !cell.command.is_empty() {
@@ -155,12 +155,12 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
         o["per_operation"] = Value::Object(per);
     }
     let v = &r.cell.variant;
-    if v != &crate::plan::Variant::default() {
+    if v != &crate::run::plan::Variant::default() {
         o["variant"] = json!({
             "env_size": v.env_size, "clear_env": v.clear_env, "user": v.user,
             "workdir": v.workdir.as_ref().map(|w| match w {
-                crate::plan::Workdir::Tmpfs => "tmpfs".to_string(),
-                crate::plan::Workdir::Under(d) => d.display().to_string(),
+                crate::run::plan::Workdir::Tmpfs => "tmpfs".to_string(),
+                crate::run::plan::Workdir::Under(d) => d.display().to_string(),
             }),
             "cpus": v.cpus, "nice": v.nice,
         });

@@ -10,14 +10,14 @@
 
 use std::fmt::Write as _;
 
+use crate::analysis::changes::Change;
 use crate::analysis::comparison::format_p;
 use crate::analysis::LEVEL;
-use crate::changes::history::{History, Point};
-use crate::changes::Change;
 use crate::commands::changes::{change_text, direction, median_text, value, Analysed};
-use crate::commands::median;
 use crate::report::html::{CSP, STYLE};
-use crate::svg::{self, escape, BoxPlot, BoxStats, Format, LineChart, Mark, Series};
+use crate::report::svg::{self, escape, BoxPlot, BoxStats, Format, LineChart, Mark, Series};
+use crate::stats::median_finite;
+use crate::store::history::{History, Point};
 
 /// Points drawn in a benchmark's history chart (the newest ones).
 pub const CHART_POINTS: usize = 500;
@@ -113,7 +113,7 @@ fn index(all: &[Analysed], store: &str) -> String {
             .map(|p| {
                 format!(
                     "{} ({})",
-                    value(h, median(&p.runs).unwrap_or(f64::NAN)),
+                    value(h, median_finite(&p.runs).unwrap_or(f64::NAN)),
                     point_label(p)
                 )
             })
@@ -152,7 +152,7 @@ fn sparkline(h: &History) -> String {
     let start = h.points.len().saturating_sub(SPARK_POINTS);
     let ys: Vec<f64> = h.points[start..]
         .iter()
-        .filter_map(|p| median(&p.runs))
+        .filter_map(|p| median_finite(&p.runs))
         .collect();
     if ys.len() < 2 {
         return String::new();
@@ -210,7 +210,7 @@ fn page(a: &Analysed) -> String {
         .iter()
         .enumerate()
         .filter_map(|(i, p)| {
-            let m = median(&p.runs)?;
+            let m = median_finite(&p.runs)?;
             let ci = crate::stats::median_ci(&p.runs, LEVEL).ok();
             Some(svg::Point {
                 x: (start + i) as f64,

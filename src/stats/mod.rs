@@ -1540,6 +1540,22 @@ pub fn trend(xs: &[f64]) -> Result<Trend, StatsError> {
     })
 }
 
+/// Every k-th value so that at most `max` remain (all of them when fewer).
+pub fn thin(values: &[f64], max: usize) -> Vec<f64> {
+    if values.len() <= max || max == 0 {
+        return values.to_vec();
+    }
+    let stride = values.len().div_ceil(max);
+    values.iter().step_by(stride).copied().collect()
+}
+
+/// Median of the finite values (stored data may hold NaN for a missing
+/// measurement); None when there are none.
+pub fn median_finite(values: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    median(&v)
+}
+
 #[cfg(test)]
 mod tests {
     //! Reference values come from R (documented examples), from published
@@ -1549,6 +1565,14 @@ mod tests {
     //! under test. Simulations are seeded and deterministic.
 
     use super::*;
+
+    #[test]
+    fn thins_evenly() {
+        let v: Vec<f64> = (0..10).map(f64::from).collect();
+        assert_eq!(thin(&v, 20), v);
+        assert_eq!(thin(&v, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0]);
+        assert_eq!(thin(&v, 3), vec![0.0, 4.0, 8.0]);
+    }
 
     macro_rules! assert_close {
         ($a:expr, $b:expr, $tol:expr) => {{

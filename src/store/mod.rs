@@ -6,6 +6,7 @@
 //! written and read) is here, written once against the common dialect of
 //! [`schema`]. See docs/STORE.md for the schema, locations and guarantees.
 
+pub mod history;
 pub mod machine;
 pub mod partitions;
 pub mod postgres;
@@ -20,7 +21,7 @@ use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::metrics::{Metric, Sample};
-use crate::plan::Cell;
+use crate::run::plan::Cell;
 pub use machine::Machine;
 pub use redact::redact;
 use schema::{Dialect, LATEST, METRIC_COLUMNS};

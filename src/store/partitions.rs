@@ -190,7 +190,7 @@ impl Store {
             .into_iter()
             .filter_map(|(identity, id)| {
                 let v = values.get(&id)?;
-                let median = crate::commands::median(v)?;
+                let median = crate::stats::median_finite(v)?;
                 Some((identity, (v.len(), median)))
             })
             .collect())

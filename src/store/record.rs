@@ -11,7 +11,7 @@
 //!
 //! A store failure never stops the benchmark: the recorder keeps the first
 //! error, stops writing, and the caller reports it after the exports are
-//! written (see `app::run` for the exit code).
+//! written (see `commands::run::run` for the exit code).
 
 use std::time::SystemTime;
 
@@ -19,8 +19,8 @@ use super::writer::{Link, Msg, RunMsg, SessionMsg};
 use super::{Location, NewCell, NewSession, Store, StoreError};
 use crate::error::Error;
 use crate::metrics::Sample;
-use crate::plan::Cell;
-use crate::runner::{SampleSink, Session};
+use crate::run::plan::Cell;
+use crate::run::runner::{SampleSink, Session};
 
 /// Which store a command uses.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use super::file::{Benchmark, Suite};
 use super::partition::{fnv1a, Partition};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::Result;
-use crate::plan::Cell;
+use crate::run::plan::Cell;
 
 /// One cell of a suite.
 #[derive(Clone, Debug)]
@@ -71,7 +71,7 @@ pub fn plan(suite: &Suite) -> Result<Vec<Planned>> {
     let mut out = Vec::with_capacity(suite.benchmarks.len());
     for b in &suite.benchmarks {
         let args = run_args(b)?;
-        let (cells, _) = crate::app::plan_cells(&args)
+        let (cells, _) = crate::run::cells::plan_cells(&args)
             .map_err(|e| b.position.error(format!("benchmark '{}': {e}", b.name)))?;
         let mut suite_cells: Vec<SuiteCell> = Vec::with_capacity(cells.len());
         let mut seen = std::collections::HashSet::with_capacity(cells.len());
@@ -190,7 +190,7 @@ parameters = { m = { min = 1, max = 16, factor = 2 } }
         let Command::Run(typed) = typed.command else {
             panic!()
         };
-        let (cells, _) = crate::app::plan_cells(&typed).unwrap();
+        let (cells, _) = crate::run::cells::plan_cells(&typed).unwrap();
         let suite: Vec<&Cell> = p[1].cells.iter().map(|c| &c.cell).collect();
         assert_eq!(suite, cells.iter().collect::<Vec<_>>());
         assert_eq!(p[1].args.runs, Some(3));

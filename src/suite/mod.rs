@@ -9,7 +9,6 @@ pub mod lock;
 pub mod manifest;
 pub mod merge;
 pub mod partition;
-pub mod run;
 pub mod scheduler;
 pub mod submit;
 

@@ -1,4 +1,8 @@
-//! The subcommands, from parsed arguments to an exit code.
+//! `cmdscope run`: from parsed arguments to an exit code. Plans cells,
+//! drives the runner, writes exports and the store first, the terminal
+//! report last. `--suite` runs are in `suite.rs`.
+
+pub mod suite;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -7,20 +11,17 @@ use std::time::Duration;
 use crate::analysis;
 use crate::analysis::comparison;
 use crate::analysis::sequential::Sequential;
-use crate::cli::{RunArgs, SortOrder, Style, TimeUnit};
+use crate::cli::{RunArgs, SortOrder, Style};
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
-use crate::plan::{self, PlanInput};
 use crate::report::markdown::{Markup, Rows};
 use crate::report::{self, terminal::Paint};
-use crate::runner::{self, IgnoreFailure, RunOptions};
-use crate::schedule::{Order, RunPolicy};
+use crate::run::cells::{added_reference, plan_cells, shell_mode};
+use crate::run::plan;
+use crate::run::runner::{self, IgnoreFailure, RunOptions};
+use crate::run::schedule::{Order, RunPolicy};
 use crate::store::record::{self, Choice, Recorder};
 use crate::store::{self, Machine, NewSession};
-use crate::units;
-
-/// Relative precision adaptive stopping aims for when the user gives no run count.
-pub const DEFAULT_PRECISION: f64 = 0.01;
 
 fn positive_seconds(value: f64, flag: &str) -> Result<Duration> {
     if value.is_finite() && value > 0.0 && value < 1e9 {
@@ -40,9 +41,6 @@ fn parse_output(text: &str) -> Output {
         path => Output::File(PathBuf::from(path)),
     }
 }
-
-/// An environment variable as bytes: name and value.
-pub type EnvVar = (Vec<u8>, Vec<u8>);
 
 /// `--output` once for all commands or once per command; `--show-output`
 /// is `--output=inherit` for all.
@@ -82,121 +80,9 @@ fn exports_asked(args: &RunArgs) -> bool {
     .any(|e| e.is_some())
 }
 
-/// `--shell`/`-N` as given.
-fn shell_mode(args: &RunArgs) -> Result<plan::ShellMode> {
-    match (&args.cell.shell, args.cell.no_shell) {
-        (_, true) => Ok(plan::ShellMode::Never),
-        (Some(s), false) => plan::ShellMode::from_arg(s),
-        (None, false) => Ok(plan::ShellMode::Auto),
-    }
-}
-
-/// KEY=VALUE lines; blank lines and '#' comments are skipped.
-fn read_env_file(path: &std::path::Path) -> Result<Vec<EnvVar>> {
-    let bytes = crate::input::read_limited(path, crate::input::MAX_ENV_FILE_BYTES)?;
-    parse_env_file(&bytes).map_err(|line| Error::Parse {
-        path: path.into(),
-        message: format!("line {line}: expected KEY=VALUE"),
-    })
-}
-
-/// The variables of an env file's text (`KEY=VALUE` lines, an optional
-/// `export ` before them, blank lines and `#` comments skipped); on error,
-/// the number of the first bad line.
-pub fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<EnvVar>, usize> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut out = Vec::new();
-    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let trimmed = line.trim_ascii();
-        if trimmed.is_empty() || trimmed.starts_with(b"#") {
-            continue;
-        }
-        let trimmed = trimmed.strip_prefix(b"export ").unwrap_or(trimmed);
-        let kv = plan::parse_env(std::ffi::OsStr::from_bytes(trimmed)).map_err(|_| n + 1)?;
-        out.push(kv);
-    }
-    Ok(out)
-}
-
-/// The parameters given with -P/-D/--parameter-factor and -L.
-fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
-    let mut out = Vec::new();
-    out.extend(plan::scans(
-        &args.params.parameter_scan,
-        &args.params.parameter_step_size,
-        &args.params.parameter_factor,
-        &args.params.scan_order,
-    )?);
-    for pair in args.params.parameter_list.chunks(2) {
-        if let [name, values] = pair {
-            out.push(plan::list(name, values)?);
-        }
-    }
-    Ok(out)
-}
-
-/// `--reference` naming one of the commands picks it (cmdscope's meaning);
-/// any other command is added and benchmarked first (hyperfine 1.20's
-/// meaning): that command, if so.
-fn added_reference(args: &RunArgs) -> Option<&String> {
-    args.reference.as_ref().filter(|r| {
-        !args
-            .commands
-            .iter()
-            .any(|c| c.to_string_lossy() == r.as_str())
-            && !args.cell.names.iter().any(|n| n == *r)
-    })
-}
-
-/// The cells `run` measures for these arguments, and the parameters they
-/// sweep (also how a suite benchmark becomes cells).
-pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Parameter>)> {
-    let mut env = match &args.cell.env_file {
-        Some(path) => read_env_file(path)?,
-        None => Vec::new(),
-    };
-    for e in &args.cell.env {
-        env.push(plan::parse_env(e)?);
-    }
-    let parameters = parameters(args)?;
-    let shell = shell_mode(args)?;
-    if let Some(unit) = args.time_unit {
-        units::force_time_scale(match unit {
-            TimeUnit::Microsecond => units::TimeScale::Microsecond,
-            TimeUnit::Millisecond => units::TimeScale::Millisecond,
-            TimeUnit::Second => units::TimeScale::Second,
-        });
-    }
-    let reference_cmd = added_reference(args);
-    let cells = plan::expand(&PlanInput {
-        commands: args.commands.clone(),
-        names: args.cell.names.clone(),
-        shell: shell.clone(),
-        reference: reference_cmd.map(|r| (r.into(), args.reference_name.clone())),
-        env,
-        prepare: args.prepare.clone(),
-        conclude: args.conclude.clone(),
-        setup: args.setup.clone(),
-        cleanup: args.cleanup.clone(),
-        parameters: parameters.clone(),
-        variant: plan::VariantInput {
-            env_size: args.cell.env_size.clone(),
-            clear_env: args.cell.clear_env,
-            user: args.cell.user.clone(),
-            workdir: args.cell.workdir.clone(),
-            workdir_template: args.cell.workdir_template.clone(),
-            cpus: args.cell.cpus.clone(),
-            nice: args.cell.nice.clone(),
-            ops: args.ops.clone(),
-        },
-    })?;
-    Ok((cells, parameters))
-}
-
 pub fn run(args: &RunArgs) -> Result<i32> {
     if args.suite.suite.is_some() {
-        return crate::suite::run::run(args);
+        return crate::commands::run::suite::run(args);
     }
     let (mut cells, parameters) = plan_cells(args)?;
     let reference_cmd = added_reference(args);
@@ -244,8 +130,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     })?;
     let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
     if let Some(var) = search_var {
-        crate::optimize::check_searched(var, &parameters, args.commands.len())?;
-        crate::optimize::check_goal(args.maximize.is_some(), metric, args.ops.is_some())?;
+        crate::search::check_searched(var, &parameters, args.commands.len())?;
+        crate::search::check_goal(args.maximize.is_some(), metric, args.ops.is_some())?;
         if reference_cmd.is_some() {
             return Err(Error::Usage(
                 "--minimize/--maximize searches one command: remove the added --reference command"
@@ -335,7 +221,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             )))
         }
         (Some(p), _) => Some(p / 100.0),
-        (None, None) => Some(DEFAULT_PRECISION),
+        (None, None) => Some(comparison::DEFAULT_PRECISION),
         (None, Some(_)) => None,
     };
     if args.precision.is_some() && order == Order::Sequential && args.commands.len() > 1 {
@@ -347,7 +233,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         (Some(p), Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
         _ => None,
     };
-    let real: Vec<&crate::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
+    let real: Vec<&crate::run::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
     let reference = match (&args.reference, reference_cmd) {
         (None, _) | (Some(_), Some(_)) => 0,
         (Some(name), None) => real
@@ -415,21 +301,21 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let mut search = None;
     let mut session = if search_var.is_some() {
         let full_runs = args.runs.map_or(10, |r| r as usize);
-        let sopts = crate::optimize::SearchOptions {
+        let sopts = crate::search::SearchOptions {
             metric,
             maximize,
             runs: full_runs,
             initial_runs: 3,
             alpha: args.alpha,
-            precision: precision.unwrap_or(DEFAULT_PRECISION),
+            precision: precision.unwrap_or(comparison::DEFAULT_PRECISION),
             per_op: args.ops.is_some() && metric.unit() == crate::metrics::Unit::Seconds,
-            budget: crate::optimize::SearchOptions::default_budget(
+            budget: crate::search::SearchOptions::default_budget(
                 parameters.iter().map(|p| p.values.len()).product(),
                 full_runs,
             ),
         };
-        let mut result = crate::optimize::search(&opts, &sopts, &parameters, &mut recorder)?;
-        let session = crate::optimize::as_session(&mut result, &opts.cells);
+        let mut result = crate::search::search(&opts, &sopts, &parameters, &mut recorder)?;
+        let session = crate::search::as_session(&mut result, &opts.cells);
         search = Some(result);
         session
     } else if let Some(m) = monitor.as_mut() {
@@ -443,7 +329,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     let mut analyses = analysis::analyse(&session);
     for (a, r) in analyses.iter_mut().zip(&session.results) {
-        a.warnings.extend(crate::drift::warnings(
+        a.warnings.extend(crate::analysis::drift::warnings(
             r,
             session.order,
             session.results.len(),
@@ -454,7 +340,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         session.reference,
         session.order,
         session.final_alpha,
-        precision.unwrap_or(DEFAULT_PRECISION),
+        precision.unwrap_or(comparison::DEFAULT_PRECISION),
         session.rss_floor,
     );
     if let Some(result) = &search {
@@ -468,12 +354,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         comparisons.extend(crate::explain::run_monitor::compare(
             c,
             &session,
-            precision.unwrap_or(DEFAULT_PRECISION),
+            precision.unwrap_or(comparison::DEFAULT_PRECISION),
         ));
         crate::explain::run_monitor::store(c, &mut recorder);
     }
 
-    let mut sweep = crate::sweep::build(
+    let mut sweep = crate::analysis::sweep::build(
         &session,
         &analyses,
         &parameters,
@@ -484,14 +370,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             .iter()
             .map(|c| c.to_string_lossy().into_owned())
             .collect::<Vec<_>>(),
-        &crate::sweep::SetRules {
+        &crate::analysis::sweep::SetRules {
             comparisons: &comparisons,
             alpha: session.final_alpha,
-            precision: precision.unwrap_or(DEFAULT_PRECISION),
+            precision: precision.unwrap_or(comparison::DEFAULT_PRECISION),
         },
     );
     if let (Some(result), Some(sweep)) = (&search, sweep.as_mut()) {
-        crate::optimize::mark_sweep(result, sweep);
+        crate::search::mark_sweep(result, sweep);
     }
     // Exports are written whatever happened, so an interrupted or failed
     // session still leaves its finished runs behind; but a session that
@@ -505,7 +391,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         if let Some(p) = &args.export_json {
             let search_json = search
                 .as_ref()
-                .map(|result| crate::optimize::to_json(result, &parameters, metric, maximize));
+                .map(|result| crate::search::to_json(result, &parameters, metric, maximize));
             let mut text = report::json::render_with_search(
                 &session,
                 &analyses,
@@ -545,7 +431,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             }
         }
         if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {
-            if let Err(e) = crate::output::write_file(p, crate::sweep::render_svg(sweep).as_bytes())
+            if let Err(e) =
+                crate::output::write_file(p, crate::analysis::sweep::render_svg(sweep).as_bytes())
             {
                 export_error.get_or_insert(e);
             }
@@ -578,10 +465,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             paint,
         ));
         if let Some(sweep) = &sweep {
-            crate::output::print(&crate::sweep::render_text(sweep, paint));
+            crate::output::print(&crate::analysis::sweep::render_text(sweep, paint));
         }
         if let Some(result) = &search {
-            crate::output::print(&crate::optimize::render_text(
+            crate::output::print(&crate::search::render_text(
                 result,
                 &parameters,
                 metric,
@@ -646,50 +533,6 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         return Err(Error::Failed(format!(
             "every run of {} timed out{limit}: no time was measured",
             killed.join(", ")
-        )));
-    }
-    Ok(exit::OK)
-}
-
-/// `cmdscope compare FILE...`: a benchstat-style table across saved results.
-pub fn compare(args: &crate::cli::CompareArgs) -> Result<i32> {
-    use crate::cli::CompareFormat;
-    use crate::compare::{self, CompareOptions, Format};
-    let datasets = args
-        .files
-        .iter()
-        .map(|p| crate::import::read_dataset(p))
-        .collect::<Result<Vec<_>>>()?;
-    let opts = CompareOptions {
-        format: match args.format {
-            CompareFormat::Text => Format::Text,
-            CompareFormat::Markdown => Format::Markdown,
-            CompareFormat::Csv => Format::Csv,
-            CompareFormat::Json => Format::Json,
-        },
-        fail_if_slower: args.fail_if_slower,
-        alpha: args.alpha,
-        ..CompareOptions::default()
-    };
-    let out = compare::compare(&datasets, &opts)?;
-    // Names and values come from files: shown, never obeyed by the terminal.
-    match args.format {
-        CompareFormat::Json => crate::output::print(&out.rendered),
-        _ => crate::output::print(&crate::output::escape_controls(&out.rendered)),
-    }
-    if out.gate_failed {
-        if matches!(args.format, CompareFormat::Csv | CompareFormat::Json) {
-            for f in &out.gate_failures {
-                crate::eprint_line!(
-                    "cmdscope: regression: {}",
-                    crate::output::escape_controls(f)
-                );
-            }
-        }
-        return Err(Error::Failed(format!(
-            "{} comparison(s) significantly slower by more than {}%",
-            out.gate_failures.len(),
-            args.fail_if_slower.unwrap_or(0.0)
         )));
     }
     Ok(exit::OK)

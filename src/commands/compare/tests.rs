@@ -1,6 +1,6 @@
 use super::*;
 use crate::analysis::comparison::SessionVariation;
-use crate::dataset::Series;
+use crate::import::dataset::Series;
 
 // ----- builders ---------------------------------------------------------------
 

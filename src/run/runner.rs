@@ -10,11 +10,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::analysis::sequential::Sequential;
 use crate::error::{Error, Result};
 use crate::exec::perf::Availability;
+use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
-use crate::plan::Cell;
-use crate::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
-use crate::workdir::RunDir;
+use crate::run::plan::Cell;
+use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
 
 /// Which non-zero exits are tolerated.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -137,7 +137,7 @@ pub struct Session {
     /// a child's peak memory as at least this (see exec/spawner.c).
     pub rss_floor: Option<f64>,
     /// The machine's state when the session began (see `preflight`).
-    pub preflight: Vec<crate::preflight::Check>,
+    pub preflight: Vec<crate::run::preflight::Check>,
 }
 
 impl Session {
@@ -294,7 +294,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             .collect();
         (!lists.is_empty()).then(|| lists.into_iter().flatten().copied().collect())
     };
-    let preflight = crate::preflight::start(pinned, Duration::from_millis(50));
+    let preflight = crate::run::preflight::start(pinned, Duration::from_millis(50));
     let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
@@ -337,7 +337,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     let preflight = preflight.finish();
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if opts.show_progress && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        for w in crate::preflight::warnings(&preflight) {
+        for w in crate::run::preflight::warnings(&preflight) {
             crate::eprint_line!("cmdscope: warning: {w}");
         }
     }

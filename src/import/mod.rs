@@ -17,8 +17,11 @@ use std::path::Path;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::dataset::{Benchmark, Dataset, Series};
+pub mod dataset;
+pub mod input;
+
 use crate::error::Error;
+use crate::import::dataset::{Benchmark, Dataset, Series};
 use crate::metrics::{Metric, Unit};
 
 /// Why a results file could not be read. `Display` is a single line.
@@ -61,7 +64,7 @@ pub enum ImportError {
 /// [`Error::Read`]; unparsable ones [`Error::Parse`] (exit code 2) with the
 /// one-line [`ImportError`] as message.
 pub fn read_dataset(path: &Path) -> Result<Dataset, Error> {
-    let bytes = crate::input::read_limited(path, crate::input::MAX_RESULTS_BYTES)?;
+    let bytes = crate::import::input::read_limited(path, crate::import::input::MAX_RESULTS_BYTES)?;
     let text = String::from_utf8(bytes).map_err(|e| Error::Parse {
         path: path.to_path_buf(),
         message: format!(

@@ -4,7 +4,25 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::commands::{time_values, GO_TIME};
+/// The metric whose values the gate, history and report use: cmdscope's
+/// (and hyperfine's) wall time, or Go's time per operation.
+pub const GO_TIME: &str = "sec/op";
+
+/// Time values (seconds) of each cell, runs that timed out left out.
+pub fn time_values(store: &mut Store, cells: &[&StoredCell]) -> Result<HashMap<i64, Vec<f64>>> {
+    let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
+    let mut out = store.metric_values(&ids, Metric::WallTime)?;
+    for c in cells {
+        if out.get(&c.id).is_none_or(Vec::is_empty) {
+            let extra = store.extra_series(c.id)?;
+            if let Some(s) = extra.into_iter().find(|s| s.metric == GO_TIME) {
+                out.insert(c.id, s.values);
+            }
+        }
+    }
+    Ok(out)
+}
+
 use crate::error::{Error, Result};
 use crate::metrics::Metric;
 use crate::store::{Filter, Store, StoredCell, StoredSession};

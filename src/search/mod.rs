@@ -36,9 +36,9 @@ use crate::analysis::comparison::{compare_values, Comparison, Design, Settings, 
 use crate::analysis::values;
 use crate::error::{Error, Result};
 use crate::metrics::{Metric, Sample};
-use crate::plan::Parameter;
-use crate::runner::{self, CellResult, RunOptions, SampleSink, Session};
-use crate::schedule::RunPolicy;
+use crate::run::plan::Parameter;
+use crate::run::runner::{self, CellResult, RunOptions, SampleSink, Session};
+use crate::run::schedule::RunPolicy;
 
 #[derive(Clone, Debug)]
 pub struct SearchOptions {
@@ -640,7 +640,7 @@ impl SearchResult {
 
     /// The engine's comparisons of the tried values with the best, named
     /// after the cells: what the report prints for the searched metric.
-    pub fn comparisons(&self, cells: &[crate::plan::Cell]) -> Vec<Comparison> {
+    pub fn comparisons(&self, cells: &[crate::run::plan::Cell]) -> Vec<Comparison> {
         let name = |i: usize| cells.get(i).map_or("", |c| c.name.as_str());
         self.rows
             .iter()
@@ -923,7 +923,7 @@ pub fn search(
 
 /// The tried values as a session, for the usual reports and exports; the
 /// reference is the best value, so the comparisons are against it.
-pub fn as_session(result: &mut SearchResult, cells: &[crate::plan::Cell]) -> Session {
+pub fn as_session(result: &mut SearchResult, cells: &[crate::run::plan::Cell]) -> Session {
     let mut session = std::mem::replace(&mut result.session, Session::empty());
     session.results = result
         .tried
@@ -943,7 +943,7 @@ pub fn as_session(result: &mut SearchResult, cells: &[crate::plan::Cell]) -> Ses
 
 /// Marks the search's best and set in the sweep table of its session
 /// (cells are the tried values, in order; see `as_session`).
-pub fn mark_sweep(r: &SearchResult, sweep: &mut crate::sweep::Sweep) {
+pub fn mark_sweep(r: &SearchResult, sweep: &mut crate::analysis::sweep::Sweep) {
     let cell = |i: usize| r.tried.iter().position(|&t| t == i);
     let as_good: Vec<usize> = r.as_good.iter().filter_map(|&i| cell(i)).collect();
     // Only comparisons with the best: a value dropped against an earlier
@@ -958,7 +958,7 @@ pub fn mark_sweep(r: &SearchResult, sweep: &mut crate::sweep::Sweep) {
         .filter_map(|(i, _, c)| Some((cell(*i)?, c.clone()?)))
         .collect();
     if let Some(best) = cell(r.best) {
-        crate::sweep::apply_search(sweep, best, &as_good, &vs_best);
+        crate::analysis::sweep::apply_search(sweep, best, &as_good, &vs_best);
     }
 }
 
@@ -1060,7 +1060,7 @@ pub fn render_text(
         .rows
         .iter()
         .find_map(|(_, _, c)| c.as_ref().map(|c| c.precision))
-        .unwrap_or(crate::app::DEFAULT_PRECISION);
+        .unwrap_or(crate::analysis::comparison::DEFAULT_PRECISION);
     let _ = writeln!(
         out,
         "  Best: {}",

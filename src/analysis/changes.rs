@@ -19,8 +19,6 @@
 //!    independent samples, not pairs), widened by the session-to-session
 //!    variation, and must be at least `min_change` in size.
 
-pub mod history;
-
 use std::ops::Range;
 
 use crate::analysis::comparison::{
@@ -28,8 +26,9 @@ use crate::analysis::comparison::{
     Verdict,
 };
 use crate::analysis::LEVEL;
-use crate::commands::{median, thin, MAX_VALUES};
+use crate::analysis::MAX_VALUES;
 use crate::metrics::Metric;
+use crate::stats::{median_finite as median, thin};
 
 /// Parameters of the detection; `Default` is what `cmdscope changes` uses.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::exec::Credentials;
-use crate::plan::Workdir;
+use crate::run::plan::Workdir;
 
 const TMPFS_MAGIC: i64 = 0x0102_1994;
 

@@ -14,9 +14,9 @@ use std::fmt::Write;
 use crate::analysis::comparison::{self, Comparison, Design, Settings, Verdict};
 use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
-use crate::plan::Parameter;
 use crate::report::terminal::Paint;
-use crate::runner::Session;
+use crate::run::plan::Parameter;
+use crate::run::runner::Session;
 use crate::units;
 
 #[derive(Clone, Debug)]
@@ -231,7 +231,7 @@ fn decide_set(
             continue;
         }
         let cell = &session.results[p.cell];
-        let c = if session.order == crate::schedule::Order::Interleaved {
+        let c = if session.order == crate::run::schedule::Order::Interleaved {
             let (x, y) = comparison::paired_values(best_cell, cell, metric);
             comparison::compare_values(&x, &y, Design::Paired, &settings)
         } else {
@@ -525,10 +525,10 @@ pub fn render_svg(sweep: &Sweep) -> String {
     let _ = write!(
         s,
         r#"<text x="{left}" y="28" font-size="15" font-weight="bold">{}</text>"#,
-        crate::svg::escape(&title)
+        crate::report::svg::escape(&title)
     );
     // Axes and grid.
-    for t in crate::svg::ticks(0.0, ymax, 5) {
+    for t in crate::report::svg::ticks(0.0, ymax, 5) {
         let y = py(t);
         let _ = write!(
             s,
@@ -536,7 +536,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
             w - right,
             left - 6.0,
             y + 4.0,
-            crate::svg::escape(&if t == 0.0 {
+            crate::report::svg::escape(&if t == 0.0 {
                 "0".to_string()
             } else {
                 units::quantity(t, unit)
@@ -566,7 +566,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
                 h - bottom,
                 h - bottom + 5.0,
                 h - bottom + 18.0,
-                crate::svg::escape(&p.label)
+                crate::report::svg::escape(&p.label)
             );
         }
     }
@@ -575,7 +575,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
         (left + w - right) / 2.0,
         h - 15.0,
-        crate::svg::escape(&sweep.axis)
+        crate::report::svg::escape(&sweep.axis)
     );
     const COLOURS: [&str; 6] = [
         "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
@@ -627,9 +627,9 @@ pub fn render_svg(sweep: &Sweep) -> String {
                 xpos(i, p),
                 py(p.median),
                 if best { 6 } else { 3 },
-                crate::svg::escape(&sweep.axis),
-                crate::svg::escape(&p.label),
-                crate::svg::escape(&units::quantity(p.median, unit))
+                crate::report::svg::escape(&sweep.axis),
+                crate::report::svg::escape(&p.label),
+                crate::report::svg::escape(&units::quantity(p.median, unit))
             );
             if best {
                 // Keep the label inside the chart at either edge.
@@ -646,7 +646,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
                     r#"<text class="best" x="{:.1}" y="{:.1}" text-anchor="{anchor}" font-weight="bold">best: {}</text>"#,
                     x,
                     py(p.median) - 12.0,
-                    crate::svg::escape(&p.label)
+                    crate::report::svg::escape(&p.label)
                 );
             }
         }
@@ -655,7 +655,7 @@ pub fn render_svg(sweep: &Sweep) -> String {
             r#"<text x="{}" y="{}" fill="{colour}">{}</text>"#,
             left + 10.0,
             top + 16.0 * (k as f64 + 1.0),
-            crate::svg::escape(&curve.command)
+            crate::report::svg::escape(&curve.command)
         );
     }
     s.push_str("</svg>\n");
@@ -731,7 +731,7 @@ mod tests {
             let walls: Vec<f64> = (0..8)
                 .map(|i| base * (1.0 + 0.02 * (((i * (2 * k + 1) + k) % 5) as f64 - 2.0)))
                 .collect();
-            let mut r = crate::runner::CellResult::from_wall_times(&format!("x{x}"), &walls);
+            let mut r = crate::run::runner::CellResult::from_wall_times(&format!("x{x}"), &walls);
             r.cell.parameters = vec![("x".into(), x.into())];
             r
         };

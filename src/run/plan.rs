@@ -638,7 +638,7 @@ fn template(bytes: &[u8], mode: &ShellMode, parameters: &[Parameter]) -> Result<
             let plain = parameters.iter().fold(bytes.to_vec(), |text, p| {
                 substitute(&text, &[(p.name.clone(), "x".into())])
             });
-            match crate::shell_syntax::shell_syntax(&plain) {
+            match crate::run::shell_syntax::shell_syntax(&plain) {
                 Some(reason) => (None, Some(reason)),
                 None => (Some(split_words(bytes)?), None),
             }
@@ -1087,7 +1087,7 @@ mod tests {
     #[test]
     fn command_line_positions_reach_the_scans() {
         let parse = |argv: &[&str]| match crate::cli::Cli::parse_ordered(argv).unwrap().command {
-            crate::cli::Command::Run(a) => crate::app::plan_cells(&a).map(|(_, p)| p),
+            crate::cli::Command::Run(a) => crate::run::cells::plan_cells(&a).map(|(_, p)| p),
             _ => unreachable!(),
         };
         let p = parse(&[

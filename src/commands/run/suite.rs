@@ -5,14 +5,14 @@
 
 use std::collections::HashSet;
 
-use super::cells::{self, Planned};
-use super::partition::Partition;
-use super::{file, lock, scheduler, BENCHMARK_LABEL, PARTITION_LABEL, RUN_LABEL};
 use crate::cli::{RunArgs, Style};
 use crate::error::{exit, Error, Result};
 use crate::store::partitions::PartitionStart;
 use crate::store::record::Choice;
 use crate::store::{Machine, Store};
+use crate::suite::cells::{self, Planned};
+use crate::suite::partition::Partition;
+use crate::suite::{file, lock, scheduler, BENCHMARK_LABEL, PARTITION_LABEL, RUN_LABEL};
 
 /// The partition asked for on the command line.
 pub fn partition_of(partition: Option<&str>, partitions: Option<u32>) -> Result<Partition> {
@@ -240,7 +240,7 @@ fn run_benchmarks(
                 i + 1
             );
         }
-        match crate::app::run(&b) {
+        match crate::commands::run::run(&b) {
             // `run` reports an interruption itself (exports written, exit
             // 130): the partition stops there too.
             Ok(exit::INTERRUPTED) => return Ok(exit::INTERRUPTED),

@@ -50,8 +50,8 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use crate::analysis::comparison::{
     self as engine, fails_gate, format_confidence, format_p, Design, Settings, Verdict,
 };
-use crate::dataset::{Benchmark, Dataset};
-use crate::error::Error;
+use crate::error::{exit, Error};
+use crate::import::dataset::{Benchmark, Dataset};
 use crate::metrics::Metric;
 use crate::stats::{self, StatsError};
 
@@ -105,7 +105,7 @@ impl Default for CompareOptions {
             fail_if_slower: None,
             alpha: 0.05,
             level: 0.95,
-            precision: crate::app::DEFAULT_PRECISION,
+            precision: crate::analysis::comparison::DEFAULT_PRECISION,
         }
     }
 }
@@ -1555,6 +1555,49 @@ fn render_json(tables: &[MetricTable]) -> Result<String, Error> {
     };
     text.push('\n');
     Ok(text)
+}
+
+/// `cmdscope compare FILE...`: a benchstat-style table across saved results.
+pub fn run(args: &crate::cli::CompareArgs) -> crate::error::Result<i32> {
+    use crate::cli::CompareFormat;
+    let datasets = args
+        .files
+        .iter()
+        .map(|p| crate::import::read_dataset(p))
+        .collect::<crate::error::Result<Vec<_>>>()?;
+    let opts = CompareOptions {
+        format: match args.format {
+            CompareFormat::Text => Format::Text,
+            CompareFormat::Markdown => Format::Markdown,
+            CompareFormat::Csv => Format::Csv,
+            CompareFormat::Json => Format::Json,
+        },
+        fail_if_slower: args.fail_if_slower,
+        alpha: args.alpha,
+        ..CompareOptions::default()
+    };
+    let out = compare(&datasets, &opts)?;
+    // Names and values come from files: shown, never obeyed by the terminal.
+    match args.format {
+        CompareFormat::Json => crate::output::print(&out.rendered),
+        _ => crate::output::print(&crate::output::escape_controls(&out.rendered)),
+    }
+    if out.gate_failed {
+        if matches!(args.format, CompareFormat::Csv | CompareFormat::Json) {
+            for f in &out.gate_failures {
+                crate::eprint_line!(
+                    "cmdscope: regression: {}",
+                    crate::output::escape_controls(f)
+                );
+            }
+        }
+        return Err(Error::Failed(format!(
+            "{} comparison(s) significantly slower by more than {}%",
+            out.gate_failures.len(),
+            args.fail_if_slower.unwrap_or(0.0)
+        )));
+    }
+    Ok(exit::OK)
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ pub fn cpu_list(cpus: &[usize]) -> String {
 
 /// Parses a kernel CPU list ("0-3,6\n"), the format --cpus takes too.
 pub fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
-    crate::plan::parse_cpus(text.trim()).ok()
+    crate::run::plan::parse_cpus(text.trim()).ok()
 }
 
 /// `scaling_governor` of each CPU used (None: not readable).
