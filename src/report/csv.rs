@@ -1,11 +1,20 @@
 //! CSV export: one row per command, hyperfine's columns first.
 
-use crate::analysis::CellAnalysis;
+use super::{Exporter, Report};
 use crate::error::{Error, Result};
 use crate::metrics::Metric;
-use crate::run::runner::Session;
 
-pub fn render(session: &Session, analyses: &[CellAnalysis]) -> Result<String> {
+/// The `--export-csv` table.
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn render(&self, report: &Report) -> Result<String> {
+        render(report)
+    }
+}
+
+fn render(report: &Report) -> Result<String> {
+    let (session, analyses) = (report.session, report.analyses);
     let mut params: Vec<String> = Vec::new();
     for r in &session.results {
         for (k, _) in &r.cell.parameters {

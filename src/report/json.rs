@@ -1,13 +1,18 @@
 //! JSON export: a superset of hyperfine's schemas. Version 2's
 //! `results[i].measurements[j].<metric>.value` and `results[i].summary`, and
 //! version 1's flat fields (`mean`, `times`, `exit_codes`, ...) so that tools
-//! written for either keep working.
+//! written for either keep working. The optimum search and `--monitor`
+//! add their own top-level objects (`search`, `monitor`) and the monitor a
+//! per-result `monitor` object.
 
 use serde_json::{json, Map, Value};
 
+use super::{Exporter, Report, SearchSection};
 use crate::analysis::{self, CellAnalysis};
+use crate::error::Result;
+use crate::explain::run_monitor::Counts;
 use crate::metrics::{Metric, Sample};
-use crate::run::runner::{CellResult, Session};
+use crate::run::runner::CellResult;
 
 /// A number, or null where JSON has none (NaN, infinities).
 pub fn num(v: f64) -> Value {
@@ -168,17 +173,20 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
     o
 }
 
-pub fn render(session: &Session, analyses: &[CellAnalysis], comparisons: Value) -> String {
-    render_with_search(session, analyses, comparisons, None)
+/// The `--export-json` document.
+pub struct Json;
+
+impl Exporter for Json {
+    fn render(&self, report: &Report) -> Result<String> {
+        let mut text =
+            serde_json::to_string_pretty(&document(report)).unwrap_or_else(|_| "{}".into());
+        text.push('\n');
+        Ok(text)
+    }
 }
 
-/// `render` with the optimum search's top-level `search` object.
-pub fn render_with_search(
-    session: &Session,
-    analyses: &[CellAnalysis],
-    comparisons: Value,
-    search: Option<Value>,
-) -> String {
+fn document(report: &Report) -> Value {
+    let session = report.session;
     let started = humantime::format_rfc3339_seconds(session.started).to_string();
     let overhead = session.shell_overhead.map(|o| {
         json!({"time_wall_clock": num(o.wall), "time_user": num(o.user),
@@ -188,6 +196,19 @@ pub fn render_with_search(
         .counters_unavailable
         .iter()
         .map(|(m, why)| json!({"metric": m.name(), "reason": why}))
+        .collect();
+    let results: Vec<Value> = session
+        .results
+        .iter()
+        .zip(report.analyses)
+        .enumerate()
+        .map(|(i, (r, a))| {
+            let mut o = result(r, a);
+            if let Some(c) = report.monitor {
+                o["monitor"] = monitor_counts(c, i);
+            }
+            o
+        })
         .collect();
     let mut doc = json!({
         "schema_version": 2,
@@ -208,13 +229,86 @@ pub fn render_with_search(
             "memory_peak_resident_floor": session.rss_floor.map(num),
             "preflight": session.preflight,
         },
-        "results": session.results.iter().zip(analyses).map(|(r, a)| result(r, a)).collect::<Vec<_>>(),
-        "comparisons": comparisons,
+        "results": results,
+        "comparisons": serde_json::to_value(report.comparisons).unwrap_or_default(),
     });
-    if let Some(search) = search {
-        doc["search"] = search;
+    if let Some(s) = &report.search {
+        doc["search"] = search(s);
     }
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into());
-    text.push('\n');
-    text
+    if let Some(c) = report.monitor {
+        doc["monitor"] = monitor(c);
+    }
+    doc
+}
+
+/// The top-level `search` object: what was searched, every tried value
+/// with its comparison with the best, the race's decisions.
+fn search(s: &SearchSection) -> Value {
+    let (r, params) = (s.result, s.parameters);
+    let point = |g: usize| {
+        let o: Map<String, Value> = crate::search::point(params, g)
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), json!(value)))
+            .collect();
+        Value::Object(o)
+    };
+    let per_value: Vec<Value> = r
+        .rows
+        .iter()
+        .map(|(i, status, c)| {
+            json!({
+                "value": point(*i),
+                "runs": r.runs_per_value.get(*i),
+                "median": num(r.medians.get(*i).copied().unwrap_or(f64::NAN)),
+                "status": status,
+                "comparison_with_best": c,
+            })
+        })
+        .collect();
+    json!({
+        "parameters": params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        "strategy": if params.len() > 1 { "coordinate" } else { "race" },
+        "metric": s.metric.name(),
+        "compared": r.options.quantity(),
+        "goal": if s.maximize { "maximize" } else { "minimize" },
+        "values_tried": r.tried.iter().map(|&i| point(i)).collect::<Vec<_>>(),
+        "runs": { "total": r.runs, "per_value": per_value },
+        "grid_runs": r.full_grid_runs,
+        "budget": r.budget,
+        "settled": r.settled,
+        "budget_exhausted": r.budget_exhausted,
+        "best": point(r.best),
+        "as_good": r.as_good.iter().map(|&i| point(i)).collect::<Vec<_>>(),
+        "decisions": r.decisions,
+    })
+}
+
+/// A result's `monitor` object: `{monitor_NAME: [per run]}`, null for a
+/// run without a count.
+fn monitor_counts(c: &Counts, cell: usize) -> Value {
+    let per: Map<String, Value> = c
+        .names
+        .iter()
+        .enumerate()
+        .map(|(p, name)| {
+            let v: Vec<Option<f64>> = crate::explain::run_monitor::series(c, cell, p)
+                .into_iter()
+                .map(|x| x.is_finite().then_some(x))
+                .collect();
+            (format!("monitor_{name}"), json!(v))
+        })
+        .collect();
+    Value::Object(per)
+}
+
+/// The top-level `monitor` object: the command, its patterns, the settle
+/// time and how it ended.
+fn monitor(c: &Counts) -> Value {
+    json!({
+        "command": c.command,
+        "patterns": c.names.iter().zip(&c.regexes).map(|(n, r)| json!({"name": n, "regex": r})).collect::<Vec<_>>(),
+        "settle_seconds": c.settle,
+        "ended_after_runs": c.ended.as_ref().map(|(n, _)| n),
+        "ended": c.ended.as_ref().map(|(_, how)| how),
+    })
 }

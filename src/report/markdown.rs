@@ -4,9 +4,10 @@
 //! mean, with the propagated error), then cmdscope's: the median with its
 //! 95 % interval and the peak memory.
 
+use super::{Exporter, Report};
 use crate::analysis::CellAnalysis;
+use crate::error::Result;
 use crate::metrics::Metric;
-use crate::run::runner::Session;
 use crate::units::{self, TimeScale};
 
 /// Escapes text for a Markdown table cell.
@@ -40,20 +41,24 @@ struct Row {
     mean: f64,
 }
 
-/// A Markdown table (the `--export-markdown` file).
-pub fn render(session: &Session, analyses: &[CellAnalysis]) -> String {
-    render_markup(session, analyses, Markup::Markdown, Rows::Command, None)
+/// The table of one markup language (`--export-markdown`,
+/// `--export-asciidoc`, `--export-orgmode`), rows in `rows` order.
+pub struct Table {
+    pub markup: Markup,
+    pub rows: Rows,
 }
 
-/// `reference`: the result the Relative column divides by (`--reference`);
-/// None: the fastest.
-pub fn render_markup(
-    session: &Session,
-    analyses: &[CellAnalysis],
-    markup: Markup,
-    rows_order: Rows,
-    reference: Option<usize>,
-) -> String {
+impl Exporter for Table {
+    fn render(&self, report: &Report) -> Result<String> {
+        Ok(render(report, self.markup, self.rows))
+    }
+}
+
+/// The Relative column divides by the report's named reference, else by
+/// the fastest.
+fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
+    let (session, analyses) = (report.session, report.analyses);
+    let reference = report.named_reference;
     let mean_of = |a: &CellAnalysis| a.get(Metric::WallTime).map(|m| m.summary.mean);
     // hyperfine's unit: the forced one, else ms unless the first command
     // takes a second or more.

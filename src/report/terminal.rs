@@ -1,7 +1,11 @@
-//! The human report printed after a run.
+//! The human report printed after a run: every benchmark, the summary of
+//! comparisons, then the sweep, the optimum search and the monitor's counts
+//! when the run had them. Printed, not written to a file: it comes last,
+//! after the exports and the store (its reader may be gone).
 
 use std::fmt::Write;
 
+use super::Report;
 use crate::analysis::comparison::{self, Comparison, Verdict};
 use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
@@ -39,7 +43,26 @@ impl Paint {
     }
 }
 
-pub fn render(
+/// The whole terminal report.
+pub fn render(report: &Report, paint: Paint) -> String {
+    let mut out = benchmarks(report.session, report.analyses, report.comparisons, paint);
+    if let Some(sweep) = report.sweep {
+        out.push_str(&crate::analysis::sweep::render_text(sweep, paint));
+    }
+    if let Some(search) = &report.search {
+        out.push_str(&super::search::render_text(search, paint));
+    }
+    if let Some(c) = report.monitor {
+        // The monitor command and the names are typed, not trusted to the terminal.
+        out.push_str(&crate::output::escape_controls(
+            &crate::explain::run_monitor::render_text(c, report.session),
+        ));
+    }
+    out
+}
+
+/// Each benchmark's times and counters, then the comparisons.
+fn benchmarks(
     session: &Session,
     analyses: &[CellAnalysis],
     comparisons: &[Comparison],
