@@ -312,3 +312,106 @@ fn monitor(c: &Counts) -> Value {
         "ended": c.ended.as_ref().map(|(_, how)| how),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::{mean, two_cells, FAST};
+
+    fn parse(report: &Report) -> Value {
+        let text = Json.render(report).unwrap();
+        assert!(text.ends_with("}\n"), "{text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn hyperfine_fields_hold_the_runs_and_their_statistics() {
+        let f = two_cells();
+        let doc = parse(&f.report());
+        assert_eq!(doc["schema_version"], 2);
+        assert_eq!(doc["tool"], "cmdscope");
+        let results = doc["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2);
+        let fast = &results[0];
+        assert_eq!(fast["command"], "fast");
+        assert_eq!(results[1]["command"], "slow | grep x");
+        assert!((fast["mean"].as_f64().unwrap() - mean(&FAST)).abs() < 1e-12);
+        assert_eq!(fast["min"].as_f64(), Some(0.0097));
+        assert_eq!(fast["max"].as_f64(), Some(0.0103));
+        assert_eq!(fast["user"].as_f64(), Some(0.002));
+        assert_eq!(fast["system"].as_f64(), Some(0.001));
+        let times: Vec<f64> = fast["times"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_f64().unwrap())
+            .collect();
+        assert_eq!(times, FAST);
+        assert_eq!(fast["exit_codes"], json!([0, 0, 0, 0, 0, 0, 0, 0]));
+        assert_eq!(fast["memory_usage_byte"][0], 4 * 1024 * 1024);
+        assert_eq!(fast["runs"], 8);
+        // Version 2's per-run measurements and summary.
+        assert_eq!(fast["measurements"][3]["time_wall_clock"]["value"], 0.0101);
+        assert_eq!(fast["measurements"][3]["run_index"], 3);
+        assert_eq!(fast["summary"]["time_wall_clock"]["count"], 8);
+        // No search, no monitor: no such sections.
+        assert!(doc.get("search").is_none());
+        assert!(doc.get("monitor").is_none());
+        assert!(fast.get("monitor").is_none());
+    }
+
+    #[test]
+    fn comparisons_are_the_engines() {
+        let f = two_cells();
+        let doc = parse(&f.report());
+        let c = doc["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["metric"] == "time_wall_clock")
+            .unwrap();
+        assert_eq!(c["baseline"], "fast");
+        assert_eq!(c["candidate"], "slow | grep x");
+        assert_eq!(c["verdict"], "slower");
+        assert_eq!(
+            doc["comparisons"].as_array().unwrap().len(),
+            f.comparisons.len()
+        );
+    }
+
+    #[test]
+    fn monitor_counts_go_per_result_and_on_top() {
+        let f = two_cells();
+        let counts = Counts {
+            command: "tail -f log".into(),
+            names: vec!["hits".into()],
+            regexes: vec!["^hit".into()],
+            settle: 0.1,
+            per_run: vec![vec![vec![1.0, f64::NAN]], vec![vec![3.0, 4.0]]],
+            ended: Some((3, "exit status 1".into())),
+        };
+        let report = Report {
+            monitor: Some(&counts),
+            ..f.report()
+        };
+        let doc = parse(&report);
+        assert_eq!(
+            doc["results"][0]["monitor"]["monitor_hits"],
+            json!([1.0, null])
+        );
+        assert_eq!(
+            doc["results"][1]["monitor"]["monitor_hits"],
+            json!([3.0, 4.0])
+        );
+        assert_eq!(
+            doc["monitor"],
+            json!({
+                "command": "tail -f log",
+                "patterns": [{"name": "hits", "regex": "^hit"}],
+                "settle_seconds": 0.1,
+                "ended_after_runs": 3,
+                "ended": "exit status 1",
+            })
+        );
+    }
+}

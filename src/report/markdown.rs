@@ -201,3 +201,79 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::two_cells;
+
+    fn table(report: &Report, markup: Markup, rows: Rows) -> String {
+        Table { markup, rows }.render(report).unwrap()
+    }
+
+    #[test]
+    fn markdown_rows_escape_the_pipe_and_relate_to_the_fastest() {
+        let f = two_cells();
+        let text = table(&f.report(), Markup::Markdown, Rows::Command);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(
+            lines[0],
+            "| Command | Mean [ms] | Min [ms] | Max [ms] | Relative | Median [ms] (95 % CI) | Peak memory |"
+        );
+        assert_eq!(lines[1], "|:---|---:|---:|---:|---:|---:|---:|");
+        assert!(
+            lines[2].starts_with("| `fast` | 10.0 ± 0.2 | 9.7 | 10.3 | 1.00 | "),
+            "{}",
+            lines[2]
+        );
+        assert!(
+            lines[3].starts_with("| `slow \\| grep x` | 21.0 ± 0.4 | 20.4 | 21.6 | 2.10 ± 0.06 | "),
+            "{}",
+            lines[3]
+        );
+    }
+
+    #[test]
+    fn a_named_reference_is_the_one_divided_by() {
+        let f = two_cells();
+        let report = Report {
+            named_reference: Some(1),
+            ..f.report()
+        };
+        let text = table(&report, Markup::Markdown, Rows::Command);
+        let fast = text.lines().nth(2).unwrap();
+        let slow = text.lines().nth(3).unwrap();
+        assert!(fast.contains(" | 0.48 ± 0.01 | "), "{fast}");
+        assert!(slow.contains(" | 1.00 | "), "{slow}");
+    }
+
+    #[test]
+    fn rows_sort_by_mean_time() {
+        let mut f = two_cells();
+        f.session.results.swap(0, 1);
+        f.analyses.swap(0, 1);
+        let by_command = table(&f.report(), Markup::Markdown, Rows::Command);
+        assert!(by_command.lines().nth(2).unwrap().starts_with("| `slow"));
+        let by_time = table(&f.report(), Markup::Markdown, Rows::MeanTime);
+        assert!(by_time.lines().nth(2).unwrap().starts_with("| `fast`"));
+    }
+
+    #[test]
+    fn asciidoc_and_org_escape_the_pipe_their_way() {
+        let f = two_cells();
+        let adoc = table(&f.report(), Markup::AsciiDoc, Rows::Command);
+        assert!(adoc.starts_with("[cols=\"<,>,>,>,>,>,>\"]\n|===\n| Command \n"));
+        assert!(
+            adoc.contains("\n| `slow \\| grep x` \n| 21.0 ± 0.4 \n"),
+            "{adoc}"
+        );
+        assert!(adoc.ends_with("|===\n"));
+        let org = table(&f.report(), Markup::OrgMode, Rows::Command);
+        assert!(
+            org.contains("| =slow \\vert{} grep x=  |  21.0 ± 0.4 |  "),
+            "{org}"
+        );
+        assert_eq!(org.lines().nth(1), Some("|--+--+--+--+--+--+--|"));
+    }
+}

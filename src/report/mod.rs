@@ -68,3 +68,77 @@ impl Exporter for SweepSvg {
             .ok_or_else(|| Error::Usage("--plot needs a parameter sweep (-P or -L)".into()))
     }
 }
+
+/// A small session built by hand for the formats' tests.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use super::Report;
+    use crate::analysis::comparison::{self, Comparison};
+    use crate::analysis::{self, CellAnalysis};
+    use crate::metrics::Metric;
+    use crate::run::runner::{CellResult, Session};
+
+    /// Wall times of 'fast', about 10 ms; 'slow | grep x' takes twice as
+    /// long plus 1 ms, run for run.
+    pub const FAST: [f64; 8] = [
+        0.010, 0.0102, 0.0098, 0.0101, 0.0099, 0.0100, 0.0103, 0.0097,
+    ];
+
+    pub struct Fixture {
+        pub session: Session,
+        pub analyses: Vec<CellAnalysis>,
+        pub comparisons: Vec<Comparison>,
+    }
+
+    impl Fixture {
+        pub fn report(&self) -> Report<'_> {
+            Report {
+                session: &self.session,
+                analyses: &self.analyses,
+                comparisons: &self.comparisons,
+                named_reference: None,
+                search: None,
+                monitor: None,
+                sweep: None,
+            }
+        }
+    }
+
+    fn cell(name: &str, walls: &[f64]) -> CellResult {
+        let mut r = CellResult::from_wall_times(name, walls);
+        r.cell.short_name = name.into();
+        r.cell.command = name.into();
+        for s in &mut r.samples {
+            s.set(Metric::UserTime, 0.002);
+            s.set(Metric::SystemTime, 0.001);
+            s.set(Metric::PeakRss, 4.0 * 1024.0 * 1024.0);
+        }
+        r
+    }
+
+    /// Two commands, eight interleaved runs each.
+    pub fn two_cells() -> Fixture {
+        let slow: Vec<f64> = FAST.iter().map(|w| 2.0 * w + 0.001).collect();
+        let mut session = Session::empty();
+        session.results = vec![cell("fast", &FAST), cell("slow | grep x", &slow)];
+        let analyses = analysis::analyse(&session);
+        let comparisons = comparison::compare_cells(
+            &session.results,
+            session.reference,
+            session.order,
+            session.final_alpha,
+            comparison::DEFAULT_PRECISION,
+            session.rss_floor,
+        );
+        Fixture {
+            session,
+            analyses,
+            comparisons,
+        }
+    }
+
+    /// The mean of `values`.
+    pub fn mean(values: &[f64]) -> f64 {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
