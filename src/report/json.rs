@@ -205,6 +205,7 @@ fn document(report: &Report) -> Value {
         .map(|(i, (r, a))| {
             let mut o = result(r, a);
             if let Some(c) = report.monitor {
+                // Results are in cell order, like the counts.
                 o["monitor"] = monitor_counts(c, i);
             }
             o
