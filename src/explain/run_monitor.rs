@@ -244,7 +244,9 @@ pub fn render_text(c: &Counts, session: &crate::run::runner::Session) -> String 
     out
 }
 
-fn series(c: &Counts, cell: usize, pattern: usize) -> Vec<f64> {
+/// One pattern's counts for one cell, one value per measured run (NaN for
+/// a run without a count); empty for a cell or pattern out of range.
+pub fn series(c: &Counts, cell: usize, pattern: usize) -> Vec<f64> {
     c.per_run
         .get(cell)
         .and_then(|p| p.get(pattern))
@@ -326,43 +328,6 @@ pub fn compare(
             ));
         }
     }
-    out
-}
-
-/// Adds the counts to a `--export-json` document: per result,
-/// `monitor: {monitor_NAME: [per run]}` (null for a run without a count),
-/// and a top-level `monitor` with the command, patterns and settle time.
-pub fn add_to_json(text: &str, c: &Counts) -> String {
-    let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(text) else {
-        return text.to_string();
-    };
-    if let Some(results) = doc["results"].as_array_mut() {
-        // Results are in cell order, like the counts.
-        for (i, r) in results.iter_mut().enumerate() {
-            let per: serde_json::Map<String, serde_json::Value> = c
-                .names
-                .iter()
-                .enumerate()
-                .map(|(p, name)| {
-                    let v: Vec<Option<f64>> = series(c, i, p)
-                        .into_iter()
-                        .map(|x| x.is_finite().then_some(x))
-                        .collect();
-                    (format!("monitor_{name}"), serde_json::json!(v))
-                })
-                .collect();
-            r["monitor"] = serde_json::Value::Object(per);
-        }
-    }
-    doc["monitor"] = serde_json::json!({
-        "command": c.command,
-        "patterns": c.names.iter().zip(&c.regexes).map(|(n, r)| serde_json::json!({"name": n, "regex": r})).collect::<Vec<_>>(),
-        "settle_seconds": c.settle,
-        "ended_after_runs": c.ended.as_ref().map(|(n, _)| n),
-        "ended": c.ended.as_ref().map(|(_, how)| how),
-    });
-    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| text.to_string());
-    out.push('\n');
     out
 }
 

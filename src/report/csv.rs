@@ -1,11 +1,20 @@
 //! CSV export: one row per command, hyperfine's columns first.
 
-use crate::analysis::CellAnalysis;
+use super::{Exporter, Report};
 use crate::error::{Error, Result};
 use crate::metrics::Metric;
-use crate::run::runner::Session;
 
-pub fn render(session: &Session, analyses: &[CellAnalysis]) -> Result<String> {
+/// The `--export-csv` table.
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn render(&self, report: &Report) -> Result<String> {
+        render(report)
+    }
+}
+
+fn render(report: &Report) -> Result<String> {
+    let (session, analyses) = (report.session, report.analyses);
     let mut params: Vec<String> = Vec::new();
     for r in &session.results {
         for (k, _) in &r.cell.parameters {
@@ -79,4 +88,50 @@ pub fn render(session: &Session, analyses: &[CellAnalysis]) -> Result<String> {
         .into_inner()
         .map_err(|e| Error::Failed(format!("CSV export: {e}")))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::{mean, two_cells, FAST};
+
+    #[test]
+    fn one_row_per_command_under_hyperfines_header() {
+        let f = two_cells();
+        let text = Csv.render(&f.report()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(
+            lines[0],
+            "command,mean,stddev,median,user,system,min,max,median_ci_low,median_ci_high,runs,\
+             memory_peak_resident_median,io_read_bytes_median,io_write_bytes_median"
+        );
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let rows: Vec<::csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+        assert_eq!(&rows[0][0], "fast");
+        // The pipe needs no escaping in CSV; the field is the name as given.
+        assert_eq!(&rows[1][0], "slow | grep x");
+        let mean_fast: f64 = rows[0][1].parse().unwrap();
+        assert!((mean_fast - mean(&FAST)).abs() < 1e-12);
+        let slow: Vec<f64> = FAST.iter().map(|w| 2.0 * w + 0.001).collect();
+        let mean_slow: f64 = rows[1][1].parse().unwrap();
+        assert!((mean_slow - mean(&slow)).abs() < 1e-12);
+        assert_eq!(&rows[0][4], "0.002");
+        assert_eq!(&rows[0][6], "0.0097");
+        assert_eq!(&rows[0][10], "8");
+        assert_eq!(&rows[0][11], "4194304");
+        // Not measured: empty, not zero.
+        assert_eq!(&rows[0][12], "");
+    }
+
+    #[test]
+    fn parameters_get_their_own_columns() {
+        let mut f = two_cells();
+        f.session.results[1].cell.parameters = vec![("n".into(), "64".into())];
+        let text = Csv.render(&f.report()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with(",parameter_n"), "{}", lines[0]);
+        assert!(lines[1].ends_with(','), "{}", lines[1]);
+        assert!(lines[2].ends_with(",64"), "{}", lines[2]);
+    }
 }

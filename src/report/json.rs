@@ -1,13 +1,18 @@
 //! JSON export: a superset of hyperfine's schemas. Version 2's
 //! `results[i].measurements[j].<metric>.value` and `results[i].summary`, and
 //! version 1's flat fields (`mean`, `times`, `exit_codes`, ...) so that tools
-//! written for either keep working.
+//! written for either keep working. The optimum search and `--monitor`
+//! add their own top-level objects (`search`, `monitor`) and the monitor a
+//! per-result `monitor` object.
 
 use serde_json::{json, Map, Value};
 
+use super::{Exporter, Report, SearchSection};
 use crate::analysis::{self, CellAnalysis};
+use crate::error::Result;
+use crate::explain::run_monitor::Counts;
 use crate::metrics::{Metric, Sample};
-use crate::run::runner::{CellResult, Session};
+use crate::run::runner::CellResult;
 
 /// A number, or null where JSON has none (NaN, infinities).
 pub fn num(v: f64) -> Value {
@@ -168,17 +173,20 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
     o
 }
 
-pub fn render(session: &Session, analyses: &[CellAnalysis], comparisons: Value) -> String {
-    render_with_search(session, analyses, comparisons, None)
+/// The `--export-json` document.
+pub struct Json;
+
+impl Exporter for Json {
+    fn render(&self, report: &Report) -> Result<String> {
+        let mut text =
+            serde_json::to_string_pretty(&document(report)).unwrap_or_else(|_| "{}".into());
+        text.push('\n');
+        Ok(text)
+    }
 }
 
-/// `render` with the optimum search's top-level `search` object.
-pub fn render_with_search(
-    session: &Session,
-    analyses: &[CellAnalysis],
-    comparisons: Value,
-    search: Option<Value>,
-) -> String {
+fn document(report: &Report) -> Value {
+    let session = report.session;
     let started = humantime::format_rfc3339_seconds(session.started).to_string();
     let overhead = session.shell_overhead.map(|o| {
         json!({"time_wall_clock": num(o.wall), "time_user": num(o.user),
@@ -188,6 +196,20 @@ pub fn render_with_search(
         .counters_unavailable
         .iter()
         .map(|(m, why)| json!({"metric": m.name(), "reason": why}))
+        .collect();
+    let results: Vec<Value> = session
+        .results
+        .iter()
+        .zip(report.analyses)
+        .enumerate()
+        .map(|(i, (r, a))| {
+            let mut o = result(r, a);
+            if let Some(c) = report.monitor {
+                // Results are in cell order, like the counts.
+                o["monitor"] = monitor_counts(c, i);
+            }
+            o
+        })
         .collect();
     let mut doc = json!({
         "schema_version": 2,
@@ -208,13 +230,189 @@ pub fn render_with_search(
             "memory_peak_resident_floor": session.rss_floor.map(num),
             "preflight": session.preflight,
         },
-        "results": session.results.iter().zip(analyses).map(|(r, a)| result(r, a)).collect::<Vec<_>>(),
-        "comparisons": comparisons,
+        "results": results,
+        "comparisons": serde_json::to_value(report.comparisons).unwrap_or_default(),
     });
-    if let Some(search) = search {
-        doc["search"] = search;
+    if let Some(s) = &report.search {
+        doc["search"] = search(s);
     }
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into());
-    text.push('\n');
-    text
+    if let Some(c) = report.monitor {
+        doc["monitor"] = monitor(c);
+    }
+    doc
+}
+
+/// The top-level `search` object: what was searched, every tried value
+/// with its comparison with the best, the race's decisions.
+fn search(s: &SearchSection) -> Value {
+    let (r, params) = (s.result, s.parameters);
+    let point = |g: usize| {
+        let o: Map<String, Value> = crate::search::point(params, g)
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), json!(value)))
+            .collect();
+        Value::Object(o)
+    };
+    let per_value: Vec<Value> = r
+        .rows
+        .iter()
+        .map(|(i, status, c)| {
+            json!({
+                "value": point(*i),
+                "runs": r.runs_per_value.get(*i),
+                "median": num(r.medians.get(*i).copied().unwrap_or(f64::NAN)),
+                "status": status,
+                "comparison_with_best": c,
+            })
+        })
+        .collect();
+    json!({
+        "parameters": params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        "strategy": if params.len() > 1 { "coordinate" } else { "race" },
+        "metric": s.metric.name(),
+        "compared": r.options.quantity(),
+        "goal": if s.maximize { "maximize" } else { "minimize" },
+        "values_tried": r.tried.iter().map(|&i| point(i)).collect::<Vec<_>>(),
+        "runs": { "total": r.runs, "per_value": per_value },
+        "grid_runs": r.full_grid_runs,
+        "budget": r.budget,
+        "settled": r.settled,
+        "budget_exhausted": r.budget_exhausted,
+        "best": point(r.best),
+        "as_good": r.as_good.iter().map(|&i| point(i)).collect::<Vec<_>>(),
+        "decisions": r.decisions,
+    })
+}
+
+/// A result's `monitor` object: `{monitor_NAME: [per run]}`, null for a
+/// run without a count.
+fn monitor_counts(c: &Counts, cell: usize) -> Value {
+    let per: Map<String, Value> = c
+        .names
+        .iter()
+        .enumerate()
+        .map(|(p, name)| {
+            let v: Vec<Option<f64>> = crate::explain::run_monitor::series(c, cell, p)
+                .into_iter()
+                .map(|x| x.is_finite().then_some(x))
+                .collect();
+            (format!("monitor_{name}"), json!(v))
+        })
+        .collect();
+    Value::Object(per)
+}
+
+/// The top-level `monitor` object: the command, its patterns, the settle
+/// time and how it ended.
+fn monitor(c: &Counts) -> Value {
+    json!({
+        "command": c.command,
+        "patterns": c.names.iter().zip(&c.regexes).map(|(n, r)| json!({"name": n, "regex": r})).collect::<Vec<_>>(),
+        "settle_seconds": c.settle,
+        "ended_after_runs": c.ended.as_ref().map(|(n, _)| n),
+        "ended": c.ended.as_ref().map(|(_, how)| how),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::{mean, two_cells, FAST};
+
+    fn parse(report: &Report) -> Value {
+        let text = Json.render(report).unwrap();
+        assert!(text.ends_with("}\n"), "{text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn hyperfine_fields_hold_the_runs_and_their_statistics() {
+        let f = two_cells();
+        let doc = parse(&f.report());
+        assert_eq!(doc["schema_version"], 2);
+        assert_eq!(doc["tool"], "cmdscope");
+        let results = doc["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2);
+        let fast = &results[0];
+        assert_eq!(fast["command"], "fast");
+        assert_eq!(results[1]["command"], "slow | grep x");
+        assert!((fast["mean"].as_f64().unwrap() - mean(&FAST)).abs() < 1e-12);
+        assert_eq!(fast["min"].as_f64(), Some(0.0097));
+        assert_eq!(fast["max"].as_f64(), Some(0.0103));
+        assert_eq!(fast["user"].as_f64(), Some(0.002));
+        assert_eq!(fast["system"].as_f64(), Some(0.001));
+        let times: Vec<f64> = fast["times"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_f64().unwrap())
+            .collect();
+        assert_eq!(times, FAST);
+        assert_eq!(fast["exit_codes"], json!([0, 0, 0, 0, 0, 0, 0, 0]));
+        assert_eq!(fast["memory_usage_byte"][0], 4 * 1024 * 1024);
+        assert_eq!(fast["runs"], 8);
+        // Version 2's per-run measurements and summary.
+        assert_eq!(fast["measurements"][3]["time_wall_clock"]["value"], 0.0101);
+        assert_eq!(fast["measurements"][3]["run_index"], 3);
+        assert_eq!(fast["summary"]["time_wall_clock"]["count"], 8);
+        // No search, no monitor: no such sections.
+        assert!(doc.get("search").is_none());
+        assert!(doc.get("monitor").is_none());
+        assert!(fast.get("monitor").is_none());
+    }
+
+    #[test]
+    fn comparisons_are_the_engines() {
+        let f = two_cells();
+        let doc = parse(&f.report());
+        let c = doc["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["metric"] == "time_wall_clock")
+            .unwrap();
+        assert_eq!(c["baseline"], "fast");
+        assert_eq!(c["candidate"], "slow | grep x");
+        assert_eq!(c["verdict"], "slower");
+        assert_eq!(
+            doc["comparisons"].as_array().unwrap().len(),
+            f.comparisons.len()
+        );
+    }
+
+    #[test]
+    fn monitor_counts_go_per_result_and_on_top() {
+        let f = two_cells();
+        let counts = Counts {
+            command: "tail -f log".into(),
+            names: vec!["hits".into()],
+            regexes: vec!["^hit".into()],
+            settle: 0.1,
+            per_run: vec![vec![vec![1.0, f64::NAN]], vec![vec![3.0, 4.0]]],
+            ended: Some((3, "exit status 1".into())),
+        };
+        let report = Report {
+            monitor: Some(&counts),
+            ..f.report()
+        };
+        let doc = parse(&report);
+        assert_eq!(
+            doc["results"][0]["monitor"]["monitor_hits"],
+            json!([1.0, null])
+        );
+        assert_eq!(
+            doc["results"][1]["monitor"]["monitor_hits"],
+            json!([3.0, 4.0])
+        );
+        assert_eq!(
+            doc["monitor"],
+            json!({
+                "command": "tail -f log",
+                "patterns": [{"name": "hits", "regex": "^hit"}],
+                "settle_seconds": 0.1,
+                "ended_after_runs": 3,
+                "ended": "exit status 1",
+            })
+        );
+    }
 }

@@ -4,9 +4,10 @@
 //! mean, with the propagated error), then cmdscope's: the median with its
 //! 95 % interval and the peak memory.
 
+use super::{Exporter, Report};
 use crate::analysis::CellAnalysis;
+use crate::error::Result;
 use crate::metrics::Metric;
-use crate::run::runner::Session;
 use crate::units::{self, TimeScale};
 
 /// Escapes text for a Markdown table cell.
@@ -40,20 +41,24 @@ struct Row {
     mean: f64,
 }
 
-/// A Markdown table (the `--export-markdown` file).
-pub fn render(session: &Session, analyses: &[CellAnalysis]) -> String {
-    render_markup(session, analyses, Markup::Markdown, Rows::Command, None)
+/// The table of one markup language (`--export-markdown`,
+/// `--export-asciidoc`, `--export-orgmode`), rows in `rows` order.
+pub struct Table {
+    pub markup: Markup,
+    pub rows: Rows,
 }
 
-/// `reference`: the result the Relative column divides by (`--reference`);
-/// None: the fastest.
-pub fn render_markup(
-    session: &Session,
-    analyses: &[CellAnalysis],
-    markup: Markup,
-    rows_order: Rows,
-    reference: Option<usize>,
-) -> String {
+impl Exporter for Table {
+    fn render(&self, report: &Report) -> Result<String> {
+        Ok(render(report, self.markup, self.rows))
+    }
+}
+
+/// The Relative column divides by the report's named reference, else by
+/// the fastest.
+fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
+    let (session, analyses) = (report.session, report.analyses);
+    let reference = report.named_reference;
     let mean_of = |a: &CellAnalysis| a.get(Metric::WallTime).map(|m| m.summary.mean);
     // hyperfine's unit: the forced one, else ms unless the first command
     // takes a second or more.
@@ -194,5 +199,81 @@ pub fn render_markup(
             }
             out
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::two_cells;
+
+    fn table(report: &Report, markup: Markup, rows: Rows) -> String {
+        Table { markup, rows }.render(report).unwrap()
+    }
+
+    #[test]
+    fn markdown_rows_escape_the_pipe_and_relate_to_the_fastest() {
+        let f = two_cells();
+        let text = table(&f.report(), Markup::Markdown, Rows::Command);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(
+            lines[0],
+            "| Command | Mean [ms] | Min [ms] | Max [ms] | Relative | Median [ms] (95 % CI) | Peak memory |"
+        );
+        assert_eq!(lines[1], "|:---|---:|---:|---:|---:|---:|---:|");
+        assert!(
+            lines[2].starts_with("| `fast` | 10.0 ± 0.2 | 9.7 | 10.3 | 1.00 | "),
+            "{}",
+            lines[2]
+        );
+        assert!(
+            lines[3].starts_with("| `slow \\| grep x` | 21.0 ± 0.4 | 20.4 | 21.6 | 2.10 ± 0.06 | "),
+            "{}",
+            lines[3]
+        );
+    }
+
+    #[test]
+    fn a_named_reference_is_the_one_divided_by() {
+        let f = two_cells();
+        let report = Report {
+            named_reference: Some(1),
+            ..f.report()
+        };
+        let text = table(&report, Markup::Markdown, Rows::Command);
+        let fast = text.lines().nth(2).unwrap();
+        let slow = text.lines().nth(3).unwrap();
+        assert!(fast.contains(" | 0.48 ± 0.01 | "), "{fast}");
+        assert!(slow.contains(" | 1.00 | "), "{slow}");
+    }
+
+    #[test]
+    fn rows_sort_by_mean_time() {
+        let mut f = two_cells();
+        f.session.results.swap(0, 1);
+        f.analyses.swap(0, 1);
+        let by_command = table(&f.report(), Markup::Markdown, Rows::Command);
+        assert!(by_command.lines().nth(2).unwrap().starts_with("| `slow"));
+        let by_time = table(&f.report(), Markup::Markdown, Rows::MeanTime);
+        assert!(by_time.lines().nth(2).unwrap().starts_with("| `fast`"));
+    }
+
+    #[test]
+    fn asciidoc_and_org_escape_the_pipe_their_way() {
+        let f = two_cells();
+        let adoc = table(&f.report(), Markup::AsciiDoc, Rows::Command);
+        assert!(adoc.starts_with("[cols=\"<,>,>,>,>,>,>\"]\n|===\n| Command \n"));
+        assert!(
+            adoc.contains("\n| `slow \\| grep x` \n| 21.0 ± 0.4 \n"),
+            "{adoc}"
+        );
+        assert!(adoc.ends_with("|===\n"));
+        let org = table(&f.report(), Markup::OrgMode, Rows::Command);
+        assert!(
+            org.contains("| =slow \\vert{} grep x=  |  21.0 ± 0.4 |  "),
+            "{org}"
+        );
+        assert_eq!(org.lines().nth(1), Some("|--+--+--+--+--+--+--|"));
     }
 }

@@ -1,7 +1,11 @@
-//! The human report printed after a run.
+//! The human report printed after a run: every benchmark, the summary of
+//! comparisons, then the sweep, the optimum search and the monitor's counts
+//! when the run had them. Printed, not written to a file: it comes last,
+//! after the exports and the store (its reader may be gone).
 
 use std::fmt::Write;
 
+use super::Report;
 use crate::analysis::comparison::{self, Comparison, Verdict};
 use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
@@ -39,7 +43,26 @@ impl Paint {
     }
 }
 
-pub fn render(
+/// The whole terminal report.
+pub fn render(report: &Report, paint: Paint) -> String {
+    let mut out = benchmarks(report.session, report.analyses, report.comparisons, paint);
+    if let Some(sweep) = report.sweep {
+        out.push_str(&crate::analysis::sweep::render_text(sweep, paint));
+    }
+    if let Some(search) = &report.search {
+        out.push_str(&super::search::render_text(search, paint));
+    }
+    if let Some(c) = report.monitor {
+        // The monitor command and the names are typed, not trusted to the terminal.
+        out.push_str(&crate::output::escape_controls(
+            &crate::explain::run_monitor::render_text(c, report.session),
+        ));
+    }
+    out
+}
+
+/// Each benchmark's times and counters, then the comparisons.
+fn benchmarks(
     session: &Session,
     analyses: &[CellAnalysis],
     comparisons: &[Comparison],
@@ -336,4 +359,73 @@ fn render_comparisons(
         ))
     );
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::two_cells;
+
+    const PLAIN: Paint = Paint { enabled: false };
+
+    #[test]
+    fn every_benchmark_then_the_verdict_sentence() {
+        let f = two_cells();
+        let text = render(&f.report(), PLAIN);
+        assert!(text.starts_with("Benchmark 1: fast\n"), "{text}");
+        assert!(text.contains("\nBenchmark 2: slow | grep x\n"), "{text}");
+        assert!(
+            text.contains("  Range (min … max):    9.700 ms … 10.30 ms    8 runs\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  Memory (peak RSS):    4.000 MiB\n"),
+            "{text}"
+        );
+        let c = f
+            .comparisons
+            .iter()
+            .find(|c| c.metric == Metric::WallTime.name())
+            .unwrap();
+        assert_eq!(c.verdict, Verdict::Slower);
+        let sentence = comparison::sentence(c);
+        assert!(
+            sentence.starts_with("'slow | grep x' is 2.100x slower than 'fast' ("),
+            "{sentence}"
+        );
+        assert!(text.contains(&format!("Summary\n  {sentence}\n")), "{text}");
+        assert!(!text.contains('\x1b'));
+    }
+
+    #[test]
+    fn colours_only_when_enabled() {
+        let f = two_cells();
+        let text = render(&f.report(), Paint { enabled: true });
+        assert!(
+            text.starts_with("\x1b[1mBenchmark 1:\x1b[0m \x1b[1mfast\x1b[0m\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_monitor_follows_with_controls_escaped() {
+        let f = two_cells();
+        let counts = crate::explain::run_monitor::Counts {
+            command: "tail\x1b[2J".into(),
+            names: vec!["hits".into()],
+            regexes: vec!["^hit".into()],
+            settle: 0.1,
+            per_run: vec![vec![vec![1.0, 3.0]], vec![vec![5.0, 7.0]]],
+            ended: None,
+        };
+        let report = Report {
+            monitor: Some(&counts),
+            ..f.report()
+        };
+        let text = render(&report, PLAIN);
+        let at = text.find("\nMonitor '").expect("monitor section");
+        assert!(at > text.find("Summary").unwrap());
+        assert!(text.contains("  monitor_hits: 2 vs 6 (median)\n"), "{text}");
+        assert!(!text.contains('\x1b'), "{text}");
+    }
 }

@@ -1,6 +1,7 @@
-//! `cmdscope run`: from parsed arguments to an exit code. Plans cells,
-//! drives the runner, writes exports and the store first, the terminal
-//! report last. `--suite` runs are in `suite.rs`.
+//! `cmdscope run`: from parsed arguments to an exit code, in named steps:
+//! prepare (plan the cells, check every option), measure, analyse, then
+//! the exports and the store's session end first and the terminal report
+//! last. `--suite` runs are in `suite.rs`. Formatting is the report's.
 
 pub mod suite;
 
@@ -8,18 +9,24 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::analysis;
-use crate::analysis::comparison;
+use crate::analysis::comparison::{self, Comparison};
 use crate::analysis::sequential::Sequential;
+use crate::analysis::sweep::Sweep;
+use crate::analysis::{self, CellAnalysis};
 use crate::cli::{RunArgs, SortOrder, Style};
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
-use crate::report::markdown::{Markup, Rows};
-use crate::report::{self, terminal::Paint};
+use crate::explain::run_monitor::Counts;
+use crate::metrics::Metric;
+use crate::report::csv::Csv;
+use crate::report::json::Json;
+use crate::report::markdown::{Markup, Rows, Table};
+use crate::report::{self, terminal::Paint, Exporter, Report, SearchSection, SweepSvg};
 use crate::run::cells::{added_reference, plan_cells, shell_mode};
-use crate::run::plan;
-use crate::run::runner::{self, IgnoreFailure, RunOptions};
+use crate::run::plan::{self, Parameter};
+use crate::run::runner::{self, IgnoreFailure, RunOptions, Session};
 use crate::run::schedule::{Order, RunPolicy};
+use crate::search::SearchResult;
 use crate::store::record::{self, Choice, Recorder};
 use crate::store::{self, Machine, NewSession};
 
@@ -80,10 +87,77 @@ fn exports_asked(args: &RunArgs) -> bool {
     .any(|e| e.is_some())
 }
 
+/// Everything settled before the first run.
+struct Prepared {
+    opts: RunOptions,
+    parameters: Vec<Parameter>,
+    metric: Metric,
+    /// `--precision` as a fraction; None with `--runs` and no `--precision`.
+    precision: Option<f64>,
+    monitor_settle: Duration,
+    /// ANSI colours in the terminal report.
+    color: bool,
+    /// No terminal report and no notes: `--style none`, or an export to stdout.
+    quiet: bool,
+}
+
+/// What the session measured, and the store it was recorded in.
+struct Measured {
+    session: Session,
+    search: Option<SearchResult>,
+    monitor: Option<Counts>,
+    recorder: Recorder,
+}
+
+/// The answers drawn from the measurements.
+struct Analysed {
+    analyses: Vec<CellAnalysis>,
+    comparisons: Vec<Comparison>,
+    sweep: Option<Sweep>,
+}
+
 pub fn run(args: &RunArgs) -> Result<i32> {
     if args.suite.suite.is_some() {
         return crate::commands::run::suite::run(args);
     }
+    let prepared = prepare(args)?;
+    let mut measured = measure(args, &prepared)?;
+    let analysed = analyse(args, &prepared, &mut measured);
+    let Measured {
+        session,
+        search,
+        monitor,
+        mut recorder,
+    } = measured;
+    let report = Report {
+        session: &session,
+        analyses: &analysed.analyses,
+        comparisons: &analysed.comparisons,
+        named_reference: args.reference.is_some().then_some(session.reference),
+        search: search.as_ref().map(|result| SearchSection {
+            result,
+            parameters: &prepared.parameters,
+            metric: prepared.metric,
+            maximize: args.maximize.is_some(),
+        }),
+        monitor: monitor.as_ref(),
+        sweep: analysed.sweep.as_ref(),
+    };
+    // Exports and the store come before the terminal report, which may
+    // find its reader gone (`| head -1`).
+    let export_error = export(args, &report);
+    let store_error = finish_store(&mut recorder, &session);
+    if !prepared.quiet {
+        let paint = Paint {
+            enabled: prepared.color,
+        };
+        crate::output::print(&report::terminal::render(&report, paint));
+    }
+    exit_status(args, session, export_error, store_error)
+}
+
+/// Plans the cells and checks every option, before anything runs.
+fn prepare(args: &RunArgs) -> Result<Prepared> {
     let (mut cells, parameters) = plan_cells(args)?;
     let reference_cmd = added_reference(args);
     let shell = shell_mode(args)?;
@@ -91,98 +165,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         // A suite partition: only its cells (and the shell calibration).
         cells.retain(|c| c.calibration || keep.contains(&store::identity(c)));
     }
-    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
-        return Err(Error::Usage(format!(
-            "--min-time must be a non-negative number of seconds, got {}",
-            args.min_time
-        )));
-    }
-    if let (Some(min), Some(max)) = (args.min_runs, args.max_runs) {
-        if min > max {
-            return Err(Error::Usage(format!(
-                "--min-runs {min} is larger than --max-runs {max}"
-            )));
-        }
-    }
-    let timeout = args
-        .timeout
-        .map(|t| positive_seconds(t, "--timeout"))
-        .transpose()?;
-    let policy = RunPolicy {
-        exact: args.runs.map(|r| r as usize),
-        min_runs: args.min_runs.map(|r| r as usize).unwrap_or_else(|| {
-            // --max-runs below the default minimum lowers the minimum.
-            args.max_runs.map_or(10, |m| (m as usize).min(10))
-        }),
-        max_runs: args.max_runs.map(|r| r as usize),
-        min_time: args.min_time,
-    };
-    let metric = crate::metrics::Metric::from_name(&args.metric).ok_or_else(|| {
-        let names: Vec<&str> = crate::metrics::Metric::ALL
-            .iter()
-            .map(|m| m.name())
-            .collect();
-        Error::Usage(format!(
-            "unknown --metric '{}': one of {}",
-            args.metric,
-            names.join(", ")
-        ))
-    })?;
-    let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
-    if let Some(var) = search_var {
-        crate::search::check_searched(var, &parameters, args.commands.len())?;
-        crate::search::check_goal(args.maximize.is_some(), metric, args.ops.is_some())?;
-        if reference_cmd.is_some() {
-            return Err(Error::Usage(
-                "--minimize/--maximize searches one command: remove the added --reference command"
-                    .into(),
-            ));
-        }
-    }
-    if args.monitor.is_some() {
-        crate::explain::run_monitor::parse_matches(&args.matches)?;
-        if search_var.is_some() {
-            return Err(Error::Usage(
-                "--monitor counts per run of a whole grid: it does not combine with --minimize/--maximize".into(),
-            ));
-        }
-    }
-    let monitor_settle = Duration::try_from_secs_f64(args.monitor_settle)
-        .ok()
-        .filter(|d| d.as_secs_f64() <= 60.0)
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "--monitor-settle must be between 0 and 60 seconds, got {}",
-                args.monitor_settle
-            ))
-        })?;
-    if args.plot.is_some() && parameters.is_empty() {
-        return Err(Error::Usage(
-            "--plot needs a parameter sweep (-P or -L)".into(),
-        ));
-    }
-    if let Some(p) = &args.plot {
-        crate::output::check_writable(p)?;
-    }
-    let exports = [
-        &args.export_json,
-        &args.export_csv,
-        &args.export_markdown,
-        &args.export_asciidoc,
-        &args.export_orgmode,
-    ];
-    let stdout_exports = exports
-        .iter()
-        .filter(|p| p.as_deref().is_some_and(crate::output::is_stdout))
-        .count();
-    if stdout_exports > 1 {
-        return Err(Error::Usage(
-            "only one export can go to stdout ('-')".into(),
-        ));
-    }
-    for path in exports.into_iter().flatten() {
-        crate::output::check_writable(path)?;
-    }
+    let (timeout, policy) = limits(args)?;
+    let metric = parse_metric(args)?;
+    let monitor_settle = check_goals(args, &parameters, reference_cmd.is_some(), metric)?;
+    let stdout_exports = check_exports(args, &parameters)?;
 
     let stdout_term = std::io::stdout().is_terminal();
     let stderr_term = std::io::stderr().is_terminal();
@@ -197,38 +183,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let quiet = args.style == Style::None || stdout_exports > 0;
 
     crate::cli::check_alpha(args.alpha)?;
-    let order = match args.order {
-        Some(Order::Interleaved) if !runner::hooks_shared(&cells) => {
-            return Err(Error::Usage(
-                "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
-            ))
-        }
-        Some(order) => order,
-        None if !runner::hooks_shared(&cells) => {
-            if !quiet {
-                crate::eprint_line!(
-                    "cmdscope: note: the commands have different --setup/--cleanup: running them in sequential order (setup, runs, cleanup for each), as hyperfine does"
-                );
-            }
-            Order::Sequential
-        }
-        None => Order::Interleaved,
-    };
-    let precision = match (args.precision, args.runs) {
-        (Some(p), _) if !(p.is_finite() && p > 0.0 && p < 100.0) => {
-            return Err(Error::Usage(format!(
-                "--precision must be a percentage between 0 and 100, got {p}"
-            )))
-        }
-        (Some(p), _) => Some(p / 100.0),
-        (None, None) => Some(comparison::DEFAULT_PRECISION),
-        (None, Some(_)) => None,
-    };
-    if args.precision.is_some() && order == Order::Sequential && args.commands.len() > 1 {
-        return Err(Error::Usage(
-            "--precision needs interleaved order: comparisons are settled block by block".into(),
-        ));
-    }
+    let order = run_order(args, &cells, quiet)?;
+    let precision = parse_precision(args, order)?;
     let adaptive = match (precision, order) {
         (Some(p), Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
         _ => None,
@@ -270,20 +226,192 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         alpha: args.alpha,
     };
     if !quiet {
-        let mut told = std::collections::HashSet::new();
-        for c in &opts.cells {
-            if let Some(reason) = &c.shell_reason {
-                if told.insert(c.template) {
-                    crate::eprint_line!(
-                        "cmdscope: note: '{}' is shell syntax ({reason}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
-                        args.commands
-                            .get(c.template)
-                            .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned())
-                    );
-                }
+        shell_notes(args, &opts.cells);
+    }
+    Ok(Prepared {
+        opts,
+        parameters,
+        metric,
+        precision,
+        monitor_settle,
+        color,
+        quiet,
+    })
+}
+
+/// `--min-time`, `--min-runs`/`--max-runs`, `--runs` and `--timeout`.
+fn limits(args: &RunArgs) -> Result<(Option<Duration>, RunPolicy)> {
+    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
+        return Err(Error::Usage(format!(
+            "--min-time must be a non-negative number of seconds, got {}",
+            args.min_time
+        )));
+    }
+    if let (Some(min), Some(max)) = (args.min_runs, args.max_runs) {
+        if min > max {
+            return Err(Error::Usage(format!(
+                "--min-runs {min} is larger than --max-runs {max}"
+            )));
+        }
+    }
+    let timeout = args
+        .timeout
+        .map(|t| positive_seconds(t, "--timeout"))
+        .transpose()?;
+    let policy = RunPolicy {
+        exact: args.runs.map(|r| r as usize),
+        min_runs: args.min_runs.map(|r| r as usize).unwrap_or_else(|| {
+            // --max-runs below the default minimum lowers the minimum.
+            args.max_runs.map_or(10, |m| (m as usize).min(10))
+        }),
+        max_runs: args.max_runs.map(|r| r as usize),
+        min_time: args.min_time,
+    };
+    Ok((timeout, policy))
+}
+
+fn parse_metric(args: &RunArgs) -> Result<Metric> {
+    Metric::from_name(&args.metric).ok_or_else(|| {
+        let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+        Error::Usage(format!(
+            "unknown --metric '{}': one of {}",
+            args.metric,
+            names.join(", ")
+        ))
+    })
+}
+
+/// `--minimize`/`--maximize` and `--monitor`, alone and together; returns
+/// the monitor's settle time.
+fn check_goals(
+    args: &RunArgs,
+    parameters: &[Parameter],
+    added_reference: bool,
+    metric: Metric,
+) -> Result<Duration> {
+    let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
+    if let Some(var) = search_var {
+        crate::search::check_searched(var, parameters, args.commands.len())?;
+        crate::search::check_goal(args.maximize.is_some(), metric, args.ops.is_some())?;
+        if added_reference {
+            return Err(Error::Usage(
+                "--minimize/--maximize searches one command: remove the added --reference command"
+                    .into(),
+            ));
+        }
+    }
+    if args.monitor.is_some() {
+        crate::explain::run_monitor::parse_matches(&args.matches)?;
+        if search_var.is_some() {
+            return Err(Error::Usage(
+                "--monitor counts per run of a whole grid: it does not combine with --minimize/--maximize".into(),
+            ));
+        }
+    }
+    Duration::try_from_secs_f64(args.monitor_settle)
+        .ok()
+        .filter(|d| d.as_secs_f64() <= 60.0)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "--monitor-settle must be between 0 and 60 seconds, got {}",
+                args.monitor_settle
+            ))
+        })
+}
+
+/// `--plot` and the `--export-*` paths, checked writable before the first
+/// run; returns how many exports go to stdout.
+fn check_exports(args: &RunArgs, parameters: &[Parameter]) -> Result<usize> {
+    if args.plot.is_some() && parameters.is_empty() {
+        return Err(Error::Usage(
+            "--plot needs a parameter sweep (-P or -L)".into(),
+        ));
+    }
+    if let Some(p) = &args.plot {
+        crate::output::check_writable(p)?;
+    }
+    let exports = [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.export_asciidoc,
+        &args.export_orgmode,
+    ];
+    let stdout_exports = exports
+        .iter()
+        .filter(|p| p.as_deref().is_some_and(crate::output::is_stdout))
+        .count();
+    if stdout_exports > 1 {
+        return Err(Error::Usage(
+            "only one export can go to stdout ('-')".into(),
+        ));
+    }
+    for path in exports.into_iter().flatten() {
+        crate::output::check_writable(path)?;
+    }
+    Ok(stdout_exports)
+}
+
+/// `--order`, or interleaved unless the commands' hooks differ.
+fn run_order(args: &RunArgs, cells: &[plan::Cell], quiet: bool) -> Result<Order> {
+    Ok(match args.order {
+        Some(Order::Interleaved) if !runner::hooks_shared(cells) => {
+            return Err(Error::Usage(
+                "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
+            ))
+        }
+        Some(order) => order,
+        None if !runner::hooks_shared(cells) => {
+            if !quiet {
+                crate::eprint_line!(
+                    "cmdscope: note: the commands have different --setup/--cleanup: running them in sequential order (setup, runs, cleanup for each), as hyperfine does"
+                );
+            }
+            Order::Sequential
+        }
+        None => Order::Interleaved,
+    })
+}
+
+/// `--precision` as a fraction: the default unless `--runs` fixes the count.
+fn parse_precision(args: &RunArgs, order: Order) -> Result<Option<f64>> {
+    let precision = match (args.precision, args.runs) {
+        (Some(p), _) if !(p.is_finite() && p > 0.0 && p < 100.0) => {
+            return Err(Error::Usage(format!(
+                "--precision must be a percentage between 0 and 100, got {p}"
+            )))
+        }
+        (Some(p), _) => Some(p / 100.0),
+        (None, None) => Some(comparison::DEFAULT_PRECISION),
+        (None, Some(_)) => None,
+    };
+    if args.precision.is_some() && order == Order::Sequential && args.commands.len() > 1 {
+        return Err(Error::Usage(
+            "--precision needs interleaved order: comparisons are settled block by block".into(),
+        ));
+    }
+    Ok(precision)
+}
+
+/// Says once per command template that it runs through `sh -c`, and why.
+fn shell_notes(args: &RunArgs, cells: &[plan::Cell]) {
+    let mut told = std::collections::HashSet::new();
+    for c in cells {
+        if let Some(reason) = &c.shell_reason {
+            if told.insert(c.template) {
+                crate::eprint_line!(
+                    "cmdscope: note: '{}' is shell syntax ({reason}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
+                    args.commands
+                        .get(c.template)
+                        .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned())
+                );
             }
         }
     }
+}
+
+/// Runs the session (or the optimum search), recording every run.
+fn measure(args: &RunArgs, p: &Prepared) -> Result<Measured> {
     let labels = store::parse_labels(&args.labels)?;
     // Started before the store is opened: one that cannot start ends the
     // session before anything is recorded.
@@ -291,43 +419,54 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         Some(cmd) => Some(crate::explain::run_monitor::RunMonitor::start(
             cmd,
             &args.matches,
-            monitor_settle,
-            opts.cells.len(),
+            p.monitor_settle,
+            p.opts.cells.len(),
         )?),
         None => None,
     };
-    let mut recorder = open_recorder(args, labels, &opts);
-    let maximize = args.maximize.is_some();
+    let mut recorder = open_recorder(args, labels, &p.opts);
     let mut search = None;
-    let mut session = if search_var.is_some() {
+    let session = if args.minimize.is_some() || args.maximize.is_some() {
         let full_runs = args.runs.map_or(10, |r| r as usize);
         let sopts = crate::search::SearchOptions {
-            metric,
-            maximize,
+            metric: p.metric,
+            maximize: args.maximize.is_some(),
             runs: full_runs,
             initial_runs: 3,
             alpha: args.alpha,
-            precision: precision.unwrap_or(comparison::DEFAULT_PRECISION),
-            per_op: args.ops.is_some() && metric.unit() == crate::metrics::Unit::Seconds,
+            precision: p.precision.unwrap_or(comparison::DEFAULT_PRECISION),
+            per_op: args.ops.is_some() && p.metric.unit() == crate::metrics::Unit::Seconds,
             budget: crate::search::SearchOptions::default_budget(
-                parameters.iter().map(|p| p.values.len()).product(),
+                p.parameters.iter().map(|p| p.values.len()).product(),
                 full_runs,
             ),
         };
-        let mut result = crate::search::search(&opts, &sopts, &parameters, &mut recorder)?;
-        let session = crate::search::as_session(&mut result, &opts.cells);
+        let mut result = crate::search::search(&p.opts, &sopts, &p.parameters, &mut recorder)?;
+        let session = crate::search::as_session(&mut result, &p.opts.cells);
         search = Some(result);
         session
     } else if let Some(m) = monitor.as_mut() {
-        runner::run_with_sink(&opts, &mut m.sink(&mut recorder))?
+        runner::run_with_sink(&p.opts, &mut m.sink(&mut recorder))?
     } else {
-        runner::run_with_sink(&opts, &mut recorder)?
+        runner::run_with_sink(&p.opts, &mut recorder)?
     };
-    let monitor_counts = monitor.map(|m| m.finish());
+    Ok(Measured {
+        session,
+        search,
+        monitor: monitor.map(|m| m.finish()),
+        recorder,
+    })
+}
+
+/// Summaries, comparisons (the search's and the monitor's included) and
+/// the sweep; the monitor's counts are stored with the runs.
+fn analyse(args: &RunArgs, p: &Prepared, m: &mut Measured) -> Analysed {
+    let precision = p.precision.unwrap_or(comparison::DEFAULT_PRECISION);
     if args.remove_outliers {
-        analysis::remove_outliers(&mut session);
+        analysis::remove_outliers(&mut m.session);
     }
-    let mut analyses = analysis::analyse(&session);
+    let session = &m.session;
+    let mut analyses = analysis::analyse(session);
     for (a, r) in analyses.iter_mut().zip(&session.results) {
         a.warnings.extend(crate::analysis::drift::warnings(
             r,
@@ -340,31 +479,26 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         session.reference,
         session.order,
         session.final_alpha,
-        precision.unwrap_or(comparison::DEFAULT_PRECISION),
+        precision,
         session.rss_floor,
     );
-    if let Some(result) = &search {
+    if let Some(result) = &m.search {
         // The searched metric's comparisons are the search's own (unpaired:
         // runs of different rounds are not pairs), so the summary and the
         // search's set come from one analysis.
-        comparisons.retain(|c| c.metric != metric.name());
-        comparisons.extend(result.comparisons(&opts.cells));
+        comparisons.retain(|c| c.metric != p.metric.name());
+        comparisons.extend(result.comparisons(&p.opts.cells));
     }
-    if let Some(c) = &monitor_counts {
-        comparisons.extend(crate::explain::run_monitor::compare(
-            c,
-            &session,
-            precision.unwrap_or(comparison::DEFAULT_PRECISION),
-        ));
-        crate::explain::run_monitor::store(c, &mut recorder);
+    if let Some(c) = &m.monitor {
+        comparisons.extend(crate::explain::run_monitor::compare(c, session, precision));
+        crate::explain::run_monitor::store(c, &mut m.recorder);
     }
-
     let mut sweep = crate::analysis::sweep::build(
-        &session,
+        session,
         &analyses,
-        &parameters,
-        metric,
-        maximize,
+        &p.parameters,
+        p.metric,
+        args.maximize.is_some(),
         &args
             .commands
             .iter()
@@ -373,74 +507,70 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         &crate::analysis::sweep::SetRules {
             comparisons: &comparisons,
             alpha: session.final_alpha,
-            precision: precision.unwrap_or(comparison::DEFAULT_PRECISION),
+            precision,
         },
     );
-    if let (Some(result), Some(sweep)) = (&search, sweep.as_mut()) {
+    if let (Some(result), Some(sweep)) = (&m.search, sweep.as_mut()) {
         crate::search::mark_sweep(result, sweep);
     }
+    Analysed {
+        analyses,
+        comparisons,
+        sweep,
+    }
+}
+
+/// Writes every asked export, in order; returns the first error (the
+/// other exports are written all the same).
+fn export(args: &RunArgs, report: &Report) -> Option<Error> {
     // Exports are written whatever happened, so an interrupted or failed
     // session still leaves its finished runs behind; but a session that
     // failed before its first run leaves existing exports as they were.
-    // Exports and the store come before the terminal report, which may
-    // find its reader gone (`| head -1`).
+    let session = report.session;
     let measured = session.results.iter().any(|r| !r.samples.is_empty());
-    let write_exports = measured || session.failure.is_none();
-    let mut export_error = None;
-    if write_exports {
-        if let Some(p) = &args.export_json {
-            let search_json = search
-                .as_ref()
-                .map(|result| crate::search::to_json(result, &parameters, metric, maximize));
-            let mut text = report::json::render_with_search(
-                &session,
-                &analyses,
-                serde_json::to_value(&comparisons).unwrap_or_default(),
-                search_json,
-            );
-            if let Some(c) = &monitor_counts {
-                text = crate::explain::run_monitor::add_to_json(&text, c);
-            }
-            if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
-                export_error.get_or_insert(e);
-            }
-        }
-        if let Some(p) = &args.export_csv {
-            if let Err(e) = report::csv::render(&session, &analyses)
-                .and_then(|t| crate::output::write_file(p, t.as_bytes()))
-            {
-                export_error.get_or_insert(e);
-            }
-        }
-        let rows = match args.sort {
-            SortOrder::Auto | SortOrder::Command => Rows::Command,
-            SortOrder::MeanTime => Rows::MeanTime,
-        };
-        for (path, markup) in [
-            (&args.export_markdown, Markup::Markdown),
-            (&args.export_asciidoc, Markup::AsciiDoc),
-            (&args.export_orgmode, Markup::OrgMode),
-        ] {
-            if let Some(p) = path {
-                let reference = args.reference.is_some().then_some(session.reference);
-                let text =
-                    report::markdown::render_markup(&session, &analyses, markup, rows, reference);
-                if let Err(e) = crate::output::write_file(p, text.as_bytes()) {
-                    export_error.get_or_insert(e);
-                }
-            }
-        }
-        if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {
-            if let Err(e) =
-                crate::output::write_file(p, crate::analysis::sweep::render_svg(sweep).as_bytes())
-            {
-                export_error.get_or_insert(e);
-            }
+    if !measured && session.failure.is_some() {
+        return None;
+    }
+    let rows = match args.sort {
+        SortOrder::Auto | SortOrder::Command => Rows::Command,
+        SortOrder::MeanTime => Rows::MeanTime,
+    };
+    let table = |markup| Table { markup, rows };
+    let (markdown, asciidoc, orgmode) = (
+        table(Markup::Markdown),
+        table(Markup::AsciiDoc),
+        table(Markup::OrgMode),
+    );
+    let exporters: [(&Option<PathBuf>, &dyn Exporter); 5] = [
+        (&args.export_json, &Json),
+        (&args.export_csv, &Csv),
+        (&args.export_markdown, &markdown),
+        (&args.export_asciidoc, &asciidoc),
+        (&args.export_orgmode, &orgmode),
+    ];
+    // The chart only when there is a sweep to draw.
+    let plot = args.plot.as_ref().filter(|_| report.sweep.is_some());
+    let exporters = exporters
+        .into_iter()
+        .filter_map(|(path, exporter)| Some((path.as_ref()?, exporter)))
+        .chain(plot.map(|path| (path, &SweepSvg as &dyn Exporter)));
+    let mut error = None;
+    for (path, exporter) in exporters {
+        if let Err(e) = exporter
+            .render(report)
+            .and_then(|text| crate::output::write_file(path, text.as_bytes()))
+        {
+            error.get_or_insert(e);
         }
     }
-    // A store failure is an error (exit 2) when the user named the store,
-    // a warning when it is the default one; the exports are written either way.
-    let store_error = recorder.finish(&session).map(Error::Store);
+    error
+}
+
+/// Ends the store's session. A store failure is an error (exit 2) when the
+/// user named the store, a warning when it is the default one; the flag
+/// says the error was already announced before the first run.
+fn finish_store(recorder: &mut Recorder, session: &Session) -> Option<(Error, bool)> {
+    let store_error = recorder.finish(session).map(Error::Store);
     let store_error = match store_error {
         Some(e) if !recorder.explicit() => {
             if recorder.open_error().is_none() {
@@ -455,34 +585,17 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     // A named store that could not be opened was reported as an error
     // before the first run: said once, it still decides the exit status.
     let announced = recorder.explicit() && recorder.open_error().is_some();
-    let store_error = store_error.map(|e| (e, announced));
-    if !quiet {
-        let paint = Paint { enabled: color };
-        crate::output::print(&report::terminal::render(
-            &session,
-            &analyses,
-            &comparisons,
-            paint,
-        ));
-        if let Some(sweep) = &sweep {
-            crate::output::print(&crate::analysis::sweep::render_text(sweep, paint));
-        }
-        if let Some(result) = &search {
-            crate::output::print(&crate::search::render_text(
-                result,
-                &parameters,
-                metric,
-                maximize,
-                paint,
-            ));
-        }
-        if let Some(c) = &monitor_counts {
-            // The monitor command and the names are typed, not trusted to the terminal.
-            crate::output::print(&crate::output::escape_controls(
-                &crate::explain::run_monitor::render_text(c, &session),
-            ));
-        }
-    }
+    store_error.map(|e| (e, announced))
+}
+
+/// The exit status: the session's failure, then the exports', then the
+/// store's, then runs that all timed out.
+fn exit_status(
+    args: &RunArgs,
+    session: Session,
+    export_error: Option<Error>,
+    store_error: Option<(Error, bool)>,
+) -> Result<i32> {
     if let Some(failure) = session.failure {
         for e in export_error.iter() {
             crate::eprint_line!("cmdscope: error: {e}");
