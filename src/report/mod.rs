@@ -6,4 +6,5 @@ pub mod json;
 pub mod markdown;
 pub mod site;
 pub mod svg;
+pub mod sweep;
 pub mod terminal;

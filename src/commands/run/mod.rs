@@ -432,7 +432,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }
         if let (Some(p), Some(sweep)) = (&args.plot, &sweep) {
             if let Err(e) =
-                crate::output::write_file(p, crate::analysis::sweep::render_svg(sweep).as_bytes())
+                crate::output::write_file(p, crate::report::sweep::render_svg(sweep).as_bytes())
             {
                 export_error.get_or_insert(e);
             }
@@ -465,7 +465,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             paint,
         ));
         if let Some(sweep) = &sweep {
-            crate::output::print(&crate::analysis::sweep::render_text(sweep, paint));
+            crate::output::print(&crate::report::sweep::render_text(sweep, paint));
         }
         if let Some(result) = &search {
             crate::output::print(&crate::search::render_text(
