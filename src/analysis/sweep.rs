@@ -53,7 +53,10 @@ pub struct Sweep {
     pub curves: Vec<Curve>,
 }
 
-fn better(maximize: bool, a: f64, b: f64) -> bool {
+/// Whether `a` beats `b` in the direction asked for (larger when
+/// maximising, smaller otherwise); the sweep's and the optimum search's one
+/// rule for picking a leader.
+pub fn better(maximize: bool, a: f64, b: f64) -> bool {
     if maximize {
         a > b
     } else {
