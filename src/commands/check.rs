@@ -22,7 +22,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::comparison::{
-    self as engine, compare_values, fails_gate, format_confidence, format_p, session_sigma,
+    self as engine, compare_values, fails_gate, format_confidence, format_p_bare, session_sigma,
     widen_for_sessions, Design, SessionVariation, Settings, Verdict,
 };
 use crate::analysis::MAX_VALUES;
@@ -381,10 +381,7 @@ fn p_text(r: &Row) -> String {
     if p.is_nan() {
         "–".into()
     } else {
-        format_p(p)
-            .trim_start_matches("p ")
-            .trim_start_matches("= ")
-            .to_string()
+        format_p_bare(p)
     }
 }
 
