@@ -141,9 +141,10 @@ impl Location {
     }
 }
 
-/// A session about to be recorded.
-#[derive(Clone, Debug)]
+/// A session about to be recorded (also the writer's message for it).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct NewSession {
+    #[serde(with = "writer::unix_seconds")]
     pub started: SystemTime,
     /// "run", or "import:<format>".
     pub source: String,
