@@ -370,38 +370,39 @@ fn fit(
             // No spread at all: all n differences equal. The t statistic is
             // infinite, but sign flips of equal values can only prove as
             // much as their resolution, 2 / 2^n.
-            let p = if t.se == 0.0 && t.estimate != 0.0 {
+            Some(Fit::t(t, || {
                 rank_test_resolution(Design::Paired, d.len(), d.len())
-            } else {
-                t.p_value
-            };
-            Some(Fit {
-                estimate: t.estimate,
-                ci: [t.low, t.high],
-                p,
-                exact: false,
-            })
+            }))
         }
         Test::WelchT => {
             let t = ttest::welch_t(a, b, confidence).ok()?;
             // Two constant samples: complete separation is all a
             // permutation argument can show.
-            let p = if t.se == 0.0 && t.estimate != 0.0 {
+            Some(Fit::t(t, || {
                 rank_test_resolution(Design::Unpaired, a.len(), b.len())
-            } else {
-                t.p_value
-            };
-            Some(Fit {
-                estimate: t.estimate,
-                ci: [t.low, t.high],
-                p,
-                exact: false,
-            })
+            }))
         }
     }
 }
 
 impl Fit {
+    /// A t-test's fit; without any spread (a zero standard error and a
+    /// nonzero estimate) its p-value is the `resolution` of the matching
+    /// rank test instead of what the infinite t statistic gives.
+    fn t(t: ttest::TTest, resolution: impl FnOnce() -> f64) -> Fit {
+        let p = if t.se == 0.0 && t.estimate != 0.0 {
+            resolution()
+        } else {
+            t.p_value
+        };
+        Fit {
+            estimate: t.estimate,
+            ci: [t.low, t.high],
+            p,
+            exact: false,
+        }
+    }
+
     fn p_only(p: f64, exact: bool) -> Fit {
         Fit {
             estimate: f64::NAN,
