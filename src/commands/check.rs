@@ -467,13 +467,9 @@ fn headline(rows: &[Row], ctx: &Context) -> String {
 }
 
 fn describe(s: &StoredSession) -> String {
-    let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!(
-        "session #{} ({}{}{})",
-        s.id,
-        s.started.replace('T', " "),
-        if labels.is_empty() { "" } else { ", " },
-        labels.join(" ")
+        "session {}",
+        crate::store::history::describe_session(s.id, &s.started, &s.labels)
     )
 }
 
