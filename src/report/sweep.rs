@@ -27,6 +27,18 @@ fn pad_left(text: &str, width: usize) -> String {
     )
 }
 
+/// The width of the value column: the widest value or the axis name, in
+/// terminal columns.
+fn label_width(curve: &Curve, axis: &str) -> usize {
+    curve
+        .points
+        .iter()
+        .map(|p| display_width(&p.label))
+        .max()
+        .unwrap_or(1)
+        .max(display_width(axis))
+}
+
 /// The table and the terminal chart.
 pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
     let mut out = String::new();
@@ -40,13 +52,7 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
             sweep.axis,
             sweep.metric.name()
         );
-        let width = curve
-            .points
-            .iter()
-            .map(|p| display_width(&p.label))
-            .max()
-            .unwrap_or(1)
-            .max(display_width(&sweep.axis));
+        let width = label_width(curve, &sweep.axis);
         let _ = writeln!(
             out,
             "  {}  {:>11}  {:>27}  {:>11}  {:>5}  {:>8}",
@@ -160,13 +166,7 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
 fn bar_chart(curve: &Curve, axis: &str, unit: crate::metrics::Unit, paint: Paint) -> String {
     const WIDTH: f64 = 40.0;
     let max = curve.points.iter().map(|p| p.median).fold(0.0, f64::max);
-    let width = curve
-        .points
-        .iter()
-        .map(|p| display_width(&p.label))
-        .max()
-        .unwrap_or(1)
-        .max(axis.len());
+    let width = label_width(curve, axis);
     let mut out = String::new();
     for (i, p) in curve.points.iter().enumerate() {
         let eighths = if max > 0.0 {
