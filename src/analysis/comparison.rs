@@ -370,38 +370,39 @@ fn fit(
             // No spread at all: all n differences equal. The t statistic is
             // infinite, but sign flips of equal values can only prove as
             // much as their resolution, 2 / 2^n.
-            let p = if t.se == 0.0 && t.estimate != 0.0 {
+            Some(Fit::t(t, || {
                 rank_test_resolution(Design::Paired, d.len(), d.len())
-            } else {
-                t.p_value
-            };
-            Some(Fit {
-                estimate: t.estimate,
-                ci: [t.low, t.high],
-                p,
-                exact: false,
-            })
+            }))
         }
         Test::WelchT => {
             let t = ttest::welch_t(a, b, confidence).ok()?;
             // Two constant samples: complete separation is all a
             // permutation argument can show.
-            let p = if t.se == 0.0 && t.estimate != 0.0 {
+            Some(Fit::t(t, || {
                 rank_test_resolution(Design::Unpaired, a.len(), b.len())
-            } else {
-                t.p_value
-            };
-            Some(Fit {
-                estimate: t.estimate,
-                ci: [t.low, t.high],
-                p,
-                exact: false,
-            })
+            }))
         }
     }
 }
 
 impl Fit {
+    /// A t-test's fit; without any spread (a zero standard error and a
+    /// nonzero estimate) its p-value is the `resolution` of the matching
+    /// rank test instead of what the infinite t statistic gives.
+    fn t(t: ttest::TTest, resolution: impl FnOnce() -> f64) -> Fit {
+        let p = if t.se == 0.0 && t.estimate != 0.0 {
+            resolution()
+        } else {
+            t.p_value
+        };
+        Fit {
+            estimate: t.estimate,
+            ci: [t.low, t.high],
+            p,
+            exact: false,
+        }
+    }
+
     fn p_only(p: f64, exact: bool) -> Fit {
         Fit {
             estimate: f64::NAN,
@@ -979,12 +980,24 @@ pub fn sentence(c: &Comparison) -> String {
 
 /// The one p-value format: "p < 0.001", "p = 0.034".
 pub fn format_p(p: f64) -> String {
-    if p.is_nan() {
-        "p n/a".into()
-    } else if p < 0.001 {
-        "p < 0.001".into()
+    let bare = format_p_bare(p);
+    // "< 0.001" and "n/a" follow the "p" without an "=".
+    if bare.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("p = {bare}")
     } else {
-        format!("p = {p:.3}")
+        format!("p {bare}")
+    }
+}
+
+/// The p-value as a table column shows it, without the "p": "< 0.001",
+/// "0.034", "n/a".
+pub fn format_p_bare(p: f64) -> String {
+    if p.is_nan() {
+        "n/a".into()
+    } else if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
     }
 }
 
@@ -1327,6 +1340,9 @@ mod tests {
         assert_eq!(format_confidence(1.0 - 0.0182), "98.1 % CI");
         assert_eq!(format_p(0.0866), "p = 0.087");
         assert_eq!(format_p(0.0001), "p < 0.001");
+        assert_eq!(format_p(f64::NAN), "p n/a");
+        assert_eq!(format_p_bare(0.0866), "0.087");
+        assert_eq!(format_p_bare(0.0001), "< 0.001");
         assert_eq!(format_level(0.025), "0.025");
         assert_eq!(format_level(0.00068), "0.00068");
         assert_eq!(format_level(0.0007), "0.0007");

@@ -22,7 +22,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::comparison::{
-    self as engine, compare_values, fails_gate, format_confidence, format_p, session_sigma,
+    self as engine, compare_values, fails_gate, format_confidence, format_p_bare, session_sigma,
     widen_for_sessions, Design, SessionVariation, Settings, Verdict,
 };
 use crate::analysis::MAX_VALUES;
@@ -381,10 +381,7 @@ fn p_text(r: &Row) -> String {
     if p.is_nan() {
         "–".into()
     } else {
-        format_p(p)
-            .trim_start_matches("p ")
-            .trim_start_matches("= ")
-            .to_string()
+        format_p_bare(p)
     }
 }
 
@@ -470,13 +467,9 @@ fn headline(rows: &[Row], ctx: &Context) -> String {
 }
 
 fn describe(s: &StoredSession) -> String {
-    let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!(
-        "session #{} ({}{}{})",
-        s.id,
-        s.started.replace('T', " "),
-        if labels.is_empty() { "" } else { ", " },
-        labels.join(" ")
+        "session {}",
+        crate::store::history::describe_session(s.id, &s.started, &s.labels)
     )
 }
 

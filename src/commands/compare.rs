@@ -53,6 +53,7 @@ use crate::analysis::comparison::{
 use crate::error::{exit, Error};
 use crate::import::dataset::{Benchmark, Dataset};
 use crate::metrics::Metric;
+use crate::report::markdown;
 use crate::stats::{self, StatsError};
 
 /// Output format of [`compare`].
@@ -1204,20 +1205,6 @@ fn render_text(
     out
 }
 
-fn md_escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
-}
-
-fn md_code(s: &str) -> String {
-    if s.contains('`') {
-        md_escape(s)
-    } else {
-        format!("`{}`", md_escape(s))
-    }
-}
-
 fn render_markdown(
     tables: &[MetricTable],
     notes: &[String],
@@ -1230,9 +1217,9 @@ fn render_markdown(
     }
     for t in tables {
         let laid = lay_out(t);
-        let _ = writeln!(out, "### {}\n", md_escape(&title(t)));
+        let _ = writeln!(out, "### {}\n", markdown::cell(&title(t)));
         if let Some(c) = common_line(t) {
-            let _ = writeln!(out, "{}\n", md_escape(&c));
+            let _ = writeln!(out, "{}\n", markdown::cell(&c));
         }
         // Header: group titles folded into the first header cell of each group.
         let mut header = laid.header.clone();
@@ -1240,7 +1227,7 @@ fn render_markdown(
         for (start, _, source) in &laid.groups {
             header[*start] = format!("{source} {}", header[*start]);
         }
-        let cells: Vec<String> = header.iter().map(|h| md_escape(h)).collect();
+        let cells: Vec<String> = header.iter().map(|h| markdown::cell(h)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
         let rule: Vec<&str> = laid
             .header
@@ -1259,9 +1246,9 @@ fn render_markdown(
                 .enumerate()
                 .map(|(i, c)| {
                     if i == 0 && ri < t.rows.len() {
-                        md_code(c)
+                        markdown::code(c)
                     } else {
-                        md_escape(c)
+                        markdown::cell(c)
                     }
                 })
                 .collect();
@@ -1269,22 +1256,22 @@ fn render_markdown(
         }
         out.push('\n');
         for n in &laid.notes {
-            let _ = writeln!(out, "{}  ", md_escape(n));
+            let _ = writeln!(out, "{}  ", markdown::cell(n));
         }
         out.push('\n');
     }
     for l in legend(tables, opts) {
-        let _ = writeln!(out, "{}  ", md_escape(&l));
+        let _ = writeln!(out, "{}  ", markdown::cell(&l));
     }
     for n in notes {
-        let _ = writeln!(out, "Note: {}  ", md_escape(n));
+        let _ = writeln!(out, "Note: {}  ", markdown::cell(n));
     }
     let gate = gate_lines(tables, failures, opts);
     if !gate.is_empty() {
         out.push('\n');
-        let _ = writeln!(out, "**{}**\n", md_escape(&gate[0]));
+        let _ = writeln!(out, "**{}**\n", markdown::cell(&gate[0]));
         for f in &gate[1..] {
-            let _ = writeln!(out, "- {}", md_escape(f.trim()));
+            let _ = writeln!(out, "- {}", markdown::cell(f.trim()));
         }
     }
     out

@@ -9,8 +9,15 @@ use crate::exec::Credentials;
 use crate::run::plan::Workdir;
 
 const TMPFS_MAGIC: i64 = 0x0102_1994;
+const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
-/// Whether `path` lies on a memory filesystem (tmpfs).
+/// Whether `path` lies on a memory filesystem (tmpfs or ramfs): the one
+/// rule for `--workdir tmpfs` and explain's storage hint.
+///
+/// statfs on the path itself, not /proc/mounts: the kernel answers for the
+/// mount the path really resolves to (symlinks, bind mounts, nested mounts),
+/// which matching mount points by prefix gets wrong. ramfs counts: its
+/// writes never reach storage either.
 pub fn is_tmpfs(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
         return false;
@@ -18,7 +25,11 @@ pub fn is_tmpfs(path: &Path) -> bool {
     // SAFETY: statfs writes into the zeroed struct; c is NUL-terminated.
     unsafe {
         let mut st: libc::statfs = std::mem::zeroed();
-        libc::statfs(c.as_ptr(), &mut st) == 0 && st.f_type as i64 == TMPFS_MAGIC
+        if libc::statfs(c.as_ptr(), &mut st) != 0 {
+            return false;
+        }
+        let t = st.f_type as i64;
+        t == TMPFS_MAGIC || t == RAMFS_MAGIC
     }
 }
 
@@ -231,5 +242,16 @@ mod tests {
             assert!(is_tmpfs(&base));
         }
         assert!(!is_tmpfs(Path::new(env!("CARGO_MANIFEST_DIR"))) || is_tmpfs(Path::new("/")));
+    }
+
+    #[test]
+    fn detects_tmpfs() {
+        // /dev/shm is tmpfs wherever it exists; the crate's directory is not
+        // assumed either way, only that the call does not fail on it.
+        if Path::new("/dev/shm").exists() {
+            assert!(is_tmpfs(Path::new("/dev/shm")));
+        }
+        assert!(!is_tmpfs(Path::new("/definitely/not/here")));
+        let _ = is_tmpfs(Path::new("."));
     }
 }

@@ -283,26 +283,6 @@ fn path_hint(trace: &Trace, out: &mut Vec<Hint>) {
     }
 }
 
-/// Whether `dir` (relative to the current directory if it starts with
-/// "./" or is ".") is on a memory filesystem.
-pub fn on_tmpfs(dir: &Path) -> bool {
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
-    const RAMFS_MAGIC: i64 = 0x8584_58f6;
-    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()))
-    else {
-        return false;
-    };
-    // SAFETY: a zeroed statfs is a valid out-buffer; c is NUL-terminated.
-    unsafe {
-        let mut s: libc::statfs = std::mem::zeroed();
-        if libc::statfs(c.as_ptr(), &mut s) != 0 {
-            return false;
-        }
-        let t = s.f_type as i64;
-        t == TMPFS_MAGIC || t == RAMFS_MAGIC
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,16 +417,5 @@ mod tests {
         assert!(h[2]
             .message
             .starts_with("12 exec attempts failed for 4 successful execs"));
-    }
-
-    #[test]
-    fn detects_tmpfs() {
-        // /dev/shm is tmpfs wherever it exists; the crate's directory is not
-        // assumed either way, only that the call does not fail on it.
-        if Path::new("/dev/shm").exists() {
-            assert!(on_tmpfs(Path::new("/dev/shm")));
-        }
-        assert!(!on_tmpfs(Path::new("/definitely/not/here")));
-        let _ = on_tmpfs(Path::new("."));
     }
 }

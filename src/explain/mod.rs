@@ -275,7 +275,7 @@ fn explain_cell(
     let model = tree::Model::build(&trace);
     // SAFETY: geteuid has no preconditions.
     let as_root = unsafe { libc::geteuid() } == 0;
-    let on_tmpfs = |d: &Path| hints::on_tmpfs(&resolve_dir(d));
+    let on_tmpfs = |d: &Path| crate::exec::workdir::is_tmpfs(&resolve_dir(d));
     let ctx = hints::Context {
         as_root,
         on_tmpfs: &on_tmpfs,

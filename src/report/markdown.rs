@@ -10,11 +10,35 @@ use crate::error::Result;
 use crate::metrics::Metric;
 use crate::units::{self, TimeScale};
 
-/// Escapes text for a Markdown table cell.
+/// Escapes text for Markdown, in a table cell or a line: a backslash, `|`
+/// and a backtick are escaped (a `|` would end the cell, a backtick open a
+/// code span, a backslash escape what follows), and line breaks fold into
+/// spaces (one would end the row).
 pub fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('\n', " ")
-        .replace('`', "\\`")
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '|' | '`' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text as a code span in a table cell. Inside backticks a backslash is
+/// shown as it is, so only `|` (which the table splits on before it reads
+/// the span) is escaped and line breaks folded; text holding a backtick
+/// cannot be a plain span and is escaped as text instead.
+pub fn code(text: &str) -> String {
+    if text.contains('`') {
+        cell(text)
+    } else {
+        format!("`{}`", text.replace('|', "\\|").replace(['\n', '\r'], " "))
+    }
 }
 
 /// The markup languages hyperfine exports.
@@ -159,8 +183,8 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
             out.push_str("|:---|---:|---:|---:|---:|---:|---:|\n");
             for r in &rows {
                 out.push_str(&format!(
-                    "| `{}` | {} |\n",
-                    cell(&r.command),
+                    "| {} | {} |\n",
+                    code(&r.command),
                     r.cells.join(" | ")
                 ));
             }
@@ -275,5 +299,13 @@ mod tests {
             "{org}"
         );
         assert_eq!(org.lines().nth(1), Some("|--+--+--+--+--+--+--|"));
+    }
+
+    #[test]
+    fn cells_escape_pipes_backslashes_and_backticks_and_fold_lines() {
+        assert_eq!(cell("a\\b|c`d\r\ne"), "a\\\\b\\|c\\`d  e");
+        // In a code span a backslash is literal; only the table's `|` is escaped.
+        assert_eq!(code("x\\y|z\nw"), "`x\\y\\|z w`");
+        assert_eq!(code("a`b|"), "a\\`b\\|");
     }
 }

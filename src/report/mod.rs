@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod search;
 pub mod site;
 pub mod svg;
+pub mod sweep;
 pub mod terminal;
 
 use crate::analysis::comparison::Comparison;
@@ -64,7 +65,7 @@ impl Exporter for SweepSvg {
     fn render(&self, report: &Report) -> Result<String> {
         report
             .sweep
-            .map(crate::analysis::sweep::render_svg)
+            .map(crate::report::sweep::render_svg)
             .ok_or_else(|| Error::Usage("--plot needs a parameter sweep (-P or -L)".into()))
     }
 }

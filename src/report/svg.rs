@@ -1,7 +1,8 @@
 //! Small hand-written SVG charts: line (optionally log x, with an interval
-//! band), bars, box plots and intervals. Self-contained text, no scripts,
-//! no fonts or styles fetched from anywhere; every piece of text passes
-//! through [`escape`], so a label such as `<script>` renders as text.
+//! band, shaded ranges, labelled marks and named x values), bars, box plots
+//! and intervals. Self-contained text, no scripts, no fonts or styles
+//! fetched from anywhere; every piece of text passes through [`escape`], so
+//! a label such as `<script>` renders as text.
 //!
 //! Written by hand rather than with a plotting crate because what is needed
 //! is a few hundred lines of plain SVG whose escaping we control, and the
@@ -225,11 +226,17 @@ fn y_axis(out: &mut String, y: &Scale, fmt: Format, name: &str, x0: f64, x1: f64
     );
 }
 
-fn x_axis(out: &mut String, x: &Scale, fmt: Format, name: &str, y0: f64) {
+/// The x axis; `labels` (value, text), when given, replace the scale's
+/// ticks (a sweep names its values, which need not be numbers).
+fn x_axis(out: &mut String, x: &Scale, fmt: Format, labels: &[(f64, String)], name: &str, y0: f64) {
     let mut last_end = f64::NEG_INFINITY;
-    for t in x.ticks() {
+    let ticks: Vec<(f64, String)> = if labels.is_empty() {
+        x.ticks().into_iter().map(|t| (t, fmt.show(t))).collect()
+    } else {
+        labels.to_vec()
+    };
+    for (t, text) in ticks {
         let px = x.px(t);
-        let text = fmt.show(t);
         // Skip labels that would overlap the previous one.
         let half = text.chars().count() as f64 * 3.4;
         if px - half < last_end {
@@ -324,6 +331,12 @@ impl LineChart {
 
     /// The chart with `marks` drawn as labelled vertical lines.
     pub fn render_marked(&self, marks: &[Mark]) -> String {
+        self.render_labelled(marks, &[])
+    }
+
+    /// The chart with `marks`, and the x axis labelled with `x_labels`
+    /// (value, text) instead of numbers where that list is not empty.
+    pub fn render_labelled(&self, marks: &[Mark], x_labels: &[(f64, String)]) -> String {
         let pts = self.series.iter().flat_map(|s| s.points.iter());
         let finite = |v: &f64| v.is_finite() && (!self.log_x || *v > 0.0);
         let xs: Vec<f64> = pts.clone().map(|p| p.x).filter(finite).collect();
@@ -347,16 +360,26 @@ impl LineChart {
         } else {
             self.x_format
         };
-        x_axis(&mut out, &x, x_format, &self.x_label, y0);
+        x_axis(&mut out, &x, x_format, x_labels, &self.x_label, y0);
         frame(&mut out, y0);
         // Under the lines; widened by a marker's size so one value shows.
+        let show = |v: f64| {
+            x_labels
+                .iter()
+                .find(|(t, _)| *t == v)
+                .map_or_else(|| self.x_format.show(v), |(_, l)| l.clone())
+        };
         for &(a, b) in self.shade.iter().filter(|(a, b)| finite(a) && finite(b)) {
             let (l, r) = (x.px(a).min(x.px(b)) - 6.0, x.px(a).max(x.px(b)) + 6.0);
+            let range = if a == b {
+                show(a)
+            } else {
+                format!("{} – {}", show(a), show(b))
+            };
             let _ = write!(
                 out,
-                r##"<rect class="as-good" x="{l:.1}" y="{TOP}" width="{w:.1}" height="{h:.1}" fill="#009e73" fill-opacity="0.15"><title>as good as the best: {} – {}</title></rect>"##,
-                escape(&self.x_format.show(a)),
-                escape(&self.x_format.show(b)),
+                r##"<rect class="as-good" x="{l:.1}" y="{TOP}" width="{w:.1}" height="{h:.1}" fill="#009e73" fill-opacity="0.15"><title>as good as the best: {}</title></rect>"##,
+                escape(&range),
                 w = r - l,
                 h = y0 - TOP
             );

@@ -47,7 +47,7 @@ impl Paint {
 pub fn render(report: &Report, paint: Paint) -> String {
     let mut out = benchmarks(report.session, report.analyses, report.comparisons, paint);
     if let Some(sweep) = report.sweep {
-        out.push_str(&crate::analysis::sweep::render_text(sweep, paint));
+        out.push_str(&crate::report::sweep::render_text(sweep, paint));
     }
     if let Some(search) = &report.search {
         out.push_str(&super::search::render_text(search, paint));

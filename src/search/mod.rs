@@ -171,14 +171,6 @@ pub struct Answer {
     pub rows: Vec<(usize, Status, Option<Comparison>)>,
 }
 
-fn better(maximize: bool, a: f64, b: f64) -> bool {
-    if maximize {
-        a > b
-    } else {
-        a < b
-    }
-}
-
 fn median(xs: &[f64]) -> f64 {
     crate::stats::median(xs).unwrap_or(f64::NAN)
 }
@@ -227,7 +219,8 @@ fn leader(m: &dyn Measurer, opts: &SearchOptions, points: &[usize]) -> Option<us
         &measured
     };
     points.iter().copied().reduce(|b, i| {
-        if better(opts.maximize, median(&m.values(i)), median(&m.values(b))) {
+        if crate::analysis::sweep::better(opts.maximize, median(&m.values(i)), median(&m.values(b)))
+        {
             i
         } else {
             b

@@ -53,19 +53,19 @@ pub struct SessionRef {
 impl SessionRef {
     /// `#12 (2026-11-22 10:04:05Z, commit=c15)`.
     pub fn describe(&self) -> String {
-        let labels: Vec<String> = self
-            .labels
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!(
-            "#{} ({}{}{})",
-            self.id,
-            self.started.replace('T', " "),
-            if labels.is_empty() { "" } else { ", " },
-            labels.join(" ")
-        )
+        describe_session(self.id, &self.started, &self.labels)
     }
+}
+
+/// A session as messages name it: `#12 (2026-11-22 10:04:05Z, commit=c15)`.
+pub fn describe_session(id: i64, started: &str, labels: &[(String, String)]) -> String {
+    let labels: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "#{id} ({}{}{})",
+        started.replace('T', " "),
+        if labels.is_empty() { "" } else { ", " },
+        labels.join(" ")
+    )
 }
 
 /// One point of a history: a session, or every session with one label value.

@@ -141,9 +141,10 @@ impl Location {
     }
 }
 
-/// A session about to be recorded.
-#[derive(Clone, Debug)]
+/// A session about to be recorded (also the writer's message for it).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct NewSession {
+    #[serde(with = "writer::unix_seconds")]
     pub started: SystemTime,
     /// "run", or "import:<format>".
     pub source: String,
@@ -309,6 +310,18 @@ fn unix(t: SystemTime) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Adds (cell id, value) rows to each cell's values.
+fn collect_values(out: &mut HashMap<i64, Vec<f64>>, rows: Vec<Vec<Value>>) {
+    for r in rows {
+        if let (Some(c), Some(v)) = (
+            r.first().and_then(Value::int),
+            r.get(1).and_then(Value::real),
+        ) {
+            out.entry(c).or_default().push(v);
+        }
+    }
+}
+
 fn params_json(p: &[(String, String)]) -> String {
     serde_json::to_string(p).unwrap_or_else(|_| "[]".into())
 }
@@ -320,15 +333,7 @@ fn parse_params(text: &str) -> Vec<(String, String)> {
 impl Store {
     /// Opens (creating an SQLite file if needed) and migrates.
     pub fn open(location: &Location) -> Result<Store> {
-        let shown = location.display();
-        let db: Box<dyn Backend> = match location {
-            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path, &shown)?),
-            Location::Postgres(url) => Box::new(postgres::Postgres::connect(url, &shown)?),
-        };
-        let mut store = Store {
-            db,
-            location: shown,
-        };
+        let mut store = Store::connect(location, false)?;
         if store.db.dialect() == Dialect::Postgres && store.foreign_postgres()? {
             return Err(StoreError(format!(
                 "store '{}': not a cmdscope store (the database's schema holds other tables); \
@@ -363,15 +368,7 @@ impl Store {
     /// refused unchanged. A store written by an older cmdscope is migrated
     /// like a writer would (it is ours to upgrade).
     pub fn open_read_only(location: &Location) -> Result<Store> {
-        let shown = location.display();
-        let db: Box<dyn Backend> = match location {
-            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open_read_only(path, &shown)?),
-            Location::Postgres(url) => Box::new(postgres::Postgres::connect(url, &shown)?),
-        };
-        let mut store = Store {
-            db,
-            location: shown,
-        };
+        let mut store = Store::connect(location, true)?;
         match Self::version(store.db.as_mut()) {
             Ok(v) if v == LATEST => Ok(store),
             Ok(v) if v > LATEST => Err(store.newer(v)),
@@ -384,6 +381,23 @@ impl Store {
                 store.location
             ))),
         }
+    }
+
+    /// The backend for `location`, neither checked nor migrated yet (an
+    /// SQLite file read-only opened so that nothing is created).
+    fn connect(location: &Location, read_only: bool) -> Result<Store> {
+        let shown = location.display();
+        let db: Box<dyn Backend> = match location {
+            Location::Sqlite(path) if read_only => {
+                Box::new(sqlite::Sqlite::open_read_only(path, &shown)?)
+            }
+            Location::Sqlite(path) => Box::new(sqlite::Sqlite::open(path, &shown)?),
+            Location::Postgres(url) => Box::new(postgres::Postgres::connect(url, &shown)?),
+        };
+        Ok(Store {
+            db,
+            location: shown,
+        })
     }
 
     /// The location, password removed.
@@ -834,14 +848,7 @@ impl Store {
                     &params,
                 )
                 .map_err(|e| self.err("cannot read runs", e))?;
-            for r in rows {
-                if let (Some(c), Some(v)) = (
-                    r.first().and_then(Value::int),
-                    r.get(1).and_then(Value::real),
-                ) {
-                    out.entry(c).or_default().push(v);
-                }
-            }
+            collect_values(&mut out, rows);
         }
         Ok(out)
     }
@@ -873,14 +880,7 @@ impl Store {
                 .db
                 .query(&sql, &[Value::Int(lo), Value::Int(hi)])
                 .map_err(|e| self.err("cannot read runs", e))?;
-            for r in rows {
-                if let (Some(c), Some(v)) = (
-                    r.first().and_then(Value::int),
-                    r.get(1).and_then(Value::real),
-                ) {
-                    out.entry(c).or_default().push(v);
-                }
-            }
+            collect_values(&mut out, rows);
             lo = hi.saturating_add(1);
         }
         Ok(out)

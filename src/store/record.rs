@@ -15,7 +15,7 @@
 
 use std::time::SystemTime;
 
-use super::writer::{Link, Msg, RunMsg, SessionMsg};
+use super::writer::{Link, Msg, RunMsg};
 use super::{Location, NewCell, NewSession, Store, StoreError};
 use crate::error::Error;
 use crate::metrics::Sample;
@@ -217,7 +217,7 @@ impl Recorder {
         }
         self.store.as_ref()?;
         let msg = Msg::Begin {
-            session: Box::new(SessionMsg::new(&self.meta)),
+            session: Box::new(self.meta.clone()),
             cells: self.cells.clone(),
         };
         self.call(&msg)?;

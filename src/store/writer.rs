@@ -21,11 +21,10 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Finish, Location, Machine, NewCell, NewSession, Store, StoreError};
+use super::{Finish, Location, NewCell, NewSession, Store, StoreError};
 use crate::metrics::{Metric, Sample};
 
 /// The hidden subcommand that runs [`serve`].
@@ -64,52 +63,29 @@ impl RunMsg {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SessionMsg {
-    pub started_unix: f64,
-    pub source: String,
-    pub command_line: String,
-    pub order: Option<String>,
-    pub seed: Option<String>,
-    pub shell: Option<String>,
-    pub machine: Machine,
-    pub labels: Vec<(String, String)>,
-}
+/// A session's start on the pipe: seconds since the epoch (0 for a clock
+/// before it, as the store reads them).
+pub(super) mod unix_seconds {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-impl SessionMsg {
-    pub fn new(s: &NewSession) -> SessionMsg {
-        SessionMsg {
-            started_unix: s
-                .started
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0),
-            source: s.source.clone(),
-            command_line: s.command_line.clone(),
-            order: s.order.clone(),
-            seed: s.seed.clone(),
-            shell: s.shell.clone(),
-            machine: s.machine.clone(),
-            labels: s.labels.clone(),
-        }
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        let secs = t
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        s.serialize_f64(secs)
     }
 
-    fn session(&self) -> NewSession {
-        let secs = if self.started_unix.is_finite() && self.started_unix > 0.0 {
-            self.started_unix
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+        let secs = f64::deserialize(d)?;
+        let secs = if secs.is_finite() && secs > 0.0 {
+            secs
         } else {
             0.0
         };
-        NewSession {
-            started: UNIX_EPOCH + Duration::from_secs_f64(secs),
-            source: self.source.clone(),
-            command_line: self.command_line.clone(),
-            order: self.order.clone(),
-            seed: self.seed.clone(),
-            shell: self.shell.clone(),
-            machine: self.machine.clone(),
-            labels: self.labels.clone(),
-        }
+        Ok(UNIX_EPOCH + Duration::try_from_secs_f64(secs).unwrap_or_default())
     }
 }
 
@@ -120,7 +96,7 @@ pub enum Msg {
         location: String,
     },
     Begin {
-        session: Box<SessionMsg>,
+        session: Box<NewSession>,
         cells: Vec<NewCell>,
     },
     Runs {
@@ -313,7 +289,7 @@ impl State {
             }
             Msg::Begin { session, cells } => {
                 let store = self.store()?;
-                let id = store.begin_session(&session.session())?;
+                let id = store.begin_session(&session)?;
                 let ids = store.add_cells(id, &cells)?;
                 self.session = Some(id);
                 self.cells = ids;
