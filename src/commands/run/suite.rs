@@ -240,7 +240,7 @@ fn run_benchmarks(
                 i + 1
             );
         }
-        match crate::commands::run::run(&b) {
+        match super::bench::run(&b) {
             // `run` reports an interruption itself (exports written, exit
             // 130): the partition stops there too.
             Ok(exit::INTERRUPTED) => return Ok(exit::INTERRUPTED),

@@ -1,0 +1,679 @@
+//! One benchmark of `cmdscope run`: from parsed arguments to an exit
+//! code, in named steps: prepare (plan the cells, check every option),
+//! measure, analyse, then the exports and the store's session end first
+//! and the terminal report last. Formatting is the report's.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::analysis::comparison::{self, Comparison};
+use crate::analysis::sequential::Sequential;
+use crate::analysis::sweep::Sweep;
+use crate::analysis::{self, CellAnalysis};
+use crate::cli::{RunArgs, SortOrder, Style};
+use crate::error::{exit, Error, Result};
+use crate::exec::{Input, Output};
+use crate::explain::run_monitor::Counts;
+use crate::metrics::Metric;
+use crate::report::csv::Csv;
+use crate::report::json::Json;
+use crate::report::markdown::{Markup, Rows, Table};
+use crate::report::{self, terminal::Paint, Exporter, Report, SearchSection, SweepSvg};
+use crate::run::cells::{added_reference, plan_cells, shell_mode};
+use crate::run::plan::{self, Parameter};
+use crate::run::runner::{self, IgnoreFailure, RunOptions, Session};
+use crate::run::schedule::{Order, RunPolicy};
+use crate::search::SearchResult;
+use crate::store::record::{self, Choice, Recorder};
+use crate::store::{self, Machine, NewSession};
+
+fn positive_seconds(value: f64, flag: &str) -> Result<Duration> {
+    if value.is_finite() && value > 0.0 && value < 1e9 {
+        Ok(Duration::from_secs_f64(value))
+    } else {
+        Err(Error::Usage(format!(
+            "{flag} must be a positive number of seconds, got {value}"
+        )))
+    }
+}
+
+fn parse_output(text: &str) -> Output {
+    match text {
+        "null" => Output::Null,
+        "pipe" => Output::Pipe,
+        "inherit" => Output::Inherit,
+        path => Output::File(PathBuf::from(path)),
+    }
+}
+
+/// `--output` once for all commands or once per command; `--show-output`
+/// is `--output=inherit` for all.
+fn outputs(args: &RunArgs) -> Result<(Output, Vec<Output>)> {
+    let n = args.commands.len();
+    if args.show_output {
+        if !args.output.is_empty() {
+            return Err(Error::Usage(
+                "--show-output and --output both say where output goes: give one".into(),
+            ));
+        }
+        return Ok((Output::Inherit, Vec::new()));
+    }
+    match args.output.len() {
+        0 => Ok((Output::Null, Vec::new())),
+        1 => Ok((parse_output(&args.output[0]), Vec::new())),
+        k if k == n => Ok((
+            Output::Null,
+            args.output.iter().map(|o| parse_output(o)).collect(),
+        )),
+        k => Err(Error::Usage(format!(
+            "--output was given {k} times for {n} commands: give it once (for all) or once per command"
+        ))),
+    }
+}
+
+/// Whether any export file was asked for.
+fn exports_asked(args: &RunArgs) -> bool {
+    [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.export_asciidoc,
+        &args.export_orgmode,
+    ]
+    .iter()
+    .any(|e| e.is_some())
+}
+
+/// Everything settled before the first run.
+struct Prepared {
+    opts: RunOptions,
+    parameters: Vec<Parameter>,
+    metric: Metric,
+    /// `--precision` as a fraction; None with `--runs` and no `--precision`.
+    precision: Option<f64>,
+    monitor_settle: Duration,
+    /// ANSI colours in the terminal report.
+    color: bool,
+    /// No terminal report and no notes: `--style none`, or an export to stdout.
+    quiet: bool,
+}
+
+/// What the session measured, and the store it was recorded in.
+struct Measured {
+    session: Session,
+    search: Option<SearchResult>,
+    monitor: Option<Counts>,
+    recorder: Recorder,
+}
+
+/// The answers drawn from the measurements.
+struct Analysed {
+    analyses: Vec<CellAnalysis>,
+    comparisons: Vec<Comparison>,
+    sweep: Option<Sweep>,
+}
+
+pub fn run(args: &RunArgs) -> Result<i32> {
+    let prepared = prepare(args)?;
+    let mut measured = measure(args, &prepared)?;
+    let analysed = analyse(args, &prepared, &mut measured);
+    let Measured {
+        session,
+        search,
+        monitor,
+        mut recorder,
+    } = measured;
+    let report = Report {
+        session: &session,
+        analyses: &analysed.analyses,
+        comparisons: &analysed.comparisons,
+        named_reference: args.reference.is_some().then_some(session.reference),
+        search: search.as_ref().map(|result| SearchSection {
+            result,
+            parameters: &prepared.parameters,
+            metric: prepared.metric,
+            maximize: args.maximize.is_some(),
+        }),
+        monitor: monitor.as_ref(),
+        sweep: analysed.sweep.as_ref(),
+    };
+    // Exports and the store come before the terminal report, which may
+    // find its reader gone (`| head -1`).
+    let export_error = export(args, &report);
+    let store_error = finish_store(&mut recorder, &session);
+    if !prepared.quiet {
+        let paint = Paint {
+            enabled: prepared.color,
+        };
+        crate::output::print(&report::terminal::render(&report, paint));
+    }
+    exit_status(args, session, export_error, store_error)
+}
+
+/// Plans the cells and checks every option, before anything runs.
+fn prepare(args: &RunArgs) -> Result<Prepared> {
+    let (mut cells, parameters) = plan_cells(args)?;
+    let reference_cmd = added_reference(args);
+    let shell = shell_mode(args)?;
+    if let Some(keep) = &args.suite.only_cells {
+        // A suite partition: only its cells (and the shell calibration).
+        cells.retain(|c| c.calibration || keep.contains(&store::identity(c)));
+    }
+    let (timeout, policy) = limits(args)?;
+    let metric = parse_metric(args)?;
+    let monitor_settle = check_goals(args, &parameters, reference_cmd.is_some(), metric)?;
+    let stdout_exports = check_exports(args, &parameters)?;
+
+    let stdout_term = std::io::stdout().is_terminal();
+    let stderr_term = std::io::stderr().is_terminal();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let (color, progress) = match args.style {
+        Style::Auto => (stdout_term && !no_color, stderr_term),
+        Style::Full => (!no_color, true),
+        Style::Basic | Style::None => (false, false),
+        Style::Nocolor => (false, true),
+        Style::Color => (!no_color, false),
+    };
+    let quiet = args.style == Style::None || stdout_exports > 0;
+
+    crate::cli::check_alpha(args.alpha)?;
+    let order = run_order(args, &cells, quiet)?;
+    let precision = parse_precision(args, order)?;
+    let adaptive = match (precision, order) {
+        (Some(p), Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
+        _ => None,
+    };
+    let real: Vec<&crate::run::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
+    let reference = match (&args.reference, reference_cmd) {
+        (None, _) | (Some(_), Some(_)) => 0,
+        (Some(name), None) => real
+            .iter()
+            .position(|c| &c.name == name || &c.command == name)
+            .unwrap_or(0),
+    };
+    let (output, per_command_output) = outputs(args)?;
+    let shell_name = match &shell {
+        plan::ShellMode::Always(words) => Some(words.join(" ")),
+        _ if cells.iter().any(|c| c.shell) => Some("sh".to_string()),
+        _ => None,
+    };
+    let opts = RunOptions {
+        cells,
+        policy,
+        order,
+        warmup: args.warmup,
+        seed: args.seed.unwrap_or_else(rand::random),
+        timeout,
+        stop_on_timeout: args.stop_on_timeout,
+        ignore_failure: IgnoreFailure::parse(args.ignore_failure.as_deref())?,
+        input: match args.input.as_str() {
+            "null" => Input::Null,
+            path => Input::File(PathBuf::from(path)),
+        },
+        output,
+        outputs: per_command_output,
+        counters: args.counters,
+        show_progress: progress && args.style != Style::None,
+        shell: shell_name,
+        adaptive,
+        reference,
+        alpha: args.alpha,
+    };
+    if !quiet {
+        shell_notes(args, &opts.cells);
+    }
+    Ok(Prepared {
+        opts,
+        parameters,
+        metric,
+        precision,
+        monitor_settle,
+        color,
+        quiet,
+    })
+}
+
+/// `--min-time`, `--min-runs`/`--max-runs`, `--runs` and `--timeout`.
+fn limits(args: &RunArgs) -> Result<(Option<Duration>, RunPolicy)> {
+    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
+        return Err(Error::Usage(format!(
+            "--min-time must be a non-negative number of seconds, got {}",
+            args.min_time
+        )));
+    }
+    if let (Some(min), Some(max)) = (args.min_runs, args.max_runs) {
+        if min > max {
+            return Err(Error::Usage(format!(
+                "--min-runs {min} is larger than --max-runs {max}"
+            )));
+        }
+    }
+    let timeout = args
+        .timeout
+        .map(|t| positive_seconds(t, "--timeout"))
+        .transpose()?;
+    let policy = RunPolicy {
+        exact: args.runs.map(|r| r as usize),
+        min_runs: args.min_runs.map(|r| r as usize).unwrap_or_else(|| {
+            // --max-runs below the default minimum lowers the minimum.
+            args.max_runs.map_or(10, |m| (m as usize).min(10))
+        }),
+        max_runs: args.max_runs.map(|r| r as usize),
+        min_time: args.min_time,
+    };
+    Ok((timeout, policy))
+}
+
+fn parse_metric(args: &RunArgs) -> Result<Metric> {
+    Metric::from_name(&args.metric).ok_or_else(|| {
+        let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+        Error::Usage(format!(
+            "unknown --metric '{}': one of {}",
+            args.metric,
+            names.join(", ")
+        ))
+    })
+}
+
+/// `--minimize`/`--maximize` and `--monitor`, alone and together; returns
+/// the monitor's settle time.
+fn check_goals(
+    args: &RunArgs,
+    parameters: &[Parameter],
+    added_reference: bool,
+    metric: Metric,
+) -> Result<Duration> {
+    let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
+    if let Some(var) = search_var {
+        crate::search::check_searched(var, parameters, args.commands.len())?;
+        crate::search::check_goal(args.maximize.is_some(), metric, args.ops.is_some())?;
+        if added_reference {
+            return Err(Error::Usage(
+                "--minimize/--maximize searches one command: remove the added --reference command"
+                    .into(),
+            ));
+        }
+    }
+    if args.monitor.is_some() {
+        crate::explain::run_monitor::parse_matches(&args.matches)?;
+        if search_var.is_some() {
+            return Err(Error::Usage(
+                "--monitor counts per run of a whole grid: it does not combine with --minimize/--maximize".into(),
+            ));
+        }
+    }
+    Duration::try_from_secs_f64(args.monitor_settle)
+        .ok()
+        .filter(|d| d.as_secs_f64() <= 60.0)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "--monitor-settle must be between 0 and 60 seconds, got {}",
+                args.monitor_settle
+            ))
+        })
+}
+
+/// `--plot` and the `--export-*` paths, checked writable before the first
+/// run; returns how many exports go to stdout.
+fn check_exports(args: &RunArgs, parameters: &[Parameter]) -> Result<usize> {
+    if args.plot.is_some() && parameters.is_empty() {
+        return Err(Error::Usage(
+            "--plot needs a parameter sweep (-P or -L)".into(),
+        ));
+    }
+    if let Some(p) = &args.plot {
+        crate::output::check_writable(p)?;
+    }
+    let exports = [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.export_asciidoc,
+        &args.export_orgmode,
+    ];
+    let stdout_exports = exports
+        .iter()
+        .filter(|p| p.as_deref().is_some_and(crate::output::is_stdout))
+        .count();
+    if stdout_exports > 1 {
+        return Err(Error::Usage(
+            "only one export can go to stdout ('-')".into(),
+        ));
+    }
+    for path in exports.into_iter().flatten() {
+        crate::output::check_writable(path)?;
+    }
+    Ok(stdout_exports)
+}
+
+/// `--order`, or interleaved unless the commands' hooks differ.
+fn run_order(args: &RunArgs, cells: &[plan::Cell], quiet: bool) -> Result<Order> {
+    Ok(match args.order {
+        Some(Order::Interleaved) if !runner::hooks_shared(cells) => {
+            return Err(Error::Usage(
+                "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
+            ))
+        }
+        Some(order) => order,
+        None if !runner::hooks_shared(cells) => {
+            if !quiet {
+                crate::eprint_line!(
+                    "cmdscope: note: the commands have different --setup/--cleanup: running them in sequential order (setup, runs, cleanup for each), as hyperfine does"
+                );
+            }
+            Order::Sequential
+        }
+        None => Order::Interleaved,
+    })
+}
+
+/// `--precision` as a fraction: the default unless `--runs` fixes the count.
+fn parse_precision(args: &RunArgs, order: Order) -> Result<Option<f64>> {
+    let precision = match (args.precision, args.runs) {
+        (Some(p), _) if !(p.is_finite() && p > 0.0 && p < 100.0) => {
+            return Err(Error::Usage(format!(
+                "--precision must be a percentage between 0 and 100, got {p}"
+            )))
+        }
+        (Some(p), _) => Some(p / 100.0),
+        (None, None) => Some(comparison::DEFAULT_PRECISION),
+        (None, Some(_)) => None,
+    };
+    if args.precision.is_some() && order == Order::Sequential && args.commands.len() > 1 {
+        return Err(Error::Usage(
+            "--precision needs interleaved order: comparisons are settled block by block".into(),
+        ));
+    }
+    Ok(precision)
+}
+
+/// Says once per command template that it runs through `sh -c`, and why.
+fn shell_notes(args: &RunArgs, cells: &[plan::Cell]) {
+    let mut told = std::collections::HashSet::new();
+    for c in cells {
+        if let Some(reason) = &c.shell_reason {
+            if told.insert(c.template) {
+                crate::eprint_line!(
+                    "cmdscope: note: '{}' is shell syntax ({reason}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
+                    args.commands
+                        .get(c.template)
+                        .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned())
+                );
+            }
+        }
+    }
+}
+
+/// Runs the session (or the optimum search), recording every run.
+fn measure(args: &RunArgs, p: &Prepared) -> Result<Measured> {
+    let labels = store::parse_labels(&args.labels)?;
+    // Started before the store is opened: one that cannot start ends the
+    // session before anything is recorded.
+    let mut monitor = match &args.monitor {
+        Some(cmd) => Some(crate::explain::run_monitor::RunMonitor::start(
+            cmd,
+            &args.matches,
+            p.monitor_settle,
+            p.opts.cells.len(),
+        )?),
+        None => None,
+    };
+    let mut recorder = open_recorder(args, labels, &p.opts);
+    let mut search = None;
+    let session = if args.minimize.is_some() || args.maximize.is_some() {
+        let full_runs = args.runs.map_or(10, |r| r as usize);
+        let sopts = crate::search::SearchOptions {
+            metric: p.metric,
+            maximize: args.maximize.is_some(),
+            runs: full_runs,
+            initial_runs: 3,
+            alpha: args.alpha,
+            precision: p.precision.unwrap_or(comparison::DEFAULT_PRECISION),
+            per_op: args.ops.is_some() && p.metric.unit() == crate::metrics::Unit::Seconds,
+            budget: crate::search::SearchOptions::default_budget(
+                p.parameters.iter().map(|p| p.values.len()).product(),
+                full_runs,
+            ),
+        };
+        let mut result = crate::search::search(&p.opts, &sopts, &p.parameters, &mut recorder)?;
+        let session = crate::search::as_session(&mut result, &p.opts.cells);
+        search = Some(result);
+        session
+    } else if let Some(m) = monitor.as_mut() {
+        runner::run_with_sink(&p.opts, &mut m.sink(&mut recorder))?
+    } else {
+        runner::run_with_sink(&p.opts, &mut recorder)?
+    };
+    Ok(Measured {
+        session,
+        search,
+        monitor: monitor.map(|m| m.finish()),
+        recorder,
+    })
+}
+
+/// Summaries, comparisons (the search's and the monitor's included) and
+/// the sweep; the monitor's counts are stored with the runs.
+fn analyse(args: &RunArgs, p: &Prepared, m: &mut Measured) -> Analysed {
+    let precision = p.precision.unwrap_or(comparison::DEFAULT_PRECISION);
+    if args.remove_outliers {
+        analysis::remove_outliers(&mut m.session);
+    }
+    let session = &m.session;
+    let mut analyses = analysis::analyse(session);
+    for (a, r) in analyses.iter_mut().zip(&session.results) {
+        a.warnings.extend(crate::analysis::drift::warnings(
+            r,
+            session.order,
+            session.results.len(),
+        ));
+    }
+    let mut comparisons = comparison::compare_cells(
+        &session.results,
+        session.reference,
+        session.order,
+        session.final_alpha,
+        precision,
+        session.rss_floor,
+    );
+    if let Some(result) = &m.search {
+        // The searched metric's comparisons are the search's own (unpaired:
+        // runs of different rounds are not pairs), so the summary and the
+        // search's set come from one analysis.
+        comparisons.retain(|c| c.metric != p.metric.name());
+        comparisons.extend(result.comparisons(&p.opts.cells));
+    }
+    if let Some(c) = &m.monitor {
+        comparisons.extend(crate::explain::run_monitor::compare(c, session, precision));
+        crate::explain::run_monitor::store(c, &mut m.recorder);
+    }
+    let mut sweep = crate::analysis::sweep::build(
+        session,
+        &analyses,
+        &p.parameters,
+        p.metric,
+        args.maximize.is_some(),
+        &args
+            .commands
+            .iter()
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect::<Vec<_>>(),
+        &crate::analysis::sweep::SetRules {
+            comparisons: &comparisons,
+            alpha: session.final_alpha,
+            precision,
+        },
+    );
+    if let (Some(result), Some(sweep)) = (&m.search, sweep.as_mut()) {
+        crate::search::mark_sweep(result, sweep);
+    }
+    Analysed {
+        analyses,
+        comparisons,
+        sweep,
+    }
+}
+
+/// Writes every asked export, in order; returns the first error (the
+/// other exports are written all the same).
+fn export(args: &RunArgs, report: &Report) -> Option<Error> {
+    // Exports are written whatever happened, so an interrupted or failed
+    // session still leaves its finished runs behind; but a session that
+    // failed before its first run leaves existing exports as they were.
+    let session = report.session;
+    let measured = session.results.iter().any(|r| !r.samples.is_empty());
+    if !measured && session.failure.is_some() {
+        return None;
+    }
+    let rows = match args.sort {
+        SortOrder::Auto | SortOrder::Command => Rows::Command,
+        SortOrder::MeanTime => Rows::MeanTime,
+    };
+    let table = |markup| Table { markup, rows };
+    let (markdown, asciidoc, orgmode) = (
+        table(Markup::Markdown),
+        table(Markup::AsciiDoc),
+        table(Markup::OrgMode),
+    );
+    let exporters: [(&Option<PathBuf>, &dyn Exporter); 5] = [
+        (&args.export_json, &Json),
+        (&args.export_csv, &Csv),
+        (&args.export_markdown, &markdown),
+        (&args.export_asciidoc, &asciidoc),
+        (&args.export_orgmode, &orgmode),
+    ];
+    // The chart only when there is a sweep to draw.
+    let plot = args.plot.as_ref().filter(|_| report.sweep.is_some());
+    let exporters = exporters
+        .into_iter()
+        .filter_map(|(path, exporter)| Some((path.as_ref()?, exporter)))
+        .chain(plot.map(|path| (path, &SweepSvg as &dyn Exporter)));
+    let mut error = None;
+    for (path, exporter) in exporters {
+        if let Err(e) = exporter
+            .render(report)
+            .and_then(|text| crate::output::write_file(path, text.as_bytes()))
+        {
+            error.get_or_insert(e);
+        }
+    }
+    error
+}
+
+/// Ends the store's session. A store failure is an error (exit 2) when the
+/// user named the store, a warning when it is the default one; the flag
+/// says the error was already announced before the first run.
+fn finish_store(recorder: &mut Recorder, session: &Session) -> Option<(Error, bool)> {
+    let store_error = recorder.finish(session).map(Error::Store);
+    let store_error = match store_error {
+        Some(e) if !recorder.explicit() => {
+            if recorder.open_error().is_none() {
+                crate::eprint_line!(
+                    "cmdscope: warning: results not stored: {e} (use --no-store to skip the store)"
+                );
+            }
+            None
+        }
+        other => other,
+    };
+    // A named store that could not be opened was reported as an error
+    // before the first run: said once, it still decides the exit status.
+    let announced = recorder.explicit() && recorder.open_error().is_some();
+    store_error.map(|e| (e, announced))
+}
+
+/// The exit status: the session's failure, then the exports', then the
+/// store's, then runs that all timed out.
+fn exit_status(
+    args: &RunArgs,
+    session: Session,
+    export_error: Option<Error>,
+    store_error: Option<(Error, bool)>,
+) -> Result<i32> {
+    if let Some(failure) = session.failure {
+        for e in export_error.iter() {
+            crate::eprint_line!("cmdscope: error: {e}");
+        }
+        if let Some((e, false)) = &store_error {
+            crate::eprint_line!("cmdscope: error: {e}");
+        }
+        if matches!(failure, Error::Interrupted) {
+            // Say that finished runs were exported only when they were.
+            let exported = export_error.is_none() && (exports_asked(args) || args.plot.is_some());
+            crate::eprint_line!(
+                "cmdscope: interrupted{}",
+                if exported {
+                    "; finished runs were exported"
+                } else {
+                    ""
+                }
+            );
+            return Ok(exit::INTERRUPTED);
+        }
+        return Err(failure);
+    }
+    if let Some(e) = export_error {
+        if let Some((s, false)) = &store_error {
+            crate::eprint_line!("cmdscope: error: {s}");
+        }
+        return Err(e);
+    }
+    match store_error {
+        Some((_, true)) => return Ok(exit::USAGE),
+        Some((e, false)) => return Err(e),
+        None => {}
+    }
+    // A benchmark whose every run was killed measured nothing: that is a
+    // failure, not a result (its exports list the killed runs).
+    let killed: Vec<String> = session
+        .results
+        .iter()
+        .filter(|r| !r.cell.calibration && !r.samples.is_empty())
+        .filter(|r| r.samples.iter().all(|s| s.timed_out))
+        .map(|r| format!("'{}'", r.cell.name))
+        .collect();
+    if !killed.is_empty() {
+        let limit = session
+            .timeout
+            .map(|t| format!(" (--timeout {} s)", t.as_secs_f64()))
+            .unwrap_or_default();
+        return Err(Error::Failed(format!(
+            "every run of {} timed out{limit}: no time was measured",
+            killed.join(", ")
+        )));
+    }
+    Ok(exit::OK)
+}
+
+/// Opens the results store before the first run, so that a bad store is
+/// reported at once; measuring goes on without it.
+fn open_recorder(args: &RunArgs, labels: Vec<(String, String)>, opts: &RunOptions) -> Recorder {
+    let choice = Choice::new(args.no_store, args.store.store.as_deref());
+    if choice == Choice::Disabled {
+        return Recorder::disabled();
+    }
+    let meta = NewSession {
+        started: std::time::SystemTime::now(),
+        source: "run".into(),
+        command_line: record::command_line(),
+        order: serde_json::to_value(opts.order)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string)),
+        seed: Some(opts.seed.to_string()),
+        shell: opts.shell.clone(),
+        machine: Machine::current(),
+        labels,
+    };
+    let recorder = Recorder::open(&choice, meta, &opts.cells);
+    if let Some(e) = recorder.open_error() {
+        if recorder.explicit() {
+            crate::eprint_line!("cmdscope: error: {e} (measuring anyway; exit status 2)");
+        } else {
+            crate::eprint_line!(
+                "cmdscope: warning: results will not be stored (measuring anyway): {e}"
+            );
+        }
+    }
+    recorder
+}
