@@ -16,7 +16,7 @@ use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
 use crate::report::terminal::Paint;
 use crate::run::plan::Parameter;
-use crate::run::runner::Session;
+use crate::run::session::Session;
 use crate::units;
 
 #[derive(Clone, Debug)]
@@ -731,7 +731,7 @@ mod tests {
             let walls: Vec<f64> = (0..8)
                 .map(|i| base * (1.0 + 0.02 * (((i * (2 * k + 1) + k) % 5) as f64 - 2.0)))
                 .collect();
-            let mut r = crate::run::runner::CellResult::from_wall_times(&format!("x{x}"), &walls);
+            let mut r = crate::run::session::CellResult::from_wall_times(&format!("x{x}"), &walls);
             r.cell.parameters = vec![("x".into(), x.into())];
             r
         };

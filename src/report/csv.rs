@@ -3,7 +3,7 @@
 use crate::analysis::CellAnalysis;
 use crate::error::{Error, Result};
 use crate::metrics::Metric;
-use crate::run::runner::Session;
+use crate::run::session::Session;
 
 pub fn render(session: &Session, analyses: &[CellAnalysis]) -> Result<String> {
     let mut params: Vec<String> = Vec::new();

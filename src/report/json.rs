@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::analysis::{self, CellAnalysis};
 use crate::metrics::{Metric, Sample};
-use crate::run::runner::{CellResult, Session};
+use crate::run::session::{CellResult, Session};
 
 /// A number, or null where JSON has none (NaN, infinities).
 pub fn num(v: f64) -> Value {

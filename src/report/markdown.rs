@@ -6,7 +6,7 @@
 
 use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
-use crate::run::runner::Session;
+use crate::run::session::Session;
 use crate::units::{self, TimeScale};
 
 /// Escapes text for a Markdown table cell.

@@ -1,6 +1,7 @@
 //! Drives a benchmark session: prepares cells, runs hooks, asks the
 //! scheduler what to run next, collects samples, and stops cleanly on
-//! failure, timeout or interruption. No statistics and no formatting here.
+//! failure, timeout or interruption, filling the `session` model. No
+//! statistics and no formatting here.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
@@ -15,6 +16,7 @@ use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
 use crate::run::plan::Cell;
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
+use crate::run::session::{CellResult, Session, ShellOverhead};
 
 /// Which non-zero exits are tolerated.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -94,95 +96,6 @@ impl RunOptions {
             return &Output::Null;
         }
         self.outputs.get(cell.template).unwrap_or(&self.output)
-    }
-}
-
-/// All measured runs of one cell.
-#[derive(Clone, Debug)]
-pub struct CellResult {
-    pub cell: Cell,
-    pub samples: Vec<Sample>,
-}
-
-/// Shell start-up cost subtracted from each run (`-S`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ShellOverhead {
-    pub wall: f64,
-    pub user: f64,
-    pub system: f64,
-    pub runs: usize,
-}
-
-#[derive(Debug)]
-pub struct Session {
-    pub started: SystemTime,
-    pub results: Vec<CellResult>,
-    pub order: Order,
-    pub seed: u64,
-    pub stop_reason: Option<StopReason>,
-    pub shell: Option<String>,
-    pub shell_overhead: Option<ShellOverhead>,
-    pub counters_unavailable: Vec<(Metric, String)>,
-    pub timeout: Option<Duration>,
-    /// Why the session ended badly, if it did: a failed command or an interruption.
-    pub failure: Option<Error>,
-    /// Level the final comparisons are tested at: alpha, or with adaptive
-    /// stopping the level of the session's last analysis (see `adaptive`).
-    pub final_alpha: f64,
-    pub alpha: f64,
-    pub reference: usize,
-    /// Interim analyses made by adaptive stopping.
-    pub looks: usize,
-    /// The spawner's peak resident size while measuring: the kernel reports
-    /// a child's peak memory as at least this (see exec/spawner.c).
-    pub rss_floor: Option<f64>,
-    /// The machine's state when the session began (see `preflight`).
-    pub preflight: Vec<crate::run::preflight::Check>,
-}
-
-impl Session {
-    /// A session with no results, for searches and tests to fill.
-    pub fn empty() -> Session {
-        Session {
-            started: SystemTime::now(),
-            results: Vec::new(),
-            order: Order::Interleaved,
-            seed: 0,
-            stop_reason: None,
-            shell: None,
-            shell_overhead: None,
-            counters_unavailable: Vec::new(),
-            timeout: None,
-            failure: None,
-            final_alpha: 0.05,
-            alpha: 0.05,
-            reference: 0,
-            looks: 0,
-            rss_floor: None,
-            preflight: Vec::new(),
-        }
-    }
-}
-
-impl CellResult {
-    /// A cell whose runs took these wall times and exited 0 (for tests and tools).
-    pub fn from_wall_times(name: &str, walls: &[f64]) -> CellResult {
-        CellResult {
-            cell: Cell {
-                name: name.into(),
-                ..Cell::default()
-            },
-            samples: walls
-                .iter()
-                .enumerate()
-                .map(|(i, &w)| {
-                    let mut s = Sample::new(i as u64);
-                    s.set(Metric::WallTime, w);
-                    s.exit_code = Some(0);
-                    s
-                })
-                .collect(),
-        }
     }
 }
 
