@@ -1,11 +1,13 @@
 //! Measuring a session: which cells (`cells`, `plan`, `shell_syntax`), in
 //! which order and how many runs (`schedule`), the machine checks recorded
 //! with it (`preflight`), the loop that drives cells through `exec` into
-//! the sinks (`runner`) and the result model it fills (`session`).
+//! the sinks (`runner`), what it shows meanwhile (`progress`) and the
+//! result model it fills (`session`).
 
 pub mod cells;
 pub mod plan;
 pub mod preflight;
+pub mod progress;
 pub mod runner;
 pub mod schedule;
 pub mod session;

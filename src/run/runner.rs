@@ -1,12 +1,13 @@
-//! Drives a benchmark session: prepares cells, runs hooks, asks the
-//! scheduler what to run next, collects samples, and stops cleanly on
-//! failure, timeout or interruption, filling the `session` model. No
-//! statistics and no formatting here.
+//! Drives a benchmark session: prepares cells, runs the hooks (setup,
+//! prepare, conclude, cleanup), asks the scheduler what to run next, makes
+//! the sequential looks (asking `analysis::sequential`), hands every run to
+//! the sample sink, subtracts the shell's start-up and stops cleanly on
+//! failure, timeout or interruption. It fills the `session` model and
+//! reports what happens as `progress` events. No statistics of its own and
+//! no formatting here: what is shown is `progress`'s.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime};
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::time::{Duration, SystemTime};
 
 use crate::analysis::sequential::Sequential;
 use crate::error::{Error, Result};
@@ -15,6 +16,7 @@ use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
 use crate::run::plan::Cell;
+use crate::run::progress::{Event, Progress};
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
 use crate::run::session::{CellResult, Session, ShellOverhead};
 
@@ -246,14 +248,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         run_dirs.push(run_dir);
     }
 
-    // Ready before the first run; warnings in words, once per process.
     let preflight = preflight.finish();
-    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if opts.show_progress && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        for w in crate::run::preflight::warnings(&preflight) {
-            crate::eprint_line!("cmdscope: warning: {w}");
-        }
-    }
 
     let mut scheduler = Scheduler::new(
         opts.cells.len(),
@@ -269,21 +264,11 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .collect();
     let mut failure = None;
 
-    let progress = if opts.show_progress {
-        let bar = ProgressBar::with_draw_target(
-            Some(scheduler.expected_runs() as u64),
-            ProgressDrawTarget::stderr(),
-        );
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} runs, ETA {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
-    let mut last_draw = Instant::now();
+    let mut progress = Progress::new(opts.show_progress);
+    progress.event(Event::Started {
+        expected_runs: scheduler.expected_runs(),
+        preflight: &preflight,
+    });
 
     let started = SystemTime::now();
     // Setup and cleanup bracket the runs they belong to, as in hyperfine:
@@ -292,20 +277,18 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     // one setup before all runs and one cleanup after them.
     let interleaved = opts.order == Order::Interleaved;
     if interleaved && !hooks_shared(&opts.cells) {
-        progress.finish_and_clear();
+        progress.event(Event::Finished);
         return Err(Error::Usage(
             "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
         ));
     }
-    // The cell whose output was last labelled (--show-output).
-    let mut shown: Option<usize> = None;
     // The cell whose setup has run and whose cleanup is due.
     let mut set_up: Option<usize> = None;
     if interleaved {
         if let Some(first) = opts.cells.iter().position(|c| !c.calibration) {
             if let Some(hook) = &opts.cells[first].hooks.setup {
                 if let Err(e) = run_hook("setup", hook, &opts.cells[first], opts) {
-                    progress.finish_and_clear();
+                    progress.event(Event::Finished);
                     return Err(e);
                 }
             }
@@ -366,17 +349,11 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 continue;
             }
         }
-        if *opts.output_of(cell) == Output::Inherit && !cell.calibration && shown != Some(c) {
-            // Whose output follows: once per command in sequential order,
-            // at every change of command when interleaved.
-            shown = Some(c);
-            progress.suspend(|| {
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "==> {} <==", cell.name);
-                let _ = out.flush();
-            });
-        }
+        progress.event(Event::RunStarting {
+            cell: c,
+            name: &cell.name,
+            output_shown: *opts.output_of(cell) == Output::Inherit && !cell.calibration,
+        });
         let mut sample = Sample::new(run_index);
         sink.run_starting();
         let ran = prepared[c].run(&mut sample);
@@ -458,22 +435,15 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                     }
                 }
             }
-            progress.inc(1);
-            if last_draw.elapsed() > Duration::from_millis(100) {
-                last_draw = Instant::now();
-                progress.set_length(scheduler.expected_runs() as u64);
-                let s = &samples[c];
-                let mean = s
-                    .iter()
-                    .filter_map(|x| x.get(Metric::WallTime))
-                    .sum::<f64>()
-                    / s.len() as f64;
-                progress.set_message(format!("{}: ~{}", cell.name, crate::units::time(mean)));
-            }
+            progress.event(Event::Measured {
+                name: &cell.name,
+                samples: &samples[c],
+                expected_runs: scheduler.expected_runs(),
+            });
         }
     }
     let rss_floor = spawner.peak_resident_bytes();
-    progress.finish_and_clear();
+    progress.event(Event::Finished);
     exec::reap_orphans();
 
     if let Some(c) = set_up {
