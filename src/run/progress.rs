@@ -42,7 +42,8 @@ pub enum Event<'a> {
     Finished,
 }
 
-/// The machine checks warn once per process: a search runs many sessions.
+/// The machine checks warn once per process, however many sessions it
+/// runs (a search runs one per round).
 static WARNED: AtomicBool = AtomicBool::new(false);
 
 /// The bar's message (the last cell's mean) and length are refreshed at
