@@ -33,8 +33,8 @@ use serde::Serialize;
 
 use crate::analysis::values;
 use crate::metrics::{Metric, Unit};
-use crate::run::runner::CellResult;
 use crate::run::schedule::Order;
+use crate::run::session::CellResult;
 use crate::stats;
 use crate::stats::ttest;
 

@@ -4,8 +4,8 @@
 
 use crate::analysis::values;
 use crate::metrics::Metric;
-use crate::run::runner::CellResult;
 use crate::run::schedule::Order;
+use crate::run::session::CellResult;
 use crate::stats;
 
 /// Significance for calling a trend: strict, because it is a warning about

@@ -9,7 +9,7 @@ mod simulation;
 pub mod sweep;
 
 use crate::metrics::{Metric, Sample};
-use crate::run::runner::{CellResult, Session};
+use crate::run::session::{CellResult, Session};
 use crate::stats;
 
 /// Comparisons and intervals on more values than this use an evenly spaced
@@ -240,7 +240,7 @@ pub fn analyse(session: &Session) -> Vec<CellAnalysis> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::runner::CellResult;
+    use crate::run::session::CellResult;
 
     fn session(cells: &[&[f64]]) -> Session {
         let mut s = Session::empty();

@@ -13,7 +13,7 @@ use crate::analysis::comparison::{self, Comparison, Design, Settings, Verdict};
 use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
 use crate::run::plan::Parameter;
-use crate::run::runner::Session;
+use crate::run::session::Session;
 
 #[derive(Clone, Debug)]
 pub struct Point {
@@ -293,7 +293,7 @@ mod tests {
             let walls: Vec<f64> = (0..8)
                 .map(|i| base * (1.0 + 0.02 * (((i * (2 * k + 1) + k) % 5) as f64 - 2.0)))
                 .collect();
-            let mut r = crate::run::runner::CellResult::from_wall_times(&format!("x{x}"), &walls);
+            let mut r = crate::run::session::CellResult::from_wall_times(&format!("x{x}"), &walls);
             r.cell.parameters = vec![("x".into(), x.into())];
             r
         };

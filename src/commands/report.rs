@@ -204,7 +204,7 @@ pub fn sweep_set(
     let (param, None) = (varying.next()?, varying.next()) else {
         return None;
     };
-    let mut session = crate::run::runner::Session::empty();
+    let mut session = crate::run::session::Session::empty();
     session.order = if order == Some("interleaved") {
         Order::Interleaved
     } else {
@@ -212,7 +212,7 @@ pub fn sweep_set(
     };
     for cell in planned.into_iter().filter(|c| !c.calibration) {
         let stored = cells.iter().find(|c| c.name == cell.name)?;
-        session.results.push(crate::run::runner::CellResult {
+        session.results.push(crate::run::session::CellResult {
             cell,
             samples: stored.samples.clone(),
         });

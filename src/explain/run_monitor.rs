@@ -195,7 +195,7 @@ impl SampleSink for Sink<'_> {
 
 /// "NAME messages per run: 100 vs 0" per pattern (medians; each command's
 /// range below), for the terminal after the results.
-pub fn render_text(c: &Counts, session: &crate::run::runner::Session) -> String {
+pub fn render_text(c: &Counts, session: &crate::run::session::Session) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(
@@ -271,7 +271,7 @@ pub fn store(c: &Counts, recorder: &mut crate::store::record::Recorder) {
 /// tests; paired by block when interleaved).
 pub fn compare(
     c: &Counts,
-    session: &crate::run::runner::Session,
+    session: &crate::run::session::Session,
     precision: f64,
 ) -> Vec<crate::analysis::comparison::Comparison> {
     use crate::analysis::comparison::{compare_values, Design, Settings};

@@ -12,7 +12,7 @@ use crate::analysis::{self, CellAnalysis};
 use crate::error::Result;
 use crate::explain::run_monitor::Counts;
 use crate::metrics::{Metric, Sample};
-use crate::run::runner::CellResult;
+use crate::run::session::CellResult;
 
 /// A number, or null where JSON has none (NaN, infinities).
 pub fn num(v: f64) -> Value {

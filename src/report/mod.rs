@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::explain::run_monitor::Counts;
 use crate::metrics::Metric;
 use crate::run::plan::Parameter;
-use crate::run::runner::Session;
+use crate::run::session::Session;
 use crate::search::SearchResult;
 
 /// A finished (or interrupted) run, as every output reads it.
@@ -77,7 +77,7 @@ pub(crate) mod fixture {
     use crate::analysis::comparison::{self, Comparison};
     use crate::analysis::{self, CellAnalysis};
     use crate::metrics::Metric;
-    use crate::run::runner::{CellResult, Session};
+    use crate::run::session::{CellResult, Session};
 
     /// Wall times of 'fast', about 10 ms; 'slow | grep x' takes twice as
     /// long plus 1 ms, run for run.

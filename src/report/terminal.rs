@@ -9,7 +9,7 @@ use super::Report;
 use crate::analysis::comparison::{self, Comparison, Verdict};
 use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
-use crate::run::runner::Session;
+use crate::run::session::Session;
 use crate::units;
 
 /// ANSI colours, only when enabled (a terminal, and NO_COLOR unset).

@@ -1,11 +1,13 @@
-//! Drives a benchmark session: prepares cells, runs hooks, asks the
-//! scheduler what to run next, collects samples, and stops cleanly on
-//! failure, timeout or interruption. No statistics and no formatting here.
+//! Drives a benchmark session: prepares cells, runs the hooks (setup,
+//! prepare, conclude, cleanup), asks the scheduler what to run next, makes
+//! the sequential looks (asking `analysis::sequential`), hands every run to
+//! the sample sink, subtracts the shell's start-up and stops cleanly on
+//! failure, timeout or interruption. It fills the `session` model and
+//! reports what happens as `progress` events. No statistics of its own and
+//! no formatting here: what is shown is `progress`'s.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime};
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::time::{Duration, SystemTime};
 
 use crate::analysis::sequential::Sequential;
 use crate::error::{Error, Result};
@@ -14,7 +16,9 @@ use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
 use crate::run::plan::Cell;
+use crate::run::progress::{Event, Progress};
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
+use crate::run::session::{CellResult, Session, ShellOverhead};
 
 /// Which non-zero exits are tolerated.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -94,95 +98,6 @@ impl RunOptions {
             return &Output::Null;
         }
         self.outputs.get(cell.template).unwrap_or(&self.output)
-    }
-}
-
-/// All measured runs of one cell.
-#[derive(Clone, Debug)]
-pub struct CellResult {
-    pub cell: Cell,
-    pub samples: Vec<Sample>,
-}
-
-/// Shell start-up cost subtracted from each run (`-S`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ShellOverhead {
-    pub wall: f64,
-    pub user: f64,
-    pub system: f64,
-    pub runs: usize,
-}
-
-#[derive(Debug)]
-pub struct Session {
-    pub started: SystemTime,
-    pub results: Vec<CellResult>,
-    pub order: Order,
-    pub seed: u64,
-    pub stop_reason: Option<StopReason>,
-    pub shell: Option<String>,
-    pub shell_overhead: Option<ShellOverhead>,
-    pub counters_unavailable: Vec<(Metric, String)>,
-    pub timeout: Option<Duration>,
-    /// Why the session ended badly, if it did: a failed command or an interruption.
-    pub failure: Option<Error>,
-    /// Level the final comparisons are tested at: alpha, or with adaptive
-    /// stopping the level of the session's last analysis (see `adaptive`).
-    pub final_alpha: f64,
-    pub alpha: f64,
-    pub reference: usize,
-    /// Interim analyses made by adaptive stopping.
-    pub looks: usize,
-    /// The spawner's peak resident size while measuring: the kernel reports
-    /// a child's peak memory as at least this (see exec/spawner.c).
-    pub rss_floor: Option<f64>,
-    /// The machine's state when the session began (see `preflight`).
-    pub preflight: Vec<crate::run::preflight::Check>,
-}
-
-impl Session {
-    /// A session with no results, for searches and tests to fill.
-    pub fn empty() -> Session {
-        Session {
-            started: SystemTime::now(),
-            results: Vec::new(),
-            order: Order::Interleaved,
-            seed: 0,
-            stop_reason: None,
-            shell: None,
-            shell_overhead: None,
-            counters_unavailable: Vec::new(),
-            timeout: None,
-            failure: None,
-            final_alpha: 0.05,
-            alpha: 0.05,
-            reference: 0,
-            looks: 0,
-            rss_floor: None,
-            preflight: Vec::new(),
-        }
-    }
-}
-
-impl CellResult {
-    /// A cell whose runs took these wall times and exited 0 (for tests and tools).
-    pub fn from_wall_times(name: &str, walls: &[f64]) -> CellResult {
-        CellResult {
-            cell: Cell {
-                name: name.into(),
-                ..Cell::default()
-            },
-            samples: walls
-                .iter()
-                .enumerate()
-                .map(|(i, &w)| {
-                    let mut s = Sample::new(i as u64);
-                    s.set(Metric::WallTime, w);
-                    s.exit_code = Some(0);
-                    s
-                })
-                .collect(),
-        }
     }
 }
 
@@ -333,14 +248,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         run_dirs.push(run_dir);
     }
 
-    // Ready before the first run; warnings in words, once per process.
     let preflight = preflight.finish();
-    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if opts.show_progress && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        for w in crate::run::preflight::warnings(&preflight) {
-            crate::eprint_line!("cmdscope: warning: {w}");
-        }
-    }
 
     let mut scheduler = Scheduler::new(
         opts.cells.len(),
@@ -356,21 +264,11 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .collect();
     let mut failure = None;
 
-    let progress = if opts.show_progress {
-        let bar = ProgressBar::with_draw_target(
-            Some(scheduler.expected_runs() as u64),
-            ProgressDrawTarget::stderr(),
-        );
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} runs, ETA {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
-    let mut last_draw = Instant::now();
+    let mut progress = Progress::new(opts.show_progress);
+    progress.event(Event::Started {
+        expected_runs: scheduler.expected_runs(),
+        preflight: &preflight,
+    });
 
     let started = SystemTime::now();
     // Setup and cleanup bracket the runs they belong to, as in hyperfine:
@@ -379,20 +277,18 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     // one setup before all runs and one cleanup after them.
     let interleaved = opts.order == Order::Interleaved;
     if interleaved && !hooks_shared(&opts.cells) {
-        progress.finish_and_clear();
+        progress.event(Event::Finished);
         return Err(Error::Usage(
             "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
         ));
     }
-    // The cell whose output was last labelled (--show-output).
-    let mut shown: Option<usize> = None;
     // The cell whose setup has run and whose cleanup is due.
     let mut set_up: Option<usize> = None;
     if interleaved {
         if let Some(first) = opts.cells.iter().position(|c| !c.calibration) {
             if let Some(hook) = &opts.cells[first].hooks.setup {
                 if let Err(e) = run_hook("setup", hook, &opts.cells[first], opts) {
-                    progress.finish_and_clear();
+                    progress.event(Event::Finished);
                     return Err(e);
                 }
             }
@@ -453,17 +349,11 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 continue;
             }
         }
-        if *opts.output_of(cell) == Output::Inherit && !cell.calibration && shown != Some(c) {
-            // Whose output follows: once per command in sequential order,
-            // at every change of command when interleaved.
-            shown = Some(c);
-            progress.suspend(|| {
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "==> {} <==", cell.name);
-                let _ = out.flush();
-            });
-        }
+        progress.event(Event::RunStarting {
+            cell: c,
+            name: &cell.name,
+            output_shown: *opts.output_of(cell) == Output::Inherit && !cell.calibration,
+        });
         let mut sample = Sample::new(run_index);
         sink.run_starting();
         let ran = prepared[c].run(&mut sample);
@@ -545,22 +435,15 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                     }
                 }
             }
-            progress.inc(1);
-            if last_draw.elapsed() > Duration::from_millis(100) {
-                last_draw = Instant::now();
-                progress.set_length(scheduler.expected_runs() as u64);
-                let s = &samples[c];
-                let mean = s
-                    .iter()
-                    .filter_map(|x| x.get(Metric::WallTime))
-                    .sum::<f64>()
-                    / s.len() as f64;
-                progress.set_message(format!("{}: ~{}", cell.name, crate::units::time(mean)));
-            }
+            progress.event(Event::Measured {
+                name: &cell.name,
+                samples: &samples[c],
+                expected_runs: scheduler.expected_runs(),
+            });
         }
     }
     let rss_floor = spawner.peak_resident_bytes();
-    progress.finish_and_clear();
+    progress.event(Event::Finished);
     exec::reap_orphans();
 
     if let Some(c) = set_up {

@@ -37,8 +37,9 @@ use crate::analysis::values;
 use crate::error::{Error, Result};
 use crate::metrics::{Metric, Sample};
 use crate::run::plan::Parameter;
-use crate::run::runner::{self, CellResult, RunOptions, SampleSink, Session};
+use crate::run::runner::{self, RunOptions, SampleSink};
 use crate::run::schedule::RunPolicy;
+use crate::run::session::{CellResult, Session};
 
 #[derive(Clone, Debug)]
 pub struct SearchOptions {

@@ -20,7 +20,8 @@ use super::{Location, NewCell, NewSession, Store, StoreError};
 use crate::error::Error;
 use crate::metrics::Sample;
 use crate::run::plan::Cell;
-use crate::run::runner::{SampleSink, Session};
+use crate::run::runner::SampleSink;
+use crate::run::session::Session;
 
 /// Which store a command uses.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,128 @@
+//! The result model of a session: every measured run of every cell
+//! ([`CellResult`]) and what the session was run with and how it ended
+//! ([`Session`]). Plain data that the runner fills and that analysis, the
+//! reports and the store read; it may not import any of them (nor the
+//! runner), so that data flows one way.
+
+use std::time::{Duration, SystemTime};
+
+use crate::error::Error;
+use crate::metrics::{Metric, Sample};
+use crate::run::plan::Cell;
+use crate::run::preflight::Check;
+use crate::run::schedule::{Order, StopReason};
+
+/// All measured runs of one cell.
+#[derive(Clone, Debug)]
+pub struct CellResult {
+    pub cell: Cell,
+    pub samples: Vec<Sample>,
+}
+
+/// Shell start-up cost subtracted from each run (`-S`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShellOverhead {
+    pub wall: f64,
+    pub user: f64,
+    pub system: f64,
+    pub runs: usize,
+}
+
+#[derive(Debug)]
+pub struct Session {
+    pub started: SystemTime,
+    pub results: Vec<CellResult>,
+    pub order: Order,
+    pub seed: u64,
+    pub stop_reason: Option<StopReason>,
+    pub shell: Option<String>,
+    pub shell_overhead: Option<ShellOverhead>,
+    pub counters_unavailable: Vec<(Metric, String)>,
+    pub timeout: Option<Duration>,
+    /// Why the session ended badly, if it did: a failed command or an interruption.
+    pub failure: Option<Error>,
+    /// Level the final comparisons are tested at: alpha, or with adaptive
+    /// stopping the level of the session's last analysis (see `adaptive`).
+    pub final_alpha: f64,
+    pub alpha: f64,
+    pub reference: usize,
+    /// Interim analyses made by adaptive stopping.
+    pub looks: usize,
+    /// The spawner's peak resident size while measuring: the kernel reports
+    /// a child's peak memory as at least this (see exec/spawner.c).
+    pub rss_floor: Option<f64>,
+    /// The machine's state when the session began (see `preflight`).
+    pub preflight: Vec<Check>,
+}
+
+impl Session {
+    /// A session with no results, for searches and tests to fill.
+    pub fn empty() -> Session {
+        Session {
+            started: SystemTime::now(),
+            results: Vec::new(),
+            order: Order::Interleaved,
+            seed: 0,
+            stop_reason: None,
+            shell: None,
+            shell_overhead: None,
+            counters_unavailable: Vec::new(),
+            timeout: None,
+            failure: None,
+            final_alpha: 0.05,
+            alpha: 0.05,
+            reference: 0,
+            looks: 0,
+            rss_floor: None,
+            preflight: Vec::new(),
+        }
+    }
+}
+
+impl CellResult {
+    /// A cell whose runs took these wall times and exited 0 (for tests and tools).
+    pub fn from_wall_times(name: &str, walls: &[f64]) -> CellResult {
+        CellResult {
+            cell: Cell {
+                name: name.into(),
+                ..Cell::default()
+            },
+            samples: walls
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| {
+                    let mut s = Sample::new(i as u64);
+                    s.set(Metric::WallTime, w);
+                    s.exit_code = Some(0);
+                    s
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_session_has_no_results_and_the_default_level() {
+        let s = Session::empty();
+        assert!(s.results.is_empty());
+        assert_eq!(s.order, Order::Interleaved);
+        assert_eq!(s.final_alpha, s.alpha);
+        assert!(s.failure.is_none() && s.stop_reason.is_none());
+    }
+
+    #[test]
+    fn cell_from_wall_times_numbers_its_runs_and_exits_zero() {
+        let r = CellResult::from_wall_times("a", &[0.5, 0.25]);
+        assert_eq!(r.cell.name, "a");
+        assert_eq!(r.samples.len(), 2);
+        for (i, (s, w)) in r.samples.iter().zip([0.5, 0.25]).enumerate() {
+            assert_eq!(s.run_index, i as u64);
+            assert_eq!(s.get(Metric::WallTime), Some(w));
+            assert_eq!(s.exit_code, Some(0));
+        }
+    }
+}
