@@ -413,7 +413,7 @@ struct HistoryRow {
 /// against the sessions since its history's last change point (at most
 /// `Params::window`), on the same machine fingerprint. Bonferroni over the
 /// session's benchmarks, the engine's gate rule for --fail-if-slower.
-pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
+pub fn check_against_history(args: &crate::cli::store::CheckArgs) -> Result<i32> {
     if !(args.fail_if_slower.is_finite() && args.fail_if_slower >= 0.0) {
         return Err(Error::Usage(format!(
             "--fail-if-slower must be a non-negative percentage, got {}",
@@ -538,7 +538,7 @@ pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
         }
     };
     let mut out = String::new();
-    let markdown = args.format == crate::cli::CheckFormat::Markdown;
+    let markdown = args.format == crate::cli::store::CheckFormat::Markdown;
     if markdown {
         let _ = writeln!(
             out,
@@ -599,7 +599,7 @@ pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
 
 /// `report --site DIR`: every history matching the report's filters,
 /// analysed as `changes` does, written as a static site.
-pub fn site(args: &crate::cli::ReportArgs, dir: &std::path::Path) -> Result<i32> {
+pub fn site(args: &crate::cli::store::ReportArgs, dir: &std::path::Path) -> Result<i32> {
     let mut store = open_read_only(args.store.store.as_deref())?;
     let query = Query {
         benchmark: args.command.clone(),

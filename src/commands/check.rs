@@ -26,7 +26,7 @@ use crate::analysis::comparison::{
     widen_for_sessions, Design, SessionVariation, Settings, Verdict,
 };
 use crate::analysis::MAX_VALUES;
-use crate::cli::{CheckArgs, CheckFormat};
+use crate::cli::store::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
 use crate::report::markdown::cell as md;
 use crate::stats::{median_finite as median, thin};

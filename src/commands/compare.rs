@@ -1558,8 +1558,8 @@ fn render_json(tables: &[MetricTable]) -> Result<String, Error> {
 }
 
 /// `cmdscope compare FILE...`: a benchstat-style table across saved results.
-pub fn run(args: &crate::cli::CompareArgs) -> crate::error::Result<i32> {
-    use crate::cli::CompareFormat;
+pub fn run(args: &crate::cli::compare::CompareArgs) -> crate::error::Result<i32> {
+    use crate::cli::compare::CompareFormat;
     let datasets = args
         .files
         .iter()

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::analysis;
 use crate::analysis::comparison;
 use crate::analysis::sequential::Sequential;
-use crate::cli::{RunArgs, SortOrder, Style};
+use crate::cli::run::{RunArgs, SortOrder, Style};
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
 use crate::report::markdown::{Markup, Rows};
