@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod explain;
 pub mod run;
 pub mod store;
+pub mod suite;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -23,9 +24,10 @@ use doctor::{DoctorArgs, DOCTOR_EXAMPLES};
 use explain::{ExplainArgs, EXPLAIN_EXAMPLES};
 use run::{RunArgs, RUN_EXAMPLES};
 use store::{
-    CheckArgs, HistoryArgs, ImportArgs, ReportArgs, CHANGES_EXAMPLES, CHECK_EXAMPLES,
-    HISTORY_EXAMPLES, IMPORT_EXAMPLES, REPORT_EXAMPLES,
+    ChangesArgs, CheckArgs, HistoryArgs, ImportArgs, ReportArgs, StatusArgs, CHANGES_EXAMPLES,
+    CHECK_EXAMPLES, HISTORY_EXAMPLES, IMPORT_EXAMPLES, REPORT_EXAMPLES,
 };
+use suite::SuiteArgs;
 
 /// cmdscope: a performance lab for commands.
 ///
@@ -99,7 +101,7 @@ pub enum Command {
     Check(CheckArgs),
     /// Change points in every stored benchmark's history: which session made it slower or faster.
     #[command(after_help = CHANGES_EXAMPLES)]
-    Changes(crate::commands::changes::ChangesArgs),
+    Changes(ChangesArgs),
     /// Write a self-contained HTML report (SVG charts, no scripts) from the store.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
@@ -108,9 +110,9 @@ pub enum Command {
     Import(ImportArgs),
     /// Suites: list a suite's cells, submit its partitions to Slurm, or
     /// print a Kubernetes Job or CI snippet that runs them.
-    Suite(crate::commands::suite::SuiteArgs),
+    Suite(SuiteArgs),
     /// Which partitions of a suite run reported, and which are missing.
-    Status(crate::commands::status::StatusArgs),
+    Status(StatusArgs),
     /// Check whether this machine is fit to measure on (the checks every
     /// session records): governor, turbo, load, busy processes, stolen
     /// time, swapping, SMT siblings, throttling, battery. Exits 1 when any

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::suite::SuiteRunArgs;
 use super::{CellArgs, ParameterArgs, StoreArgs};
 use crate::run::schedule::Order;
 
@@ -84,7 +85,7 @@ pub struct RunArgs {
     pub commands: Vec<OsString>,
 
     #[command(flatten)]
-    pub suite: crate::suite::SuiteRunArgs,
+    pub suite: SuiteRunArgs,
 
     /// Runs of each command before measuring (caches, JITs, disk).
     #[arg(short = 'w', long, default_value_t = 0, value_name = "NUM")]

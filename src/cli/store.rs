@@ -1,11 +1,12 @@
 //! The arguments of the subcommands that read or fill the results store:
-//! `history`, `check`, `report`, `import`. Parsing only.
+//! `history`, `check`, `changes`, `report`, `import`, `status`. Parsing only.
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use super::{SessionFilterArgs, StoreArgs};
+use crate::analysis::changes::Params;
 
 pub const HISTORY_EXAMPLES: &str = "\
 Examples:
@@ -66,6 +67,13 @@ pub struct HistoryArgs {
     pub store: StoreArgs,
 }
 
+/// What `check --against` compares with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Against {
+    /// The stable segment of the history before the results checked.
+    History,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CheckFormat {
     /// A Markdown table (for a CI job summary).
@@ -90,7 +98,7 @@ pub struct CheckArgs {
     /// before the results checked (since its last change point), not with
     /// one baseline session.
     #[arg(long, value_enum, value_name = "WHAT")]
-    pub against: Option<crate::commands::changes::Against>,
+    pub against: Option<Against>,
 
     /// Exit 1 when a benchmark is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
@@ -112,6 +120,59 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Markdown)]
     pub format: CheckFormat,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ChangesFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct ChangesArgs {
+    /// Only benchmarks whose name or command line contains this text.
+    #[arg(value_name = "BENCHMARK")]
+    pub benchmark: Option<String>,
+
+    #[command(flatten)]
+    pub sessions: SessionFilterArgs,
+
+    /// The metric [default: wall time, or sec/op for imported Go benchmarks].
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+
+    /// Order the history by this label instead of session time: one point
+    /// per label value (its sessions pooled), in the order the values first
+    /// appear, or numerically when every value is a number.
+    #[arg(long, value_name = "LABEL")]
+    pub order_by: Option<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ChangesFormat::Text)]
+    pub format: ChangesFormat,
+
+    /// Exit 1 when the newest session of a benchmark is significantly slower
+    /// than the stable segment before it by more than --threshold.
+    #[arg(long)]
+    pub fail_on_new_regression: bool,
+
+    /// Percentage for --fail-on-new-regression: the lower end of the
+    /// slowdown's interval must exceed it.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub threshold: f64,
+
+    /// Significance level of each change's confirming comparison.
+    #[arg(long, value_name = "ALPHA", default_value_t = Params::default().alpha)]
+    pub alpha: f64,
+
+    /// Smallest change reported, in percent: steps smaller than this are
+    /// left out even when significant.
+    #[arg(long, value_name = "PCT", default_value_t = Params::default().min_change * 100.0)]
+    pub min_change: f64,
 
     #[command(flatten)]
     pub store: StoreArgs,
@@ -157,6 +218,29 @@ pub struct ImportArgs {
     /// Label the imported sessions (repeatable).
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StatusFormat {
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 every partition reported; 1 some are missing; 2 no such run."
+)]
+pub struct StatusArgs {
+    /// The run id (printed by `suite submit`, or given to `run --suite --run-id`).
+    #[arg(long, value_name = "ID")]
+    pub run: String,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
+    pub format: StatusFormat,
 
     #[command(flatten)]
     pub store: StoreArgs,

@@ -4,69 +4,15 @@
 
 use std::fmt::Write as _;
 
-use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::analysis::changes::{detect, newest_against_history, Change, Direction, Params};
 use crate::analysis::comparison::{format_confidence, format_p};
-use crate::cli::{SessionFilterArgs, StoreArgs};
+use crate::cli::store::{ChangesArgs, ChangesFormat, CheckArgs, CheckFormat, ReportArgs};
 use crate::error::{exit, Error, Result};
 use crate::report::markdown::cell as md;
 use crate::store::history::{self, History, Point, Query};
 use crate::store::record::open_read_only;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ChangesFormat {
-    Text,
-    Markdown,
-    Json,
-}
-
-#[derive(Args, Debug)]
-pub struct ChangesArgs {
-    /// Only benchmarks whose name or command line contains this text.
-    #[arg(value_name = "BENCHMARK")]
-    pub benchmark: Option<String>,
-
-    #[command(flatten)]
-    pub sessions: SessionFilterArgs,
-
-    /// The metric [default: wall time, or sec/op for imported Go benchmarks].
-    #[arg(long, value_name = "NAME")]
-    pub metric: Option<String>,
-
-    /// Order the history by this label instead of session time: one point
-    /// per label value (its sessions pooled), in the order the values first
-    /// appear, or numerically when every value is a number.
-    #[arg(long, value_name = "LABEL")]
-    pub order_by: Option<String>,
-
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ChangesFormat::Text)]
-    pub format: ChangesFormat,
-
-    /// Exit 1 when the newest session of a benchmark is significantly slower
-    /// than the stable segment before it by more than --threshold.
-    #[arg(long)]
-    pub fail_on_new_regression: bool,
-
-    /// Percentage for --fail-on-new-regression: the lower end of the
-    /// slowdown's interval must exceed it.
-    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
-    pub threshold: f64,
-
-    /// Significance level of each change's confirming comparison.
-    #[arg(long, value_name = "ALPHA", default_value_t = Params::default().alpha)]
-    pub alpha: f64,
-
-    /// Smallest change reported, in percent: steps smaller than this are
-    /// left out even when significant.
-    #[arg(long, value_name = "PCT", default_value_t = Params::default().min_change * 100.0)]
-    pub min_change: f64,
-
-    #[command(flatten)]
-    pub store: StoreArgs,
-}
 
 /// One history with its changes and its newest session's comparison.
 #[derive(Clone, Debug)]
@@ -395,13 +341,6 @@ pub fn json(all: &[Analysed]) -> String {
     s
 }
 
-/// What `check --against` compares with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Against {
-    /// The stable segment of the history before the results checked.
-    History,
-}
-
 /// One benchmark of `check --against history`.
 struct HistoryRow {
     benchmark: String,
@@ -413,7 +352,7 @@ struct HistoryRow {
 /// against the sessions since its history's last change point (at most
 /// `Params::window`), on the same machine fingerprint. Bonferroni over the
 /// session's benchmarks, the engine's gate rule for --fail-if-slower.
-pub fn check_against_history(args: &crate::cli::store::CheckArgs) -> Result<i32> {
+pub fn check_against_history(args: &CheckArgs) -> Result<i32> {
     if !(args.fail_if_slower.is_finite() && args.fail_if_slower >= 0.0) {
         return Err(Error::Usage(format!(
             "--fail-if-slower must be a non-negative percentage, got {}",
@@ -538,7 +477,7 @@ pub fn check_against_history(args: &crate::cli::store::CheckArgs) -> Result<i32>
         }
     };
     let mut out = String::new();
-    let markdown = args.format == crate::cli::store::CheckFormat::Markdown;
+    let markdown = args.format == CheckFormat::Markdown;
     if markdown {
         let _ = writeln!(
             out,
@@ -599,7 +538,7 @@ pub fn check_against_history(args: &crate::cli::store::CheckArgs) -> Result<i32>
 
 /// `report --site DIR`: every history matching the report's filters,
 /// analysed as `changes` does, written as a static site.
-pub fn site(args: &crate::cli::store::ReportArgs, dir: &std::path::Path) -> Result<i32> {
+pub fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
     let mut store = open_read_only(args.store.store.as_deref())?;
     let query = Query {
         benchmark: args.command.clone(),
