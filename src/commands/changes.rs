@@ -1,69 +1,22 @@
 //! `cmdscope changes`: the change points in every stored benchmark's
-//! history (see src/changes/ and docs/CHANGES.md), as text, Markdown or
-//! JSON, and a CI gate on the newest session.
+//! history (found by `analysis::changes`; docs/CHANGES.md), as text,
+//! Markdown or JSON, and a CI gate on the newest session.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::analysis::changes::{detect, newest_against_history, Change, Direction, Params};
-use crate::analysis::comparison::{format_confidence, format_p};
+use crate::analysis::changes::{analyse, Analysed, Change, Params};
+use crate::analysis::comparison::format_p;
 use crate::cli::store::{ChangesArgs, ChangesFormat, CheckArgs, CheckFormat, ReportArgs};
 use crate::error::{exit, Error, Result};
+use crate::report::changes::{change_text, direction, median_text};
 use crate::report::markdown::cell as md;
 use crate::store::history::{self, History, Point, Query};
 use crate::store::record::open_read_only;
 
-/// One history with its changes and its newest session's comparison.
-#[derive(Clone, Debug)]
-pub struct Analysed {
-    pub history: History,
-    pub changes: Vec<Change>,
-    /// The newest point against the segment before it, when significant.
-    pub newest: Option<Change>,
-}
-
-impl Analysed {
-    /// A slowdown still in force: the last change is slower, or the newest
-    /// point is significantly slower than the segment before it.
-    pub fn open_regression(&self) -> Option<&Change> {
-        if let Some(n) = self
-            .newest
-            .as_ref()
-            .filter(|c| c.direction == Direction::Slower)
-        {
-            return Some(n);
-        }
-        self.changes
-            .last()
-            .filter(|c| c.direction == Direction::Slower)
-    }
-}
-
-pub fn analyse(histories: Vec<History>, p: &Params) -> Vec<Analysed> {
-    histories
-        .into_iter()
-        .map(|h| {
-            let runs = h.runs();
-            let p = Params {
-                metric: crate::metrics::Metric::from_name(&h.metric),
-                ..*p
-            };
-            Analysed {
-                changes: detect(&runs, &p),
-                newest: newest_against_history(&runs, &p),
-                history: h,
-            }
-        })
-        .collect()
-}
-
 pub fn params(alpha: f64) -> Result<Params> {
-    if !(alpha > 0.0 && alpha < 0.5) {
-        return Err(Error::Usage(format!(
-            "--alpha must be between 0 and 0.5, got {alpha}"
-        )));
-    }
+    crate::cli::check_alpha(alpha)?;
     Ok(Params {
         alpha,
         ..Params::default()
@@ -123,57 +76,11 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
     })
 }
 
-/// A value of the history's metric with its unit.
-pub fn value(h: &History, v: f64) -> String {
-    if !v.is_finite() {
-        return "–".into();
-    }
-    match crate::metrics::Metric::from_name(&h.metric) {
-        Some(m) if !h.is_time() => crate::units::quantity(v, m.unit()),
-        _ => crate::units::time(v),
-    }
-}
-
 fn metric_name(h: &History) -> &str {
     if h.metric == crate::metrics::Metric::WallTime.name() {
         "wall time"
     } else {
         &h.metric
-    }
-}
-
-pub fn direction(h: &History, c: &Change) -> &'static str {
-    match (c.direction, h.is_time()) {
-        (Direction::Slower, true) => "slower",
-        (Direction::Faster, true) => "faster",
-        (Direction::Slower, false) => "higher",
-        (Direction::Faster, false) => "lower",
-    }
-}
-
-/// `+25.1 % (99 % CI +23.0 % … +27.3 %)`
-pub fn change_text(c: &Change) -> String {
-    let pct = |r: f64| format!("{:+.1} %", (r - 1.0) * 100.0);
-    let cmp = &c.comparison;
-    format!(
-        "{} ({} {} … {})",
-        pct(cmp.ratio),
-        format_confidence(cmp.confidence),
-        pct(cmp.ratio_ci[0]),
-        pct(cmp.ratio_ci[1])
-    )
-}
-
-/// `102 ms (95 % CI 101 ms … 103 ms)`
-pub fn median_text(h: &History, s: &crate::analysis::changes::Side) -> String {
-    match s.ci {
-        Some([lo, hi]) => format!(
-            "{} (95 % CI {} … {})",
-            value(h, s.median),
-            value(h, lo),
-            value(h, hi)
-        ),
-        None => value(h, s.median),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Output: the terminal report and the export formats. One file per format.
 
+pub mod changes;
 pub mod csv;
 pub mod html;
 pub mod json;
