@@ -8,6 +8,8 @@ use clap::{Args, ValueEnum};
 
 use super::suite::SuiteRunArgs;
 use super::{CellArgs, ParameterArgs, StoreArgs};
+use crate::error::{Error, Result};
+use crate::run::runner::IgnoreFailure;
 use crate::run::schedule::Order;
 
 pub const RUN_EXAMPLES: &str = "\
@@ -297,4 +299,48 @@ pub struct RunArgs {
         requires = "monitor"
     )]
     pub monitor_settle: f64,
+}
+
+// The grammar of -i/--ignore-failure lives here, next to the flag; the
+// runner only applies the policy. (An inherent impl may sit in any module
+// of the crate: callers keep writing `IgnoreFailure::parse`.)
+impl IgnoreFailure {
+    /// The value of `-i/--ignore-failure` (None: the flag was not given).
+    pub fn parse(arg: Option<&str>) -> Result<IgnoreFailure> {
+        match arg {
+            None => Ok(IgnoreFailure::None),
+            // hyperfine 1.20 spells "all" 'all-non-zero'.
+            Some("all" | "all-non-zero") => Ok(IgnoreFailure::All),
+            Some(list) => list
+                .split(',')
+                .map(|c| {
+                    c.trim().parse::<i32>().map_err(|_| {
+                        Error::Usage(format!(
+                            "--ignore-failure expects exit codes like 1,2; got '{c}'"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(IgnoreFailure::Codes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ignore_failure() {
+        assert_eq!(IgnoreFailure::parse(None).unwrap(), IgnoreFailure::None);
+        assert_eq!(
+            IgnoreFailure::parse(Some("all")).unwrap(),
+            IgnoreFailure::All
+        );
+        assert_eq!(
+            IgnoreFailure::parse(Some("1, 3")).unwrap(),
+            IgnoreFailure::Codes(vec![1, 3])
+        );
+        assert!(IgnoreFailure::parse(Some("x")).is_err());
+    }
 }
