@@ -4,11 +4,18 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+/// Output format of `compare` (`--format`): these names are the only ones
+/// accepted. (Plain comments on the variants: doc comments would add
+/// descriptions to the help's list of values.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {
+    // Aligned columns for a terminal.
     Text,
+    // One GitHub table per metric.
     Markdown,
+    // One row per benchmark × metric × column, raw numbers.
     Csv,
+    // A list of comparison objects (summaries when only one dataset is given).
     Json,
 }
 

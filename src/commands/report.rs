@@ -377,8 +377,9 @@ pub fn compare(
 mod tests {
     use super::*;
     use crate::analysis::comparison::Verdict;
+    use crate::cli::compare::CompareFormat;
     use crate::commands::check;
-    use crate::commands::compare::{CompareOptions, Format};
+    use crate::commands::compare::CompareOptions;
     use crate::import::dataset::{Benchmark, Dataset, Series};
     use crate::metrics::Sample;
     use rand::{Rng, SeedableRng};
@@ -534,7 +535,7 @@ mod tests {
             let out = crate::commands::compare::compare(
                 &[dataset("a", base), dataset("b", cand)],
                 &CompareOptions {
-                    format: Format::Json,
+                    format: CompareFormat::Json,
                     fail_if_slower: Some(5.0),
                     ..CompareOptions::default()
                 },
