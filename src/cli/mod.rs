@@ -267,3 +267,15 @@ pub fn check_alpha(alpha: f64) -> Result<(), Error> {
         )))
     }
 }
+
+/// The one rule for the percentage a gate allows (`check --fail-if-slower`,
+/// `changes --threshold`): a finite number, not negative.
+pub fn check_percentage(flag: &str, pct: f64) -> Result<(), Error> {
+    if pct.is_finite() && pct >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "{flag} must be a non-negative percentage, got {pct}"
+        )))
+    }
+}

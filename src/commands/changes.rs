@@ -34,12 +34,7 @@ fn min_change(pct: f64) -> Result<f64> {
 }
 
 pub fn run(args: &ChangesArgs) -> Result<i32> {
-    if !(args.threshold.is_finite() && args.threshold >= 0.0) {
-        return Err(Error::Usage(format!(
-            "--threshold must be a non-negative percentage, got {}",
-            args.threshold
-        )));
-    }
+    crate::cli::check_percentage("--threshold", args.threshold)?;
     let p = Params {
         min_change: min_change(args.min_change)?,
         ..params(args.alpha)?
@@ -260,12 +255,7 @@ struct HistoryRow {
 /// `Params::window`), on the same machine fingerprint. Bonferroni over the
 /// session's benchmarks, the engine's gate rule for --fail-if-slower.
 pub fn check_against_history(args: &CheckArgs) -> Result<i32> {
-    if !(args.fail_if_slower.is_finite() && args.fail_if_slower >= 0.0) {
-        return Err(Error::Usage(format!(
-            "--fail-if-slower must be a non-negative percentage, got {}",
-            args.fail_if_slower
-        )));
-    }
+    crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
     let base = params(args.alpha)?;
     let mut store = open_read_only(args.store.store.as_deref())?;
     let here = crate::store::Machine::current().fingerprint();
