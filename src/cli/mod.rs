@@ -2,9 +2,10 @@
 //!
 //! `mod.rs` holds the parser, the list of subcommands, the argument groups
 //! several subcommands share and the rules shared flags follow everywhere
-//! (`check_alpha`); each subcommand's own arguments live in the file named
-//! after it. Parsing only: commands read these types, and cli never uses
-//! `commands` (it may use lower modules' types and rules for parsing).
+//! (`check_alpha`, `check_percentage`); each subcommand's own arguments
+//! live in the file named after it. Parsing only: commands read these
+//! types, and cli never uses `commands` (it may use lower modules' types
+//! and rules for parsing).
 
 pub mod compare;
 pub mod doctor;

@@ -9,7 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use super::StoreArgs;
 
-pub const SUITE_EXAMPLES: &str = "\
+const SUITE_EXAMPLES: &str = "\
 Examples:
   cmdscope suite list bench.toml
   cmdscope suite list bench.toml --partition 2/8 --format json
