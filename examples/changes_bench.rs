@@ -11,8 +11,7 @@
 
 use std::time::{Instant, SystemTime};
 
-use cmdscope::analysis::changes::Params;
-use cmdscope::commands::changes::analyse;
+use cmdscope::analysis::changes::{analyse, Params};
 use cmdscope::metrics::{Metric, Sample};
 use cmdscope::store::history::{self, History, Point, Query, SessionRef};
 use cmdscope::store::{Finish, Location, Machine, NewCell, NewSession, Store};

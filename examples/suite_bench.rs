@@ -107,7 +107,7 @@ fn concurrent(store: &str, dir: &Path) -> Result<(), String> {
     }
     let took = start.elapsed().as_secs_f64();
     let mut s = Store::open(&Location::parse(store)).map_err(|e| e.0)?;
-    let status = cmdscope::commands::status::read(&mut s, &run).map_err(|e| e.to_string())?;
+    let status = cmdscope::suite::status::read(&mut s, &run).map_err(|e| e.to_string())?;
     let merged = cmdscope::suite::merge::merged(&mut s, &run).map_err(|e| e.to_string())?;
     let exact = merged.cells.iter().all(|c| c.runs == 20);
     println!(
@@ -197,7 +197,7 @@ fn merged_report(store: &str, dir: &Path) -> Result<(), String> {
     }
     let inserted = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    let status = cmdscope::commands::status::read(&mut s, &run).map_err(|x| x.to_string())?;
+    let status = cmdscope::suite::status::read(&mut s, &run).map_err(|x| x.to_string())?;
     let status_time = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let merged = cmdscope::suite::merge::merged(&mut s, &run).map_err(|x| x.to_string())?;

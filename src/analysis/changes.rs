@@ -29,6 +29,7 @@ use crate::analysis::LEVEL;
 use crate::analysis::MAX_VALUES;
 use crate::metrics::Metric;
 use crate::stats::{median_finite as median, thin};
+use crate::store::history::History;
 
 /// Parameters of the detection; `Default` is what `cmdscope changes` uses.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -457,6 +458,52 @@ impl Prefix {
         let cxy = sxy - sx * sy / n;
         (self.rss(a, b) - cxy * cxy / cxx).max(0.0)
     }
+}
+
+/// One history with its changes and its newest session's comparison.
+#[derive(Clone, Debug)]
+pub struct Analysed {
+    pub history: History,
+    pub changes: Vec<Change>,
+    /// The newest point against the segment before it, when significant.
+    pub newest: Option<Change>,
+}
+
+impl Analysed {
+    /// A slowdown still in force: the last change is slower, or the newest
+    /// point is significantly slower than the segment before it.
+    pub fn open_regression(&self) -> Option<&Change> {
+        if let Some(n) = self
+            .newest
+            .as_ref()
+            .filter(|c| c.direction == Direction::Slower)
+        {
+            return Some(n);
+        }
+        self.changes
+            .last()
+            .filter(|c| c.direction == Direction::Slower)
+    }
+}
+
+/// Each history's change points, and its newest point against the segment
+/// before it (with the engine's settings for the history's metric).
+pub fn analyse(histories: Vec<History>, p: &Params) -> Vec<Analysed> {
+    histories
+        .into_iter()
+        .map(|h| {
+            let runs = h.runs();
+            let p = Params {
+                metric: Metric::from_name(&h.metric),
+                ..*p
+            };
+            Analysed {
+                changes: detect(&runs, &p),
+                newest: newest_against_history(&runs, &p),
+                history: h,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,123 +1,22 @@
 //! `cmdscope changes`: the change points in every stored benchmark's
-//! history (see src/changes/ and docs/CHANGES.md), as text, Markdown or
-//! JSON, and a CI gate on the newest session.
+//! history (found by `analysis::changes`; docs/CHANGES.md), as text,
+//! Markdown or JSON, and a CI gate on the newest session.
 
 use std::fmt::Write as _;
 
-use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::analysis::changes::{detect, newest_against_history, Change, Direction, Params};
-use crate::analysis::comparison::{format_confidence, format_p};
-use crate::cli::{SessionFilterArgs, StoreArgs};
+use crate::analysis::changes::{analyse, Analysed, Change, Params};
+use crate::analysis::comparison::format_p;
+use crate::cli::store::{ChangesArgs, ChangesFormat, CheckArgs, CheckFormat, ReportArgs};
 use crate::error::{exit, Error, Result};
+use crate::report::changes::{change_text, direction, median_text};
 use crate::report::markdown::cell as md;
 use crate::store::history::{self, History, Point, Query};
 use crate::store::record::open_read_only;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ChangesFormat {
-    Text,
-    Markdown,
-    Json,
-}
-
-#[derive(Args, Debug)]
-pub struct ChangesArgs {
-    /// Only benchmarks whose name or command line contains this text.
-    #[arg(value_name = "BENCHMARK")]
-    pub benchmark: Option<String>,
-
-    #[command(flatten)]
-    pub sessions: SessionFilterArgs,
-
-    /// The metric [default: wall time, or sec/op for imported Go benchmarks].
-    #[arg(long, value_name = "NAME")]
-    pub metric: Option<String>,
-
-    /// Order the history by this label instead of session time: one point
-    /// per label value (its sessions pooled), in the order the values first
-    /// appear, or numerically when every value is a number.
-    #[arg(long, value_name = "LABEL")]
-    pub order_by: Option<String>,
-
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ChangesFormat::Text)]
-    pub format: ChangesFormat,
-
-    /// Exit 1 when the newest session of a benchmark is significantly slower
-    /// than the stable segment before it by more than --threshold.
-    #[arg(long)]
-    pub fail_on_new_regression: bool,
-
-    /// Percentage for --fail-on-new-regression: the lower end of the
-    /// slowdown's interval must exceed it.
-    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
-    pub threshold: f64,
-
-    /// Significance level of each change's confirming comparison.
-    #[arg(long, value_name = "ALPHA", default_value_t = Params::default().alpha)]
-    pub alpha: f64,
-
-    /// Smallest change reported, in percent: steps smaller than this are
-    /// left out even when significant.
-    #[arg(long, value_name = "PCT", default_value_t = Params::default().min_change * 100.0)]
-    pub min_change: f64,
-
-    #[command(flatten)]
-    pub store: StoreArgs,
-}
-
-/// One history with its changes and its newest session's comparison.
-#[derive(Clone, Debug)]
-pub struct Analysed {
-    pub history: History,
-    pub changes: Vec<Change>,
-    /// The newest point against the segment before it, when significant.
-    pub newest: Option<Change>,
-}
-
-impl Analysed {
-    /// A slowdown still in force: the last change is slower, or the newest
-    /// point is significantly slower than the segment before it.
-    pub fn open_regression(&self) -> Option<&Change> {
-        if let Some(n) = self
-            .newest
-            .as_ref()
-            .filter(|c| c.direction == Direction::Slower)
-        {
-            return Some(n);
-        }
-        self.changes
-            .last()
-            .filter(|c| c.direction == Direction::Slower)
-    }
-}
-
-pub fn analyse(histories: Vec<History>, p: &Params) -> Vec<Analysed> {
-    histories
-        .into_iter()
-        .map(|h| {
-            let runs = h.runs();
-            let p = Params {
-                metric: crate::metrics::Metric::from_name(&h.metric),
-                ..*p
-            };
-            Analysed {
-                changes: detect(&runs, &p),
-                newest: newest_against_history(&runs, &p),
-                history: h,
-            }
-        })
-        .collect()
-}
-
 pub fn params(alpha: f64) -> Result<Params> {
-    if !(alpha > 0.0 && alpha < 0.5) {
-        return Err(Error::Usage(format!(
-            "--alpha must be between 0 and 0.5, got {alpha}"
-        )));
-    }
+    crate::cli::check_alpha(alpha)?;
     Ok(Params {
         alpha,
         ..Params::default()
@@ -135,12 +34,7 @@ fn min_change(pct: f64) -> Result<f64> {
 }
 
 pub fn run(args: &ChangesArgs) -> Result<i32> {
-    if !(args.threshold.is_finite() && args.threshold >= 0.0) {
-        return Err(Error::Usage(format!(
-            "--threshold must be a non-negative percentage, got {}",
-            args.threshold
-        )));
-    }
+    crate::cli::check_percentage("--threshold", args.threshold)?;
     let p = Params {
         min_change: min_change(args.min_change)?,
         ..params(args.alpha)?
@@ -177,57 +71,11 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
     })
 }
 
-/// A value of the history's metric with its unit.
-pub fn value(h: &History, v: f64) -> String {
-    if !v.is_finite() {
-        return "–".into();
-    }
-    match crate::metrics::Metric::from_name(&h.metric) {
-        Some(m) if !h.is_time() => crate::units::quantity(v, m.unit()),
-        _ => crate::units::time(v),
-    }
-}
-
 fn metric_name(h: &History) -> &str {
     if h.metric == crate::metrics::Metric::WallTime.name() {
         "wall time"
     } else {
         &h.metric
-    }
-}
-
-pub fn direction(h: &History, c: &Change) -> &'static str {
-    match (c.direction, h.is_time()) {
-        (Direction::Slower, true) => "slower",
-        (Direction::Faster, true) => "faster",
-        (Direction::Slower, false) => "higher",
-        (Direction::Faster, false) => "lower",
-    }
-}
-
-/// `+25.1 % (99 % CI +23.0 % … +27.3 %)`
-pub fn change_text(c: &Change) -> String {
-    let pct = |r: f64| format!("{:+.1} %", (r - 1.0) * 100.0);
-    let cmp = &c.comparison;
-    format!(
-        "{} ({} {} … {})",
-        pct(cmp.ratio),
-        format_confidence(cmp.confidence),
-        pct(cmp.ratio_ci[0]),
-        pct(cmp.ratio_ci[1])
-    )
-}
-
-/// `102 ms (95 % CI 101 ms … 103 ms)`
-pub fn median_text(h: &History, s: &crate::analysis::changes::Side) -> String {
-    match s.ci {
-        Some([lo, hi]) => format!(
-            "{} (95 % CI {} … {})",
-            value(h, s.median),
-            value(h, lo),
-            value(h, hi)
-        ),
-        None => value(h, s.median),
     }
 }
 
@@ -395,13 +243,6 @@ pub fn json(all: &[Analysed]) -> String {
     s
 }
 
-/// What `check --against` compares with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Against {
-    /// The stable segment of the history before the results checked.
-    History,
-}
-
 /// One benchmark of `check --against history`.
 struct HistoryRow {
     benchmark: String,
@@ -413,13 +254,8 @@ struct HistoryRow {
 /// against the sessions since its history's last change point (at most
 /// `Params::window`), on the same machine fingerprint. Bonferroni over the
 /// session's benchmarks, the engine's gate rule for --fail-if-slower.
-pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
-    if !(args.fail_if_slower.is_finite() && args.fail_if_slower >= 0.0) {
-        return Err(Error::Usage(format!(
-            "--fail-if-slower must be a non-negative percentage, got {}",
-            args.fail_if_slower
-        )));
-    }
+pub fn check_against_history(args: &CheckArgs) -> Result<i32> {
+    crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
     let base = params(args.alpha)?;
     let mut store = open_read_only(args.store.store.as_deref())?;
     let here = crate::store::Machine::current().fingerprint();
@@ -538,7 +374,7 @@ pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
         }
     };
     let mut out = String::new();
-    let markdown = args.format == crate::cli::CheckFormat::Markdown;
+    let markdown = args.format == CheckFormat::Markdown;
     if markdown {
         let _ = writeln!(
             out,
@@ -599,7 +435,7 @@ pub fn check_against_history(args: &crate::cli::CheckArgs) -> Result<i32> {
 
 /// `report --site DIR`: every history matching the report's filters,
 /// analysed as `changes` does, written as a static site.
-pub fn site(args: &crate::cli::ReportArgs, dir: &std::path::Path) -> Result<i32> {
+pub fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
     let mut store = open_read_only(args.store.store.as_deref())?;
     let query = Query {
         benchmark: args.command.clone(),

@@ -26,7 +26,7 @@ use crate::analysis::comparison::{
     widen_for_sessions, Design, SessionVariation, Settings, Verdict,
 };
 use crate::analysis::MAX_VALUES;
-use crate::cli::{CheckArgs, CheckFormat};
+use crate::cli::store::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
 use crate::report::markdown::cell as md;
 use crate::stats::{median_finite as median, thin};
@@ -215,12 +215,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
         return super::changes::check_against_history(args);
     }
     let (key, value) = parse_label(args.baseline.as_deref().unwrap_or_default())?;
-    if !(args.fail_if_slower.is_finite() && args.fail_if_slower >= 0.0) {
-        return Err(Error::Usage(format!(
-            "--fail-if-slower must be a non-negative percentage, got {}",
-            args.fail_if_slower
-        )));
-    }
+    crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
     crate::cli::check_alpha(args.alpha)?;
     let mut store = open_read_only(args.store.store.as_deref())?;
     if let Some(run) = &args.run {

@@ -43,51 +43,22 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-use std::str::FromStr;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::analysis::comparison::{
     self as engine, fails_gate, format_confidence, format_p, Design, Settings, Verdict,
 };
+use crate::cli::compare::{CompareArgs, CompareFormat};
 use crate::error::{exit, Error};
 use crate::import::dataset::{Benchmark, Dataset};
 use crate::metrics::Metric;
 use crate::report::markdown;
 use crate::stats::{self, StatsError};
 
-/// Output format of [`compare`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// Aligned columns for a terminal.
-    Text,
-    /// One GitHub table per metric.
-    Markdown,
-    /// One row per benchmark × metric × column, raw numbers.
-    Csv,
-    /// A list of comparison objects (summaries when only one dataset is given).
-    Json,
-}
-
-impl FromStr for Format {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Format, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "text" | "txt" => Ok(Format::Text),
-            "markdown" | "md" => Ok(Format::Markdown),
-            "csv" => Ok(Format::Csv),
-            "json" => Ok(Format::Json),
-            other => Err(format!(
-                "unknown format '{other}' (expected text, markdown, csv or json)"
-            )),
-        }
-    }
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompareOptions {
-    pub format: Format,
+    pub format: CompareFormat,
     /// Gate: fail when a gated metric got significantly slower by more than
     /// this many percent (see the module documentation).
     pub fail_if_slower: Option<f64>,
@@ -102,7 +73,7 @@ pub struct CompareOptions {
 impl Default for CompareOptions {
     fn default() -> CompareOptions {
         CompareOptions {
-            format: Format::Text,
+            format: CompareFormat::Text,
             fail_if_slower: None,
             alpha: 0.05,
             level: 0.95,
@@ -228,10 +199,10 @@ pub fn compare(datasets: &[Dataset], opts: &CompareOptions) -> Result<CompareOut
     let gate_failures = apply_gate(&mut tables, opts);
     let gate_failed = !gate_failures.is_empty();
     let rendered = match opts.format {
-        Format::Text => render_text(&tables, &notes, &gate_failures, opts),
-        Format::Markdown => render_markdown(&tables, &notes, &gate_failures, opts),
-        Format::Csv => render_csv(&tables)?,
-        Format::Json => render_json(&tables)?,
+        CompareFormat::Text => render_text(&tables, &notes, &gate_failures, opts),
+        CompareFormat::Markdown => render_markdown(&tables, &notes, &gate_failures, opts),
+        CompareFormat::Csv => render_csv(&tables)?,
+        CompareFormat::Json => render_json(&tables)?,
     };
     Ok(CompareOutput {
         rendered,
@@ -1545,20 +1516,14 @@ fn render_json(tables: &[MetricTable]) -> Result<String, Error> {
 }
 
 /// `cmdscope compare FILE...`: a benchstat-style table across saved results.
-pub fn run(args: &crate::cli::CompareArgs) -> crate::error::Result<i32> {
-    use crate::cli::CompareFormat;
+pub fn run(args: &CompareArgs) -> crate::error::Result<i32> {
     let datasets = args
         .files
         .iter()
         .map(|p| crate::import::read_dataset(p))
         .collect::<crate::error::Result<Vec<_>>>()?;
     let opts = CompareOptions {
-        format: match args.format {
-            CompareFormat::Text => Format::Text,
-            CompareFormat::Markdown => Format::Markdown,
-            CompareFormat::Csv => Format::Csv,
-            CompareFormat::Json => Format::Json,
-        },
+        format: args.format,
         fail_if_slower: args.fail_if_slower,
         alpha: args.alpha,
         ..CompareOptions::default()

@@ -2,7 +2,7 @@
 //! with `--fix` for what can be set (governor, turbo) and advice on CPU
 //! isolation.
 
-use crate::cli::DoctorArgs;
+use crate::cli::doctor::DoctorArgs;
 use crate::error::{exit, Error, Result};
 use crate::run::preflight::{self, Check, Status};
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::cli::HistoryArgs;
+use crate::cli::store::HistoryArgs;
 use crate::error::{exit, Result};
 use crate::stats::median_finite;
 use crate::store::history::time_values;

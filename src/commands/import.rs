@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use crate::cli::ImportArgs;
+use crate::cli::store::ImportArgs;
 use crate::error::{exit, Result};
 use crate::import::dataset::Dataset;
 use crate::metrics::{Metric, Sample};

@@ -7,8 +7,9 @@ use crate::analysis::comparison::{compare_values, Comparison, Design, Settings};
 use crate::analysis::sequential::{Sequential, LOOKS};
 use crate::analysis::LEVEL;
 use crate::analysis::MAX_VALUES;
-use crate::cli::ReportArgs;
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::run::RunArgs;
+use crate::cli::store::ReportArgs;
+use crate::cli::{Cli, Command};
 use crate::error::{exit, Result};
 use crate::metrics::{block_pairs, Metric};
 use crate::report::html::{self, CellData, HistoryData, HistoryPoint, ReportData};
@@ -376,8 +377,9 @@ pub fn compare(
 mod tests {
     use super::*;
     use crate::analysis::comparison::Verdict;
+    use crate::cli::compare::CompareFormat;
     use crate::commands::check;
-    use crate::commands::compare::{CompareOptions, Format};
+    use crate::commands::compare::CompareOptions;
     use crate::import::dataset::{Benchmark, Dataset, Series};
     use crate::metrics::Sample;
     use rand::{Rng, SeedableRng};
@@ -533,7 +535,7 @@ mod tests {
             let out = crate::commands::compare::compare(
                 &[dataset("a", base), dataset("b", cand)],
                 &CompareOptions {
-                    format: Format::Json,
+                    format: CompareFormat::Json,
                     fail_if_slower: Some(5.0),
                     ..CompareOptions::default()
                 },

@@ -23,7 +23,7 @@ pub mod variants;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::ExplainArgs;
+use crate::cli::explain::ExplainArgs;
 use crate::error::{exit, Error, Result};
 use crate::exec::signals;
 use crate::run::plan;
@@ -74,7 +74,7 @@ fn resolve_dir(dir: &Path) -> PathBuf {
 
 /// `run`'s arguments for the cells `explain` was given, so that the cells
 /// come from the very planning code `run` uses.
-fn run_args(args: &ExplainArgs) -> Result<crate::cli::RunArgs> {
+fn run_args(args: &ExplainArgs) -> Result<crate::cli::run::RunArgs> {
     use clap::Parser;
     let parsed = crate::cli::Cli::try_parse_from(["cmdscope", "run", "--no-store", "true"])
         .map_err(|e| Error::Usage(format!("internal: {e}")))?;

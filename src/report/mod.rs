@@ -6,6 +6,7 @@
 //! [`Exporter`]; the terminal report is printed, not written, and is a
 //! plain function of the same model (`terminal::render`).
 
+pub mod changes;
 pub mod csv;
 pub mod html;
 pub mod json;

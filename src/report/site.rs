@@ -10,10 +10,10 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::changes::Change;
+use crate::analysis::changes::{Analysed, Change};
 use crate::analysis::comparison::format_p;
 use crate::analysis::LEVEL;
-use crate::commands::changes::{change_text, direction, median_text, value, Analysed};
+use crate::report::changes::{change_text, direction, median_text, value};
 use crate::report::html::{CSP, STYLE};
 use crate::report::svg::{self, escape, BoxPlot, BoxStats, Format, LineChart, Mark, Series};
 use crate::stats::median_finite;

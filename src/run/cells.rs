@@ -2,7 +2,7 @@
 //! benchmark and an `explain` become cells): environment files, shell
 //! choice, parameters and run variants handed to `plan::expand`.
 
-use crate::cli::{RunArgs, TimeUnit};
+use crate::cli::run::{RunArgs, TimeUnit};
 use crate::error::{Error, Result};
 use crate::run::plan::{self, PlanInput};
 use crate::units;

@@ -20,7 +20,8 @@ use crate::run::progress::{Event, Progress};
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
 use crate::run::session::{CellResult, Session, ShellOverhead};
 
-/// Which non-zero exits are tolerated.
+/// Which non-zero exits are tolerated. `cli::run` parses it from
+/// -i/--ignore-failure, next to the flag.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum IgnoreFailure {
     #[default]
@@ -30,25 +31,6 @@ pub enum IgnoreFailure {
 }
 
 impl IgnoreFailure {
-    pub fn parse(arg: Option<&str>) -> Result<IgnoreFailure> {
-        match arg {
-            None => Ok(IgnoreFailure::None),
-            // hyperfine 1.20 spells "all" 'all-non-zero'.
-            Some("all" | "all-non-zero") => Ok(IgnoreFailure::All),
-            Some(list) => list
-                .split(',')
-                .map(|c| {
-                    c.trim().parse::<i32>().map_err(|_| {
-                        Error::Usage(format!(
-                            "--ignore-failure expects exit codes like 1,2; got '{c}'"
-                        ))
-                    })
-                })
-                .collect::<Result<Vec<_>>>()
-                .map(IgnoreFailure::Codes),
-        }
-    }
-
     fn tolerates(&self, s: &Sample) -> bool {
         if s.timed_out {
             return true; // timeouts have their own policy
@@ -538,17 +520,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_ignore_failure() {
-        assert_eq!(IgnoreFailure::parse(None).unwrap(), IgnoreFailure::None);
-        assert_eq!(
-            IgnoreFailure::parse(Some("all")).unwrap(),
-            IgnoreFailure::All
-        );
-        assert_eq!(
-            IgnoreFailure::parse(Some("1, 3")).unwrap(),
-            IgnoreFailure::Codes(vec![1, 3])
-        );
-        assert!(IgnoreFailure::parse(Some("x")).is_err());
+    fn ignore_failure_tolerates_the_codes_given() {
         let mut s = Sample::new(0);
         s.exit_code = Some(3);
         assert!(IgnoreFailure::Codes(vec![3]).tolerates(&s));

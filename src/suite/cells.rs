@@ -6,7 +6,8 @@ use clap::Parser;
 
 use super::file::{Benchmark, Suite};
 use super::partition::{fnv1a, Partition};
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::run::RunArgs;
+use crate::cli::{Cli, Command};
 use crate::error::Result;
 use crate::run::plan::Cell;
 

@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 
 use super::file::Suite;
-use crate::commands::suite::ManifestArgs;
+use crate::cli::suite::ManifestArgs;
 use crate::error::{Error, Result};
 
 fn q(s: &str) -> String {

@@ -14,8 +14,8 @@ use std::process::{Command, Stdio};
 use super::file;
 use super::partition::Partition;
 use super::scheduler::check_run_id;
-use crate::commands::status;
-use crate::commands::suite::SubmitArgs;
+use super::status;
+use crate::cli::suite::SubmitArgs;
 use crate::error::{exit, Error, Result};
 use crate::store::record::open_required;
 

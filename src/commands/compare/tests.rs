@@ -64,7 +64,7 @@ fn slowdown_pair() -> Vec<Dataset> {
     ]
 }
 
-fn opts(format: Format, gate: Option<f64>) -> CompareOptions {
+fn opts(format: CompareFormat, gate: Option<f64>) -> CompareOptions {
     CompareOptions {
         format,
         fail_if_slower: gate,
@@ -143,10 +143,18 @@ fn labels_hide_common_and_visible_parameters() {
 }
 
 #[test]
-fn format_from_str() {
-    assert_eq!("md".parse::<Format>(), Ok(Format::Markdown));
-    assert_eq!("JSON".parse::<Format>(), Ok(Format::Json));
-    assert!("xml".parse::<Format>().is_err());
+fn format_names_are_the_flags() {
+    use clap::ValueEnum;
+    assert_eq!(
+        CompareFormat::from_str("markdown", false),
+        Ok(CompareFormat::Markdown)
+    );
+    assert_eq!(
+        CompareFormat::from_str("json", false),
+        Ok(CompareFormat::Json)
+    );
+    assert!(CompareFormat::from_str("md", false).is_err());
+    assert!(CompareFormat::from_str("xml", false).is_err());
 }
 
 #[test]
@@ -188,7 +196,7 @@ fn bad_options_are_usage_errors() {
 #[test]
 fn clear_slowdown_is_slower_and_gates() {
     let d = slowdown_pair();
-    let out = run(&d, &opts(Format::Text, Some(10.0)));
+    let out = run(&d, &opts(CompareFormat::Text, Some(10.0)));
     let t = only_table(&out);
     assert_eq!(t.metric, "time_wall_clock");
     assert_eq!(t.rows.len(), 2);
@@ -241,21 +249,21 @@ fn clear_slowdown_is_slower_and_gates() {
         out.rendered
     );
 
-    let pass = run(&d, &opts(Format::Text, Some(30.0)));
+    let pass = run(&d, &opts(CompareFormat::Text, Some(30.0)));
     assert!(!pass.gate_failed);
     assert!(pass.gate_failures.is_empty());
     assert!(pass.rendered.contains(
         "gate passed: nothing significantly slower by more than +30% in time_wall_clock"
     ));
 
-    let none = run(&d, &opts(Format::Text, None));
+    let none = run(&d, &opts(CompareFormat::Text, None));
     assert!(!none.gate_failed);
     assert!(!none.rendered.contains("gate"));
 }
 
 #[test]
 fn text_output_reads_like_benchstat() {
-    let out = run(&slowdown_pair(), &opts(Format::Text, None));
+    let out = run(&slowdown_pair(), &opts(CompareFormat::Text, None));
     let text = &out.rendered;
     assert!(
         text.starts_with("time_wall_clock (wall) [s, lower is better]\n"),
@@ -285,7 +293,7 @@ fn identical_datasets_are_not_different() {
     let mut d = slowdown_pair();
     d[1] = d[0].clone();
     d[1].source = "same.json".into();
-    let out = run(&d, &opts(Format::Json, Some(10.0)));
+    let out = run(&d, &opts(CompareFormat::Json, Some(10.0)));
     let t = only_table(&out);
     for r in &t.rows {
         let c = r.comparisons[1].as_ref().unwrap();
@@ -305,7 +313,7 @@ fn identical_datasets_are_not_different() {
             "{item}"
         );
     }
-    let text = run(&d, &opts(Format::Text, None)).rendered;
+    let text = run(&d, &opts(CompareFormat::Text, None)).rendered;
     assert!(text.contains("? (p=1.000) ¹"), "{text}");
 
     // Tight data: the interval lies within ±1 %, so "no difference".
@@ -319,7 +327,7 @@ fn identical_datasets_are_not_different() {
             )],
         )
     };
-    let out = run(&[tight("a"), tight("b")], &opts(Format::Text, None));
+    let out = run(&[tight("a"), tight("b")], &opts(CompareFormat::Text, None));
     let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
     assert_eq!(c.result.verdict, Verdict::NoDifference, "{c:?}");
     assert!(out.rendered.contains("~ (p=1.000)"), "{}", out.rendered);
@@ -339,7 +347,7 @@ fn higher_is_better_and_memory_do_not_gate_and_respect_direction() {
             vec![bench("Parse", vec![mbs(150.0), bytes(2000.0)])],
         ),
     ];
-    let out = run(&d, &opts(Format::Json, Some(1.0)));
+    let out = run(&d, &opts(CompareFormat::Json, Some(1.0)));
     assert!(!out.gate_failed, "memory and throughput never gate");
     let verdicts: HashMap<String, Verdict> = out
         .tables
@@ -358,7 +366,7 @@ fn higher_is_better_and_memory_do_not_gate_and_respect_direction() {
         dataset("old.txt", vec![bench("Parse", vec![mbs(150.0)])]),
         dataset("new.txt", vec![bench("Parse", vec![mbs(100.0)])]),
     ];
-    let out = run(&d, &opts(Format::Json, None));
+    let out = run(&d, &opts(CompareFormat::Json, None));
     let v: serde_json::Value = serde_json::from_str(&out.rendered).unwrap();
     assert_eq!(v[0]["verdict"], "slower");
     assert!(v[0]["change_pct"].as_f64().unwrap() < -33.0);
@@ -388,7 +396,7 @@ fn gate_covers_sec_per_op_and_not_user_time() {
             )],
         ),
     ];
-    let out = run(&d, &opts(Format::Text, Some(10.0)));
+    let out = run(&d, &opts(CompareFormat::Text, Some(10.0)));
     assert!(out.gate_failed);
     assert_eq!(out.gate_failures.len(), 1, "{:?}", out.gate_failures);
     assert!(
@@ -410,7 +418,7 @@ fn mismatched_benchmarks_are_shown_not_compared() {
             vec![bench("b", vec![wall(0.2)]), bench("c", vec![wall(0.3)])],
         ),
     ];
-    let out = run(&d, &opts(Format::Text, Some(10.0)));
+    let out = run(&d, &opts(CompareFormat::Text, Some(10.0)));
     let t = only_table(&out);
     let labels: Vec<&str> = t.rows.iter().map(|r| r.label.as_str()).collect();
     assert_eq!(labels, ["a", "b", "c"]);
@@ -421,7 +429,7 @@ fn mismatched_benchmarks_are_shown_not_compared() {
     assert!(out.rendered.contains(MISSING_NOTE), "{}", out.rendered);
     assert!(!out.gate_failed);
 
-    let json = run(&d, &opts(Format::Json, None)).rendered;
+    let json = run(&d, &opts(CompareFormat::Json, None)).rendered;
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let items = v.as_array().unwrap();
     assert_eq!(items.len(), 3);
@@ -449,7 +457,7 @@ fn parameters_match_in_any_order() {
         with_params("old", &[("a", "1"), ("b", "2")], 0.1),
         with_params("new", &[("b", "2"), ("a", "1")], 0.1),
     ];
-    let out = run(&d, &opts(Format::Text, None));
+    let out = run(&d, &opts(CompareFormat::Text, None));
     let t = only_table(&out);
     assert_eq!(t.rows.len(), 1);
     assert!(t.rows[0].comparisons[1].is_some());
@@ -491,7 +499,7 @@ fn too_few_samples_are_refused_plainly() {
             ],
         ),
     ];
-    let out = run(&d, &opts(Format::Text, Some(10.0)));
+    let out = run(&d, &opts(CompareFormat::Text, Some(10.0)));
     let t = only_table(&out);
     let one = &t.rows[0].comparisons[1].as_ref().unwrap().result;
     assert!(one.p_value.is_nan(), "n=1: no p-value");
@@ -516,7 +524,7 @@ fn too_few_samples_are_refused_plainly() {
 #[test]
 fn single_dataset_is_a_summary() {
     let d = vec![slowdown_pair().remove(0)];
-    let out = run(&d, &opts(Format::Text, None));
+    let out = run(&d, &opts(CompareFormat::Text, None));
     let t = only_table(&out);
     assert_eq!(t.columns, ["old.json"]);
     assert!(t
@@ -526,7 +534,7 @@ fn single_dataset_is_a_summary() {
     assert!(!out.rendered.contains("vs base"));
     assert!(out.rendered.contains("100.0ms ± "), "{}", out.rendered);
 
-    let json = run(&d, &opts(Format::Json, None)).rendered;
+    let json = run(&d, &opts(CompareFormat::Json, None)).rendered;
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 2);
     assert_eq!(v[0]["source"], "old.json");
@@ -552,7 +560,7 @@ fn metrics_get_one_table_each_in_cmdscope_order() {
             vec![bench("x", vec![wall(0.1), rss(2e7), faults(5000.0)])],
         ),
     ];
-    let out = run(&d, &opts(Format::Text, None));
+    let out = run(&d, &opts(CompareFormat::Text, None));
     let metrics: Vec<&str> = out.tables.iter().map(|t| t.metric.as_str()).collect();
     assert_eq!(
         metrics,
@@ -578,7 +586,7 @@ fn several_candidates_are_columns() {
     let mut third = d[0].clone();
     third.source = "third.json".into();
     d.push(third);
-    let out = run(&d, &opts(Format::Text, Some(10.0)));
+    let out = run(&d, &opts(CompareFormat::Text, Some(10.0)));
     let t = only_table(&out);
     assert_eq!(t.columns.len(), 3);
     for r in &t.rows {
@@ -598,7 +606,7 @@ fn markdown_tables_are_well_formed() {
     // A pipe in a command must not break the table.
     d[0].benchmarks[0].name = "sh -c 'ls | wc -l'".into();
     d[1].benchmarks[0].name = "sh -c 'ls | wc -l'".into();
-    let out = run(&d, &opts(Format::Markdown, Some(10.0)));
+    let out = run(&d, &opts(CompareFormat::Markdown, Some(10.0)));
     let md = &out.rendered;
     assert!(
         md.starts_with("### time_wall_clock (wall) [s, lower is better]"),
@@ -628,7 +636,7 @@ fn markdown_tables_are_well_formed() {
 
 #[test]
 fn csv_has_one_row_per_benchmark_metric_column() {
-    let out = run(&slowdown_pair(), &opts(Format::Csv, Some(10.0)));
+    let out = run(&slowdown_pair(), &opts(CompareFormat::Csv, Some(10.0)));
     let mut r = csv::Reader::from_reader(out.rendered.as_bytes());
     let headers = r.headers().unwrap().clone();
     let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
@@ -663,7 +671,7 @@ fn csv_has_one_row_per_benchmark_metric_column() {
 
 #[test]
 fn json_is_a_list_of_comparisons() {
-    let out = run(&slowdown_pair(), &opts(Format::Json, Some(10.0)));
+    let out = run(&slowdown_pair(), &opts(CompareFormat::Json, Some(10.0)));
     let v: serde_json::Value = serde_json::from_str(&out.rendered).unwrap();
     let items = v.as_array().unwrap();
     assert_eq!(items.len(), 2);
@@ -719,7 +727,7 @@ fn go_files_compare_end_to_end() {
         "new.txt",
     )
     .unwrap();
-    let out = run(&[old, new], &opts(Format::Text, Some(5.0)));
+    let out = run(&[old, new], &opts(CompareFormat::Text, Some(5.0)));
     let metrics: Vec<&str> = out.tables.iter().map(|t| t.metric.as_str()).collect();
     assert_eq!(metrics, ["sec/op", "B/op", "allocs/op"]);
     let secs = &out.tables[0];
@@ -786,7 +794,7 @@ fn zero_medians_and_non_finite_values_are_handled() {
             ],
         ),
     ];
-    let out = run(&d, &opts(Format::Text, Some(10.0)));
+    let out = run(&d, &opts(CompareFormat::Text, Some(10.0)));
     let wall_t = &out.tables[0];
     assert_eq!(wall_t.metric, "time_wall_clock");
     assert_eq!(
@@ -811,10 +819,10 @@ fn zero_medians_and_non_finite_values_are_handled() {
     );
     assert!(!out.gate_failed, "allocations never gate");
     // Machine formats stay valid with missing numbers.
-    let json = run(&d, &opts(Format::Json, None)).rendered;
+    let json = run(&d, &opts(CompareFormat::Json, None)).rendered;
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(v.as_array().unwrap().iter().any(|i| i["ratio"].is_null()));
-    let csv_text = run(&d, &opts(Format::Csv, None)).rendered;
+    let csv_text = run(&d, &opts(CompareFormat::Csv, None)).rendered;
     let mut r = csv::Reader::from_reader(csv_text.as_bytes());
     assert_eq!(r.records().count(), 2 * 2 * 2);
 }
@@ -828,7 +836,7 @@ fn nothing_in_common() {
             vec![bench("a", vec![series("B/op", "B", false, spread(10.0))])],
         ),
     ];
-    let out = run(&d, &opts(Format::Text, Some(10.0)));
+    let out = run(&d, &opts(CompareFormat::Text, Some(10.0)));
     assert!(out.tables.is_empty());
     assert!(
         out.rendered.starts_with("no metric to compare"),
@@ -838,7 +846,7 @@ fn nothing_in_common() {
     assert!(out.rendered.contains("time_wall_clock (only in old)"));
     assert!(out.rendered.contains("gate passed, but vacuously"));
     assert!(!out.gate_failed);
-    let json = run(&d, &opts(Format::Json, None)).rendered;
+    let json = run(&d, &opts(CompareFormat::Json, None)).rendered;
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&json).unwrap(),
         serde_json::json!([])
@@ -855,7 +863,7 @@ fn exact_values_change_without_a_test() {
     let old = crate::import::parse_dataset(&go(1000), "old.txt").unwrap();
     let new = crate::import::parse_dataset(&go(1001), "new.txt").unwrap();
     let same = crate::import::parse_dataset(&go(1000), "same.txt").unwrap();
-    let out = run(&[old, new, same], &opts(Format::Json, None));
+    let out = run(&[old, new, same], &opts(CompareFormat::Json, None));
     let t = out
         .tables
         .iter()
@@ -893,7 +901,10 @@ fn peak_memory_at_cmdscopes_floor_is_not_compared() {
     let mut new = dataset("new.json", vec![bench("true", vec![rss(5.4 * mib)])]);
     old.rss_floor = Some(5.2 * mib);
     new.rss_floor = Some(5.6 * mib);
-    let out = run(&[old.clone(), new.clone()], &opts(Format::Json, None));
+    let out = run(
+        &[old.clone(), new.clone()],
+        &opts(CompareFormat::Json, None),
+    );
     let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
     assert_eq!(c.result.verdict, Verdict::NotComparable, "{c:?}");
     assert_eq!(
@@ -902,7 +913,7 @@ fn peak_memory_at_cmdscopes_floor_is_not_compared() {
     );
     // Above the floor it is a comparison like any other.
     new.benchmarks[0].series[0] = rss(9.0 * mib);
-    let out = run(&[old, new], &opts(Format::Json, None));
+    let out = run(&[old, new], &opts(CompareFormat::Json, None));
     let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
     assert_eq!(c.result.verdict, Verdict::Slower, "{c:?}");
 }
@@ -927,7 +938,7 @@ fn the_issues_tied_reproducer_does_not_contradict_itself() {
             vec![bench("X", vec![series("allocs/op", "", false, b)])],
         ),
     ];
-    let out = run(&d, &opts(Format::Json, None));
+    let out = run(&d, &opts(CompareFormat::Json, None));
     let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
     assert!((c.result.p_value - 0.0867).abs() < 0.0005, "{c:?}");
     assert!(!c.result.significant);
@@ -935,7 +946,7 @@ fn the_issues_tied_reproducer_does_not_contradict_itself() {
     let v: serde_json::Value = serde_json::from_str(&out.rendered).unwrap();
     assert_eq!(v[0]["significant"], false);
     assert_eq!(v[0]["verdict"], c.result.verdict.words());
-    let text = run(&d, &opts(Format::Text, None)).rendered;
+    let text = run(&d, &opts(CompareFormat::Text, None)).rendered;
     assert!(text.contains("(p=0.087)"), "{text}");
     assert!(!text.contains("+0.00%"), "{text}");
 }

@@ -11,7 +11,7 @@ use crate::analysis::comparison::{self, Comparison};
 use crate::analysis::sequential::Sequential;
 use crate::analysis::sweep::Sweep;
 use crate::analysis::{self, CellAnalysis};
-use crate::cli::{RunArgs, SortOrder, Style};
+use crate::cli::run::{RunArgs, SortOrder, Style};
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
 use crate::explain::run_monitor::Counts;

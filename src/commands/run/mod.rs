@@ -4,7 +4,7 @@
 pub mod bench;
 pub mod suite;
 
-use crate::cli::RunArgs;
+use crate::cli::run::RunArgs;
 use crate::error::Result;
 
 pub fn run(args: &RunArgs) -> Result<i32> {

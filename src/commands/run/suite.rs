@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::cli::{RunArgs, Style};
+use crate::cli::run::{RunArgs, Style};
 use crate::error::{exit, Error, Result};
 use crate::store::partitions::PartitionStart;
 use crate::store::record::Choice;

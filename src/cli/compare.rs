@@ -1,0 +1,40 @@
+//! The arguments of `cmdscope compare`. Parsing only.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+/// Output format of `compare` (`--format`): these names are the only ones
+/// accepted. (Plain comments on the variants: doc comments would add
+/// descriptions to the help's list of values.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    // Aligned columns for a terminal.
+    Text,
+    // One GitHub table per metric.
+    Markdown,
+    // One row per benchmark × metric × column, raw numbers.
+    Csv,
+    // A list of comparison objects (summaries when only one dataset is given).
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Result files: the first is the baseline. cmdscope JSON, hyperfine JSON
+    /// (schema 1 or 2) or `go test -bench` output, detected by content.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+
+    /// Exit 1 when a gated time metric is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
+    #[arg(long, value_name = "PCT")]
+    pub fail_if_slower: Option<f64>,
+
+    /// Significance level.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+}

@@ -1,0 +1,94 @@
+//! The arguments of `cmdscope explain`: the cells, defined as `run` defines
+//! them, and what to trace and show. Parsing only.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{CellArgs, ParameterArgs};
+
+pub const EXPLAIN_EXAMPLES: &str = "\
+Examples:
+  cmdscope explain 'ruby -e \"100.times { system(%q(/bin/true)) }\"'
+  cmdscope explain --json explain.json 'make -j2'
+  cmdscope explain -L u root,nobody --user {u} 'ruby spawn.rb'   # side by side
+  cmdscope explain -L n 0,5000 --env-size {n} ./container-init
+  cmdscope explain --monitor 'busctl --system monitor org.freedesktop.hostname1' \\
+      --match 'member=Introspect' --match 'member=Get;' --match 'member=GetAll' 'hostnamectl'
+
+Tracing stops the program at every system call: the run is slower than
+normal and the times shown are indicative. Measure with 'cmdscope run'.
+";
+
+#[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
+pub struct ExplainArgs {
+    /// The commands to trace, as `run` takes them: each is split into words
+    /// like a shell would (quotes, backslashes) and executed directly,
+    /// without a shell (unless -S). Each command and parameter combination
+    /// is one cell, traced once; several cells are shown side by side.
+    #[arg(required = true, value_name = "COMMAND")]
+    pub commands: Vec<OsString>,
+
+    /// The cells, defined as `run` defines them (see `cmdscope run --help`).
+    #[command(flatten)]
+    pub cells: ExplainCellArgs,
+
+    /// Write everything (processes, spawns, execs, syscalls, io, monitor,
+    /// hints) as JSON to FILE; '-' for stdout (the terminal report is then
+    /// not printed).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// How many system calls to list, by time spent in them.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+
+    /// A command run alongside (through sh -c) whose output lines are
+    /// matched against each --match while the traced command runs, e.g.
+    /// 'busctl --system monitor NAME'. Its stdout is read; its process group
+    /// is killed at the end.
+    #[arg(long, value_name = "COMMAND")]
+    pub monitor: Option<String>,
+
+    /// A regular expression counted in the monitor's output lines
+    /// (repeatable; one count per pattern).
+    #[arg(long = "match", value_name = "REGEX", requires = "monitor")]
+    pub matches: Vec<String>,
+
+    /// Seconds the monitor is given to get ready before the traced command
+    /// starts. Lines it prints meanwhile are reported apart, not counted.
+    #[arg(long, default_value_t = 0.2, value_name = "SECONDS")]
+    pub monitor_wait: f64,
+
+    /// Seconds the monitor keeps being read after the traced command ends.
+    #[arg(long, default_value_t = 0.2, value_name = "SECONDS")]
+    pub monitor_grace: f64,
+
+    /// Kill the traced command (its whole traced tree) after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+
+    /// Let the traced command write to cmdscope's stdout and stderr
+    /// (default: /dev/null). Its stdin is cmdscope's, or /dev/null when
+    /// that is a terminal (it runs in its own process group).
+    #[arg(long)]
+    pub show_output: bool,
+
+    /// Show every process of the tree instead of summarising runs of
+    /// similar siblings.
+    #[arg(long)]
+    pub full_tree: bool,
+}
+
+/// The options of `run` that define cells, for `explain` (same meaning;
+/// turned into `run`'s arguments and planned by the same code).
+#[derive(Args, Debug, Default)]
+pub struct ExplainCellArgs {
+    #[command(flatten)]
+    pub cell: CellArgs,
+
+    #[command(flatten)]
+    pub params: ParameterArgs,
+}

@@ -1,0 +1,282 @@
+//! Command-line interface: every flag is documented here, where it is defined.
+//!
+//! `mod.rs` holds the parser, the list of subcommands, the argument groups
+//! several subcommands share and the rules shared flags follow everywhere
+//! (`check_alpha`, `check_percentage`); each subcommand's own arguments
+//! live in the file named after it. Parsing only: commands read these
+//! types, and cli never uses `commands` (it may use lower modules' types
+//! and rules for parsing).
+
+pub mod compare;
+pub mod doctor;
+pub mod explain;
+pub mod run;
+pub mod store;
+pub mod suite;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::Error;
+use compare::CompareArgs;
+use doctor::{DoctorArgs, DOCTOR_EXAMPLES};
+use explain::{ExplainArgs, EXPLAIN_EXAMPLES};
+use run::{RunArgs, RUN_EXAMPLES};
+use store::{
+    ChangesArgs, CheckArgs, HistoryArgs, ImportArgs, ReportArgs, StatusArgs, CHANGES_EXAMPLES,
+    CHECK_EXAMPLES, HISTORY_EXAMPLES, IMPORT_EXAMPLES, REPORT_EXAMPLES,
+};
+use suite::SuiteArgs;
+
+/// cmdscope: a performance lab for commands.
+///
+/// Runs commands as whole processes and measures every run with the kernel's
+/// own accounting: wall, user and system time, peak memory, page faults,
+/// context switches, storage I/O and (with --counters) perf counters.
+///
+/// Exit status: 0 success; 1 a benchmarked command failed or a gate found a
+/// regression; 2 bad usage or input; 130 interrupted (finished runs exported).
+#[derive(Parser, Debug)]
+#[command(name = "cmdscope", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+impl Cli {
+    /// Parse as `try_parse_from` does, and record where each scan option
+    /// stood: clap's derive keeps values but not their order, and the order
+    /// says which -P a -D or --parameter-factor belongs to.
+    pub fn parse_ordered<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut command = Cli::command();
+        let matches = command.try_get_matches_from_mut(args)?;
+        let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+        let order = |sub: &clap::ArgMatches| {
+            let at = |id: &str| -> Vec<usize> {
+                sub.indices_of(id).map(|i| i.collect()).unwrap_or_default()
+            };
+            crate::run::plan::ScanOrder {
+                // Three values per -P: its position is its first value's.
+                scans: at("parameter_scan").into_iter().step_by(3).collect(),
+                steps: at("parameter_step_size"),
+                factors: at("parameter_factor"),
+            }
+        };
+        match (&mut cli.command, matches.subcommand()) {
+            (Command::Run(run), Some(("run", sub))) => run.params.scan_order = order(sub),
+            (Command::Explain(e), Some(("explain", sub))) => e.cells.params.scan_order = order(sub),
+            _ => {}
+        }
+        Ok(cli)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Benchmark one or more commands.
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(Box<RunArgs>),
+    /// Compare saved results (cmdscope or hyperfine JSON, Go benchmark text) in a benchstat-style table.
+    #[command(
+        after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate: exit 1 on a significant >5% slowdown\n"
+    )]
+    Compare(CompareArgs),
+    /// Trace one run (ptrace) and explain where the time went: the process
+    /// tree, how each process was created (fork, vfork, thread), execs,
+    /// intermediate shells, syscalls, I/O, and hints backed by the numbers;
+    /// several cells (commands, -L/-P, variants) side by side with their differences.
+    #[command(after_help = EXPLAIN_EXAMPLES)]
+    Explain(Box<ExplainArgs>),
+    /// List the sessions and benchmarks in the results store, newest first.
+    #[command(after_help = HISTORY_EXAMPLES)]
+    History(HistoryArgs),
+    /// CI gate: compare the latest results with a stored baseline on this machine.
+    #[command(after_help = CHECK_EXAMPLES)]
+    Check(CheckArgs),
+    /// Change points in every stored benchmark's history: which session made it slower or faster.
+    #[command(after_help = CHANGES_EXAMPLES)]
+    Changes(ChangesArgs),
+    /// Write a self-contained HTML report (SVG charts, no scripts) from the store.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
+    /// Store results files (hyperfine JSON, cmdscope JSON, Go benchmark text) as sessions.
+    #[command(after_help = IMPORT_EXAMPLES)]
+    Import(ImportArgs),
+    /// Suites: list a suite's cells, submit its partitions to Slurm, or
+    /// print a Kubernetes Job or CI snippet that runs them.
+    Suite(SuiteArgs),
+    /// Which partitions of a suite run reported, and which are missing.
+    Status(StatusArgs),
+    /// Check whether this machine is fit to measure on (the checks every
+    /// session records): governor, turbo, load, busy processes, stolen
+    /// time, swapping, SMT siblings, throttling, battery. Exits 1 when any
+    /// check warns.
+    #[command(after_help = DOCTOR_EXAMPLES)]
+    Doctor(DoctorArgs),
+    /// Internal: the helper process that writes to the store during `run`.
+    #[command(name = "__store-writer", hide = true)]
+    StoreWriter,
+}
+
+/// Where results are stored (shared by run, history, check, report, import).
+#[derive(Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// Results store: an SQLite file, or postgres://user[:password]@host[:port]/db.
+    /// Default: $XDG_DATA_HOME/cmdscope/results.sqlite3 (~/.local/share/cmdscope/...).
+    /// Passwords are never printed.
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "CMDSCOPE_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+}
+
+/// Which stored sessions a command looks at.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SessionFilterArgs {
+    /// Only sessions with this label (repeatable; all must match).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Only sessions on this machine: a fingerprint (or its prefix) or a hostname.
+    #[arg(long, value_name = "FINGERPRINT|HOST")]
+    pub machine: Option<String>,
+
+    /// The partitions of this suite run, merged into one session.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+}
+
+/// The options that define what each cell runs: its name, environment,
+/// user, directory, CPUs, niceness and shell. Defined once for `run` and
+/// `explain`, which plans its cells with `run`'s code.
+#[derive(Args, Clone, Debug, Default)]
+pub struct CellArgs {
+    /// Name to show for a command, in order (repeatable).
+    #[arg(short = 'n', long = "command-name", value_name = "NAME")]
+    pub names: Vec<String>,
+
+    /// Set an environment variable for the commands (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<OsString>,
+
+    /// Pad the commands' environment with N synthetic variables
+    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge environments.
+    #[arg(long, value_name = "N")]
+    pub env_size: Option<String>,
+
+    /// Add the KEY=VALUE lines of FILE to the environment ('#' starts a comment).
+    #[arg(long, value_name = "FILE")]
+    pub env_file: Option<PathBuf>,
+
+    /// Start the commands with an empty environment (then --env-file, --env, --env-size apply).
+    #[arg(long)]
+    pub clear_env: bool,
+
+    /// Run the commands (not cmdscope) as this user, with the user's groups. Needs root.
+    #[arg(long, value_name = "NAME|UID")]
+    pub user: Option<String>,
+
+    /// Run every run in a fresh directory under DIR, or on a memory
+    /// filesystem with 'tmpfs'; the directory is removed after the run.
+    #[arg(long, value_name = "DIR|tmpfs")]
+    pub workdir: Option<String>,
+
+    /// Copy this directory into each fresh working directory (not measured).
+    #[arg(long, value_name = "DIR")]
+    pub workdir_template: Option<String>,
+
+    /// Pin the commands to these CPUs, e.g. 0-3,6.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+
+    /// Run the commands at this niceness (-20 to 19; below 0 needs root).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub nice: Option<String>,
+
+    /// Run every command through SHELL with -c ('bash', 'bash --norc';
+    /// 'none' = no shell). In `run` its start-up cost is measured interleaved
+    /// with the runs and subtracted. Default: commands written in shell syntax (pipes,
+    /// redirections, $, globs, builtins such as cd or exit) run through sh
+    /// -c, the others are executed directly.
+    #[arg(short = 'S', long, value_name = "SHELL")]
+    pub shell: Option<String>,
+
+    /// Execute every command directly, without a shell, even when it looks
+    /// like shell syntax (same as --shell=none).
+    #[arg(short = 'N', long = "no-shell", conflicts_with = "shell")]
+    pub no_shell: bool,
+}
+
+/// The parameters that multiply cells (-P/-D/--parameter-factor, -L), for
+/// `run` and `explain` alike.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ParameterArgs {
+    /// Scan a numeric parameter: {VAR} in the command (and in --env values,
+    /// hooks and names) takes MIN, MIN+STEP, ... MAX. Integers step by 1
+    /// unless -D is given; --parameter-factor makes the scan geometric.
+    /// Repeatable (all parameters combine): with several -P, each -D or
+    /// --parameter-factor applies to the -P before it
+    /// (-P a 1 64 --parameter-factor 2 -P b 1 8).
+    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true, action = clap::ArgAction::Append)]
+    pub parameter_scan: Vec<String>,
+
+    /// Step of --parameter-scan (may be negative or a decimal like 0.25).
+    #[arg(
+        short = 'D',
+        long,
+        value_name = "STEP",
+        requires = "parameter_scan",
+        allow_negative_numbers = true,
+        action = clap::ArgAction::Append
+    )]
+    pub parameter_step_size: Vec<String>,
+
+    /// Make --parameter-scan geometric: MIN, MIN*F, MIN*F², ... (1 2 4 ... 8192 with F = 2).
+    #[arg(long, value_name = "F", requires = "parameter_scan", action = clap::ArgAction::Append)]
+    pub parameter_factor: Vec<String>,
+
+    /// Where each -P, -D and --parameter-factor stood on the command line
+    /// (filled by `Cli::parse_ordered`): tells several scans' steps apart.
+    #[arg(skip)]
+    pub scan_order: crate::run::plan::ScanOrder,
+
+    /// A parameter with listed values: -L VAR a,b,c (repeatable; all
+    /// parameters combine into every combination).
+    #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], action = clap::ArgAction::Append)]
+    pub parameter_list: Vec<String>,
+}
+
+/// The one rule for `--alpha`, for every subcommand: a family-wise
+/// significance level in (0, 0.5) (above that "significant" would mean less
+/// than a coin flip).
+pub fn check_alpha(alpha: f64) -> Result<(), Error> {
+    if alpha > 0.0 && alpha < 0.5 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "--alpha must be between 0 and 0.5, got {alpha}"
+        )))
+    }
+}
+
+/// The one rule for the percentage a gate allows (`check --fail-if-slower`,
+/// `changes --threshold`): a finite number, not negative.
+pub fn check_percentage(flag: &str, pct: f64) -> Result<(), Error> {
+    if pct.is_finite() && pct >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "{flag} must be a non-negative percentage, got {pct}"
+        )))
+    }
+}

@@ -1,0 +1,346 @@
+//! The arguments of `cmdscope run`: what to measure, how often, in which
+//! order, and where the results go. Parsing only.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::suite::SuiteRunArgs;
+use super::{CellArgs, ParameterArgs, StoreArgs};
+use crate::error::{Error, Result};
+use crate::run::runner::IgnoreFailure;
+use crate::run::schedule::Order;
+
+pub const RUN_EXAMPLES: &str = "\
+Examples:
+  cmdscope run 'sleep 0.1'
+  cmdscope run -w 3 'grep -r TODO src' 'rg TODO src'
+  cmdscope run --runs 50 --export-json out.json 'ls -la /usr/bin'
+  cmdscope run 'echo hi | wc -c'                 # shell syntax: through sh, start-up subtracted
+  cmdscope run -S bash 'echo $BASH_VERSION'      # every command through bash (-N: no shell)
+  cmdscope run --timeout 2 -i 'make -j2'
+  cmdscope run -L vars 0,5000 --env-size {vars} ./container-init   # huge environments
+  cmdscope run -L w tmpfs,/var/tmp --workdir {w} --workdir-template src 'make -j2'
+  cmdscope run -L u root,nobody --user {u} --ops 10000 'ruby spawn.rb'
+  cmdscope run -P threads 1 8 'make -j{threads}'
+  cmdscope run -L sort quick,merge './bench --sort {sort}'
+  cmdscope run -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
+  cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch 'xargs -a files -n {batch} sha256sum'
+  cmdscope run -P b 1 64 --parameter-factor 2 -P j 1 4 --minimize b,j './build -b {b} -j {j}'
+  cmdscope run --monitor 'busctl --system monitor org.freedesktop.hostname1' \
+      --match Introspect=member=Introspect hostnamectl   # messages per run: monitor_Introspect
+";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Style {
+    /// Colours and progress bar on a terminal, plain otherwise.
+    Auto,
+    /// No colours, no progress bar.
+    Basic,
+    /// Colours and progress bar.
+    Full,
+    /// Progress bar without colours.
+    Nocolor,
+    /// Colours without progress bar.
+    Color,
+    /// Nothing but errors (and exports to stdout).
+    None,
+}
+
+/// A count of runs: a whole number, at least 1 (clap's own range check
+/// would print the type's bound, 18446744073709551615).
+fn at_least_one(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number".into()),
+    }
+}
+
+/// `--sort` (hyperfine's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortOrder {
+    /// Tables in the commands' order.
+    Auto,
+    /// Tables in the commands' order.
+    Command,
+    /// Tables sorted by mean time, fastest first.
+    MeanTime,
+}
+
+/// `-u/--time-unit` (hyperfine's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TimeUnit {
+    Microsecond,
+    Millisecond,
+    Second,
+}
+
+#[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
+pub struct RunArgs {
+    /// The commands to benchmark. Each is split into words like a shell
+    /// would (quotes, backslashes) and executed directly, without a shell,
+    /// unless it is written in shell syntax (see --shell).
+    #[arg(required_unless_present = "suite", value_name = "COMMAND")]
+    pub commands: Vec<OsString>,
+
+    #[command(flatten)]
+    pub suite: SuiteRunArgs,
+
+    /// Runs of each command before measuring (caches, JITs, disk).
+    #[arg(short = 'w', long, default_value_t = 0, value_name = "NUM")]
+    pub warmup: usize,
+
+    /// Exact number of measured runs per command.
+    #[arg(short = 'r', long, value_name = "NUM", conflicts_with_all = ["min_runs", "max_runs"],
+          value_parser = at_least_one)]
+    pub runs: Option<u64>,
+
+    /// Minimum measured runs per command [default: 10].
+    #[arg(short = 'm', long, value_name = "NUM", value_parser = at_least_one)]
+    pub min_runs: Option<u64>,
+
+    /// Maximum measured runs per command [default: unlimited].
+    #[arg(short = 'M', long, value_name = "NUM", value_parser = at_least_one)]
+    pub max_runs: Option<u64>,
+
+    /// Seconds of measured runs to aim for per command, when --runs is not given.
+    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
+    pub min_time: f64,
+
+    /// Shell command run before each run (not timed). Once for all, or once per command.
+    #[arg(short = 'p', long, value_name = "CMD")]
+    pub prepare: Vec<String>,
+
+    /// Shell command run after each run (not timed). Once for all, or once per command.
+    #[arg(short = 'C', long, value_name = "CMD")]
+    pub conclude: Vec<String>,
+
+    /// Shell command run once before the runs of each command (setup a,
+    /// runs of a, cleanup a, setup b, ...). With interleaved order and the
+    /// same setup for all commands: once before all runs.
+    #[arg(short = 's', long, value_name = "CMD")]
+    pub setup: Option<String>,
+
+    /// Shell command run once after the runs of each command (after all
+    /// runs with interleaved order and the same cleanup for all).
+    #[arg(short = 'c', long, value_name = "CMD")]
+    pub cleanup: Option<String>,
+
+    /// Keep going when a command exits non-zero: all non-zero codes (no
+    /// value, 'all' or 'all-non-zero'), or only these (--ignore-failure=1,2).
+    #[arg(short = 'i', long, value_name = "MODE", num_args = 0..=1, require_equals = true,
+          default_missing_value = "all")]
+    pub ignore_failure: Option<String>,
+
+    /// Where the commands' stdout and stderr go: null (default), pipe (read
+    /// and discarded by cmdscope, like a consumer would), inherit, or a FILE
+    /// (emptied before each run). Once for all commands or once per command.
+    #[arg(long, value_name = "WHERE")]
+    pub output: Vec<String>,
+
+    /// Where the commands' stdin comes from: null (default) or a FILE, read
+    /// from its start by every run, warm-up and hook.
+    #[arg(long, value_name = "WHERE", default_value = "null")]
+    pub input: String,
+
+    /// Show the commands' output (same as --output=inherit).
+    #[arg(long)]
+    pub show_output: bool,
+
+    /// The options that define what a cell runs (shared with `explain`).
+    #[command(flatten)]
+    pub cell: CellArgs,
+
+    /// One run performs N operations: also report the time per operation.
+    #[arg(long, value_name = "N")]
+    pub ops: Option<String>,
+
+    /// Kill a run (its whole process tree) after this many seconds and record it as timed out.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+
+    /// Stop the benchmark at the first run that times out.
+    #[arg(long)]
+    pub stop_on_timeout: bool,
+
+    /// Collect perf counters (task clock, migrations; cycles, instructions,
+    /// cache and branch misses where the kernel allows). Spawns with fork
+    /// instead of vfork so counters are attached before exec.
+    #[arg(long)]
+    pub counters: bool,
+
+    /// Run order with several commands: interleaved blocks, or sequential
+    /// (hyperfine's). Default: interleaved, or sequential when the commands
+    /// have different --setup/--cleanup (only sequential runs can be bracketed by them).
+    #[arg(long, value_enum)]
+    pub order: Option<Order>,
+
+    /// Seed for the interleaving shuffle (recorded in the JSON) [default: random].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Stop early once every median is known within PCT percent (one command)
+    /// or every comparison is settled (different, or equal within PCT).
+    /// Default 1 when no --runs is given; the time budget still caps the session.
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<f64>,
+
+    /// The command the others are compared with [default: the first]: the
+    /// name or command line of one of the commands, or else (as hyperfine)
+    /// another command, benchmarked first.
+    #[arg(long, value_name = "CMD")]
+    pub reference: Option<String>,
+
+    /// Name of the --reference command.
+    #[arg(long, value_name = "NAME", requires = "reference")]
+    pub reference_name: Option<String>,
+
+    /// Significance level of comparisons (false-positive rate, kept under adaptive stopping).
+    #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
+    pub alpha: f64,
+
+    #[command(flatten)]
+    pub params: ParameterArgs,
+
+    /// Write the sweep curve as an SVG chart (median with its 95 % band).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Search for the value with the lowest METRIC instead of running the
+    /// whole grid; answers with the best value and the values as good.
+    /// Several parameters (-P and -L lists): --minimize a,b.
+    #[arg(
+        long,
+        value_name = "VAR",
+        conflicts_with = "maximize",
+        requires = "parameter_scan"
+    )]
+    pub minimize: Option<String>,
+
+    /// Like --minimize, for the highest value; for a time metric it needs
+    /// --ops and maximises operations per second.
+    #[arg(long, value_name = "VAR", requires = "parameter_scan")]
+    pub maximize: Option<String>,
+
+    /// The metric sweeps and searches optimise [default: time_wall_clock].
+    #[arg(long, value_name = "NAME", default_value = "time_wall_clock")]
+    pub metric: String,
+
+    /// Leave wall-time outliers (robust z-score > 3.5) out of the statistics.
+    /// By default they are only flagged: the median is robust to them.
+    #[arg(long)]
+    pub remove_outliers: bool,
+
+    /// Export results as JSON (hyperfine-compatible superset); '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Export a CSV summary; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+
+    /// Export a Markdown table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+
+    /// Export an AsciiDoc table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_asciidoc: Option<PathBuf>,
+
+    /// Export an Org-mode table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_orgmode: Option<PathBuf>,
+
+    /// Order of the markup tables (Markdown, AsciiDoc, Org-mode): 'auto' and
+    /// 'command' keep the commands' order, 'mean-time' sorts by mean time.
+    #[arg(long, value_enum, default_value_t = SortOrder::Auto, value_name = "METHOD")]
+    pub sort: SortOrder,
+
+    /// Time unit of the terminal output and markup tables (not of CSV and
+    /// JSON, which are in seconds) [default: chosen per value].
+    #[arg(short = 'u', long, value_enum, value_name = "UNIT")]
+    pub time_unit: Option<TimeUnit>,
+
+    /// Output style.
+    #[arg(long, value_enum, default_value_t = Style::Auto)]
+    pub style: Style,
+
+    /// Label the session in the results store, e.g. commit=abc123 (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Do not record this session in the results store (also when
+    /// CMDSCOPE_NO_STORE=1; wins over --store).
+    #[arg(long, env = "CMDSCOPE_NO_STORE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_store: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// A command run (through sh -c) for the whole session whose output
+    /// lines are matched against each --match: the lines matching during a
+    /// run (plus --monitor-settle) are that run's metric monitor_NAME.
+    #[arg(long, value_name = "COMMAND")]
+    pub monitor: Option<String>,
+
+    /// NAME=REGEX counted in the monitor's lines per run, as monitor_NAME (repeatable).
+    #[arg(long = "match", value_name = "NAME=REGEX", requires = "monitor")]
+    pub matches: Vec<String>,
+
+    /// Seconds the monitor's lines still count after each run ends (lines
+    /// the run caused may be on their way); waited between runs, not timed.
+    #[arg(
+        long,
+        default_value_t = 0.1,
+        value_name = "SECONDS",
+        requires = "monitor"
+    )]
+    pub monitor_settle: f64,
+}
+
+// The grammar of -i/--ignore-failure lives here, next to the flag; the
+// runner only applies the policy. (An inherent impl may sit in any module
+// of the crate: callers keep writing `IgnoreFailure::parse`.)
+impl IgnoreFailure {
+    /// The value of `-i/--ignore-failure` (None: the flag was not given).
+    pub fn parse(arg: Option<&str>) -> Result<IgnoreFailure> {
+        match arg {
+            None => Ok(IgnoreFailure::None),
+            // hyperfine 1.20 spells "all" 'all-non-zero'.
+            Some("all" | "all-non-zero") => Ok(IgnoreFailure::All),
+            Some(list) => list
+                .split(',')
+                .map(|c| {
+                    c.trim().parse::<i32>().map_err(|_| {
+                        Error::Usage(format!(
+                            "--ignore-failure expects exit codes like 1,2; got '{c}'"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(IgnoreFailure::Codes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ignore_failure() {
+        assert_eq!(IgnoreFailure::parse(None).unwrap(), IgnoreFailure::None);
+        assert_eq!(
+            IgnoreFailure::parse(Some("all")).unwrap(),
+            IgnoreFailure::All
+        );
+        assert_eq!(
+            IgnoreFailure::parse(Some("1, 3")).unwrap(),
+            IgnoreFailure::Codes(vec![1, 3])
+        );
+        assert!(IgnoreFailure::parse(Some("x")).is_err());
+    }
+}

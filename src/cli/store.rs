@@ -1,0 +1,247 @@
+//! The arguments of the subcommands that read or fill the results store:
+//! `history`, `check`, `changes`, `report`, `import`, `status`. Parsing only.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::{SessionFilterArgs, StoreArgs};
+use crate::analysis::changes::Params;
+
+pub const HISTORY_EXAMPLES: &str = "\
+Examples:
+  cmdscope history
+  cmdscope history grep                     # benchmarks whose command or name contains 'grep'
+  cmdscope history --label branch=main --machine myhost
+";
+
+pub const CHECK_EXAMPLES: &str = "\
+Examples:
+  cmdscope run --label branch=main 'make test'            # on main: record the baseline
+  cmdscope run --label branch=feature 'make test'         # on the branch
+  cmdscope check --baseline branch=main --fail-if-slower 5 >> \"$GITHUB_STEP_SUMMARY\"
+  cmdscope check --against history --fail-if-slower 5   # vs the stable history before it
+
+Exit status: 0 no significant regression beyond PCT; 1 a regression; 2 no
+results, no baseline on this machine, or a store error.
+";
+
+pub const CHANGES_EXAMPLES: &str = "\
+Examples:
+  cmdscope changes                                   # every benchmark, ordered by session time
+  cmdscope changes 'make test' --order-by commit --format markdown
+  cmdscope changes --fail-on-new-regression --threshold 5   # CI gate on the newest session
+
+Exit status: 0 done; 1 with --fail-on-new-regression, a benchmark's newest
+session is significantly slower than the segment before it by more than PCT;
+2 no history, or a store or usage error.
+";
+
+pub const REPORT_EXAMPLES: &str = "\
+Examples:
+  cmdscope report                            # latest session -> cmdscope-report.html
+  cmdscope report --html out.html --session 42
+  cmdscope report --label branch=main
+";
+
+pub const IMPORT_EXAMPLES: &str = "\
+Examples:
+  cmdscope import hyperfine.json
+  cmdscope import --label commit=abc123 bench.txt     # go test -bench output
+";
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// Only benchmarks whose name or command line contains this text.
+    #[arg(value_name = "FILTER")]
+    pub filter: Option<String>,
+
+    #[command(flatten)]
+    pub sessions: SessionFilterArgs,
+
+    /// At most this many sessions.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// What `check --against` compares with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Against {
+    /// The stable segment of the history before the results checked.
+    History,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// A Markdown table (for a CI job summary).
+    Markdown,
+    /// Plain text.
+    Text,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The baseline: the latest session with this label on the same machine
+    /// fingerprint as the results checked.
+    #[arg(
+        long,
+        value_name = "KEY=VALUE",
+        required_unless_present = "against",
+        conflicts_with = "against"
+    )]
+    pub baseline: Option<String>,
+
+    /// `history`: compare with the stable segment of this machine's history
+    /// before the results checked (since its last change point), not with
+    /// one baseline session.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub against: Option<Against>,
+
+    /// Exit 1 when a benchmark is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub fail_if_slower: f64,
+
+    /// The results checked: this session [default: the latest session on this machine].
+    #[arg(long, value_name = "ID")]
+    pub session: Option<i64>,
+
+    /// The results checked: the partitions of this suite run, merged; the
+    /// baseline is then the latest other run with the baseline label.
+    #[arg(long, value_name = "ID", conflicts_with = "session")]
+    pub run: Option<String>,
+
+    /// Significance level.
+    #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
+    pub alpha: f64,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Markdown)]
+    pub format: CheckFormat,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ChangesFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct ChangesArgs {
+    /// Only benchmarks whose name or command line contains this text.
+    #[arg(value_name = "BENCHMARK")]
+    pub benchmark: Option<String>,
+
+    #[command(flatten)]
+    pub sessions: SessionFilterArgs,
+
+    /// The metric [default: wall time, or sec/op for imported Go benchmarks].
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+
+    /// Order the history by this label instead of session time: one point
+    /// per label value (its sessions pooled), in the order the values first
+    /// appear, or numerically when every value is a number.
+    #[arg(long, value_name = "LABEL")]
+    pub order_by: Option<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ChangesFormat::Text)]
+    pub format: ChangesFormat,
+
+    /// Exit 1 when the newest session of a benchmark is significantly slower
+    /// than the stable segment before it by more than --threshold.
+    #[arg(long)]
+    pub fail_on_new_regression: bool,
+
+    /// Percentage for --fail-on-new-regression: the lower end of the
+    /// slowdown's interval must exceed it.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub threshold: f64,
+
+    /// Significance level of each change's confirming comparison.
+    #[arg(long, value_name = "ALPHA", default_value_t = Params::default().alpha)]
+    pub alpha: f64,
+
+    /// Smallest change reported, in percent: steps smaller than this are
+    /// left out even when significant.
+    #[arg(long, value_name = "PCT", default_value_t = Params::default().min_change * 100.0)]
+    pub min_change: f64,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The HTML file to write ('-' for stdout).
+    #[arg(long, value_name = "FILE", default_value = "cmdscope-report.html")]
+    pub html: PathBuf,
+
+    /// Report this session [default: the latest matching one].
+    #[arg(long, value_name = "ID")]
+    pub session: Option<i64>,
+
+    /// Only sessions whose benchmarks' name or command contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub command: Option<String>,
+
+    #[command(flatten)]
+    pub sessions: SessionFilterArgs,
+
+    /// Sessions shown in the history charts.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub history: usize,
+
+    /// Write a static site of every benchmark's history into DIR instead
+    /// (index.html and one page per benchmark, change points marked).
+    #[arg(long, value_name = "DIR")]
+    pub site: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Files to import, one session each: hyperfine or cmdscope JSON, or
+    /// `go test -bench` output (detected by content).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Label the imported sessions (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StatusFormat {
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 every partition reported; 1 some are missing; 2 no such run."
+)]
+pub struct StatusArgs {
+    /// The run id (printed by `suite submit`, or given to `run --suite --run-id`).
+    #[arg(long, value_name = "ID")]
+    pub run: String,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
+    pub format: StatusFormat,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
