@@ -11,6 +11,7 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod paint;
 pub mod search;
 pub mod site;
 pub mod svg;
@@ -20,7 +21,7 @@ pub mod terminal;
 use crate::analysis::comparison::Comparison;
 use crate::analysis::sweep::Sweep;
 use crate::analysis::CellAnalysis;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::explain::run_monitor::Counts;
 use crate::metrics::Metric;
 use crate::run::plan::Parameter;
@@ -57,18 +58,6 @@ pub struct SearchSection<'a> {
 pub trait Exporter {
     /// The report as the file's content.
     fn render(&self, report: &Report) -> Result<String>;
-}
-
-/// The sweep's chart (`--plot`), an SVG curve with the interval band.
-pub struct SweepSvg;
-
-impl Exporter for SweepSvg {
-    fn render(&self, report: &Report) -> Result<String> {
-        report
-            .sweep
-            .map(crate::report::sweep::render_svg)
-            .ok_or_else(|| Error::Usage("--plot needs a parameter sweep (-P or -L)".into()))
-    }
 }
 
 /// A small session built by hand for the formats' tests.

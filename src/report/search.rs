@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::terminal::Paint;
+use super::paint::Paint;
 use super::SearchSection;
 use crate::analysis::comparison::Verdict;
 use crate::run::plan::Parameter;

@@ -8,9 +8,11 @@ use std::fmt::Write;
 
 use crate::analysis::comparison::Verdict;
 use crate::analysis::sweep::{Curve, Sweep};
+use crate::error::{Error, Result};
 use crate::metrics::Unit;
+use crate::report::paint::Paint;
 use crate::report::svg::{self, Format, LineChart, Mark, Series};
-use crate::report::terminal::Paint;
+use crate::report::{Exporter, Report};
 use crate::units;
 
 /// Columns a text takes on a terminal: CJK characters take two.
@@ -274,6 +276,18 @@ pub fn render_svg(sweep: &Sweep) -> String {
     let mut out = chart.render_labelled(&marks, &x_labels);
     out.push('\n');
     out
+}
+
+/// The sweep's chart (`--plot`), an SVG curve with the interval band.
+pub struct SweepSvg;
+
+impl Exporter for SweepSvg {
+    fn render(&self, report: &Report) -> Result<String> {
+        report
+            .sweep
+            .map(render_svg)
+            .ok_or_else(|| Error::Usage("--plot needs a parameter sweep (-P or -L)".into()))
+    }
 }
 
 #[cfg(test)]

@@ -5,43 +5,13 @@
 
 use std::fmt::Write;
 
+use super::paint::Paint;
 use super::Report;
 use crate::analysis::comparison::{self, Comparison, Verdict};
 use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
 use crate::run::session::Session;
 use crate::units;
-
-/// ANSI colours, only when enabled (a terminal, and NO_COLOR unset).
-#[derive(Clone, Copy, Debug)]
-pub struct Paint {
-    pub enabled: bool,
-}
-
-impl Paint {
-    fn wrap(&self, code: &str, text: &str) -> String {
-        if self.enabled {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
-    }
-    pub fn bold(&self, t: &str) -> String {
-        self.wrap("1", t)
-    }
-    pub fn green(&self, t: &str) -> String {
-        self.wrap("32", t)
-    }
-    pub fn yellow(&self, t: &str) -> String {
-        self.wrap("33", t)
-    }
-    pub fn cyan(&self, t: &str) -> String {
-        self.wrap("36", t)
-    }
-    pub fn dim(&self, t: &str) -> String {
-        self.wrap("2", t)
-    }
-}
 
 /// The whole terminal report.
 pub fn render(report: &Report, paint: Paint) -> String {

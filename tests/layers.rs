@@ -1,0 +1,321 @@
+//! The layout's promise, checked on the code: imports between the files of
+//! `src/` form no circle, and only the top layers reach up to the ones that
+//! read the command line. docs/ARCHITECTURE.md draws the layers.
+//!
+//! Imports are read as text (`crate::a::b` and `super::` paths, brace groups
+//! included), outside comments and outside the test module at the end of a
+//! file; a path names the longest module prefix that is a file of `src/`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Module path (`["analysis", "comparison"]`) of every source file.
+fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            match parts.last().map(String::as_str) {
+                Some("lib") | Some("main") => parts = vec![parts.pop().unwrap()],
+                Some("mod") => {
+                    parts.pop();
+                }
+                Some("tests") => continue, // test modules in their own file
+                _ => {}
+            }
+            out.insert(parts, path);
+        }
+    }
+    out
+}
+
+/// The file's code without comments and without its trailing test module.
+fn code(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.starts_with("#[cfg(test)]") {
+            break;
+        }
+        let line = match line.find("//") {
+            Some(i) => &line[..i],
+            None => line,
+        };
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Every path written after `crate::` or `super::` (with `{a, b::c}` groups
+/// expanded), as segments relative to the crate root.
+fn paths(code: &str, own: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (start, root) in [("crate::", 0usize), ("super::", 1)] {
+        let mut from = 0;
+        while let Some(i) = code[from..].find(start) {
+            let at = from + i;
+            from = at + start.len();
+            if at > 0 && code[..at].ends_with(|c: char| is_ident(c) || c == ':') {
+                continue; // `foo::crate::` or `super::super::` handled below
+            }
+            // `super` of a module (a mod.rs is its folder's module) is the
+            // module one level up.
+            let mut base: Vec<String> = if root == 0 {
+                Vec::new()
+            } else {
+                own[..own.len().saturating_sub(1)].to_vec()
+            };
+            let mut rest = &code[from..];
+            while let Some(r) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = r;
+            }
+            expand(rest, base, &mut out);
+        }
+    }
+    out
+}
+
+fn expand(text: &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let mut rest = text;
+    loop {
+        let end = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+        let seg = &rest[..end];
+        rest = &rest[end..];
+        if seg.is_empty() {
+            if let Some(group) = rest.strip_prefix('{') {
+                let close = matching_brace(group);
+                for item in split_top(&group[..close]) {
+                    expand(item.trim(), prefix.clone(), out);
+                }
+            }
+            break;
+        }
+        prefix.push(seg.to_string());
+        match rest.strip_prefix("::") {
+            Some(r) => rest = r,
+            None => break,
+        }
+    }
+    out.push(prefix);
+}
+
+fn matching_brace(text: &str) -> usize {
+    let mut depth = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return i,
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+fn split_top(text: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// file -> files it imports (by module path).
+fn graph() -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mods = modules(&src);
+    let mut g = BTreeMap::new();
+    for (m, path) in &mods {
+        if m == &["main"] {
+            continue; // the binary sits above everything
+        }
+        let text = code(&std::fs::read_to_string(path).unwrap());
+        let mut deps = BTreeSet::new();
+        for p in paths(&text, m) {
+            // The longest prefix of the path that is a file.
+            if let Some(k) = (1..=p.len()).rev().find(|&k| mods.contains_key(&p[..k])) {
+                let target = p[..k].to_vec();
+                if &target != m && target != ["lib"] {
+                    deps.insert(target);
+                }
+            }
+        }
+        g.insert(m.clone(), deps);
+    }
+    g
+}
+
+fn name(m: &[String]) -> String {
+    m.join("::")
+}
+
+/// Strongly connected components with more than one file (Tarjan).
+fn circles(g: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<String>> {
+    struct T<'a> {
+        g: &'a BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        index: BTreeMap<&'a Vec<String>, usize>,
+        low: BTreeMap<&'a Vec<String>, usize>,
+        stack: Vec<&'a Vec<String>>,
+        on: BTreeSet<&'a Vec<String>>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(t: &mut T<'a>, v: &'a Vec<String>) {
+        let i = t.index.len();
+        t.index.insert(v, i);
+        t.low.insert(v, i);
+        t.stack.push(v);
+        t.on.insert(v);
+        for w in t.g.get(v).into_iter().flatten() {
+            let Some((w, _)) = t.g.get_key_value(w) else {
+                continue;
+            };
+            if !t.index.contains_key(w) {
+                visit(t, w);
+                let l = t.low[w].min(t.low[v]);
+                t.low.insert(v, l);
+            } else if t.on.contains(w) {
+                let l = t.index[w].min(t.low[v]);
+                t.low.insert(v, l);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut c = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(w);
+                c.push(name(w));
+                if w == v {
+                    break;
+                }
+            }
+            if c.len() > 1 {
+                c.sort();
+                t.out.push(c);
+            }
+        }
+    }
+    let mut t = T {
+        g,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in g.keys() {
+        if !t.index.contains_key(v) {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}
+
+#[test]
+fn imports_form_no_circle() {
+    let g = graph();
+    assert!(g.len() > 50, "read only {} files", g.len());
+    let found = circles(&g);
+    let text: Vec<String> = found
+        .iter()
+        .map(|c| {
+            let set: BTreeSet<&String> = c.iter().collect();
+            let arrows: Vec<String> = c
+                .iter()
+                .flat_map(|a| {
+                    let key: Vec<String> = a.split("::").map(str::to_string).collect();
+                    g[&key]
+                        .iter()
+                        .filter(|b| set.contains(&name(b)))
+                        .map(move |b| format!("{a} -> {}", name(b)))
+                })
+                .collect();
+            arrows.join(", ")
+        })
+        .collect();
+    assert!(found.is_empty(), "import circles: {}", text.join(" | "));
+}
+
+#[test]
+fn only_the_binary_and_commands_use_commands() {
+    let g = graph();
+    let up: Vec<String> = g
+        .iter()
+        .filter(|(m, _)| m[0] != "commands")
+        .flat_map(|(m, deps)| {
+            deps.iter()
+                .filter(|d| d[0] == "commands")
+                .map(move |d| format!("{} -> {}", name(m), name(d)))
+        })
+        .collect();
+    assert!(up.is_empty(), "imports up into commands: {up:?}");
+}
+
+#[test]
+fn the_lowest_layers_import_nothing_above_them() {
+    // stats: pure numbers; exec: processes; metrics, units, output, error:
+    // the vocabulary everything shares.
+    let allowed: &[(&str, &[&str])] = &[
+        ("stats", &["stats", "error"]),
+        ("metrics", &[]),
+        ("error", &[]),
+        ("units", &["metrics", "output"]),
+        ("output", &["error", "output"]),
+        ("exec", &["exec", "error", "metrics", "run"]),
+    ];
+    let g = graph();
+    let mut bad = Vec::new();
+    for (m, deps) in &g {
+        let Some((_, ok)) = allowed.iter().find(|(top, _)| m[0] == *top) else {
+            continue;
+        };
+        for d in deps {
+            if !ok.contains(&d[0].as_str()) {
+                bad.push(format!("{} -> {}", name(m), name(d)));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "a low layer imports upward: {bad:?}");
+}
+
+#[test]
+fn the_reader_sees_paths_through_groups_and_super() {
+    let text = "use crate::exec::{self, signals, Input};\nuse super::comparison::Verdict;\n// use crate::commands::x;\n";
+    let own = vec!["analysis".to_string(), "sequential".to_string()];
+    let found = paths(&code(text), &own);
+    let names: Vec<String> = found.iter().map(|p| name(p)).collect();
+    assert!(names.contains(&"exec::signals".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"analysis::comparison::Verdict".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.starts_with("commands")),
+        "{names:?}"
+    );
+}
