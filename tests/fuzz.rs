@@ -421,8 +421,8 @@ fn env_files_parse_back_what_was_written() {
         let bytes: Vec<u8> = (0..rng.random_range(0..200))
             .map(|_| rng.random())
             .collect();
-        let _ = cmdscope::run::cells::parse_env_file(&bytes);
-        let _ = cmdscope::run::cells::parse_env_file(random_text(rng, 200).as_bytes());
+        let _ = cmdscope::cli::cells::parse_env_file(&bytes);
+        let _ = cmdscope::cli::cells::parse_env_file(random_text(rng, 200).as_bytes());
     });
     Budget::from_env(1000).run("env-roundtrip", |rng, n| {
         let vars: Vec<(String, String)> = (0..rng.random_range(0..10))
@@ -447,7 +447,7 @@ fn env_files_parse_back_what_was_written() {
                 if rng.random_bool(0.2) { "export " } else { "" }
             ));
         }
-        let got = cmdscope::run::cells::parse_env_file(text.as_bytes())
+        let got = cmdscope::cli::cells::parse_env_file(text.as_bytes())
             .unwrap_or_else(|line| panic!("case {n}: line {line} of {text:?}"));
         let got: Vec<(String, String)> = got
             .into_iter()

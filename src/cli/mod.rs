@@ -7,6 +7,7 @@
 //! types, and cli never uses `commands` (it may use lower modules' types
 //! and rules for parsing).
 
+pub mod cells;
 pub mod compare;
 pub mod doctor;
 pub mod explain;

@@ -200,7 +200,7 @@ pub fn sweep_set(
     {
         return None;
     }
-    let (planned, params) = crate::run::cells::plan_cells(&args).ok()?;
+    let (planned, params) = crate::cli::cells::plan_cells(&args).ok()?;
     let mut varying = params.iter().filter(|p| p.values.len() > 1);
     let (param, None) = (varying.next()?, varying.next()) else {
         return None;
@@ -446,7 +446,7 @@ mod tests {
         // good (0.4 % apart), the rest clearly worse.
         let line = "cmdscope run -P b 1 5 'sleep {b}'";
         let args = run_args(line).unwrap();
-        let (planned, _) = crate::run::cells::plan_cells(&args).unwrap();
+        let (planned, _) = crate::cli::cells::plan_cells(&args).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(14);
         let cells: Vec<CellData> = planned
             .iter()

@@ -6,10 +6,18 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::exec::Credentials;
-use crate::run::plan::Workdir;
 
 const TMPFS_MAGIC: i64 = 0x0102_1994;
 const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// Where each run's working directory lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Workdir {
+    /// A fresh directory under this one, per run.
+    Under(PathBuf),
+    /// A fresh directory on a memory filesystem (tmpfs), per run.
+    Tmpfs,
+}
 
 /// Whether `path` lies on a memory filesystem (tmpfs or ramfs): the one
 /// rule for `--workdir tmpfs` and explain's storage hint.

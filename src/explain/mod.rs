@@ -90,7 +90,7 @@ fn run_args(args: &ExplainArgs) -> Result<crate::cli::run::RunArgs> {
 
 /// The cells to trace: `run`'s plan without its shell calibration cell.
 pub fn cells(args: &ExplainArgs) -> Result<Vec<plan::Cell>> {
-    let (mut cells, _) = crate::run::cells::plan_cells(&run_args(args)?)?;
+    let (mut cells, _) = crate::cli::cells::plan_cells(&run_args(args)?)?;
     cells.retain(|c| !c.calibration);
     Ok(cells)
 }

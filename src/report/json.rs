@@ -164,8 +164,8 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
         o["variant"] = json!({
             "env_size": v.env_size, "clear_env": v.clear_env, "user": v.user,
             "workdir": v.workdir.as_ref().map(|w| match w {
-                crate::run::plan::Workdir::Tmpfs => "tmpfs".to_string(),
-                crate::run::plan::Workdir::Under(d) => d.display().to_string(),
+                crate::exec::workdir::Workdir::Tmpfs => "tmpfs".to_string(),
+                crate::exec::workdir::Workdir::Under(d) => d.display().to_string(),
             }),
             "cpus": v.cpus, "nice": v.nice,
         });

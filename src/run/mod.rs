@@ -1,10 +1,9 @@
-//! Measuring a session: which cells (`cells`, `plan`, `shell_syntax`), in
+//! Measuring a session: which cells (`plan`, `shell_syntax`), in
 //! which order and how many runs (`schedule`), the machine checks recorded
 //! with it (`preflight`), the loop that drives cells through `exec` into
 //! the sinks (`runner`), what it shows meanwhile (`progress`) and the
 //! result model it fills (`session`).
 
-pub mod cells;
 pub mod plan;
 pub mod preflight;
 pub mod progress;

@@ -6,6 +6,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::exec::workdir::Workdir;
 
 /// Hooks run through a shell around runs (hyperfine's semantics).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -18,15 +19,6 @@ pub struct Hooks {
     pub setup: Option<String>,
     /// Once after the last run of the cell.
     pub cleanup: Option<String>,
-}
-
-/// Where each run's working directory lives.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Workdir {
-    /// A fresh directory under this one, per run.
-    Under(PathBuf),
-    /// A fresh directory on a memory filesystem (tmpfs), per run.
-    Tmpfs,
 }
 
 /// The conditions a command runs under, beyond its arguments: what `--user`,
@@ -1087,7 +1079,7 @@ mod tests {
     #[test]
     fn command_line_positions_reach_the_scans() {
         let parse = |argv: &[&str]| match crate::cli::Cli::parse_ordered(argv).unwrap().command {
-            crate::cli::Command::Run(a) => crate::run::cells::plan_cells(&a).map(|(_, p)| p),
+            crate::cli::Command::Run(a) => crate::cli::cells::plan_cells(&a).map(|(_, p)| p),
             _ => unreachable!(),
         };
         let p = parse(&[

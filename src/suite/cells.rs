@@ -72,7 +72,7 @@ pub fn plan(suite: &Suite) -> Result<Vec<Planned>> {
     let mut out = Vec::with_capacity(suite.benchmarks.len());
     for b in &suite.benchmarks {
         let args = run_args(b)?;
-        let (cells, _) = crate::run::cells::plan_cells(&args)
+        let (cells, _) = crate::cli::cells::plan_cells(&args)
             .map_err(|e| b.position.error(format!("benchmark '{}': {e}", b.name)))?;
         let mut suite_cells: Vec<SuiteCell> = Vec::with_capacity(cells.len());
         let mut seen = std::collections::HashSet::with_capacity(cells.len());
@@ -191,7 +191,7 @@ parameters = { m = { min = 1, max = 16, factor = 2 } }
         let Command::Run(typed) = typed.command else {
             panic!()
         };
-        let (cells, _) = crate::run::cells::plan_cells(&typed).unwrap();
+        let (cells, _) = crate::cli::cells::plan_cells(&typed).unwrap();
         let suite: Vec<&Cell> = p[1].cells.iter().map(|c| &c.cell).collect();
         assert_eq!(suite, cells.iter().collect::<Vec<_>>());
         assert_eq!(p[1].args.runs, Some(3));

@@ -714,7 +714,7 @@ ignore_failure = "1"
         )
         .unwrap();
         let args = crate::suite::cells::run_args(&s.benchmarks[0]).unwrap();
-        let (_, params) = crate::run::cells::plan_cells(&args).unwrap();
+        let (_, params) = crate::cli::cells::plan_cells(&args).unwrap();
         let values: Vec<&[String]> = params.iter().map(|p| p.values.as_slice()).collect();
         assert_eq!(values, [&["1", "2", "4", "8"][..], &["1", "3", "5"][..]]);
     }
