@@ -19,20 +19,16 @@ pub struct TestResult {
 /// Exact Mann-Whitney distribution when the smaller sample has at most this
 /// many values (R uses exact below 50 per sample) ...
 const MW_EXACT_MAX_SMALLER: usize = 50;
-
 /// ... and the dynamic programme costs at most this many steps
 /// (min(m, n) * m * n / 2); 50 vs 50 costs 62,500.
 const MW_EXACT_MAX_WORK: usize = 2_000_000;
-
 /// Exact signed-rank distribution up to this many non-zero differences.
 pub(super) const SIGNED_RANK_EXACT_MAX: usize = 50;
-
 /// With ties, the exact conditional distribution (`exact.rs`) is used up
 /// to this many non-zero differences (at most about 500,000 steps), and
 /// the tie-corrected normal approximation above, where the statistic is a
 /// sum of over 100 independent symmetric terms.
 const SIGNED_RANK_TIES_EXACT_MAX: usize = 100;
-
 /// With ties, Mann-Whitney uses the exact conditional distribution while
 /// its dynamic programme costs at most this many steps (e.g. 50 vs 50,
 /// 20 vs 230), the tie-corrected normal approximation above.

@@ -24,10 +24,8 @@ pub const TREND_MIN_N: usize = 4;
 
 /// Theil-Sen uses every pair up to this n (about 2 million pairs) ...
 const THEIL_SEN_ALL_PAIRS_MAX_N: usize = 2000;
-
 /// ... and this many seeded random pairs above it.
 const THEIL_SEN_SAMPLED_PAIRS: usize = 1 << 20;
-
 const THEIL_SEN_SEED: u64 = 0x7e11_5e17;
 
 /// Pairs i < j with x_i > x_j (strictly), by bottom-up merge sort:
