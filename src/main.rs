@@ -48,7 +48,7 @@ fn main() {
     let result = match &cli.command {
         Command::Run(args) => cmdscope::commands::run::run(args),
         Command::Compare(args) => cmdscope::commands::compare::run(args),
-        Command::Explain(args) => cmdscope::explain::explain(args),
+        Command::Explain(args) => cmdscope::commands::explain::run(args),
         Command::History(args) => cmdscope::commands::history::run(args),
         Command::Check(args) => cmdscope::commands::check::run(args),
         Command::Changes(args) => cmdscope::commands::changes::run(args),

@@ -2,6 +2,7 @@
 //! benchmark and an `explain` become cells): environment files, shell
 //! choice, parameters and run variants handed to `plan::expand`.
 
+use crate::cli::explain::ExplainArgs;
 use crate::cli::run::{RunArgs, TimeUnit};
 use crate::error::{Error, Result};
 use crate::run::plan::{self, PlanInput};
@@ -120,4 +121,27 @@ pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Paramete
         },
     })?;
     Ok((cells, parameters))
+}
+
+/// `run`'s arguments for the cells `explain` was given, so that the cells
+/// come from the very planning code `run` uses.
+fn explain_run_args(args: &ExplainArgs) -> Result<RunArgs> {
+    use clap::Parser;
+    let parsed = crate::cli::Cli::try_parse_from(["cmdscope", "run", "--no-store", "true"])
+        .map_err(|e| Error::Usage(format!("internal: {e}")))?;
+    let crate::cli::Command::Run(mut run) = parsed.command else {
+        return Err(Error::Usage("internal: not a run".into()));
+    };
+    let c = &args.cells;
+    run.commands = args.commands.clone();
+    run.cell = c.cell.clone();
+    run.params = c.params.clone();
+    Ok(*run)
+}
+
+/// The cells to trace: `run`'s plan without its shell calibration cell.
+pub fn explain_cells(args: &ExplainArgs) -> Result<Vec<plan::Cell>> {
+    let (mut cells, _) = plan_cells(&explain_run_args(args)?)?;
+    cells.retain(|c| !c.calibration);
+    Ok(cells)
 }

@@ -257,6 +257,23 @@ pub struct ParameterArgs {
     pub parameter_list: Vec<String>,
 }
 
+/// A number of seconds given to `flag`: finite, below 10⁹, positive (or
+/// zero where `allow_zero`), as every duration flag checks it.
+pub fn seconds(value: f64, flag: &str, allow_zero: bool) -> Result<std::time::Duration, Error> {
+    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value < 1e9 {
+        Ok(std::time::Duration::from_secs_f64(value))
+    } else {
+        Err(Error::Usage(format!(
+            "{flag} must be a {} number of seconds, got {value}",
+            if allow_zero {
+                "non-negative"
+            } else {
+                "positive"
+            }
+        )))
+    }
+}
+
 /// The one rule for `--alpha`, for every subcommand: a family-wise
 /// significance level in (0, 0.5) (above that "significant" would mean less
 /// than a coin flip).
@@ -279,5 +296,28 @@ pub fn check_percentage(flag: &str, pct: f64) -> Result<(), Error> {
         Err(Error::Usage(format!(
             "{flag} must be a non-negative percentage, got {pct}"
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validates_seconds() {
+        assert!(seconds(0.0, "--x", true).is_ok());
+        assert!(seconds(0.0, "--x", false).is_err());
+        assert!(seconds(f64::NAN, "--x", true).is_err());
+        assert!(seconds(-1.0, "--x", true).is_err());
+        assert!(seconds(1e9, "--x", false).is_err());
+        assert_eq!(
+            seconds(0.25, "--x", false).unwrap(),
+            std::time::Duration::from_millis(250)
+        );
+        let e = seconds(-1.0, "--timeout", false).unwrap_err().to_string();
+        assert!(
+            e.contains("--timeout must be a positive number of seconds, got -1"),
+            "{e}"
+        );
     }
 }

@@ -6,6 +6,7 @@ pub mod changes;
 pub mod check;
 pub mod compare;
 pub mod doctor;
+pub mod explain;
 pub mod history;
 pub mod import;
 pub mod report;

@@ -1,4 +1,5 @@
-//! `cmdscope explain`: one traced run (ptrace) that shows the process tree,
+//! Traced runs for `cmdscope explain` (the command itself is
+//! `commands::explain`): one traced run (ptrace) that shows the process tree,
 //! how each process was created (fork-style, vfork-style, thread), execs,
 //! intermediate shells, syscalls and I/O, and turns them into hints.
 //!
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::explain::ExplainArgs;
-use crate::error::{exit, Error, Result};
+use crate::error::{Error, Result};
 use crate::exec::signals;
 use crate::run::plan;
 
@@ -47,21 +48,6 @@ pub struct Explained {
     pub as_root: bool,
 }
 
-fn seconds(value: f64, flag: &str, allow_zero: bool) -> Result<Duration> {
-    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value < 1e9 {
-        Ok(Duration::from_secs_f64(value))
-    } else {
-        Err(Error::Usage(format!(
-            "{flag} must be a {} number of seconds, got {value}",
-            if allow_zero {
-                "non-negative"
-            } else {
-                "positive"
-            }
-        )))
-    }
-}
-
 fn resolve_dir(dir: &Path) -> PathBuf {
     if dir.is_absolute() {
         dir.to_path_buf()
@@ -72,119 +58,15 @@ fn resolve_dir(dir: &Path) -> PathBuf {
     }
 }
 
-/// `run`'s arguments for the cells `explain` was given, so that the cells
-/// come from the very planning code `run` uses.
-fn run_args(args: &ExplainArgs) -> Result<crate::cli::run::RunArgs> {
-    use clap::Parser;
-    let parsed = crate::cli::Cli::try_parse_from(["cmdscope", "run", "--no-store", "true"])
-        .map_err(|e| Error::Usage(format!("internal: {e}")))?;
-    let crate::cli::Command::Run(mut run) = parsed.command else {
-        return Err(Error::Usage("internal: not a run".into()));
-    };
-    let c = &args.cells;
-    run.commands = args.commands.clone();
-    run.cell = c.cell.clone();
-    run.params = c.params.clone();
-    Ok(*run)
-}
-
-/// The cells to trace: `run`'s plan without its shell calibration cell.
-pub fn cells(args: &ExplainArgs) -> Result<Vec<plan::Cell>> {
-    let (mut cells, _) = crate::cli::cells::plan_cells(&run_args(args)?)?;
-    cells.retain(|c| !c.calibration);
-    Ok(cells)
-}
-
-pub fn explain(args: &ExplainArgs) -> Result<i32> {
-    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
-        return Err(Error::Usage(
-            "explain supports Linux on x86_64 only (its syscall table is x86_64's)".into(),
-        ));
-    }
-    let cells = cells(args)?;
-    let opts = Options {
-        grace: seconds(args.monitor_grace, "--monitor-grace", true)?,
-        wait: seconds(args.monitor_wait, "--monitor-wait", true)?,
-        timeout: args
-            .timeout
-            .map(|t| seconds(t, "--timeout", false))
-            .transpose()?,
-    };
-    monitor::compile(&args.matches)?;
-    if let Some(path) = &args.json {
-        crate::output::check_writable(path)?;
-    }
-    // Every cell's program and user are checked before the first trace.
-    for cell in &cells {
-        let program = cell
-            .argv
-            .first()
-            .ok_or_else(|| Error::Usage("empty command".into()))?;
-        crate::exec::resolve_program(program)?;
-        if let Some(u) = &cell.variant.user {
-            crate::exec::resolve_user(u)?;
-        }
-    }
-
-    signals::install();
-    let mut explained = Vec::with_capacity(cells.len());
-    for (i, cell) in cells.iter().enumerate() {
-        match explain_cell(i, cell, args, &opts)? {
-            Some(x) => {
-                let stop = x.trace.interrupted;
-                explained.push(x);
-                if stop {
-                    break;
-                }
-            }
-            None => {
-                crate::eprint_line!("cmdscope: interrupted before the command started");
-                return Ok(exit::INTERRUPTED);
-            }
-        }
-    }
-    let interrupted = explained.iter().any(|x| x.trace.interrupted);
-
-    let json_to_stdout = args.json.as_deref().is_some_and(crate::output::is_stdout);
-    let several = cells.len() > 1;
-    // The file first: the terminal's reader may be gone (`| head`).
-    if let Some(path) = &args.json {
-        let doc = if several {
-            variants::json(&explained)
-        } else {
-            explained.first().map(json::render).unwrap_or_default()
-        };
-        crate::output::write_file(path, &doc)?;
-    }
-    if !json_to_stdout {
-        let text = if several {
-            variants::render(&explained, args.top)
-        } else {
-            explained
-                .first()
-                .map(|x| render::render(x, args.top, args.full_tree))
-                .unwrap_or_default()
-        };
-        // Program names and arguments come from the traced command.
-        crate::output::print(&crate::output::escape_controls(&text));
-    }
-    if interrupted {
-        crate::eprint_line!(
-            "cmdscope: interrupted; the traced command was killed (the report above is partial)"
-        );
-        return Ok(exit::INTERRUPTED);
-    }
-    Ok(exit::OK)
-}
-
-struct Options {
-    grace: Duration,
-    wait: Duration,
-    timeout: Option<Duration>,
+/// How long to wait for and after the monitor, and the traced run's timeout.
+pub struct Options {
+    pub grace: Duration,
+    pub wait: Duration,
+    pub timeout: Option<Duration>,
 }
 
 /// Traces one cell; None when interrupted before it started.
-fn explain_cell(
+pub fn trace_cell(
     index: usize,
     cell: &plan::Cell,
     args: &ExplainArgs,
@@ -299,17 +181,4 @@ fn explain_cell(
         monitor,
         as_root,
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn validates_seconds() {
-        assert!(seconds(0.0, "--x", true).is_ok());
-        assert!(seconds(0.0, "--x", false).is_err());
-        assert!(seconds(f64::NAN, "--x", true).is_err());
-        assert!(seconds(-1.0, "--x", true).is_err());
-    }
 }

@@ -1139,7 +1139,7 @@ mod tests {
         else {
             unreachable!()
         };
-        assert_eq!(crate::explain::cells(&e).unwrap().len(), 2 * 3);
+        assert_eq!(crate::cli::cells::explain_cells(&e).unwrap().len(), 2 * 3);
     }
 
     #[test]

@@ -31,16 +31,6 @@ use crate::search::SearchResult;
 use crate::store::record::{self, Choice, Recorder};
 use crate::store::{self, Machine, NewSession};
 
-fn positive_seconds(value: f64, flag: &str) -> Result<Duration> {
-    if value.is_finite() && value > 0.0 && value < 1e9 {
-        Ok(Duration::from_secs_f64(value))
-    } else {
-        Err(Error::Usage(format!(
-            "{flag} must be a positive number of seconds, got {value}"
-        )))
-    }
-}
-
 fn parse_output(text: &str) -> Output {
     match text {
         "null" => Output::Null,
@@ -254,7 +244,7 @@ fn limits(args: &RunArgs) -> Result<(Option<Duration>, RunPolicy)> {
     }
     let timeout = args
         .timeout
-        .map(|t| positive_seconds(t, "--timeout"))
+        .map(|t| crate::cli::seconds(t, "--timeout", false))
         .transpose()?;
     let policy = RunPolicy {
         exact: args.runs.map(|r| r as usize),

@@ -1,0 +1,93 @@
+//! `cmdscope explain`: checks the options, traces every cell planned as
+//! `run` plans them (`explain::trace_cell`), writes the JSON first and
+//! prints the report last.
+
+use crate::cli::explain::ExplainArgs;
+use crate::error::{exit, Error, Result};
+use crate::exec::signals;
+use crate::explain;
+
+pub fn run(args: &ExplainArgs) -> Result<i32> {
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        return Err(Error::Usage(
+            "explain supports Linux on x86_64 only (its syscall table is x86_64's)".into(),
+        ));
+    }
+    let cells = crate::cli::cells::explain_cells(args)?;
+    let opts = explain::Options {
+        grace: crate::cli::seconds(args.monitor_grace, "--monitor-grace", true)?,
+        wait: crate::cli::seconds(args.monitor_wait, "--monitor-wait", true)?,
+        timeout: args
+            .timeout
+            .map(|t| crate::cli::seconds(t, "--timeout", false))
+            .transpose()?,
+    };
+    explain::monitor::compile(&args.matches)?;
+    if let Some(path) = &args.json {
+        crate::output::check_writable(path)?;
+    }
+    // Every cell's program and user are checked before the first trace.
+    for cell in &cells {
+        let program = cell
+            .argv
+            .first()
+            .ok_or_else(|| Error::Usage("empty command".into()))?;
+        crate::exec::resolve_program(program)?;
+        if let Some(u) = &cell.variant.user {
+            crate::exec::resolve_user(u)?;
+        }
+    }
+
+    signals::install();
+    let mut explained = Vec::with_capacity(cells.len());
+    for (i, cell) in cells.iter().enumerate() {
+        match explain::trace_cell(i, cell, args, &opts)? {
+            Some(x) => {
+                let stop = x.trace.interrupted;
+                explained.push(x);
+                if stop {
+                    break;
+                }
+            }
+            None => {
+                crate::eprint_line!("cmdscope: interrupted before the command started");
+                return Ok(exit::INTERRUPTED);
+            }
+        }
+    }
+    let interrupted = explained.iter().any(|x| x.trace.interrupted);
+
+    let json_to_stdout = args.json.as_deref().is_some_and(crate::output::is_stdout);
+    let several = cells.len() > 1;
+    // The file first: the terminal's reader may be gone (`| head`).
+    if let Some(path) = &args.json {
+        let doc = if several {
+            explain::variants::json(&explained)
+        } else {
+            explained
+                .first()
+                .map(explain::json::render)
+                .unwrap_or_default()
+        };
+        crate::output::write_file(path, &doc)?;
+    }
+    if !json_to_stdout {
+        let text = if several {
+            explain::variants::render(&explained, args.top)
+        } else {
+            explained
+                .first()
+                .map(|x| explain::render::render(x, args.top, args.full_tree))
+                .unwrap_or_default()
+        };
+        // Program names and arguments come from the traced command.
+        crate::output::print(&crate::output::escape_controls(&text));
+    }
+    if interrupted {
+        crate::eprint_line!(
+            "cmdscope: interrupted; the traced command was killed (the report above is partial)"
+        );
+        return Ok(exit::INTERRUPTED);
+    }
+    Ok(exit::OK)
+}
