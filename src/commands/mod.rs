@@ -1,6 +1,7 @@
-//! The subcommands that work on the results store: `history`, `check`,
-//! `report` and `import`, and `doctor`, which checks the machine. One
-//! module per command; shared helpers here.
+//! The subcommands, one module each, from parsed arguments to an exit
+//! code: `run`, `compare`, `explain`, the store's readers and writers
+//! (`history`, `check`, `changes`, `report`, `import`, `status`), `suite`
+//! and `doctor`. Nothing below this layer imports it; shared helpers here.
 
 pub mod changes;
 pub mod check;

@@ -1,5 +1,8 @@
-//! The only module that touches processes: spawn a prepared command, wait for
-//! it, read its accounting, kill its tree. See ARCHITECTURE.md, `exec`.
+//! The only module that starts *measured* processes: spawn a prepared
+//! command, wait for it, read its accounting, kill its tree; also fresh
+//! working directories and signal handling. Helper processes that are
+//! never measured (the store writer, explain's tracee and monitor) are
+//! started by their own modules. See docs/ARCHITECTURE.md, `exec`.
 
 pub mod perf;
 pub mod procio;
