@@ -830,6 +830,16 @@ pub fn point_label(params: &[Parameter], g: usize) -> String {
         .join(" ")
 }
 
+/// A grid value as (parameter, value) pairs, in plan order: what the
+/// store keeps of the search's answer.
+pub fn point_values(params: &[Parameter], g: usize) -> Vec<(String, String)> {
+    params
+        .iter()
+        .zip(positions(&dims(params), g))
+        .map(|(p, a)| (p.name.clone(), p.values.get(a).cloned().unwrap_or_default()))
+        .collect()
+}
+
 /// "batch = 64" for one parameter, "a=2 b=64" for several.
 fn point_label_eq(params: &[Parameter], g: usize) -> String {
     match params {
@@ -963,7 +973,7 @@ pub fn mark_sweep(r: &SearchResult, sweep: &mut crate::analysis::sweep::Sweep) {
 }
 
 /// Consecutive tried values as "a–b", others listed: "256–4096" or "8, 64".
-fn describe_set(set: &[usize], tried: &[usize], label: impl Fn(usize) -> String) -> String {
+pub fn describe_set(set: &[usize], tried: &[usize], label: impl Fn(usize) -> String) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut k = 0;
     while k < set.len() {

@@ -16,7 +16,7 @@
 use std::time::SystemTime;
 
 use super::writer::{Link, Msg, RunMsg, SessionMsg};
-use super::{Location, NewCell, NewSession, Store, StoreError};
+use super::{Location, NewCell, NewSession, Store, StoreError, StoredSearch};
 use crate::error::Error;
 use crate::metrics::Sample;
 use crate::run::plan::Cell;
@@ -125,6 +125,8 @@ pub struct Recorder {
     position: Vec<Option<usize>>,
     began: bool,
     next_seq: Vec<i64>,
+    /// A search's answer, written with the end of the session.
+    search: Option<StoredSearch>,
 }
 
 impl Recorder {
@@ -158,6 +160,7 @@ impl Recorder {
             cells: stored,
             position,
             began: false,
+            search: None,
         }
     }
 
@@ -182,6 +185,7 @@ impl Recorder {
             position: Vec::new(),
             began: false,
             next_seq: Vec::new(),
+            search: None,
         }
     }
 
@@ -243,6 +247,12 @@ impl Recorder {
         self.call(&msg);
     }
 
+    /// Keeps a search's answer (see [`search_answer`]) to be stored with
+    /// the end of the session.
+    pub fn keep_search(&mut self, search: StoredSearch) {
+        self.search = Some(search);
+    }
+
     /// Writes the end of the session. Returns the first store error of the
     /// whole session (open, a run, or this), if any.
     pub fn finish(&mut self, session: &Session) -> Option<String> {
@@ -262,6 +272,12 @@ impl Recorder {
                         break;
                     }
                 }
+            }
+            if let Some(search) = &self.search {
+                let msg = Msg::Search {
+                    search: search.to_json(),
+                };
+                self.call(&msg);
             }
             let status = match &session.failure {
                 None => "finished",
@@ -283,6 +299,25 @@ impl Recorder {
         // Closing the link ends the helper.
         self.store = None;
         self.error.clone()
+    }
+}
+
+/// A search's answer as the store keeps it.
+pub fn search_answer(
+    result: &crate::search::SearchResult,
+    params: &[crate::run::plan::Parameter],
+) -> StoredSearch {
+    let setting = |g: usize| crate::search::point_values(params, g);
+    StoredSearch {
+        parameters: params.iter().map(|p| p.name.clone()).collect(),
+        metric: result.options.metric.name().to_string(),
+        compared: result.options.quantity().to_string(),
+        maximize: result.options.maximize,
+        best: setting(result.best),
+        as_good: result.as_good.iter().map(|&g| setting(g)).collect(),
+        values_tried: result.tried.iter().map(|&g| setting(g)).collect(),
+        runs: result.runs,
+        grid_runs: result.full_grid_runs,
     }
 }
 

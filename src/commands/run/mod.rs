@@ -315,6 +315,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             ),
         };
         let mut result = crate::search::search(&opts, &sopts, &parameters, &mut recorder)?;
+        recorder.keep_search(record::search_answer(&result, &parameters));
         let session = crate::search::as_session(&mut result, &opts.cells);
         search = Some(result);
         session
