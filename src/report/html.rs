@@ -754,5 +754,88 @@ mod tests {
         }
         assert!(html.contains("&lt;note&gt;"));
         assert!(html.contains("Runs in order") && html.contains("Distributions"));
+        assert!(!html.contains("Search:"), "not a search session");
+    }
+
+    fn search(parameters: &[&str], metric: &str) -> StoredSearch {
+        let at = |vals: &[&str]| -> crate::store::Setting {
+            parameters
+                .iter()
+                .zip(vals)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let tried: Vec<[&str; 2]> = ["1", "4", "16", "64", "<256>"]
+            .iter()
+            .map(|&b| [b, "2"])
+            .collect();
+        StoredSearch {
+            parameters: parameters.iter().map(|p| p.to_string()).collect(),
+            metric: metric.into(),
+            compared: metric.into(),
+            maximize: false,
+            best: at(&tried[3]),
+            as_good: vec![at(&tried[2]), at(&tried[3]), at(&tried[4])],
+            values_tried: tried.iter().map(|t| at(t)).collect(),
+            runs: 31,
+            grid_runs: 50,
+        }
+    }
+
+    #[test]
+    fn a_search_session_marks_its_best_and_says_its_answer() {
+        // The search's best (64) is not the fastest median (16): it is the
+        // one marked, and the stored set is the one shaded.
+        let mut s = session();
+        s.search = Some(search(&["batch"], "time_wall_clock"));
+        let data = ReportData {
+            store: "s.db".into(),
+            session: s,
+            cells: [1, 4, 16, 64, 256].into_iter().map(cell).collect(),
+            comparisons: vec![],
+            history: vec![],
+            notes: vec![],
+            as_good: Some(SweepSet {
+                parameter: "batch".into(),
+                ranges: vec![(16.0, 64.0)],
+            }),
+        };
+        let html = render(&data);
+        assert!(html.contains("dashed: the search&#39;s best; green: as good as it"));
+        assert!(html.contains("as good as the best: 16 – 64"), "set shaded");
+        let marked = |html: &str| -> f64 {
+            let needle = "class=\"highlight\" x1=\"";
+            let at = html.find(needle).unwrap() + needle.len();
+            html[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        let x = marked(&html);
+        let x_fastest = marked(&render(&ReportData {
+            session: session(),
+            ..data.clone()
+        }));
+        assert!(x > x_fastest, "64 marked, right of 16: {x} vs {x_fastest}");
+        assert!(
+            html.contains(
+                "Search: batch = 64; 16–&lt;256&gt; as good (minimize time_wall_clock: \
+                 5 values tried, 31 of 50 grid runs)"
+            ),
+            "answer in words, escaped"
+        );
+        assert!(!html.contains("<256>"));
+
+        // Two parameters: the answer in words; another metric's best is
+        // not marked on the wall-time curves.
+        let mut s = session();
+        s.search = Some(search(&["batch", "k"], "memory_peak_resident"));
+        let html = render(&ReportData {
+            session: s,
+            as_good: None,
+            ..data
+        });
+        assert!(html.contains("dashed: fastest)"), "fastest marked");
+        assert!(html.contains(
+            "Search: batch=64 k=2; batch=16 k=2–batch=&lt;256&gt; k=2 as good \
+             (minimize memory_peak_resident: 5 values tried, 31 of 50 grid runs)"
+        ));
     }
 }

@@ -1071,6 +1071,38 @@ mod tests {
     }
 
     #[test]
+    fn a_search_answer_survives_its_json_in_parameter_order() {
+        let at = |z: &str, a: &str| vec![("z".to_string(), z.to_string()), ("a".into(), a.into())];
+        let s = StoredSearch {
+            // Not in key order: objects come back sorted, settings must not.
+            parameters: vec!["z".into(), "a".into()],
+            metric: "memory_peak_resident".into(),
+            compared: "memory_peak_resident".into(),
+            maximize: true,
+            best: at("2", "<64>"),
+            as_good: vec![at("2", "<64>"), at("4", "\"")],
+            values_tried: vec![at("1", "8"), at("2", "<64>"), at("4", "\"")],
+            runs: 41,
+            grid_runs: 90,
+        };
+        let text = s.to_json();
+        assert_eq!(StoredSearch::from_json(&text), Some(s.clone()));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["goal"], "maximize");
+        assert_eq!(v["best"], serde_json::json!({"z": "2", "a": "<64>"}));
+        // A damaged or foreign value is no answer, not an error.
+        for bad in [
+            "",
+            "[]",
+            "{}",
+            r#"{"parameters": ["z"]}"#,
+            &text.replace("41", "-1"),
+        ] {
+            assert_eq!(StoredSearch::from_json(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn identity_is_the_name_or_the_command_with_parameters() {
         let mut cell = Cell {
             name: "sort".into(),
