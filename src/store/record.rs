@@ -7,7 +7,9 @@
 //! run is committed in its own short transaction as soon as it is made
 //! (the runner's [`SampleSink`] hook), so `kill -9` leaves every finished
 //! run in the store. The session row is written with the first run, so a
-//! session that fails before measuring anything leaves no trace.
+//! session that fails before measuring anything leaves no trace. A search's
+//! answer (`run --minimize/--maximize`) is written with the end of the
+//! session ([`Recorder::keep_search`]).
 //!
 //! A store failure never stops the benchmark: the recorder keeps the first
 //! error, stops writing, and the caller reports it after the exports are
