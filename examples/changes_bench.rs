@@ -58,6 +58,7 @@ fn histories(sessions: usize, benchmarks: usize, runs: usize) -> Vec<History> {
                         started: format!("2026-01-01T00:00:{s:05}Z"),
                         started_unix: 1.7e9 + s as f64 * 600.0,
                         labels: vec![("commit".into(), format!("c{s}"))],
+                        search: None,
                     }],
                     key: None,
                     runs: (0..runs).map(|r| run_value(b, s, r, sessions)).collect(),

@@ -858,3 +858,163 @@ fn a_timeout_kills_the_benchmark_tree_but_not_the_store_writer() {
     assert!(!stderr(&o).contains("not stored"), "{}", stderr(&o));
     assert_eq!(count(&store).0, 2);
 }
+
+/// Runs a search into `db`, exporting its JSON to `out`.
+fn search_into(db: &Path, out: &Path, scan: &[&str]) {
+    let mut args = vec![
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "5",
+        "--export-json",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(scan);
+    let o = with_store(db, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_search_keeps_its_answer_and_the_report_and_site_show_it() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("search.db");
+    let out = dir.path().join("search.json");
+    // One parameter by wall time: its set is shaded on the report's curve.
+    search_into(
+        &db,
+        &out,
+        &[
+            "-P",
+            "ms",
+            "1",
+            "12",
+            "--minimize",
+            "ms",
+            &format!("{} sleep {{ms}}", fixture()),
+        ],
+    );
+    let export = read_json(&out);
+    let sessions = open(&db).sessions(&Filter::default()).unwrap();
+    let stored = sessions[0].search.clone().expect("the answer is stored");
+    assert_stored_search(&stored, &export);
+    assert!(stored.runs < stored.grid_runs, "{stored:?}");
+    let best = &stored.best[0].1;
+
+    let html_path = dir.path().join("r.html");
+    let o = with_store(&db, &["report", "--html", html_path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        html.contains("dashed: the search&#39;s best; green: as good as it"),
+        "best marked, set shaded"
+    );
+    // The shaded ranges are the stored set's (svg's label of a range).
+    let low = stored
+        .as_good
+        .iter()
+        .map(|p| p[0].1.parse::<f64>().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        html.contains(&format!("as good as the best: {low} – ")),
+        "range from {low}"
+    );
+    assert!(
+        html.contains(&format!("Search: ms = {best}")),
+        "the answer in words"
+    );
+
+    // Two parameters: nothing to shade on one curve; the answer is a line.
+    search_into(
+        &db,
+        &out,
+        &[
+            "-P",
+            "a",
+            "1",
+            "3",
+            "-P",
+            "b",
+            "1",
+            "3",
+            "--minimize",
+            "a,b",
+            &format!("{} sleep {{a}}{{b}}", fixture()),
+        ],
+    );
+    let export = read_json(&out);
+    let sessions = open(&db).sessions(&Filter::default()).unwrap();
+    let two = sessions[0].search.clone().expect("the answer is stored");
+    assert_stored_search(&two, &export);
+    assert_eq!(two.parameters, ["a", "b"]);
+    let o = with_store(&db, &["report", "--html", html_path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let words = format!("a={} b={}", two.best[0].1, two.best[1].1);
+    assert!(html.contains(&format!("Search: {words}")), "{words}");
+    assert!(!html.contains("green: as good as"), "nothing shaded");
+
+    // The site: each benchmark's page lists its newest search's answer.
+    let site = dir.path().join("site");
+    let o = with_store(&db, &["report", "--site", site.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut pages = 0;
+    for entry in std::fs::read_dir(&site).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap() == "index.html" {
+            continue;
+        }
+        let page = std::fs::read_to_string(&path).unwrap();
+        let (id, answer) = if page.contains("[a=") {
+            (sessions[0].id, format!("{words};"))
+        } else {
+            (sessions[1].id, format!("ms = {best};"))
+        };
+        assert!(
+            page.contains(&format!("Search of session #{id}: {answer}")),
+            "{}: {page}",
+            path.display()
+        );
+        pages += 1;
+    }
+    assert!(pages >= 2, "{pages} benchmark pages");
+}
+
+#[test]
+fn a_version_3_store_upgrades_and_keeps_its_sessions() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("v3.db");
+    let o = with_store(&db, &["run", "--runs", "3", "--style", "none", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Back to what cmdscope wrote before the search's column.
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE sessions DROP COLUMN search; UPDATE schema_version SET version = 3",
+        )
+        .unwrap();
+    }
+    let before = open(&db).sessions(&Filter::default()).unwrap();
+    assert_eq!(before.len(), 1);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let version = || -> i64 {
+        conn.query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(version(), 4, "opening migrated it");
+    assert_eq!(before[0].search, None);
+    assert_eq!(before[0].cells[0].runs, 3, "its runs kept");
+    // A search lands in the upgraded store.
+    let out = dir.path().join("s.json");
+    search_into(
+        &db,
+        &out,
+        &["-P", "n", "1", "6", "--minimize", "n", "sleep 0.00{n}"],
+    );
+    let after = open(&db).sessions(&Filter::default()).unwrap();
+    assert_eq!(after.len(), 2);
+    assert_eq!(after[1], before[0], "the old session unchanged");
+    assert_stored_search(after[0].search.as_ref().unwrap(), &read_json(&out));
+}

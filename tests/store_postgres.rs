@@ -49,6 +49,65 @@ fn postgres_store() {
     newer_schema_and_bad_password(&server);
     foreign_database_is_left_alone(&server);
     changes_finds_the_slower_commit(&server);
+    a_search_keeps_its_answer_from_version_3_on(&server);
+}
+
+/// A store of version 3 (before the search's column) upgrades keeping its
+/// sessions, and a search's answer round-trips through PostgreSQL.
+fn a_search_keeps_its_answer_from_version_3_on(server: &Server) {
+    let url = server.create_db("cmdscope_search");
+    let o = with_store(&url, &["run", "--runs", "3", "--style", "none", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute(
+        "ALTER TABLE sessions DROP COLUMN search; UPDATE schema_version SET version = 3",
+    )
+    .unwrap();
+    let before = Store::open(&Location::Postgres(url.clone()))
+        .unwrap()
+        .sessions(&Filter::default())
+        .unwrap();
+    let version: i64 = c
+        .query_one("SELECT version FROM schema_version", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(version, 4, "opening migrated it");
+    assert_eq!((before.len(), before[0].cells[0].runs), (1, 3));
+    assert_eq!(before[0].search, None);
+    let dir = tempdir();
+    let out = dir.path().join("s.json");
+    let o = with_store(
+        &url,
+        &[
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "5",
+            "--export-json",
+            out.to_str().unwrap(),
+            "-P",
+            "a",
+            "1",
+            "3",
+            "-P",
+            "b",
+            "1",
+            "3",
+            "--minimize",
+            "a,b",
+            &format!("{} sleep {{a}}{{b}}", fixture()),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    no_password(&o);
+    let after = Store::open(&Location::Postgres(url))
+        .unwrap()
+        .sessions(&Filter::default())
+        .unwrap();
+    assert_eq!(after.len(), 2);
+    assert_eq!(after[1], before[0], "the old session unchanged");
+    assert_stored_search(after[0].search.as_ref().unwrap(), &read_json(&out));
 }
 
 /// A database with tables of its own is not a store: no command adds to it.

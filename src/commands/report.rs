@@ -17,7 +17,7 @@ use crate::run::schedule::Order;
 use crate::stats::thin;
 use crate::store::history::time_values;
 use crate::store::record::open_read_only;
-use crate::store::{Filter, Store, StoredSession};
+use crate::store::{Filter, Store, StoredSearch, StoredSession};
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     if let Some(dir) = &args.site {
@@ -165,6 +165,7 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
     let as_good = sweep_set(
         &session.command_line,
         session.order.as_deref(),
+        session.search.as_ref(),
         &data_cells,
         &comparisons,
     );
@@ -182,14 +183,19 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
 /// The values as good as the best on a sweep session's curve, decided by
 /// the terminal sweep table's code (`sweep::build`) on the stored runs, at
 /// the level and precision of the report's comparisons. Only for a session
-/// that swept one parameter of one command by wall time without a search:
-/// a search's set comes from its race, which stored runs do not replay.
+/// that swept one parameter of one command by wall time. A search's set
+/// comes from its race, which stored runs do not replay: it is the stored
+/// answer (one parameter, by wall time: the curve is of wall time).
 pub fn sweep_set(
     command_line: &str,
     order: Option<&str>,
+    search: Option<&StoredSearch>,
     cells: &[CellData],
     comparisons: &[Comparison],
 ) -> Option<html::SweepSet> {
+    if let Some(s) = search {
+        return stored_search_set(s);
+    }
     let mut args = run_args(command_line)?;
     // Planning with --time-unit would force the report's units: not ours to set.
     args.time_unit = None;
@@ -250,6 +256,42 @@ pub fn sweep_set(
     }
     Some(html::SweepSet {
         parameter: param.name.clone(),
+        ranges,
+    })
+}
+
+/// A stored one-parameter wall-time search's set as ranges of numeric
+/// values, neighbours among the tried values forming one range.
+fn stored_search_set(s: &StoredSearch) -> Option<html::SweepSet> {
+    let [parameter] = s.parameters.as_slice() else {
+        return None;
+    };
+    if s.metric != Metric::WallTime.name() {
+        return None;
+    }
+    let x = |v: &crate::store::Setting| -> Option<f64> {
+        v.first()?
+            .1
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+    };
+    let mut ranges: Vec<(f64, f64)> = Vec::new();
+    let mut last: Option<usize> = None;
+    for (k, v) in s.values_tried.iter().enumerate() {
+        if !s.as_good.contains(v) {
+            continue;
+        }
+        let x = x(v)?;
+        match ranges.last_mut() {
+            Some(r) if last == Some(k.wrapping_sub(1)) => *r = (r.0.min(x), r.1.max(x)),
+            _ => ranges.push((x, x)),
+        }
+        last = Some(k);
+    }
+    Some(html::SweepSet {
+        parameter: parameter.clone(),
         ranges,
     })
 }
@@ -454,13 +496,57 @@ mod tests {
             .map(|(p, ms)| cell(&p.name, &noisy(&mut rng, ms / 1e3, 0.01, 30), &[]))
             .collect();
         let (comparisons, _) = compare(line, "run", Some("interleaved"), &cells);
-        let set = sweep_set(line, Some("interleaved"), &cells, &comparisons).unwrap();
+        let set = sweep_set(line, Some("interleaved"), None, &cells, &comparisons).unwrap();
         assert_eq!(set.parameter, "b");
         assert_eq!(set.ranges, vec![(2.0, 3.0)]);
-        // A search's set is its race's, not replayed: no shading.
+        // A search's set is its race's, not replayed from the runs: without
+        // its stored answer (a store older than the answer's column), no
+        // shading.
         let searched = "cmdscope run -P b 1 5 --minimize b 'sleep {b}'";
         assert_eq!(
-            sweep_set(searched, Some("interleaved"), &cells, &comparisons),
+            sweep_set(searched, Some("interleaved"), None, &cells, &comparisons),
+            None
+        );
+        // With it, the stored set is shaded, whatever the runs say:
+        // neighbours among the tried values (1, 2, 4, 5) form one range.
+        let b = |v: &str| vec![("b".to_string(), v.to_string())];
+        let stored = StoredSearch {
+            parameters: vec!["b".into()],
+            metric: "time_wall_clock".into(),
+            compared: "time_wall_clock".into(),
+            maximize: false,
+            best: b("4"),
+            as_good: vec![b("1"), b("4"), b("5")],
+            values_tried: vec![b("1"), b("2"), b("4"), b("5")],
+            runs: 30,
+            grid_runs: 50,
+        };
+        let set = sweep_set(
+            searched,
+            Some("interleaved"),
+            Some(&stored),
+            &cells,
+            &comparisons,
+        )
+        .unwrap();
+        assert_eq!(set.parameter, "b");
+        assert_eq!(set.ranges, vec![(1.0, 1.0), (4.0, 5.0)]);
+        // The curve is of wall time: another metric's set is not shaded on
+        // it, nor a set over two parameters.
+        let memory = StoredSearch {
+            metric: "memory_peak_resident".into(),
+            ..stored.clone()
+        };
+        assert_eq!(
+            sweep_set(searched, None, Some(&memory), &cells, &comparisons),
+            None
+        );
+        let two = StoredSearch {
+            parameters: vec!["b".into(), "c".into()],
+            ..stored
+        };
+        assert_eq!(
+            sweep_set(searched, None, Some(&two), &cells, &comparisons),
             None
         );
     }

@@ -11,7 +11,7 @@ use crate::report::svg::{
     escape, Bar, BarChart, BoxPlot, BoxStats, Format, IntervalChart, IntervalRow, LineChart, Point,
     Series,
 };
-use crate::store::StoredSession;
+use crate::store::{StoredSearch, StoredSession};
 
 /// Bars drawn at most in the run-order chart; more runs are averaged in
 /// consecutive groups (and the chart says so).
@@ -55,7 +55,7 @@ pub struct ReportData {
     pub comparisons: Vec<crate::analysis::comparison::Comparison>,
     pub history: Vec<HistoryData>,
     pub notes: Vec<String>,
-    /// A one-parameter sweep's values as good as the best (see
+    /// A one-parameter sweep's or search's values as good as the best (see
     /// `commands::report::sweep_set`), shaded on its curve.
     pub as_good: Option<SweepSet>,
 }
@@ -438,6 +438,49 @@ fn comparisons(out: &mut String, d: &ReportData) {
     out.push_str("</table>\n");
 }
 
+/// A stored search's answer in one line (plain text, for the report and
+/// the site): "batch = 1024; 256–4096 as good (minimize time_wall_clock:
+/// 5 values tried, 62 of 140 grid runs)".
+pub fn search_line(s: &StoredSearch) -> String {
+    let one = s.parameters.len() == 1;
+    let label = |v: &crate::store::Setting| -> String {
+        if one {
+            v.first().map(|(_, x)| x.clone()).unwrap_or_default()
+        } else {
+            let parts: Vec<String> = v.iter().map(|(k, x)| format!("{k}={x}")).collect();
+            parts.join(" ")
+        }
+    };
+    let best = if one {
+        format!("{} = {}", s.parameters[0], label(&s.best))
+    } else {
+        label(&s.best)
+    };
+    // Set members by their position among the tried values, so that
+    // neighbours read as one range, as in the terminal's answer.
+    let set: Vec<usize> = (0..s.values_tried.len())
+        .filter(|&k| s.as_good.contains(&s.values_tried[k]))
+        .collect();
+    let tried: Vec<usize> = (0..s.values_tried.len()).collect();
+    let set_text = if set.len() > 1 {
+        format!(
+            "; {} as good",
+            crate::report::search::describe_set(&set, &tried, |k| label(&s.values_tried[k]))
+        )
+    } else {
+        "; no other value tried is as good".to_string()
+    };
+    format!(
+        "{best}{set_text} ({} {}: {} value{} tried, {} of {} grid runs)",
+        if s.maximize { "maximize" } else { "minimize" },
+        s.compared,
+        s.values_tried.len(),
+        if s.values_tried.len() == 1 { "" } else { "s" },
+        s.runs,
+        s.grid_runs
+    )
+}
+
 fn numeric(v: &str) -> Option<f64> {
     v.trim().parse::<f64>().ok().filter(|x| x.is_finite())
 }
@@ -445,12 +488,28 @@ fn numeric(v: &str) -> Option<f64> {
 /// Sweep curves: benchmarks with a numeric parameter, median against it,
 /// one line per combination of the other parameters.
 fn sweeps(out: &mut String, d: &ReportData) {
+    // The charts are of wall time: only a wall-time search's best is marked on them.
+    let search = d
+        .session
+        .search
+        .as_ref()
+        .filter(|s| s.metric == Metric::WallTime.name());
     let with_params: Vec<&CellData> = d
         .cells
         .iter()
         .filter(|c| !c.parameters.is_empty())
         .collect();
+    let answer = d.session.search.as_ref().map(|s| {
+        format!(
+            "<p class=\"note search\">Search: {}</p>\n",
+            escape(&search_line(s))
+        )
+    });
     if with_params.len() < 2 {
+        if let Some(a) = answer {
+            out.push_str("<h2>Sweeps</h2>\n");
+            out.push_str(&a);
+        }
         return;
     }
     let mut names: Vec<&str> = Vec::new();
@@ -514,11 +573,18 @@ fn sweeps(out: &mut String, d: &ReportData) {
         for s in &mut series {
             s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
         }
-        let best = series
-            .iter()
-            .flat_map(|s| s.points.iter())
-            .min_by(|a, b| a.y.total_cmp(&b.y))
-            .map(|p| p.x);
+        // A wall-time search's best is marked where it is (it is not
+        // always the fastest median); otherwise the fastest median.
+        let searched = search
+            .and_then(|s| s.best.iter().find(|(k, _)| k == x_name))
+            .and_then(|(_, v)| numeric(v));
+        let best = searched.or_else(|| {
+            series
+                .iter()
+                .flat_map(|s| s.points.iter())
+                .min_by(|a, b| a.y.total_cmp(&b.y))
+                .map(|p| p.x)
+        });
         let lo = distinct[0];
         let hi = distinct[distinct.len() - 1];
         let shade = d
@@ -527,15 +593,16 @@ fn sweeps(out: &mut String, d: &ReportData) {
             .filter(|set| set.parameter == x_name)
             .map(|set| set.ranges.clone())
             .unwrap_or_default();
-        let shaded = if shade.is_empty() {
-            ""
-        } else {
-            "; green: as good as the fastest"
+        let (marked, shaded) = match (searched.is_some(), shade.is_empty()) {
+            (false, true) => ("fastest", ""),
+            (false, false) => ("fastest", "; green: as good as the fastest"),
+            (true, true) => ("the search's best", ""),
+            (true, false) => ("the search's best", "; green: as good as it"),
         };
         charts.push_str(
             &LineChart {
                 title: format!(
-                    "Median wall time against {x_name} (band: 95 % interval; dashed: fastest{shaded})"
+                    "Median wall time against {x_name} (band: 95 % interval; dashed: {marked}{shaded})"
                 ),
                 x_label: x_name.to_string(),
                 y_label: "wall time".into(),
@@ -550,9 +617,10 @@ fn sweeps(out: &mut String, d: &ReportData) {
         );
         charts.push('\n');
     }
-    if !charts.is_empty() {
+    if !charts.is_empty() || answer.is_some() {
         out.push_str("<h2>Sweeps</h2>\n");
         out.push_str(&charts);
+        out.push_str(answer.as_deref().unwrap_or_default());
     }
 }
 
@@ -628,6 +696,7 @@ mod tests {
                 r#"[{"name":"load","status":"warn","detail":"load <9>"},{"name":"swap","status":"ok","detail":"no swapping"}]"#
                     .into(),
             ),
+            search: None,
         }
     }
 
@@ -685,5 +754,88 @@ mod tests {
         }
         assert!(html.contains("&lt;note&gt;"));
         assert!(html.contains("Runs in order") && html.contains("Distributions"));
+        assert!(!html.contains("Search:"), "not a search session");
+    }
+
+    fn search(parameters: &[&str], metric: &str) -> StoredSearch {
+        let at = |vals: &[&str]| -> crate::store::Setting {
+            parameters
+                .iter()
+                .zip(vals)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let tried: Vec<[&str; 2]> = ["1", "4", "16", "64", "<256>"]
+            .iter()
+            .map(|&b| [b, "2"])
+            .collect();
+        StoredSearch {
+            parameters: parameters.iter().map(|p| p.to_string()).collect(),
+            metric: metric.into(),
+            compared: metric.into(),
+            maximize: false,
+            best: at(&tried[3]),
+            as_good: vec![at(&tried[2]), at(&tried[3]), at(&tried[4])],
+            values_tried: tried.iter().map(|t| at(t)).collect(),
+            runs: 31,
+            grid_runs: 50,
+        }
+    }
+
+    #[test]
+    fn a_search_session_marks_its_best_and_says_its_answer() {
+        // The search's best (64) is not the fastest median (16): it is the
+        // one marked, and the stored set is the one shaded.
+        let mut s = session();
+        s.search = Some(search(&["batch"], "time_wall_clock"));
+        let data = ReportData {
+            store: "s.db".into(),
+            session: s,
+            cells: [1, 4, 16, 64, 256].into_iter().map(cell).collect(),
+            comparisons: vec![],
+            history: vec![],
+            notes: vec![],
+            as_good: Some(SweepSet {
+                parameter: "batch".into(),
+                ranges: vec![(16.0, 64.0)],
+            }),
+        };
+        let html = render(&data);
+        assert!(html.contains("dashed: the search&#39;s best; green: as good as it"));
+        assert!(html.contains("as good as the best: 16 – 64"), "set shaded");
+        let marked = |html: &str| -> f64 {
+            let needle = "class=\"highlight\" x1=\"";
+            let at = html.find(needle).unwrap() + needle.len();
+            html[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        let x = marked(&html);
+        let x_fastest = marked(&render(&ReportData {
+            session: session(),
+            ..data.clone()
+        }));
+        assert!(x > x_fastest, "64 marked, right of 16: {x} vs {x_fastest}");
+        assert!(
+            html.contains(
+                "Search: batch = 64; 16–&lt;256&gt; as good (minimize time_wall_clock: \
+                 5 values tried, 31 of 50 grid runs)"
+            ),
+            "answer in words, escaped"
+        );
+        assert!(!html.contains("<256>"));
+
+        // Two parameters: the answer in words; another metric's best is
+        // not marked on the wall-time curves.
+        let mut s = session();
+        s.search = Some(search(&["batch", "k"], "memory_peak_resident"));
+        let html = render(&ReportData {
+            session: s,
+            as_good: None,
+            ..data
+        });
+        assert!(html.contains("dashed: fastest)"), "fastest marked");
+        assert!(html.contains(
+            "Search: batch=64 k=2; batch=16 k=2–batch=&lt;256&gt; k=2 as good \
+             (minimize memory_peak_resident: 5 values tried, 31 of 50 grid runs)"
+        ));
     }
 }

@@ -20,7 +20,7 @@ fn point_label_eq(params: &[Parameter], g: usize) -> String {
 }
 
 /// Consecutive tried values as "a–b", others listed: "256–4096" or "8, 64".
-fn describe_set(set: &[usize], tried: &[usize], label: impl Fn(usize) -> String) -> String {
+pub fn describe_set(set: &[usize], tried: &[usize], label: impl Fn(usize) -> String) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut k = 0;
     while k < set.len() {

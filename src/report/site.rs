@@ -1,7 +1,8 @@
 //! `cmdscope report --site DIR`: a static site of the store's histories.
 //! `index.html` lists every benchmark (latest value, trend sparkline, open
 //! regression) and links one page per benchmark (history chart with its
-//! change points marked, distribution of the latest points, change list).
+//! change points marked, distribution of the latest points, change list,
+//! the newest search's answer).
 //!
 //! Like the HTML report: no scripts, no network (the same
 //! Content-Security-Policy), inline SVG and CSS, every user string through
@@ -203,6 +204,21 @@ fn page(a: &Analysed) -> String {
         );
     }
     out.push_str("</table>\n");
+    // The newest search among the points: its answer in a line.
+    if let Some((r, search)) = h
+        .points
+        .iter()
+        .rev()
+        .flat_map(|p| p.sessions.iter().rev())
+        .find_map(|r| Some((r, r.search.as_ref()?)))
+    {
+        let _ = writeln!(
+            out,
+            "<p class=\"search\">Search of session #{}: {}</p>",
+            r.id,
+            escape(&crate::report::html::search_line(search))
+        );
+    }
 
     // History: median and its interval per point, change points marked.
     let start = h.points.len().saturating_sub(CHART_POINTS);

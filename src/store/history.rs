@@ -48,6 +48,9 @@ pub struct SessionRef {
     pub started: String,
     pub started_unix: f64,
     pub labels: Vec<(String, String)>,
+    /// The session's search answer, for the site's benchmark pages.
+    #[serde(skip)]
+    pub search: Option<crate::store::StoredSearch>,
 }
 
 impl SessionRef {
@@ -236,6 +239,7 @@ pub fn assemble(
             started: s.started.clone(),
             started_unix: s.started_unix,
             labels: s.labels.clone(),
+            search: s.search.clone(),
         };
         let mut seen = Vec::new();
         for c in s.cells.iter().filter(|c| wanted(c)) {
@@ -316,6 +320,7 @@ mod tests {
             order: None,
             shell_overhead: None,
             preflight: None,
+            search: None,
             fingerprint: fingerprint.into(),
             machine: Machine {
                 hostname: format!("host-{fingerprint}"),

@@ -269,6 +269,8 @@ pub struct StoredSession {
     pub cells: Vec<StoredCell>,
     /// The preflight checks (JSON list of {name, status, detail}), if recorded.
     pub preflight: Option<String>,
+    /// The answer of a search session (`run --minimize/--maximize`).
+    pub search: Option<StoredSearch>,
 }
 
 impl StoredSession {
@@ -277,6 +279,87 @@ impl StoredSession {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parameter values of one grid value, in the order of the search's
+/// parameters: `[("batch", "1024")]`.
+pub type Setting = Vec<(String, String)>;
+
+/// The answer of `run --minimize/--maximize`, kept with its session: the
+/// set comes from the search's race, which the stored runs do not replay.
+/// Stored as a JSON object in `sessions.search`; the field names are those
+/// of the `search` object of `--export-json`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredSearch {
+    pub parameters: Vec<String>,
+    /// The metric searched (`time_wall_clock`, `memory_peak_resident`, …).
+    pub metric: String,
+    /// What was compared: the metric, or per operation with `--ops`.
+    pub compared: String,
+    pub maximize: bool,
+    pub best: Setting,
+    /// The values not significantly worse than the best, the best included.
+    pub as_good: Vec<Setting>,
+    /// Every value measured, in scan order.
+    pub values_tried: Vec<Setting>,
+    pub runs: usize,
+    /// Runs the full grid would have taken.
+    pub grid_runs: usize,
+}
+
+impl StoredSearch {
+    pub fn to_json(&self) -> String {
+        let point = |s: &Setting| {
+            serde_json::Value::Object(
+                s.iter()
+                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                    .collect(),
+            )
+        };
+        serde_json::json!({
+            "parameters": self.parameters,
+            "metric": self.metric,
+            "compared": self.compared,
+            "goal": if self.maximize { "maximize" } else { "minimize" },
+            "best": point(&self.best),
+            "as_good": self.as_good.iter().map(point).collect::<Vec<_>>(),
+            "values_tried": self.values_tried.iter().map(point).collect::<Vec<_>>(),
+            "runs": self.runs,
+            "grid_runs": self.grid_runs,
+        })
+        .to_string()
+    }
+
+    /// None for text that is not a stored search (a damaged row is shown
+    /// without its search, not refused).
+    pub fn from_json(text: &str) -> Option<StoredSearch> {
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        let parameters: Vec<String> = v["parameters"]
+            .as_array()?
+            .iter()
+            .map(|p| p.as_str().map(str::to_string))
+            .collect::<Option<_>>()?;
+        // Objects come back in key order: put them in the parameters' order.
+        let point = |p: &serde_json::Value| -> Option<Setting> {
+            parameters
+                .iter()
+                .map(|k| Some((k.clone(), p.get(k)?.as_str()?.to_string())))
+                .collect()
+        };
+        let points =
+            |key: &str| -> Option<Vec<Setting>> { v[key].as_array()?.iter().map(point).collect() };
+        Some(StoredSearch {
+            metric: v["metric"].as_str()?.to_string(),
+            compared: v["compared"].as_str()?.to_string(),
+            maximize: v["goal"].as_str()? == "maximize",
+            best: point(&v["best"])?,
+            as_good: points("as_good")?,
+            values_tried: points("values_tried")?,
+            runs: v["runs"].as_u64()? as usize,
+            grid_runs: v["grid_runs"].as_u64()? as usize,
+            parameters,
+        })
     }
 }
 
@@ -661,6 +744,14 @@ impl Store {
         .map_err(|e| self.err("cannot finish the session", e))
     }
 
+    /// Keeps a search's answer with its session.
+    pub fn set_search(&mut self, session: i64, search: &StoredSearch) -> Result<()> {
+        let params = [Value::Text(search.to_json()), Value::Int(session)];
+        self.write(|db| db.execute("UPDATE sessions SET search = $1 WHERE id = $2", &params))
+            .map(drop)
+            .map_err(|e| self.err("cannot record the search", e))
+    }
+
     /// Sessions matching the filter, newest first, with labels and cells.
     pub fn sessions(&mut self, filter: &Filter) -> Result<Vec<StoredSession>> {
         self.sessions_inner(filter)
@@ -672,7 +763,7 @@ impl Store {
             "SELECT id, started, started_unix, finished_unix, status, stop_reason, source, \
              tool_version, command_line, run_order, shell_overhead, fingerprint, hostname, \
              cpu_model, cores, memory_bytes, kernel, governor, load_1m, load_5m, load_15m, \
-             preflight FROM sessions s WHERE 1 = 1",
+             preflight, search FROM sessions s WHERE 1 = 1",
         );
         let mut params = Vec::new();
         if let Some(id) = filter.session {
@@ -723,6 +814,7 @@ impl Store {
                     labels: Vec::new(),
                     cells: Vec::new(),
                     preflight: g(21).text().map(str::to_string),
+                    search: g(22).text().and_then(StoredSearch::from_json),
                 }
             })
             .collect();
@@ -976,6 +1068,38 @@ mod tests {
         );
         assert!(parse_label("=x").is_err());
         assert!(parse_label("novalue").is_err());
+    }
+
+    #[test]
+    fn a_search_answer_survives_its_json_in_parameter_order() {
+        let at = |z: &str, a: &str| vec![("z".to_string(), z.to_string()), ("a".into(), a.into())];
+        let s = StoredSearch {
+            // Not in key order: objects come back sorted, settings must not.
+            parameters: vec!["z".into(), "a".into()],
+            metric: "memory_peak_resident".into(),
+            compared: "memory_peak_resident".into(),
+            maximize: true,
+            best: at("2", "<64>"),
+            as_good: vec![at("2", "<64>"), at("4", "\"")],
+            values_tried: vec![at("1", "8"), at("2", "<64>"), at("4", "\"")],
+            runs: 41,
+            grid_runs: 90,
+        };
+        let text = s.to_json();
+        assert_eq!(StoredSearch::from_json(&text), Some(s.clone()));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["goal"], "maximize");
+        assert_eq!(v["best"], serde_json::json!({"z": "2", "a": "<64>"}));
+        // A damaged or foreign value is no answer, not an error.
+        for bad in [
+            "",
+            "[]",
+            "{}",
+            r#"{"parameters": ["z"]}"#,
+            &text.replace("41", "-1"),
+        ] {
+            assert_eq!(StoredSearch::from_json(bad), None, "{bad}");
+        }
     }
 
     #[test]

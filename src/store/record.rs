@@ -7,7 +7,9 @@
 //! run is committed in its own short transaction as soon as it is made
 //! (the runner's [`SampleSink`] hook), so `kill -9` leaves every finished
 //! run in the store. The session row is written with the first run, so a
-//! session that fails before measuring anything leaves no trace.
+//! session that fails before measuring anything leaves no trace. A search's
+//! answer (`run --minimize/--maximize`) is written with the end of the
+//! session ([`Recorder::keep_search`]).
 //!
 //! A store failure never stops the benchmark: the recorder keeps the first
 //! error, stops writing, and the caller reports it after the exports are
@@ -16,7 +18,7 @@
 use std::time::SystemTime;
 
 use super::writer::{Link, Msg, RunMsg};
-use super::{Location, NewCell, NewSession, Store, StoreError};
+use super::{Location, NewCell, NewSession, Store, StoreError, StoredSearch};
 use crate::error::Error;
 use crate::metrics::Sample;
 use crate::run::plan::Cell;
@@ -126,6 +128,8 @@ pub struct Recorder {
     position: Vec<Option<usize>>,
     began: bool,
     next_seq: Vec<i64>,
+    /// A search's answer, written with the end of the session.
+    search: Option<StoredSearch>,
 }
 
 impl Recorder {
@@ -159,6 +163,7 @@ impl Recorder {
             cells: stored,
             position,
             began: false,
+            search: None,
         }
     }
 
@@ -183,6 +188,7 @@ impl Recorder {
             position: Vec::new(),
             began: false,
             next_seq: Vec::new(),
+            search: None,
         }
     }
 
@@ -244,6 +250,12 @@ impl Recorder {
         self.call(&msg);
     }
 
+    /// Keeps a search's answer (see [`search_answer`]) to be stored with
+    /// the end of the session.
+    pub fn keep_search(&mut self, search: StoredSearch) {
+        self.search = Some(search);
+    }
+
     /// Writes the end of the session. Returns the first store error of the
     /// whole session (open, a run, or this), if any.
     pub fn finish(&mut self, session: &Session) -> Option<String> {
@@ -263,6 +275,12 @@ impl Recorder {
                         break;
                     }
                 }
+            }
+            if let Some(search) = &self.search {
+                let msg = Msg::Search {
+                    search: search.to_json(),
+                };
+                self.call(&msg);
             }
             let status = match &session.failure {
                 None => "finished",

@@ -188,11 +188,14 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
         dialect.render(V2),
         // 3: the machine checks made before the session (JSON list).
         "ALTER TABLE sessions ADD COLUMN preflight TEXT".to_string(),
+        // 4: the answer of `run --minimize/--maximize` (JSON object, see
+        // `StoredSearch`): its race cannot be replayed from the stored runs.
+        "ALTER TABLE sessions ADD COLUMN search TEXT".to_string(),
     ]
 }
 
 /// The schema version this cmdscope writes.
-pub const LATEST: i64 = 3;
+pub const LATEST: i64 = 4;
 
 /// Creates the version table (idempotent; run inside the migration transaction).
 pub const VERSION_TABLE: &str =

@@ -115,6 +115,10 @@ pub enum Msg {
         #[serde(default)]
         preflight: Option<String>,
     },
+    /// The answer of a search session.
+    Search {
+        search: String,
+    },
     /// A per-run series of a metric without a column (`run --monitor`'s
     /// counts), one value per run in order (None: no value for that run).
     Extra {
@@ -322,6 +326,14 @@ impl State {
                     values: values.iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
                 };
                 self.store()?.add_extra(id, &series)?;
+            }
+            Msg::Search { search } => {
+                let session = self
+                    .session
+                    .ok_or_else(|| StoreError("no session for the search".into()))?;
+                let search = super::StoredSearch::from_json(&search)
+                    .ok_or_else(|| StoreError("bad search answer".into()))?;
+                self.store()?.set_search(session, &search)?;
             }
             Msg::Finish {
                 status,

@@ -86,6 +86,7 @@ pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
         cells,
         // Each partition checked its own machine: no one list stands for all.
         preflight: None,
+        search: None,
     })
 }
 
@@ -139,6 +140,7 @@ mod tests {
             order: Some("interleaved".into()),
             shell_overhead: None,
             preflight: None,
+            search: None,
             fingerprint: "f".into(),
             machine: Machine {
                 hostname: format!("h{id}"),

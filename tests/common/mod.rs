@@ -142,3 +142,33 @@ pub fn lines(path: &Path) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// The search answer a session keeps in the store is the one `run`
+/// exported (`--export-json`'s `search` object).
+pub fn assert_stored_search(stored: &cmdscope::store::StoredSearch, export: &serde_json::Value) {
+    let s = &export["search"];
+    let point = |p: &cmdscope::store::Setting| {
+        serde_json::Value::Object(
+            p.iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                .collect(),
+        )
+    };
+    let names: Vec<&str> = stored.parameters.iter().map(String::as_str).collect();
+    assert_eq!(serde_json::json!(names), s["parameters"]);
+    assert_eq!(point(&stored.best), s["best"]);
+    let as_good: Vec<_> = stored.as_good.iter().map(point).collect();
+    assert_eq!(serde_json::json!(as_good), s["as_good"]);
+    let tried: Vec<_> = stored.values_tried.iter().map(point).collect();
+    assert_eq!(serde_json::json!(tried), s["values_tried"]);
+    assert_eq!(serde_json::json!(stored.runs), s["runs"]["total"]);
+    assert_eq!(serde_json::json!(stored.grid_runs), s["grid_runs"]);
+    assert_eq!(serde_json::json!(stored.metric), s["metric"]);
+    assert_eq!(serde_json::json!(stored.compared), s["compared"]);
+    let goal = if stored.maximize {
+        "maximize"
+    } else {
+        "minimize"
+    };
+    assert_eq!(serde_json::json!(goal), s["goal"]);
+}

@@ -430,6 +430,7 @@ fn measure(args: &RunArgs, p: &Prepared) -> Result<Measured> {
             ),
         };
         let mut result = crate::search::search(&p.opts, &sopts, &p.parameters, &mut recorder)?;
+        recorder.keep_search(crate::search::stored_answer(&result, &p.parameters));
         let session = crate::search::as_session(&mut result, &p.opts.cells);
         search = Some(result);
         session
