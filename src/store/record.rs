@@ -250,7 +250,7 @@ impl Recorder {
         self.call(&msg);
     }
 
-    /// Keeps a search's answer (see [`search_answer`]) to be stored with
+    /// Keeps a search's answer (see `search::stored_answer`) to be stored with
     /// the end of the session.
     pub fn keep_search(&mut self, search: StoredSearch) {
         self.search = Some(search);
