@@ -47,9 +47,14 @@ pub fn forced_scale() -> Option<TimeScale> {
 
 /// The unit a time is shown in: the forced one, or the one that fits it.
 pub fn scale_for(seconds: f64) -> TimeScale {
-    if let Some(s) = FORCED_SCALE.get() {
-        return *s;
-    }
+    FORCED_SCALE
+        .get()
+        .copied()
+        .unwrap_or_else(|| fitting_scale(seconds))
+}
+
+/// The unit that fits a time, whatever `-u` forced.
+fn fitting_scale(seconds: f64) -> TimeScale {
     let s = seconds.abs();
     if s == 0.0 || !s.is_finite() || s >= 1.0 {
         TimeScale::Second
@@ -73,7 +78,8 @@ pub fn time_in(seconds: f64, scale: TimeScale) -> String {
     format!("{} {}", sig(scale.of(seconds)), scale.symbol())
 }
 
-pub fn bytes(b: f64) -> String {
+/// Bytes in the binary unit that fits them: the value and its symbol.
+fn binary_scaled(b: f64) -> (f64, &'static str, bool) {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b;
     let mut i = 0;
@@ -81,10 +87,13 @@ pub fn bytes(b: f64) -> String {
         v /= 1024.0;
         i += 1;
     }
-    if i == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{} {}", sig(v), UNITS[i])
+    (v, UNITS[i], i == 0)
+}
+
+pub fn bytes(b: f64) -> String {
+    match binary_scaled(b) {
+        (v, unit, true) => format!("{v:.0} {unit}"),
+        (v, unit, false) => format!("{} {unit}", sig(v)),
     }
 }
 
@@ -122,6 +131,64 @@ fn sig(v: f64) -> String {
         format!("{v:.2}")
     } else {
         format!("{v:.3}")
+    }
+}
+
+// Compact values for `compare`'s benchstat-style columns: no space between
+// number and unit ("120.3ms"), four significant digits, and any unit a
+// results file brings ("MB/s", "allocs/op"), not only cmdscope's metrics.
+
+/// `x` with `digits` significant digits (fixed notation).
+pub fn significant(x: f64, digits: i32) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let mag = x.abs().log10().floor() as i32;
+    let decimals = (digits - 1 - mag).clamp(0, 12) as usize;
+    let s = format!("{x:.decimals$}");
+    // Rounding may carry into a new digit (999.96 -> "1000.0"): drop one decimal.
+    match s.parse::<f64>() {
+        Ok(r) if decimals > 0 && r.abs() >= 10f64.powi(mag + 1) => {
+            format!("{x:.prec$}", prec = decimals - 1)
+        }
+        _ => s,
+    }
+}
+
+/// A value in compact human units: times auto-scaled (ns, µs, ms, s),
+/// bytes in KiB/MiB/GiB, counts and other units with k/M/G suffixes.
+pub fn compact(x: f64, unit: &str) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    match unit {
+        "s" if x == 0.0 => "0s".into(),
+        "s" => {
+            let scale = fitting_scale(x);
+            format!("{}{}", significant(scale.of(x), 4), scale.symbol())
+        }
+        "B" => match binary_scaled(x) {
+            (v, unit, true) => format!("{}{unit}", whole_or_significant(v)),
+            (v, unit, false) => format!("{}{unit}", significant(v, 4)),
+        },
+        // A unit with its own prefix (MB/s) takes no second one: "1967", not "1.967k".
+        u if u.starts_with(['k', 'M', 'G', 'T']) => significant(x, 4),
+        _ => {
+            for (scale, suffix) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] {
+                if x.abs() >= scale {
+                    return format!("{}{suffix}", significant(x / scale, 4));
+                }
+            }
+            whole_or_significant(x)
+        }
+    }
+}
+
+fn whole_or_significant(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        significant(x, 4)
     }
 }
 

@@ -55,6 +55,7 @@ use crate::import::dataset::{Benchmark, Dataset};
 use crate::metrics::Metric;
 use crate::report::markdown;
 use crate::stats::{self, StatsError};
+use crate::units;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompareOptions {
@@ -697,79 +698,16 @@ fn apply_gate(tables: &mut [MetricTable], opts: &CompareOptions) -> Vec<String> 
 
 /// "1.052–1.113": a ratio interval with enough digits that its ends differ.
 fn fmt_ratio_ci(ci: [f64; 2]) -> String {
-    format!("{}–{}", fmt_sig(ci[0], 4), fmt_sig(ci[1], 4))
+    format!(
+        "{}–{}",
+        units::significant(ci[0], 4),
+        units::significant(ci[1], 4)
+    )
 }
 
 // ---------------------------------------------------------------------------
 // Human formatting
 // ---------------------------------------------------------------------------
-
-/// `x` with `sig` significant digits (fixed notation).
-fn fmt_sig(x: f64, sig: i32) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let mag = x.abs().log10().floor() as i32;
-    let decimals = (sig - 1 - mag).clamp(0, 12) as usize;
-    let s = format!("{x:.decimals$}");
-    // Rounding may carry into a new digit (999.96 -> "1000.0"): drop one decimal.
-    match s.parse::<f64>() {
-        Ok(r) if decimals > 0 && r.abs() >= 10f64.powi(mag + 1) => {
-            format!("{x:.prec$}", prec = decimals - 1)
-        }
-        _ => s,
-    }
-}
-
-fn fmt_scaled(x: f64, steps: &[(f64, &str)], base: &str) -> String {
-    for &(scale, suffix) in steps {
-        if x.abs() >= scale {
-            return format!("{}{suffix}", fmt_sig(x / scale, 4));
-        }
-    }
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{x:.0}{base}")
-    } else {
-        format!("{}{base}", fmt_sig(x, 4))
-    }
-}
-
-/// A value in human units: times auto-scaled (ns, µs, ms, s), bytes in
-/// KiB/MiB/GiB, counts and other units with k/M/G suffixes.
-pub fn fmt_value(x: f64, unit: &str) -> String {
-    if !x.is_finite() {
-        return format!("{x}");
-    }
-    match unit {
-        "s" => {
-            let a = x.abs();
-            if a == 0.0 {
-                "0s".into()
-            } else if a < 1e-6 {
-                format!("{}ns", fmt_sig(x * 1e9, 4))
-            } else if a < 1e-3 {
-                format!("{}µs", fmt_sig(x * 1e6, 4))
-            } else if a < 1.0 {
-                format!("{}ms", fmt_sig(x * 1e3, 4))
-            } else {
-                format!("{}s", fmt_sig(x, 4))
-            }
-        }
-        "B" => fmt_scaled(
-            x,
-            &[
-                (1024f64.powi(4), "TiB"),
-                (1024f64.powi(3), "GiB"),
-                (1024f64.powi(2), "MiB"),
-                (1024.0, "KiB"),
-            ],
-            "B",
-        ),
-        // A unit with its own prefix (MB/s) takes no second one: "1967", not "1.967k".
-        u if u.starts_with(['k', 'M', 'G', 'T']) => fmt_sig(x, 4),
-        _ => fmt_scaled(x, &[(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")], ""),
-    }
-}
 
 fn fmt_delta(d: Option<f64>) -> String {
     match d {
@@ -897,7 +835,7 @@ fn lay_out(t: &MetricTable) -> Laid {
                         (None, Some(why)) => format!("∞{}", foot.mark(why)),
                         (None, None) => "∞".into(),
                     };
-                    line.push(format!("{} ± {spread}", fmt_value(c.median, &t.unit)));
+                    line.push(format!("{} ± {spread}", units::compact(c.median, &t.unit)));
                     line.push(c.n.to_string());
                 }
                 None => {
@@ -930,12 +868,12 @@ fn lay_out(t: &MetricTable) -> Laid {
                         if a.ratio.is_finite() && a.ratio_ci.iter().all(|x| x.is_finite()) {
                             format!(
                                 "{} [{}, {}]",
-                                fmt_sig(a.ratio, 4),
-                                fmt_sig(a.ratio_ci[0], 4),
-                                fmt_sig(a.ratio_ci[1], 4)
+                                units::significant(a.ratio, 4),
+                                units::significant(a.ratio_ci[0], 4),
+                                units::significant(a.ratio_ci[1], 4)
                             )
                         } else if a.ratio.is_finite() {
-                            fmt_sig(a.ratio, 4)
+                            units::significant(a.ratio, 4)
                         } else {
                             MISSING.into()
                         },
@@ -953,7 +891,7 @@ fn lay_out(t: &MetricTable) -> Laid {
         let mut line = vec!["geomean".to_owned()];
         for ci in 0..t.columns.len() {
             line.push(match g.values[ci] {
-                Some(v) => fmt_value(v, &t.unit),
+                Some(v) => units::compact(v, &t.unit),
                 None => match &g.note {
                     Some(why) => format!("{MISSING}{}", foot.mark(why)),
                     None => MISSING.into(),

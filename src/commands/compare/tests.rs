@@ -85,24 +85,27 @@ fn only_table(out: &CompareOutput) -> &MetricTable {
 
 #[test]
 fn human_units() {
-    assert_eq!(fmt_value(1.234e-7, "s"), "123.4ns");
-    assert_eq!(fmt_value(1.234e-6, "s"), "1.234µs");
-    assert_eq!(fmt_value(0.1203, "s"), "120.3ms");
-    assert_eq!(fmt_value(12.345, "s"), "12.35s");
-    assert_eq!(fmt_value(0.0, "s"), "0s");
-    assert_eq!(fmt_value(512.0, "B"), "512B");
-    assert_eq!(fmt_value(1536.0, "B"), "1.500KiB");
-    assert_eq!(fmt_value(24117248.0, "B"), "23.00MiB");
-    assert_eq!(fmt_value(3.0 * 1024f64.powi(3), "B"), "3.000GiB");
-    assert_eq!(fmt_value(3.0, ""), "3");
-    assert_eq!(fmt_value(2.5, ""), "2.500");
-    assert_eq!(fmt_value(5012.0, ""), "5.012k");
-    assert_eq!(fmt_value(4_100_000.0, ""), "4.100M");
-    assert_eq!(fmt_value(12.5, "MB/s"), "12.50");
-    assert_eq!(fmt_value(1967.0, "MB/s"), "1967");
+    assert_eq!(crate::units::compact(1.234e-7, "s"), "123.4ns");
+    assert_eq!(crate::units::compact(1.234e-6, "s"), "1.234µs");
+    assert_eq!(crate::units::compact(0.1203, "s"), "120.3ms");
+    assert_eq!(crate::units::compact(12.345, "s"), "12.35s");
+    assert_eq!(crate::units::compact(0.0, "s"), "0s");
+    assert_eq!(crate::units::compact(512.0, "B"), "512B");
+    assert_eq!(crate::units::compact(1536.0, "B"), "1.500KiB");
+    assert_eq!(crate::units::compact(24117248.0, "B"), "23.00MiB");
+    assert_eq!(
+        crate::units::compact(3.0 * 1024f64.powi(3), "B"),
+        "3.000GiB"
+    );
+    assert_eq!(crate::units::compact(3.0, ""), "3");
+    assert_eq!(crate::units::compact(2.5, ""), "2.500");
+    assert_eq!(crate::units::compact(5012.0, ""), "5.012k");
+    assert_eq!(crate::units::compact(4_100_000.0, ""), "4.100M");
+    assert_eq!(crate::units::compact(12.5, "MB/s"), "12.50");
+    assert_eq!(crate::units::compact(1967.0, "MB/s"), "1967");
     // Rounding that carries into a new digit keeps four significant digits.
-    assert_eq!(fmt_sig(999.96, 4), "1000");
-    assert_eq!(fmt_sig(9.99996, 4), "10.00");
+    assert_eq!(crate::units::significant(999.96, 4), "1000");
+    assert_eq!(crate::units::significant(9.99996, 4), "10.00");
 }
 
 #[test]
