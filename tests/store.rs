@@ -1020,3 +1020,63 @@ fn a_version_3_store_upgrades_and_keeps_its_sessions() {
     assert_eq!(after[1], before[0], "the old session unchanged");
     assert_stored_search(after[0].search.as_ref().unwrap(), &read_json(&out));
 }
+
+#[test]
+fn a_searchs_stored_runs_are_its_values_runs_with_the_shell_taken_out() {
+    // A command that needs a shell: the runs streamed raw are replaced at
+    // the end by the values with the shell's start-up subtracted, each in
+    // the cell it was measured as (the search tries only some values).
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("search-shell.db");
+    let out = dir.path().join("search-shell.json");
+    search_into(
+        &db,
+        &out,
+        &[
+            "-P",
+            "ms",
+            "1",
+            "12",
+            "--minimize",
+            "ms",
+            &format!("{} sleep {{ms}} && true", fixture()),
+        ],
+    );
+    let export = read_json(&out);
+    let results = export["results"].as_array().unwrap();
+    assert!(results.len() < 12, "the search tried fewer than 12 values");
+    let mut store = open(&db);
+    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    let mut stored_with_runs = 0;
+    for cell in &session.cells {
+        let runs = store.runs(cell.id).unwrap();
+        let exported = results
+            .iter()
+            .find(|r| r["parameters"]["ms"] == cell.parameters[0].1.as_str());
+        let Some(r) = exported else {
+            assert!(runs.is_empty(), "{} was not tried: {runs:?}", cell.name);
+            continue;
+        };
+        stored_with_runs += 1;
+        let times: Vec<f64> = r["times"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_f64().unwrap())
+            .collect();
+        let stored: Vec<f64> = runs
+            .iter()
+            .map(|s| s.get(Metric::WallTime).unwrap())
+            .collect();
+        assert_eq!(stored.len(), times.len(), "{}", cell.name);
+        for (a, b) in stored.iter().zip(&times) {
+            assert!(
+                (a - b).abs() < 1e-9,
+                "{}: stored {a}, exported {b}",
+                cell.name
+            );
+        }
+    }
+    assert_eq!(stored_with_runs, results.len());
+}

@@ -264,11 +264,22 @@ impl Recorder {
         }
         if self.store.is_some() && self.began {
             // With -S the runner subtracts the shell's start-up at the end:
-            // replace the raw runs streamed so far by the final values.
+            // replace the raw runs streamed so far by the final values. A
+            // result goes to the stored cell it was planned as: a search's
+            // session holds only the values it tried, so result k is not
+            // always cell k.
             if session.shell_overhead.is_some() {
-                for (i, r) in session.results.iter().enumerate().take(self.cells.len()) {
+                let mut used = vec![false; self.cells.len()];
+                for r in session.results.iter().filter(|r| !r.cell.calibration) {
+                    let planned = NewCell::from_cell(&r.cell);
+                    let Some(cell) =
+                        (0..self.cells.len()).find(|&i| !used[i] && self.cells[i] == planned)
+                    else {
+                        continue;
+                    };
+                    used[cell] = true;
                     let msg = Msg::Replace {
-                        cell: i,
+                        cell,
                         runs: r.samples.iter().map(RunMsg::from_sample).collect(),
                     };
                     if self.call(&msg).is_none() {
