@@ -94,11 +94,18 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
         );
     }
 
-    let (comparisons, compare_notes) = compare(
+    // A search's best, as it stored it, among the session's cells.
+    let search_best = session.search.as_ref().and_then(|s| {
+        data_cells.iter().position(|c| {
+            c.parameters.len() == s.best.len() && s.best.iter().all(|b| c.parameters.contains(b))
+        })
+    });
+    let (comparisons, compare_notes) = compare_session(
         &session.command_line,
         &session.source,
         session.order.as_deref(),
         &data_cells,
+        search_best,
     );
     notes.extend(compare_notes);
 
@@ -321,11 +328,40 @@ pub fn compare(
     order: Option<&str>,
     cells: &[CellData],
 ) -> (Vec<Comparison>, Vec<String>) {
+    compare_session(command_line, source, order, cells, None)
+}
+
+/// [`compare`], told which cell a search session found best: a search's
+/// tried values are compared with its best, unpaired (its runs came in
+/// rounds of different values, so the k-th runs of two values need not
+/// share a block), and the values it never tried are left out.
+pub fn compare_session(
+    command_line: &str,
+    source: &str,
+    order: Option<&str>,
+    cells: &[CellData],
+    search_best: Option<usize>,
+) -> (Vec<Comparison>, Vec<String>) {
     let mut notes = Vec::new();
     if cells.len() < 2 {
         return (Vec::new(), notes);
     }
     let args = run_args(command_line);
+    let searched = args
+        .as_ref()
+        .is_some_and(|a| a.minimize.is_some() || a.maximize.is_some());
+    // Cells compared: all of them, or a search's tried values.
+    let included: Vec<usize> = (0..cells.len())
+        .filter(|&i| !searched || !cells[i].times.is_empty())
+        .collect();
+    if searched {
+        notes.push(
+            "A search session: each value it tried is compared with the search's best, \
+             unpaired (its runs were measured in rounds of different values, not in common \
+             blocks); values it did not try are left out."
+                .to_string(),
+        );
+    }
     if args.is_none() && source == "run" {
         notes.push(
             "The session's command line could not be read back: comparisons use alpha 0.05, \
@@ -350,11 +386,16 @@ pub fn compare(
                 .position(|c| c.name == name || c.command == name)
         })
         .unwrap_or(0);
+    let reference = match (searched, search_best) {
+        (true, Some(best)) => best,
+        (true, None) => included.first().copied().unwrap_or(0),
+        (false, _) => reference,
+    };
 
     let mut final_alpha = alpha;
     let adaptive = args
         .as_ref()
-        .is_some_and(|a| a.order != Some(Order::Sequential) && source == "run");
+        .is_some_and(|a| a.order != Some(Order::Sequential) && source == "run" && !searched);
     if let (true, true, Some(p)) = (adaptive, interleaved, precision) {
         let samples: Vec<&[crate::metrics::Sample]> =
             cells.iter().map(|c| c.samples.as_slice()).collect();
@@ -372,21 +413,25 @@ pub fn compare(
         final_alpha = seq.final_level();
     }
 
+    if included.len() < 2 {
+        return (Vec::new(), notes);
+    }
     let settings = Settings::for_metric(
         Metric::WallTime,
         final_alpha,
-        cells.len() - 1,
+        included.len() - 1,
         precision.unwrap_or(crate::analysis::comparison::DEFAULT_PRECISION),
         None,
     );
     let base = &cells[reference];
     let mut out = Vec::new();
-    for (i, c) in cells.iter().enumerate() {
+    for &i in &included {
         if i == reference {
             continue;
         }
+        let c = &cells[i];
         let blocks = block_pairs(&base.samples, &c.samples, Metric::WallTime);
-        let paired = interleaved && !blocks.0.is_empty();
+        let paired = interleaved && !searched && !blocks.0.is_empty();
         let (b, x, design) = if paired {
             (
                 thin(&blocks.0, MAX_VALUES),
@@ -418,6 +463,7 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::comparison::Test;
     use crate::analysis::comparison::Verdict;
     use crate::cli::compare::CompareFormat;
     use crate::commands::check;
@@ -426,6 +472,43 @@ mod tests {
     use crate::metrics::Sample;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn a_search_session_compares_its_tried_values_with_its_best_unpaired() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let line = "cmdscope run -P n 1 4 --minimize n 'sleep {n}'";
+        let cells = vec![
+            cell("n=1", &noisy(&mut rng, 0.030, 0.01, 3), &[]),
+            cell("n=2", &[], &[]), // never tried
+            cell("n=3", &noisy(&mut rng, 0.010, 0.01, 10), &[]),
+            cell("n=4", &noisy(&mut rng, 0.020, 0.01, 3), &[]),
+        ];
+        let (cmp, notes) = compare_session(line, "run", Some("interleaved"), &cells, Some(2));
+        let pairs: Vec<(&str, &str)> = cmp
+            .iter()
+            .map(|c| (c.baseline.as_str(), c.candidate.as_str()))
+            .collect();
+        assert_eq!(pairs, [("n=3", "n=1"), ("n=3", "n=4")]);
+        for c in &cmp {
+            assert!(
+                matches!(c.test, Test::WelchT | Test::MannWhitney),
+                "unpaired: {:?}",
+                c.test
+            );
+            // Two comparisons: Bonferroni at 0.05 / 2.
+            assert!((c.confidence - 0.975).abs() < 1e-12, "{}", c.confidence);
+            assert!(c.ratio_ci[0] > 1.0, "both slower than the best: {c:?}");
+        }
+        assert!(
+            notes.iter().any(|n| n.contains("search session")),
+            "{notes:?}"
+        );
+        // Without a search, every cell against the first, n=2 included.
+        let plain = "cmdscope run -P n 1 4 'sleep {n}'";
+        let (cmp, _) = compare(plain, "run", Some("interleaved"), &cells);
+        assert_eq!(cmp.len(), 3);
+        assert_eq!(cmp[0].baseline, "n=1");
+    }
 
     fn cell(name: &str, times: &[f64], timed_out: &[usize]) -> CellData {
         let samples = times
