@@ -315,9 +315,10 @@ struct Field<'a> {
     /// never measured.
     rejoin: bool,
     /// New values join only while the budget can still bring every live
-    /// value to the full run count (else the live values grow without
-    /// them), so the race does not end with values of a few runs in the
-    /// set; a line ends when its next values do not fit.
+    /// value to the full run count (`growth`, an estimate; else the live
+    /// values grow without them), so the race does not leave the values
+    /// it adds with a few runs in the set; a line ends when its next
+    /// values do not fit.
     keep_room: bool,
     /// Values of the grid (bounds the loop).
     size: usize,
