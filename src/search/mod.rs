@@ -23,8 +23,10 @@
 //!    precision band ("no difference") or not shown either way.
 //!
 //! Several parameters: `coordinate` runs the race along one parameter at a
-//! time. With `--ops` the values compared are per operation (operations per
-//! second when maximising).
+//! time, then once over the whole grid around the best (diagonal
+//! neighbours included), then gives the closest values more runs. With
+//! `--ops` the values compared are per operation (operations per second
+//! when maximising).
 //!
 //! Runs of different rounds are not paired, so every comparison here is
 //! unpaired. The generic race (`race`) runs on any `Measurer`: the real one
@@ -45,7 +47,8 @@ use crate::run::session::{CellResult, Session};
 pub struct SearchOptions {
     pub metric: Metric,
     pub maximize: bool,
-    /// Runs per value of the full grid (and of the final candidates).
+    /// Runs per value of the full grid (and of the final candidates; with
+    /// several parameters the closest get up to three times as many).
     pub runs: usize,
     /// Runs a value gets when first measured (at least 3: below that the
     /// engine gives no verdict).
@@ -281,21 +284,76 @@ pub fn race(
     opts: &SearchOptions,
     st: &mut RaceState,
 ) -> Result<()> {
+    let coarse = coarse_points(n);
+    let neighbours = |lead: usize| -> Vec<usize> {
+        [lead.checked_sub(1), (lead + 1 < n).then_some(lead + 1)]
+            .into_iter()
+            .flatten()
+            .collect()
+    };
+    let field = Field {
+        start_reason: format!("coarse scan: {} evenly spaced values", coarse.len()),
+        start: coarse,
+        neighbours: &neighbours,
+        rejoin: false,
+        keep_room: false,
+        size: n,
+    };
+    run_race(m, &field, opts, st)
+}
+
+/// Where a race runs: `race`'s line of one parameter, or the whole grid
+/// around the best for `coordinate`'s polish.
+struct Field<'a> {
+    /// The values the race starts with, brought to `initial_runs` together.
+    start: Vec<usize>,
+    start_reason: String,
+    /// The grid neighbours of a value, in the order they join.
+    neighbours: &'a dyn Fn(usize) -> Vec<usize>,
+    /// Whether a neighbour measured before this race (on a line of
+    /// `coordinate`) may join it with its runs; a line only adds values
+    /// never measured.
+    rejoin: bool,
+    /// New values join only while the budget can still bring every live
+    /// value to the full run count (`growth`, an estimate; else the live
+    /// values grow without them), so the race does not leave the values
+    /// it adds with a few runs in the set; a line ends when its next
+    /// values do not fit.
+    keep_room: bool,
+    /// Values of the grid (bounds the loop).
+    size: usize,
+}
+
+/// Runs that bringing `values` (each with at least `r0`) to `full` may
+/// take, for `Field::keep_room`.
+fn growth(m: &dyn Measurer, values: &[usize], full: usize, r0: usize) -> usize {
+    values.iter().filter(|&&i| m.count(i) < full).count() * (full - r0)
+}
+
+/// The race itself (see the module comment) over `field`.
+fn run_race(
+    m: &mut dyn Measurer,
+    field: &Field,
+    opts: &SearchOptions,
+    st: &mut RaceState,
+) -> Result<()> {
     let full = opts.runs.max(3);
     let r0 = opts.initial_runs.clamp(3, full);
-    let coarse = coarse_points(n);
-    st.alive = coarse.clone();
-    measure(
-        m,
-        st,
-        &coarse,
-        r0,
-        "measure",
-        format!("coarse scan: {} evenly spaced values", coarse.len()),
-    )?;
+    st.alive = field.start.clone();
+    let mut entered = field.start.clone();
+    if round_cost(m, &field.start, r0) > 0 {
+        measure(
+            m,
+            st,
+            &field.start,
+            r0,
+            "measure",
+            field.start_reason.clone(),
+        )?;
+    }
     // Each pass adds runs or values, and both are bounded (n values, `full`
     // runs each), so the loop ends; the cap only guards against a mistake.
-    for _ in 0..(4 * n + 4 * full) {
+    for _ in 0..(4 * field.size + 4 * full) {
         // Values with runs but no measurement (every run timed out or
         // failed under --ignore-failure) leave the race: nothing says they
         // are as good.
@@ -354,32 +412,54 @@ pub fn race(
             }
         }
         // Refine: the leader's unmeasured grid neighbours join the race.
-        let new: Vec<usize> = [lead.checked_sub(1), (lead + 1 < n).then_some(lead + 1)]
+        let new: Vec<usize> = (field.neighbours)(lead)
             .into_iter()
-            .flatten()
-            .filter(|&i| m.count(i) == 0)
+            .filter(|&i| {
+                if field.rejoin {
+                    !entered.contains(&i)
+                } else {
+                    m.count(i) == 0
+                }
+            })
             .collect();
+        let mut crowded = false;
         if !new.is_empty() {
-            if st.runs + round_cost(m, &new, r0) > opts.budget {
-                st.budget_exhausted = true;
-                return Ok(());
+            let room = if field.keep_room {
+                let mut after = st.alive.clone();
+                after.extend(&new);
+                growth(m, &after, full, r0)
+            } else {
+                0
+            };
+            if st.runs + round_cost(m, &new, r0) + room > opts.budget {
+                if !field.keep_room {
+                    st.budget_exhausted = true;
+                    return Ok(());
+                }
+                crowded = true;
             }
+        }
+        if !new.is_empty() && !crowded {
             st.alive.extend(&new);
             st.alive.sort_unstable();
-            measure(
-                m,
-                st,
-                &new,
-                r0,
-                "add",
-                "unmeasured grid neighbours of the leader".into(),
-            )?;
+            entered.extend(&new);
+            let reason = if field.rejoin {
+                "grid neighbours of the leader (measured ones keep their runs)"
+            } else {
+                "unmeasured grid neighbours of the leader"
+            };
+            measure(m, st, &new, r0, "add", reason.into())?;
             continue;
         }
         // Grow: the live values get more runs, the fewest first.
         let lo = st.alive.iter().map(|&i| m.count(i)).min().unwrap_or(full);
         if lo >= full {
-            st.settled = true;
+            // Crowded: the leader's neighbours did not fit the budget.
+            if crowded {
+                st.budget_exhausted = true;
+            } else {
+                st.settled = true;
+            }
             return Ok(());
         }
         let mut target = (lo * 2).clamp(lo + 1, full);
@@ -455,13 +535,18 @@ fn grid_index(dims: &[usize], at: &[usize]) -> usize {
         .fold(0, |acc, (&d, &a)| acc * d + a)
 }
 
-/// Coordinate search over several parameters: from the middle of the grid,
-/// a race (`race`) along each parameter in turn with the others fixed at
-/// their current best; passes repeat until a pass moves nothing (at most
-/// three). Values measured on one line keep their runs on the others. The
-/// final candidates, the values still in the race on the last pass's
-/// lines, are brought to the full run count together in one interleaved
-/// round (as the budget allows). With one parameter it is `race`.
+/// Coordinate search over several parameters, in three stages:
+///
+/// 1. **Lines.** From the middle of the grid, a race (`race`) along each
+///    parameter in turn with the others fixed at their current best;
+///    passes repeat until a pass moves nothing (at most three). Values
+///    measured on one line keep their runs on the others.
+/// 2. **Polish.** A race over the whole grid (`polish`) from the lines'
+///    candidates, the best and its neighbours in every parameter.
+/// 3. **Tie-break.** The better half of the values still in the race get
+///    up to three times the run count (`tie_break`), as the budget allows.
+///
+/// With one parameter it is `race`.
 pub fn coordinate(
     m: &mut dyn Measurer,
     dims: &[usize],
@@ -490,6 +575,15 @@ pub fn coordinate(
             // A line may spend up to its own grid's runs; only the overall
             // budget ends the search.
             let remaining = opts.budget.saturating_sub(st.runs);
+            // A line's coarse scan runs unconditionally (`race`), so a
+            // later line starts only if it fits: the first scan is the
+            // only one allowed past the budget.
+            let r0 = opts.initial_runs.clamp(3, opts.runs.max(3));
+            if st.runs > 0 && round_cost(&line, &coarse_points(dims[k]), r0) > remaining {
+                st.budget_exhausted = true;
+                st.alive = finals.concat();
+                return Ok(());
+            }
             let line_opts = SearchOptions {
                 budget: (dims[k] * opts.runs).min(remaining),
                 ..opts.clone()
@@ -523,28 +617,167 @@ pub fn coordinate(
             break;
         }
     }
-    let mut alive: Vec<usize> = finals.concat();
-    alive.push(grid_index(dims, &at));
-    alive.sort_unstable();
-    alive.dedup();
-    st.alive = alive.clone();
-    let full = opts.runs.max(3);
-    if st.runs + round_cost(m, &alive, full) > opts.budget {
-        st.budget_exhausted = true;
+    polish(m, dims, grid_index(dims, &at), &finals.concat(), opts, st)?;
+    if st.settled {
+        tie_break(m, dims, opts, st)?;
+    }
+    Ok(())
+}
+
+/// Appends a stage's steps to the search's, after its own.
+fn append(st: &mut RaceState, stage: RaceState, prefix: &str) {
+    for mut d in stage.decisions {
+        d.step += st.step;
+        if !d.reason.starts_with(prefix) {
+            d.reason = format!("{prefix}: {}", d.reason);
+        }
+        st.decisions.push(d);
+    }
+    st.step += stage.step;
+    st.runs += stage.runs;
+}
+
+/// The polish: a race over the whole grid, starting from the lines'
+/// candidates, the lines' best and all its neighbours (every parameter
+/// ±1, diagonals too); the leader's neighbours join as it moves, those
+/// measured on a line with their runs.
+///
+/// Why: a line sees one parameter. On a tilted valley (parameters that
+/// interact) it settles beside the optimum, where no single parameter's
+/// step improves but a diagonal one does; and a later line's coarse scan
+/// may skip the best an earlier line found, so that best never races on
+/// it and the search ends at a worse point (on a tilted 12 × 8 bowl, 6 %
+/// above the optimum in 98 of 100 seeds, even without noise). Adding the
+/// incumbent to each line's race instead cost the 8 × 8 case accuracy.
+/// The polish walks the valley diagonally, and the candidates of every
+/// line race again in the same interleaved rounds, so the best and the
+/// set come from one race.
+fn polish(
+    m: &mut dyn Measurer,
+    dims: &[usize],
+    best: usize,
+    candidates: &[usize],
+    opts: &SearchOptions,
+    st: &mut RaceState,
+) -> Result<()> {
+    let mut start = candidates.to_vec();
+    start.push(best);
+    start.extend(around(dims, best));
+    start.sort_unstable();
+    start.dedup();
+    // The best's unmeasured neighbours start only if the budget can take
+    // them to the full count; else they join later as room allows.
+    let (full, r0) = (
+        opts.runs.max(3),
+        opts.initial_runs.clamp(3, opts.runs.max(3)),
+    );
+    let remaining = opts.budget.saturating_sub(st.runs);
+    if round_cost(m, &start, r0) + growth(m, &start, full, r0) > remaining {
+        start.retain(|&g| m.count(g) > 0);
+    }
+    let neighbours = |g: usize| around(dims, g);
+    let field = Field {
+        start,
+        start_reason: "polish: the lines' candidates and the best's neighbours".into(),
+        neighbours: &neighbours,
+        rejoin: true,
+        keep_room: true,
+        size: dims.iter().product(),
+    };
+    let polish_opts = SearchOptions {
+        budget: remaining,
+        ..opts.clone()
+    };
+    let mut ps = RaceState::default();
+    let result = run_race(m, &field, &polish_opts, &mut ps);
+    st.alive = std::mem::take(&mut ps.alive);
+    st.settled = ps.settled;
+    st.budget_exhausted |= ps.budget_exhausted;
+    append(st, ps, "polish");
+    result
+}
+
+/// The tie-break after a settled polish: the better half (by median, at
+/// least two) of the values still in the race get more runs, up to three
+/// times the run count, doubling, dropping what becomes significantly
+/// worse, as the budget allows (successive halving when it binds). No
+/// value joins.
+///
+/// Why: at the full run count the medians of values a few per cent apart
+/// still cross under 10 % noise (on a tilted bowl the optimum and its
+/// diagonal neighbours, 6 % above it, swapped in 16 of 100 seeds); the
+/// budget is usually far from spent by then, and this is where the
+/// decision is close. The set keeps its meaning: the values left in the
+/// race not significantly worse than the best.
+fn tie_break(
+    m: &mut dyn Measurer,
+    dims: &[usize],
+    opts: &SearchOptions,
+    st: &mut RaceState,
+) -> Result<()> {
+    let mut contenders = st.alive.clone();
+    contenders.sort_by(|&a, &b| {
+        let (ma, mb) = (median(&m.values(a)), median(&m.values(b)));
+        if opts.maximize {
+            mb.total_cmp(&ma)
+        } else {
+            ma.total_cmp(&mb)
+        }
+    });
+    contenders.truncate(contenders.len().div_ceil(2).max(2));
+    if contenders.len() < 2 {
         return Ok(());
     }
-    if round_cost(m, &alive, full) > 0 {
-        measure(
-            m,
-            st,
-            &alive,
-            full,
-            "measure",
-            "final candidates of every line, together".into(),
-        )?;
+    contenders.sort_unstable();
+    let none = |_: usize| Vec::new();
+    let field = Field {
+        start: contenders.clone(),
+        start_reason: String::new(),
+        neighbours: &none,
+        rejoin: false,
+        keep_room: false,
+        size: dims.iter().product(),
+    };
+    let tie_opts = SearchOptions {
+        runs: opts.runs.max(3) * 3,
+        budget: opts.budget.saturating_sub(st.runs),
+        ..opts.clone()
+    };
+    let mut ts = RaceState::default();
+    let result = run_race(m, &field, &tie_opts, &mut ts);
+    // Values dropped here leave the race; the others stay.
+    st.alive
+        .retain(|i| !contenders.contains(i) || ts.alive.contains(i));
+    append(st, ts, "tie-break");
+    result
+}
+
+/// The grid neighbours of `g`: every parameter at -1, 0 or +1 of its
+/// position, not all 0 (diagonals included: a tilted valley runs along
+/// them).
+fn around(dims: &[usize], g: usize) -> Vec<usize> {
+    let at = positions(dims, g);
+    let mut out = Vec::new();
+    for code in 0..3usize.pow(dims.len() as u32) {
+        let mut p = at.clone();
+        let mut c = code;
+        let mut inside = true;
+        for (k, &d) in dims.iter().enumerate() {
+            let step = c % 3;
+            c /= 3;
+            match step {
+                0 if p[k] == 0 => inside = false,
+                0 => p[k] -= 1,
+                2 if p[k] + 1 >= d => inside = false,
+                2 => p[k] += 1,
+                _ => {}
+            }
+        }
+        if inside && p != at {
+            out.push(grid_index(dims, &p));
+        }
     }
-    st.settled = true;
-    Ok(())
+    out
 }
 
 /// The final answer from the race's state: best among the live values with
@@ -572,10 +805,12 @@ pub fn answer(m: &dyn Measurer, n: usize, opts: &SearchOptions, st: &RaceState) 
             as_good.push(i);
             continue;
         }
+        // The latest drop: a value dropped on a line may race again in the
+        // polish.
         let drop = st
             .decisions
             .iter()
-            .find(|d| d.action == "drop" && d.points.contains(&i));
+            .rfind(|d| d.action == "drop" && d.points.contains(&i));
         if let Some(d) = drop.filter(|_| !st.alive.contains(&i)) {
             rows.push((i, Status::Worse, d.comparison.clone()));
             continue;
@@ -628,7 +863,7 @@ impl SearchResult {
     pub fn leader_of(&self, i: usize) -> Option<usize> {
         self.decisions
             .iter()
-            .find(|d| d.action == "drop" && d.points.contains(&i))
+            .rfind(|d| d.action == "drop" && d.points.contains(&i))
             .and_then(|d| d.leader)
     }
 
@@ -1199,6 +1434,123 @@ mod tests {
             "the set held the optimum in {contains} of {trials}"
         );
         assert!(within >= 90, "best within 5 % in {within} of {trials}");
+    }
+
+    /// A bowl tilted by an interaction of the first two parameters (the
+    /// axis neighbours of the optimum 5 % above it, the diagonal ones
+    /// along the valley 6 %), as in `two_parameters_with_an_interaction`.
+    fn tilted_bowl(dims: &[usize], optimum: &[usize]) -> Vec<f64> {
+        (0..dims.iter().product::<usize>())
+            .map(|g| {
+                let d: Vec<f64> = positions(dims, g)
+                    .iter()
+                    .zip(optimum)
+                    .map(|(&p, &o)| p as f64 - o as f64)
+                    .collect();
+                1.0 + d.iter().map(|x| 0.05 * x * x).sum::<f64>() + 0.04 * d[0] * d[1]
+            })
+            .collect()
+    }
+
+    /// Coordinate search on `trials` seeds of a cost over `dims`, against
+    /// the goal: the best within 5 % of the optimum in 90 % of the trials,
+    /// the set holding the optimum in 95 %, within the default budget.
+    fn check_coordinate(name: &str, dims: &[usize], optimum: &[usize], sigma: f64) {
+        let cost = tilted_bowl(dims, optimum);
+        let n = cost.len();
+        let truth = grid_index(dims, optimum);
+        let o = opts(n, false);
+        let trials = 100;
+        let (mut contains, mut within, mut max_runs) = (0, 0, 0);
+        for seed in 0..trials {
+            let mut m = Simulated::new(cost.clone(), sigma, seed);
+            let mut st = RaceState::default();
+            coordinate(&mut m, dims, &o, &mut st).unwrap();
+            let a = answer(&m, n, &o, &st).unwrap();
+            let runs: usize = m.samples.iter().map(Vec::len).sum();
+            assert_eq!(runs, st.runs, "{name}: the search counts its runs");
+            max_runs = max_runs.max(runs);
+            contains += usize::from(a.as_good.contains(&truth));
+            within += usize::from(cost[a.best] <= 1.05 * cost[truth]);
+        }
+        assert!(
+            max_runs <= o.budget,
+            "{name}: {max_runs} runs > budget {}",
+            o.budget
+        );
+        assert!(
+            contains >= 95,
+            "{name}: the set held the optimum in {contains} of {trials}"
+        );
+        assert!(
+            within >= 90,
+            "{name}: best within 5 % in {within} of {trials}"
+        );
+    }
+
+    #[test]
+    fn a_tilted_valley_over_12_by_8() {
+        // A line's coarse scan along the first parameter (0, 2, 4, ...)
+        // skips the optimum's column 7: the lines alone ended 6 % above
+        // it in 98 of 100 seeds, even without noise.
+        check_coordinate("12 x 8, 5 %", &[12, 8], &[7, 3], 0.05);
+        check_coordinate("12 x 8, 10 %", &[12, 8], &[7, 3], 0.10);
+    }
+
+    #[test]
+    fn a_tilted_valley_over_three_parameters() {
+        check_coordinate("8 x 6 x 5, 5 %", &[8, 6, 5], &[5, 2, 3], 0.05);
+        check_coordinate("8 x 6 x 5, 10 %", &[8, 6, 5], &[5, 2, 3], 0.10);
+    }
+
+    #[test]
+    fn several_parameters_stay_within_the_default_budget_at_any_run_count() {
+        for dims in [&[2usize, 2][..], &[3, 2], &[12, 8], &[8, 6, 5], &[2, 2, 2]] {
+            let optimum: Vec<usize> = dims.iter().map(|&d| d - 1).collect();
+            let cost = tilted_bowl(dims, &optimum);
+            let n = cost.len();
+            for runs in [3, 5, 10, 20] {
+                let o = SearchOptions {
+                    runs,
+                    budget: SearchOptions::default_budget(n, runs),
+                    ..opts(n, false)
+                };
+                for seed in 0..10 {
+                    let mut m = Simulated::new(cost.clone(), 0.1, seed);
+                    let mut st = RaceState::default();
+                    coordinate(&mut m, dims, &o, &mut st).unwrap();
+                    let total: usize = m.samples.iter().map(Vec::len).sum();
+                    assert_eq!(total, st.runs, "{dims:?}, {runs} runs, seed {seed}");
+                    assert!(
+                        st.runs <= o.budget,
+                        "{dims:?}, {runs} runs, seed {seed}: {} > {}",
+                        st.runs,
+                        o.budget
+                    );
+                    assert!(st.settled || st.budget_exhausted, "{dims:?}, {runs} runs");
+                    assert!(answer(&m, n, &o, &st).is_some());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_grid_neighbours_include_the_diagonals_and_stay_inside() {
+        let dims = [4, 3];
+        let mut corner = around(&dims, grid_index(&dims, &[0, 0]));
+        corner.sort_unstable();
+        let expect: Vec<usize> = [[1, 0], [0, 1], [1, 1]]
+            .iter()
+            .map(|p| grid_index(&dims, p))
+            .collect();
+        let mut expect = expect;
+        expect.sort_unstable();
+        assert_eq!(corner, expect);
+        assert_eq!(around(&dims, grid_index(&dims, &[1, 1])).len(), 8);
+        assert_eq!(
+            around(&[8, 6, 5], grid_index(&[8, 6, 5], &[3, 3, 3])).len(),
+            26
+        );
     }
 
     #[test]
