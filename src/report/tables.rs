@@ -22,9 +22,10 @@ use crate::report::markdown;
 use crate::stats::StatsError;
 use crate::units;
 
-// The note, without the session remark the legend makes once for all.
-// (Defined here, beside the legend it defers to.)
+// Here, not in the model: which part of a note the legend already says is
+// a matter of layout.
 impl Comparison {
+    /// The note, without the session remark the legend makes once for all.
     fn own_note(&self) -> Option<&str> {
         let note = self.result.note.as_deref()?;
         let note = note
