@@ -7,6 +7,7 @@ pub mod sequential;
 #[cfg(test)]
 mod simulation;
 pub mod sweep;
+pub mod tables;
 
 use crate::metrics::{Metric, Sample};
 use crate::run::session::{CellResult, Session};

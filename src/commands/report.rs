@@ -465,9 +465,8 @@ mod tests {
     use super::*;
     use crate::analysis::comparison::Test;
     use crate::analysis::comparison::Verdict;
-    use crate::cli::compare::CompareFormat;
+    use crate::analysis::tables::CompareOptions;
     use crate::commands::check;
-    use crate::commands::compare::CompareOptions;
     use crate::import::dataset::{Benchmark, Dataset, Series};
     use crate::metrics::Sample;
     use rand::{Rng, SeedableRng};
@@ -701,15 +700,13 @@ mod tests {
             false,
         ));
         for (what, base, cand, expected, fails) in &table {
-            let out = crate::commands::compare::compare(
+            let out = crate::analysis::tables::build(
                 &[dataset("a", base), dataset("b", cand)],
                 &CompareOptions {
-                    format: CompareFormat::Json,
                     fail_if_slower: Some(5.0),
                     ..CompareOptions::default()
                 },
-            )
-            .unwrap();
+            );
             let by_compare = out.tables[0].rows[0].comparisons[1].clone().unwrap();
             let by_check = check::compare(
                 &[check::Pair {

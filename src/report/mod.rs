@@ -16,6 +16,7 @@ pub mod search;
 pub mod site;
 pub mod svg;
 pub mod sweep;
+pub mod tables;
 pub mod terminal;
 
 use crate::analysis::comparison::Comparison;

@@ -1,0 +1,138 @@
+//! The table model: matching, cells, the engine's verdicts per column, the
+//! geometric mean and the gate marks. The builders here make the datasets
+//! the renderings' tests read too.
+
+use super::*;
+use crate::import::dataset::Series;
+
+// ----- builders ---------------------------------------------------------------
+
+pub(crate) fn series(metric: &str, unit: &str, higher_is_better: bool, values: Vec<f64>) -> Series {
+    Series {
+        metric: metric.into(),
+        unit: unit.into(),
+        higher_is_better,
+        exact: false,
+        values,
+    }
+}
+
+pub(crate) fn bench(name: &str, series: Vec<Series>) -> Benchmark {
+    Benchmark {
+        name: name.into(),
+        parameters: Vec::new(),
+        series,
+    }
+}
+
+pub(crate) fn dataset(source: &str, benchmarks: Vec<Benchmark>) -> Dataset {
+    Dataset {
+        source: source.into(),
+        format: "cmdscope".into(),
+        benchmarks,
+        rss_floor: None,
+    }
+}
+
+/// Ten deterministic, distinct samples around `center` (± 2.25%).
+pub(crate) fn spread(center: f64) -> Vec<f64> {
+    // A fixed shuffle so the order carries no trend.
+    [3, 7, 0, 9, 4, 1, 8, 5, 2, 6]
+        .iter()
+        .map(|&k: &i32| center * (1.0 + 0.005 * (f64::from(k) - 4.5)))
+        .collect()
+}
+
+pub(crate) fn wall(center: f64) -> Series {
+    series("time_wall_clock", "s", false, spread(center))
+}
+
+/// Baseline and a candidate 20% slower in wall time on both benchmarks.
+pub(crate) fn slowdown_pair() -> Vec<Dataset> {
+    vec![
+        dataset(
+            "old.json",
+            vec![
+                bench("sleep 0.1", vec![wall(0.100)]),
+                bench("./fast", vec![wall(0.002)]),
+            ],
+        ),
+        dataset(
+            "new.json",
+            vec![
+                bench("sleep 0.1", vec![wall(0.120)]),
+                bench("./fast", vec![wall(0.0024)]),
+            ],
+        ),
+    ]
+}
+
+fn opts(gate: Option<f64>) -> CompareOptions {
+    CompareOptions {
+        fail_if_slower: gate,
+        ..CompareOptions::default()
+    }
+}
+
+fn run(datasets: &[Dataset], o: &CompareOptions) -> Tables {
+    build(datasets, o)
+}
+
+fn only_table(out: &Tables) -> &MetricTable {
+    assert_eq!(out.tables.len(), 1, "{:?}", out.tables);
+    &out.tables[0]
+}
+
+// ----- pure helpers (no statistics needed) ---------------------------------------
+
+#[test]
+fn labels_hide_common_and_visible_parameters() {
+    let p = |kv: &[(&str, &str)]| -> Vec<(String, String)> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let common = p(&[("gomaxprocs", "8")]);
+    assert_eq!(
+        row_label(
+            "Parse/size=10",
+            &p(&[("size", "10"), ("gomaxprocs", "8")]),
+            &common
+        ),
+        "Parse/size=10"
+    );
+    assert_eq!(
+        row_label(
+            "sleep {t}",
+            &p(&[("t", "0.1"), ("gomaxprocs", "8")]),
+            &common
+        ),
+        "sleep {t} (t=0.1)"
+    );
+}
+
+// ----- comparisons (need the stats implementation) --------------------------------
+
+#[test]
+fn peak_memory_at_cmdscopes_floor_is_not_compared() {
+    // Two sessions whose commands stayed under cmdscope's own resident
+    // size: the kernel reports that floor, which varies by session.
+    let mib = 1024.0 * 1024.0;
+    let rss = |center: f64| series("memory_peak_resident", "B", false, spread(center));
+    let mut old = dataset("old.json", vec![bench("true", vec![rss(5.0 * mib)])]);
+    let mut new = dataset("new.json", vec![bench("true", vec![rss(5.4 * mib)])]);
+    old.rss_floor = Some(5.2 * mib);
+    new.rss_floor = Some(5.6 * mib);
+    let out = run(&[old.clone(), new.clone()], &opts(None));
+    let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
+    assert_eq!(c.result.verdict, Verdict::NotComparable, "{c:?}");
+    assert_eq!(
+        c.result.note.as_deref(),
+        Some("at cmdscope's floor, not comparable")
+    );
+    // Above the floor it is a comparison like any other.
+    new.benchmarks[0].series[0] = rss(9.0 * mib);
+    let out = run(&[old, new], &opts(None));
+    let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
+    assert_eq!(c.result.verdict, Verdict::Slower, "{c:?}");
+}

@@ -1,0 +1,858 @@
+//! The renderings of `cmdscope compare`'s tables (`analysis::tables`):
+//! aligned text, Markdown, CSV and JSON, with the footnotes, the legend and
+//! the gate's lines. Formatting only: the numbers, verdicts and gate marks
+//! all come computed in the model; nothing here computes a statistic.
+//!
+//! A cell's interval is shown as benchstat shows it, `± x%`: the larger
+//! distance from the median to an interval end. Where the data cannot
+//! support a claim the table says so in a footnote ("need >= 6 samples for
+//! 95% interval").
+
+use std::fmt::Write as _;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::analysis::comparison::{self as engine, format_confidence, format_p, Verdict};
+use crate::analysis::tables::{
+    is_gated_metric, Cell, CompareOptions, Comparison, MetricTable, Tables,
+};
+use crate::error::Error;
+use crate::metrics::Metric;
+use crate::report::markdown;
+use crate::stats::StatsError;
+use crate::units;
+
+// Here, not in the model: which part of a note the legend already says is
+// a matter of layout.
+impl Comparison {
+    /// The note, without the session remark the legend makes once for all.
+    fn own_note(&self) -> Option<&str> {
+        let note = self.result.note.as_deref()?;
+        let note = note
+            .strip_suffix(SESSION_NOTE)
+            .map(|n| n.trim_end_matches("; "))
+            .unwrap_or(note);
+        (!note.is_empty()).then_some(note)
+    }
+}
+
+/// What the engine appends to every cross-session comparison's note.
+const SESSION_NOTE: &str = "session-to-session variation is not in the interval";
+
+/// One line per comparison that failed the gate: metric, benchmark,
+/// candidate and change, with the limit.
+pub fn gate_failures(tables: &Tables) -> Vec<String> {
+    let Some(limit) = tables.options.fail_if_slower else {
+        return Vec::new();
+    };
+    let mut failures = Vec::new();
+    for t in &tables.tables {
+        for r in &t.rows {
+            for (ci, c) in r.comparisons.iter().enumerate() {
+                let Some(c) = c else { continue };
+                if c.gate_failed {
+                    failures.push(format!(
+                        "{}  {}  {}: {} ({} {}, {}), limit +{}%",
+                        t.metric,
+                        r.label,
+                        t.columns[ci],
+                        fmt_delta(c.change_pct()),
+                        format_confidence(c.result.confidence),
+                        fmt_ratio_ci(c.result.ratio_ci),
+                        format_p(c.result.p_value),
+                        trim_float(format!("{limit:.2}"))
+                    ));
+                }
+            }
+        }
+    }
+    failures
+}
+
+fn level_text(level: f64) -> String {
+    trim_float(format!("{:.3}", level * 100.0))
+}
+
+fn trim_float(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+/// A plain refusal for a median interval that could not be computed.
+fn refusal(e: &StatsError, level: f64) -> String {
+    match e {
+        StatsError::TooFewSamples { needed, .. } => {
+            format!(
+                "need >= {needed} samples for {}% interval",
+                level_text(level)
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
+/// "1.052–1.113": a ratio interval with enough digits that its ends differ.
+fn fmt_ratio_ci(ci: [f64; 2]) -> String {
+    format!(
+        "{}–{}",
+        units::significant(ci[0], 4),
+        units::significant(ci[1], 4)
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Human formatting
+// ---------------------------------------------------------------------------
+
+fn fmt_delta(d: Option<f64>) -> String {
+    match d {
+        Some(d) => format!("{d:+.2}%"),
+        None => "?".into(),
+    }
+}
+
+/// The interval as benchstat shows it: `± x%`, the larger distance from the
+/// median to an end of the interval.
+fn fmt_spread(c: &Cell) -> Option<String> {
+    let (lo, hi) = c.ci?;
+    let dev = (hi - c.median).max(c.median - lo).max(0.0);
+    if dev == 0.0 {
+        return Some("0%".into());
+    }
+    if c.median == 0.0 {
+        return Some("∞".into());
+    }
+    let pct = dev / c.median.abs() * 100.0;
+    Some(if pct < 1.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.0}%")
+    })
+}
+
+/// Footnotes of one table, numbered in order of first use.
+#[derive(Default)]
+struct Footnotes {
+    texts: Vec<String>,
+}
+
+impl Footnotes {
+    fn number(&mut self, text: &str) -> usize {
+        match self.texts.iter().position(|t| t == text) {
+            Some(i) => i + 1,
+            None => {
+                self.texts.push(text.to_owned());
+                self.texts.len()
+            }
+        }
+    }
+
+    fn mark(&mut self, text: &str) -> String {
+        superscript(self.number(text))
+    }
+
+    /// Markers for several notes: " ¹,³" (empty for none).
+    fn marks(&mut self, texts: &[String]) -> String {
+        if texts.is_empty() {
+            return String::new();
+        }
+        let mut numbers: Vec<usize> = texts.iter().map(|t| self.number(t)).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        let marks: Vec<String> = numbers.into_iter().map(superscript).collect();
+        format!(" {}", marks.join(","))
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("{} {t}", superscript(i + 1)))
+            .collect()
+    }
+}
+
+fn superscript(n: usize) -> String {
+    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    n.to_string()
+        .bytes()
+        .map(|b| DIGITS[usize::from(b - b'0')])
+        .collect()
+}
+
+const MISSING: &str = "—";
+const MISSING_NOTE: &str = "— benchmark or metric not in that file";
+
+/// The cells of one table as strings, shared by the text and Markdown
+/// renderers: (group titles with their column spans, header, body, footnotes).
+struct Laid {
+    groups: Vec<(usize, usize, String)>,
+    header: Vec<String>,
+    body: Vec<Vec<String>>,
+    notes: Vec<String>,
+}
+
+fn lay_out(t: &MetricTable, level: f64) -> Laid {
+    let mut foot = Footnotes::default();
+    let mut groups = Vec::new();
+    let mut header = vec![String::new()];
+    let mut col = 1;
+    for (ci, source) in t.columns.iter().enumerate() {
+        let width = if ci == 0 { 2 } else { 4 };
+        groups.push((col, width, source.clone()));
+        col += width;
+        header.push("median".into());
+        header.push("n".into());
+        if ci > 0 {
+            header.push("vs base".into());
+            // Every row of a column shares one family, so one confidence.
+            let confidence = t
+                .rows
+                .iter()
+                .find_map(|r| r.comparisons[ci].as_ref())
+                .map(|c| format_confidence(c.result.confidence));
+            header.push(match confidence {
+                Some(conf) => format!("ratio [{conf}]"),
+                None => "ratio".into(),
+            });
+        }
+    }
+
+    let mut body = Vec::new();
+    let mut any_missing = false;
+    for r in &t.rows {
+        let mut line = vec![r.label.clone()];
+        for ci in 0..t.columns.len() {
+            match &r.cells[ci] {
+                Some(c) => {
+                    let spread = match (fmt_spread(c), &c.ci_refusal) {
+                        (Some(s), _) => s,
+                        (None, Some(why)) => format!("∞{}", foot.mark(&refusal(why, level))),
+                        (None, None) => "∞".into(),
+                    };
+                    line.push(format!("{} ± {spread}", units::compact(c.median, &t.unit)));
+                    line.push(c.n.to_string());
+                }
+                None => {
+                    any_missing = true;
+                    line.push(MISSING.into());
+                    line.push(String::new());
+                }
+            }
+            if ci == 0 {
+                continue;
+            }
+            match &r.comparisons[ci] {
+                Some(c) => {
+                    let notes: Vec<String> = c.own_note().map(str::to_owned).into_iter().collect();
+                    let marks = foot.marks(&notes);
+                    let a = &c.result;
+                    let p = if a.p_value.is_nan() {
+                        String::new()
+                    } else {
+                        format!(" ({})", format_p(a.p_value).replace(' ', ""))
+                    };
+                    let vs = match a.verdict {
+                        Verdict::Faster | Verdict::Slower => {
+                            format!("{}{p}", fmt_delta(c.change_pct()))
+                        }
+                        v => format!("{}{p}", v.symbol()),
+                    };
+                    line.push(format!("{vs}{marks}"));
+                    line.push(
+                        if a.ratio.is_finite() && a.ratio_ci.iter().all(|x| x.is_finite()) {
+                            format!(
+                                "{} [{}, {}]",
+                                units::significant(a.ratio, 4),
+                                units::significant(a.ratio_ci[0], 4),
+                                units::significant(a.ratio_ci[1], 4)
+                            )
+                        } else if a.ratio.is_finite() {
+                            units::significant(a.ratio, 4)
+                        } else {
+                            MISSING.into()
+                        },
+                    );
+                }
+                None => {
+                    line.push(String::new());
+                    line.push(String::new());
+                }
+            }
+        }
+        body.push(line);
+    }
+    if let Some(g) = &t.geomean {
+        let mut line = vec!["geomean".to_owned()];
+        for ci in 0..t.columns.len() {
+            line.push(match g.values[ci] {
+                Some(v) => units::compact(v, &t.unit),
+                None => match &g.note {
+                    Some(why) => format!("{MISSING}{}", foot.mark(why)),
+                    None => MISSING.into(),
+                },
+            });
+            line.push(String::new());
+            if ci > 0 {
+                line.push(match g.delta_pct[ci] {
+                    Some(d) => fmt_delta(Some(d)),
+                    None => MISSING.into(),
+                });
+                line.push(String::new());
+            }
+        }
+        body.push(line);
+    }
+
+    let mut notes = foot.lines();
+    if any_missing {
+        notes.push(MISSING_NOTE.into());
+    }
+    if let Some(g) = &t.geomean {
+        if g.rows < t.rows.len() {
+            notes.push(format!(
+                "geomean over the {} benchmarks present in every file",
+                g.rows
+            ));
+        }
+    }
+    Laid {
+        groups,
+        header,
+        body,
+        notes,
+    }
+}
+
+/// What the columns mean, printed once after the tables.
+fn legend(tables: &[MetricTable], opts: &CompareOptions) -> Vec<String> {
+    let Some(t) = tables.first() else {
+        return Vec::new();
+    };
+    let level = level_text(opts.level);
+    let mut lines = vec![format!(
+        "±: {level}% interval of the median (distribution-free, from order statistics)"
+    )];
+    if t.columns.len() > 1 {
+        lines.push(
+            "vs base: change estimated by the test (Hodges-Lehmann with Mann-Whitney U, \
+             or the difference of mean logs with Welch's t-test at small samples); \
+             p: its two-sided p-value"
+                .to_owned(),
+        );
+        lines.push(format!(
+            "each of a column's m rows is tested at alpha/m (alpha = {}, Bonferroni) and its \
+             ratio interval has confidence 1 - alpha/m; ~: no difference within ±{}; \
+             ?: inconclusive (see the note)",
+            opts.alpha,
+            trim_float(format!("{:.3}", opts.precision * 100.0)) + "%"
+        ));
+        lines.push(format!("ratio: candidate / baseline, with its interval; {SESSION_NOTE} (runs from different files are different sessions)"));
+    }
+    lines
+}
+
+fn title(t: &MetricTable) -> String {
+    let label = Metric::from_name(&t.metric)
+        .map(|m| format!(" ({})", m.label()))
+        .unwrap_or_default();
+    let unit = match t.unit.as_str() {
+        "" => "count".to_owned(),
+        u => u.to_owned(),
+    };
+    let direction = if t.higher_is_better {
+        "higher is better"
+    } else {
+        "lower is better"
+    };
+    format!("{}{label} [{unit}, {direction}]", t.metric)
+}
+
+fn common_line(t: &MetricTable) -> Option<String> {
+    (!t.common_parameters.is_empty()).then(|| {
+        let kv: Vec<String> = t
+            .common_parameters
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("parameters: {}", kv.join(" "))
+    })
+}
+
+fn gate_lines(tables: &[MetricTable], failures: &[String], opts: &CompareOptions) -> Vec<String> {
+    let Some(limit) = opts.fail_if_slower else {
+        return Vec::new();
+    };
+    let limit = trim_float(format!("{limit:.2}"));
+    let gated: Vec<&str> = tables
+        .iter()
+        .filter(|t| !t.higher_is_better && is_gated_metric(&t.metric) && t.columns.len() > 1)
+        .map(|t| t.metric.as_str())
+        .collect();
+    let mut lines = Vec::new();
+    if !failures.is_empty() {
+        lines.push(format!(
+            "gate FAILED: {} comparison{} significantly slower by more than +{limit}%:",
+            failures.len(),
+            if failures.len() == 1 { "" } else { "s" }
+        ));
+        lines.extend(failures.iter().map(|f| format!("  {f}")));
+    } else if gated.is_empty() {
+        lines.push(format!(
+            "gate passed, but vacuously: no wall time (time_wall_clock, sec/op) \
+             was compared (limit +{limit}%)"
+        ));
+    } else {
+        lines.push(format!(
+            "gate passed: nothing significantly slower by more than +{limit}% in {}",
+            gated.join(", ")
+        ));
+    }
+    lines
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Align {
+    Left,
+    Right,
+}
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+fn pad(s: &str, w: usize, align: Align) -> String {
+    let fill = " ".repeat(w.saturating_sub(width(s)));
+    match align {
+        Align::Left => format!("{s}{fill}"),
+        Align::Right => format!("{fill}{s}"),
+    }
+}
+
+fn render_grid(laid: &Laid) -> Vec<String> {
+    const SEP: &str = "  ";
+    let ncols = laid.header.len();
+    let aligns: Vec<Align> = laid
+        .header
+        .iter()
+        .map(|h| if h == "n" { Align::Right } else { Align::Left })
+        .collect();
+    let mut widths = vec![0; ncols];
+    for row in std::iter::once(&laid.header).chain(&laid.body) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(width(cell));
+        }
+    }
+    for (start, len, title) in &laid.groups {
+        let span: usize = widths[*start..start + len].iter().sum::<usize>() + SEP.len() * (len - 1);
+        if width(title) > span {
+            widths[start + len - 1] += width(title) - span;
+        }
+    }
+    let mut out = Vec::new();
+    // Group titles over their columns.
+    let mut line = pad("", widths[0], Align::Left);
+    for (start, len, title) in &laid.groups {
+        let span: usize = widths[*start..start + len].iter().sum::<usize>() + SEP.len() * (len - 1);
+        line.push_str(SEP);
+        line.push_str(&pad(title, span, Align::Left));
+    }
+    out.push(line.trim_end().to_owned());
+    for row in std::iter::once(&laid.header).chain(&laid.body) {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| pad(c, widths[i], aligns[i]))
+            .collect();
+        out.push(cells.join(SEP).trim_end().to_owned());
+    }
+    out
+}
+
+/// Aligned columns for a terminal, then the legend, the notes and the gate.
+pub fn render_text(all: &Tables) -> String {
+    let (tables, notes, opts) = (&all.tables, &all.notes, &all.options);
+    let failures = &gate_failures(all);
+    let mut out = String::new();
+    if tables.is_empty() {
+        out.push_str("no metric to compare: no benchmark has samples of a metric in the baseline and another file\n");
+    }
+    for t in tables {
+        let laid = lay_out(t, opts.level);
+        let _ = writeln!(out, "{}", title(t));
+        if let Some(c) = common_line(t) {
+            let _ = writeln!(out, "{c}");
+        }
+        for line in render_grid(&laid) {
+            let _ = writeln!(out, "{line}");
+        }
+        for n in &laid.notes {
+            let _ = writeln!(out, "{n}");
+        }
+        out.push('\n');
+    }
+    for l in legend(tables, opts) {
+        let _ = writeln!(out, "{l}");
+    }
+    for n in notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    let gate = gate_lines(tables, failures, opts);
+    if !gate.is_empty() {
+        out.push('\n');
+    }
+    for g in gate {
+        let _ = writeln!(out, "{g}");
+    }
+    out
+}
+
+/// One GitHub table per metric, then the legend, the notes and the gate.
+pub fn render_markdown(all: &Tables) -> String {
+    let (tables, notes, opts) = (&all.tables, &all.notes, &all.options);
+    let failures = &gate_failures(all);
+    let mut out = String::new();
+    if tables.is_empty() {
+        out.push_str("No metric to compare: no benchmark has samples of a metric in the baseline and another file.\n\n");
+    }
+    for t in tables {
+        let laid = lay_out(t, opts.level);
+        let _ = writeln!(out, "### {}\n", markdown::cell(&title(t)));
+        if let Some(c) = common_line(t) {
+            let _ = writeln!(out, "{}\n", markdown::cell(&c));
+        }
+        // Header: group titles folded into the first header cell of each group.
+        let mut header = laid.header.clone();
+        header[0] = "benchmark".into();
+        for (start, _, source) in &laid.groups {
+            header[*start] = format!("{source} {}", header[*start]);
+        }
+        let cells: Vec<String> = header.iter().map(|h| markdown::cell(h)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+        let rule: Vec<&str> = laid
+            .header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| match (i, h.as_str()) {
+                (0, _) => ":--",
+                (_, "n") | (_, "median") => "--:",
+                _ => ":--",
+            })
+            .collect();
+        let _ = writeln!(out, "| {} |", rule.join(" | "));
+        for (ri, row) in laid.body.iter().enumerate() {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i == 0 && ri < t.rows.len() {
+                        markdown::code(c)
+                    } else {
+                        markdown::cell(c)
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        out.push('\n');
+        for n in &laid.notes {
+            let _ = writeln!(out, "{}  ", markdown::cell(n));
+        }
+        out.push('\n');
+    }
+    for l in legend(tables, opts) {
+        let _ = writeln!(out, "{}  ", markdown::cell(&l));
+    }
+    for n in notes {
+        let _ = writeln!(out, "Note: {}  ", markdown::cell(n));
+    }
+    let gate = gate_lines(tables, failures, opts);
+    if !gate.is_empty() {
+        out.push('\n');
+        let _ = writeln!(out, "**{}**\n", markdown::cell(&gate[0]));
+        for f in &gate[1..] {
+            let _ = writeln!(out, "- {}", markdown::cell(f.trim()));
+        }
+    }
+    out
+}
+
+/// Why a row of a column has no comparison, or the analysis' note.
+fn row_note(cmp: Option<&Comparison>, base: bool, cand: bool) -> Option<String> {
+    match (cmp, base, cand) {
+        (Some(c), ..) => c.result.note.clone(),
+        (None, false, _) => Some("not in the baseline".into()),
+        (None, _, false) => Some("not in the candidate".into()),
+        (None, ..) => None,
+    }
+}
+
+/// The verdict in words; a row with a side missing is not comparable.
+fn verdict_words(cmp: Option<&Comparison>) -> &'static str {
+    cmp.map_or(Verdict::NotComparable, |c| c.result.verdict)
+        .words()
+}
+
+fn num(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{v}"),
+        _ => String::new(),
+    }
+}
+
+fn params_text(params: &[(String, String)]) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// One row per benchmark × metric × column, raw numbers.
+pub fn render_csv(all: &Tables) -> Result<String, Error> {
+    let (tables, level) = (&all.tables, all.options.level);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let to_io = |e: csv::Error| Error::Io(std::io::Error::other(e));
+    w.write_record([
+        "metric",
+        "unit",
+        "higher_is_better",
+        "benchmark",
+        "parameters",
+        "source",
+        "role",
+        "n",
+        "median",
+        "ci_low",
+        "ci_high",
+        "ci_note",
+        "baseline_median",
+        "ratio",
+        "ratio_ci_low",
+        "ratio_ci_high",
+        "confidence",
+        "change_pct",
+        "p_value",
+        "level",
+        "test",
+        "significant",
+        "verdict",
+        "gate_failed",
+        "note",
+    ])
+    .map_err(to_io)?;
+    for t in tables {
+        for r in &t.rows {
+            for (ci, cell) in r.cells.iter().enumerate() {
+                let Some(cell) = cell else { continue };
+                let cmp = r.comparisons[ci].as_ref();
+                let role = if ci == 0 { "baseline" } else { "candidate" };
+                let record = [
+                    t.metric.clone(),
+                    t.unit.clone(),
+                    t.higher_is_better.to_string(),
+                    r.benchmark.clone(),
+                    params_text(&r.parameters),
+                    t.columns[ci].clone(),
+                    role.to_owned(),
+                    cell.n.to_string(),
+                    num(Some(cell.median)),
+                    num(cell.ci.map(|c| c.0)),
+                    num(cell.ci.map(|c| c.1)),
+                    cell.ci_refusal
+                        .as_ref()
+                        .map(|e| refusal(e, level))
+                        .unwrap_or_default(),
+                    num(cmp.map(|c| c.baseline_median)),
+                    num(cmp.map(|c| c.result.ratio)),
+                    num(cmp.map(|c| c.result.ratio_ci[0])),
+                    num(cmp.map(|c| c.result.ratio_ci[1])),
+                    num(cmp.map(|c| c.result.confidence)),
+                    num(cmp.and_then(Comparison::change_pct)),
+                    num(cmp.map(|c| c.result.p_value)),
+                    num(cmp.map(|c| c.result.level)),
+                    cmp.map(|c| test_name(&c.result).to_owned())
+                        .unwrap_or_default(),
+                    cmp.map(|c| c.result.significant.to_string())
+                        .unwrap_or_default(),
+                    if ci == 0 {
+                        String::new()
+                    } else {
+                        verdict_words(cmp).to_owned()
+                    },
+                    cmp.map(|c| c.gate_failed.to_string()).unwrap_or_default(),
+                    if ci == 0 {
+                        String::new()
+                    } else {
+                        row_note(cmp, r.cells[0].is_some(), true).unwrap_or_default()
+                    },
+                ];
+                w.write_record(&record).map_err(to_io)?;
+            }
+        }
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
+    String::from_utf8(bytes).map_err(|e| Error::Io(std::io::Error::other(e)))
+}
+
+/// Parameters as a JSON object in their declared order.
+struct Params<'a>(&'a [(String, String)]);
+
+impl Serialize for Params<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+#[derive(serde::Serialize)]
+struct JsonComparison<'a> {
+    metric: &'a str,
+    unit: &'a str,
+    higher_is_better: bool,
+    benchmark: &'a str,
+    parameters: Params<'a>,
+    baseline: &'a str,
+    candidate: &'a str,
+    baseline_n: Option<usize>,
+    candidate_n: Option<usize>,
+    baseline_median: Option<f64>,
+    candidate_median: Option<f64>,
+    /// faster, slower, no difference, inconclusive, not comparable.
+    verdict: &'static str,
+    /// Why there is no verdict, or what limits it.
+    note: Option<String>,
+    ratio: Option<f64>,
+    ratio_ci: Option<[f64; 2]>,
+    /// Confidence of `ratio_ci`: 1 - `level`.
+    confidence: Option<f64>,
+    /// (ratio - 1) x 100, from the same analysis.
+    change_pct: Option<f64>,
+    /// Two-sided p-value, compared with `level` (alpha / family).
+    p_value: Option<f64>,
+    level: Option<f64>,
+    family: Option<usize>,
+    test: Option<&'static str>,
+    exact: bool,
+    session_variation: Option<engine::SessionVariation>,
+    significant: bool,
+    gate_failed: bool,
+}
+
+/// The test's name as exported ("mann-whitney-u", "welch-t", ...), or
+/// "none" for exact values.
+fn test_name(c: &engine::Comparison) -> &'static str {
+    if c.exact && c.p_value.is_nan() {
+        return "none";
+    }
+    match c.test {
+        engine::Test::SignedRank => "wilcoxon-signed-rank",
+        engine::Test::PairedT => "paired-t",
+        engine::Test::MannWhitney => "mann-whitney-u",
+        engine::Test::WelchT => "welch-t",
+    }
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+#[derive(serde::Serialize)]
+struct JsonSummary<'a> {
+    metric: &'a str,
+    unit: &'a str,
+    higher_is_better: bool,
+    benchmark: &'a str,
+    parameters: Params<'a>,
+    source: &'a str,
+    n: usize,
+    median: f64,
+    ci: Option<[f64; 2]>,
+    ci_note: Option<String>,
+}
+
+/// A list of comparison objects (summaries when only one dataset is given).
+pub fn render_json(all: &Tables) -> Result<String, Error> {
+    let (tables, level) = (&all.tables, all.options.level);
+    let to_io = |e: serde_json::Error| Error::Io(std::io::Error::other(e));
+    let single = tables.first().is_some_and(|t| t.columns.len() == 1);
+    let mut text = if single {
+        let mut items = Vec::new();
+        for t in tables {
+            for r in &t.rows {
+                if let Some(Some(c)) = r.cells.first() {
+                    items.push(JsonSummary {
+                        metric: &t.metric,
+                        unit: &t.unit,
+                        higher_is_better: t.higher_is_better,
+                        benchmark: &r.benchmark,
+                        parameters: Params(&r.parameters),
+                        source: &t.columns[0],
+                        n: c.n,
+                        median: c.median,
+                        ci: c.ci.map(|(a, b)| [a, b]),
+                        ci_note: c.ci_refusal.as_ref().map(|e| refusal(e, level)),
+                    });
+                }
+            }
+        }
+        serde_json::to_string_pretty(&items).map_err(to_io)?
+    } else {
+        let mut items = Vec::new();
+        for t in tables {
+            for r in &t.rows {
+                for ci in 1..t.columns.len() {
+                    let (b, c) = (r.cells[0].as_ref(), r.cells[ci].as_ref());
+                    if b.is_none() && c.is_none() {
+                        continue;
+                    }
+                    let cmp = r.comparisons[ci].as_ref();
+                    let a = cmp.map(|x| &x.result);
+                    items.push(JsonComparison {
+                        metric: &t.metric,
+                        unit: &t.unit,
+                        higher_is_better: t.higher_is_better,
+                        benchmark: &r.benchmark,
+                        parameters: Params(&r.parameters),
+                        baseline: &t.columns[0],
+                        candidate: &t.columns[ci],
+                        baseline_n: b.map(|x| x.n),
+                        candidate_n: c.map(|x| x.n),
+                        baseline_median: b.map(|x| x.median),
+                        candidate_median: c.map(|x| x.median),
+                        verdict: verdict_words(cmp),
+                        note: row_note(cmp, b.is_some(), c.is_some()),
+                        ratio: a.and_then(|x| finite(x.ratio)),
+                        ratio_ci: a
+                            .filter(|x| x.ratio_ci.iter().all(|v| v.is_finite()))
+                            .map(|x| x.ratio_ci),
+                        confidence: a.map(|x| x.confidence),
+                        change_pct: cmp.and_then(Comparison::change_pct),
+                        p_value: a.and_then(|x| finite(x.p_value)),
+                        level: a.map(|x| x.level),
+                        family: a.map(|x| x.family),
+                        test: a.map(test_name),
+                        exact: a.is_some_and(|x| x.exact),
+                        session_variation: a.map(|x| x.session_variation),
+                        significant: a.is_some_and(|x| x.significant),
+                        gate_failed: cmp.is_some_and(|x| x.gate_failed),
+                    });
+                }
+            }
+        }
+        serde_json::to_string_pretty(&items).map_err(to_io)?
+    };
+    text.push('\n');
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests;
