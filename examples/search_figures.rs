@@ -13,55 +13,9 @@
 
 use std::time::Instant;
 
-use cmdscope::error::Result;
 use cmdscope::metrics::Metric;
+use cmdscope::search::simulated::Simulated;
 use cmdscope::search::{answer, coordinate, Measurer, RaceState, SearchOptions};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
-/// Draws runs from a cost per grid value with log-normal noise.
-struct Simulated {
-    cost: Vec<f64>,
-    sigma: f64,
-    rng: ChaCha8Rng,
-    samples: Vec<Vec<f64>>,
-}
-
-impl Simulated {
-    fn normal(&mut self) -> f64 {
-        // Box-Muller.
-        let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
-        let v: f64 = self.rng.random();
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
-
-impl Measurer for Simulated {
-    fn measure(&mut self, points: &[usize], runs: usize) -> Result<()> {
-        // One run count per round, as the real runner does.
-        let k = points
-            .iter()
-            .map(|&i| runs.saturating_sub(self.samples[i].len()))
-            .max()
-            .unwrap_or(0);
-        for &i in points {
-            if self.samples[i].len() >= runs {
-                continue;
-            }
-            for _ in 0..k {
-                let x = self.cost[i] * (self.sigma * self.normal()).exp();
-                self.samples[i].push(x);
-            }
-        }
-        Ok(())
-    }
-    fn values(&self, i: usize) -> Vec<f64> {
-        self.samples[i].clone()
-    }
-    fn count(&self, i: usize) -> usize {
-        self.samples[i].len()
-    }
-}
 
 /// A flat-bottomed cost over a grid (the first parameter varies fastest,
 /// as the plan orders cells): within about 1 % for two steps either side
@@ -137,12 +91,7 @@ fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64) -> Figures {
         set_mean: 0.0,
     };
     for seed in 0..seeds {
-        let mut m = Simulated {
-            cost: cost.clone(),
-            sigma,
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            samples: vec![Vec::new(); n],
-        };
+        let mut m = Simulated::new(cost.clone(), sigma, seed);
         let mut st = RaceState::default();
         coordinate(&mut m, dims, &opts, &mut st).expect("a simulation does not fail");
         let a = answer(&m, n, &opts, &st).expect("something was measured");

@@ -32,6 +32,8 @@
 //! unpaired. The generic race (`race`) runs on any `Measurer`: the real one
 //! runs processes, the tests' one draws from simulated cost curves.
 
+pub mod simulated;
+
 use serde::Serialize;
 
 use crate::analysis::comparison::{compare_values, Comparison, Design, Settings, Verdict};
@@ -1219,63 +1221,8 @@ pub fn mark_sweep(r: &SearchResult, sweep: &mut crate::analysis::sweep::Sweep) {
 
 #[cfg(test)]
 mod tests {
+    use super::simulated::Simulated;
     use super::*;
-    use rand::{Rng, SeedableRng};
-    use rand_chacha::ChaCha8Rng;
-
-    /// Draws runs from a cost curve with log-normal noise.
-    struct Simulated {
-        cost: Vec<f64>,
-        sigma: f64,
-        rng: ChaCha8Rng,
-        samples: Vec<Vec<f64>>,
-    }
-
-    impl Simulated {
-        fn new(cost: Vec<f64>, sigma: f64, seed: u64) -> Simulated {
-            let n = cost.len();
-            Simulated {
-                cost,
-                sigma,
-                rng: ChaCha8Rng::seed_from_u64(seed),
-                samples: vec![Vec::new(); n],
-            }
-        }
-
-        fn normal(&mut self) -> f64 {
-            // Box-Muller.
-            let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
-            let v: f64 = self.rng.random();
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
-    }
-
-    impl Measurer for Simulated {
-        fn measure(&mut self, points: &[usize], runs: usize) -> Result<()> {
-            // One run count per round, as the real runner does.
-            let k = points
-                .iter()
-                .map(|&i| runs.saturating_sub(self.samples[i].len()))
-                .max()
-                .unwrap_or(0);
-            for &i in points {
-                if self.samples[i].len() >= runs {
-                    continue;
-                }
-                for _ in 0..k {
-                    let x = self.cost[i] * (self.sigma * self.normal()).exp();
-                    self.samples[i].push(x);
-                }
-            }
-            Ok(())
-        }
-        fn values(&self, i: usize) -> Vec<f64> {
-            self.samples[i].clone()
-        }
-        fn count(&self, i: usize) -> usize {
-            self.samples[i].len()
-        }
-    }
 
     fn opts(n: usize, maximize: bool) -> SearchOptions {
         SearchOptions {
