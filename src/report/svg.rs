@@ -122,6 +122,46 @@ pub fn ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
     out
 }
 
+/// Ticks of a time axis (Unix seconds) on round clock values: every 1, 5,
+/// 15 or 30 seconds or minutes, 1, 3, 6 or 12 hours, or whole days (UTC),
+/// so labels read 18:15:00, not the decimal steps of [`ticks`] (18:53:20).
+pub fn time_ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
+    const STEPS: [f64; 18] = [
+        1.0,
+        5.0,
+        15.0,
+        30.0,
+        60.0,
+        300.0,
+        900.0,
+        1800.0,
+        3600.0,
+        10800.0,
+        21600.0,
+        43200.0,
+        86400.0,
+        172_800.0,
+        604_800.0,
+        1_209_600.0,
+        2_592_000.0,
+        31_536_000.0,
+    ];
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return ticks(lo, hi, count);
+    }
+    let raw = (hi - lo) / count.max(1) as f64;
+    let Some(&step) = STEPS.iter().find(|s| **s >= raw) else {
+        return ticks(lo, hi, count);
+    };
+    let mut out = Vec::new();
+    let mut v = (lo / step).ceil() * step;
+    while v <= hi && out.len() < 50 {
+        out.push(v);
+        v += step;
+    }
+    out
+}
+
 /// Ticks of a log axis: powers of 10, or of 2 over a small range.
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     if !(lo > 0.0 && hi > 0.0) {
@@ -231,7 +271,11 @@ fn y_axis(out: &mut String, y: &Scale, fmt: Format, name: &str, x0: f64, x1: f64
 fn x_axis(out: &mut String, x: &Scale, fmt: Format, labels: &[(f64, String)], name: &str, y0: f64) {
     let mut last_end = f64::NEG_INFINITY;
     let ticks: Vec<(f64, String)> = if labels.is_empty() {
-        x.ticks().into_iter().map(|t| (t, fmt.show(t))).collect()
+        let at = match fmt {
+            Format::Date | Format::TimeOfDay => time_ticks(x.lo, x.hi, 5),
+            _ => x.ticks(),
+        };
+        at.into_iter().map(|t| (t, fmt.show(t))).collect()
     } else {
         labels.to_vec()
     };
@@ -345,7 +389,12 @@ impl LineChart {
             .flatten()
             .filter(|v| v.is_finite())
             .collect();
-        let (xmin, xmax) = min_max(&xs);
+        let (xmin, xmax) = match (min_max(&xs), self.x_format) {
+            // One moment in time (a single session): half an hour either
+            // side, not the scale's 10 % of the Unix time (years).
+            ((lo, hi), Format::Date | Format::TimeOfDay) if hi <= lo => (lo - 1800.0, hi + 1800.0),
+            (range, _) => range,
+        };
         let (ymin, ymax) = min_max(&ys);
         let y0 = H - BOTTOM;
         let x = Scale::new(xmin, xmax, LEFT + 10.0, W - RIGHT - 10.0, self.log_x);
@@ -863,6 +912,37 @@ mod tests {
         // Drawn under the lines.
         assert!(svg.find("as-good").unwrap() < svg.find("<circle").unwrap());
         assert!(!LineChart::default().render().contains("as-good"));
+    }
+
+    #[test]
+    fn time_axes_tick_on_round_clock_values() {
+        // 18:00:00 to 19:00:00 UTC on 2026-11-22: every 15 minutes.
+        let t0 = 1_795_370_400.0;
+        let at = time_ticks(t0, t0 + 3600.0, 5);
+        assert_eq!(at, [0.0, 900.0, 1800.0, 2700.0, 3600.0].map(|d| t0 + d));
+        assert_eq!(Format::TimeOfDay.show(at[1]), "18:15:00");
+        // A week: whole days at midnight UTC.
+        let days = time_ticks(t0, t0 + 7.0 * 86400.0, 5);
+        assert!(days.iter().all(|t| t % 86400.0 == 0.0), "{days:?}");
+        // One session: its chart spans an hour around it, labelled by the clock.
+        let one = LineChart {
+            x_format: Format::Date,
+            series: vec![Series {
+                name: "a".into(),
+                points: vec![Point {
+                    x: t0 + 1234.0,
+                    y: 0.02,
+                    lo: None,
+                    hi: None,
+                }],
+            }],
+            ..LineChart::default()
+        }
+        .render();
+        for label in ["18:00:00", "18:15:00", "18:30:00", "18:45:00"] {
+            assert!(one.contains(&format!(">{label}</text>")), "{label}: {one}");
+        }
+        assert!(!one.contains("08:00:00"), "{one}");
     }
 
     #[test]
