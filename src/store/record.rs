@@ -269,15 +269,22 @@ impl Recorder {
             // session holds only the values it tried, so result k is not
             // always cell k.
             if session.shell_overhead.is_some() {
-                let mut used = vec![false; self.cells.len()];
+                // Results come in plan order (a search's tried values
+                // ascending), so the search starts after the last match:
+                // one pass over the cells, not one per result.
+                let n = self.cells.len();
+                let mut used = vec![false; n];
+                let mut next = 0;
                 for r in session.results.iter().filter(|r| !r.cell.calibration) {
                     let planned = NewCell::from_cell(&r.cell);
-                    let Some(cell) =
-                        (0..self.cells.len()).find(|&i| !used[i] && self.cells[i] == planned)
+                    let Some(cell) = (next..n)
+                        .chain(0..next)
+                        .find(|&i| !used[i] && self.cells[i] == planned)
                     else {
                         continue;
                     };
                     used[cell] = true;
+                    next = cell + 1;
                     let msg = Msg::Replace {
                         cell,
                         runs: r.samples.iter().map(RunMsg::from_sample).collect(),
