@@ -413,6 +413,9 @@ fn user_variants_differ_in_creation_method_like_ruby() {
         eprintln!("SKIPPED: --user needs root");
         return;
     }
+    let Some(f) = fixture_for_any_user() else {
+        return;
+    };
     let (out, doc) = explain(&[
         "-L",
         "u",
@@ -421,7 +424,7 @@ fn user_variants_differ_in_creation_method_like_ruby() {
         "{u}",
         "--env",
         "FIXTURE_SPAWN=uid",
-        &format!("{} spawn 8", fixture()),
+        &format!("{} spawn 8", f.path),
     ]);
     let v = doc["variants"].as_array().unwrap();
     assert_eq!(spawns(&v[0]), (8, 0, 0));

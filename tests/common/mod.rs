@@ -33,6 +33,46 @@ pub fn fixture() -> String {
     .into_owned()
 }
 
+/// The fixture copied where any user can start it, for tests that run it as
+/// another user (`--user nobody`): a checkout under a private directory
+/// (a clone in `/root`, any 0700 directory) is closed to that user, and
+/// `exec` then fails with "Permission denied". The copy lives in a fresh
+/// directory of the system's temporary directory, removed when the value
+/// is dropped. `None`, after a loud message, when no such place exists.
+pub struct FixtureForAnyUser {
+    _dir: tempfile::TempDir,
+    pub path: String,
+}
+
+pub fn fixture_for_any_user() -> Option<FixtureForAnyUser> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("cmdscope-fixture-")
+        .tempdir()
+        .expect("a temporary directory");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("open the fixture's directory to everyone");
+    let path = dir.path().join("fixture");
+    std::fs::copy(fixture(), &path).expect("copy the fixture");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .expect("make the fixture's copy executable by everyone");
+    // Every directory above the copy must let others through.
+    for ancestor in dir.path().ancestors().skip(1) {
+        let mode = std::fs::metadata(ancestor).map(|m| m.permissions().mode());
+        if !matches!(mode, Ok(m) if m & 0o001 != 0) {
+            eprintln!(
+                "SKIPPED: {} is closed to other users, so no copy of the fixture there can run as another user",
+                ancestor.display()
+            );
+            return None;
+        }
+    }
+    Some(FixtureForAnyUser {
+        path: path.to_string_lossy().into_owned(),
+        _dir: dir,
+    })
+}
+
 pub fn cmdscope(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
