@@ -73,6 +73,40 @@ pub fn fixture_for_any_user() -> Option<FixtureForAnyUser> {
     })
 }
 
+/// A hyperfine-format results file with these times per benchmark, for
+/// tests whose store must hold a history with known values (`import` makes
+/// one session of it): real sessions run at different times see load that
+/// comes and goes, which is a real change of wall time.
+pub fn write_results_file(path: &Path, results: &[(&str, Vec<f64>)]) {
+    let results: Vec<serde_json::Value> = results
+        .iter()
+        .map(|(name, t)| {
+            let mut sorted = t.clone();
+            sorted.sort_by(f64::total_cmp);
+            serde_json::json!({
+                "command": name,
+                "mean": t.iter().sum::<f64>() / t.len() as f64,
+                "stddev": 0.0,
+                "median": sorted[sorted.len() / 2],
+                "user": 0.0,
+                "system": 0.0,
+                "min": sorted[0],
+                "max": sorted[sorted.len() - 1],
+                "times": t,
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({ "results": results });
+    std::fs::write(path, doc.to_string()).expect("write a results file");
+}
+
+/// `n` times spread ±1 % around `level` seconds, the same pattern each call.
+pub fn times_around(level: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|k| level * (1.0 + 0.02 * (k as f64 / (n - 1).max(1) as f64 - 0.5)))
+        .collect()
+}
+
 pub fn cmdscope(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
