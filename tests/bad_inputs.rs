@@ -406,3 +406,72 @@ fn every_bad_input_is_one_line_and_exit_2_and_changes_nothing() {
         failures.join("\n")
     );
 }
+
+// Hostile inputs: numbers, stores, flags and processes that once crashed,
+// misled or left something behind. Each names the real problem in one line.
+
+/// Where this process's session cgroups would go (cgroup v2), if anywhere.
+fn own_cgroup_dir() -> Option<std::path::PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mountinfo.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        right
+            .starts_with("cgroup2 ")
+            .then(|| left.split_whitespace().nth(4).map(std::path::PathBuf::from))?
+    })?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(mount.join(path.trim_start_matches('/')))
+}
+
+#[test]
+fn a_huge_run_count_reserves_nothing_up_front_and_leaves_no_cgroup() {
+    // Under a 2 GiB address-space limit: reserving room for every run
+    // asked for would abort (or panic on the overflow) before the first run.
+    for runs in ["100000000", "1000000000000", "18446744073709551615"] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["run", "--runs", runs, "--timeout", "0.1", "--style", "none"])
+            .arg("false")
+            .env("NO_COLOR", "1")
+            .env("CMDSCOPE_NO_STORE", "1")
+            .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 2 << 30,
+                    rlim_max: 2 << 30,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().expect("run cmdscope");
+        let pid = child.id();
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        // `false` fails its first run: the session ends there, as always.
+        assert_eq!(o.status.code(), Some(1), "--runs {runs}: {err}");
+        assert!(!err.contains("panicked"), "--runs {runs}: {err}");
+        assert!(
+            error_line(&o).contains("'false' exited with status 1"),
+            "--runs {runs}: {err}"
+        );
+        if let Some(dir) = own_cgroup_dir() {
+            let session = dir.join(format!("cmdscope-{pid}"));
+            assert!(!session.exists(), "{} left behind", session.display());
+        }
+    }
+}
+
+#[test]
+fn a_huge_timeout_is_called_too_large() {
+    let o = cmdscope(&["run", "--timeout", "1e300", "true"]);
+    one_line_error(&o, "--timeout is too large");
+}

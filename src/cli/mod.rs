@@ -260,8 +260,16 @@ pub struct ParameterArgs {
 /// A number of seconds given to `flag`: finite, below 10⁹, positive (or
 /// zero where `allow_zero`), as every duration flag checks it.
 pub fn seconds(value: f64, flag: &str, allow_zero: bool) -> Result<std::time::Duration, Error> {
-    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value < 1e9 {
+    // A billion seconds (31 years) is no duration anyone waits for; past
+    // it, the value is a typo or a hostile input, and it is called too
+    // large rather than not positive.
+    const MAX: f64 = 1e9;
+    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value < MAX {
         Ok(std::time::Duration::from_secs_f64(value))
+    } else if value >= MAX {
+        Err(Error::Usage(format!(
+            "{flag} is too large: at most {MAX:e} seconds (about 31 years), got {value}"
+        )))
     } else {
         Err(Error::Usage(format!(
             "{flag} must be a {} number of seconds, got {value}",

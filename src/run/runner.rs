@@ -239,10 +239,18 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         opts.warmup,
         opts.seed,
     );
+    // Room for the runs asked for, but never in proportion to a count the
+    // user typed (`--runs 1e12` must not reserve terabytes): past the cap,
+    // the vectors grow as runs are made.
+    let room = opts
+        .policy
+        .exact
+        .unwrap_or(opts.policy.min_runs)
+        .clamp(16, 4096);
     let mut samples: Vec<Vec<Sample>> = opts
         .cells
         .iter()
-        .map(|_| Vec::with_capacity(opts.policy.exact.unwrap_or(opts.policy.min_runs).max(16)))
+        .map(|_| Vec::with_capacity(room))
         .collect();
     let mut failure = None;
 
