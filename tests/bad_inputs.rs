@@ -350,6 +350,20 @@ const CASES: &[Case] = &[
         ],
         NONE,
     ),
+    // Hostile inputs: a directory as input, empty store locations (an
+    // unset variable must not mean the default store).
+    (&["run", "--runs", "1", "--input", "dir", "true"], NONE),
+    (
+        &[
+            "run", "--runs", "1", "--store", "", "--style", "none", "true",
+        ],
+        &[("-CMDSCOPE_NO_STORE", "")],
+    ),
+    (
+        &["run", "--runs", "1", "--style", "none", "true"],
+        &[("-CMDSCOPE_NO_STORE", ""), ("CMDSCOPE_STORE", "")],
+    ),
+    (&["import", "--store", "", "sentinel.json"], NONE),
 ];
 
 #[test]
@@ -474,4 +488,32 @@ fn a_huge_run_count_reserves_nothing_up_front_and_leaves_no_cgroup() {
 fn a_huge_timeout_is_called_too_large() {
     let o = cmdscope(&["run", "--timeout", "1e300", "true"]);
     one_line_error(&o, "--timeout is too large");
+}
+
+#[test]
+fn an_empty_store_location_is_refused_not_read_as_the_default() {
+    let dir = tempdir();
+    let by_flag = Command::new(bin())
+        .args(["history", "--store", ""])
+        .env("XDG_DATA_HOME", dir.path())
+        .env_remove("CMDSCOPE_STORE")
+        .output()
+        .unwrap();
+    one_line_error(&by_flag, "the store location is empty");
+    let by_env = Command::new(bin())
+        .arg("history")
+        .env("XDG_DATA_HOME", dir.path())
+        .env("CMDSCOPE_STORE", "")
+        .output()
+        .unwrap();
+    one_line_error(&by_env, "the store location is empty");
+}
+
+#[test]
+fn a_directory_as_input_is_refused_before_the_first_run() {
+    let dir = tempdir();
+    let d = dir.path().display().to_string();
+    let o = cmdscope(&["run", "--runs", "1", "--input", &d, "cat"]);
+    one_line_error(&o, "Is a directory");
+    assert!(error_line(&o).contains(&d), "{}", stderr(&o));
 }

@@ -246,21 +246,32 @@ fn open_fd(path: &Path, flags: i32) -> Result<Fd> {
     let c = cstring(path.as_os_str().as_bytes(), "path")?;
     // SAFETY: c is NUL-terminated; mode is used only with O_CREAT.
     let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o644) };
-    if fd < 0 {
-        let source = std::io::Error::last_os_error();
-        return Err(if flags & libc::O_CREAT != 0 {
-            Error::Write {
-                path: path.into(),
-                source,
-            }
-        } else {
-            Error::Read {
-                path: path.into(),
-                source,
-            }
-        });
-    }
-    Ok(Fd(fd))
+    let source = if fd < 0 {
+        std::io::Error::last_os_error()
+    } else {
+        let fd = Fd(fd);
+        // A directory opens for reading, and the command would fail on it
+        // and be blamed: refuse it here, as the kernel does for writing.
+        // SAFETY: fd is open; stat is plain data.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        let is_dir = unsafe { libc::fstat(fd.0, &mut stat) } == 0
+            && stat.st_mode & libc::S_IFMT == libc::S_IFDIR;
+        if !is_dir {
+            return Ok(fd);
+        }
+        std::io::Error::from_raw_os_error(libc::EISDIR)
+    };
+    Err(if flags & libc::O_CREAT != 0 {
+        Error::Write {
+            path: path.into(),
+            source,
+        }
+    } else {
+        Error::Read {
+            path: path.into(),
+            source,
+        }
+    })
 }
 
 fn timeval_seconds(sec: i64, usec: i64) -> f64 {
