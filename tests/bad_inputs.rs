@@ -517,3 +517,86 @@ fn a_directory_as_input_is_refused_before_the_first_run() {
     one_line_error(&o, "Is a directory");
     assert!(error_line(&o).contains(&d), "{}", stderr(&o));
 }
+
+/// A store with one imported session, in a directory of its own.
+fn store_with_a_session(dir: &Path) -> std::path::PathBuf {
+    let results = dir.join("r.json");
+    std::fs::write(
+        &results,
+        r#"{"results":[{"command":"a","times":[0.1,0.2,0.3]}]}"#,
+    )
+    .unwrap();
+    let store = dir.join("s.sqlite");
+    ok(with_store(&store, &["import", results.to_str().unwrap()]));
+    std::fs::remove_file(&results).unwrap();
+    store
+}
+
+#[test]
+fn readers_of_a_store_leave_nothing_beside_it_and_change_nothing() {
+    let dir = tempdir();
+    let store = store_with_a_session(dir.path());
+    let listing = |d: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = (
+        listing(dir.path()),
+        std::fs::read(&store).unwrap(),
+        std::fs::metadata(&store).unwrap().modified().unwrap(),
+    );
+    let out = tempdir();
+    let html = out.path().join("r.html");
+    let html = html.to_str().unwrap();
+    for args in [&["history"][..], &["changes"], &["report", "--html", html]] {
+        ok(with_store(&store, args));
+        let after = (
+            listing(dir.path()),
+            std::fs::read(&store).unwrap(),
+            std::fs::metadata(&store).unwrap().modified().unwrap(),
+        );
+        assert_eq!(after.0, before.0, "{args:?} left files beside the store");
+        assert!(after.1 == before.1, "{args:?} changed the store's bytes");
+        assert_eq!(after.2, before.2, "{args:?} touched the store");
+    }
+}
+
+#[test]
+fn a_store_in_a_directory_the_reader_cannot_write_is_read() {
+    let dir = tempdir();
+    let store = store_with_a_session(dir.path());
+    use std::os::unix::fs::PermissionsExt;
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let copy = ro.join("s.sqlite");
+    std::fs::copy(&store, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // root writes anywhere: read as nobody then, who may not write there.
+    let mut cmd = if unsafe { libc::geteuid() } == 0 {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(bin());
+        c
+    } else {
+        Command::new(bin())
+    };
+    let o = cmd
+        .args(["history", "--store"])
+        .arg(&copy)
+        .env("NO_COLOR", "1")
+        .env_remove("CMDSCOPE_STORE")
+        .output()
+        .expect("run cmdscope");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = ok(o);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("3 runs"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
