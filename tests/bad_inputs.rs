@@ -350,6 +350,20 @@ const CASES: &[Case] = &[
         ],
         NONE,
     ),
+    // Hostile inputs: a directory as input, empty store locations (an
+    // unset variable must not mean the default store).
+    (&["run", "--runs", "1", "--input", "dir", "true"], NONE),
+    (
+        &[
+            "run", "--runs", "1", "--store", "", "--style", "none", "true",
+        ],
+        &[("-CMDSCOPE_NO_STORE", "")],
+    ),
+    (
+        &["run", "--runs", "1", "--style", "none", "true"],
+        &[("-CMDSCOPE_NO_STORE", ""), ("CMDSCOPE_STORE", "")],
+    ),
+    (&["import", "--store", "", "sentinel.json"], NONE),
 ];
 
 #[test]
@@ -404,5 +418,185 @@ fn every_bad_input_is_one_line_and_exit_2_and_changes_nothing() {
         failures.len(),
         CASES.len(),
         failures.join("\n")
+    );
+}
+
+// Hostile inputs: numbers, stores, flags and processes that once crashed,
+// misled or left something behind. Each names the real problem in one line.
+
+/// Where this process's session cgroups would go (cgroup v2), if anywhere.
+fn own_cgroup_dir() -> Option<std::path::PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mountinfo.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        right
+            .starts_with("cgroup2 ")
+            .then(|| left.split_whitespace().nth(4).map(std::path::PathBuf::from))?
+    })?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(mount.join(path.trim_start_matches('/')))
+}
+
+#[test]
+fn a_huge_run_count_reserves_nothing_up_front_and_leaves_no_cgroup() {
+    // Under a 2 GiB address-space limit: reserving room for every run
+    // asked for would abort (or panic on the overflow) before the first run.
+    for runs in ["100000000", "1000000000000", "18446744073709551615"] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["run", "--runs", runs, "--timeout", "0.1", "--style", "none"])
+            .arg("false")
+            .env("NO_COLOR", "1")
+            .env("CMDSCOPE_NO_STORE", "1")
+            .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 2 << 30,
+                    rlim_max: 2 << 30,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().expect("run cmdscope");
+        let pid = child.id();
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        // `false` fails its first run: the session ends there, as always.
+        assert_eq!(o.status.code(), Some(1), "--runs {runs}: {err}");
+        assert!(!err.contains("panicked"), "--runs {runs}: {err}");
+        assert!(
+            error_line(&o).contains("'false' exited with status 1"),
+            "--runs {runs}: {err}"
+        );
+        if let Some(dir) = own_cgroup_dir() {
+            let session = dir.join(format!("cmdscope-{pid}"));
+            assert!(!session.exists(), "{} left behind", session.display());
+        }
+    }
+}
+
+#[test]
+fn a_huge_timeout_is_called_too_large() {
+    let o = cmdscope(&["run", "--timeout", "1e300", "true"]);
+    one_line_error(&o, "--timeout is too large");
+}
+
+#[test]
+fn an_empty_store_location_is_refused_not_read_as_the_default() {
+    let dir = tempdir();
+    let by_flag = Command::new(bin())
+        .args(["history", "--store", ""])
+        .env("XDG_DATA_HOME", dir.path())
+        .env_remove("CMDSCOPE_STORE")
+        .output()
+        .unwrap();
+    one_line_error(&by_flag, "the store location is empty");
+    let by_env = Command::new(bin())
+        .arg("history")
+        .env("XDG_DATA_HOME", dir.path())
+        .env("CMDSCOPE_STORE", "")
+        .output()
+        .unwrap();
+    one_line_error(&by_env, "the store location is empty");
+}
+
+#[test]
+fn a_directory_as_input_is_refused_before_the_first_run() {
+    let dir = tempdir();
+    let d = dir.path().display().to_string();
+    let o = cmdscope(&["run", "--runs", "1", "--input", &d, "cat"]);
+    one_line_error(&o, "Is a directory");
+    assert!(error_line(&o).contains(&d), "{}", stderr(&o));
+}
+
+/// A store with one imported session, in a directory of its own.
+fn store_with_a_session(dir: &Path) -> std::path::PathBuf {
+    let results = dir.join("r.json");
+    std::fs::write(
+        &results,
+        r#"{"results":[{"command":"a","times":[0.1,0.2,0.3]}]}"#,
+    )
+    .unwrap();
+    let store = dir.join("s.sqlite");
+    ok(with_store(&store, &["import", results.to_str().unwrap()]));
+    std::fs::remove_file(&results).unwrap();
+    store
+}
+
+#[test]
+fn readers_of_a_store_leave_nothing_beside_it_and_change_nothing() {
+    let dir = tempdir();
+    let store = store_with_a_session(dir.path());
+    let listing = |d: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = (
+        listing(dir.path()),
+        std::fs::read(&store).unwrap(),
+        std::fs::metadata(&store).unwrap().modified().unwrap(),
+    );
+    let out = tempdir();
+    let html = out.path().join("r.html");
+    let html = html.to_str().unwrap();
+    for args in [&["history"][..], &["changes"], &["report", "--html", html]] {
+        ok(with_store(&store, args));
+        let after = (
+            listing(dir.path()),
+            std::fs::read(&store).unwrap(),
+            std::fs::metadata(&store).unwrap().modified().unwrap(),
+        );
+        assert_eq!(after.0, before.0, "{args:?} left files beside the store");
+        assert!(after.1 == before.1, "{args:?} changed the store's bytes");
+        assert_eq!(after.2, before.2, "{args:?} touched the store");
+    }
+}
+
+#[test]
+fn a_store_in_a_directory_the_reader_cannot_write_is_read() {
+    let dir = tempdir();
+    let store = store_with_a_session(dir.path());
+    use std::os::unix::fs::PermissionsExt;
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let copy = ro.join("s.sqlite");
+    std::fs::copy(&store, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // root writes anywhere: read as nobody then, who may not write there.
+    let mut cmd = if unsafe { libc::geteuid() } == 0 {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(bin());
+        c
+    } else {
+        Command::new(bin())
+    };
+    let o = cmd
+        .args(["history", "--store"])
+        .arg(&copy)
+        .env("NO_COLOR", "1")
+        .env_remove("CMDSCOPE_STORE")
+        .output()
+        .expect("run cmdscope");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = ok(o);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("3 runs"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
     );
 }

@@ -250,16 +250,24 @@ fn hundred_timeouts_leave_nothing(no_cgroup: bool) {
         "only {runs} of 100 runs started their processes"
     );
     std::thread::sleep(std::time::Duration::from_millis(200));
+    let left = running_with(&marker);
+    assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
+}
+
+/// The command lines (spaces for NULs) of every process whose command line
+/// contains `needle`.
+fn running_with(needle: &str) -> Vec<String> {
     let mut left = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;
         };
-        if String::from_utf8_lossy(&cmdline).contains(&marker) {
-            left.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if text.contains(needle) {
+            left.push(text);
         }
     }
-    assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
+    left
 }
 
 #[test]
@@ -270,4 +278,66 @@ fn a_hundred_timeouts_of_setsid_double_forks_leave_nothing() {
 #[test]
 fn a_hundred_timeouts_leave_nothing_without_a_cgroup_too() {
     hundred_timeouts_leave_nothing(true);
+}
+
+// What runs and hooks leave running: a run's leftovers are killed after
+// that run, and said so; a hook's live through the session, and no longer.
+
+/// `sleep 31.<pid><case>`: a sleeper no other test starts.
+fn sleeper(case: u32) -> String {
+    format!("sleep 31.{}{case} ", std::process::id())
+}
+
+fn daemon_left_by_runs(case: u32, extra: &[&str]) {
+    let marker = sleeper(case);
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let o = Command::new(bin())
+        .args(["run", "--runs", "2", "--style", "none"])
+        .args(extra)
+        .arg("--export-json")
+        .arg(&json)
+        .arg(format!("sh -c '(setsid {marker}&); exit 0'"))
+        .env("CMDSCOPE_NO_STORE", "1")
+        .output()
+        .expect("run cmdscope");
+    let left = running_with(&marker);
+    assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = read_json(&json);
+    let warnings = doc["results"][0]["warnings"].to_string();
+    assert!(warnings.contains("left 2 processes running"), "{warnings}");
+}
+
+#[test]
+fn a_daemon_started_by_a_run_that_ends_normally_is_killed_and_reported() {
+    daemon_left_by_runs(1, &[]);
+}
+
+#[test]
+fn a_daemon_left_by_runs_in_the_session_cgroup_is_killed_too() {
+    daemon_left_by_runs(2, &["--timeout", "30"]);
+}
+
+#[test]
+fn a_server_started_by_setup_lives_through_the_runs_and_not_beyond() {
+    let marker = sleeper(3);
+    let dir = tempdir();
+    let pid = dir.path().join("pid");
+    let p = pid.display();
+    // Every run (and the prepare before it) checks that the server is alive.
+    let o = Command::new(bin())
+        .args(["run", "--runs", "3", "--style", "none"])
+        .arg("--setup")
+        .arg(format!("setsid {marker}& echo $! > {p}"))
+        .arg("--prepare")
+        .arg(format!("kill -0 $(cat {p})"))
+        .arg(format!("sh -c 'kill -0 $(cat {p})'"))
+        .env("CMDSCOPE_NO_STORE", "1")
+        .output()
+        .expect("run cmdscope");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("left"), "{}", stderr(&o));
+    let left = running_with(&marker);
+    assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
 }

@@ -194,6 +194,13 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
             }
         ));
     }
+    if let Some((_, n)) = session.leftovers.iter().find(|(c, _)| c == name) {
+        w.push(format!(
+            "Runs of '{name}' left {n} process{} running (daemons or background jobs); \
+             each was killed when the run that started it ended.",
+            if *n == 1 { "" } else { "es" }
+        ));
+    }
     w
 }
 

@@ -131,14 +131,31 @@ pub enum Command {
 pub struct StoreArgs {
     /// Results store: an SQLite file, or postgres://user[:password]@host[:port]/db.
     /// Default: $XDG_DATA_HOME/cmdscope/results.sqlite3 (~/.local/share/cmdscope/...).
-    /// Passwords are never printed.
+    /// Passwords are never printed. An empty value (flag or variable) is
+    /// refused, not read as the default.
     #[arg(
         long,
         value_name = "PATH|URL",
         env = "CMDSCOPE_STORE",
-        hide_env_values = true
+        hide_env_values = true,
+        value_parser = store_location
     )]
     pub store: Option<String>,
+}
+
+/// A store location is never empty: `--store "$UNSET"` (or an empty
+/// CMDSCOPE_STORE, e.g. a missing CI secret) would otherwise quietly mean
+/// the default store, and results would go somewhere nobody looks.
+fn store_location(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        Err(
+            "the store location is empty (an unset variable?): give a path or URL, \
+             or leave out --store and CMDSCOPE_STORE for the default store"
+                .into(),
+        )
+    } else {
+        Ok(text.to_string())
+    }
 }
 
 /// Which stored sessions a command looks at.
@@ -260,8 +277,16 @@ pub struct ParameterArgs {
 /// A number of seconds given to `flag`: finite, below 10⁹, positive (or
 /// zero where `allow_zero`), as every duration flag checks it.
 pub fn seconds(value: f64, flag: &str, allow_zero: bool) -> Result<std::time::Duration, Error> {
-    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value < 1e9 {
+    // A billion seconds (31 years) is no duration anyone waits for; past
+    // it, the value is a typo or a hostile input, and it is called too
+    // large rather than not positive.
+    const MAX: f64 = 1e9;
+    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value < MAX {
         Ok(std::time::Duration::from_secs_f64(value))
+    } else if value >= MAX {
+        Err(Error::Usage(format!(
+            "{flag} is too large: at most {MAX:e} seconds (about 31 years), got {value}"
+        )))
     } else {
         Err(Error::Usage(format!(
             "{flag} must be a {} number of seconds, got {value}",

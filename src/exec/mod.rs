@@ -42,22 +42,11 @@ pub fn reap_orphans() {
 /// Reaps exited children of ours that are not in `keep` (helpers whose
 /// status belongs to someone else), without blocking.
 pub fn reap_orphans_except(keep: &[libc::pid_t]) {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return;
-    };
-    for task in tasks.flatten() {
-        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
-            continue;
-        };
-        for pid in text
-            .split_whitespace()
-            .filter_map(|s| s.parse::<libc::pid_t>().ok())
-        {
-            if !keep.contains(&pid) {
-                let mut status = 0;
-                // SAFETY: non-blocking waitpid on one of our children.
-                unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-            }
+    for pid in tree::children(std::process::id() as libc::pid_t) {
+        if !keep.contains(&pid) {
+            let mut status = 0;
+            // SAFETY: non-blocking waitpid on one of our children.
+            unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         }
     }
 }

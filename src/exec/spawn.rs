@@ -246,21 +246,32 @@ fn open_fd(path: &Path, flags: i32) -> Result<Fd> {
     let c = cstring(path.as_os_str().as_bytes(), "path")?;
     // SAFETY: c is NUL-terminated; mode is used only with O_CREAT.
     let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o644) };
-    if fd < 0 {
-        let source = std::io::Error::last_os_error();
-        return Err(if flags & libc::O_CREAT != 0 {
-            Error::Write {
-                path: path.into(),
-                source,
-            }
-        } else {
-            Error::Read {
-                path: path.into(),
-                source,
-            }
-        });
-    }
-    Ok(Fd(fd))
+    let source = if fd < 0 {
+        std::io::Error::last_os_error()
+    } else {
+        let fd = Fd(fd);
+        // A directory opens for reading, and the command would fail on it
+        // and be blamed: refuse it here, as the kernel does for writing.
+        // SAFETY: fd is open; stat is plain data.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        let is_dir = unsafe { libc::fstat(fd.0, &mut stat) } == 0
+            && stat.st_mode & libc::S_IFMT == libc::S_IFDIR;
+        if !is_dir {
+            return Ok(fd);
+        }
+        std::io::Error::from_raw_os_error(libc::EISDIR)
+    };
+    Err(if flags & libc::O_CREAT != 0 {
+        Error::Write {
+            path: path.into(),
+            source,
+        }
+    } else {
+        Error::Read {
+            path: path.into(),
+            source,
+        }
+    })
 }
 
 fn timeval_seconds(sec: i64, usec: i64) -> f64 {
@@ -332,7 +343,18 @@ pub struct Spawner {
     /// The session's cgroup (v2) for commands with a timeout, when the
     /// kernel offers one we may create (see [`session_cgroup`]).
     cgroup: Option<PathBuf>,
+    /// Our main thread's `children` file, kept open: orphans are adopted
+    /// by it, so one `pread` after a run tells whether the run left any.
+    children: Fd,
+    /// Its text when nothing was left behind (our helpers only).
+    settled: std::cell::RefCell<Vec<u8>>,
+    /// Processes the hooks left running, protected until the session ends.
+    hook_leftovers: std::cell::RefCell<Vec<libc::pid_t>>,
 }
+
+/// More than this many bytes of children (a hundred or so pids) and the
+/// fast comparison gives up: the slow path decides.
+const CHILDREN_TEXT: usize = 512;
 
 /// Creates a cgroup v2 for this session under our own, when cgroup v2 is
 /// mounted, writable for us, and has `cgroup.kill` (Linux 5.14). Off with
@@ -444,12 +466,80 @@ impl Spawner {
         drop(theirs);
         drop(memfd);
         super::tree::protect(child.id() as libc::pid_t);
+        let me = std::process::id();
+        let children = match open_fd(
+            Path::new(&format!("/proc/{me}/task/{me}/children")),
+            libc::O_RDONLY,
+        ) {
+            Ok(fd) => fd,
+            Err(_) => Fd(-1),
+        };
         Ok(Spawner {
             sock: ours,
             child,
             prepared: std::cell::Cell::new(0),
             cgroup,
+            children,
+            settled: std::cell::RefCell::new(Vec::new()),
+            hook_leftovers: std::cell::RefCell::new(Vec::new()),
         })
+    }
+
+    /// Whether our children are the ones we had when nothing was left
+    /// behind: one `pread`, the cost of the check after every run.
+    fn unchanged(&self) -> bool {
+        if self.children.0 < 0 {
+            return false;
+        }
+        let mut buf = [0u8; CHILDREN_TEXT];
+        // SAFETY: buf is valid for its length; the descriptor is ours.
+        let n = unsafe { libc::pread(self.children.0, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        n >= 0 && (n as usize) < buf.len() && buf[..n as usize] == self.settled.borrow()[..]
+    }
+
+    /// Remembers our children as they are now, with nothing left behind.
+    fn settle(&self) {
+        let mut buf = [0u8; CHILDREN_TEXT];
+        // SAFETY: as in `unchanged`.
+        let n = unsafe { libc::pread(self.children.0, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let mut settled = self.settled.borrow_mut();
+        settled.clear();
+        if self.children.0 >= 0 && n >= 0 {
+            settled.extend_from_slice(&buf[..n as usize]);
+        }
+    }
+
+    /// After a run: kills what it left running (daemons, double forks,
+    /// background jobs) and returns how many processes that was; orphans
+    /// that already exited are reaped. Nothing else is touched: the
+    /// helpers and what the hooks started are protected.
+    pub fn kill_leftovers(&self) -> usize {
+        if self.unchanged() {
+            return 0;
+        }
+        let left = tree::unprotected().len();
+        if left > 0 {
+            self.kill_run();
+        }
+        self.settle();
+        left
+    }
+
+    /// After a hook: what it left running (a server for the runs, say)
+    /// lives until the session ends, protected from the runs' cleanup.
+    pub fn keep_hook_leftovers(&self) {
+        if self.unchanged() {
+            return;
+        }
+        let left = tree::unprotected();
+        let me = std::process::id() as libc::pid_t;
+        for pid in tree::children(me) {
+            if left.contains(&pid) {
+                tree::protect_tree(pid);
+                self.hook_leftovers.borrow_mut().push(pid);
+            }
+        }
+        self.settle();
     }
 
     /// Whether commands with a timeout run in a cgroup killed as a whole.
@@ -565,6 +655,14 @@ impl Drop for Spawner {
         drop(std::mem::replace(&mut self.sock, Fd(-1)));
         let _ = self.child.wait();
         super::tree::unprotect(self.child.id() as libc::pid_t);
+        // The session is over: what the hooks left running goes now, with
+        // anything else a run left (whatever path ended the session).
+        for pid in self.hook_leftovers.take() {
+            super::tree::unprotect(pid);
+        }
+        if !super::tree::unprotected().is_empty() {
+            self.kill_run();
+        }
         if let Some(dir) = &self.cgroup {
             // Empty now: every command was reaped and its tree killed.
             let _ = std::fs::remove_dir(dir);
@@ -631,7 +729,6 @@ pub struct Prepared {
     /// `--output FILE`, kept open to empty it before every run, as
     /// hyperfine does (the spawner's copy appends, so it writes from 0).
     truncate: Fd,
-    runs: u64,
 }
 
 impl Prepared {
@@ -804,7 +901,6 @@ impl Prepared {
             piped_bytes: 0,
             rewind,
             truncate,
-            runs: 0,
         })
     }
 
@@ -928,12 +1024,6 @@ impl Prepared {
         }
         if let Some(c) = &counters {
             c.read_into(sample);
-        }
-        // Orphans adopted as subreaper are reaped now and then, not after
-        // every run: a zombie costs nothing meanwhile, a syscall per run does.
-        self.runs += 1;
-        if self.runs % 64 == 0 {
-            super::reap_orphans();
         }
 
         let user = timeval_seconds(res.utime_sec, res.utime_usec);

@@ -1,55 +1,97 @@
-//! Finding and killing every descendant of the harness. Used on timeouts and
-//! interruptions only, so it may allocate.
+//! Finding and killing every descendant of the harness: on timeouts and
+//! interruptions, after a run that left processes behind, and at the end of
+//! a session. Off the measured path, so it may allocate.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-/// Children of cmdscope that are not part of any benchmark (the store
-/// writer): never killed by [`kill_all`].
-static PROTECTED: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+/// Children of cmdscope that are not part of any run, never killed by
+/// [`kill_all`]: (pid, with its descendants). The spawner is protected
+/// alone (its children are the runs); the store writer, a `--monitor` and
+/// what the hooks started are protected with their descendants.
+static PROTECTED: Mutex<Vec<(libc::pid_t, bool)>> = Mutex::new(Vec::new());
 
 /// Exempts one of cmdscope's own helper processes from [`kill_all`].
 pub fn protect(pid: libc::pid_t) {
     if let Ok(mut p) = PROTECTED.lock() {
-        p.push(pid);
+        p.push((pid, false));
     }
 }
 
-/// Stops exempting `pid` (its process is gone; the number may be reused).
+/// Exempts a process and every descendant of it from [`kill_all`].
+pub fn protect_tree(pid: libc::pid_t) {
+    if let Ok(mut p) = PROTECTED.lock() {
+        p.push((pid, true));
+    }
+}
+
+/// Stops exempting `pid` (its process is gone, or it is to be killed).
 pub fn unprotect(pid: libc::pid_t) {
     if let Ok(mut p) = PROTECTED.lock() {
-        p.retain(|&q| q != pid);
+        p.retain(|&(q, _)| q != pid);
     }
+}
+
+/// (every protected pid, the ones protected with their descendants).
+fn protected() -> (Vec<libc::pid_t>, Vec<libc::pid_t>) {
+    let all = PROTECTED.lock().map(|p| p.clone()).unwrap_or_default();
+    let trees = all.iter().filter(|p| p.1).map(|p| p.0).collect();
+    (all.into_iter().map(|p| p.0).collect(), trees)
+}
+
+/// The children of `pid`, through `/proc/<pid>/task/<tid>/children`.
+pub fn children(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
+            continue;
+        };
+        out.extend(
+            text.split_whitespace()
+                .filter_map(|s| s.parse::<libc::pid_t>().ok()),
+        );
+    }
+    out
 }
 
 /// Descendants of `root`, found through `/proc/<pid>/task/<tid>/children`:
 /// (live ones, zombies).
 pub fn scan(root: libc::pid_t) -> (Vec<libc::pid_t>, Vec<libc::pid_t>) {
+    scan_except(root, &[])
+}
+
+/// [`scan`], leaving out the processes in `skip` and their descendants.
+fn scan_except(root: libc::pid_t, skip: &[libc::pid_t]) -> (Vec<libc::pid_t>, Vec<libc::pid_t>) {
     let mut live = Vec::new();
     let mut zombies = Vec::new();
     let mut seen = HashSet::new();
     let mut stack = vec![root];
     while let Some(pid) = stack.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
-                continue;
-            };
-            for child in text.split_whitespace().filter_map(|s| s.parse().ok()) {
-                if seen.insert(child) {
-                    if is_zombie(child) {
-                        zombies.push(child);
-                    } else {
-                        live.push(child);
-                    }
-                    stack.push(child);
+        for child in children(pid) {
+            if !skip.contains(&child) && seen.insert(child) {
+                if is_zombie(child) {
+                    zombies.push(child);
+                } else {
+                    live.push(child);
                 }
+                stack.push(child);
             }
         }
     }
     (live, zombies)
+}
+
+/// Live descendants of the harness that no one protects: what runs (and,
+/// at the session's end, hooks) left behind. Exited ones are reaped first.
+pub fn unprotected() -> Vec<libc::pid_t> {
+    let (all, trees) = protected();
+    super::reap_orphans_except(&all);
+    let me = std::process::id() as libc::pid_t;
+    let (live, _) = scan_except(me, &trees);
+    live.into_iter().filter(|p| !all.contains(p)).collect()
 }
 
 /// Live (non-zombie) descendants of `root`.
@@ -72,7 +114,8 @@ fn is_zombie(pid: libc::pid_t) -> bool {
 }
 
 /// SIGKILLs the process group `pgid` (when known) and every descendant of
-/// the harness except its own helpers, until the tree is provably empty.
+/// the harness except its own helpers (and what they protect), until the
+/// tree is provably empty.
 ///
 /// The harness is a subreaper, so descendants that left the group or were
 /// orphaned are still its descendants. A scan of /proc can miss a process
@@ -89,11 +132,11 @@ pub fn kill_all(pgid: Option<libc::pid_t>) {
         }
     }
     let me = std::process::id() as libc::pid_t;
-    let protected = PROTECTED.lock().map(|p| p.clone()).unwrap_or_default();
+    let (protected, trees) = protected();
     // Bounded (about ten seconds) in case a zombie's parent never reaps it.
     for _ in 0..10_000 {
         super::reap_orphans_except(&protected);
-        let (live, zombies) = scan(me);
+        let (live, zombies) = scan_except(me, &trees);
         let live: Vec<libc::pid_t> = live
             .into_iter()
             .filter(|p| !protected.contains(p))

@@ -193,6 +193,9 @@ impl Monitor {
                 source,
             })?;
         let pid = child.id() as i32;
+        // Not a run's leftover: the session's cleanup leaves it (and what
+        // it starts) alone.
+        crate::exec::tree::protect_tree(pid);
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         // The tracer's waitpid(-1) may reap the monitor; its status is then
@@ -340,6 +343,7 @@ impl Monitor {
                 self.status = Some(status);
             }
         }
+        crate::exec::tree::unprotect(self.pid);
         // The reader ends at EOF, once every process holding the pipe is
         // gone; one that escaped the group could hold it: do not wait forever.
         let _ = self.done.recv_timeout(Duration::from_secs(2));

@@ -85,8 +85,15 @@ impl RunOptions {
 
 /// Runs a hook through sh with what it shares with the measured commands:
 /// the input (read from its start by every hook, as by every run), the
-/// environment, and the output when it is shown.
-fn run_hook(what: &str, hook: &str, cell: &Cell, opts: &RunOptions) -> Result<()> {
+/// environment, and the output when it is shown. What it leaves running
+/// lives until the session ends (a server the runs talk to, say).
+fn run_hook(
+    what: &str,
+    hook: &str,
+    cell: &Cell,
+    opts: &RunOptions,
+    spawner: &exec::Spawner,
+) -> Result<()> {
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c").arg(hook);
     match &opts.input {
@@ -114,7 +121,9 @@ fn run_hook(what: &str, hook: &str, cell: &Cell, opts: &RunOptions) -> Result<()
     let status = cmd.status().map_err(|e| Error::Spawn {
         command: format!("sh -c {hook}"),
         source: e,
-    })?;
+    });
+    spawner.keep_hook_leftovers();
+    let status = status?;
     if status.success() {
         Ok(())
     } else {
@@ -239,12 +248,22 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         opts.warmup,
         opts.seed,
     );
+    // Room for the runs asked for, but never in proportion to a count the
+    // user typed (`--runs 1e12` must not reserve terabytes): past the cap,
+    // the vectors grow as runs are made.
+    let room = opts
+        .policy
+        .exact
+        .unwrap_or(opts.policy.min_runs)
+        .clamp(16, 4096);
     let mut samples: Vec<Vec<Sample>> = opts
         .cells
         .iter()
-        .map(|_| Vec::with_capacity(opts.policy.exact.unwrap_or(opts.policy.min_runs).max(16)))
+        .map(|_| Vec::with_capacity(room))
         .collect();
     let mut failure = None;
+    // Processes killed after runs that left them running, per cell name.
+    let mut leftovers: Vec<(String, usize)> = Vec::new();
 
     let mut progress = Progress::new(opts.show_progress);
     progress.event(Event::Started {
@@ -269,7 +288,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     if interleaved {
         if let Some(first) = opts.cells.iter().position(|c| !c.calibration) {
             if let Some(hook) = &opts.cells[first].hooks.setup {
-                if let Err(e) = run_hook("setup", hook, &opts.cells[first], opts) {
+                if let Err(e) = run_hook("setup", hook, &opts.cells[first], opts, &spawner) {
                     progress.event(Event::Finished);
                     return Err(e);
                 }
@@ -299,7 +318,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         if !interleaved && set_up != Some(c) {
             if let Some(prev) = set_up.take() {
                 if let Some(hook) = &opts.cells[prev].hooks.cleanup {
-                    if let Err(e) = run_hook("cleanup", hook, &opts.cells[prev], opts) {
+                    if let Err(e) = run_hook("cleanup", hook, &opts.cells[prev], opts, &spawner) {
                         failure = Some(e);
                         scheduler.stop(StopReason::Failure);
                         continue;
@@ -308,7 +327,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             }
             set_up = Some(c);
             if let Some(hook) = &cell.hooks.setup {
-                if let Err(e) = run_hook("setup", hook, cell, opts) {
+                if let Err(e) = run_hook("setup", hook, cell, opts, &spawner) {
                     failure = Some(e);
                     // Its cleanup is not due: the setup did not complete.
                     set_up = None;
@@ -318,7 +337,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             }
         }
         if let Some(hook) = &cell.hooks.prepare {
-            if let Err(e) = run_hook("prepare", hook, cell, opts) {
+            if let Err(e) = run_hook("prepare", hook, cell, opts, &spawner) {
                 failure = Some(e);
                 scheduler.stop(StopReason::Failure);
                 continue;
@@ -340,6 +359,15 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         sink.run_starting();
         let ran = prepared[c].run(&mut sample);
         sink.run_ended();
+        // Every run ends with its whole tree: what it left running is
+        // killed now, before anything else runs.
+        let left = spawner.kill_leftovers();
+        if left > 0 {
+            match leftovers.iter_mut().find(|(name, _)| *name == cell.name) {
+                Some((_, n)) => *n += left,
+                None => leftovers.push((cell.name.clone(), left)),
+            }
+        }
         let outcome = match ran {
             Ok(o) => o,
             Err(e) => {
@@ -362,7 +390,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             sink.sample(c, &sample);
         }
         if let Some(hook) = &cell.hooks.conclude {
-            if let Err(e) = run_hook("conclude", hook, cell, opts) {
+            if let Err(e) = run_hook("conclude", hook, cell, opts, &spawner) {
                 failure = Some(e);
                 scheduler.stop(StopReason::Failure);
             }
@@ -430,7 +458,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
 
     if let Some(c) = set_up {
         if let Some(hook) = &opts.cells[c].hooks.cleanup {
-            if let Err(e) = run_hook("cleanup", hook, &opts.cells[c], opts) {
+            if let Err(e) = run_hook("cleanup", hook, &opts.cells[c], opts, &spawner) {
                 failure.get_or_insert(e);
             }
         }
@@ -462,6 +490,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         looks: adaptive.as_ref().map_or(0, |s| s.looks_made()),
         rss_floor,
         preflight,
+        leftovers,
     })
 }
 

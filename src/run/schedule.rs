@@ -158,9 +158,9 @@ impl Scheduler {
     /// time budget decides).
     pub fn expected_runs(&self) -> usize {
         if let Some(exact) = self.policy.exact {
-            return exact * self.cells;
+            return exact.saturating_mul(self.cells);
         }
-        let mut total = 0;
+        let mut total: usize = 0;
         for c in 0..self.cells {
             let n = self.runs[c];
             let per_run = if n > 0 {
@@ -186,7 +186,7 @@ impl Scheduler {
             if let Some(m) = self.policy.max_runs {
                 want = want.min(m);
             }
-            total += want.max(n);
+            total = total.saturating_add(want.max(n));
         }
         total
     }

@@ -53,6 +53,9 @@ pub struct Session {
     pub rss_floor: Option<f64>,
     /// The machine's state when the session began (see `preflight`).
     pub preflight: Vec<Check>,
+    /// Processes that runs left running, killed after each such run: the
+    /// count per cell name (cells that left none are not listed).
+    pub leftovers: Vec<(String, usize)>,
 }
 
 impl Session {
@@ -75,6 +78,7 @@ impl Session {
             looks: 0,
             rss_floor: None,
             preflight: Vec::new(),
+            leftovers: Vec::new(),
         }
     }
 }

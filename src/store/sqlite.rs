@@ -18,6 +18,67 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct Sqlite {
     conn: Connection,
+    /// A reader that made SQLite create the store's `-wal` and `-shm`
+    /// files: the store, to remove them again on close (see `Drop`).
+    tidy: Option<std::path::PathBuf>,
+}
+
+/// `path` with `suffix` appended to its file name (`-wal`, `-shm`).
+fn beside(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    name.into()
+}
+
+/// An SQLite URI opening `path` as immutable (`?`, `#`, `%` and bytes
+/// outside printable ASCII escaped).
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_graphic() && !matches!(b, b'?' | b'#' | b'%') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out.push_str("?immutable=1");
+    out
+}
+
+/// Whether we may write `path`.
+fn writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: c is a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+impl Drop for Sqlite {
+    /// A reader leaves nothing behind. SQLite removes `-wal` and `-shm`
+    /// when the last connection closes, but only a connection that may
+    /// write does: so when this reader created them, a writable connection
+    /// is opened and closed, and SQLite itself, under its own lock, removes
+    /// them if no other connection uses them (a writer that started
+    /// meanwhile keeps them). The log holds nothing to copy back, so the
+    /// store's bytes do not change.
+    fn drop(&mut self) {
+        let Some(path) = self.tidy.take() else {
+            return;
+        };
+        if let Ok(memory) = Connection::open_in_memory() {
+            drop(std::mem::replace(&mut self.conn, memory));
+        }
+        if let Ok(conn) = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        ) {
+            // A read joins the log, so that this close is the last one.
+            let _ = conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()));
+        }
+    }
 }
 
 impl rusqlite::ToSql for Value {
@@ -118,15 +179,29 @@ impl Sqlite {
             }
             Err(err) => return Err(StoreError(format!("store '{shown}': cannot open: {err}"))),
         }
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
+        // A store in WAL mode is read through its `-wal` and `-shm` files,
+        // which SQLite creates if they are missing. Missing, they mean no
+        // connection has the store open; where we may not create them (a
+        // read-only directory or store), nobody but root could write it
+        // either, and it is opened as immutable: no lock, no files.
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let quiet = !beside(path, "-wal").exists() && !beside(path, "-shm").exists();
+        let immutable = quiet && !(writable(dir) && writable(path));
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = if immutable {
+            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
+        } else {
+            Connection::open_with_flags(path, flags)
+        }
         .map_err(|err| fail("cannot open", e(err)))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|err| fail("cannot open", e(err)))?;
+        let tidy = (quiet && !immutable).then(|| path.to_path_buf());
         match contents(&conn).map_err(|err| fail("cannot open", e(err)))? {
-            Contents::Store => Ok(Sqlite { conn }),
+            Contents::Store => Ok(Sqlite { conn, tidy }),
             Contents::Empty => Err(StoreError(format!(
                 "store '{shown}': not a cmdscope store (an empty database)"
             ))),
@@ -169,7 +244,7 @@ impl Sqlite {
         }
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
             .map_err(|err| fail("cannot open", e(err)))?;
-        Ok(Sqlite { conn })
+        Ok(Sqlite { conn, tidy: None })
     }
 }
 
