@@ -57,7 +57,11 @@ fn compares_two_exports_and_gates_on_a_slowdown() {
         a.to_str().unwrap(),
         b.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "but passes a 500 % gate: {}", stderr(&o));
+    assert!(
+        o.status.success(),
+        "but passes a 500 % gate: {}",
+        stderr(&o)
+    );
 
     let o = cmdscope(&[
         "compare",
