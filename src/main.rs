@@ -57,6 +57,8 @@ fn main() {
         Command::Suite(args) => cmdscope::commands::suite::run(args),
         Command::Status(args) => cmdscope::commands::status::run(args),
         Command::Doctor(args) => cmdscope::commands::doctor::run(args),
+        Command::Completions(args) => cmdscope::commands::completions::completions(args),
+        Command::Man(args) => cmdscope::commands::completions::man(args),
         Command::StoreWriter => Ok(cmdscope::store::writer::serve()),
     };
     let code = match result {

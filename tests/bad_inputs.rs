@@ -61,6 +61,9 @@ fn setup(d: &Path) {
     std::fs::write(d.join("binary.bin"), [0xff, 0xfe, 0x00, 0x80]).unwrap();
     std::fs::write(d.join("garbage.db"), vec![0x5a; 4096]).unwrap();
     std::fs::create_dir(d.join("dir")).unwrap();
+    // A data directory whose default store is not a store.
+    std::fs::create_dir_all(d.join("data/cmdscope")).unwrap();
+    std::fs::write(d.join("data/cmdscope/results.sqlite3"), vec![0x5a; 4096]).unwrap();
     let c = rusqlite::Connection::open(d.join("foreign.sqlite")).unwrap();
     c.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
         .unwrap();
@@ -95,6 +98,7 @@ const CASES: &[Case] = &[
     (&["run", "--precision", "200", "true"], NONE),
     (&["run", "--metric", "nope", "true"], NONE),
     (&["run", "--reference", "nope", "true"], NONE),
+    (&["run", "--reference-name", "nope", "true"], NONE),
     (&["run", "--plot", "p.svg", "true"], NONE),
     (
         &["run", "--export-json", "-", "--export-csv", "-", "true"],
@@ -256,7 +260,7 @@ const CASES: &[Case] = &[
     (&["history"], &[("CMDSCOPE_STORE", "missing.sqlite")]),
     (&["history"], &[("CMDSCOPE_STORE", "foreign.sqlite")]),
     (&["history"], &[("-HOME", ""), ("-XDG_DATA_HOME", "")]),
-    (&["history"], &[("XDG_DATA_HOME", "dir")]),
+    (&["history"], &[("XDG_DATA_HOME", "data")]),
     // explain.
     (&["explain"], NONE),
     (&["explain", "--timeout", "-1", "true"], NONE),

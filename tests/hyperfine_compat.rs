@@ -123,6 +123,103 @@ fn hooks_bracket_commands_in_the_same_order_with_the_same_names() {
     assert_eq!(names(&co, cd.path()), names(&ho, hd.path()));
 }
 
+/// The log's runs as (prepare, command, conclude) triples, sorted: which
+/// hooks bracketed which command, and how often, whatever the order of
+/// the runs (cmdscope interleaves them, hyperfine runs one command after
+/// the other).
+fn bracketed_runs(log: &[String]) -> Vec<&[String]> {
+    assert_eq!(log.len() % 3, 0, "{log:?}");
+    let mut runs: Vec<&[String]> = log.chunks(3).collect();
+    runs.sort();
+    runs
+}
+
+#[test]
+fn the_reference_counts_first_for_per_command_hooks_and_outputs() {
+    let Some(hf) = hyperfine() else { return };
+    let f = fixture();
+    let log = |what: &str| format!("{f} log {{dir}}/log {what}");
+    let (r, a, b) = (log("R"), log("a"), log("b"));
+    let (p0, p1, p2) = (log("p0"), log("p1"), log("p2"));
+    let (c0, c1, c2) = (log("c0"), log("c1"), log("c2"));
+    let mut args = vec!["--runs", "2", "--warmup", "1", "--reference", &r];
+    args.extend(["--prepare", &p0, "--prepare", &p1, "--prepare", &p2]);
+    args.extend(["--conclude", &c0, "--conclude", &c1, "--conclude", &c2]);
+    args.extend([&a[..], &b]);
+    let ((ho, hd), (co, cd)) = both(&hf, &args);
+    assert!(ho.status.success(), "{}", stderr(&ho));
+    assert!(co.status.success(), "{}", stderr(&co));
+    let (hl, cl) = (lines(&hd.path().join("log")), lines(&cd.path().join("log")));
+    let expected: Vec<[&str; 3]> = [["p0", "R", "c0"], ["p1", "a", "c1"], ["p2", "b", "c2"]]
+        .into_iter()
+        .flat_map(|run| [run; 3])
+        .collect();
+    assert_eq!(bracketed_runs(&hl), expected, "hyperfine: {hl:?}");
+    assert_eq!(bracketed_runs(&cl), expected, "cmdscope: {cl:?}");
+
+    // A reference that is also one of the commands runs as often as any.
+    let args = ["--runs", "2", "--reference", &a, "--prepare", &p0, &a, &b];
+    let ((ho, hd), (co, cd)) = both(&hf, &args);
+    assert!(ho.status.success(), "{}", stderr(&ho));
+    assert!(co.status.success(), "{}", stderr(&co));
+    let (hl, cl) = (lines(&hd.path().join("log")), lines(&cd.path().join("log")));
+    assert_eq!(hl.iter().filter(|l| *l == "a").count(), 4, "{hl:?}");
+    let sorted = |mut l: Vec<String>| {
+        l.sort();
+        l
+    };
+    assert_eq!(sorted(cl), sorted(hl));
+
+    // One --output per command, the reference's first.
+    let args = [
+        "--runs",
+        "2",
+        "--reference",
+        "echo R",
+        "--output",
+        "{dir}/r",
+        "--output",
+        "{dir}/a",
+        "--output",
+        "{dir}/b",
+        "echo a",
+        "echo b",
+    ];
+    let ((ho, hd), (co, cd)) = both(&hf, &args);
+    assert!(ho.status.success(), "{}", stderr(&ho));
+    assert!(co.status.success(), "{}", stderr(&co));
+    for (file, line) in [("r", "R"), ("a", "a"), ("b", "b")] {
+        // hyperfine appends every run to the file; cmdscope empties it first.
+        for dir in [hd.path(), cd.path()] {
+            let got = lines(&dir.join(file));
+            assert!(
+                !got.is_empty() && got.iter().all(|l| l == line),
+                "{file}: {got:?}"
+            );
+        }
+    }
+
+    // Per-command lists that do not count the reference are refused by both.
+    let args = [
+        "--runs",
+        "1",
+        "--reference",
+        "true",
+        "--prepare",
+        "true",
+        "--prepare",
+        "true",
+        "true",
+        "true",
+    ];
+    let ((ho, _), (co, _)) = both(&hf, &args);
+    assert!(!ho.status.success(), "hyperfine accepted {args:?}");
+    one_line_error(
+        &co,
+        "--prepare was given 2 times for 3 commands (the --reference command counts, first)",
+    );
+}
+
 #[test]
 fn names_of_parameters_and_reference_commands_match() {
     let Some(hf) = hyperfine() else { return };
@@ -160,6 +257,8 @@ fn names_of_parameters_and_reference_commands_match() {
             "0.01",
             "sleep {x}",
         ][..],
+        // A reference that is also one of the commands is a benchmark of its own.
+        &["--runs", "2", "--reference", "echo x", "echo x", "echo y"][..],
         &["--runs", "1", "-P", "x", "0", "1", "-D", "0.25", "echo {x}"][..],
         &["--runs", "1", "-P", "n", "3", "5", "echo {n}"][..],
         &[

@@ -147,6 +147,50 @@ fn no_store_records_nothing_and_the_default_store_is_per_user() {
     assert_eq!(count(&default), (1, 2));
 }
 
+/// `history` in a data directory, with CMDSCOPE_STORE set or not.
+fn history_in(data: &Path, env_store: Option<&Path>, args: &[&str]) -> std::process::Output {
+    let mut command = Command::new(bin());
+    command
+        .arg("history")
+        .args(args)
+        .env("XDG_DATA_HOME", data)
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE");
+    if let Some(store) = env_store {
+        command.env("CMDSCOPE_STORE", store);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn history_before_the_first_run_is_empty_but_a_named_store_must_exist() {
+    let dir = tempdir();
+    let default = dir.path().join("cmdscope/results.sqlite3");
+    let o = history_in(dir.path(), None, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!(
+            "No sessions yet: the default store '{}' does not exist until a run records one.\n",
+            default.display()
+        )
+    );
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    assert!(
+        !dir.path().join("cmdscope").exists(),
+        "history created the store"
+    );
+    // A store the user named is an error when it is missing, given either way.
+    let named = dir.path().join("named.db");
+    let needle = format!("store '{}' does not exist", named.display());
+    one_line_error(
+        &history_in(dir.path(), None, &["--store", named.to_str().unwrap()]),
+        &needle,
+    );
+    one_line_error(&history_in(dir.path(), Some(&named), &[]), &needle);
+    assert!(!named.exists());
+}
+
 #[test]
 fn four_concurrent_runs_lose_no_rows() {
     let _serial = serial();

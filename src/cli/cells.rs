@@ -65,19 +65,6 @@ pub fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
     Ok(out)
 }
 
-/// `--reference` naming one of the commands picks it (cmdscope's meaning);
-/// any other command is added and benchmarked first (hyperfine 1.20's
-/// meaning): that command, if so.
-pub fn added_reference(args: &RunArgs) -> Option<&String> {
-    args.reference.as_ref().filter(|r| {
-        !args
-            .commands
-            .iter()
-            .any(|c| c.to_string_lossy() == r.as_str())
-            && !args.cell.names.iter().any(|n| n == *r)
-    })
-}
-
 /// The cells `run` measures for these arguments, and the parameters they
 /// sweep (also how a suite benchmark becomes cells).
 pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Parameter>)> {
@@ -97,12 +84,14 @@ pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Paramete
             TimeUnit::Second => units::TimeScale::Second,
         });
     }
-    let reference_cmd = added_reference(args);
     let cells = plan::expand(&PlanInput {
         commands: args.commands.clone(),
         names: args.cell.names.clone(),
         shell: shell.clone(),
-        reference: reference_cmd.map(|r| (r.into(), args.reference_name.clone())),
+        reference: args
+            .reference
+            .as_ref()
+            .map(|r| (r.into(), args.reference_name.clone())),
         env,
         prepare: args.prepare.clone(),
         conclude: args.conclude.clone(),

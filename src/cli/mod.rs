@@ -9,6 +9,7 @@
 
 pub mod cells;
 pub mod compare;
+pub mod completions;
 pub mod doctor;
 pub mod explain;
 pub mod run;
@@ -22,6 +23,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::error::Error;
 use compare::CompareArgs;
+use completions::{CompletionsArgs, ManArgs, COMPLETIONS_EXAMPLES, MAN_EXAMPLES};
 use doctor::{DoctorArgs, DOCTOR_EXAMPLES};
 use explain::{ExplainArgs, EXPLAIN_EXAMPLES};
 use run::{RunArgs, RUN_EXAMPLES};
@@ -121,6 +123,13 @@ pub enum Command {
     /// check warns.
     #[command(after_help = DOCTOR_EXAMPLES)]
     Doctor(DoctorArgs),
+    /// Print a completion script for a shell, generated from cmdscope's own flags.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print cmdscope's manual page (roff), or a subcommand's, generated
+    /// from cmdscope's own flags.
+    #[command(after_help = MAN_EXAMPLES)]
+    Man(ManArgs),
     /// Internal: the helper process that writes to the store during `run`.
     #[command(name = "__store-writer", hide = true)]
     StoreWriter,

@@ -188,14 +188,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT")]
     pub precision: Option<f64>,
 
-    /// The command the others are compared with [default: the first]: the
-    /// name or command line of one of the commands, or else (as hyperfine)
-    /// another command, benchmarked first.
+    /// A command benchmarked first, its own benchmark even when it is also
+    /// one of the commands, and compared with every other (as hyperfine).
+    /// It counts as the first command for per-command --prepare, --conclude
+    /// and --output [default reference: the first command].
     #[arg(long, value_name = "CMD")]
     pub reference: Option<String>,
 
-    /// Name of the --reference command.
-    #[arg(long, value_name = "NAME", requires = "reference")]
+    /// Name of the --reference command; without --reference, the name (or
+    /// command line) of the command the others are compared with.
+    #[arg(long, value_name = "NAME")]
     pub reference_name: Option<String>,
 
     /// Significance level of comparisons (false-positive rate, kept under adaptive stopping).

@@ -2,15 +2,30 @@
 //! first, one line per session and one per benchmark.
 
 use std::fmt::Write as _;
+use std::io::ErrorKind;
 
 use crate::cli::store::HistoryArgs;
 use crate::error::{exit, Result};
 use crate::stats::median_finite;
 use crate::store::history::time_values;
 use crate::store::record::open_read_only;
-use crate::store::{StoredSession, RUNNING};
+use crate::store::{Location, StoredSession, RUNNING};
 
 pub fn run(args: &HistoryArgs) -> Result<i32> {
+    // Before the first `run` records anything, the default store does not
+    // exist yet: that is an empty history, not an error. A store the user
+    // named (--store, CMDSCOPE_STORE) must exist.
+    if args.store.store.is_none() {
+        if let Some(Location::Sqlite(path)) = Location::default_location() {
+            if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
+                crate::output::print(&crate::output::escape_controls(&format!(
+                    "No sessions yet: the default store '{}' does not exist until a run records one.\n",
+                    path.display()
+                )));
+                return Ok(exit::OK);
+            }
+        }
+    }
     let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.command = args.filter.clone();

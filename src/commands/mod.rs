@@ -1,11 +1,13 @@
 //! The subcommands, one module each, from parsed arguments to an exit
 //! code: `run`, `compare`, `explain`, the store's readers and writers
-//! (`history`, `check`, `changes`, `report`, `import`, `status`), `suite`
-//! and `doctor`. Nothing below this layer imports it; shared helpers here.
+//! (`history`, `check`, `changes`, `report`, `import`, `status`), `suite`,
+//! `doctor`, and `completions` and `man` (generated from the parser).
+//! Nothing below this layer imports it; shared helpers here.
 
 pub mod changes;
 pub mod check;
 pub mod compare;
+pub mod completions;
 pub mod doctor;
 pub mod explain;
 pub mod history;

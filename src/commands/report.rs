@@ -379,7 +379,7 @@ pub fn compare_session(
     };
     let reference = args
         .as_ref()
-        .and_then(|a| a.reference.as_deref())
+        .and_then(|a| a.reference.as_deref().or(a.reference_name.as_deref()))
         .and_then(|name| {
             cells
                 .iter()

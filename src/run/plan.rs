@@ -597,15 +597,30 @@ pub fn parse_env(arg: &std::ffi::OsStr) -> Result<(Vec<u8>, Vec<u8>)> {
     }
 }
 
-/// Picks the per-command hook: one value applies to all, else one per command.
-fn per_command(values: &[String], i: usize, n: usize, flag: &str) -> Result<Option<String>> {
+/// Picks the per-command hook of the `i`-th of `n` commands: one value
+/// applies to all, else one per command. An added `--reference` command is
+/// the first of them, as in hyperfine.
+pub fn per_command<'a>(
+    values: &'a [String],
+    i: usize,
+    n: usize,
+    reference: bool,
+    flag: &str,
+) -> Result<Option<&'a String>> {
     match values.len() {
         0 => Ok(None),
-        1 => Ok(Some(values[0].clone())),
-        k if k == n => Ok(Some(values[i].clone())),
-        k => Err(Error::Usage(format!(
-            "{flag} was given {k} times for {n} commands: give it once (for all) or once per command"
-        ))),
+        1 => Ok(Some(&values[0])),
+        k if k == n => Ok(Some(&values[i])),
+        k => {
+            let counted = if reference {
+                " (the --reference command counts, first)"
+            } else {
+                ""
+            };
+            Err(Error::Usage(format!(
+                "{flag} was given {k} times for {n} commands{counted}: give it once (for all) or once per command"
+            )))
+        }
     }
 }
 
@@ -705,7 +720,17 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
         }
     };
     let mut cells = Vec::with_capacity(n * combos.len() + 2);
+    // The hooks of the i-th command of `hooked`: the reference first.
+    let added = usize::from(input.reference.is_some());
+    let hooked = n + added;
+    let hooks = |i: usize| -> Result<(Option<&String>, Option<&String>)> {
+        Ok((
+            per_command(&input.prepare, i, hooked, added == 1, "--prepare")?,
+            per_command(&input.conclude, i, hooked, added == 1, "--conclude")?,
+        ))
+    };
     if let Some((command, name)) = &input.reference {
+        let (prepare, conclude) = hooks(0)?;
         let t = template(command.as_bytes(), &input.shell, &[])?;
         let text = String::from_utf8_lossy(&t.bytes).into_owned();
         cells.push(Cell {
@@ -716,10 +741,8 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
             argv: argv(&t, &[]),
             env: input.env.clone(),
             hooks: Hooks {
-                // Hooks given once apply to it too; per-command lists name
-                // the given commands only.
-                prepare: (input.prepare.len() == 1).then(|| input.prepare[0].clone()),
-                conclude: (input.conclude.len() == 1).then(|| input.conclude[0].clone()),
+                prepare: prepare.cloned(),
+                conclude: conclude.cloned(),
                 setup: input.setup.clone(),
                 cleanup: input.cleanup.clone(),
             },
@@ -733,10 +756,9 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
     // Values outer, commands inner, as hyperfine orders them.
     for params in &combos {
         for (i, t) in templates.iter().enumerate() {
-            let prepare = per_command(&input.prepare, i, n, "--prepare")?;
-            let conclude = per_command(&input.conclude, i, n, "--conclude")?;
+            let (prepare, conclude) = hooks(added + i)?;
             let text = String::from_utf8_lossy(&substitute(&t.bytes, params)).into_owned();
-            let sub = |h: &Option<String>| h.as_ref().map(|h| substitute_str(h, params));
+            let sub = |h: Option<&String>| h.map(|h| substitute_str(h, params));
             // Parameters the command line does not show (used only in a
             // name, a hook, an option or nowhere) are added to the name.
             let unused: Vec<(String, String)> = params
@@ -764,10 +786,10 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
                     .map(|(k, v)| (k.clone(), substitute(v, params)))
                     .collect(),
                 hooks: Hooks {
-                    prepare: sub(&prepare),
-                    conclude: sub(&conclude),
-                    setup: sub(&input.setup),
-                    cleanup: sub(&input.cleanup),
+                    prepare: sub(prepare),
+                    conclude: sub(conclude),
+                    setup: sub(input.setup.as_ref()),
+                    cleanup: sub(input.cleanup.as_ref()),
                 },
                 calibration: false,
                 variant: input.variant.resolve(params)?,
@@ -925,6 +947,42 @@ mod tests {
         assert_eq!(cells[0].template, REFERENCE);
         assert_eq!(cells[0].argv, vec![b"sleep".to_vec(), b"0".to_vec()]);
         assert!(cells[0].parameters.is_empty());
+    }
+
+    #[test]
+    fn the_reference_is_the_first_command_of_per_command_hooks() {
+        let mut i = input(&["a", "b"]);
+        i.reference = Some(("a".into(), None));
+        i.prepare = vec!["p0".into(), "p1".into(), "p2".into()];
+        i.conclude = vec!["c".into()];
+        let cells = expand(&i).unwrap();
+        let hooks: Vec<(&str, Option<&str>, Option<&str>)> = cells
+            .iter()
+            .map(|c| {
+                let h = &c.hooks;
+                (
+                    c.command.as_str(),
+                    h.prepare.as_deref(),
+                    h.conclude.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            hooks,
+            [
+                ("a", Some("p0"), Some("c")),
+                ("a", Some("p1"), Some("c")),
+                ("b", Some("p2"), Some("c")),
+            ]
+        );
+        assert_eq!(cells[0].template, REFERENCE);
+        i.prepare.pop();
+        let e = expand(&i).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--prepare was given 2 times for 3 commands (the --reference command counts, first): \
+             give it once (for all) or once per command"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::analysis::comparison::{self, Comparison};
 use crate::analysis::sequential::Sequential;
 use crate::analysis::sweep::Sweep;
 use crate::analysis::{self, CellAnalysis};
-use crate::cli::cells::{added_reference, plan_cells, shell_mode};
+use crate::cli::cells::{plan_cells, shell_mode};
 use crate::cli::run::{RunArgs, SortOrder, Style};
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
@@ -40,10 +40,12 @@ fn parse_output(text: &str) -> Output {
     }
 }
 
-/// `--output` once for all commands or once per command; `--show-output`
-/// is `--output=inherit` for all.
+/// `--output` once for all commands or once per command (an added
+/// `--reference` command first, as for the hooks); `--show-output` is
+/// `--output=inherit` for all.
 fn outputs(args: &RunArgs) -> Result<(Output, Vec<Output>)> {
-    let n = args.commands.len();
+    let reference = args.reference.is_some();
+    let n = args.commands.len() + usize::from(reference);
     if args.show_output {
         if !args.output.is_empty() {
             return Err(Error::Usage(
@@ -52,16 +54,15 @@ fn outputs(args: &RunArgs) -> Result<(Output, Vec<Output>)> {
         }
         return Ok((Output::Inherit, Vec::new()));
     }
-    match args.output.len() {
-        0 => Ok((Output::Null, Vec::new())),
-        1 => Ok((parse_output(&args.output[0]), Vec::new())),
-        k if k == n => Ok((
-            Output::Null,
-            args.output.iter().map(|o| parse_output(o)).collect(),
-        )),
-        k => Err(Error::Usage(format!(
-            "--output was given {k} times for {n} commands: give it once (for all) or once per command"
-        ))),
+    plan::per_command(&args.output, 0, n, reference, "--output")?;
+    let mut each: Vec<Output> = args.output.iter().map(|o| parse_output(o)).collect();
+    match each.len() {
+        0 => Ok((Output::Null, each)),
+        1 => Ok((each.remove(0), Vec::new())),
+        // The runner gives a cell of no template of its own (the reference)
+        // the output for all: the reference's.
+        _ if reference => Ok((each.remove(0), each)),
+        _ => Ok((Output::Null, each)),
     }
 }
 
@@ -121,7 +122,8 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         session: &session,
         analyses: &analysed.analyses,
         comparisons: &analysed.comparisons,
-        named_reference: args.reference.is_some().then_some(session.reference),
+        named_reference: (args.reference.is_some() || args.reference_name.is_some())
+            .then_some(session.reference),
         search: search.as_ref().map(|result| SearchSection {
             result,
             parameters: &prepared.parameters,
@@ -147,7 +149,6 @@ pub fn run(args: &RunArgs) -> Result<i32> {
 /// Plans the cells and checks every option, before anything runs.
 fn prepare(args: &RunArgs) -> Result<Prepared> {
     let (mut cells, parameters) = plan_cells(args)?;
-    let reference_cmd = added_reference(args);
     let shell = shell_mode(args)?;
     if let Some(keep) = &args.suite.only_cells {
         // A suite partition: only its cells (and the shell calibration).
@@ -155,7 +156,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     }
     let (timeout, policy) = limits(args)?;
     let metric = parse_metric(args)?;
-    let monitor_settle = check_goals(args, &parameters, reference_cmd.is_some(), metric)?;
+    let monitor_settle = check_goals(args, &parameters, args.reference.is_some(), metric)?;
     let stdout_exports = check_exports(args, &parameters)?;
 
     let stdout_term = std::io::stdout().is_terminal();
@@ -178,12 +179,19 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
         _ => None,
     };
     let real: Vec<&crate::run::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
-    let reference = match (&args.reference, reference_cmd) {
-        (None, _) | (Some(_), Some(_)) => 0,
-        (Some(name), None) => real
+    // The added --reference command comes first; --reference-name alone
+    // picks one of the commands.
+    let reference = match (&args.reference, &args.reference_name) {
+        (None, Some(name)) => real
             .iter()
             .position(|c| &c.name == name || &c.command == name)
-            .unwrap_or(0),
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "--reference-name '{name}' is not the name or command line of any command \
+                     (give --reference CMD to add a command)"
+                ))
+            })?,
+        _ => 0,
     };
     let (output, per_command_output) = outputs(args)?;
     let shell_name = match &shell {

@@ -97,6 +97,7 @@ fn settings_given(a: &RunArgs) -> Vec<&'static str> {
     check("--seed", a.seed.is_some());
     check("--precision", a.precision.is_some());
     check("--reference", a.reference.is_some());
+    check("--reference-name", a.reference_name.is_some());
     check("--alpha", a.alpha != default.alpha);
     check(
         "--parameter-scan/--parameter-list",

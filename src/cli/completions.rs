@@ -1,0 +1,33 @@
+//! The arguments of `cmdscope completions` and `cmdscope man`: both print
+//! text generated from this parser's own definition. Parsing only.
+
+use clap::Args;
+
+pub const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  cmdscope completions bash > ~/.local/share/bash-completion/completions/cmdscope
+  cmdscope completions zsh > ~/.zfunc/_cmdscope     # with fpath+=(~/.zfunc) before compinit
+  cmdscope completions fish > ~/.config/fish/completions/cmdscope.fish
+";
+
+pub const MAN_EXAMPLES: &str = "\
+Examples:
+  cmdscope man > ~/.local/share/man/man1/cmdscope.1
+  cmdscope man run > ~/.local/share/man/man1/cmdscope-run.1
+  cmdscope man suite submit | man -l -
+";
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to print the completion script for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Print this subcommand's page instead of cmdscope's own (a path such
+    /// as `suite submit` for a subcommand's subcommand).
+    #[arg(value_name = "SUBCOMMAND")]
+    pub subcommand: Vec<String>,
+}
