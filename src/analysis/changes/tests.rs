@@ -219,3 +219,38 @@ fn steps_below_min_change_are_left_out() {
     assert!(detect(&h, &Params::default()).is_empty());
     assert!(c[0].is_at_least(0.009) && !c[0].is_at_least(0.02));
 }
+
+/// What `find` reports for a history, as the scorer takes it.
+fn detected(sessions: &[Vec<f64>]) -> simulated::Detected {
+    let f = find(sessions, &Params::default());
+    simulated::Detected {
+        changes: f.changes.iter().map(|c| c.index).collect(),
+        episodes: f.episodes.iter().map(|e| (e.start, e.end)).collect(),
+    }
+}
+
+#[test]
+fn seeded_series_of_every_kind_are_scored() {
+    use simulated::Kind;
+    let all = simulated::suite(1);
+    let found: Vec<_> = all.iter().map(|s| detected(&s.sessions)).collect();
+    let (rows, total) = simulated::score(&all, &found);
+    println!(
+        "{}",
+        simulated::table("cmdscope changes, seed 1", &rows, &total)
+    );
+    let row = |k: Kind| rows.iter().find(|r| r.0 == k).unwrap().1;
+    assert!(total.f1() >= 0.97, "F1 {}", total.f1());
+    let stairs = row(Kind::Staircase);
+    assert_eq!(stairs.matched, stairs.truth, "staircase steps missed");
+    for k in [Kind::Steady, Kind::Drift, Kind::Outliers, Kind::Bimodal] {
+        assert_eq!(row(k).false_alarm_series, 0, "{}", k.name());
+    }
+    let ep = row(Kind::Episode);
+    assert!(
+        ep.episodes_named * 100 >= ep.episodes * 95,
+        "episodes named {}/{}",
+        ep.episodes_named,
+        ep.episodes
+    );
+}
