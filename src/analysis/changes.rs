@@ -114,6 +114,9 @@ pub struct Change {
     /// widened by the session-to-session variation: ratio after / before,
     /// its interval, p-value and verdict (faster or slower).
     pub comparison: Comparison,
+    /// Not serialised: readers say it in the metric's words (`higher` for
+    /// counts), which the time-only word would contradict.
+    #[serde(skip)]
     pub direction: Direction,
 }
 
@@ -645,7 +648,7 @@ impl Analysed {
 
 /// The name a history's comparisons carry: its metric's (Go's `sec/op`
 /// too), `value` for anything else.
-fn metric_name(h: &History) -> &'static str {
+pub fn metric_name(h: &History) -> &'static str {
     if h.metric == crate::store::history::GO_TIME {
         return crate::store::history::GO_TIME;
     }
