@@ -704,9 +704,11 @@ pub struct MachineShift {
 
 /// Points where at least 2 benchmarks of one machine fingerprint, and more
 /// than half of those with that point, changed (a change, or an episode
-/// starting or ending). Points are matched by their session (or, with
-/// `--order-by`, their label value), not their index: histories of one
-/// machine need not have the same sessions.
+/// starting or ending) within one point of it: each history locates its
+/// step within ±1 on its own. Points are matched by their session (or,
+/// with `--order-by`, their label value), not their index: histories of
+/// one machine need not have the same sessions. A benchmark counts towards
+/// one shift only; the point with most benchmarks goes first.
 pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
     use std::collections::BTreeMap;
     let key = |pt: &crate::store::history::Point| -> String {
@@ -716,8 +718,10 @@ pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
             (None, None) => String::new(),
         }
     };
-    // (fingerprint, point key) → (first point seen, benchmarks changed).
-    let mut at: BTreeMap<(&str, String), (usize, usize, Vec<String>)> = BTreeMap::new();
+    // (fingerprint, point key) → a history and index with a change exactly
+    // there, and the benchmarks with a change within one point of it.
+    let mut exact: BTreeMap<(&str, String), (usize, usize, usize)> = BTreeMap::new();
+    let mut near: BTreeMap<(&str, String), Vec<usize>> = BTreeMap::new();
     for (i, a) in all.iter().enumerate() {
         let h = &a.history;
         let mut indices: Vec<usize> = a.changes.iter().map(|c| c.index).collect();
@@ -725,19 +729,41 @@ pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
             indices.push(e.start);
             indices.push(e.end + 1);
         }
-        indices.sort_unstable();
-        indices.dedup();
-        for j in indices {
+        let mut keys: Vec<String> = Vec::new();
+        for &j in &indices {
             let Some(pt) = h.points.get(j) else { continue };
-            let entry = at
+            exact
                 .entry((h.fingerprint.as_str(), key(pt)))
-                .or_insert((i, j, Vec::new()));
-            entry.2.push(h.benchmark.clone());
+                .or_insert((i, j, 0))
+                .2 += 1;
+            for q in j.saturating_sub(1)..=j + 1 {
+                if let Some(pt) = h.points.get(q) {
+                    keys.push(key(pt));
+                }
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            near.entry((h.fingerprint.as_str(), k)).or_default().push(i);
         }
     }
+    let mut candidates: Vec<_> = exact
+        .into_iter()
+        .map(|(fk, (i, j, n))| {
+            let by = near.get(&fk).cloned().unwrap_or_default();
+            (fk, i, j, n, by)
+        })
+        .collect();
+    candidates.sort_by(|x, y| y.4.len().cmp(&x.4.len()).then(y.3.cmp(&x.3)));
+    let mut taken: Vec<(&str, usize)> = Vec::new();
     let mut out = Vec::new();
-    for ((fingerprint, k), (i, j, benchmarks)) in at {
-        if benchmarks.len() < 2 {
+    for ((fingerprint, k), i, j, _, by) in candidates {
+        let by: Vec<usize> = by
+            .into_iter()
+            .filter(|b| !taken.contains(&(fingerprint, *b)))
+            .collect();
+        if by.len() < 2 {
             continue;
         }
         let of = all
@@ -746,16 +772,21 @@ pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
                 a.history.fingerprint == fingerprint && a.history.points.iter().any(|p| key(p) == k)
             })
             .count();
-        if 2 * benchmarks.len() > of {
-            let h = &all[i].history;
-            out.push(MachineShift {
-                fingerprint: fingerprint.to_string(),
-                hostname: h.hostname.clone(),
-                point: h.points[j].clone(),
-                benchmarks,
-                of,
-            });
+        if 2 * by.len() <= of {
+            continue;
         }
+        taken.extend(by.iter().map(|&b| (fingerprint, b)));
+        let h = &all[i].history;
+        out.push(MachineShift {
+            fingerprint: fingerprint.to_string(),
+            hostname: h.hostname.clone(),
+            point: h.points[j].clone(),
+            benchmarks: by
+                .iter()
+                .map(|&b| all[b].history.benchmark.clone())
+                .collect(),
+            of,
+        });
     }
     out.sort_by(|a, b| {
         let t = |s: &MachineShift| s.point.sessions.first().map_or(0.0, |r| r.started_unix);
