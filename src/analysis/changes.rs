@@ -7,17 +7,23 @@
 //! 2. A Hampel filter (window of 5 sessions, 3 robust standard deviations)
 //!    replaces isolated outlier sessions by their neighbours' median, so that
 //!    one bad session is not a pair of change points.
-//! 3. Binary segmentation (Vostrikova 1981) with the Gaussian mean-shift cost
-//!    and a BIC-type penalty: a segment is split where the split gains most,
-//!    if the gain exceeds `penalty × ln(n) × σ²`, with σ estimated robustly
-//!    from successive differences (unaffected by the steps themselves).
-//! 4. A split is only kept if a step explains its segment better than a
-//!    straight line does: a slow drift is a trend, not a step.
+//! 3. Optimal partitioning by PELT (Killick et al. 2012) with the Gaussian
+//!    mean-shift cost and a BIC-type penalty `penalty × ln(n) × σ²` per
+//!    change, σ estimated robustly from successive differences (unaffected
+//!    by the steps themselves).
+//! 4. A change point is only kept if a step explains its two neighbouring
+//!    segments better than a straight line does (a slow drift is a trend,
+//!    not a step; a staircase is steps), then moved to the best split of
+//!    those segments within `window`.
 //! 5. Each change point is confirmed on the runs of the sessions next to it
 //!    (up to `window` sessions each side, within its segments) with the
 //!    comparison engine's unpaired test (runs of different sessions are
 //!    independent samples, not pairs), widened by the session-to-session
 //!    variation, and must be at least `min_change` in size.
+//! 6. A change followed by its opposite, with the level after not
+//!    confirmed to differ from the level before, is an episode; most
+//!    benchmarks of one machine changing at one session is a machine-wide
+//!    shift.
 
 use std::ops::Range;
 
