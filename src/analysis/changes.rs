@@ -7,17 +7,23 @@
 //! 2. A Hampel filter (window of 5 sessions, 3 robust standard deviations)
 //!    replaces isolated outlier sessions by their neighbours' median, so that
 //!    one bad session is not a pair of change points.
-//! 3. Binary segmentation (Vostrikova 1981) with the Gaussian mean-shift cost
-//!    and a BIC-type penalty: a segment is split where the split gains most,
-//!    if the gain exceeds `penalty × ln(n) × σ²`, with σ estimated robustly
-//!    from successive differences (unaffected by the steps themselves).
-//! 4. A split is only kept if a step explains its segment better than a
-//!    straight line does: a slow drift is a trend, not a step.
+//! 3. Optimal partitioning by PELT (Killick et al. 2012) with the Gaussian
+//!    mean-shift cost and a BIC-type penalty `penalty × ln(n) × σ²` per
+//!    change, σ estimated robustly from successive differences (unaffected
+//!    by the steps themselves).
+//! 4. A change point is only kept if a step explains its two neighbouring
+//!    segments better than a straight line does (a slow drift is a trend,
+//!    not a step; a staircase is steps), then moved to the best split of
+//!    those segments within `window`.
 //! 5. Each change point is confirmed on the runs of the sessions next to it
 //!    (up to `window` sessions each side, within its segments) with the
 //!    comparison engine's unpaired test (runs of different sessions are
 //!    independent samples, not pairs), widened by the session-to-session
 //!    variation, and must be at least `min_change` in size.
+//! 6. A change followed by its opposite, with the level after not
+//!    confirmed to differ from the level before, is an episode; most
+//!    benchmarks of one machine changing at one session is a machine-wide
+//!    shift.
 
 use std::ops::Range;
 
@@ -47,6 +53,8 @@ pub struct Params {
     /// The metric, when it is a cmdscope metric: the engine's settings
     /// for it (counts and sizes are discrete). None: continuous values.
     pub metric: Option<Metric>,
+    /// The metric's name in the comparisons (`value` when unknown).
+    pub metric_name: &'static str,
 }
 
 impl Default for Params {
@@ -58,6 +66,7 @@ impl Default for Params {
             alpha: 0.01,
             min_change: 0.02,
             metric: None,
+            metric_name: METRIC_LOG,
         }
     }
 }
@@ -71,8 +80,7 @@ const MIN_SIGMA: f64 = 1e-3;
 /// faster/slower confirm a change) but part of its settings.
 const PRECISION: f64 = 0.01;
 
-/// The comparison's metric name: the detection works on any one metric;
-/// callers print which.
+/// The comparisons' metric name when the history's metric is not known.
 const METRIC_LOG: &str = "value";
 
 /// Hampel filter: half-width of the window and threshold in robust SDs.
@@ -112,6 +120,9 @@ pub struct Change {
     /// widened by the session-to-session variation: ratio after / before,
     /// its interval, p-value and verdict (faster or slower).
     pub comparison: Comparison,
+    /// Not serialised: readers say it in the metric's words (`higher` for
+    /// counts), which the time-only word would contradict.
+    #[serde(skip)]
     pub direction: Direction,
 }
 
@@ -146,13 +157,14 @@ impl Change {
 pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
     let summaries = summaries(sessions);
     let sigma = session_sd(&summaries);
+    let sums = Prefix::new(&hampel(&summaries));
+    let n = summaries.len();
     let mut points = change_points(&summaries, p);
     loop {
         let mut out = Vec::new();
         let mut kept = Vec::new();
-        for (k, &cp) in points.iter().enumerate() {
-            let lo = if k == 0 { 0 } else { points[k - 1] };
-            let hi = points.get(k + 1).copied().unwrap_or(sessions.len());
+        for k in 0..points.len() {
+            let (lo, cp, hi) = neighbours(&points, k, n);
             let before = cp.saturating_sub(p.window).max(lo)..cp;
             let after = cp..(cp + p.window).min(hi);
             if let Some(c) =
@@ -166,7 +178,78 @@ pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
             return out;
         }
         points = kept;
+        drop_trends(&sums, &mut points, n);
+        refine(&sums, &mut points, n, p.min_segment.max(1), p.window);
     }
+}
+
+/// A stretch of points at another level that came back: a change and,
+/// later, the opposite change, with the points after it not confirmed to
+/// differ from the points before it. One event, not two changes.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Episode {
+    /// Index of the first and the last point of the episode (inclusive).
+    pub start: usize,
+    pub end: usize,
+    /// Into the episode: the points before it against the episode's.
+    pub enter: Change,
+    /// Out of it: the episode's points against the points after it.
+    pub leave: Change,
+}
+
+impl Episode {
+    pub fn direction(&self) -> Direction {
+        self.enter.direction
+    }
+
+    /// Size of the episode: the entering change's ratio.
+    pub fn ratio(&self) -> f64 {
+        self.enter.ratio()
+    }
+}
+
+/// The confirmed changes of a history, with changes that came back paired
+/// into episodes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Found {
+    /// Changes still in force after them (not part of an episode).
+    pub changes: Vec<Change>,
+    pub episodes: Vec<Episode>,
+}
+
+/// [`detect`], then each change followed by its opposite is an episode when
+/// the points after the second are not confirmed to differ from the points
+/// before the first (the same comparison as a change's, between those two
+/// sides, each within its neighbouring segments).
+pub fn find(sessions: &[Vec<f64>], p: &Params) -> Found {
+    let all = detect(sessions, p);
+    let sigma = session_sd(&summaries(sessions));
+    let mut found = Found::default();
+    let mut k = 0;
+    while k < all.len() {
+        if let Some(next) = all.get(k + 1).filter(|c| c.direction != all[k].direction) {
+            let (enter, leave) = (&all[k], next);
+            let end = all.get(k + 2).map_or(sessions.len(), |c| c.index);
+            let after = leave.index..(leave.index + p.window).min(end);
+            let before = enter.before.first..enter.before.last + 1;
+            let back = confirm(sessions, before, after, p, sigma)
+                .filter(|c| c.is_at_least(p.min_change))
+                .is_none();
+            if back {
+                found.episodes.push(Episode {
+                    start: enter.index,
+                    end: leave.index - 1,
+                    enter: enter.clone(),
+                    leave: leave.clone(),
+                });
+                k += 2;
+                continue;
+            }
+        }
+        found.changes.push(all[k].clone());
+        k += 1;
+    }
+    found
 }
 
 /// Median of log values (NaN when there is none).
@@ -296,7 +379,7 @@ pub fn compare_sides(
         } else {
             Direction::Faster
         },
-        comparison: c.named(METRIC_LOG, "before", "after"),
+        comparison: c.named(p.metric_name, "before", "after"),
     })
 }
 
@@ -322,6 +405,12 @@ pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
 }
 
 /// Indices where a new segment starts (ascending), from session summaries.
+///
+/// Optimal partitioning by PELT (Killick et al. 2012) with the Gaussian
+/// mean-shift cost and the penalty `penalty × ln(n) × σ²` per change; then
+/// step versus trend decided per change point against its neighbouring
+/// segments (a ramp cut into pieces is a trend, a staircase is steps); then
+/// each location refined within its neighbours.
 pub fn change_points(summaries: &[f64], p: &Params) -> Vec<usize> {
     let y = hampel(summaries);
     let n = y.len();
@@ -330,30 +419,100 @@ pub fn change_points(summaries: &[f64], p: &Params) -> Vec<usize> {
         return Vec::new();
     }
     let sigma = noise_sd(&y).max(MIN_SIGMA);
-    let threshold = p.penalty * (n as f64).ln() * sigma * sigma;
+    let beta = p.penalty * (n as f64).ln() * sigma * sigma;
     let sums = Prefix::new(&y);
-    let mut found = Vec::new();
-    let mut todo = vec![(0, n)];
-    while let Some((a, b)) = todo.pop() {
-        if b - a < 2 * m {
-            continue;
+    let mut points = pelt(&sums, n, m, beta);
+    drop_trends(&sums, &mut points, n);
+    refine(&sums, &mut points, n, m, p.window);
+    points
+}
+
+/// The partition of [0, n) into segments of at least `m` points that
+/// minimises the sum of squares around each segment's mean plus `beta` per
+/// change. Candidates that can no longer end the optimal last segment are
+/// pruned (PELT); with a minimum length a candidate `s` is pruned against
+/// `t - m`, the latest point that is itself a candidate for every later end.
+fn pelt(s: &Prefix, n: usize, m: usize, beta: f64) -> Vec<usize> {
+    let mut cost = vec![f64::INFINITY; n + 1];
+    let mut last = vec![0usize; n + 1];
+    cost[0] = -beta;
+    let mut candidates: Vec<usize> = Vec::new();
+    for t in m..=n {
+        let newest = t - m;
+        if cost[newest].is_finite() {
+            let bound = cost[newest];
+            candidates.retain(|&c| cost[c] + s.rss(c, newest) < bound);
+            candidates.push(newest);
         }
-        let Some((t, gain)) = best_split(&sums, a, b, m) else {
-            continue;
-        };
-        if gain <= threshold {
-            continue;
-        }
-        // A trend fits the segment at least as well: drift, not a step.
-        if sums.rss_line(a, b) <= sums.rss(a, t) + sums.rss(t, b) {
-            continue;
-        }
-        found.push(t);
-        todo.push((a, t));
-        todo.push((t, b));
+        let (best, arg) = candidates
+            .iter()
+            .map(|&c| (cost[c] + s.rss(c, t) + beta, c))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap_or((f64::INFINITY, 0));
+        cost[t] = best;
+        last[t] = arg;
     }
-    found.sort_unstable();
-    found
+    let mut points = Vec::new();
+    let mut t = n;
+    while t > 0 && cost[t].is_finite() {
+        t = last[t];
+        if t > 0 {
+            points.push(t);
+        }
+    }
+    points.reverse();
+    points
+}
+
+/// Removes change points that a straight line explains at least as well:
+/// at each point, the two means of its neighbouring segments against one
+/// line over both. The most trend-like goes first, then its neighbours are
+/// judged again over their longer segments, until every point is a step.
+fn drop_trends(s: &Prefix, points: &mut Vec<usize>, n: usize) {
+    loop {
+        let worst = (0..points.len())
+            .map(|k| {
+                let (a, t, b) = neighbours(points, k, n);
+                (k, s.rss_line(a, b) - s.rss(a, t) - s.rss(t, b))
+            })
+            .min_by(|x, y| x.1.total_cmp(&y.1));
+        match worst {
+            Some((k, margin)) if margin <= 0.0 => {
+                points.remove(k);
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Moves each change point to the split of its neighbouring segments that
+/// gains most, within `window` points of where it was: a step found in a
+/// longer segment than it ends up in may sit a few points off, and an
+/// effect measured across the true step would be shrunk.
+fn refine(s: &Prefix, points: &mut [usize], n: usize, m: usize, window: usize) {
+    for k in 0..points.len() {
+        let (a, t, b) = neighbours(points, k, n);
+        let lo = (a + m).max(t.saturating_sub(window));
+        let hi = (b.saturating_sub(m)).min(t + window);
+        if lo > hi {
+            continue;
+        }
+        let total = s.rss(a, b);
+        if let Some((best, _)) = (lo..=hi)
+            .map(|u| (u, total - s.rss(a, u) - s.rss(u, b)))
+            .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
+        {
+            points[k] = best;
+        }
+    }
+}
+
+/// The start of the segment before change point `k`, the point, and the
+/// end of the segment after it.
+fn neighbours(points: &[usize], k: usize, n: usize) -> (usize, usize, usize) {
+    let a = if k == 0 { 0 } else { points[k - 1] };
+    let b = points.get(k + 1).copied().unwrap_or(n);
+    (a, points[k], b)
 }
 
 /// Replaces each value further than HAMPEL_K robust SDs from the median of
@@ -405,15 +564,6 @@ pub fn noise_sd(y: &[f64]) -> f64 {
     MAD_SCALE * median(&dev).unwrap_or(0.0) / std::f64::consts::SQRT_2
 }
 
-/// The split of [a, b) with the largest reduction of the sum of squares,
-/// both parts at least `m` long.
-fn best_split(s: &Prefix, a: usize, b: usize, m: usize) -> Option<(usize, f64)> {
-    let total = s.rss(a, b);
-    (a + m..=b - m)
-        .map(|t| (t, total - s.rss(a, t) - s.rss(t, b)))
-        .max_by(|x, y| x.1.total_cmp(&y.1))
-}
-
 /// Prefix sums for O(1) sums of squares of a mean and of a line.
 struct Prefix {
     y: Vec<f64>,
@@ -460,18 +610,34 @@ impl Prefix {
     }
 }
 
+/// What became of the newest point's comparison with the segment before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewestStatus {
+    /// Significant and at least `min_change`: `Analysed::newest` holds it.
+    Changed,
+    /// Compared, and not a change.
+    NoChange,
+    /// Not compared: fewer than 2 points, or a side without 2 values.
+    NotComputed,
+}
+
 /// One history with its changes and its newest session's comparison.
 #[derive(Clone, Debug)]
 pub struct Analysed {
     pub history: History,
+    /// Changes in force after them; the changes of episodes are in `episodes`.
     pub changes: Vec<Change>,
+    pub episodes: Vec<Episode>,
     /// The newest point against the segment before it, when significant.
     pub newest: Option<Change>,
+    pub newest_status: NewestStatus,
 }
 
 impl Analysed {
     /// A slowdown still in force: the last change is slower, or the newest
-    /// point is significantly slower than the segment before it.
+    /// point is significantly slower than the segment before it. An
+    /// episode that has ended is not in force.
     pub fn open_regression(&self) -> Option<&Change> {
         if let Some(n) = self
             .newest
@@ -486,8 +652,18 @@ impl Analysed {
     }
 }
 
-/// Each history's change points, and its newest point against the segment
-/// before it (with the engine's settings for the history's metric).
+/// The name a history's comparisons carry: its metric's (Go's `sec/op`
+/// too), `value` for anything else.
+pub fn metric_name(h: &History) -> &'static str {
+    if h.metric == crate::store::history::GO_TIME {
+        return crate::store::history::GO_TIME;
+    }
+    Metric::from_name(&h.metric).map_or(METRIC_LOG, Metric::name)
+}
+
+/// Each history's change points and episodes, and its newest point against
+/// the segment before it (with the engine's settings for the history's
+/// metric).
 pub fn analyse(histories: Vec<History>, p: &Params) -> Vec<Analysed> {
     histories
         .into_iter()
@@ -495,16 +671,137 @@ pub fn analyse(histories: Vec<History>, p: &Params) -> Vec<Analysed> {
             let runs = h.runs();
             let p = Params {
                 metric: Metric::from_name(&h.metric),
+                metric_name: metric_name(&h),
                 ..*p
             };
+            let found = find(&runs, &p);
+            let newest = newest_comparison(&runs, &p);
+            let newest_status = match &newest {
+                None => NewestStatus::NotComputed,
+                Some(c) if c.comparison.verdict.is_significant() && c.is_at_least(p.min_change) => {
+                    NewestStatus::Changed
+                }
+                Some(_) => NewestStatus::NoChange,
+            };
             Analysed {
-                changes: detect(&runs, &p),
-                newest: newest_against_history(&runs, &p),
+                changes: found.changes,
+                episodes: found.episodes,
+                newest: newest.filter(|_| newest_status == NewestStatus::Changed),
+                newest_status,
                 history: h,
             }
         })
         .collect()
 }
+
+/// Most benchmarks of one machine changing at the same point: more likely
+/// the machine, its kernel or its neighbours than the code.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MachineShift {
+    pub fingerprint: String,
+    pub hostname: String,
+    /// The point as the first history with a change there has it.
+    pub point: crate::store::history::Point,
+    /// Benchmarks with a change (or an episode's start or end) there.
+    pub benchmarks: Vec<String>,
+    /// Benchmarks of this machine with a point there.
+    pub of: usize,
+}
+
+/// Points where at least 2 benchmarks of one machine fingerprint, and more
+/// than half of those with that point, changed (a change, or an episode
+/// starting or ending) within one point of it: each history locates its
+/// step within ±1 on its own. Points are matched by their session (or,
+/// with `--order-by`, their label value), not their index: histories of
+/// one machine need not have the same sessions. A benchmark counts towards
+/// one shift only; the point with most benchmarks goes first.
+pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
+    use std::collections::BTreeMap;
+    let key = |pt: &crate::store::history::Point| -> String {
+        match (&pt.key, pt.sessions.first()) {
+            (Some(k), _) => format!("key {k}"),
+            (None, Some(s)) => format!("session {}", s.id),
+            (None, None) => String::new(),
+        }
+    };
+    // (fingerprint, point key) → a history and index with a change exactly
+    // there, and the benchmarks with a change within one point of it.
+    let mut exact: BTreeMap<(&str, String), (usize, usize, usize)> = BTreeMap::new();
+    let mut near: BTreeMap<(&str, String), Vec<usize>> = BTreeMap::new();
+    for (i, a) in all.iter().enumerate() {
+        let h = &a.history;
+        let mut indices: Vec<usize> = a.changes.iter().map(|c| c.index).collect();
+        for e in &a.episodes {
+            indices.push(e.start);
+            indices.push(e.end + 1);
+        }
+        let mut keys: Vec<String> = Vec::new();
+        for &j in &indices {
+            let Some(pt) = h.points.get(j) else { continue };
+            exact
+                .entry((h.fingerprint.as_str(), key(pt)))
+                .or_insert((i, j, 0))
+                .2 += 1;
+            for q in j.saturating_sub(1)..=j + 1 {
+                if let Some(pt) = h.points.get(q) {
+                    keys.push(key(pt));
+                }
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            near.entry((h.fingerprint.as_str(), k)).or_default().push(i);
+        }
+    }
+    let mut candidates: Vec<_> = exact
+        .into_iter()
+        .map(|(fk, (i, j, n))| {
+            let by = near.get(&fk).cloned().unwrap_or_default();
+            (fk, i, j, n, by)
+        })
+        .collect();
+    candidates.sort_by(|x, y| y.4.len().cmp(&x.4.len()).then(y.3.cmp(&x.3)));
+    let mut taken: Vec<(&str, usize)> = Vec::new();
+    let mut out = Vec::new();
+    for ((fingerprint, k), i, j, _, by) in candidates {
+        let by: Vec<usize> = by
+            .into_iter()
+            .filter(|b| !taken.contains(&(fingerprint, *b)))
+            .collect();
+        if by.len() < 2 {
+            continue;
+        }
+        let of = all
+            .iter()
+            .filter(|a| {
+                a.history.fingerprint == fingerprint && a.history.points.iter().any(|p| key(p) == k)
+            })
+            .count();
+        if 2 * by.len() <= of {
+            continue;
+        }
+        taken.extend(by.iter().map(|&b| (fingerprint, b)));
+        let h = &all[i].history;
+        out.push(MachineShift {
+            fingerprint: fingerprint.to_string(),
+            hostname: h.hostname.clone(),
+            point: h.points[j].clone(),
+            benchmarks: by
+                .iter()
+                .map(|&b| all[b].history.benchmark.clone())
+                .collect(),
+            of,
+        });
+    }
+    out.sort_by(|a, b| {
+        let t = |s: &MachineShift| s.point.sessions.first().map_or(0.0, |r| r.started_unix);
+        t(a).total_cmp(&t(b))
+    });
+    out
+}
+
+pub mod simulated;
 
 #[cfg(test)]
 mod tests;

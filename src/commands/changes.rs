@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::analysis::changes::{analyse, Analysed, Change, Params};
+use crate::analysis::changes::{
+    analyse, machine_shifts, Analysed, Change, Episode, MachineShift, NewestStatus, Params,
+};
 use crate::analysis::comparison::format_p;
 use crate::cli::store::{ChangesArgs, ChangesFormat, CheckArgs, CheckFormat, ReportArgs};
 use crate::error::{exit, Error, Result};
@@ -53,10 +55,11 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
         return Err(super::nothing_found(&store, "matching benchmark history"));
     }
     let analysed = analyse(histories, &p);
+    let shifts = machine_shifts(&analysed);
     let out = match args.format {
-        ChangesFormat::Text => text(&analysed),
-        ChangesFormat::Markdown => markdown(&analysed),
-        ChangesFormat::Json => json(&analysed),
+        ChangesFormat::Text => text(&analysed, &shifts),
+        ChangesFormat::Markdown => markdown(&analysed, &shifts),
+        ChangesFormat::Json => json(&analysed, &shifts),
     };
     crate::output::print(&crate::output::escape_controls(&out));
     let failing = analysed.iter().any(|a| {
@@ -79,8 +82,39 @@ fn metric_name(h: &History) -> &str {
     }
 }
 
+/// A point as text names it: its session(s) and its index, the `index` of
+/// the JSON (from 0).
 fn point(h: &History, i: usize) -> String {
-    h.points.get(i).map(Point::describe).unwrap_or_default()
+    h.points
+        .get(i)
+        .map(|p| format!("{}, point {i}", p.describe()))
+        .unwrap_or_default()
+}
+
+/// `11 of 12 benchmarks changed at #30 (…, commit=c15): …`
+fn shift_text(s: &MachineShift) -> String {
+    format!(
+        "{} of {} benchmarks on {} [{}] changed at {}: the machine or its environment changed?",
+        s.benchmarks.len(),
+        s.of,
+        s.hostname,
+        s.fingerprint.get(..12).unwrap_or(&s.fingerprint),
+        s.point.describe()
+    )
+}
+
+/// `faster −7.3 % (99 % CI …) for 4 points, p < 0.001, then back: +5.3 % (…), p = 0.002`
+fn episode_text(h: &History, e: &Episode) -> String {
+    let n = e.end + 1 - e.start;
+    format!(
+        "{} {} for {n} point{}, {}, then back: {}, {}",
+        direction(h, &e.enter),
+        change_text(&e.enter),
+        if n == 1 { "" } else { "s" },
+        format_p(e.enter.comparison.p_value),
+        change_text(&e.leave),
+        format_p(e.leave.comparison.p_value)
+    )
 }
 
 fn heading(h: &History) -> String {
@@ -99,18 +133,18 @@ fn heading(h: &History) -> String {
     )
 }
 
-pub fn text(all: &[Analysed]) -> String {
+pub fn text(all: &[Analysed], shifts: &[MachineShift]) -> String {
     let mut out = String::new();
     for a in all {
         let h = &a.history;
         let _ = writeln!(out, "{}", heading(h));
-        if a.changes.is_empty() {
+        if a.changes.is_empty() && a.episodes.is_empty() {
             let _ = writeln!(out, "  no change points");
         }
         for c in &a.changes {
             let _ = writeln!(
                 out,
-                "  {} {}, {}\n    first after: {}\n    last before: {}\n    median before {} over {} sessions\n    median after  {} over {} sessions",
+                "  {} {}, {}\n    first after: {}\n    last before: {}\n    median before {} over {} points\n    median after  {} over {} points",
                 direction(h, c),
                 change_text(c),
                 format_p(c.comparison.p_value),
@@ -122,8 +156,21 @@ pub fn text(all: &[Analysed]) -> String {
                 c.after.last + 1 - c.after.first,
             );
         }
-        match &a.newest {
-            Some(c) => {
+        for e in &a.episodes {
+            let _ = writeln!(
+                out,
+                "  episode: {}\n    first in: {}\n    last in:  {}\n    median before {}, during {}, after {}",
+                episode_text(h, e),
+                point(h, e.start),
+                point(h, e.end),
+                median_text(h, &e.enter.before),
+                median_text(h, &e.enter.after),
+                median_text(h, &e.leave.after),
+            );
+        }
+        let last = h.points.len().saturating_sub(1);
+        match (&a.newest, a.newest_status) {
+            (Some(c), _) => {
                 let _ = writeln!(
                     out,
                     "  newest {}: {} {} than the {} before it, {}",
@@ -134,20 +181,29 @@ pub fn text(all: &[Analysed]) -> String {
                     format_p(c.comparison.p_value)
                 );
             }
-            None if h.points.len() >= 2 => {
+            (None, NewestStatus::NotComputed) => {
+                let _ = writeln!(
+                    out,
+                    "  newest {}: not compared (no earlier point with runs to compare it with)",
+                    point(h, last)
+                );
+            }
+            (None, _) => {
                 let _ = writeln!(
                     out,
                     "  newest {}: no significant change from the points before it",
-                    point(h, h.points.len() - 1)
+                    point(h, last)
                 );
             }
-            None => {}
         }
+    }
+    for s in shifts {
+        let _ = writeln!(out, "{}", shift_text(s));
     }
     out
 }
 
-pub fn markdown(all: &[Analysed]) -> String {
+pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
     let mut out = String::from("### cmdscope changes\n\n");
     out.push_str(
         "| Benchmark | Metric | Machine | First after | Last before | Before | After | Change | p | Direction |\n\
@@ -156,6 +212,11 @@ pub fn markdown(all: &[Analysed]) -> String {
     let mut any = false;
     for a in all {
         let h = &a.history;
+        let machine = format!(
+            "{} `{}`",
+            md(&h.hostname),
+            h.fingerprint.get(..12).unwrap_or(&h.fingerprint)
+        );
         for (c, newest) in a
             .changes
             .iter()
@@ -165,11 +226,10 @@ pub fn markdown(all: &[Analysed]) -> String {
             any = true;
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} `{}` | {}{} | {} | {} | {} | {} | {} | {} |",
+                "| `{}` | {} | {} | {}{} | {} | {} | {} | {} | {} | {} |",
                 md(&h.benchmark),
                 md(metric_name(h)),
-                md(&h.hostname),
-                h.fingerprint.get(..12).unwrap_or(&h.fingerprint),
+                machine,
                 md(&point(h, c.index)),
                 if newest { " (newest)" } else { "" },
                 md(&point(h, c.index.saturating_sub(1))),
@@ -180,6 +240,25 @@ pub fn markdown(all: &[Analysed]) -> String {
                 direction(h, c)
             );
         }
+        for e in &a.episodes {
+            any = true;
+            let n = e.end + 1 - e.start;
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} (episode start) | {} | {} | {} (during) | {} | {} | episode: {} for {n} point{}, then back |",
+                md(&h.benchmark),
+                md(metric_name(h)),
+                machine,
+                md(&point(h, e.start)),
+                md(&point(h, e.start.saturating_sub(1))),
+                median_text(h, &e.enter.before),
+                median_text(h, &e.enter.after),
+                change_text(&e.enter),
+                format_p(e.enter.comparison.p_value),
+                direction(h, &e.enter),
+                if n == 1 { "" } else { "s" },
+            );
+        }
     }
     if !any {
         let _ = writeln!(
@@ -188,6 +267,12 @@ pub fn markdown(all: &[Analysed]) -> String {
             all.len(),
             if all.len() == 1 { "y" } else { "ies" }
         );
+    }
+    if !shifts.is_empty() {
+        out.push('\n');
+        for s in shifts {
+            let _ = writeln!(out, "- {}", md(&shift_text(s)));
+        }
     }
     out
 }
@@ -202,6 +287,19 @@ struct JsonChange<'a> {
 }
 
 #[derive(Serialize)]
+struct JsonEpisode<'a> {
+    start: usize,
+    end: usize,
+    first_in: &'a Point,
+    last_in: &'a Point,
+    direction: &'static str,
+    /// The entering change's ratio (during / before).
+    ratio: f64,
+    enter: JsonChange<'a>,
+    leave: JsonChange<'a>,
+}
+
+#[derive(Serialize)]
 struct JsonHistory<'a> {
     benchmark: &'a str,
     metric: &'a str,
@@ -209,7 +307,19 @@ struct JsonHistory<'a> {
     hostname: &'a str,
     points: usize,
     changes: Vec<JsonChange<'a>>,
+    episodes: Vec<JsonEpisode<'a>>,
     newest: Option<JsonChange<'a>>,
+    newest_status: NewestStatus,
+}
+
+#[derive(Serialize)]
+struct JsonShift<'a> {
+    fingerprint: &'a str,
+    hostname: &'a str,
+    at: &'a Point,
+    changed: usize,
+    of: usize,
+    benchmarks: &'a [String],
 }
 
 fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>> {
@@ -221,7 +331,20 @@ fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>> {
     })
 }
 
-pub fn json(all: &[Analysed]) -> String {
+fn episode<'a>(h: &'a History, e: &'a Episode) -> Option<JsonEpisode<'a>> {
+    Some(JsonEpisode {
+        start: e.start,
+        end: e.end,
+        first_in: h.points.get(e.start)?,
+        last_in: h.points.get(e.end)?,
+        direction: direction(h, &e.enter),
+        ratio: e.ratio(),
+        enter: entry(h, &e.enter)?,
+        leave: entry(h, &e.leave)?,
+    })
+}
+
+pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
     let list: Vec<JsonHistory> = all
         .iter()
         .map(|a| {
@@ -233,12 +356,27 @@ pub fn json(all: &[Analysed]) -> String {
                 hostname: &h.hostname,
                 points: h.points.len(),
                 changes: a.changes.iter().filter_map(|c| entry(h, c)).collect(),
+                episodes: a.episodes.iter().filter_map(|e| episode(h, e)).collect(),
                 newest: a.newest.as_ref().and_then(|c| entry(h, c)),
+                newest_status: a.newest_status,
             }
         })
         .collect();
-    let mut s = serde_json::to_string_pretty(&serde_json::json!({ "histories": list }))
-        .unwrap_or_else(|_| "{}".into());
+    let shifts: Vec<JsonShift> = shifts
+        .iter()
+        .map(|s| JsonShift {
+            fingerprint: &s.fingerprint,
+            hostname: &s.hostname,
+            at: &s.point,
+            changed: s.benchmarks.len(),
+            of: s.of,
+            benchmarks: &s.benchmarks,
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(
+        &serde_json::json!({ "histories": list, "machine_shifts": shifts }),
+    )
+    .unwrap_or_else(|_| "{}".into());
     s.push('\n');
     s
 }
@@ -304,6 +442,7 @@ pub fn check_against_history(args: &CheckArgs) -> Result<i32> {
                 h.points.truncate(end + 1);
                 let p = Params {
                     metric: crate::metrics::Metric::from_name(&h.metric),
+                    metric_name: crate::analysis::changes::metric_name(h),
                     ..p
                 };
                 crate::analysis::changes::newest_comparison(&h.runs(), &p)

@@ -219,3 +219,127 @@ fn steps_below_min_change_are_left_out() {
     assert!(detect(&h, &Params::default()).is_empty());
     assert!(c[0].is_at_least(0.009) && !c[0].is_at_least(0.02));
 }
+
+/// What `find` reports for a history, as the scorer takes it.
+fn detected(sessions: &[Vec<f64>]) -> simulated::Detected {
+    let f = find(sessions, &Params::default());
+    simulated::Detected {
+        changes: f.changes.iter().map(|c| c.index).collect(),
+        episodes: f.episodes.iter().map(|e| (e.start, e.end)).collect(),
+    }
+}
+
+#[test]
+fn seeded_series_of_every_kind_are_scored() {
+    use simulated::Kind;
+    let all = simulated::suite(1);
+    let found: Vec<_> = all.iter().map(|s| detected(&s.sessions)).collect();
+    let (rows, total) = simulated::score(&all, &found);
+    println!(
+        "{}",
+        simulated::table("cmdscope changes, seed 1", &rows, &total)
+    );
+    let row = |k: Kind| rows.iter().find(|r| r.0 == k).unwrap().1;
+    assert!(total.f1() >= 0.97, "F1 {}", total.f1());
+    let stairs = row(Kind::Staircase);
+    assert_eq!(stairs.matched, stairs.truth, "staircase steps missed");
+    for k in [Kind::Steady, Kind::Drift, Kind::Outliers, Kind::Bimodal] {
+        assert_eq!(row(k).false_alarm_series, 0, "{}", k.name());
+    }
+    let ep = row(Kind::Episode);
+    assert!(
+        ep.episodes_named * 100 >= ep.episodes * 95,
+        "episodes named {}/{}",
+        ep.episodes_named,
+        ep.episodes
+    );
+}
+
+/// Stored-history form of simulated series: one machine, session ids 1..
+fn stored(series: &[simulated::Series]) -> Vec<History> {
+    use crate::store::history::{Point, SessionRef};
+    series
+        .iter()
+        .map(|s| History {
+            benchmark: s.name.clone(),
+            metric: crate::metrics::Metric::WallTime.name().into(),
+            fingerprint: "0123456789abcdef".into(),
+            hostname: "sim".into(),
+            points: s
+                .sessions
+                .iter()
+                .enumerate()
+                .map(|(i, runs)| Point {
+                    sessions: vec![SessionRef {
+                        id: i as i64 + 1,
+                        started: format!("2026-01-01T00:{:02}:{:02}Z", i / 60, i % 60),
+                        started_unix: 1.7e9 + i as f64,
+                        labels: vec![("commit".into(), format!("c{i}"))],
+                        search: None,
+                    }],
+                    key: None,
+                    runs: runs.clone(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+#[test]
+fn a_shift_of_most_benchmarks_at_one_session_is_the_machines() {
+    use simulated::Kind;
+    let mut series: Vec<_> = (0..simulated::MACHINE_BENCHMARKS as u64)
+        .map(|i| simulated::series(Kind::MachineWide, 7000 + i))
+        .collect();
+    let at = series[0].changes[0];
+    series.extend((0..3).map(|i| simulated::series(Kind::Steady, 7100 + i)));
+    let analysed = analyse(stored(&series), &Params::default());
+    let shifts = machine_shifts(&analysed);
+    assert_eq!(shifts.len(), 1, "{shifts:?}");
+    let s = &shifts[0];
+    assert_eq!(s.point.sessions[0].id, at as i64 + 1);
+    assert_eq!(s.of, 15);
+    assert!(s.benchmarks.len() >= 11, "{:?}", s.benchmarks);
+    // The benchmarks keep their own entries.
+    for name in &s.benchmarks {
+        let a = analysed.iter().find(|a| &a.history.benchmark == name);
+        assert!(a.is_some_and(|a| a.changes.len() == 1), "{name}");
+    }
+
+    // One benchmark of several stepping alone is its own change.
+    let mut alone = vec![simulated::series(Kind::Step, 7200)];
+    alone.extend((0..3).map(|i| simulated::series(Kind::Steady, 7300 + i)));
+    assert!(machine_shifts(&analyse(stored(&alone), &Params::default())).is_empty());
+}
+
+#[test]
+fn an_episode_is_one_event_with_its_start_end_and_size() {
+    // 7 % faster for sessions 15..=18, then back.
+    let h = history(
+        9000,
+        40,
+        |i| if (15..19).contains(&i) { 0.093 } else { 0.1 },
+    );
+    let f = find(&h, &Params::default());
+    assert!(f.changes.is_empty(), "{:?}", f.changes);
+    assert_eq!(f.episodes.len(), 1);
+    let e = &f.episodes[0];
+    assert_eq!((e.start, e.end), (15, 18));
+    assert_eq!(e.direction(), Direction::Faster);
+    assert!((e.ratio() / 0.93 - 1.0).abs() < 0.02, "ratio {}", e.ratio());
+    assert_eq!(e.leave.direction, Direction::Slower);
+    // An episode that has ended is no open regression, and the newest
+    // session is compared with the points after it.
+    let a = &analyse(
+        stored(&[simulated::Series {
+            kind: simulated::Kind::Episode,
+            name: "episode".into(),
+            sessions: h,
+            changes: vec![],
+            episodes: vec![(15, 18)],
+        }]),
+        &Params::default(),
+    )[0];
+    assert!(a.open_regression().is_none());
+    assert_eq!(a.newest_status, NewestStatus::NoChange);
+}
