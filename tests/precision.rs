@@ -7,7 +7,7 @@
 //! for 20 ms has used its share of the CPU and waits for one before it can
 //! exit, so the program itself takes longer than 20 ms plus its start-up,
 //! and a measurement that is exact shows it. `.ci/run` runs them on their
-//! own (`cargo test --test precision -- --ignored`). What holds on any
+//! own (`cargo test -- --ignored quiet_machine`). What holds on any
 //! machine, a clock that never reads less than the spin and the JSON's
 //! shape, is tested by default.
 
@@ -51,7 +51,7 @@ fn no_run_of_a_busy_wait_reads_less_than_the_spin() {
 
 #[test]
 #[ignore = "needs a quiet machine: asserts a 20 ms wall time to 3 %, which a loaded CPU adds to the program itself"]
-fn wall_time_of_a_busy_wait_is_exact() {
+fn quiet_machine_wall_time_of_a_busy_wait_is_exact() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     // The same program spinning 0 and 20 ms, interleaved: the difference of
     // medians isolates the busy-wait from process start-up.
@@ -88,7 +88,7 @@ fn wall_time_of_a_busy_wait_is_exact() {
 
 #[test]
 #[ignore = "needs a quiet machine: asserts the shell-corrected wall time of a 20 ms spin to a few milliseconds"]
-fn shell_mode_subtracts_interleaved_shell_startup() {
+fn quiet_machine_shell_mode_subtracts_interleaved_shell_startup() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempdir();
     let out = dir.path().join("sh.json");
