@@ -1,4 +1,4 @@
-//! What hyperfine users rely on (issue 11): every run sees the same input
+//! What hyperfine users rely on: every run sees the same input
 //! and output, hooks bracket the runs they belong to, shell syntax runs
 //! through a shell, hyperfine's flags and names.
 

@@ -1,5 +1,5 @@
 //! `cmdscope run` on real processes: the measurements, the failure paths and
-//! the clean-up guarantees of issue 2.
+//! the clean-up guarantees (no process, cgroup or file left behind).
 
 mod common;
 

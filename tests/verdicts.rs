@@ -1,4 +1,4 @@
-//! Issue 3's promise on real processes, with default settings: identical
+//! The verdicts' promise on real processes, with default settings: identical
 //! commands never come out faster or slower (and when they say "no
 //! difference", the interval is within ±1 %), a 5 % difference comes out in
 //! the right direction, each session within hyperfine's default budget (3 s

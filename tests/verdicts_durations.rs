@@ -1,5 +1,5 @@
 //! Verdicts that hold at every duration, on real processes with default
-//! settings (issue 9): a 2x difference comes out "slower" for commands of
+//! settings: a 2x difference comes out "slower" for commands of
 //! 5 ms, 50 ms, 0.2 s and 1 s, and identical commands of 0.2 s and 1 s never
 //! come out faster or slower. Sessions of slow commands end on the time
 //! budget or the minimum run count, so their final analysis must spend the
