@@ -1,6 +1,7 @@
 //! Turns a session's samples into summaries and plain-words warnings.
 
 pub mod changes;
+pub mod check;
 pub mod comparison;
 pub mod drift;
 pub mod sequential;

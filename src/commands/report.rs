@@ -21,7 +21,7 @@ use crate::store::{Filter, Store, StoredSearch, StoredSession};
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     if let Some(dir) = &args.site {
-        return super::changes::site(args, dir);
+        return site(args, dir);
     }
     let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
@@ -61,6 +61,39 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
             args.html.display()
         );
     }
+    Ok(exit::OK)
+}
+
+/// `report --site DIR`: every history matching the report's filters,
+/// analysed as `changes` does, written as a static site.
+fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
+    let mut store = open_read_only(args.store.store.as_deref())?;
+    let query = crate::store::history::Query {
+        benchmark: args.command.clone(),
+        labels: crate::store::parse_labels(&args.sessions.labels)?,
+        machine: args.sessions.machine.clone(),
+        ..crate::store::history::Query::default()
+    };
+    let histories = crate::store::history::load(&mut store, &query)?;
+    if histories.is_empty() {
+        return Err(super::nothing_found(&store, "matching benchmark history"));
+    }
+    let analysed =
+        crate::analysis::changes::analyse(histories, &crate::analysis::changes::Params::default());
+    let files = crate::report::site::render(&analysed, store.location());
+    std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
+        path: dir.into(),
+        source,
+    })?;
+    for (name, content) in &files {
+        crate::output::write_file(&dir.join(name), content.as_bytes())?;
+    }
+    crate::eprint_line!(
+        "cmdscope: site of {} benchmark histor{} written to {}",
+        analysed.len(),
+        if analysed.len() == 1 { "y" } else { "ies" },
+        dir.join("index.html").display()
+    );
     Ok(exit::OK)
 }
 
@@ -463,10 +496,10 @@ pub fn compare_session(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::check;
     use crate::analysis::comparison::Test;
     use crate::analysis::comparison::Verdict;
     use crate::analysis::tables::CompareOptions;
-    use crate::commands::check;
     use crate::import::dataset::{Benchmark, Dataset, Series};
     use crate::metrics::Sample;
     use rand::{Rng, SeedableRng};
