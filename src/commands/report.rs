@@ -105,18 +105,22 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
     let mut times = time_values(store, &cells)?;
     let mut data_cells = Vec::new();
     for c in &session.cells {
+        let samples = store.runs(c.id)?;
+        let times = times.remove(&c.id).unwrap_or_default();
+        let monitor: Vec<(String, Vec<f64>)> = store
+            .extra_series(c.id)?
+            .into_iter()
+            .filter(|s| s.metric.starts_with("monitor_"))
+            .map(|s| (s.metric, s.values))
+            .collect();
         data_cells.push(CellData {
             name: c.name.clone(),
             command: c.command.clone(),
             parameters: c.parameters.clone(),
-            samples: store.runs(c.id)?,
-            times: times.remove(&c.id).unwrap_or_default(),
-            monitor: store
-                .extra_series(c.id)?
-                .into_iter()
-                .filter(|s| s.metric.starts_with("monitor_"))
-                .map(|s| (s.metric, s.values))
-                .collect(),
+            figures: crate::analysis::StoredCellFigures::of(&times, &samples, &monitor),
+            samples,
+            times,
+            monitor,
         });
     }
     if session.status == crate::store::RUNNING {
@@ -554,15 +558,17 @@ mod tests {
                 s
             })
             .collect::<Vec<_>>();
+        let times: Vec<f64> = samples
+            .iter()
+            .filter(|s| s.counts())
+            .filter_map(|s| s.get(Metric::WallTime))
+            .collect();
         CellData {
             name: name.into(),
             command: name.into(),
             parameters: vec![],
-            times: samples
-                .iter()
-                .filter(|s| s.counts())
-                .filter_map(|s| s.get(Metric::WallTime))
-                .collect(),
+            figures: crate::analysis::StoredCellFigures::of(&times, &samples, &[]),
+            times,
             samples,
             monitor: vec![],
         }
