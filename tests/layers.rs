@@ -303,6 +303,76 @@ fn the_lowest_layers_import_nothing_above_them() {
     assert!(bad.is_empty(), "a low layer imports upward: {bad:?}");
 }
 
+/// Imports from `m` into modules whose path starts with one of `into`.
+fn imports_into(
+    g: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+    m: &str,
+    into: &[&[&str]],
+) -> Vec<String> {
+    g.iter()
+        .filter(|(from, _)| from[0] == m)
+        .flat_map(|(from, deps)| {
+            deps.iter()
+                .filter(|d| {
+                    into.iter()
+                        .any(|p| d.len() >= p.len() && d.iter().zip(p.iter()).all(|(a, b)| a == b))
+                })
+                .map(move |d| format!("{} -> {}", name(from), name(d)))
+        })
+        .collect()
+}
+
+#[test]
+fn analysis_renders_nothing_and_report_decides_nothing() {
+    let g = graph();
+    // The answers know neither their words nor the command line.
+    let bad = imports_into(&g, "analysis", &[&["report"], &["cli"], &["commands"]]);
+    assert!(bad.is_empty(), "analysis imports a front end: {bad:?}");
+    // The renderings read models; they neither run commands nor write the store.
+    let bad = imports_into(
+        &g,
+        "report",
+        &[&["commands"], &["store", "writer"], &["store", "record"]],
+    );
+    assert!(
+        bad.is_empty(),
+        "report imports a command or a store writer: {bad:?}"
+    );
+}
+
+/// Commands that still format text themselves; every other command hands
+/// its model to `report/` (or `explain/`) for its words.
+const COMMANDS_THAT_STILL_FORMAT: &[&str] = &["history.rs", "suite.rs"];
+
+#[test]
+fn commands_hand_their_text_to_the_renderers() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    let mut bad = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(&dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if COMMANDS_THAT_STILL_FORMAT.contains(&rel.as_str()) {
+                continue;
+            }
+            let text = code(&std::fs::read_to_string(&path).unwrap());
+            if text.contains("writeln!(") || text.contains("write!(") {
+                bad.push(rel);
+            }
+        }
+    }
+    assert!(bad.is_empty(), "commands writing formatted text: {bad:?}");
+}
+
 #[test]
 fn the_reader_sees_paths_through_groups_and_super() {
     let text = "use crate::exec::{self, signals, Input};\nuse super::comparison::Verdict;\n// use crate::commands::x;\n";

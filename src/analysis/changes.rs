@@ -632,6 +632,27 @@ pub struct Analysed {
     /// The newest point against the segment before it, when significant.
     pub newest: Option<Change>,
     pub newest_status: NewestStatus,
+    /// Each point's median and its 95 % interval, in the history's order.
+    pub medians: Vec<PointMedian>,
+}
+
+/// The median of one point's runs (None without finite runs) and its
+/// 95 % interval (None when the runs are too few or not all finite).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PointMedian {
+    pub median: Option<f64>,
+    pub ci: Option<[f64; 2]>,
+}
+
+impl PointMedian {
+    pub fn of(runs: &[f64]) -> PointMedian {
+        PointMedian {
+            median: median(runs),
+            ci: crate::stats::median_ci(runs, LEVEL)
+                .ok()
+                .map(|e| [e.low, e.high]),
+        }
+    }
 }
 
 impl Analysed {
@@ -688,6 +709,7 @@ pub fn analyse(histories: Vec<History>, p: &Params) -> Vec<Analysed> {
                 episodes: found.episodes,
                 newest: newest.filter(|_| newest_status == NewestStatus::Changed),
                 newest_status,
+                medians: h.points.iter().map(|p| PointMedian::of(&p.runs)).collect(),
                 history: h,
             }
         })

@@ -1,6 +1,7 @@
 //! Turns a session's samples into summaries and plain-words warnings.
 
 pub mod changes;
+pub mod check;
 pub mod comparison;
 pub mod drift;
 pub mod sequential;
@@ -28,6 +29,47 @@ pub struct MetricSummary {
     /// 95 % interval of the median, or why it cannot be given.
     pub median_ci: Result<stats::Estimate, stats::StatsError>,
     pub outliers: usize,
+}
+
+/// What the HTML report shows of one stored benchmark, computed here so
+/// that the report only formats: the summary of its times and their
+/// median's interval, its median peak memory, and each `run --monitor`
+/// count's median, least and greatest value per run.
+#[derive(Clone, Debug, Default)]
+pub struct StoredCellFigures {
+    pub summary: Option<stats::Summary>,
+    pub median_ci: Option<[f64; 2]>,
+    pub peak_memory: Option<f64>,
+    /// (`monitor_NAME`, [median, min, max] of its finite values).
+    pub monitor: Vec<(String, Option<[f64; 3]>)>,
+}
+
+impl StoredCellFigures {
+    pub fn of(times: &[f64], samples: &[Sample], monitor: &[(String, Vec<f64>)]) -> Self {
+        let memory: Vec<f64> = samples
+            .iter()
+            .filter_map(|x| x.get(Metric::PeakRss))
+            .collect();
+        StoredCellFigures {
+            summary: stats::summarize(times),
+            median_ci: stats::median_ci(times, LEVEL).ok().map(|e| [e.low, e.high]),
+            peak_memory: stats::median_finite(&memory),
+            monitor: monitor
+                .iter()
+                .map(|(name, values)| {
+                    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+                    let figures = stats::median_finite(&v).map(|m| {
+                        [
+                            m,
+                            v.iter().copied().fold(f64::INFINITY, f64::min),
+                            v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                        ]
+                    });
+                    (name.clone(), figures)
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]

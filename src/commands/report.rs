@@ -21,7 +21,7 @@ use crate::store::{Filter, Store, StoredSearch, StoredSession};
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     if let Some(dir) = &args.site {
-        return super::changes::site(args, dir);
+        return site(args, dir);
     }
     let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
@@ -64,6 +64,39 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
+/// `report --site DIR`: every history matching the report's filters,
+/// analysed as `changes` does, written as a static site.
+fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
+    let mut store = open_read_only(args.store.store.as_deref())?;
+    let query = crate::store::history::Query {
+        benchmark: args.command.clone(),
+        labels: crate::store::parse_labels(&args.sessions.labels)?,
+        machine: args.sessions.machine.clone(),
+        ..crate::store::history::Query::default()
+    };
+    let histories = crate::store::history::load(&mut store, &query)?;
+    if histories.is_empty() {
+        return Err(super::nothing_found(&store, "matching benchmark history"));
+    }
+    let analysed =
+        crate::analysis::changes::analyse(histories, &crate::analysis::changes::Params::default());
+    let files = crate::report::site::render(&analysed, store.location());
+    std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
+        path: dir.into(),
+        source,
+    })?;
+    for (name, content) in &files {
+        crate::output::write_file(&dir.join(name), content.as_bytes())?;
+    }
+    crate::eprint_line!(
+        "cmdscope: site of {} benchmark histor{} written to {}",
+        analysed.len(),
+        if analysed.len() == 1 { "y" } else { "ies" },
+        dir.join("index.html").display()
+    );
+    Ok(exit::OK)
+}
+
 /// Everything the report shows about `session`, with the history of its
 /// benchmarks over the last `history` sessions on the same machine.
 pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Result<ReportData> {
@@ -72,18 +105,22 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
     let mut times = time_values(store, &cells)?;
     let mut data_cells = Vec::new();
     for c in &session.cells {
+        let samples = store.runs(c.id)?;
+        let times = times.remove(&c.id).unwrap_or_default();
+        let monitor: Vec<(String, Vec<f64>)> = store
+            .extra_series(c.id)?
+            .into_iter()
+            .filter(|s| s.metric.starts_with("monitor_"))
+            .map(|s| (s.metric, s.values))
+            .collect();
         data_cells.push(CellData {
             name: c.name.clone(),
             command: c.command.clone(),
             parameters: c.parameters.clone(),
-            samples: store.runs(c.id)?,
-            times: times.remove(&c.id).unwrap_or_default(),
-            monitor: store
-                .extra_series(c.id)?
-                .into_iter()
-                .filter(|s| s.metric.starts_with("monitor_"))
-                .map(|s| (s.metric, s.values))
-                .collect(),
+            figures: crate::analysis::StoredCellFigures::of(&times, &samples, &monitor),
+            samples,
+            times,
+            monitor,
         });
     }
     if session.status == crate::store::RUNNING {
@@ -463,10 +500,10 @@ pub fn compare_session(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::check;
     use crate::analysis::comparison::Test;
     use crate::analysis::comparison::Verdict;
     use crate::analysis::tables::CompareOptions;
-    use crate::commands::check;
     use crate::import::dataset::{Benchmark, Dataset, Series};
     use crate::metrics::Sample;
     use rand::{Rng, SeedableRng};
@@ -521,15 +558,17 @@ mod tests {
                 s
             })
             .collect::<Vec<_>>();
+        let times: Vec<f64> = samples
+            .iter()
+            .filter(|s| s.counts())
+            .filter_map(|s| s.get(Metric::WallTime))
+            .collect();
         CellData {
             name: name.into(),
             command: name.into(),
             parameters: vec![],
-            times: samples
-                .iter()
-                .filter(|s| s.counts())
-                .filter_map(|s| s.get(Metric::WallTime))
-                .collect(),
+            figures: crate::analysis::StoredCellFigures::of(&times, &samples, &[]),
+            times,
             samples,
             monitor: vec![],
         }

@@ -1,10 +1,18 @@
 //! The words and numbers of a change point, as `changes`, `check --against
-//! history` and the static site print them. Formatting only: the changes
-//! are found and confirmed in `analysis::changes`.
+//! history` and the static site print them, and `changes`' text, Markdown
+//! and JSON. Formatting only: the changes are found and confirmed in
+//! `analysis::changes`.
 
-use crate::analysis::changes::{Change, Direction, Side};
-use crate::analysis::comparison::format_confidence;
-use crate::store::history::History;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::analysis::changes::{
+    Analysed, Change, Direction, Episode, MachineShift, NewestStatus, Side,
+};
+use crate::analysis::comparison::{format_confidence, format_p};
+use crate::report::markdown::cell as md;
+use crate::store::history::{History, Point};
 
 /// A value of the history's metric with its unit.
 pub fn value(h: &History, v: f64) -> String {
@@ -50,4 +58,311 @@ pub fn median_text(h: &History, s: &Side) -> String {
         ),
         None => value(h, s.median),
     }
+}
+
+fn metric_name(h: &History) -> &str {
+    if h.metric == crate::metrics::Metric::WallTime.name() {
+        "wall time"
+    } else {
+        &h.metric
+    }
+}
+
+/// A point as text names it: its session(s) and its index, the `index` of
+/// the JSON (from 0).
+fn point(h: &History, i: usize) -> String {
+    h.points
+        .get(i)
+        .map(|p| format!("{}, point {i}", p.describe()))
+        .unwrap_or_default()
+}
+
+/// `11 of 12 benchmarks changed at #30 (…, commit=c15): …`
+fn shift_text(s: &MachineShift) -> String {
+    format!(
+        "{} of {} benchmarks on {} [{}] changed at {}: the machine or its environment changed?",
+        s.benchmarks.len(),
+        s.of,
+        s.hostname,
+        s.fingerprint.get(..12).unwrap_or(&s.fingerprint),
+        s.point.describe()
+    )
+}
+
+/// `faster −7.3 % (99 % CI …) for 4 points, p < 0.001, then back: +5.3 % (…), p = 0.002`
+fn episode_text(h: &History, e: &Episode) -> String {
+    let n = e.end + 1 - e.start;
+    format!(
+        "{} {} for {n} point{}, {}, then back: {}, {}",
+        direction(h, &e.enter),
+        change_text(&e.enter),
+        if n == 1 { "" } else { "s" },
+        format_p(e.enter.comparison.p_value),
+        change_text(&e.leave),
+        format_p(e.leave.comparison.p_value)
+    )
+}
+
+fn heading(h: &History) -> String {
+    format!(
+        "{} — {} on {} [{}], {} {}",
+        h.benchmark,
+        metric_name(h),
+        h.hostname,
+        h.fingerprint.get(..12).unwrap_or(&h.fingerprint),
+        h.points.len(),
+        if h.points.len() == 1 {
+            "point"
+        } else {
+            "points"
+        }
+    )
+}
+
+pub fn text(all: &[Analysed], shifts: &[MachineShift]) -> String {
+    let mut out = String::new();
+    for a in all {
+        let h = &a.history;
+        let _ = writeln!(out, "{}", heading(h));
+        if a.changes.is_empty() && a.episodes.is_empty() {
+            let _ = writeln!(out, "  no change points");
+        }
+        for c in &a.changes {
+            let _ = writeln!(
+                out,
+                "  {} {}, {}\n    first after: {}\n    last before: {}\n    median before {} over {} points\n    median after  {} over {} points",
+                direction(h, c),
+                change_text(c),
+                format_p(c.comparison.p_value),
+                point(h, c.index),
+                point(h, c.index.saturating_sub(1)),
+                median_text(h, &c.before),
+                c.before.last + 1 - c.before.first,
+                median_text(h, &c.after),
+                c.after.last + 1 - c.after.first,
+            );
+        }
+        for e in &a.episodes {
+            let _ = writeln!(
+                out,
+                "  episode: {}\n    first in: {}\n    last in:  {}\n    median before {}, during {}, after {}",
+                episode_text(h, e),
+                point(h, e.start),
+                point(h, e.end),
+                median_text(h, &e.enter.before),
+                median_text(h, &e.enter.after),
+                median_text(h, &e.leave.after),
+            );
+        }
+        let last = h.points.len().saturating_sub(1);
+        match (&a.newest, a.newest_status) {
+            (Some(c), _) => {
+                let _ = writeln!(
+                    out,
+                    "  newest {}: {} {} than the {} before it, {}",
+                    point(h, c.index),
+                    direction(h, c),
+                    change_text(c),
+                    c.before.last + 1 - c.before.first,
+                    format_p(c.comparison.p_value)
+                );
+            }
+            (None, NewestStatus::NotComputed) => {
+                let _ = writeln!(
+                    out,
+                    "  newest {}: not compared (no earlier point with runs to compare it with)",
+                    point(h, last)
+                );
+            }
+            (None, _) => {
+                let _ = writeln!(
+                    out,
+                    "  newest {}: no significant change from the points before it",
+                    point(h, last)
+                );
+            }
+        }
+    }
+    for s in shifts {
+        let _ = writeln!(out, "{}", shift_text(s));
+    }
+    out
+}
+
+pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
+    let mut out = String::from("### cmdscope changes\n\n");
+    out.push_str(
+        "| Benchmark | Metric | Machine | First after | Last before | Before | After | Change | p | Direction |\n\
+         |:---|:---|:---|:---|:---|---:|---:|---:|---:|:---|\n",
+    );
+    let mut any = false;
+    for a in all {
+        let h = &a.history;
+        let machine = format!(
+            "{} `{}`",
+            md(&h.hostname),
+            h.fingerprint.get(..12).unwrap_or(&h.fingerprint)
+        );
+        for (c, newest) in a
+            .changes
+            .iter()
+            .map(|c| (c, false))
+            .chain(a.newest.iter().map(|c| (c, true)))
+        {
+            any = true;
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {}{} | {} | {} | {} | {} | {} | {} |",
+                md(&h.benchmark),
+                md(metric_name(h)),
+                machine,
+                md(&point(h, c.index)),
+                if newest { " (newest)" } else { "" },
+                md(&point(h, c.index.saturating_sub(1))),
+                median_text(h, &c.before),
+                median_text(h, &c.after),
+                change_text(c),
+                format_p(c.comparison.p_value),
+                direction(h, c)
+            );
+        }
+        for e in &a.episodes {
+            any = true;
+            let n = e.end + 1 - e.start;
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} (episode start) | {} | {} | {} (during) | {} | {} | episode: {} for {n} point{}, then back |",
+                md(&h.benchmark),
+                md(metric_name(h)),
+                machine,
+                md(&point(h, e.start)),
+                md(&point(h, e.start.saturating_sub(1))),
+                median_text(h, &e.enter.before),
+                median_text(h, &e.enter.after),
+                change_text(&e.enter),
+                format_p(e.enter.comparison.p_value),
+                direction(h, &e.enter),
+                if n == 1 { "" } else { "s" },
+            );
+        }
+    }
+    if !any {
+        let _ = writeln!(
+            out,
+            "| no change points in {} histor{} | | | | | | | | | |",
+            all.len(),
+            if all.len() == 1 { "y" } else { "ies" }
+        );
+    }
+    if !shifts.is_empty() {
+        out.push('\n');
+        for s in shifts {
+            let _ = writeln!(out, "- {}", md(&shift_text(s)));
+        }
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct JsonChange<'a> {
+    first_after: &'a Point,
+    last_before: &'a Point,
+    direction: &'static str,
+    #[serde(flatten)]
+    change: &'a Change,
+}
+
+#[derive(Serialize)]
+struct JsonEpisode<'a> {
+    start: usize,
+    end: usize,
+    first_in: &'a Point,
+    last_in: &'a Point,
+    direction: &'static str,
+    /// The entering change's ratio (during / before).
+    ratio: f64,
+    enter: JsonChange<'a>,
+    leave: JsonChange<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonHistory<'a> {
+    benchmark: &'a str,
+    metric: &'a str,
+    fingerprint: &'a str,
+    hostname: &'a str,
+    points: usize,
+    changes: Vec<JsonChange<'a>>,
+    episodes: Vec<JsonEpisode<'a>>,
+    newest: Option<JsonChange<'a>>,
+    newest_status: NewestStatus,
+}
+
+#[derive(Serialize)]
+struct JsonShift<'a> {
+    fingerprint: &'a str,
+    hostname: &'a str,
+    at: &'a Point,
+    changed: usize,
+    of: usize,
+    benchmarks: &'a [String],
+}
+
+fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>> {
+    Some(JsonChange {
+        first_after: h.points.get(c.index)?,
+        last_before: h.points.get(c.index.checked_sub(1)?)?,
+        direction: direction(h, c),
+        change: c,
+    })
+}
+
+fn episode<'a>(h: &'a History, e: &'a Episode) -> Option<JsonEpisode<'a>> {
+    Some(JsonEpisode {
+        start: e.start,
+        end: e.end,
+        first_in: h.points.get(e.start)?,
+        last_in: h.points.get(e.end)?,
+        direction: direction(h, &e.enter),
+        ratio: e.ratio(),
+        enter: entry(h, &e.enter)?,
+        leave: entry(h, &e.leave)?,
+    })
+}
+
+pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
+    let list: Vec<JsonHistory> = all
+        .iter()
+        .map(|a| {
+            let h = &a.history;
+            JsonHistory {
+                benchmark: &h.benchmark,
+                metric: &h.metric,
+                fingerprint: &h.fingerprint,
+                hostname: &h.hostname,
+                points: h.points.len(),
+                changes: a.changes.iter().filter_map(|c| entry(h, c)).collect(),
+                episodes: a.episodes.iter().filter_map(|e| episode(h, e)).collect(),
+                newest: a.newest.as_ref().and_then(|c| entry(h, c)),
+                newest_status: a.newest_status,
+            }
+        })
+        .collect();
+    let shifts: Vec<JsonShift> = shifts
+        .iter()
+        .map(|s| JsonShift {
+            fingerprint: &s.fingerprint,
+            hostname: &s.hostname,
+            at: &s.point,
+            changed: s.benchmarks.len(),
+            of: s.of,
+            benchmarks: &s.benchmarks,
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(
+        &serde_json::json!({ "histories": list, "machine_shifts": shifts }),
+    )
+    .unwrap_or_else(|_| "{}".into());
+    s.push('\n');
+    s
 }

@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use crate::analysis::StoredCellFigures;
 use crate::metrics::{Metric, Sample};
 use crate::report::svg::{
     escape, Bar, BarChart, BoxPlot, BoxStats, Format, IntervalChart, IntervalRow, LineChart, Point,
@@ -29,6 +30,8 @@ pub struct CellData {
     pub times: Vec<f64>,
     /// `run --monitor` counts per run: (`monitor_NAME`, one value per run).
     pub monitor: Vec<(String, Vec<f64>)>,
+    /// The figures shown of it, computed by `analysis`.
+    pub figures: StoredCellFigures,
 }
 
 /// Median time of one benchmark in one session.
@@ -198,25 +201,23 @@ fn summary_table(out: &mut String, d: &ReportData) {
          <th>Runs</th><th>Median [95% CI]</th><th>Mean ± σ</th><th>Min … Max</th><th>Peak memory</th></tr>",
     );
     for c in &d.cells {
-        let s = crate::stats::summarize(&c.times);
-        let ci = crate::stats::median_ci(&c.times, crate::analysis::LEVEL)
-            .map(|e| {
+        let ci = c
+            .figures
+            .median_ci
+            .map(|[low, high]| {
                 format!(
                     " [{} … {}]",
-                    crate::units::time(e.low),
-                    crate::units::time(e.high)
+                    crate::units::time(low),
+                    crate::units::time(high)
                 )
             })
             .unwrap_or_default();
         let mem = c
-            .samples
-            .iter()
-            .filter_map(|x| x.get(Metric::PeakRss))
-            .collect::<Vec<_>>();
-        let mem = crate::stats::median_finite(&mem)
+            .figures
+            .peak_memory
             .map(crate::units::bytes)
             .unwrap_or_default();
-        let (median, mean, range) = match s {
+        let (median, mean, range) = match &c.figures.summary {
             Some(s) => (
                 format!("{}{ci}", crate::units::time(s.median)),
                 format!(
@@ -270,18 +271,18 @@ fn monitor_table(out: &mut String, d: &ReportData) {
     for c in &d.cells {
         let _ = write!(out, "<tr><td>{}</td>", escape(&c.name));
         for n in &names {
-            let v: Vec<f64> = c
+            let figures = c
+                .figures
                 .monitor
                 .iter()
                 .find(|(m, _)| m == n)
-                .map(|(_, v)| v.iter().copied().filter(|x| x.is_finite()).collect())
-                .unwrap_or_default();
-            let text = match crate::stats::median_finite(&v) {
-                Some(m) => format!(
+                .and_then(|(_, f)| *f);
+            let text = match figures {
+                Some([median, min, max]) => format!(
                     "{} ({} … {})",
-                    crate::units::count(m),
-                    crate::units::count(v.iter().copied().fold(f64::INFINITY, f64::min)),
-                    crate::units::count(v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+                    crate::units::count(median),
+                    crate::units::count(min),
+                    crate::units::count(max)
                 ),
                 None => String::new(),
             };
@@ -552,15 +553,15 @@ fn sweeps(out: &mut String, d: &ReportData) {
             } else {
                 key.join(", ")
             };
-            let Some(s) = crate::stats::summarize(&c.times) else {
+            let Some(s) = &c.figures.summary else {
                 continue;
             };
-            let ci = crate::stats::median_ci(&c.times, crate::analysis::LEVEL).ok();
+            let ci = c.figures.median_ci;
             let point = Point {
                 x: value(c).unwrap_or(f64::NAN),
                 y: s.median,
-                lo: ci.map(|e| e.low),
-                hi: ci.map(|e| e.high),
+                lo: ci.map(|[lo, _]| lo),
+                hi: ci.map(|[_, hi]| hi),
             };
             match series.iter_mut().find(|s| s.name == key) {
                 Some(s) => s.points.push(point),
@@ -703,12 +704,14 @@ mod tests {
     fn cell(batch: u32) -> CellData {
         // A U-shaped sweep: fastest at batch 16.
         let t = 0.001 * (16.0 / batch as f64 + batch as f64 / 16.0);
+        let times: Vec<f64> = (0..8).map(|i| t * (1.0 + 0.01 * i as f64)).collect();
         CellData {
             name: format!("sha256 batch={batch}"),
             command: "sha256".into(),
             parameters: vec![("batch".into(), batch.to_string())],
             samples: vec![],
-            times: (0..8).map(|i| t * (1.0 + 0.01 * i as f64)).collect(),
+            figures: StoredCellFigures::of(&times, &[], &[]),
+            times,
             monitor: vec![],
         }
     }

@@ -7,6 +7,7 @@
 //! plain function of the same model (`terminal::render`).
 
 pub mod changes;
+pub mod check;
 pub mod csv;
 pub mod html;
 pub mod json;

@@ -13,11 +13,9 @@ use std::fmt::Write as _;
 
 use crate::analysis::changes::{Analysed, Change};
 use crate::analysis::comparison::format_p;
-use crate::analysis::LEVEL;
 use crate::report::changes::{change_text, direction, median_text, value};
 use crate::report::html::{CSP, STYLE};
 use crate::report::svg::{self, escape, BoxPlot, BoxStats, Format, LineChart, Mark, Series};
-use crate::stats::median_finite;
 use crate::store::history::{History, Point};
 
 /// Points drawn in a benchmark's history chart (the newest ones).
@@ -109,12 +107,12 @@ fn index(all: &[Analysed], store: &str) -> String {
     );
     for a in all {
         let h = &a.history;
-        let latest = h.points.last();
+        let latest = h.points.last().zip(a.medians.last());
         let latest_text = latest
-            .map(|p| {
+            .map(|(p, m)| {
                 format!(
                     "{} ({})",
-                    value(h, median_finite(&p.runs).unwrap_or(f64::NAN)),
+                    value(h, m.median.unwrap_or(f64::NAN)),
                     point_label(p)
                 )
             })
@@ -138,7 +136,7 @@ fn index(all: &[Analysed], store: &str) -> String {
             escape(&machine(h)),
             h.points.len(),
             escape(&latest_text),
-            sparkline(h),
+            sparkline(a),
             escape(&regression)
         );
     }
@@ -147,14 +145,12 @@ fn index(all: &[Analysed], store: &str) -> String {
 }
 
 /// A small trend line of the latest points' medians (no axes).
-fn sparkline(h: &History) -> String {
+fn sparkline(a: &Analysed) -> String {
+    let h = &a.history;
     const W: f64 = 120.0;
     const H: f64 = 24.0;
-    let start = h.points.len().saturating_sub(SPARK_POINTS);
-    let ys: Vec<f64> = h.points[start..]
-        .iter()
-        .filter_map(|p| median_finite(&p.runs))
-        .collect();
+    let start = a.medians.len().saturating_sub(SPARK_POINTS);
+    let ys: Vec<f64> = a.medians[start..].iter().filter_map(|m| m.median).collect();
     if ys.len() < 2 {
         return String::new();
     }
@@ -222,17 +218,15 @@ fn page(a: &Analysed) -> String {
 
     // History: median and its interval per point, change points marked.
     let start = h.points.len().saturating_sub(CHART_POINTS);
-    let points: Vec<svg::Point> = h.points[start..]
+    let points: Vec<svg::Point> = a.medians[start..]
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| {
-            let m = median_finite(&p.runs)?;
-            let ci = crate::stats::median_ci(&p.runs, LEVEL).ok();
+        .filter_map(|(i, m)| {
             Some(svg::Point {
                 x: (start + i) as f64,
-                y: m,
-                lo: ci.map(|e| e.low),
-                hi: ci.map(|e| e.high),
+                y: m.median?,
+                lo: m.ci.map(|[lo, _]| lo),
+                hi: m.ci.map(|[_, hi]| hi),
             })
         })
         .collect();

@@ -1,0 +1,395 @@
+//! `check`'s words: the comparison of the current session with the
+//! baseline as Markdown (for a pull-request comment) or text, and
+//! `check --against history` in both. Formatting only: the rows are
+//! `analysis::check`'s.
+
+use std::fmt::Write as _;
+
+use crate::analysis::changes::Change;
+use crate::analysis::check::{failing_against_history, HistoryRow, Row, MIN_HISTORY};
+use crate::analysis::comparison::{
+    format_confidence, format_p, format_p_bare, SessionVariation, Verdict,
+};
+use crate::report::changes::{change_text, median_text};
+use crate::report::markdown::cell as md;
+use crate::store::StoredSession;
+
+fn verdict_text(r: &Row, pct: f64) -> String {
+    match r.result.verdict {
+        _ if r.regression => format!("❌ slower by more than {}%", trim(pct)),
+        Verdict::Slower => format!("slower, not significantly by more than {}%", trim(pct)),
+        Verdict::Faster => "✅ faster".into(),
+        other => other.words().into(),
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// What the rows are about: the two sessions, the gate and the level, and
+/// the benchmarks only one side has.
+pub struct Context<'a> {
+    pub current: &'a StoredSession,
+    pub baseline: &'a StoredSession,
+    pub pct: f64,
+    pub alpha: f64,
+    pub only_current: &'a [String],
+    pub only_baseline: &'a [String],
+}
+
+fn time(v: Option<f64>) -> String {
+    v.map(crate::units::time).unwrap_or_else(|| "–".into())
+}
+
+fn change(r: &Row) -> String {
+    let a = &r.result;
+    let p = |x: f64| format!("{:+.1}%", (x - 1.0) * 100.0);
+    match (a.ratio, a.ratio_ci) {
+        (ratio, [lo, hi]) if ratio.is_finite() && lo.is_finite() && hi.is_finite() => {
+            format!("{} [{} … {}]", p(ratio), p(lo), p(hi))
+        }
+        (ratio, _) if ratio.is_finite() => p(ratio),
+        _ => "–".into(),
+    }
+}
+
+fn p_text(r: &Row) -> String {
+    let p = r.result.p_value;
+    if p.is_nan() {
+        "–".into()
+    } else {
+        format_p_bare(p)
+    }
+}
+
+/// The interval's confidence, shared by every row (one family).
+fn confidence(rows: &[Row]) -> String {
+    rows.first().map_or_else(
+        || "95 % CI".into(),
+        |r| format_confidence(r.result.confidence),
+    )
+}
+
+/// What limits the verdicts, once below the table: the notes of the rows
+/// and whether session-to-session variation is in the intervals.
+fn footer(rows: &[Row]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for r in rows {
+        if let Some(note) = r.result.note.as_deref() {
+            let own = note
+                .strip_suffix(SESSION_NOTE)
+                .map(|n| n.trim_end_matches("; "))
+                .unwrap_or(note);
+            if !own.is_empty() {
+                lines.push(format!("{}: {own}", r.benchmark));
+            }
+        }
+    }
+    let widened: Vec<String> = rows
+        .iter()
+        .filter_map(|r| match (r.result.session_variation, r.history) {
+            (SessionVariation::Included { sigma, .. }, Some((_, k))) => Some(format!(
+                "{} (sd {:.1}% from {k} baseline sessions)",
+                r.benchmark,
+                sigma * 100.0
+            )),
+            _ => None,
+        })
+        .collect();
+    // Without history, or with too few runs for an interval to widen.
+    let missing = rows
+        .iter()
+        .filter(|r| {
+            r.result.session_variation == SessionVariation::NotIncluded && r.history.is_none()
+        })
+        .count();
+    if !widened.is_empty() {
+        lines.push(format!(
+            "Intervals include session-to-session variation for {}.",
+            widened.join(", ")
+        ));
+    }
+    if missing > 0 {
+        lines.push(format!(
+            "The two sessions' runs are unpaired, and session-to-session variation is not in the \
+             interval{} of {missing} benchmark{} (fewer than {MIN_HISTORY} baseline sessions \
+             in the store to estimate it).",
+            if missing == 1 { "" } else { "s" },
+            if missing == 1 { "" } else { "s" }
+        ));
+    }
+    lines
+}
+
+/// What the engine appends to a cross-session comparison's note; `footer`
+/// says it once for all rows instead.
+const SESSION_NOTE: &str = "session-to-session variation is not in the interval";
+
+fn headline(rows: &[Row], ctx: &Context) -> String {
+    let n = rows.iter().filter(|r| r.regression).count();
+    if n > 0 {
+        format!(
+            "{n} benchmark{} significantly slower by more than {}%",
+            if n == 1 { " is" } else { "s are" },
+            trim(ctx.pct)
+        )
+    } else {
+        format!(
+            "Nothing significantly slower by more than {}% ({} benchmark{} compared)",
+            trim(ctx.pct),
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+fn describe(s: &StoredSession) -> String {
+    format!(
+        "session {}",
+        crate::store::history::describe_session(s.id, &s.started, &s.labels)
+    )
+}
+
+pub fn markdown(rows: &[Row], ctx: &Context) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "### cmdscope check: {}\n", md(&headline(rows, ctx)));
+    let _ = writeln!(
+        out,
+        "Current: {} · Baseline: {} · Machine: {} (`{}`) · wall time, unpaired tests, Bonferroni over {} benchmark{}, alpha {}\n",
+        md(&describe(ctx.current)),
+        md(&describe(ctx.baseline)),
+        md(&ctx.current.machine.hostname),
+        ctx.current.fingerprint.get(..12).unwrap_or(&ctx.current.fingerprint),
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        ctx.alpha
+    );
+    let _ = writeln!(
+        out,
+        "| Benchmark | Baseline | Current | Change [{}] | p | Verdict |",
+        confidence(rows)
+    );
+    out.push_str("|:---|---:|---:|---:|---:|:---|\n");
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} (n={}) | {} (n={}) | {} | {} | {} |",
+            md(&r.benchmark),
+            time(r.base_median),
+            r.base_n,
+            time(r.cand_median),
+            r.cand_n,
+            change(r),
+            p_text(r),
+            verdict_text(r, ctx.pct)
+        );
+    }
+    let notes = footer(rows);
+    if !notes.is_empty() {
+        out.push('\n');
+    }
+    for n in notes {
+        let _ = writeln!(out, "{}  ", md(&n));
+    }
+    for (what, list) in [
+        ("Only in the current results", ctx.only_current),
+        ("Only in the baseline", ctx.only_baseline),
+    ] {
+        if !list.is_empty() {
+            let names: Vec<String> = list.iter().map(|n| format!("`{}`", md(n))).collect();
+            let _ = writeln!(out, "\n{what}: {}", names.join(", "));
+        }
+    }
+    out
+}
+
+pub fn text(rows: &[Row], ctx: &Context) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", headline(rows, ctx));
+    let _ = writeln!(out, "current:  {}", describe(ctx.current));
+    let _ = writeln!(out, "baseline: {}", describe(ctx.baseline));
+    let w = rows
+        .iter()
+        .map(|r| r.benchmark.chars().count())
+        .max()
+        .unwrap_or(9)
+        .clamp(9, 50);
+    let _ = writeln!(
+        out,
+        "\n{:<w$}  {:>12}  {:>12}  {:>28}  {:>8}  verdict",
+        "benchmark",
+        "baseline",
+        "current",
+        format!("change [{}]", confidence(rows)),
+        "p"
+    );
+    for r in rows {
+        let name: String = r.benchmark.chars().take(50).collect();
+        let _ = writeln!(
+            out,
+            "{name:<w$}  {:>12}  {:>12}  {:>28}  {:>8}  {}",
+            time(r.base_median),
+            time(r.cand_median),
+            change(r),
+            p_text(r),
+            verdict_text(r, ctx.pct)
+        );
+    }
+    for n in footer(rows) {
+        let _ = writeln!(out, "{n}");
+    }
+    for (what, list) in [
+        ("only in the current results", ctx.only_current),
+        ("only in the baseline", ctx.only_baseline),
+    ] {
+        if !list.is_empty() {
+            let _ = writeln!(out, "{what}: {}", list.join(", "));
+        }
+    }
+    out
+}
+
+/// What `check --against history` reports on: the checked session, the
+/// gate, the level and the detection's window.
+pub struct HistoryContext<'a> {
+    pub current: &'a StoredSession,
+    pub pct: f64,
+    pub alpha: f64,
+    pub window: usize,
+}
+
+/// `check --against history` as Markdown (`markdown`) or text.
+pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool) -> String {
+    let (current, pct) = (ctx.current, ctx.pct);
+    let failing = failing_against_history(rows, pct);
+    let headline = if failing > 0 {
+        format!(
+            "{failing} benchmark{} significantly slower than its history by more than {}%",
+            if failing == 1 { " is" } else { "s are" },
+            pct
+        )
+    } else {
+        format!(
+            "No significant slowdown beyond {}% against history ({} benchmark{})",
+            pct,
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
+        )
+    };
+    let label_text: Vec<String> = current
+        .labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let about = format!(
+        "session #{} ({}{}{}) on {} [{}]; each benchmark against the sessions since its last change point (at most {}), runs compared with the session-to-session variation included, Bonferroni over {} benchmark{}, alpha {}",
+        current.id,
+        current.started.replace('T', " "),
+        if label_text.is_empty() { "" } else { ", " },
+        label_text.join(" "),
+        current.machine.hostname,
+        current.fingerprint.get(..12).unwrap_or(&current.fingerprint),
+        ctx.window,
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        ctx.alpha
+    );
+    let verdict = |c: &Change| {
+        if c.fails_gate(pct) {
+            format!("❌ slower by more than {pct}%")
+        } else {
+            c.comparison.verdict.words().to_string()
+        }
+    };
+    let mut out = String::new();
+    if markdown {
+        let _ = writeln!(
+            out,
+            "### cmdscope check: {}\n\n{}\n",
+            md(&headline),
+            md(&about)
+        );
+        out.push_str("| Benchmark | History | Current | Change | p | Verdict |\n|:---|---:|---:|---:|---:|:---|\n");
+    } else {
+        let _ = writeln!(out, "{headline}\n{about}\n");
+    }
+    for r in rows {
+        let cells = match (&r.history, &r.change) {
+            (Some(h), Some(c)) => [
+                format!(
+                    "{} ({} sessions)",
+                    median_text(h, &c.before),
+                    c.before.last + 1 - c.before.first
+                ),
+                median_text(h, &c.after),
+                change_text(c),
+                format_p(c.comparison.p_value),
+                verdict(c),
+            ],
+            _ => [
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "no history before this session".into(),
+            ],
+        };
+        if markdown {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} |",
+                md(&r.benchmark),
+                cells.map(|c| md(&c)).join(" | ")
+            );
+        } else {
+            let named: Vec<String> = ["history", "current", "change", "", ""]
+                .iter()
+                .zip(&cells)
+                .map(|(k, v)| {
+                    if k.is_empty() {
+                        v.clone()
+                    } else {
+                        format!("{k} {v}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "{}\n    {}", r.benchmark, named.join(" · "));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::check::{compare, Pair};
+
+    fn noisy(center: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| center * (1.0 + 0.01 * ((i * 7 % 11) as f64 - 5.0) / 5.0))
+            .collect()
+    }
+
+    #[test]
+    fn the_footer_says_which_intervals_hold_session_variation() {
+        let p = |history| Pair {
+            name: "x".into(),
+            base: noisy(0.1, 20),
+            cand: noisy(0.108, 20),
+            history,
+        };
+        let narrow = &compare(&[p(None)], 0.05, 5.0)[0];
+        let wide = &compare(&[p(Some((0.05, 8)))], 0.05, 5.0)[0];
+        let text = footer(&[narrow.clone(), wide.clone()]).join("\n");
+        assert!(
+            text.contains("Intervals include session-to-session variation for x (sd 5.0% from 8 baseline sessions)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("not in the interval of 1 benchmark (fewer than 3 baseline sessions"),
+            "{text}"
+        );
+    }
+}
