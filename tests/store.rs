@@ -1080,3 +1080,28 @@ fn a_searchs_stored_runs_are_its_values_runs_with_the_shell_taken_out() {
     }
     assert_eq!(stored_with_runs, results.len());
 }
+
+#[test]
+fn a_one_letter_password_is_hidden_in_the_location_not_searched_for_in_messages() {
+    // Nothing listens on port 1: the connection is refused at once.
+    for password in ["o", "e", "r"] {
+        let url = format!("postgres://bob:{password}@127.0.0.1:1/db");
+        let o = Command::new(bin())
+            .args(["history", "--store", &url])
+            .env_remove("CMDSCOPE_STORE")
+            .env_remove("CMDSCOPE_NO_STORE")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let line = error_line(&o);
+        // The driver's words arrive whole; the location has no password.
+        assert!(
+            line.contains("store 'postgres://bob:***@127.0.0.1:1/db'")
+                && line.contains("error connecting to server")
+                && line.contains("Connection refused"),
+            "{line}"
+        );
+        assert!(!line.contains(&format!(":{password}@")), "{line}");
+        assert_eq!(line.matches("***").count(), 1, "{line}");
+    }
+}
