@@ -1105,3 +1105,23 @@ fn a_one_letter_password_is_hidden_in_the_location_not_searched_for_in_messages(
         assert_eq!(line.matches("***").count(), 1, "{line}");
     }
 }
+
+#[test]
+fn the_site_replaces_a_planted_link_and_leaves_its_target_alone() {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let o = with_store(&db, &["run", "--runs", "3", "--style", "none", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Someone who can write into the published directory plants a link.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let site = dir.path().join("public");
+    std::fs::create_dir(&site).unwrap();
+    std::os::unix::fs::symlink(&victim, site.join("index.html")).unwrap();
+    let o = with_store(&db, &["report", "--site", site.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let index = site.join("index.html");
+    assert!(std::fs::symlink_metadata(&index).unwrap().is_file());
+    assert!(std::fs::read_to_string(&index).unwrap().contains("<html"));
+}
