@@ -287,6 +287,28 @@ pub fn check_alpha(alpha: f64) -> Result<(), Error> {
     }
 }
 
+/// The one rule for `--precision`: a percentage strictly between 0 and 100.
+pub fn check_precision(pct: f64) -> Result<(), Error> {
+    if pct.is_finite() && pct > 0.0 && pct < 100.0 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "--precision must be a percentage between 0 and 100, got {pct}"
+        )))
+    }
+}
+
+/// The one rule for `--min-time`: a finite number of seconds, not negative.
+pub fn check_min_time(seconds: f64) -> Result<(), Error> {
+    if seconds.is_finite() && seconds >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "--min-time must be a non-negative number of seconds, got {seconds}"
+        )))
+    }
+}
+
 /// The one rule for the percentage a gate allows (`check --fail-if-slower`,
 /// `changes --threshold`): a finite number, not negative.
 pub fn check_percentage(flag: &str, pct: f64) -> Result<(), Error> {
