@@ -55,10 +55,24 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        use clap::{CommandFactory, FromArgMatches};
-        let mut command = Cli::command();
+        use clap::CommandFactory;
+        Cli::parse_ordered_with(&mut Cli::command(), args)
+    }
+
+    /// [`Cli::parse_ordered`] with a parser built once by the caller
+    /// (`Cli::command()`): building it is most of the cost of parsing, and
+    /// a suite parses one command line per benchmark.
+    pub fn parse_ordered_with<I, T>(
+        command: &mut clap::Command,
+        args: I,
+    ) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::FromArgMatches;
         let matches = command.try_get_matches_from_mut(args)?;
-        let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+        let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(command))?;
         let order = |sub: &clap::ArgMatches| {
             let at = |id: &str| -> Vec<usize> {
                 sub.indices_of(id).map(|i| i.collect()).unwrap_or_default()
