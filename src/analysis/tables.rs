@@ -194,9 +194,11 @@ pub fn build(datasets: &[Dataset], opts: &CompareOptions) -> Tables {
     }
 }
 
-/// Whether a table is one the gate judges.
-fn is_gated_table(t: &MetricTable) -> bool {
-    !t.higher_is_better && is_gated_metric(&t.metric)
+impl MetricTable {
+    /// Whether the gate judges this table (see the module documentation).
+    pub fn is_gated(&self) -> bool {
+        !self.higher_is_better && is_gated_metric(&self.metric)
+    }
 }
 
 /// Names, at most a few of them, for a one-line message.
@@ -207,6 +209,10 @@ fn some_names(names: &[String]) -> String {
         0 => quoted.join(", "),
         more => format!("{} and {more} more", quoted.join(", ")),
     }
+}
+
+fn by_key(d: &Dataset) -> HashMap<Key, &Benchmark> {
+    d.benchmarks.iter().map(|b| (key_of(b), b)).collect()
 }
 
 /// One line per candidate in which the gate made no comparison: the
@@ -237,16 +243,13 @@ fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions)
         let ci = i + 1;
         let judged = tables
             .iter()
-            .filter(|t| is_gated_table(t))
+            .filter(|t| t.is_gated())
             .flat_map(|t| &t.rows)
             .any(|r| r.comparisons[ci].is_some());
         if judged {
             continue;
         }
-        fn keys(d: &Dataset) -> HashMap<Key, &Benchmark> {
-            d.benchmarks.iter().map(|b| (key_of(b), b)).collect()
-        }
-        let (in_base, in_cand) = (keys(base), keys(cand));
+        let (in_base, in_cand) = (by_key(base), by_key(cand));
         let only = |from: &Dataset, other: &HashMap<Key, &Benchmark>| -> Vec<String> {
             from.benchmarks
                 .iter()
@@ -282,6 +285,11 @@ fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions)
                 "without wall-time runs in both: {}",
                 some_names(&no_time)
             ));
+        }
+        if why.is_empty() {
+            // Matched, with wall time on both sides, but not the same
+            // metric in the same unit (Go's sec/op against time_wall_clock).
+            why.push("their wall times are not the same metric in the same unit".into());
         }
         lines.push(format!(
             "the gate compared nothing between '{}' and '{}': no benchmark with \
@@ -698,7 +706,7 @@ fn apply_gate(tables: &mut [MetricTable], opts: &CompareOptions) {
         return;
     };
     for t in tables.iter_mut() {
-        if t.higher_is_better || !is_gated_metric(&t.metric) {
+        if !t.is_gated() {
             continue;
         }
         for r in &mut t.rows {

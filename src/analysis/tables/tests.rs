@@ -154,6 +154,17 @@ fn a_candidate_the_gate_compared_nothing_of_is_named() {
             && line.contains("only in 'old': 'a'; only in 'renamed': 'b'"),
         "{line}"
     );
+    // Matched, but Go's sec/op against cmdscope's wall time.
+    let go = dataset(
+        "go",
+        vec![bench("a", vec![series("sec/op", "s", false, spread(0.1))])],
+    );
+    let out = run(&[d[0].clone(), go], &opts(Some(5.0)));
+    assert!(
+        out.unjudged[0].ends_with("(their wall times are not the same metric in the same unit)"),
+        "{:?}",
+        out.unjudged
+    );
     // Many names are cut short, one line either way.
     let many: Vec<Benchmark> = (0..10)
         .map(|i| bench(&format!("n{i}"), vec![wall(0.1)]))
