@@ -4,8 +4,16 @@ mod common;
 
 use common::*;
 
+/// Held by the test that measures, and by the tests that start many
+/// processes, so that those do not load the CPU while it measures.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn compares_two_exports_and_gates_on_a_slowdown() {
+    let _serial = serial();
     let dir = tempdir();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     let f = fixture();
@@ -126,6 +134,7 @@ const SLOW: &str = "9.0, 9.1, 9.2, 8.9, 8.8, 9.0, 9.1, 9.2, 8.9, 8.8";
 
 #[test]
 fn a_gate_that_compared_nothing_does_not_pass() {
+    let _serial = serial();
     let dir = tempdir();
     let base = hyperfine_file(dir.path(), "base.json", &[("a", TEN)]);
     // No benchmark name in common.
@@ -154,6 +163,7 @@ fn a_gate_that_compared_nothing_does_not_pass() {
 
 #[test]
 fn duplicate_names_and_mistyped_flags_are_refused() {
+    let _serial = serial();
     let dir = tempdir();
     let base = hyperfine_file(dir.path(), "base.json", &[("x", TEN)]);
     // `x` twice, once 90x slower: neither may be dropped.
