@@ -4,11 +4,14 @@
 //!    expand every benchmark through `run`'s planning, assign partitions);
 //! 2. 16 partitions of a suite run at once by 16 `cmdscope run --suite`
 //!    processes writing to one fresh store: no row lost;
-//! 3. `status` and the merged report of a run of 1,000 cells × 30 runs.
+//! 3. `status` and the merged report of a run of 1,000 cells × 30 runs;
+//! 4. listing suites of 10,000 to 40,000 benchmarks (what `suite list`
+//!    does before it prints): the time per benchmark stays flat.
 //!
 //! ```text
 //! cargo build --release --bin cmdscope --example suite_bench
 //! cargo run --release --example suite_bench
+//! cargo run --release --example suite_bench -- listing     # one stage only
 //! CMDSCOPE_BENCH_PG_URL=postgres://user:pw@127.0.0.1:5432/bench cargo run --release --example suite_bench
 //! ```
 //!
@@ -65,6 +68,42 @@ fn planning() -> Result<(), String> {
         sizes.iter().min().unwrap(),
         sizes.iter().max().unwrap(),
         cells::count(&mine)
+    );
+    Ok(())
+}
+
+/// Parse and plan suites of many one-cell benchmarks: both grow linearly
+/// with the number of benchmarks (positions found in one pass, names
+/// checked by hash, one argument parser for every benchmark).
+fn listing() -> Result<(), String> {
+    let mut per = Vec::new();
+    for n in [10_000, 20_000, 40_000] {
+        let text: String = (0..n)
+            .map(|i| format!("[[benchmark]]\nname = \"b{i}\"\ncommand = \"prog --case {i}\"\n"))
+            .collect();
+        let start = Instant::now();
+        let suite = file::parse(Path::new("many.toml"), &text).map_err(|e| e.to_string())?;
+        let parsed = start.elapsed().as_secs_f64();
+        let planned = cells::plan(&suite).map_err(|e| e.to_string())?;
+        let total = start.elapsed().as_secs_f64();
+        if cells::count(&planned) != n {
+            return Err(format!(
+                "{n} benchmarks planned as {} cells",
+                cells::count(&planned)
+            ));
+        }
+        per.push(total / n as f64);
+        println!(
+            "listing: {n} benchmarks: parse {:.0} ms, plan {:.0} ms; total {:.2} s ({:.1} µs per benchmark)",
+            parsed * 1e3,
+            (total - parsed) * 1e3,
+            total,
+            total / n as f64 * 1e6
+        );
+    }
+    println!(
+        "  per benchmark, 40,000 against 10,000: {:.2}x (1 is linear, 4 quadratic)",
+        per[2] / per[0]
     );
     Ok(())
 }
@@ -218,6 +257,8 @@ fn merged_report(store: &str, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+type Stage<'a> = dyn Fn() -> Result<(), String> + 'a;
+
 fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = std::env::var("CMDSCOPE_BENCH_PG_URL")
@@ -225,13 +266,18 @@ fn main() {
         .filter(|u| !u.is_empty())
         .unwrap_or_else(|| dir.path().join("bench.sqlite3").display().to_string());
     println!("store: {}", cmdscope::store::redact(&store));
-    let results = [
-        ("planning", planning()),
-        ("concurrent", concurrent(&store, dir.path())),
-        ("report", merged_report(&store, dir.path())),
+    let only = std::env::args().nth(1);
+    let stages: [(&str, &Stage); 4] = [
+        ("planning", &planning),
+        ("concurrent", &|| concurrent(&store, dir.path())),
+        ("report", &|| merged_report(&store, dir.path())),
+        ("listing", &listing),
     ];
-    for (name, result) in results {
-        if let Err(e) = result {
+    for (name, stage) in stages {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        if let Err(e) = stage() {
             eprintln!("suite_bench: {name}: {e}");
             std::process::exit(1);
         }

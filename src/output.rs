@@ -18,6 +18,13 @@
 //!   same directory, then rename), keeping its mode (and owner, if allowed);
 //! - a new file gets mode 0666 minus the umask, as `>` in a shell would;
 //! - errors name the user's path, never the temporary file.
+//!
+//! Files of a directory cmdscope generates (`report --site DIR`):
+//! [`replace_in_dir`] always writes a temporary file in the directory and
+//! renames it over the name, so whatever was planted there (a link, a
+//! FIFO) is replaced, never written through: whoever can write into a
+//! shared `public/` cannot make the next build overwrite a file elsewhere.
+//! A regular file replaced keeps its mode (and owner, if allowed).
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{ErrorKind, Write};
@@ -250,6 +257,34 @@ pub fn write_file(path: &Path, content: &[u8]) -> Result<()> {
     }
 }
 
+/// Writes `content` as the file `name` of the generated directory `dir`:
+/// a temporary file in `dir` renamed over `name`, whatever `name` is now
+/// (a link is replaced, not followed; see the module documentation). A
+/// directory of that name is refused, never removed.
+pub fn replace_in_dir(dir: &Path, name: &str, content: &[u8]) -> Result<()> {
+    let path = dir.join(name);
+    // Our own names, one plain component each: nothing to resolve.
+    if Path::new(name).file_name() != Some(std::ffi::OsStr::new(name)) {
+        return Err(write_error(
+            &path,
+            std::io::Error::from(ErrorKind::InvalidInput),
+        ));
+    }
+    let existing = match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_dir() => {
+            return Err(Error::Write {
+                path,
+                source: std::io::Error::other("is a directory"),
+            })
+        }
+        Ok(m) if m.is_file() => Some(m),
+        Ok(_) => None,
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        Err(e) => return Err(write_error(&path, e)),
+    };
+    replace_atomically(&path, content, existing.as_ref()).map_err(|e| write_error(&path, e))
+}
+
 fn write_in_place(path: &Path, content: &[u8]) -> std::io::Result<()> {
     let mut f = OpenOptions::new()
         .write(true)
@@ -338,6 +373,41 @@ mod tests {
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             1,
+            "no temp files left"
+        );
+    }
+
+    #[test]
+    fn a_generated_directorys_files_are_replaced_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let outside = d.join("outside");
+        std::fs::write(&outside, "precious").unwrap();
+        let site = d.join("site");
+        std::fs::create_dir(&site).unwrap();
+        symlink(&outside, site.join("index.html")).unwrap();
+        let fifo = site.join("page.html");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: valid path string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        std::fs::write(site.join("kept.html"), "old").unwrap();
+        std::fs::set_permissions(site.join("kept.html"), Permissions::from_mode(0o640)).unwrap();
+        for name in ["index.html", "page.html", "kept.html", "new.html"] {
+            replace_in_dir(&site, name, b"generated").unwrap();
+            let m = std::fs::symlink_metadata(site.join(name)).unwrap();
+            assert!(m.is_file(), "{name}");
+            assert_eq!(std::fs::read(site.join(name)).unwrap(), b"generated");
+        }
+        assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
+        let mode = |n: &str| std::fs::metadata(site.join(n)).unwrap().mode() & 0o777;
+        assert_eq!(mode("kept.html"), 0o640);
+        assert_eq!(mode("new.html"), 0o666 & !umask());
+        std::fs::create_dir(site.join("sub")).unwrap();
+        assert!(replace_in_dir(&site, "sub", b"x").is_err());
+        assert!(replace_in_dir(&site, "../escape", b"x").is_err());
+        assert_eq!(
+            std::fs::read_dir(&site).unwrap().count(),
+            5,
             "no temp files left"
         );
     }

@@ -4,8 +4,16 @@ mod common;
 
 use common::*;
 
+/// Held by the test that measures, and by the tests that start many
+/// processes, so that those do not load the CPU while it measures.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn compares_two_exports_and_gates_on_a_slowdown() {
+    let _serial = serial();
     let dir = tempdir();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     let f = fixture();
@@ -115,4 +123,69 @@ fn malformed_and_missing_files_are_clear_errors() {
         assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"));
     }
+}
+
+// ----- a gate is only worth what it refuses ---------------------------------
+
+/// hyperfine 1 JSON with one benchmark per (name, times) pair.
+fn hyperfine_file(dir: &std::path::Path, file: &str, benches: &[(&str, &str)]) -> String {
+    let results: Vec<String> = benches
+        .iter()
+        .map(|(name, times)| format!(r#"{{"command": "{name}", "times": [{times}]}}"#))
+        .collect();
+    let path = dir.join(file);
+    std::fs::write(&path, format!(r#"{{"results": [{}]}}"#, results.join(", "))).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+const TEN: &str = "0.100, 0.101, 0.102, 0.099, 0.098, 0.100, 0.101, 0.102, 0.099, 0.098";
+const SLOW: &str = "9.0, 9.1, 9.2, 8.9, 8.8, 9.0, 9.1, 9.2, 8.9, 8.8";
+
+#[test]
+fn a_gate_that_compared_nothing_does_not_pass() {
+    let _serial = serial();
+    let dir = tempdir();
+    let base = hyperfine_file(dir.path(), "base.json", &[("a", TEN)]);
+    // No benchmark name in common.
+    let other = hyperfine_file(dir.path(), "other.json", &[("b", TEN)]);
+    let o = cmdscope(&["compare", "--fail-if-slower", "5", &base, &other]);
+    one_line_error(&o, "the gate compared nothing");
+    let line = error_line(&o);
+    assert!(
+        line.contains("only in") && line.contains("'a'") && line.contains("'b'"),
+        "{line}"
+    );
+    // The benchmark matched, but the candidate has no runs.
+    let empty = hyperfine_file(dir.path(), "empty.json", &[("a", "")]);
+    let o = cmdscope(&["compare", "--fail-if-slower", "5", &base, &empty]);
+    one_line_error(&o, "without wall-time runs in both: 'a'");
+    // One file has nothing to gate against.
+    let o = cmdscope(&["compare", "--fail-if-slower", "5", &base]);
+    one_line_error(&o, "the gate needs a baseline and a candidate");
+    // Without a gate the same files are shown, not refused.
+    assert!(cmdscope(&["compare", &base, &other]).status.success());
+    // A gate that compared something still passes or fails on it.
+    let same = hyperfine_file(dir.path(), "same.json", &[("a", TEN), ("c", TEN)]);
+    let o = cmdscope(&["compare", "--fail-if-slower", "5", &base, &same]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn duplicate_names_and_mistyped_flags_are_refused() {
+    let _serial = serial();
+    let dir = tempdir();
+    let base = hyperfine_file(dir.path(), "base.json", &[("x", TEN)]);
+    // `x` twice, once 90x slower: neither may be dropped.
+    let twice = hyperfine_file(dir.path(), "twice.json", &[("x", TEN), ("x", SLOW)]);
+    let o = cmdscope(&["compare", "--fail-if-slower", "5", &base, &twice]);
+    one_line_error(&o, "benchmark 'x' appears again");
+    let flag = dir.path().join("flag.json");
+    std::fs::write(
+        &flag,
+        r#"{"results": [{"command": "x", "measurements": [
+            {"timed_out": "yes", "time_wall_clock": {"value": 9.0, "unit": "s"}}]}]}"#,
+    )
+    .unwrap();
+    let o = cmdscope(&["compare", &base, flag.to_str().unwrap()]);
+    one_line_error(&o, "timed_out: expected true or false, found a string");
 }

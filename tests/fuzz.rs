@@ -1,6 +1,6 @@
 //! Property tests ("fuzzing" on stable Rust) for every parser of user data:
 //! results files (cmdscope JSON, hyperfine JSON 1 and 2, `go test -bench`
-//! text), word splitting, parameter scans and lists, env files.
+//! text), word splitting, parameter scans and lists, env files, suite files.
 //!
 //! Inputs come from seeded generators: random bytes, well-formed documents
 //! with random contents (checked to round-trip), and well-formed documents
@@ -454,5 +454,145 @@ fn env_files_parse_back_what_was_written() {
             .map(|(k, v)| (String::from_utf8(k).unwrap(), String::from_utf8(v).unwrap()))
             .collect();
         assert_eq!(got, vars, "case {n}: {text:?}");
+    });
+}
+
+// ----- suite files ------------------------------------------------------------
+
+const SUITE_TOKENS: &[&str] = &[
+    "[[benchmark]]\n",
+    "[defaults]\n",
+    "name = ",
+    "command = ",
+    "commands = [",
+    "parameters = { n = [1, 2] }",
+    "parameters = { n = { min = 1, max = 1e9, step = 1e-9 } }",
+    "precision = nan",
+    "timeout = -inf",
+    "alpha = 2",
+    "min_time = 1e308",
+    "runs = 18446744073709551616",
+    "labels = { a = 1 }",
+    "env = { A = \"\" }",
+    "'''",
+    "\"\"\"",
+    "\"a\"",
+    "'b'",
+    "= ",
+    "{",
+    "}",
+    "[",
+    "]",
+    "\\u0000",
+    "\u{1b}[2J",
+    "\u{202e}",
+    "\n",
+    "\r\n",
+    "#",
+];
+
+/// A well-formed suite; returns it with its benchmarks' names and whether
+/// every number in it is one `run` accepts.
+fn suite_text(rng: &mut ChaCha8Rng) -> (String, Vec<String>, bool) {
+    let mut valid = true;
+    let mut number = |rng: &mut ChaCha8Rng, good: f64, bad: f64| {
+        if rng.random_bool(0.1) {
+            valid = false;
+            bad
+        } else {
+            good
+        }
+    };
+    let mut text = String::new();
+    if rng.random_bool(0.5) {
+        let alpha = number(rng, 0.01, 0.5);
+        text.push_str(&format!("[defaults]\nruns = 3\nalpha = {alpha:?}\n"));
+    }
+    let mut names = Vec::new();
+    for i in 0..rng.random_range(1..6) {
+        // Any characters, between two that trimming keeps.
+        let middle: String = (0..rng.random_range(0..8))
+            .map(|_| char::from_u32(rng.random_range(0..0x11_0000)).unwrap_or('?'))
+            .collect();
+        let name = format!("{i}{middle}x");
+        // JSON's escapes are TOML's, but TOML also wants DEL escaped.
+        let quoted = serde_json::to_string(&name)
+            .unwrap()
+            .replace('\u{7f}', "\\u007F");
+        let precision = number(rng, 5.0, f64::NAN);
+        let timeout = number(rng, 2.5, -1.0);
+        text.push_str(&format!(
+            "\n[[benchmark]]\nname = {quoted}\ncommand = \"true {{n}}\"\n\
+             parameters = {{ n = [1, 2] }}\nprecision = {}\ntimeout = {timeout:?}\n",
+            if precision.is_nan() {
+                "nan".to_string()
+            } else {
+                format!("{precision:?}")
+            }
+        ));
+        names.push(name);
+    }
+    (text, names, valid)
+}
+
+/// Parses and plans `text` as a suite; an error is one line, and where it
+/// names a position, a position of the text.
+fn check_suite(text: &str, n: u64) -> Option<cmdscope::suite::file::Suite> {
+    let path = std::path::Path::new("s.toml");
+    let result = cmdscope::suite::file::parse(path, text).and_then(|s| {
+        cmdscope::suite::cells::plan(&s)?;
+        Ok(s)
+    });
+    match result {
+        Ok(s) => Some(s),
+        Err(e) => {
+            let m = e.to_string();
+            assert!(
+                !m.contains('\n'),
+                "case {n}: multi-line error {m:?} for {text:?}"
+            );
+            let mut at = m.strip_prefix("s.toml:").unwrap_or("").split(':');
+            if let (Some(Ok(line)), Some(Ok(column))) = (
+                at.next().map(str::parse::<usize>),
+                at.next().map(str::parse::<usize>),
+            ) {
+                let lines = text.matches('\n').count() + 1;
+                assert!(
+                    (1..=lines).contains(&line) && column >= 1,
+                    "case {n}: {m:?} names a position the text does not have"
+                );
+            }
+            None
+        }
+    }
+}
+
+#[test]
+fn suite_files_survive_anything_and_keep_what_was_written() {
+    Budget::from_env(1000).run("suite-random", |rng, n| {
+        let mut text = String::new();
+        while text.len() < rng.random_range(0..300) {
+            match rng.random_range(0..3) {
+                0 => text.push_str(SUITE_TOKENS[rng.random_range(0..SUITE_TOKENS.len())]),
+                1 => text.push(char::from(rng.random_range(0x20u8..0x7f))),
+                _ => text.push(char::from_u32(rng.random_range(0..0x11_0000)).unwrap_or('?')),
+            }
+        }
+        check_suite(&text, n);
+    });
+    Budget::from_env(1000).run("suite-mutated", |rng, n| {
+        let (text, _, _) = suite_text(rng);
+        check_suite(&mutate(rng, &text), n);
+    });
+    Budget::from_env(300).run("suite-roundtrip", |rng, n| {
+        let (text, names, valid) = suite_text(rng);
+        match check_suite(&text, n) {
+            Some(s) => {
+                assert!(valid, "case {n}: numbers run refuses were accepted: {text}");
+                let got: Vec<&str> = s.benchmarks.iter().map(|b| b.name.as_str()).collect();
+                assert_eq!(got, names, "case {n}");
+            }
+            None => assert!(!valid, "case {n}: a valid suite was refused: {text}"),
+        }
     });
 }

@@ -1121,3 +1121,48 @@ fn a_searchs_stored_runs_are_its_values_runs_with_the_shell_taken_out() {
     }
     assert_eq!(stored_with_runs, results.len());
 }
+
+#[test]
+fn a_one_letter_password_is_hidden_in_the_location_not_searched_for_in_messages() {
+    // Nothing listens on port 1: the connection is refused at once.
+    for password in ["o", "e", "r"] {
+        let url = format!("postgres://bob:{password}@127.0.0.1:1/db");
+        let o = Command::new(bin())
+            .args(["history", "--store", &url])
+            .env_remove("CMDSCOPE_STORE")
+            .env_remove("CMDSCOPE_NO_STORE")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let line = error_line(&o);
+        // The driver's words arrive whole; the location has no password.
+        assert!(
+            line.contains("store 'postgres://bob:***@127.0.0.1:1/db'")
+                && line.contains("error connecting to server")
+                && line.contains("Connection refused"),
+            "{line}"
+        );
+        assert!(!line.contains(&format!(":{password}@")), "{line}");
+        assert_eq!(line.matches("***").count(), 1, "{line}");
+    }
+}
+
+#[test]
+fn the_site_replaces_a_planted_link_and_leaves_its_target_alone() {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let o = with_store(&db, &["run", "--runs", "3", "--style", "none", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Someone who can write into the published directory plants a link.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let site = dir.path().join("public");
+    std::fs::create_dir(&site).unwrap();
+    std::os::unix::fs::symlink(&victim, site.join("index.html")).unwrap();
+    let o = with_store(&db, &["report", "--site", site.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let index = site.join("index.html");
+    assert!(std::fs::symlink_metadata(&index).unwrap().is_file());
+    assert!(std::fs::read_to_string(&index).unwrap().contains("<html"));
+}

@@ -535,3 +535,134 @@ fn a_failing_benchmark_fails_its_partition_but_not_the_others_benchmarks() {
     let cells = cells_of(d, "f");
     assert_eq!(cells.get(&format!("{f} exit 0")), Some(&2), "{cells:?}");
 }
+
+// ----- hostile suite files -------------------------------------------------
+
+/// Runs `args` and gives up (killing it) after `limit`: a hang is a failure,
+/// not a stuck test run.
+fn within(mut c: Command, limit: Duration) -> std::process::Output {
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn devices_and_fifos_without_writers_are_not_read_forever() {
+    let dir = tempdir();
+    let d = dir.path();
+    let fifo = d.join("fifo.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo.to_str().unwrap();
+    // Generous: each refusal takes milliseconds; only a hang reaches it.
+    let limit = Duration::from_secs(60);
+    for (file, needle) in [
+        ("/dev/zero", "not a regular file"),
+        (fifo, "no [[benchmark]] table"),
+    ] {
+        for args in [vec!["suite", "list", file], vec!["run", "--suite", file]] {
+            let o = within(cs(d, &args), limit);
+            one_line_error(&o, needle);
+        }
+    }
+    // A file over the cap is refused, not read.
+    let big = d.join("big.toml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(cmdscope::suite::file::MAX_SUITE_BYTES + 1)
+        .unwrap();
+    let o = within(cs(d, &["suite", "list", big.to_str().unwrap()]), limit);
+    one_line_error(&o, "larger than");
+}
+
+#[test]
+fn suite_list_shows_hostile_names_escaped() {
+    let dir = tempdir();
+    let d = dir.path();
+    let p = d.join("evil.toml");
+    std::fs::write(
+        &p,
+        "[[benchmark]]\nname = \"a\\u001b]0;owned\\u0007b\\u202ec\"\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    let o = ok(cs(d, &["suite", "list", p.to_str().unwrap()])
+        .output()
+        .unwrap());
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains("a\\u{1b}]0;owned\\u{7}b\\u{202e}c"), "{out}");
+    assert!(
+        !out.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "raw controls reached the terminal: {out:?}"
+    );
+}
+
+#[test]
+fn numbers_run_refuses_are_refused_before_anything_runs_with_their_position() {
+    let dir = tempdir();
+    let d = dir.path();
+    for (setting, line, column, needle) in [
+        (
+            "precision = nan",
+            4,
+            13,
+            "--precision must be a percentage between 0 and 100, got NaN",
+        ),
+        (
+            "timeout = -inf",
+            4,
+            11,
+            "--timeout must be a positive number of seconds, got -inf",
+        ),
+        (
+            "alpha = 2",
+            4,
+            9,
+            "--alpha must be between 0 and 0.5, got 2",
+        ),
+        (
+            "min_time = -1",
+            4,
+            12,
+            "--min-time must be a non-negative number of seconds, got -1",
+        ),
+    ] {
+        let p = d.join("bad.toml");
+        std::fs::write(
+            &p,
+            format!("[[benchmark]]\nname = \"a\"\ncommand = \"true\"\n{setting}\n"),
+        )
+        .unwrap();
+        let p = p.to_str().unwrap();
+        for args in [vec!["suite", "list", p], vec!["run", "--suite", p]] {
+            let o = cs(d, &args).output().unwrap();
+            one_line_error(
+                &o,
+                &format!("cmdscope: error: {p}:{line}:{column}: benchmark 'a': {needle}"),
+            );
+        }
+    }
+    // A bad default is reported where it is written, in [defaults].
+    let p = d.join("defaults.toml");
+    std::fs::write(
+        &p,
+        "[defaults]\nalpha = 0.7\n[[benchmark]]\nname = \"a\"\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    let p = p.to_str().unwrap();
+    let o = cs(d, &["suite", "list", p]).output().unwrap();
+    one_line_error(&o, &format!("{p}:2:9: benchmark 'a': --alpha must be"));
+    // Nothing was started: the store was never even opened.
+    assert!(!d.join("store.db").exists());
+}

@@ -86,6 +86,10 @@ pub struct Tables {
     /// duplicate benchmark names, ...).
     pub notes: Vec<String>,
     pub options: CompareOptions,
+    /// With a gate: one line per candidate the gate compared nothing of,
+    /// saying what was not matched. A gate that judged nothing must not
+    /// pass, so the subcommand refuses these.
+    pub unjudged: Vec<String>,
 }
 
 impl Tables {
@@ -181,11 +185,121 @@ pub fn is_gated_metric(metric: &str) -> bool {
 pub fn build(datasets: &[Dataset], opts: &CompareOptions) -> Tables {
     let (mut tables, notes) = build_tables(datasets, opts);
     apply_gate(&mut tables, opts);
+    let unjudged = unjudged(datasets, &tables, opts);
     Tables {
         tables,
         notes,
         options: opts.clone(),
+        unjudged,
     }
+}
+
+impl MetricTable {
+    /// Whether the gate judges this table (see the module documentation).
+    pub fn is_gated(&self) -> bool {
+        !self.higher_is_better && is_gated_metric(&self.metric)
+    }
+}
+
+/// Names, at most a few of them, for a one-line message.
+fn some_names(names: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let quoted: Vec<String> = names.iter().take(SHOWN).map(|n| format!("'{n}'")).collect();
+    match names.len().saturating_sub(SHOWN) {
+        0 => quoted.join(", "),
+        more => format!("{} and {more} more", quoted.join(", ")),
+    }
+}
+
+fn by_key(d: &Dataset) -> HashMap<Key, &Benchmark> {
+    d.benchmarks.iter().map(|b| (key_of(b), b)).collect()
+}
+
+/// One line per candidate in which the gate made no comparison: the
+/// benchmarks found on one side only, or those matched but without wall
+/// time on both sides. Empty without a gate.
+fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions) -> Vec<String> {
+    if opts.fail_if_slower.is_none() {
+        return Vec::new();
+    }
+    let Some((base, candidates)) = datasets.split_first() else {
+        return Vec::new();
+    };
+    if candidates.is_empty() {
+        return vec![format!(
+            "the gate needs a baseline and a candidate, only '{}' was given",
+            base.source
+        )];
+    }
+    let gated_values = |b: &Benchmark| {
+        b.series.iter().any(|s| {
+            is_gated_metric(&s.metric)
+                && !s.higher_is_better
+                && s.values.iter().any(|v| v.is_finite())
+        })
+    };
+    let mut lines = Vec::new();
+    for (i, cand) in candidates.iter().enumerate() {
+        let ci = i + 1;
+        let judged = tables
+            .iter()
+            .filter(|t| t.is_gated())
+            .flat_map(|t| &t.rows)
+            .any(|r| r.comparisons[ci].is_some());
+        if judged {
+            continue;
+        }
+        let (in_base, in_cand) = (by_key(base), by_key(cand));
+        let only = |from: &Dataset, other: &HashMap<Key, &Benchmark>| -> Vec<String> {
+            from.benchmarks
+                .iter()
+                .filter(|b| !other.contains_key(&key_of(b)))
+                .map(|b| label_of(b, &[]))
+                .collect()
+        };
+        let (only_base, only_cand) = (only(base, &in_cand), only(cand, &in_base));
+        let mut why = Vec::new();
+        if !only_base.is_empty() {
+            why.push(format!(
+                "only in '{}': {}",
+                base.source,
+                some_names(&only_base)
+            ));
+        }
+        if !only_cand.is_empty() {
+            why.push(format!(
+                "only in '{}': {}",
+                cand.source,
+                some_names(&only_cand)
+            ));
+        }
+        let no_time: Vec<String> = base
+            .benchmarks
+            .iter()
+            .filter_map(|b| in_cand.get(&key_of(b)).map(|c| (b, c)))
+            .filter(|(b, c)| !gated_values(b) || !gated_values(c))
+            .map(|(b, _)| label_of(b, &[]))
+            .collect();
+        if !no_time.is_empty() {
+            why.push(format!(
+                "without wall-time runs in both: {}",
+                some_names(&no_time)
+            ));
+        }
+        if why.is_empty() {
+            // Matched, with wall time on both sides, but not the same
+            // metric in the same unit (Go's sec/op against time_wall_clock).
+            why.push("their wall times are not the same metric in the same unit".into());
+        }
+        lines.push(format!(
+            "the gate compared nothing between '{}' and '{}': no benchmark with \
+             wall time (time_wall_clock, sec/op) in both ({})",
+            base.source,
+            cand.source,
+            why.join("; ")
+        ));
+    }
+    lines
 }
 
 /// Identity of a benchmark across files: its name and its parameters in any order.
@@ -592,7 +706,7 @@ fn apply_gate(tables: &mut [MetricTable], opts: &CompareOptions) {
         return;
     };
     for t in tables.iter_mut() {
-        if t.higher_is_better || !is_gated_metric(&t.metric) {
+        if !t.is_gated() {
             continue;
         }
         for r in &mut t.rows {

@@ -30,7 +30,7 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
 
-    /// Exit 1 when a gated time metric is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
+    /// Exit 1 when a gated time metric is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100); exit 2 when a candidate had no wall time to compare with the baseline.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 

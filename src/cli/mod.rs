@@ -57,10 +57,24 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        use clap::{CommandFactory, FromArgMatches};
-        let mut command = Cli::command();
+        use clap::CommandFactory;
+        Cli::parse_ordered_with(&mut Cli::command(), args)
+    }
+
+    /// [`Cli::parse_ordered`] with a parser built once by the caller
+    /// (`Cli::command()`): building it is most of the cost of parsing, and
+    /// a suite parses one command line per benchmark.
+    pub fn parse_ordered_with<I, T>(
+        command: &mut clap::Command,
+        args: I,
+    ) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::FromArgMatches;
         let matches = command.try_get_matches_from_mut(args)?;
-        let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+        let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(command))?;
         let order = |sub: &clap::ArgMatches| {
             let at = |id: &str| -> Vec<usize> {
                 sub.indices_of(id).map(|i| i.collect()).unwrap_or_default()
@@ -317,6 +331,28 @@ pub fn check_alpha(alpha: f64) -> Result<(), Error> {
     } else {
         Err(Error::Usage(format!(
             "--alpha must be between 0 and 0.5, got {alpha}"
+        )))
+    }
+}
+
+/// The one rule for `--precision`: a percentage strictly between 0 and 100.
+pub fn check_precision(pct: f64) -> Result<(), Error> {
+    if pct.is_finite() && pct > 0.0 && pct < 100.0 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "--precision must be a percentage between 0 and 100, got {pct}"
+        )))
+    }
+}
+
+/// The one rule for `--min-time`: a finite number of seconds, not negative.
+pub fn check_min_time(seconds: f64) -> Result<(), Error> {
+    if seconds.is_finite() && seconds >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "--min-time must be a non-negative number of seconds, got {seconds}"
         )))
     }
 }

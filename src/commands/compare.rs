@@ -53,6 +53,10 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<i32> {
         ..CompareOptions::default()
     };
     let out = compare(&datasets, &opts)?;
+    // A gate that judged nothing would pass on nothing.
+    if !out.unjudged.is_empty() {
+        return Err(Error::Usage(out.unjudged.join("; ")));
+    }
     // Text and Markdown end with the gate's section; for CSV and JSON the
     // failing rows are marked by `gate_failed` and the lines go to stderr.
     let rendered = match args.format {

@@ -86,7 +86,7 @@ fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
         source,
     })?;
     for (name, content) in &files {
-        crate::output::write_file(&dir.join(name), content.as_bytes())?;
+        crate::output::replace_in_dir(dir, name, content.as_bytes())?;
     }
     crate::eprint_line!(
         "cmdscope: site of {} benchmark histor{} written to {}",

@@ -154,7 +154,9 @@ fn list(args: &ListArgs) -> Result<i32> {
                 );
             }
             out.push('\n');
-            crate::output::print(&out);
+            // Names and commands come from the file: shown, never obeyed
+            // by the terminal.
+            crate::output::print(&crate::output::escape_controls(&out));
         }
     }
     Ok(exit::OK)

@@ -314,6 +314,10 @@ pub(super) fn parse_json(text: &str, source: &str) -> Result<Dataset, ImportErro
     };
 
     let mut benchmarks = Vec::with_capacity(results.len());
+    // Benchmarks are matched across files by name and parameters (in any
+    // order): two with the same identity in one file could only be told
+    // apart by dropping one, and the dropped one may be the slow one.
+    let mut identities = std::collections::HashMap::new();
     for (i, result) in results.iter().enumerate() {
         let path = format!("results[{i}]");
         let bench = if format == "hyperfine-1" {
@@ -321,6 +325,24 @@ pub(super) fn parse_json(text: &str, source: &str) -> Result<Dataset, ImportErro
         } else {
             parse_measured_result(result, &path)?
         };
+        let mut params = bench.parameters.clone();
+        params.sort();
+        if let Some(first) = identities.insert((bench.name.clone(), params), i) {
+            let with = if bench.parameters.is_empty() {
+                String::new()
+            } else {
+                " with the same parameters".to_owned()
+            };
+            return Err(field_err(
+                &path,
+                format!(
+                    "benchmark '{}' appears again{with} (first as results[{first}]); \
+                     results are matched by name, so each must be unique \
+                     (name them apart, e.g. with --command-name)",
+                    bench.name
+                ),
+            ));
+        }
         benchmarks.push(bench);
     }
     let rss_floor = match root
@@ -502,8 +524,17 @@ fn parse_measured_result(result: &Json, path: &str) -> Result<Benchmark, ImportE
         // A killed run was cut short and a removed outlier was excluded
         // when it was measured: neither is a sample (their flags as
         // cmdscope writes them).
-        let flag = |k: &str| matches!(run.get(k), Some(Json::Bool(true)));
-        if flag("timed_out") || flag("outlier_removed") {
+        // A flag of another type is an error: read as false, a string
+        // `"yes"` would count a killed run as a sample.
+        let flag = |k: &str| match run.get(k) {
+            None | Some(Json::Null) => Ok(false),
+            Some(Json::Bool(b)) => Ok(*b),
+            Some(other) => Err(field_err(
+                &format!("{rpath}.{k}"),
+                format!("expected true or false, found {}", other.kind()),
+            )),
+        };
+        if flag("timed_out")? | flag("outlier_removed")? {
             continue;
         }
         for (key, node) in fields {

@@ -643,3 +643,57 @@ fn field_errors_name_their_line() {
     assert_eq!(super::json_line(text, "results[0].nope"), None);
     assert_eq!(super::json_line(text, "results[3]"), None);
 }
+
+#[test]
+fn run_flags_of_another_type_are_errors() {
+    // Read as false, `"yes"` would count a killed run as a sample.
+    for (flag, value, kind) in [
+        ("timed_out", "\"yes\"", "a string"),
+        ("timed_out", "1", "a number"),
+        ("outlier_removed", "\"true\"", "a string"),
+    ] {
+        let text = format!(
+            r#"{{"results": [{{"command": "x", "measurements": [
+            {{"{flag}": {value}, "time_wall_clock": {{"value": 0.1, "unit": "s"}}}}
+        ]}}]}}"#
+        );
+        let e = err(&text);
+        assert!(
+            e.starts_with(&format!("line 2: results[0].measurements[0].{flag}:"))
+                && e.contains(&format!("expected true or false, found {kind}")),
+            "{e}"
+        );
+    }
+    // Absent and null are not flags set.
+    let text = r#"{"results": [{"command": "x", "measurements": [
+        {"timed_out": null, "time_wall_clock": {"value": 0.1, "unit": "s"}}
+    ]}]}"#;
+    let d = parse_dataset(text, "run.json").unwrap();
+    assert_values(d.benchmarks[0].series("time_wall_clock").unwrap(), &[0.1]);
+}
+
+#[test]
+fn duplicate_benchmarks_are_refused_not_dropped() {
+    // The same name twice: whichever were kept, the other would go unjudged.
+    let text = r#"{"results": [
+      {"command": "x", "times": [0.1, 0.1]},
+      {"command": "x", "times": [9.0, 9.0]}
+    ]}"#;
+    let e = err(text);
+    assert!(
+        e.starts_with("line 3: results[1]: benchmark 'x' appears again (first as results[0])"),
+        "{e}"
+    );
+    // Same parameters in another order are the same benchmark; other
+    // values are another one.
+    let text = r#"{"results": [
+      {"command": "x", "parameters": {"a": "1", "b": "2"}, "times": [0.1]},
+      {"command": "x", "parameters": {"b": "2", "a": "1"}, "times": [0.2]}
+    ]}"#;
+    assert!(err(text).contains("with the same parameters"));
+    let text = r#"{"results": [
+      {"command": "x", "parameters": {"a": "1"}, "times": [0.1]},
+      {"command": "x", "parameters": {"a": "2"}, "times": [0.2]}
+    ]}"#;
+    assert_eq!(parse_dataset(text, "p.json").unwrap().benchmarks.len(), 2);
+}

@@ -13,9 +13,7 @@ use std::fmt::Write as _;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::analysis::comparison::{self as engine, format_confidence, format_p, Verdict};
-use crate::analysis::tables::{
-    is_gated_metric, Cell, CompareOptions, Comparison, MetricTable, Tables,
-};
+use crate::analysis::tables::{Cell, CompareOptions, Comparison, MetricTable, Tables};
 use crate::error::Error;
 use crate::metrics::Metric;
 use crate::report::markdown;
@@ -389,7 +387,7 @@ fn gate_lines(tables: &[MetricTable], failures: &[String], opts: &CompareOptions
     let limit = trim_float(format!("{limit:.2}"));
     let gated: Vec<&str> = tables
         .iter()
-        .filter(|t| !t.higher_is_better && is_gated_metric(&t.metric) && t.columns.len() > 1)
+        .filter(|t| t.is_gated() && t.columns.len() > 1)
         .map(|t| t.metric.as_str())
         .collect();
     let mut lines = Vec::new();

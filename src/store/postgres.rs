@@ -23,8 +23,6 @@ const COPY_FROM_ROWS: usize = 200;
 pub struct Postgres {
     client: Client,
     statements: HashMap<String, Statement>,
-    /// The password, scrubbed from every message in case a server echoes it.
-    password: Option<String>,
 }
 
 impl Postgres {
@@ -32,26 +30,21 @@ impl Postgres {
         let mut config = Config::from_str(url).map_err(|err| {
             StoreError(format!(
                 "store '{shown}': not a valid PostgreSQL URL: {}",
-                scrub_with(&err.to_string(), None)
+                one_line(&err.to_string())
             ))
         })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
         }
-        let password = config
-            .get_password()
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .filter(|p| !p.is_empty());
         let client = config.connect(NoTls).map_err(|err| {
             StoreError(format!(
                 "store '{shown}': cannot connect to PostgreSQL: {}",
-                scrub_with(&describe(&err), password.as_deref())
+                one_line(&describe(&err))
             ))
         })?;
         let mut pg = Postgres {
             client,
             statements: HashMap::new(),
-            password,
         };
         // A commit returns once the server has it, without waiting for its
         // disk: a killed cmdscope loses nothing committed, only a crash of
@@ -62,15 +55,11 @@ impl Postgres {
         Ok(pg)
     }
 
-    fn e(&self, err: postgres::Error) -> StoreError {
-        StoreError(scrub_with(&describe(&err), self.password.as_deref()))
-    }
-
     fn statement(&mut self, sql: &str) -> Result<Statement> {
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
-        let s = self.client.prepare(sql).map_err(|err| self.e(err))?;
+        let s = self.client.prepare(sql).map_err(pg_error)?;
         self.statements.insert(sql.to_string(), s.clone());
         Ok(s)
     }
@@ -82,6 +71,10 @@ impl Postgres {
             .map(|(v, ty)| typed(v, ty))
             .collect()
     }
+}
+
+fn pg_error(err: postgres::Error) -> StoreError {
+    StoreError(one_line(&describe(&err)))
 }
 
 /// `Error`'s Display is terse ("db error", "error connecting to server");
@@ -96,12 +89,13 @@ fn describe(err: &postgres::Error) -> String {
     }
 }
 
-fn scrub_with(text: &str, password: Option<&str>) -> String {
-    let mut t = super::redact(text).replace('\n', " ");
-    if let Some(p) = password {
-        t = t.replace(p, "***");
-    }
-    t
+/// The driver's message on one line. Its text is never searched for the
+/// password: the password is hidden where the location is printed (`shown`,
+/// redacted by parsing), and replacing its characters elsewhere would both
+/// mangle the message and tell them (a password `o` turns "connecting" into
+/// "c***nnecting"). Neither the driver nor the server echoes a password.
+fn one_line(text: &str) -> String {
+    text.replace('\n', " ")
 }
 
 /// A value as the Rust type the parameter's SQL type wants.
@@ -183,21 +177,21 @@ impl Backend for Postgres {
     }
 
     fn batch(&mut self, sql: &str) -> Result<()> {
-        self.client.batch_execute(sql).map_err(|err| self.e(err))
+        self.client.batch_execute(sql).map_err(pg_error)
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         let stmt = self.statement(sql)?;
         let bound = Self::bind(&stmt, params)?;
         let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-        self.client.execute(&stmt, &refs).map_err(|err| self.e(err))
+        self.client.execute(&stmt, &refs).map_err(pg_error)
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
         let stmt = self.statement(sql)?;
         let bound = Self::bind(&stmt, params)?;
         let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-        let rows = self.client.query(&stmt, &refs).map_err(|err| self.e(err))?;
+        let rows = self.client.query(&stmt, &refs).map_err(pg_error)?;
         rows.iter().map(read_row).collect()
     }
 
@@ -239,7 +233,7 @@ impl Postgres {
         let sink = self
             .client
             .copy_in(&format!("COPY {table} ({list}) FROM STDIN (FORMAT binary)"))
-            .map_err(|err| StoreError(scrub_with(&describe(&err), self.password.as_deref())))?;
+            .map_err(pg_error)?;
         let mut writer = BinaryCopyInWriter::new(sink, &types);
         for row in values.chunks(columns.len()) {
             let bound = row
@@ -248,13 +242,8 @@ impl Postgres {
                 .map(|(v, ty)| typed(v, ty))
                 .collect::<Result<Vec<_>>>()?;
             let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-            writer
-                .write(&refs)
-                .map_err(|err| StoreError(scrub_with(&describe(&err), self.password.as_deref())))?;
+            writer.write(&refs).map_err(pg_error)?;
         }
-        writer
-            .finish()
-            .map(drop)
-            .map_err(|err| StoreError(scrub_with(&describe(&err), self.password.as_deref())))
+        writer.finish().map(drop).map_err(pg_error)
     }
 }

@@ -2,7 +2,7 @@
 //! expanded by the same planning code `run` uses, plus the stable id and
 //! partition key of every cell.
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use super::file::{Benchmark, Suite};
 use super::partition::{fnv1a, Partition};
@@ -36,7 +36,12 @@ pub struct Planned {
 
 /// The `run` arguments of a benchmark, parsed as the command line would be.
 pub fn run_args(b: &Benchmark) -> Result<RunArgs> {
-    match Cli::parse_ordered(b.argv()) {
+    run_args_with(&mut Cli::command(), b)
+}
+
+/// [`run_args`] with a parser built once for many benchmarks.
+fn run_args_with(command: &mut clap::Command, b: &Benchmark) -> Result<RunArgs> {
+    match Cli::parse_ordered_with(command, b.argv()) {
         Ok(Cli {
             command: Command::Run(args),
         }) => Ok(*args),
@@ -70,8 +75,9 @@ pub fn defaults() -> RunArgs {
 /// Every benchmark of the suite with all its cells, in file order.
 pub fn plan(suite: &Suite) -> Result<Vec<Planned>> {
     let mut out = Vec::with_capacity(suite.benchmarks.len());
+    let mut command = Cli::command();
     for b in &suite.benchmarks {
-        let args = run_args(b)?;
+        let args = run_args_with(&mut command, b)?;
         let (cells, _) = crate::cli::cells::plan_cells(&args)
             .map_err(|e| b.position.error(format!("benchmark '{}': {e}", b.name)))?;
         let mut suite_cells: Vec<SuiteCell> = Vec::with_capacity(cells.len());
@@ -167,6 +173,36 @@ parameters = { m = { min = 1, max = 16, factor = 2 } }
 
     fn planned(text: &str) -> Vec<Planned> {
         plan(&super::super::file::parse(Path::new("s.toml"), text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn one_parser_for_every_benchmark_parses_each_as_a_fresh_one_would() {
+        // Options one benchmark sets must not leak into the next, and an
+        // error must not disturb the benchmarks after it.
+        let text = "[[benchmark]]\nname = 'a'\ncommand = 'x {s} {t}'\nruns = 3\nshell = true\n\
+             parameters = { s = { min = 1, max = 8, factor = 2 }, t = { min = 1, max = 5, step = 2 } }\n\
+             [[benchmark]]\nname = 'b'\ncommand = 'y'\n\
+             [[benchmark]]\nname = 'c'\ncommand = 'z {t}'\nparameters = { t = { min = 1, max = 3, step = 1 } }\n";
+        let suite = super::super::file::parse(Path::new("s.toml"), text).unwrap();
+        let p = plan(&suite).unwrap();
+        for (planned, b) in p.iter().zip(&suite.benchmarks) {
+            let fresh = run_args(b).unwrap();
+            assert_eq!(
+                format!("{:?}", planned.args),
+                format!("{fresh:?}"),
+                "{}",
+                b.name
+            );
+        }
+        let mut command = Cli::command();
+        let mut bad = suite.benchmarks[0].clone();
+        bad.options.push("--runs=many".into());
+        assert!(run_args_with(&mut command, &bad).is_err());
+        let after = run_args_with(&mut command, &suite.benchmarks[1]).unwrap();
+        assert_eq!(
+            format!("{after:?}"),
+            format!("{:?}", run_args(&suite.benchmarks[1]).unwrap())
+        );
     }
 
     #[test]

@@ -222,11 +222,12 @@ macro_rules! settings {
             pub warmup: Option<u64>,
             pub min_runs: Option<u64>,
             pub max_runs: Option<u64>,
-            pub min_time: Option<f64>,
-            pub precision: Option<f64>,
-            pub timeout: Option<f64>,
+            // Spanned: checked here, with the position, by `run`'s own rules.
+            pub min_time: Option<Spanned<f64>>,
+            pub precision: Option<Spanned<f64>>,
+            pub timeout: Option<Spanned<f64>>,
             pub stop_on_timeout: Option<bool>,
-            pub alpha: Option<f64>,
+            pub alpha: Option<Spanned<f64>>,
             pub order: Option<String>,
             pub seed: Option<u64>,
             pub reference: Option<String>,
@@ -298,20 +299,67 @@ impl fmt::Display for Position {
 }
 
 impl Position {
-    fn at(path: &Path, text: &str, offset: usize) -> Position {
-        let before = &text[..offset.min(text.len())];
-        let line = before.matches('\n').count() + 1;
-        let start = before.rfind('\n').map_or(0, |i| i + 1);
-        Position {
-            path: path.to_path_buf(),
-            line,
-            column: before[start..].chars().count() + 1,
-        }
-    }
-
     /// A usage error (exit 2) at this position.
     pub fn error(&self, message: impl fmt::Display) -> Error {
         Error::Usage(format!("{self}: {message}"))
+    }
+}
+
+/// Positions of byte offsets in one suite text. The line starts are found
+/// once, and a column is counted on from the previous lookup when that was
+/// earlier on the same line: benchmarks are looked up in file order, so a
+/// suite's positions cost one pass over the text, not one per benchmark
+/// (which made listing 20,000 benchmarks take seconds).
+struct Locator<'a> {
+    path: &'a Path,
+    text: &'a str,
+    /// Byte offset where each line starts.
+    line_starts: Vec<usize>,
+    /// The previous lookup: byte offset and its column.
+    last: std::cell::Cell<(usize, usize)>,
+    /// Bytes counted for columns so far (what the tests bound).
+    scanned: std::cell::Cell<usize>,
+}
+
+impl<'a> Locator<'a> {
+    fn new(path: &'a Path, text: &'a str) -> Locator<'a> {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Locator {
+            path,
+            text,
+            line_starts,
+            last: std::cell::Cell::new((0, 1)),
+            scanned: std::cell::Cell::new(0),
+        }
+    }
+
+    fn at(&self, offset: usize) -> Position {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        // The line holding `offset`: the last line start at or before it.
+        let line = self.line_starts.partition_point(|&s| s <= offset);
+        let start = self.line_starts[line - 1];
+        let (last, last_column) = self.last.get();
+        let (from, column) = if last >= start && last <= offset {
+            (last, last_column)
+        } else {
+            (start, 1)
+        };
+        let column = column + self.text[from..offset].chars().count();
+        self.scanned.set(self.scanned.get() + (offset - from));
+        self.last.set((offset, column));
+        Position {
+            path: self.path.to_path_buf(),
+            line,
+            column,
+        }
+    }
+
+    fn error(&self, offset: usize, message: impl fmt::Display) -> Error {
+        self.at(offset).error(message)
     }
 }
 
@@ -357,39 +405,56 @@ pub struct Suite {
     pub benchmarks: Vec<Benchmark>,
 }
 
-/// Reads and checks a suite file.
+/// Reads and checks a suite file: as results files are read (a regular
+/// file or a pipe, at most [`MAX_SUITE_BYTES`]), so `/dev/zero` or a FIFO
+/// nobody writes to cannot hang or exhaust cmdscope.
 pub fn load(path: &Path) -> Result<Suite> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+    let bytes = crate::import::input::read_limited(path, MAX_SUITE_BYTES)?;
+    let text = String::from_utf8(bytes).map_err(|e| Error::Parse {
         path: path.into(),
-        source,
+        message: format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ),
     })?;
     parse(path, &text)
 }
 
+/// Most bytes read from one suite file: some hundred times the size of a
+/// suite of 100,000 cells.
+pub const MAX_SUITE_BYTES: u64 = 64 << 20;
+
 /// Parses suite text; `path` only names it in messages.
 pub fn parse(path: &Path, text: &str) -> Result<Suite> {
+    let at = Locator::new(path, text);
     let raw: RawSuite = toml::from_str(text).map_err(|e| {
-        let pos = Position::at(path, text, e.span().map_or(0, |s| s.start));
-        pos.error(e.message().trim().replace('\n', " "))
+        at.error(
+            e.span().map_or(0, |s| s.start),
+            e.message().trim().replace('\n', " "),
+        )
     })?;
     if raw.benchmark.is_empty() {
-        return Err(Position::at(path, text, 0)
-            .error("no [[benchmark]] table: a suite needs at least one benchmark"));
+        return Err(at.error(
+            0,
+            "no [[benchmark]] table: a suite needs at least one benchmark",
+        ));
     }
     let mut benchmarks: Vec<Benchmark> = Vec::with_capacity(raw.benchmark.len());
+    // Name to the line it is first defined on.
+    let mut lines: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::with_capacity(raw.benchmark.len());
     for b in &raw.benchmark {
-        let position = Position::at(path, text, b.name.span().start);
+        let position = at.at(b.name.span().start);
         let name = b.name.get_ref().trim().to_string();
         if name.is_empty() {
             return Err(position.error("benchmark name is empty"));
         }
-        if let Some(other) = benchmarks.iter().find(|o| o.name == name) {
+        if let Some(first) = lines.insert(name.clone(), position.line) {
             return Err(position.error(format!(
-                "benchmark '{name}' is defined twice (first at line {})",
-                other.position.line
+                "benchmark '{name}' is defined twice (first at line {first})"
             )));
         }
-        benchmarks.push(benchmark(b, &raw.defaults, name, position, path, text)?);
+        benchmarks.push(benchmark(b, &raw.defaults, name, position, &at)?);
     }
     Ok(Suite {
         path: path.to_path_buf(),
@@ -402,19 +467,17 @@ fn benchmark(
     d: &Defaults,
     name: String,
     position: Position,
-    path: &Path,
-    text: &str,
+    at: &Locator,
 ) -> Result<Benchmark> {
     let commands = match (&b.command, &b.commands) {
         (Some(c), None) => vec![c.get_ref().clone()],
         (None, Some(c)) if !c.get_ref().is_empty() => c.get_ref().clone(),
-        (None, Some(c)) => {
-            return Err(Position::at(path, text, c.span().start).error("'commands' is empty"))
-        }
+        (None, Some(c)) => return Err(at.error(c.span().start, "'commands' is empty")),
         (Some(c), Some(_)) => {
-            return Err(Position::at(path, text, c.span().start).error(format!(
-                "benchmark '{name}' has both 'command' and 'commands': give one"
-            )))
+            return Err(at.error(
+                c.span().start,
+                format!("benchmark '{name}' has both 'command' and 'commands': give one"),
+            ))
         }
         (None, None) => {
             return Err(position.error(format!(
@@ -439,11 +502,33 @@ fn benchmark(
     o.value("--warmup", pick!(warmup));
     o.value("--min-runs", b.min_runs.as_ref().or(d_min));
     o.value("--max-runs", b.max_runs.as_ref().or(d_max));
-    o.value("--min-time", pick!(min_time));
-    o.value("--precision", pick!(precision));
-    o.value("--timeout", pick!(timeout));
+    // The numbers `run` checks only once it measures are checked here, by
+    // its rules, so a suite is refused whole before anything runs, with the
+    // position of the value (which may be in [defaults]).
+    let checked = |v: Option<&Spanned<f64>>, rule: fn(f64) -> Result<()>| -> Result<Option<f64>> {
+        match v {
+            Some(v) => match rule(*v.get_ref()) {
+                Ok(()) => Ok(Some(*v.get_ref())),
+                Err(e) => Err(at.error(v.span().start, format!("benchmark '{name}': {e}"))),
+            },
+            None => Ok(None),
+        }
+    };
+    o.value(
+        "--min-time",
+        checked(pick!(min_time), crate::cli::check_min_time)?.as_ref(),
+    );
+    o.value(
+        "--precision",
+        checked(pick!(precision), crate::cli::check_precision)?.as_ref(),
+    );
+    let timeout = |t: f64| crate::cli::seconds(t, "--timeout", false).map(drop);
+    o.value("--timeout", checked(pick!(timeout), timeout)?.as_ref());
     o.flag("--stop-on-timeout", pick!(stop_on_timeout));
-    o.value("--alpha", pick!(alpha));
+    o.value(
+        "--alpha",
+        checked(pick!(alpha), crate::cli::check_alpha)?.as_ref(),
+    );
     o.value("--order", pick!(order));
     o.value("--seed", pick!(seed));
     o.value("--reference", pick!(reference));
@@ -490,7 +575,7 @@ fn benchmark(
         }
     }
     if let Some(params) = &b.parameters {
-        let at = Position::at(path, text, params.span().start);
+        let at = at.at(params.span().start);
         // Scans first, then lists: the order `cmdscope run` combines them in;
         // each scan's step follows its -P, where `run` looks for it.
         for (pname, spec) in params.get_ref() {
@@ -717,6 +802,81 @@ ignore_failure = "1"
         let (_, params) = crate::cli::cells::plan_cells(&args).unwrap();
         let values: Vec<&[String]> = params.iter().map(|p| p.values.as_slice()).collect();
         assert_eq!(values, [&["1", "2", "4", "8"][..], &["1", "3", "5"][..]]);
+    }
+
+    #[test]
+    fn positions_are_found_in_one_pass_and_agree_with_counting() {
+        // Counting from the start of the text, as positions once were.
+        let naive = |text: &str, offset: usize| {
+            let before = &text[..offset];
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            (
+                before.matches('\n').count() + 1,
+                before[start..].chars().count() + 1,
+            )
+        };
+        let text = "ab\n\nλx = 'é'\n  [[b]]\nlast";
+        let at = Locator::new(Path::new("s.toml"), text);
+        let offsets: Vec<usize> = (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        // In order (as benchmarks are looked up), backwards and at random.
+        let mut order = offsets.clone();
+        order.extend(offsets.iter().rev());
+        order.extend(offsets.iter().map(|&i| offsets[(i * 7) % offsets.len()]));
+        for &i in &order {
+            let p = at.at(i);
+            assert_eq!((p.line, p.column), naive(text, i), "offset {i}");
+        }
+        // An offset inside a character or past the end is clamped, not a panic.
+        let p = at.at(text.find('λ').unwrap() + 1);
+        assert_eq!((p.line, p.column), (3, 1));
+        assert_eq!(at.at(usize::MAX).line, 5);
+    }
+
+    #[test]
+    fn looking_up_every_benchmark_in_order_reads_the_text_once() {
+        // Counting from the start for each benchmark read n²/2 lines.
+        let text: String = (0..2000)
+            .map(|i| format!("[[benchmark]]\nname = \"b{i}\"\ncommand = \"true\"\n"))
+            .collect();
+        let at = Locator::new(Path::new("s.toml"), &text);
+        for (k, (offset, _)) in text.match_indices("\"b").enumerate() {
+            let p = at.at(offset);
+            assert_eq!((p.line, p.column), (3 * k + 2, 8));
+        }
+        assert!(at.scanned.get() <= text.len(), "{} bytes", at.scanned.get());
+    }
+
+    #[test]
+    fn numbers_run_would_refuse_are_refused_at_their_position() {
+        let e = err("[[benchmark]]\nname = 'a'\ncommand = 'x'\nprecision = nan\n");
+        assert!(
+            e.starts_with("s.toml:4:13: benchmark 'a': --precision must be"),
+            "{e}"
+        );
+        let e = err("[defaults]\ntimeout = -inf\n[[benchmark]]\nname = 'a'\ncommand = 'x'\n");
+        assert!(
+            e.starts_with("s.toml:2:11: benchmark 'a': --timeout must be"),
+            "{e}"
+        );
+        let e = err("[[benchmark]]\nname = 'a'\ncommand = 'x'\nalpha = 2\n");
+        assert!(
+            e.starts_with("s.toml:4:9: benchmark 'a': --alpha must be"),
+            "{e}"
+        );
+        let e = err("[[benchmark]]\nname = 'a'\ncommand = 'x'\nmin_time = -1\n");
+        assert!(
+            e.starts_with("s.toml:4:12: benchmark 'a': --min-time must be"),
+            "{e}"
+        );
+        // A benchmark's own good value replaces a bad default it does not use.
+        let s = parse_text("[defaults]\nalpha = 0.9\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nalpha = 0.01\nprecision = 5\ntimeout = 3\n")
+            .unwrap();
+        let o = &s.benchmarks[0].options;
+        for want in ["--alpha=0.01", "--precision=5", "--timeout=3"] {
+            assert!(o.contains(&want.into()), "{want} in {o:?}");
+        }
     }
 
     #[test]

@@ -136,3 +136,47 @@ fn peak_memory_at_cmdscopes_floor_is_not_compared() {
     let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
     assert_eq!(c.result.verdict, Verdict::Slower, "{c:?}");
 }
+
+#[test]
+fn a_candidate_the_gate_compared_nothing_of_is_named() {
+    let d = vec![
+        dataset("old", vec![bench("a", vec![wall(0.1)])]),
+        dataset("judged", vec![bench("a", vec![wall(0.1)])]),
+        dataset("renamed", vec![bench("b", vec![wall(0.1)])]),
+    ];
+    // Without a gate there is nothing to refuse.
+    assert!(run(&d, &opts(None)).unjudged.is_empty());
+    let out = run(&d, &opts(Some(5.0)));
+    assert_eq!(out.unjudged.len(), 1, "{:?}", out.unjudged);
+    let line = &out.unjudged[0];
+    assert!(
+        line.starts_with("the gate compared nothing between 'old' and 'renamed'")
+            && line.contains("only in 'old': 'a'; only in 'renamed': 'b'"),
+        "{line}"
+    );
+    // Matched, but Go's sec/op against cmdscope's wall time.
+    let go = dataset(
+        "go",
+        vec![bench("a", vec![series("sec/op", "s", false, spread(0.1))])],
+    );
+    let out = run(&[d[0].clone(), go], &opts(Some(5.0)));
+    assert!(
+        out.unjudged[0].ends_with("(their wall times are not the same metric in the same unit)"),
+        "{:?}",
+        out.unjudged
+    );
+    // Many names are cut short, one line either way.
+    let many: Vec<Benchmark> = (0..10)
+        .map(|i| bench(&format!("n{i}"), vec![wall(0.1)]))
+        .collect();
+    let d = vec![
+        dataset("old", vec![bench("a", vec![wall(0.1)])]),
+        dataset("new", many),
+    ];
+    let out = run(&d, &opts(Some(5.0)));
+    assert!(
+        out.unjudged[0].contains("'n0', 'n1', 'n2' and 7 more"),
+        "{:?}",
+        out.unjudged
+    );
+}

@@ -237,12 +237,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
 
 /// `--min-time`, `--min-runs`/`--max-runs`, `--runs` and `--timeout`.
 fn limits(args: &RunArgs) -> Result<(Option<Duration>, RunPolicy)> {
-    if !(args.min_time.is_finite() && args.min_time >= 0.0) {
-        return Err(Error::Usage(format!(
-            "--min-time must be a non-negative number of seconds, got {}",
-            args.min_time
-        )));
-    }
+    crate::cli::check_min_time(args.min_time)?;
     if let (Some(min), Some(max)) = (args.min_runs, args.max_runs) {
         if min > max {
             return Err(Error::Usage(format!(
@@ -372,12 +367,10 @@ fn run_order(args: &RunArgs, cells: &[plan::Cell], quiet: bool) -> Result<Order>
 /// `--precision` as a fraction: the default unless `--runs` fixes the count.
 fn parse_precision(args: &RunArgs, order: Order) -> Result<Option<f64>> {
     let precision = match (args.precision, args.runs) {
-        (Some(p), _) if !(p.is_finite() && p > 0.0 && p < 100.0) => {
-            return Err(Error::Usage(format!(
-                "--precision must be a percentage between 0 and 100, got {p}"
-            )))
+        (Some(p), _) => {
+            crate::cli::check_precision(p)?;
+            Some(p / 100.0)
         }
-        (Some(p), _) => Some(p / 100.0),
         (None, None) => Some(comparison::DEFAULT_PRECISION),
         (None, Some(_)) => None,
     };
