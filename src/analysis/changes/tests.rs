@@ -343,3 +343,56 @@ fn an_episode_is_one_event_with_its_start_end_and_size() {
     assert!(a.open_regression().is_none());
     assert_eq!(a.newest_status, NewestStatus::NoChange);
 }
+
+/// The seeded locations that long histories are partitioned over find the
+/// changes the exact partition finds, on every simulated series: both are
+/// run on each, and the confirmed changes must be the same.
+#[test]
+fn seeded_locations_find_what_the_exact_partition_finds() {
+    let exact = Params::default();
+    let seeded = Params {
+        exact_up_to: 0,
+        ..exact
+    };
+    let mut differ = Vec::new();
+    for seed in [1, 2] {
+        for s in simulated::suite(seed) {
+            let at = |p: &Params| -> Vec<usize> {
+                detect(&s.sessions, p).iter().map(|c| c.index).collect()
+            };
+            let (a, b) = (at(&exact), at(&seeded));
+            if a != b {
+                differ.push(format!("{}: {a:?} against {b:?}", s.name));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "{differ:#?}");
+}
+
+/// A history of 10,000 sessions, partitioned over seeded locations: two
+/// steps and an episode of four sessions in the middle, each found where
+/// it is, and nothing else.
+#[test]
+fn a_long_history_keeps_its_steps_and_a_short_episode() {
+    let level = |i: usize| {
+        let mut v = 0.1;
+        if i >= 3000 {
+            v *= 1.10;
+        }
+        if (5000..5004).contains(&i) {
+            v *= 0.93;
+        }
+        if i >= 7000 {
+            v *= 0.95;
+        }
+        v
+    };
+    let h = history(11, 10_000, level);
+    assert!(h.len() > EXACT_UP_TO);
+    let points = change_points(&summaries(&h), &Params::default());
+    let want = [3000, 5000, 5004, 7000];
+    assert_eq!(points.len(), want.len(), "{points:?}");
+    for (got, want) in points.iter().zip(want) {
+        assert!(got.abs_diff(want) <= 1, "{points:?}");
+    }
+}
