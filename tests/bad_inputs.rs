@@ -569,6 +569,24 @@ fn readers_of_a_store_leave_nothing_beside_it_and_change_nothing() {
     }
 }
 
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// cmdscope as a user that permissions apply to: `nobody` when the tests
+/// run as root, who may write anywhere.
+fn unprivileged() -> Command {
+    if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(bin());
+        c
+    } else {
+        Command::new(bin())
+    }
+}
+
 #[test]
 fn a_store_in_a_directory_the_reader_cannot_write_is_read() {
     let dir = tempdir();
@@ -581,15 +599,7 @@ fn a_store_in_a_directory_the_reader_cannot_write_is_read() {
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
     // root writes anywhere: read as nobody then, who may not write there.
-    let mut cmd = if unsafe { libc::geteuid() } == 0 {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(bin());
-        c
-    } else {
-        Command::new(bin())
-    };
-    let o = cmd
+    let o = unprivileged()
         .args(["history", "--store"])
         .arg(&copy)
         .env("NO_COLOR", "1")
@@ -603,4 +613,200 @@ fn a_store_in_a_directory_the_reader_cannot_write_is_read() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
+}
+
+// A store that cmdscope must not (or cannot) change: a killed import, a
+// store file the user may not write, a store of an older schema.
+
+/// The names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_killed_import_leaves_each_session_whole_or_absent() {
+    // Big enough that an import takes a while: kills land while it writes.
+    const BENCHMARKS: usize = 200;
+    const RUNS: usize = 1000;
+    let dir = tempdir();
+    let results = dir.path().join("big.json");
+    let names: Vec<String> = (0..BENCHMARKS).map(|i| format!("bench {i}")).collect();
+    let data: Vec<(&str, Vec<f64>)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), times_around(0.001 * (i + 1) as f64, RUNS)))
+        .collect();
+    write_results_file(&results, &data);
+    let store = dir.path().join("s.sqlite");
+    let import = || {
+        Command::new(bin())
+            .arg("import")
+            .arg("--store")
+            .arg(&store)
+            .arg(&results)
+            .env("NO_COLOR", "1")
+            .env_remove("CMDSCOPE_STORE")
+            .env_remove("CMDSCOPE_NO_STORE")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run cmdscope")
+    };
+    let started = std::time::Instant::now();
+    assert!(import().wait().unwrap().success());
+    let whole = started.elapsed();
+    // Kills spread over an import's length; one that came too late (the
+    // import finished: a whole session) is tried again sooner.
+    let mut kills = 0;
+    for k in 1..=6 {
+        let mut delay = whole * k / 8;
+        for _ in 0..8 {
+            let mut child = import();
+            std::thread::sleep(delay);
+            let running = child.try_wait().unwrap().is_none();
+            if running {
+                child.kill().unwrap(); // SIGKILL
+            }
+            let status = child.wait().unwrap();
+            if running {
+                assert_eq!(
+                    std::os::unix::process::ExitStatusExt::signal(&status),
+                    Some(libc::SIGKILL)
+                );
+                kills += 1;
+                break;
+            }
+            delay /= 2;
+        }
+    }
+    assert_eq!(kills, 6, "imports killed");
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    let mut sessions = conn
+        .prepare(
+            "SELECT s.id, s.status, \
+             (SELECT COUNT(*) FROM cells c WHERE c.session_id = s.id), \
+             (SELECT COUNT(*) FROM runs r JOIN cells c ON r.cell_id = c.id \
+              WHERE c.session_id = s.id) FROM sessions s",
+        )
+        .unwrap();
+    let sessions: Vec<(i64, String, i64, i64)> = sessions
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(!sessions.is_empty());
+    for s in &sessions {
+        assert_eq!(
+            (s.1.as_str(), s.2, s.3),
+            ("finished", BENCHMARKS as i64, (BENCHMARKS * RUNS) as i64),
+            "session #{} of {} is not whole",
+            s.0,
+            sessions.len()
+        );
+    }
+    // No stray rows of a session that is gone.
+    let orphans: i64 = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM cells WHERE session_id NOT IN (SELECT id FROM sessions)) \
+             + (SELECT COUNT(*) FROM labels WHERE session_id NOT IN (SELECT id FROM sessions))",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0);
+}
+
+#[test]
+fn a_read_only_store_file_is_refused_by_writers_and_left_as_it_was() {
+    use std::os::unix::fs::PermissionsExt;
+    // Not under target/, which may sit in a checkout nobody cannot enter;
+    // the directory is writable by the user (only the store file is not),
+    // so SQLite could leave its -wal and -shm files there.
+    let dir = tempfile::Builder::new()
+        .prefix("cmdscope-ro-store")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    let store = store_with_a_session(dir.path());
+    std::fs::write(
+        dir.path().join("more.json"),
+        r#"{"results":[{"command":"b","times":[0.1,0.2,0.3]}]}"#,
+    )
+    .unwrap();
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    if is_root() {
+        std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+    }
+    let before = (listing(dir.path()), std::fs::read(&store).unwrap());
+    for args in [
+        &["run", "--runs", "1", "--style", "none", "true"][..],
+        &["import", "more.json"],
+    ] {
+        let o = unprivileged()
+            .args(args)
+            .arg("--store")
+            .arg(&store)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("CMDSCOPE_STORE")
+            .env_remove("CMDSCOPE_NO_STORE")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run cmdscope");
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("cannot write it"), "{args:?}: {err}");
+        let after = (listing(dir.path()), std::fs::read(&store).unwrap());
+        assert_eq!(after.0, before.0, "{args:?} left files beside the store");
+        assert!(after.1 == before.1, "{args:?} changed the store's bytes");
+    }
+}
+
+#[test]
+fn readers_refuse_a_store_of_an_older_schema_and_leave_it_unchanged() {
+    let dir = tempdir();
+    let store = store_with_a_session(dir.path());
+    // Back to what cmdscope wrote before migration 4.
+    rusqlite::Connection::open(&store)
+        .unwrap()
+        .execute_batch(
+            "ALTER TABLE sessions DROP COLUMN search; UPDATE schema_version SET version = 3",
+        )
+        .unwrap();
+    let before = (listing(dir.path()), std::fs::read(&store).unwrap());
+    let out = tempdir();
+    let html = out.path().join("r.html");
+    let html = html.to_str().unwrap();
+    for args in [
+        &["history"][..],
+        &["changes"],
+        &["report", "--html", html],
+        &["check", "--baseline", "a=b"],
+        &["status", "--run", "x"],
+    ] {
+        let o = with_store(&store, args);
+        one_line_error(&o, "has schema version 3, older than this cmdscope's (4)");
+        assert!(
+            stderr(&o).contains("(run, import) upgrades it"),
+            "{}",
+            stderr(&o)
+        );
+        let after = (listing(dir.path()), std::fs::read(&store).unwrap());
+        assert_eq!(after.0, before.0, "{args:?} left files beside the store");
+        assert!(after.1 == before.1, "{args:?} changed the store");
+        assert!(!out.path().join("r.html").exists());
+    }
+    // The next writer upgrades it; then it reads.
+    let more = dir.path().join("more.json");
+    std::fs::write(&more, r#"{"results":[{"command":"b","times":[0.1,0.2]}]}"#).unwrap();
+    ok(with_store(&store, &["import", more.to_str().unwrap()]));
+    let o = ok(with_store(&store, &["history"]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("3 runs") && text.contains("2 runs"), "{text}");
 }

@@ -596,3 +596,188 @@ fn suite_files_survive_anything_and_keep_what_was_written() {
         }
     });
 }
+
+// Stores: damaged SQLite store files fed to every command that opens one.
+
+/// What a damaged store holds in place of a good one.
+fn damage(rng: &mut ChaCha8Rng, good: &[u8], store: &std::path::Path) -> &'static str {
+    let write = |bytes: &[u8]| std::fs::write(store, bytes).unwrap();
+    match rng.random_range(0..8) {
+        0 => {
+            // Bit flips, half of them in the first page (header, schema).
+            let mut bytes = good.to_vec();
+            for _ in 0..rng.random_range(1..20) {
+                let end = if rng.random_bool(0.5) {
+                    4096.min(bytes.len())
+                } else {
+                    bytes.len()
+                };
+                let i = rng.random_range(0..end);
+                bytes[i] ^= 1 << rng.random_range(0..8);
+            }
+            write(&bytes);
+            "bit flips"
+        }
+        1 => {
+            write(&good[..rng.random_range(0..good.len())]);
+            "truncated"
+        }
+        2 => {
+            let c = rusqlite::Connection::open(store).unwrap();
+            c.execute_batch(
+                "CREATE TABLE moz_places (url TEXT); INSERT INTO moz_places VALUES ('x');",
+            )
+            .unwrap();
+            "a foreign database"
+        }
+        3 => {
+            // cmdscope's version table and nothing else, at a random version.
+            let c = rusqlite::Connection::open(store).unwrap();
+            c.execute_batch("CREATE TABLE schema_version (version BIGINT NOT NULL)")
+                .unwrap();
+            c.execute(
+                "INSERT INTO schema_version VALUES (?1)",
+                [rng.random_range(-2i64..6)],
+            )
+            .unwrap();
+            "a version table alone"
+        }
+        4 => {
+            write(b"");
+            "zero length"
+        }
+        5 => {
+            std::fs::create_dir(store).unwrap();
+            "a directory"
+        }
+        6 => {
+            let path = std::ffi::CString::new(store.to_str().unwrap()).unwrap();
+            // SAFETY: a valid path string.
+            assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+            "a FIFO"
+        }
+        _ => {
+            // A good store with one table's rows damaged behind SQLite's back.
+            write(good);
+            let c = rusqlite::Connection::open(store).unwrap();
+            c.execute_batch(
+                "PRAGMA journal_mode = DELETE; PRAGMA foreign_keys = OFF; \
+                 UPDATE sessions SET started_unix = 'x', status = '\u{1b}[2J' WHERE id = 1; \
+                 UPDATE cells SET parameters = '{', session_id = 99 WHERE id = 2; \
+                 DELETE FROM runs WHERE seq = 2;",
+            )
+            .unwrap();
+            "damaged rows"
+        }
+    }
+}
+
+/// The bytes at `path` (None for what is not a regular file).
+fn bytes_of(path: &std::path::Path) -> Option<Vec<u8>> {
+    // Not read when special: a FIFO would block.
+    std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .and_then(|_| std::fs::read(path).ok())
+}
+
+#[test]
+fn stores_survive_damage() {
+    let bin = env!("CARGO_BIN_EXE_cmdscope");
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let results = work.path().join("r.json");
+    std::fs::write(
+        &results,
+        r#"{"results":[{"command":"a","times":[0.1,0.2,0.3,0.2]},
+            {"command":"b","parameters":{"n":"2"},"times":[0.3,0.2,0.4,0.3]},
+            {"command":"c","times":[0.01,0.02,0.03,0.02]}]}"#,
+    )
+    .unwrap();
+    let good_store = work.path().join("good.sqlite");
+    for label in ["commit=a", "commit=b"] {
+        let o = std::process::Command::new(bin)
+            .args(["import", "--label", label, "--store"])
+            .arg(&good_store)
+            .arg(&results)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let good = std::fs::read(&good_store).unwrap();
+    let commands: &[(&[&str], bool)] = &[
+        (&["history"], true),
+        (&["changes"], true),
+        (&["report", "--html", "OUT/r.html"], true),
+        (&["check", "--baseline", "commit=a"], true),
+        (&["run", "--runs", "1", "--style", "none", "true"], false),
+    ];
+    let mut exits = [0u64; 3];
+    Budget::from_env(12).run("stores", |rng, n| {
+        let case = tempfile::tempdir_in(work.path()).unwrap();
+        let out = tempfile::tempdir_in(work.path()).unwrap();
+        let dir = case.path().join("d");
+        std::fs::create_dir(&dir).unwrap();
+        let store = dir.join("s.sqlite");
+        let what = damage(rng, &good, &store);
+        for (args, reader) in commands {
+            let before = (bytes_of(&store), std::fs::read_dir(&dir).unwrap().count());
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| a.replace("OUT", out.path().to_str().unwrap()))
+                .collect();
+            let stderr_path = out.path().join("stderr");
+            let mut child = std::process::Command::new(bin)
+                .args(&args)
+                .arg("--store")
+                .arg(&store)
+                .current_dir(out.path())
+                .env("NO_COLOR", "1")
+                .env("XDG_DATA_HOME", out.path())
+                .env_remove("CMDSCOPE_STORE")
+                .env_remove("CMDSCOPE_NO_STORE")
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::fs::File::create(&stderr_path).unwrap())
+                .spawn()
+                .unwrap();
+            // A hang is a failure: nothing here needs more than seconds.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let status = loop {
+                if let Some(s) = child.try_wait().unwrap() {
+                    break s;
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("case {n} ({what}): {args:?} hung");
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            let err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+            let code = status.code();
+            let about = format!("case {n} ({what}): {args:?} exit {code:?}: {err}");
+            assert!(matches!(code, Some(0..=2)), "{about}");
+            exits[code.unwrap() as usize] += 1;
+            assert!(!err.contains("panicked"), "{about}");
+            if code == Some(2) {
+                assert_eq!(err.lines().count(), 1, "{about}");
+                assert!(err.starts_with("cmdscope: error: "), "{about}");
+            }
+            if *reader {
+                let after = (bytes_of(&store), std::fs::read_dir(&dir).unwrap().count());
+                assert!(
+                    after == before,
+                    "case {n} ({what}): {args:?} changed the store ({} bytes, {} files, were {}, {}): {err}",
+                    after.0.as_ref().map_or(0, Vec::len),
+                    after.1,
+                    before.0.as_ref().map_or(0, Vec::len),
+                    before.1
+                );
+            }
+        }
+    });
+    eprintln!(
+        "fuzz stores-exits: {} commands exited 0, {} exited 1, {} exited 2",
+        exits[0], exits[1], exits[2]
+    );
+}

@@ -1,4 +1,5 @@
-//! `cmdscope import`: stores results files as sessions, one per file.
+//! `cmdscope import`: stores results files as sessions, one per file, all
+//! of them in one transaction (every file's session, or none).
 //!
 //! Works on the format-neutral [`Dataset`]: series named after a cmdscope
 //! metric (hyperfine's `time_wall_clock`, ...) become columns of the runs,
@@ -36,27 +37,37 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     let mut store = open_required(false, args.store.store.as_deref())?;
     let machine = Machine::current();
-    for (file, d) in datasets {
-        let (id, runs) = store_dataset(
-            &mut store,
-            &d,
-            &labels,
-            &machine,
-            &format!("cmdscope import {}", file.display()),
-        )?;
-        crate::output::print(&crate::output::escape_controls(&format!(
-            "{}: {} ({}) stored as session #{id}: {} benchmark{}, {runs} runs\n",
-            store.location(),
-            file.display(),
-            d.format,
-            d.benchmarks.len(),
-            if d.benchmarks.len() == 1 { "" } else { "s" }
-        )));
+    // One transaction for the whole invocation: an import that fails or is
+    // killed stores none of its files, so it can simply be run again.
+    let lines = store.atomically(|store| -> Result<Vec<String>> {
+        let mut lines = Vec::new();
+        for (file, d) in &datasets {
+            let (id, runs) = store_dataset(
+                store,
+                d,
+                &labels,
+                &machine,
+                &format!("cmdscope import {}", file.display()),
+            )?;
+            lines.push(format!(
+                "{}: {} ({}) stored as session #{id}: {} benchmark{}, {runs} runs\n",
+                store.location(),
+                file.display(),
+                d.format,
+                d.benchmarks.len(),
+                if d.benchmarks.len() == 1 { "" } else { "s" }
+            ));
+        }
+        Ok(lines)
+    })?;
+    for line in lines {
+        crate::output::print(&crate::output::escape_controls(&line));
     }
     Ok(exit::OK)
 }
 
-/// Stores one dataset as a finished session; returns its id and the number of runs.
+/// Stores one dataset as a finished session; returns its id and the number
+/// of runs. Run it inside [`Store::atomically`] to store all of it or nothing.
 pub fn store_dataset(
     store: &mut Store,
     d: &Dataset,

@@ -376,6 +376,8 @@ pub struct ExtraSeries {
 pub struct Store {
     db: Box<dyn Backend>,
     location: String,
+    /// Inside [`Store::atomically`]: writes join its transaction.
+    in_transaction: bool,
 }
 
 const RUN_FIXED: &[&str] = &[
@@ -447,18 +449,17 @@ impl Store {
     }
 
     /// Opens an existing store for reading (history, check, report):
-    /// nothing is created, and a database that is not a cmdscope store is
-    /// refused unchanged. A store written by an older cmdscope is migrated
-    /// like a writer would (it is ours to upgrade).
+    /// nothing is created or changed, and a database that is not a cmdscope
+    /// store is refused. So is a store of an older schema: a reader does not
+    /// upgrade it (the store may be shared, or a copy meant to stay as it
+    /// is), and reading every old schema would be a second implementation
+    /// of each migration; the next writer upgrades it.
     pub fn open_read_only(location: &Location) -> Result<Store> {
         let mut store = Store::connect(location, true)?;
         match Self::version(store.db.as_mut()) {
             Ok(v) if v == LATEST => Ok(store),
             Ok(v) if v > LATEST => Err(store.newer(v)),
-            Ok(v) if v > 0 => {
-                drop(store);
-                Store::open(location)
-            }
+            Ok(v) if v > 0 => Err(store.older(v)),
             _ => Err(StoreError(format!(
                 "store '{}': not a cmdscope store (no schema version)",
                 store.location
@@ -480,6 +481,7 @@ impl Store {
         Ok(Store {
             db,
             location: shown,
+            in_transaction: false,
         })
     }
 
@@ -492,18 +494,57 @@ impl Store {
         StoreError(format!("store '{}': {what}: {}", self.location, e.0))
     }
 
-    /// Runs `f` in a write transaction, rolled back on error.
+    /// Runs `f` in a write transaction, rolled back on error; inside
+    /// [`Store::atomically`], as part of its transaction.
     fn write<T>(&mut self, f: impl FnOnce(&mut dyn Backend) -> Result<T>) -> Result<T> {
+        if self.in_transaction {
+            return f(self.db.as_mut());
+        }
         let begin = self.db.dialect().begin_write();
         self.db.batch(begin)?;
-        match f(self.db.as_mut()) {
-            Ok(v) => {
-                if let Err(e) = self.db.batch("COMMIT") {
+        let result = f(self.db.as_mut());
+        self.end_transaction(result, |e| e)
+    }
+
+    /// Runs `f` in one write transaction: the store gets every write `f`
+    /// makes or, when `f` fails or the process dies before the commit, none
+    /// of them.
+    pub fn atomically<T, E: From<StoreError>>(
+        &mut self,
+        f: impl FnOnce(&mut Store) -> Result<T, E>,
+    ) -> Result<T, E> {
+        if self.in_transaction {
+            return f(self);
+        }
+        let location = self.location.clone();
+        let fail = move |what: &str, e: StoreError| {
+            StoreError(format!("store '{location}': {what}: {}", e.0))
+        };
+        let begin = self.db.dialect().begin_write();
+        self.db
+            .batch(begin)
+            .map_err(|e| E::from(fail("cannot start a transaction", e)))?;
+        self.in_transaction = true;
+        let result = f(self);
+        self.in_transaction = false;
+        self.end_transaction(result, |e| fail("cannot commit", e))
+    }
+
+    /// Commits after `result`, or rolls back after its error (returned as
+    /// it is); a failed commit is rolled back and named by `commit_error`.
+    fn end_transaction<T, E: From<StoreError>>(
+        &mut self,
+        result: Result<T, E>,
+        commit_error: impl FnOnce(StoreError) -> StoreError,
+    ) -> Result<T, E> {
+        match result {
+            Ok(v) => match self.db.batch("COMMIT") {
+                Ok(()) => Ok(v),
+                Err(e) => {
                     let _ = self.db.batch("ROLLBACK");
-                    return Err(e);
+                    Err(commit_error(e).into())
                 }
-                Ok(v)
-            }
+            },
             Err(e) => {
                 let _ = self.db.batch("ROLLBACK");
                 Err(e)
@@ -526,6 +567,15 @@ impl Store {
              upgrade cmdscope (the store was left unchanged)",
             self.location,
             env!("CARGO_PKG_VERSION")
+        ))
+    }
+
+    fn older(&self, v: i64) -> StoreError {
+        StoreError(format!(
+            "store '{}' has schema version {v}, older than this cmdscope's ({LATEST}), and \
+             readers leave it unchanged: the next command that writes it (run, import) \
+             upgrades it",
+            self.location
         ))
     }
 

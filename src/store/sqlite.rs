@@ -199,9 +199,14 @@ impl Sqlite {
         .map_err(|err| fail("cannot open", e(err)))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|err| fail("cannot open", e(err)))?;
-        let tidy = (quiet && !immutable).then(|| path.to_path_buf());
-        match contents(&conn).map_err(|err| fail("cannot open", e(err)))? {
-            Contents::Store => Ok(Sqlite { conn, tidy }),
+        // Made before the first read, so that a store refused below (or
+        // too damaged to read) is tidied too.
+        let db = Sqlite {
+            conn,
+            tidy: (quiet && !immutable).then(|| path.to_path_buf()),
+        };
+        match contents(&db.conn).map_err(|err| fail("cannot open", e(err)))? {
+            Contents::Store => Ok(db),
             Contents::Empty => Err(StoreError(format!(
                 "store '{shown}': not a cmdscope store (an empty database)"
             ))),
@@ -222,6 +227,15 @@ impl Sqlite {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|err| fail("cannot open", e(err)))?;
+        // SQLite quietly opens a file it may not write read-only; the first
+        // read would then create `-wal` and `-shm` beside it and the first
+        // write fail. Refused now, before anything is read, nothing is left.
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(StoreError(format!(
+                "store '{shown}': cannot write it (the file, or its file system, is read-only \
+                 for this user); it was left unchanged"
+            )));
+        }
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|err| fail("cannot open", e(err)))?;
         if contents(&conn).map_err(|err| fail("cannot open", e(err)))? == Contents::Foreign {
