@@ -111,7 +111,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
                     &format!(
                         "results from this machine ({} [{}]); run `cmdscope run` first",
                         here.hostname,
-                        &here.fingerprint()[..12]
+                        crate::store::short_fingerprint(&here.fingerprint())
                     ),
                 )
             })?
@@ -131,7 +131,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
                 &format!(
                     "baseline session labelled {key}={value} on machine {} [{}] (other than session #{})",
                     current.machine.hostname,
-                    current.fingerprint.get(..12).unwrap_or(&current.fingerprint),
+                    crate::store::short_fingerprint(&current.fingerprint),
                     current.id
                 ),
             )
@@ -258,10 +258,7 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
                 "finished sessions before session #{} on machine {} [{}] with its benchmarks",
                 current.id,
                 current.machine.hostname,
-                current
-                    .fingerprint
-                    .get(..12)
-                    .unwrap_or(&current.fingerprint)
+                crate::store::short_fingerprint(&current.fingerprint)
             ),
         ));
     }

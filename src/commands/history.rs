@@ -108,7 +108,7 @@ pub fn session_line(s: &StoredSession) -> String {
         s.started.replace('T', " "),
         status,
         s.machine.hostname,
-        s.fingerprint.get(..12).unwrap_or(&s.fingerprint),
+        crate::store::short_fingerprint(&s.fingerprint),
         source,
         if labels.is_empty() { "" } else { "  " },
         labels.join(" ")

@@ -84,7 +84,7 @@ fn shift_text(s: &MachineShift) -> String {
         s.benchmarks.len(),
         s.of,
         s.hostname,
-        s.fingerprint.get(..12).unwrap_or(&s.fingerprint),
+        crate::store::short_fingerprint(&s.fingerprint),
         s.point.describe()
     )
 }
@@ -109,7 +109,7 @@ fn heading(h: &History) -> String {
         h.benchmark,
         metric_name(h),
         h.hostname,
-        h.fingerprint.get(..12).unwrap_or(&h.fingerprint),
+        crate::store::short_fingerprint(&h.fingerprint),
         h.points.len(),
         if h.points.len() == 1 {
             "point"
@@ -201,7 +201,7 @@ pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
         let machine = format!(
             "{} `{}`",
             md(&h.hostname),
-            h.fingerprint.get(..12).unwrap_or(&h.fingerprint)
+            crate::store::short_fingerprint(&h.fingerprint)
         );
         for (c, newest) in a
             .changes

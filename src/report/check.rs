@@ -161,7 +161,7 @@ pub fn markdown(rows: &[Row], ctx: &Context) -> String {
         md(&describe(ctx.current)),
         md(&describe(ctx.baseline)),
         md(&ctx.current.machine.hostname),
-        ctx.current.fingerprint.get(..12).unwrap_or(&ctx.current.fingerprint),
+        crate::store::short_fingerprint(&ctx.current.fingerprint),
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
         ctx.alpha
@@ -290,7 +290,7 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
         if label_text.is_empty() { "" } else { ", " },
         label_text.join(" "),
         current.machine.hostname,
-        current.fingerprint.get(..12).unwrap_or(&current.fingerprint),
+        crate::store::short_fingerprint(&current.fingerprint),
         ctx.window,
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },

@@ -75,7 +75,7 @@ fn machine(h: &History) -> String {
     format!(
         "{} [{}]",
         h.hostname,
-        h.fingerprint.get(..12).unwrap_or(&h.fingerprint)
+        crate::store::short_fingerprint(&h.fingerprint)
     )
 }
 

@@ -146,6 +146,17 @@ pub fn hooks_shared(cells: &[Cell]) -> bool {
     real.all(|c| c.hooks.setup == first.hooks.setup && c.hooks.cleanup == first.hooks.cleanup)
 }
 
+/// Interleaved order for these cells, or the one error that says why not.
+pub fn check_interleaved_hooks(cells: &[Cell]) -> Result<()> {
+    if hooks_shared(cells) {
+        Ok(())
+    } else {
+        Err(Error::Usage(
+            "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
+        ))
+    }
+}
+
 /// Receives every measured run as soon as it is made (before the next run
 /// starts), e.g. to commit it to the results store so that a killed
 /// session keeps its finished runs. `cell` indexes `RunOptions::cells`;
@@ -277,11 +288,11 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     // interleaved order (only allowed when every cell has the same hooks)
     // one setup before all runs and one cleanup after them.
     let interleaved = opts.order == Order::Interleaved;
-    if interleaved && !hooks_shared(&opts.cells) {
-        progress.event(Event::Finished);
-        return Err(Error::Usage(
-            "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
-        ));
+    if interleaved {
+        if let Err(e) = check_interleaved_hooks(&opts.cells) {
+            progress.event(Event::Finished);
+            return Err(e);
+        }
     }
     // The cell whose setup has run and whose cleanup is due.
     let mut set_up: Option<usize> = None;

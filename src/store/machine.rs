@@ -57,7 +57,7 @@ impl Machine {
         ((self.memory_bytes as f64) / (1u64 << 30) as f64).round() as i64
     }
 
-    /// Stable identity hash: 16 hex digits.
+    /// Stable identity hash: 16 hex digits (shown as [`short_fingerprint`]).
     pub fn fingerprint(&self) -> String {
         let text = format!(
             "cpu={}\ncores={}\nmemory_gib={}\nkernel={}\nhost={}",
@@ -69,6 +69,12 @@ impl Machine {
         );
         format!("{:016x}", fnv1a(text.as_bytes()))
     }
+}
+
+/// A fingerprint as every output shows it: its first 12 hex digits, enough
+/// to tell machines apart on one screen (the whole one when shorter).
+pub fn short_fingerprint(fingerprint: &str) -> &str {
+    fingerprint.get(..12).unwrap_or(fingerprint)
 }
 
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {

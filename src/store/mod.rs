@@ -22,7 +22,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::metrics::{Metric, Sample};
 use crate::run::plan::Cell;
-pub use machine::Machine;
+pub use machine::{short_fingerprint, Machine};
 pub use redact::redact;
 use schema::{Dialect, LATEST, METRIC_COLUMNS};
 

@@ -346,10 +346,9 @@ fn check_exports(args: &RunArgs, parameters: &[Parameter]) -> Result<usize> {
 /// `--order`, or interleaved unless the commands' hooks differ.
 fn run_order(args: &RunArgs, cells: &[plan::Cell], quiet: bool) -> Result<Order> {
     Ok(match args.order {
-        Some(Order::Interleaved) if !runner::hooks_shared(cells) => {
-            return Err(Error::Usage(
-                "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
-            ))
+        Some(Order::Interleaved) => {
+            runner::check_interleaved_hooks(cells)?;
+            Order::Interleaved
         }
         Some(order) => order,
         None if !runner::hooks_shared(cells) => {
