@@ -64,6 +64,7 @@ fn bench(location: &Location, total: usize, report_path: &std::path::Path) -> Re
                 shell: None,
                 machine: machine.clone(),
                 labels: vec![("session".into(), s.to_string())],
+                settings: None,
             })
             .map_err(e)?;
         let new: Vec<NewCell> = (0..cells)
@@ -140,6 +141,7 @@ fn bench(location: &Location, total: usize, report_path: &std::path::Path) -> Re
             shell: None,
             machine,
             labels: vec![],
+            settings: None,
         })
         .map_err(e)?;
     let cell = store

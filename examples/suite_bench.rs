@@ -195,6 +195,7 @@ fn merged_report(store: &str, dir: &Path) -> Result<(), String> {
                         ("cmdscope.partition".into(), format!("{k}/8")),
                         ("cmdscope.benchmark".into(), format!("b{k}-{b}")),
                     ],
+                    settings: None,
                 })
                 .map_err(e)?;
             let new: Vec<NewCell> = (0..5)

@@ -698,6 +698,7 @@ mod tests {
                     .into(),
             ),
             search: None,
+            settings: None,
         }
     }
 

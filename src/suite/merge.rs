@@ -87,6 +87,8 @@ pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
         // Each partition checked its own machine: no one list stands for all.
         preflight: None,
         search: None,
+        // Each benchmark ran with its own settings: no one value stands for all.
+        settings: None,
     })
 }
 
@@ -141,6 +143,7 @@ mod tests {
             shell_overhead: None,
             preflight: None,
             search: None,
+            settings: None,
             fingerprint: "f".into(),
             machine: Machine {
                 hostname: format!("h{id}"),
