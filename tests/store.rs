@@ -1141,6 +1141,70 @@ fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
 }
 
 #[test]
+fn a_report_shows_the_settings_its_session_ran_with() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("settings.db");
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "6",
+            "--alpha",
+            "0.01",
+            "--precision",
+            "5",
+            "--style",
+            "none",
+            "-n",
+            "one",
+            "true",
+            "-n",
+            "two",
+            "true",
+            "--reference-name",
+            "two",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let settings_row = |page: &str| -> String {
+        page.split("<th>Settings</th><td>")
+            .nth(1)
+            .and_then(|rest| rest.split("</td>").next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    // The report is made without those flags: the stored settings, not
+    // today's defaults (alpha 0.05, ±1 %, the first command).
+    let html = dir.path().join("r.html");
+    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(
+        settings_row(&page),
+        "alpha 0.01, precision ±5 %, reference &#39;two&#39;"
+    );
+    assert!(page.contains("Comparisons with two"), "{page}");
+    assert!(!page.contains("read back"), "{page}");
+    // The same session without its stored settings (as stored before they
+    // were kept): read back from its command line, and said so once.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("UPDATE sessions SET settings = NULL", [])
+        .unwrap();
+    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(settings_row(&page), "");
+    assert_eq!(
+        page.matches("read back from its command line").count(),
+        1,
+        "{page}"
+    );
+}
+
+#[test]
 fn a_searchs_stored_runs_are_its_values_runs_with_the_shell_taken_out() {
     // A command that needs a shell: the runs streamed raw are replaced at
     // the end by the values with the shell's start-up subtracted, each in

@@ -92,6 +92,24 @@ pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
     })
 }
 
+/// The suite's name of the benchmark each cell of the run's sessions was
+/// measured in, by stored cell id: from the session's stored settings, or
+/// for a session stored before they were kept, its benchmark label.
+pub fn benchmarks(sessions: &[StoredSession]) -> std::collections::HashMap<i64, String> {
+    let mut names = std::collections::HashMap::new();
+    for s in sessions {
+        let name = s
+            .settings
+            .as_ref()
+            .and_then(|settings| settings.benchmark.as_deref())
+            .or(s.label(BENCHMARK_LABEL));
+        if let Some(name) = name {
+            names.extend(s.cells.iter().map(|c| (c.id, name.to_string())));
+        }
+    }
+    names
+}
+
 /// The merged session of a run, or a usage error naming the store.
 pub fn merged(store: &mut Store, run_id: &str) -> Result<StoredSession> {
     let sessions = sessions(store, run_id)?;
