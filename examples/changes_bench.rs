@@ -90,6 +90,7 @@ fn fill(store: &mut Store, sessions: usize, benchmarks: usize, runs: usize) -> R
                 shell: None,
                 machine: Machine::current(),
                 labels: vec![("commit".into(), format!("c{s}"))],
+                settings: None,
             })
             .map_err(|e| e.0)?;
         let ids = store.add_cells(id, &cells).map_err(|e| e.0)?;

@@ -47,6 +47,7 @@ fn write(dir: &std::path::Path, seed: u64) -> Result<(), String> {
                 shell: None,
                 machine: Machine::current(),
                 labels: vec![("point".into(), s.to_string())],
+                settings: None,
             })
             .map_err(|e| e.0)?;
         let ids = store.add_cells(id, &cells).map_err(|e| e.0)?;

@@ -64,6 +64,7 @@ fn bench(location: &Location, total: usize, report_path: &std::path::Path) -> Re
                 shell: None,
                 machine: machine.clone(),
                 labels: vec![("session".into(), s.to_string())],
+                settings: None,
             })
             .map_err(e)?;
         let new: Vec<NewCell> = (0..cells)
@@ -117,8 +118,8 @@ fn bench(location: &Location, total: usize, report_path: &std::path::Path) -> Re
         .into_iter()
         .next()
         .ok_or("no session")?;
-    let data =
-        cmdscope::commands::report::gather(&mut store, latest, 50).map_err(|x| x.to_string())?;
+    let data = cmdscope::commands::report::gather(&mut store, latest, 50, true)
+        .map_err(|x| x.to_string())?;
     let html = cmdscope::report::html::render(&data);
     cmdscope::output::write_file(report_path, html.as_bytes()).map_err(|x| x.to_string())?;
     let report = start.elapsed().as_secs_f64();
@@ -140,6 +141,7 @@ fn bench(location: &Location, total: usize, report_path: &std::path::Path) -> Re
             shell: None,
             machine,
             labels: vec![],
+            settings: None,
         })
         .map_err(e)?;
     let cell = store

@@ -195,6 +195,7 @@ fn merged_report(store: &str, dir: &Path) -> Result<(), String> {
                         ("cmdscope.partition".into(), format!("{k}/8")),
                         ("cmdscope.benchmark".into(), format!("b{k}-{b}")),
                     ],
+                    settings: None,
                 })
                 .map_err(e)?;
             let new: Vec<NewCell> = (0..5)
@@ -240,7 +241,8 @@ fn merged_report(store: &str, dir: &Path) -> Result<(), String> {
     let status_time = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let merged = cmdscope::suite::merge::merged(&mut s, &run).map_err(|x| x.to_string())?;
-    let data = cmdscope::commands::report::gather(&mut s, merged, 50).map_err(|x| x.to_string())?;
+    let data =
+        cmdscope::commands::report::gather(&mut s, merged, 50, false).map_err(|x| x.to_string())?;
     let html = cmdscope::report::html::render(&data);
     let path = dir.join("merged.html");
     cmdscope::output::write_file(&path, html.as_bytes()).map_err(|x| x.to_string())?;

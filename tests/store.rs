@@ -1035,7 +1035,8 @@ fn a_version_3_store_upgrades_and_keeps_its_sessions() {
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(
-            "ALTER TABLE sessions DROP COLUMN search; UPDATE schema_version SET version = 3",
+            "ALTER TABLE sessions DROP COLUMN search; ALTER TABLE sessions DROP COLUMN settings; \
+             UPDATE schema_version SET version = 3",
         )
         .unwrap();
     }
@@ -1046,7 +1047,7 @@ fn a_version_3_store_upgrades_and_keeps_its_sessions() {
         conn.query_row("SELECT version FROM schema_version", [], |r| r.get(0))
             .unwrap()
     };
-    assert_eq!(version(), 4, "opening migrated it");
+    assert_eq!(version(), 5, "opening migrated it");
     assert_eq!(before[0].search, None);
     assert_eq!(before[0].cells[0].runs, 3, "its runs kept");
     // A search lands in the upgraded store.
@@ -1060,6 +1061,147 @@ fn a_version_3_store_upgrades_and_keeps_its_sessions() {
     assert_eq!(after.len(), 2);
     assert_eq!(after[1], before[0], "the old session unchanged");
     assert_stored_search(after[0].search.as_ref().unwrap(), &read_json(&out));
+}
+
+#[test]
+fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("v4.db");
+    let o = with_store(&db, &["run", "--runs", "3", "--style", "none", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Back to what cmdscope wrote before the settings' column.
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE sessions DROP COLUMN settings; UPDATE schema_version SET version = 4",
+        )
+        .unwrap();
+    }
+    // Readers refuse it untouched; the next run migrates it.
+    let o = with_store(&db, &["history"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("older than this cmdscope's"),
+        "{}",
+        stderr(&o)
+    );
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "4",
+            "--alpha",
+            "0.01",
+            "--precision",
+            "5",
+            "--style",
+            "none",
+            "-n",
+            "yes",
+            "true",
+            "-n",
+            "no",
+            "false",
+            "-i",
+            "--reference-name",
+            "no",
+            "--export-json",
+            "-",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let version: i64 = conn
+        .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 5, "the run migrated it");
+    let sessions = open(&db).sessions(&Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(sessions[1].settings, None, "the old session has none");
+    let s = sessions[0]
+        .settings
+        .as_ref()
+        .expect("the new session's settings");
+    assert_eq!(s.alpha, 0.01);
+    assert_eq!(s.precision, Some(0.05));
+    assert!(s.looks, "interleaved with a precision: sequential looks");
+    let names: Vec<&str> = s.cells.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["yes", "no"]);
+    assert_eq!((s.reference, s.named_reference), (1, true));
+    assert_eq!(s.policy.exact, Some(4));
+    assert_eq!(s.metric, "time_wall_clock");
+    assert_eq!(s.benchmark, None);
+    assert_eq!(s.exports.len(), 1);
+    assert_eq!(
+        (s.exports[0].format.as_str(), s.exports[0].path.as_str()),
+        ("json", "-")
+    );
+}
+
+#[test]
+fn a_report_shows_the_settings_its_session_ran_with() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("settings.db");
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "6",
+            "--alpha",
+            "0.01",
+            "--precision",
+            "5",
+            "--style",
+            "none",
+            "-n",
+            "one",
+            "true",
+            "-n",
+            "two",
+            "true",
+            "--reference-name",
+            "two",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let settings_row = |page: &str| -> String {
+        page.split("<th>Settings</th><td>")
+            .nth(1)
+            .and_then(|rest| rest.split("</td>").next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    // The report is made without those flags: the stored settings, not
+    // today's defaults (alpha 0.05, ±1 %, the first command).
+    let html = dir.path().join("r.html");
+    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(
+        settings_row(&page),
+        "alpha 0.01, precision ±5 %, reference &#39;two&#39;"
+    );
+    assert!(page.contains("Comparisons with two"), "{page}");
+    assert!(!page.contains("read back"), "{page}");
+    // The same session without its stored settings (as stored before they
+    // were kept): read back from its command line, and said so once.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("UPDATE sessions SET settings = NULL", [])
+        .unwrap();
+    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(settings_row(&page), "");
+    assert_eq!(
+        page.matches("read back from its command line").count(),
+        1,
+        "{page}"
+    );
 }
 
 #[test]

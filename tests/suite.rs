@@ -666,3 +666,74 @@ fn numbers_run_refuses_are_refused_before_anything_runs_with_their_position() {
     // Nothing was started: the store was never even opened.
     assert!(!d.join("store.db").exists());
 }
+
+#[test]
+fn a_runs_merged_report_names_every_cell_by_its_benchmark() {
+    // `sleep 0.001` is a cell of benchmark `a` and of the sweep: the merged
+    // report tells them apart by the benchmarks' names.
+    let dir = tempdir();
+    let d = dir.path();
+    let s = d.join("named.toml");
+    std::fs::write(
+        &s,
+        r#"
+[defaults]
+runs = 2
+
+[[benchmark]]
+name = "a"
+command = "sleep 0.001"
+
+[[benchmark]]
+name = "sweep"
+command = "sleep 0.00{n}"
+parameters = { n = [1, 2] }
+"#,
+    )
+    .unwrap();
+    let s = s.to_str().unwrap();
+    ok(cs(
+        d,
+        &["run", "--suite", s, "--run-id", "named", "--style", "none"],
+    )
+    .output()
+    .unwrap());
+    let html = d.join("named.html");
+    ok(cs(
+        d,
+        &["report", "--run", "named", "--html", html.to_str().unwrap()],
+    )
+    .output()
+    .unwrap());
+    let page = std::fs::read_to_string(&html).unwrap();
+    for name in ["a: sleep 0.001", "sweep: sleep 0.001", "sweep: sleep 0.002"] {
+        assert!(page.contains(&format!("<td>{name}</td>")), "{name}: {page}");
+    }
+    assert!(!page.contains("could not be read back"), "{page}");
+    // A benchmark's own session reports the settings the suite gave it.
+    let own = d.join("own.html");
+    ok(cs(
+        d,
+        &[
+            "report",
+            "--label",
+            "cmdscope.benchmark=sweep",
+            "--html",
+            own.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap());
+    let page = std::fs::read_to_string(&own).unwrap();
+    let settings = page
+        .split("<th>Settings</th><td>")
+        .nth(1)
+        .and_then(|rest| rest.split("</td>").next())
+        .unwrap_or_default();
+    assert!(
+        settings.starts_with("alpha 0.05, a fixed run count, reference ")
+            && settings.contains("sleep 0.001")
+            && settings.ends_with("suite benchmark &#39;sweep&#39;"),
+        "{settings}: {page}"
+    );
+}

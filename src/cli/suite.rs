@@ -194,4 +194,9 @@ pub struct SuiteRunArgs {
     /// suite partition; not a flag).
     #[arg(skip)]
     pub only_cells: Option<HashSet<String>>,
+
+    /// The suite's name of the benchmark being run (set for each benchmark
+    /// of a suite; not a flag).
+    #[arg(skip)]
+    pub benchmark: Option<String>,
 }

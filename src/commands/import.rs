@@ -84,6 +84,7 @@ pub fn store_dataset(
         shell: None,
         machine: machine.clone(),
         labels: labels.to_vec(),
+        settings: None,
     })?;
     let cells: Vec<NewCell> = d
         .benchmarks

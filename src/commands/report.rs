@@ -28,20 +28,38 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     filter.session = args.session;
     filter.command = args.command.clone();
     filter.limit = Some(1);
-    let session = match &args.sessions.run {
-        Some(run) => crate::suite::merge::merged(&mut store, run)?,
-        None => store
-            .sessions(&filter)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| super::nothing_found(&store, "matching session"))?,
+    let (session, benchmarks) = match &args.sessions.run {
+        Some(run) => {
+            let sessions = crate::suite::merge::sessions(&mut store, run)?;
+            let benchmarks = crate::suite::merge::benchmarks(&sessions);
+            (
+                crate::suite::merge::merged(&mut store, run)?,
+                Some(benchmarks),
+            )
+        }
+        None => (
+            store
+                .sessions(&filter)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| super::nothing_found(&store, "matching session"))?,
+            None,
+        ),
     };
     crate::output::check_writable(&args.html)?;
-    let mut data = gather(&mut store, session, args.history)?;
-    if let Some(run) = &args.sessions.run {
+    let merged = benchmarks.is_some();
+    let mut data = gather(&mut store, session, args.history, !merged)?;
+    if let (Some(run), Some(benchmarks)) = (&args.sessions.run, benchmarks) {
+        // Each cell under the name of the suite's benchmark it was measured
+        // in: the same command may be a cell of several benchmarks.
+        for (c, stored) in data.cells.iter_mut().zip(&data.session.cells) {
+            if let Some(b) = benchmarks.get(&stored.id) {
+                c.name = format!("{b}: {}", c.name);
+            }
+        }
         // Cells of different benchmarks (and partitions, and machines) were
-        // not measured interleaved: comparing them with the first would mislead.
-        data.comparisons.clear();
+        // not measured interleaved: comparing them with the first would
+        // mislead, so none is made.
         data.notes.push(format!(
             "This report merges the sessions of suite run {run}: its cells come from \
              different benchmarks, partitions and possibly machines, so they are not \
@@ -98,8 +116,14 @@ fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
 }
 
 /// Everything the report shows about `session`, with the history of its
-/// benchmarks over the last `history` sessions on the same machine.
-pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Result<ReportData> {
+/// benchmarks over the last `history` sessions on the same machine; its
+/// cells compared with each other when `compare` says so.
+pub fn gather(
+    store: &mut Store,
+    session: StoredSession,
+    history: usize,
+    compare: bool,
+) -> Result<ReportData> {
     let mut notes = Vec::new();
     let cells: Vec<_> = session.cells.iter().collect();
     let mut times = time_values(store, &cells)?;
@@ -137,13 +161,26 @@ pub fn gather(store: &mut Store, session: StoredSession, history: usize) -> Resu
             c.parameters.len() == s.best.len() && s.best.iter().all(|b| c.parameters.contains(b))
         })
     });
-    let (comparisons, compare_notes) = compare_session(
-        &session.command_line,
-        &session.source,
-        session.order.as_deref(),
-        &data_cells,
-        search_best,
-    );
+    if let Some(s) = session.settings.as_ref() {
+        // The names the session ran under (the stored cells' rows hold the same).
+        if s.cells.len() == data_cells.len() {
+            for (c, named) in data_cells.iter_mut().zip(&s.cells) {
+                c.name.clone_from(&named.name);
+            }
+        }
+    }
+    let (comparisons, compare_notes) = if compare {
+        compare_session(
+            session.settings.as_ref(),
+            &session.command_line,
+            &session.source,
+            session.order.as_deref(),
+            &data_cells,
+            search_best,
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
     notes.extend(compare_notes);
 
     // History: the same benchmarks in the latest sessions on this machine.
@@ -353,19 +390,99 @@ fn run_args(command_line: &str) -> Option<RunArgs> {
     }
 }
 
+/// What the comparisons need of how a session was run.
+struct Decided {
+    alpha: f64,
+    /// A fraction; None when `--runs` alone fixed the count.
+    precision: Option<f64>,
+    /// The named reference's index, or None for the first cell.
+    reference: Option<usize>,
+    /// Whether the runner stopped adaptively (its looks are replayed).
+    looks: bool,
+    searched: bool,
+}
+
+impl Decided {
+    fn stored(s: &crate::run::settings::Settings) -> Decided {
+        Decided {
+            alpha: s.alpha,
+            precision: s.precision,
+            reference: Some(s.reference),
+            looks: s.looks,
+            searched: s.searched(),
+        }
+    }
+
+    /// For a session stored without its settings: its command line read
+    /// back as today's `run` parses it (so today's defaults), with the note
+    /// that says so; the defaults when it does not parse.
+    fn inferred(command_line: &str, source: &str, cells: &[CellData]) -> (Decided, Option<String>) {
+        let Some(a) = run_args(command_line) else {
+            let note = (source == "run").then(|| {
+                "The session's command line could not be read back: comparisons use alpha 0.05, \
+                 the first benchmark as reference and ±1 % as precision."
+                    .to_string()
+            });
+            let decided = Decided {
+                alpha: 0.05,
+                precision: Some(crate::analysis::comparison::DEFAULT_PRECISION),
+                reference: None,
+                looks: false,
+                searched: false,
+            };
+            return (decided, note);
+        };
+        let searched = a.minimize.is_some() || a.maximize.is_some();
+        // As `run` decides: a precision unless --runs alone fixed the count.
+        let precision = match (a.precision, a.runs) {
+            (Some(p), _) => Some(p / 100.0),
+            (None, Some(_)) => None,
+            (None, None) => Some(crate::analysis::comparison::DEFAULT_PRECISION),
+        };
+        let reference = a
+            .reference
+            .as_deref()
+            .or(a.reference_name.as_deref())
+            .and_then(|name| {
+                cells
+                    .iter()
+                    .position(|c| c.name == name || c.command == name)
+            });
+        let decided = Decided {
+            alpha: a.alpha,
+            precision,
+            reference,
+            looks: a.order != Some(Order::Sequential)
+                && source == "run"
+                && !searched
+                && precision.is_some(),
+            searched,
+        };
+        let note = (source == "run").then(|| {
+            "This session was stored before cmdscope kept a session's settings: its alpha, \
+             precision, reference and adaptive stopping were read back from its command line \
+             with today's defaults."
+                .to_string()
+        });
+        (decided, note)
+    }
+}
+
 /// The session's wall-time comparisons, as `run` made them: the same
-/// reference, family-wise alpha and precision (read back from its command
-/// line), interleaved runs paired by block (a block where either side timed
-/// out is dropped for that pair), and, for a session with adaptive
-/// stopping, the level its final analysis had left after the looks (the
-/// looks are replayed on the stored runs).
+/// reference, family-wise alpha and precision (the stored settings, or for
+/// a session stored without them, read back from its command line),
+/// interleaved runs paired by block (a block where either side timed out
+/// is dropped for that pair), and, for a session with adaptive stopping,
+/// the level its final analysis had left after the looks (the looks are
+/// replayed on the stored runs).
 pub fn compare(
+    settings: Option<&crate::run::settings::Settings>,
     command_line: &str,
     source: &str,
     order: Option<&str>,
     cells: &[CellData],
 ) -> (Vec<Comparison>, Vec<String>) {
-    compare_session(command_line, source, order, cells, None)
+    compare_session(settings, command_line, source, order, cells, None)
 }
 
 /// [`compare`], told which cell a search session found best: a search's
@@ -373,6 +490,7 @@ pub fn compare(
 /// rounds of different values, so the k-th runs of two values need not
 /// share a block), and the values it never tried are left out.
 pub fn compare_session(
+    settings: Option<&crate::run::settings::Settings>,
     command_line: &str,
     source: &str,
     order: Option<&str>,
@@ -383,10 +501,15 @@ pub fn compare_session(
     if cells.len() < 2 {
         return (Vec::new(), notes);
     }
-    let args = run_args(command_line);
-    let searched = args
-        .as_ref()
-        .is_some_and(|a| a.minimize.is_some() || a.maximize.is_some());
+    let decided = match settings {
+        Some(s) => Decided::stored(s),
+        None => {
+            let (decided, note) = Decided::inferred(command_line, source, cells);
+            notes.extend(note);
+            decided
+        }
+    };
+    let searched = decided.searched;
     // Cells compared: all of them, or a search's tried values.
     let included: Vec<usize> = (0..cells.len())
         .filter(|&i| !searched || !cells[i].times.is_empty())
@@ -399,30 +522,10 @@ pub fn compare_session(
                 .to_string(),
         );
     }
-    if args.is_none() && source == "run" {
-        notes.push(
-            "The session's command line could not be read back: comparisons use alpha 0.05, \
-             the first benchmark as reference and ±1 % as precision."
-                .to_string(),
-        );
-    }
-    let alpha = args.as_ref().map_or(0.05, |a| a.alpha);
+    let alpha = decided.alpha;
     let interleaved = order == Some("interleaved");
-    // As `run` decides: a precision unless --runs alone fixed the count.
-    let precision = match args.as_ref().map(|a| (a.precision, a.runs)) {
-        Some((Some(p), _)) => Some(p / 100.0),
-        Some((None, Some(_))) => None,
-        _ => Some(crate::analysis::comparison::DEFAULT_PRECISION),
-    };
-    let reference = args
-        .as_ref()
-        .and_then(|a| a.reference.as_deref().or(a.reference_name.as_deref()))
-        .and_then(|name| {
-            cells
-                .iter()
-                .position(|c| c.name == name || c.command == name)
-        })
-        .unwrap_or(0);
+    let precision = decided.precision;
+    let reference = decided.reference.filter(|&r| r < cells.len()).unwrap_or(0);
     let reference = match (searched, search_best) {
         (true, Some(best)) => best,
         (true, None) => included.first().copied().unwrap_or(0),
@@ -430,10 +533,7 @@ pub fn compare_session(
     };
 
     let mut final_alpha = alpha;
-    let adaptive = args
-        .as_ref()
-        .is_some_and(|a| a.order != Some(Order::Sequential) && source == "run" && !searched);
-    if let (true, true, Some(p)) = (adaptive, interleaved, precision) {
+    if let (true, true, Some(p)) = (decided.looks && !searched, interleaved, precision) {
         let samples: Vec<&[crate::metrics::Sample]> =
             cells.iter().map(|c| c.samples.as_slice()).collect();
         let blocks = samples.iter().map(|s| s.len()).min().unwrap_or(0);
@@ -519,7 +619,7 @@ mod tests {
             cell("n=3", &noisy(&mut rng, 0.010, 0.01, 10), &[]),
             cell("n=4", &noisy(&mut rng, 0.020, 0.01, 3), &[]),
         ];
-        let (cmp, notes) = compare_session(line, "run", Some("interleaved"), &cells, Some(2));
+        let (cmp, notes) = compare_session(None, line, "run", Some("interleaved"), &cells, Some(2));
         let pairs: Vec<(&str, &str)> = cmp
             .iter()
             .map(|c| (c.baseline.as_str(), c.candidate.as_str()))
@@ -541,7 +641,7 @@ mod tests {
         );
         // Without a search, every cell against the first, n=2 included.
         let plain = "cmdscope run -P n 1 4 'sleep {n}'";
-        let (cmp, _) = compare(plain, "run", Some("interleaved"), &cells);
+        let (cmp, _) = compare(None, plain, "run", Some("interleaved"), &cells);
         assert_eq!(cmp.len(), 3);
         assert_eq!(cmp[0].baseline, "n=1");
     }
@@ -616,7 +716,7 @@ mod tests {
             .zip([10.0, 5.0, 5.02, 8.0, 12.0])
             .map(|(p, ms)| cell(&p.name, &noisy(&mut rng, ms / 1e3, 0.01, 30), &[]))
             .collect();
-        let (comparisons, _) = compare(line, "run", Some("interleaved"), &cells);
+        let (comparisons, _) = compare(None, line, "run", Some("interleaved"), &cells);
         let set = sweep_set(line, Some("interleaved"), None, &cells, &comparisons).unwrap();
         assert_eq!(set.parameter, "b");
         assert_eq!(set.ranges, vec![(2.0, 3.0)]);
@@ -761,6 +861,7 @@ mod tests {
             // The report compares cells of one session; run in sequential
             // order its runs are unpaired too.
             let (by_report, _) = compare(
+                None,
                 "cmdscope run --order sequential a b",
                 "run",
                 Some("sequential"),
@@ -834,12 +935,18 @@ mod tests {
         // b timed out in block 3, c in block 7.
         let cells = [cell("a", &a, &[]), cell("b", &b, &[3]), cell("c", &c, &[7])];
         let (cmp, notes) = compare(
+            None,
             "cmdscope run --runs 12 --alpha 0.01 --reference c a b c",
             "run",
             Some("interleaved"),
             &cells,
         );
-        assert!(notes.is_empty(), "{notes:?}");
+        // Read back from the command line: said once.
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("read back from its command line"),
+            "{notes:?}"
+        );
         assert_eq!(cmp.len(), 2);
         for x in &cmp {
             assert_eq!(x.baseline, "c", "--reference read back");
@@ -855,7 +962,13 @@ mod tests {
         assert!((vs_b.ratio - 1.02).abs() < 0.002, "{vs_b:?}");
 
         // Without a readable command line: defaults, said in a note.
-        let (cmp, notes) = compare("not a command line", "run", Some("interleaved"), &cells);
+        let (cmp, notes) = compare(
+            None,
+            "not a command line",
+            "run",
+            Some("interleaved"),
+            &cells,
+        );
         assert_eq!(cmp[0].baseline, "a");
         assert_eq!(notes.len(), 1, "{notes:?}");
     }

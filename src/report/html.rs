@@ -120,6 +120,9 @@ pub fn render(d: &ReportData) -> String {
         row(&mut out, "Labels", &l.join(", "));
     }
     row(&mut out, "Command line", &s.command_line);
+    if let Some(settings) = &s.settings {
+        row(&mut out, "Settings", &settings_line(settings));
+    }
     row(&mut out, "Source", &s.source);
     let m = &s.machine;
     row(
@@ -376,6 +379,23 @@ fn distributions(out: &mut String, d: &ReportData) {
         .render(),
     );
     out.push('\n');
+}
+
+/// What the session's comparisons were decided with, as it was run.
+fn settings_line(s: &crate::run::settings::Settings) -> String {
+    let precision = match s.precision {
+        // Shortest form of the percentage: ±5 %, ±0.5 %.
+        Some(p) => format!("precision ±{} %", (p * 1e6).round() / 1e4),
+        None => "a fixed run count".to_string(),
+    };
+    let mut line = format!("alpha {}, {precision}", s.alpha);
+    if let Some(reference) = s.cells.get(s.reference) {
+        line.push_str(&format!(", reference '{}'", reference.name));
+    }
+    if let Some(b) = &s.benchmark {
+        line.push_str(&format!(", suite benchmark '{b}'"));
+    }
+    line
 }
 
 fn comparisons(out: &mut String, d: &ReportData) {
@@ -698,6 +718,7 @@ mod tests {
                     .into(),
             ),
             search: None,
+            settings: None,
         }
     }
 

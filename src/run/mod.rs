@@ -1,8 +1,9 @@
 //! Measuring a session: which cells (`plan`, `shell_syntax`), in
 //! which order and how many runs (`schedule`), the machine checks recorded
 //! with it (`preflight`), the loop that drives cells through `exec` into
-//! the sinks (`runner`), what it shows meanwhile (`progress`) and the
-//! result model it fills (`session`).
+//! the sinks (`runner`), what it shows meanwhile (`progress`), the result
+//! model it fills (`session`) and what the session was run with
+//! (`settings`).
 
 pub mod plan;
 pub mod preflight;
@@ -10,4 +11,5 @@ pub mod progress;
 pub mod runner;
 pub mod schedule;
 pub mod session;
+pub mod settings;
 pub mod shell_syntax;

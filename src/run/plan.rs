@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::exec::workdir::Workdir;
 
 /// Hooks run through a shell around runs (hyperfine's semantics).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Hooks {
     /// Before each run (not timed).
     pub prepare: Option<String>,
@@ -23,7 +23,7 @@ pub struct Hooks {
 
 /// The conditions a command runs under, beyond its arguments: what `--user`,
 /// `--env-size`, `--workdir`, ... resolved to for one cell.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Variant {
     /// Synthetic variables added to the environment.
     pub env_size: usize,

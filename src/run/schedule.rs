@@ -10,7 +10,9 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     /// Blocks of one run per cell, shuffled within each block.
@@ -20,7 +22,7 @@ pub enum Order {
 }
 
 /// How many runs to make.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunPolicy {
     /// Exactly this many measured runs per cell (`--runs`).
     pub exact: Option<usize>,

@@ -321,6 +321,7 @@ mod tests {
             shell_overhead: None,
             preflight: None,
             search: None,
+            settings: None,
             fingerprint: fingerprint.into(),
             machine: Machine {
                 hostname: format!("host-{fingerprint}"),
@@ -378,6 +379,7 @@ mod tests {
                     shell: None,
                     machine: Machine::current(),
                     labels: Vec::new(),
+                    settings: None,
                 })
                 .unwrap();
             for (i, cell) in store.add_cells(id, &cells).unwrap().into_iter().enumerate() {

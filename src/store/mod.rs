@@ -22,6 +22,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::metrics::{Metric, Sample};
 use crate::run::plan::Cell;
+use crate::run::settings::Settings;
 pub use machine::{short_fingerprint, Machine};
 pub use redact::redact;
 use schema::{Dialect, LATEST, METRIC_COLUMNS};
@@ -154,6 +155,9 @@ pub struct NewSession {
     pub shell: Option<String>,
     pub machine: Machine,
     pub labels: Vec<(String, String)>,
+    /// What a `run` session was run with: `run::settings::Settings` as
+    /// JSON text (None for imports).
+    pub settings: Option<String>,
 }
 
 /// A benchmark cell about to be recorded.
@@ -271,6 +275,9 @@ pub struct StoredSession {
     pub preflight: Option<String>,
     /// The answer of a search session (`run --minimize/--maximize`).
     pub search: Option<StoredSearch>,
+    /// What the session was run with; None for imports and sessions
+    /// stored before the settings were kept.
+    pub settings: Option<Settings>,
 }
 
 impl StoredSession {
@@ -644,14 +651,16 @@ impl Store {
             Value::opt_real(Some(load[0])),
             Value::opt_real(Some(load[1])),
             Value::opt_real(Some(load[2])),
+            Value::opt_text(s.settings.as_deref()),
         ];
         let labels = s.labels.clone();
         let r = self.write(|db| {
             let rows = db.query(
                 "INSERT INTO sessions (started, started_unix, status, source, tool_version, \
                  command_line, run_order, seed, shell, fingerprint, hostname, cpu_model, cores, \
-                 memory_bytes, kernel, governor, load_1m, load_5m, load_15m) VALUES \
-                 ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
+                 memory_bytes, kernel, governor, load_1m, load_5m, load_15m, settings) VALUES \
+                 ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
+                 $20) \
                  RETURNING id",
                 &params,
             )?;
@@ -813,7 +822,7 @@ impl Store {
             "SELECT id, started, started_unix, finished_unix, status, stop_reason, source, \
              tool_version, command_line, run_order, shell_overhead, fingerprint, hostname, \
              cpu_model, cores, memory_bytes, kernel, governor, load_1m, load_5m, load_15m, \
-             preflight, search FROM sessions s WHERE 1 = 1",
+             preflight, search, settings FROM sessions s WHERE 1 = 1",
         );
         let mut params = Vec::new();
         if let Some(id) = filter.session {
@@ -865,6 +874,7 @@ impl Store {
                     cells: Vec::new(),
                     preflight: g(21).text().map(str::to_string),
                     search: g(22).text().and_then(StoredSearch::from_json),
+                    settings: g(23).text().and_then(Settings::from_json),
                 }
             })
             .collect();

@@ -183,6 +183,7 @@ impl Recorder {
                 shell: None,
                 machine: super::Machine::current(),
                 labels: Vec::new(),
+                settings: None,
             },
             cells: Vec::new(),
             position: Vec::new(),

@@ -191,11 +191,14 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
         // 4: the answer of `run --minimize/--maximize` (JSON object, see
         // `StoredSearch`): its race cannot be replayed from the stored runs.
         "ALTER TABLE sessions ADD COLUMN search TEXT".to_string(),
+        // 5: what a `run` session was run with (JSON object, see
+        // `run::settings::Settings`); NULL for imports and older sessions.
+        "ALTER TABLE sessions ADD COLUMN settings TEXT".to_string(),
     ]
 }
 
 /// The schema version this cmdscope writes.
-pub const LATEST: i64 = 4;
+pub const LATEST: i64 = 5;
 
 /// Creates the version table (idempotent; run inside the migration transaction).
 pub const VERSION_TABLE: &str =

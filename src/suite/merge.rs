@@ -87,7 +87,27 @@ pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
         // Each partition checked its own machine: no one list stands for all.
         preflight: None,
         search: None,
+        // Each benchmark ran with its own settings: no one value stands for all.
+        settings: None,
     })
+}
+
+/// The suite's name of the benchmark each cell of the run's sessions was
+/// measured in, by stored cell id: from the session's stored settings, or
+/// for a session stored before they were kept, its benchmark label.
+pub fn benchmarks(sessions: &[StoredSession]) -> std::collections::HashMap<i64, String> {
+    let mut names = std::collections::HashMap::new();
+    for s in sessions {
+        let name = s
+            .settings
+            .as_ref()
+            .and_then(|settings| settings.benchmark.as_deref())
+            .or(s.label(BENCHMARK_LABEL));
+        if let Some(name) = name {
+            names.extend(s.cells.iter().map(|c| (c.id, name.to_string())));
+        }
+    }
+    names
 }
 
 /// The merged session of a run, or a usage error naming the store.
@@ -141,6 +161,7 @@ mod tests {
             shell_overhead: None,
             preflight: None,
             search: None,
+            settings: None,
             fingerprint: "f".into(),
             machine: Machine {
                 hostname: format!("h{id}"),

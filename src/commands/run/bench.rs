@@ -27,6 +27,7 @@ use crate::run::plan::{self, Parameter};
 use crate::run::runner::{self, IgnoreFailure, RunOptions};
 use crate::run::schedule::{Order, RunPolicy};
 use crate::run::session::Session;
+use crate::run::settings::{CellSettings, Export, SearchGoal, Settings};
 use crate::search::SearchResult;
 use crate::store::record::{self, Choice, Recorder};
 use crate::store::{self, Machine, NewSession};
@@ -91,6 +92,8 @@ struct Prepared {
     color: bool,
     /// No terminal report and no notes: `--style none`, or an export to stdout.
     quiet: bool,
+    /// What the session runs with, as stored with it.
+    settings: Settings,
 }
 
 /// What the session measured, and the store it was recorded in.
@@ -122,7 +125,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         session: &session,
         analyses: &analysed.analyses,
         comparisons: &analysed.comparisons,
-        named_reference: (args.reference.is_some() || args.reference_name.is_some())
+        named_reference: prepared
+            .settings
+            .named_reference
             .then_some(session.reference),
         search: search.as_ref().map(|result| SearchSection {
             result,
@@ -224,6 +229,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     if !quiet {
         shell_notes(args, &opts.cells);
     }
+    let settings = settings(args, &opts, precision, metric);
     Ok(Prepared {
         opts,
         parameters,
@@ -232,7 +238,57 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
         monitor_settle,
         color,
         quiet,
+        settings,
     })
+}
+
+/// The session's settings, from the options as [`prepare`] decided them.
+fn settings(args: &RunArgs, opts: &RunOptions, precision: Option<f64>, metric: Metric) -> Settings {
+    let exports = [
+        ("json", &args.export_json),
+        ("csv", &args.export_csv),
+        ("markdown", &args.export_markdown),
+        ("asciidoc", &args.export_asciidoc),
+        ("orgmode", &args.export_orgmode),
+        ("svg", &args.plot),
+    ];
+    Settings {
+        benchmark: args.suite.benchmark.clone(),
+        cells: opts
+            .cells
+            .iter()
+            .filter(|c| !c.calibration)
+            .map(CellSettings::of)
+            .collect(),
+        order: opts.order,
+        policy: opts.policy,
+        warmup: opts.warmup,
+        timeout: opts.timeout.map(|t| t.as_secs_f64()),
+        alpha: opts.alpha,
+        precision,
+        looks: opts.adaptive.is_some(),
+        reference: opts.reference,
+        named_reference: args.reference.is_some() || args.reference_name.is_some(),
+        metric: metric.name().to_string(),
+        search: args
+            .minimize
+            .as_ref()
+            .or(args.maximize.as_ref())
+            .map(|parameters| SearchGoal {
+                maximize: args.maximize.is_some(),
+                parameters: parameters.clone(),
+            }),
+        shell: opts.shell.clone(),
+        exports: exports
+            .into_iter()
+            .filter_map(|(format, path)| {
+                Some(Export {
+                    format: format.to_string(),
+                    path: path.as_ref()?.display().to_string(),
+                })
+            })
+            .collect(),
+    }
 }
 
 /// `--min-time`, `--min-runs`/`--max-runs`, `--runs` and `--timeout`.
@@ -412,7 +468,7 @@ fn measure(args: &RunArgs, p: &Prepared) -> Result<Measured> {
         )?),
         None => None,
     };
-    let mut recorder = open_recorder(args, labels, &p.opts);
+    let mut recorder = open_recorder(args, labels, &p.opts, &p.settings);
     let mut search = None;
     let session = if args.minimize.is_some() || args.maximize.is_some() {
         let full_runs = args.runs.map_or(10, |r| r as usize);
@@ -642,7 +698,12 @@ fn exit_status(
 
 /// Opens the results store before the first run, so that a bad store is
 /// reported at once; measuring goes on without it.
-fn open_recorder(args: &RunArgs, labels: Vec<(String, String)>, opts: &RunOptions) -> Recorder {
+fn open_recorder(
+    args: &RunArgs,
+    labels: Vec<(String, String)>,
+    opts: &RunOptions,
+    settings: &Settings,
+) -> Recorder {
     let choice = Choice::new(args.no_store, args.store.store.as_deref());
     if choice == Choice::Disabled {
         return Recorder::disabled();
@@ -658,6 +719,7 @@ fn open_recorder(args: &RunArgs, labels: Vec<(String, String)>, opts: &RunOption
         shell: opts.shell.clone(),
         machine: Machine::current(),
         labels,
+        settings: Some(settings.to_json()),
     };
     let recorder = Recorder::open(&choice, meta, &opts.cells);
     if let Some(e) = recorder.open_error() {

@@ -234,6 +234,7 @@ fn run_benchmarks(
                 .map(|c| c.identity.clone())
                 .collect::<HashSet<_>>(),
         );
+        b.suite.benchmark = Some(name.clone());
         if args.style != Style::None {
             crate::print_line!(
                 "== {name} ({n} cell{}; benchmark {} of {count} in partition {partition})",

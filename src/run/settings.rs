@@ -1,0 +1,148 @@
+//! What a session was run with, as `run` decided it: the cells, the order,
+//! the limits, the level and precision of its comparisons and their
+//! reference, the goal of a search. Built once by `run` after every option
+//! is checked, stored with the session (`sessions.settings`, JSON), and
+//! read back by `report`, so that a stored session keeps the settings it
+//! ran with when the defaults change. Plain data: no parsing of flags.
+
+use serde::{Deserialize, Serialize};
+
+use crate::run::plan::{Cell, Hooks, Variant};
+use crate::run::schedule::{Order, RunPolicy};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// The suite's name of the benchmark this session measured.
+    pub benchmark: Option<String>,
+    /// The measured cells, in the store's order (the shell calibration
+    /// left out).
+    pub cells: Vec<CellSettings>,
+    pub order: Order,
+    pub policy: RunPolicy,
+    pub warmup: usize,
+    /// Seconds after which a run is killed.
+    pub timeout: Option<f64>,
+    /// The family-wise significance level of the comparisons.
+    pub alpha: f64,
+    /// As a fraction; None when `--runs` alone fixed the count.
+    pub precision: Option<f64>,
+    /// Whether the runner stopped adaptively, with sequential looks: the
+    /// final comparisons are then tested at the level the looks left.
+    pub looks: bool,
+    /// Index into `cells` of the cell the others are compared with.
+    pub reference: usize,
+    /// Whether the reference was named (`--reference`, `--reference-name`)
+    /// rather than the first cell by default.
+    pub named_reference: bool,
+    /// The metric sweeps and searches optimise.
+    pub metric: String,
+    pub search: Option<SearchGoal>,
+    /// The shell commands ran through, if any did.
+    pub shell: Option<String>,
+    /// The export files asked for.
+    pub exports: Vec<Export>,
+}
+
+/// One measured cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CellSettings {
+    pub name: String,
+    pub command: String,
+    pub parameters: Vec<(String, String)>,
+    /// The conditions beyond its arguments (the environment's variables
+    /// are in the store's cell row).
+    pub variant: Variant,
+    pub hooks: Hooks,
+}
+
+/// `--minimize`/`--maximize`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchGoal {
+    pub maximize: bool,
+    /// The searched parameters, as given: `b,j`.
+    pub parameters: String,
+}
+
+/// One export file: its format (`json`, `csv`, `markdown`, `asciidoc`,
+/// `orgmode`, `svg`) and path (`-`: stdout).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Export {
+    pub format: String,
+    pub path: String,
+}
+
+impl CellSettings {
+    pub fn of(cell: &Cell) -> CellSettings {
+        CellSettings {
+            name: cell.name.clone(),
+            command: cell.command.clone(),
+            parameters: cell.parameters.clone(),
+            variant: cell.variant.clone(),
+            hooks: cell.hooks.clone(),
+        }
+    }
+}
+
+impl Settings {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// None for text that is not stored settings (a damaged row is read as
+    /// a session stored without them, not refused).
+    pub fn from_json(text: &str) -> Option<Settings> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// Whether the session searched (`--minimize`/`--maximize`).
+    pub fn searched(&self) -> bool {
+        self.search.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_survive_their_json() {
+        let s = Settings {
+            benchmark: Some("a".into()),
+            cells: vec![CellSettings {
+                name: "spin 1000".into(),
+                command: "spin {n}".into(),
+                parameters: vec![("n".into(), "1000".into())],
+                variant: Variant {
+                    workdir: Some(crate::exec::workdir::Workdir::Tmpfs),
+                    cpus: Some(vec![0, 1]),
+                    ..Variant::default()
+                },
+                hooks: Hooks {
+                    setup: Some("make".into()),
+                    ..Hooks::default()
+                },
+            }],
+            order: Order::Interleaved,
+            policy: RunPolicy::default(),
+            warmup: 2,
+            timeout: Some(1.5),
+            alpha: 0.01,
+            precision: Some(0.05),
+            looks: true,
+            reference: 0,
+            named_reference: false,
+            metric: "time_wall_clock".into(),
+            search: Some(SearchGoal {
+                maximize: false,
+                parameters: "n".into(),
+            }),
+            shell: None,
+            exports: vec![Export {
+                format: "json".into(),
+                path: "-".into(),
+            }],
+        };
+        assert_eq!(Settings::from_json(&s.to_json()), Some(s));
+        assert_eq!(Settings::from_json("{\"alpha\": 1}"), None);
+    }
+}
