@@ -854,9 +854,12 @@ fn a_store_failing_mid_run_keeps_measuring_and_exports() {
             .len(),
         150
     );
+    // What the writer had committed when it died: runs are sent to it
+    // without waiting for their commit, so on a busy machine it may be a
+    // few runs behind the ten whose conclude hook ran.
     let (sessions, runs) = count(&db);
     assert_eq!(sessions, 1);
-    assert!((10..150).contains(&runs), "{runs} runs stored");
+    assert!((1..150).contains(&runs), "{runs} runs stored");
 }
 
 #[test]
