@@ -772,11 +772,12 @@ fn a_read_only_store_file_is_refused_by_writers_and_left_as_it_was() {
 fn readers_refuse_a_store_of_an_older_schema_and_leave_it_unchanged() {
     let dir = tempdir();
     let store = store_with_a_session(dir.path());
-    // Back to what cmdscope wrote before migration 4.
+    // Back to what cmdscope wrote before migration 4 (and 5).
     rusqlite::Connection::open(&store)
         .unwrap()
         .execute_batch(
-            "ALTER TABLE sessions DROP COLUMN search; UPDATE schema_version SET version = 3",
+            "ALTER TABLE sessions DROP COLUMN search; ALTER TABLE sessions DROP COLUMN settings; \
+             UPDATE schema_version SET version = 3",
         )
         .unwrap();
     let before = (listing(dir.path()), std::fs::read(&store).unwrap());
@@ -791,7 +792,11 @@ fn readers_refuse_a_store_of_an_older_schema_and_leave_it_unchanged() {
         &["status", "--run", "x"],
     ] {
         let o = with_store(&store, args);
-        one_line_error(&o, "has schema version 3, older than this cmdscope's (4)");
+        let latest = cmdscope::store::schema::LATEST;
+        one_line_error(
+            &o,
+            &format!("has schema version 3, older than this cmdscope's ({latest})"),
+        );
         assert!(
             stderr(&o).contains("(run, import) upgrades it"),
             "{}",

@@ -90,13 +90,14 @@ fn stored_sessions_keep_the_preflight_and_old_stores_migrate() {
     let db = dir.path().join("s.db");
     run_with_store(&db);
     // Make it a version-2 store (before the preflight column, migration 3,
-    // and the search column, migration 4), as an older cmdscope left it;
+    // the search column, migration 4, and the settings, migration 5), as an
+    // older cmdscope left it;
     // the next run migrates it and keeps the old session.
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(
             "ALTER TABLE sessions DROP COLUMN preflight; ALTER TABLE sessions DROP COLUMN search; \
-             UPDATE schema_version SET version = 2;",
+             ALTER TABLE sessions DROP COLUMN settings; UPDATE schema_version SET version = 2;",
         )
         .unwrap();
     }

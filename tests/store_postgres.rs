@@ -60,7 +60,8 @@ fn a_search_keeps_its_answer_from_version_3_on(server: &Server) {
     assert!(o.status.success(), "{}", stderr(&o));
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     c.batch_execute(
-        "ALTER TABLE sessions DROP COLUMN search; UPDATE schema_version SET version = 3",
+        "ALTER TABLE sessions DROP COLUMN search; ALTER TABLE sessions DROP COLUMN settings; \
+         UPDATE schema_version SET version = 3",
     )
     .unwrap();
     let before = Store::open(&Location::Postgres(url.clone()))
