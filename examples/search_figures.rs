@@ -78,8 +78,9 @@ fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64) -> Figures {
         initial_runs: 3,
         alpha: 0.05,
         precision: 0.01,
-        budget: SearchOptions::default_budget(n, 10),
+        budget: SearchOptions::default_budget(dims, 10),
         per_op: false,
+        ordered: Vec::new(),
     };
     let mut f = Figures {
         within_5pct: 0,

@@ -63,6 +63,10 @@ pub struct SearchOptions {
     /// `--ops` with a time metric: compare per operation, operations per
     /// second when maximising, seconds per operation when minimising.
     pub per_op: bool,
+    /// Per parameter, whether its values are ordered (a scan, or a list of
+    /// numbers in order: the search zooms along it) or not (a list of
+    /// words or unordered numbers: every value races). Empty: all ordered.
+    pub ordered: Vec<bool>,
 }
 
 impl SearchOptions {
@@ -91,11 +95,35 @@ impl SearchOptions {
 
     /// The default budget: 40 % of the full grid's runs, but on a small
     /// grid (up to about 8 values) at least the coarse scan and two values
-    /// at the full run count (never more than the grid).
-    pub fn default_budget(values: usize, runs: usize) -> usize {
+    /// at the full run count (never more than the grid); on a large grid
+    /// at most (8 + 6·log2 values) runs per value per parameter, which the
+    /// zoom needs (a few values per level, log n levels): 2 % of a
+    /// 4,096-value grid, 12 % of a 512-value one, 40 % up to 64 values.
+    pub fn default_budget(dims: &[usize], runs: usize) -> usize {
+        let values: usize = dims.iter().product();
         let floor = coarse_points(values.max(1)).len() * 3 + 2 * runs;
-        ((values * runs * 2).div_ceil(5)).max(floor.min(values * runs))
+        let forty = (values * runs * 2).div_ceil(5);
+        let zoom = (8.0 + 6.0 * (values.max(1) as f64).log2()) * (runs * dims.len().max(1)) as f64;
+        forty.min(zoom as usize).max(floor.min(values * runs))
     }
+
+    /// Whether parameter k is ordered (see `ordered`).
+    fn is_ordered(&self, k: usize) -> bool {
+        self.ordered.get(k).copied().unwrap_or(true)
+    }
+}
+
+/// Per parameter, whether the search may zoom along it: its values are
+/// numbers in strictly increasing or decreasing order (every scan is).
+pub fn ordered(params: &[Parameter]) -> Vec<bool> {
+    params
+        .iter()
+        .map(|p| {
+            p.numeric.as_ref().is_some_and(|v| {
+                v.windows(2).all(|w| w[0] < w[1]) || v.windows(2).all(|w| w[0] > w[1])
+            })
+        })
+        .collect()
 }
 
 /// Measures grid values: the real runner or a simulation.
@@ -279,24 +307,36 @@ fn measure(
     m.measure(points, runs)
 }
 
-/// Runs the race over grid indices 0..n (see the module comment).
+/// The values a race over one parameter starts with: the coarse scan of
+/// an ordered parameter, every value of an unordered one.
+fn start_points(n: usize, ordered: bool) -> Vec<usize> {
+    if ordered {
+        coarse_points(n)
+    } else {
+        (0..n).collect()
+    }
+}
+
+/// Runs the race over grid indices 0..n of one parameter (see the module
+/// comment): zooming when it is ordered, every value racing when not.
 pub fn race(
     m: &mut dyn Measurer,
     n: usize,
     opts: &SearchOptions,
     st: &mut RaceState,
 ) -> Result<()> {
-    let coarse = coarse_points(n);
-    let neighbours = |lead: usize| -> Vec<usize> {
-        [lead.checked_sub(1), (lead + 1 < n).then_some(lead + 1)]
-            .into_iter()
-            .flatten()
-            .collect()
-    };
+    let ordered = opts.is_ordered(0);
+    let start = start_points(n, ordered);
+    let none = |_: usize| Vec::new();
     let field = Field {
-        start_reason: format!("coarse scan: {} evenly spaced values", coarse.len()),
-        start: coarse,
-        neighbours: &neighbours,
+        start_reason: if ordered {
+            format!("coarse scan: {} evenly spaced values", start.len())
+        } else {
+            format!("an unordered list: all {} values race", start.len())
+        },
+        start,
+        neighbours: &none,
+        zoom: ordered,
         rejoin: false,
         keep_room: false,
         size: n,
@@ -310,8 +350,12 @@ struct Field<'a> {
     /// The values the race starts with, brought to `initial_runs` together.
     start: Vec<usize>,
     start_reason: String,
-    /// The grid neighbours of a value, in the order they join.
+    /// The grid neighbours of a value, in the order they join (when not
+    /// zooming).
     neighbours: &'a dyn Fn(usize) -> Vec<usize>,
+    /// One ordered parameter: values join by `zoom_points` (finer grids in
+    /// the gaps around the leader, then in the bracket), not neighbours.
+    zoom: bool,
     /// Whether a neighbour measured before this race (on a line of
     /// `coordinate`) may join it with its runs; a line only adds values
     /// never measured.
@@ -324,6 +368,74 @@ struct Field<'a> {
     keep_room: bool,
     /// Values of the grid (bounds the loop).
     size: usize,
+}
+
+/// Up to two values splitting the open gap (a, b) of untried indices in
+/// thirds (all of them when it holds one or two); `a` = -1 and `b` = n
+/// stand for the grid's ends.
+fn split_gap(a: isize, b: isize) -> Vec<usize> {
+    let inside = b - a - 1;
+    if inside <= 0 {
+        return Vec::new();
+    }
+    if inside <= 2 {
+        return (a + 1..b).map(|i| i as usize).collect();
+    }
+    let third = |k: isize| (a + ((b - a) * k + 1) / 3) as usize;
+    let mut pts = vec![third(1), third(2)];
+    pts.dedup();
+    pts
+}
+
+/// The zoom's next values over indices 0..n, given the values entered so
+/// far (ascending) and those still in the race. First the gaps between the
+/// leader and its entered neighbours, each split in thirds: the bracket
+/// around the leader narrows threefold per level, so a grid of n values
+/// needs about log3(n/6) levels. When those gaps are empty: the widest gap
+/// left in the bracket (between the entered values just outside the live
+/// ones), as `leader_only` is false.
+fn zoom_points(
+    entered: &[usize],
+    alive: &[usize],
+    lead: usize,
+    n: usize,
+    leader_only: bool,
+) -> Vec<usize> {
+    let below = |x: usize| {
+        entered
+            .iter()
+            .rev()
+            .find(|&&e| e < x)
+            .map_or(-1, |&e| e as isize)
+    };
+    let above = |x: usize| {
+        entered
+            .iter()
+            .find(|&&e| e > x)
+            .map_or(n as isize, |&e| e as isize)
+    };
+    let l = lead as isize;
+    let mut pts = split_gap(below(lead), l);
+    pts.extend(split_gap(l, above(lead)));
+    if !pts.is_empty() || leader_only {
+        return pts;
+    }
+    let (Some(&lo), Some(&hi)) = (alive.iter().min(), alive.iter().max()) else {
+        return pts;
+    };
+    let (from, to) = (below(lo), above(hi));
+    let mut edges: Vec<isize> = vec![from];
+    edges.extend(
+        entered
+            .iter()
+            .map(|&e| e as isize)
+            .filter(|&e| e > from && e < to),
+    );
+    edges.push(to);
+    edges
+        .windows(2)
+        .max_by_key(|w| w[1] - w[0])
+        .map_or(Vec::new(), |w| split_gap(w[0], w[1]))
 }
 
 /// Runs that bringing `values` (each with at least `r0`) to `full` may
@@ -413,17 +525,24 @@ fn run_race(
                 });
             }
         }
-        // Refine: the leader's unmeasured grid neighbours join the race.
-        let new: Vec<usize> = (field.neighbours)(lead)
-            .into_iter()
-            .filter(|&i| {
-                if field.rejoin {
-                    !entered.contains(&i)
-                } else {
-                    m.count(i) == 0
-                }
-            })
-            .collect();
+        // Refine: the zoom's finer values around the leader, or the
+        // leader's unmeasured grid neighbours, join the race.
+        let new: Vec<usize> = if field.zoom {
+            entered.sort_unstable();
+            entered.dedup();
+            zoom_points(&entered, &st.alive, lead, field.size, true)
+        } else {
+            (field.neighbours)(lead)
+                .into_iter()
+                .filter(|&i| {
+                    if field.rejoin {
+                        !entered.contains(&i)
+                    } else {
+                        m.count(i) == 0
+                    }
+                })
+                .collect()
+        };
         let mut crowded = false;
         if !new.is_empty() {
             let room = if field.keep_room {
@@ -445,7 +564,9 @@ fn run_race(
             st.alive.extend(&new);
             st.alive.sort_unstable();
             entered.extend(&new);
-            let reason = if field.rejoin {
+            let reason = if field.zoom {
+                "zoom: finer values between the leader and its tried neighbours"
+            } else if field.rejoin {
                 "grid neighbours of the leader (measured ones keep their runs)"
             } else {
                 "unmeasured grid neighbours of the leader"
@@ -456,6 +577,25 @@ fn run_race(
         // Grow: the live values get more runs, the fewest first.
         let lo = st.alive.iter().map(|&i| m.count(i)).min().unwrap_or(full);
         if lo >= full {
+            // Zoom: untried values left in the bracket (between the tried
+            // values just outside the live ones) could still hold a better
+            // value if the cost is unimodal; they join, the widest gap
+            // first, until none is left (settled) or the budget ends.
+            if field.zoom && !crowded {
+                let gap = zoom_points(&entered, &st.alive, lead, field.size, false);
+                if !gap.is_empty() {
+                    if st.runs + round_cost(m, &gap, r0) > opts.budget {
+                        st.budget_exhausted = true;
+                        return Ok(());
+                    }
+                    st.alive.extend(&gap);
+                    st.alive.sort_unstable();
+                    entered.extend(&gap);
+                    let reason = "zoom: untried values left in the bracket".to_string();
+                    measure(m, st, &gap, r0, "add", reason)?;
+                    continue;
+                }
+            }
             // Crowded: the leader's neighbours did not fit the budget.
             if crowded {
                 st.budget_exhausted = true;
@@ -556,7 +696,9 @@ pub fn coordinate(
     st: &mut RaceState,
 ) -> Result<()> {
     if dims.len() <= 1 {
-        return race(m, dims.first().copied().unwrap_or(0), opts, st);
+        race(m, dims.first().copied().unwrap_or(0), opts, st)?;
+        settle_by_bracket(m, dims, opts, st);
+        return Ok(());
     }
     let mut at: Vec<usize> = dims.iter().map(|&d| d / 2).collect();
     let mut finals: Vec<Vec<usize>> = vec![Vec::new(); dims.len()];
@@ -581,13 +723,15 @@ pub fn coordinate(
             // later line starts only if it fits: the first scan is the
             // only one allowed past the budget.
             let r0 = opts.initial_runs.clamp(3, opts.runs.max(3));
-            if st.runs > 0 && round_cost(&line, &coarse_points(dims[k]), r0) > remaining {
+            let start = start_points(dims[k], opts.is_ordered(k));
+            if st.runs > 0 && round_cost(&line, &start, r0) > remaining {
                 st.budget_exhausted = true;
                 st.alive = finals.concat();
                 return Ok(());
             }
             let line_opts = SearchOptions {
                 budget: (dims[k] * opts.runs).min(remaining),
+                ordered: vec![opts.is_ordered(k)],
                 ..opts.clone()
             };
             let mut ls = RaceState::default();
@@ -623,7 +767,64 @@ pub fn coordinate(
     if st.settled {
         tie_break(m, dims, opts, st)?;
     }
+    settle_by_bracket(m, dims, opts, st);
     Ok(())
+}
+
+/// Where the optimum may lie, by the search's model: along each ordered
+/// parameter, through the best, the cost is unimodal between tried
+/// neighbours. Then every tried value outside the range is significantly
+/// worse than the best (the range spans the set, up to the tried values
+/// just outside it), and the optimum, if better than the best, lies in
+/// the range; an untried value in it could hold it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bracket {
+    /// Per parameter, the lowest and highest positions (inclusive) in the
+    /// bracket; `None` for an unordered parameter (no neighbours: every
+    /// value raced).
+    pub ranges: Vec<Option<(usize, usize)>>,
+    /// Grid values in the ranges (through the best) never measured.
+    pub untried: usize,
+}
+
+/// The bracket of an answer (see `Bracket`) over a grid of `dims`.
+pub fn bracket(m: &dyn Measurer, dims: &[usize], opts: &SearchOptions, a: &Answer) -> Bracket {
+    let at = positions(dims, a.best);
+    let mut out = Bracket::default();
+    for (k, &d) in dims.iter().enumerate() {
+        if !opts.is_ordered(k) {
+            out.ranges.push(None);
+            continue;
+        }
+        let cell = |p: usize| {
+            let mut q = at.clone();
+            q[k] = p;
+            grid_index(dims, &q)
+        };
+        let tried = |p: usize| m.count(cell(p)) > 0;
+        let live: Vec<usize> = (0..d)
+            .filter(|&p| p == at[k] || a.as_good.contains(&cell(p)))
+            .collect();
+        let (lo, hi) = (live[0], live[live.len() - 1]);
+        let low = (0..lo).rev().find(|&p| tried(p)).map_or(0, |p| p + 1);
+        let high = (hi + 1..d).find(|&p| tried(p)).map_or(d - 1, |p| p - 1);
+        out.untried += (low..=high).filter(|&p| !tried(p)).count();
+        out.ranges.push(Some((low, high)));
+    }
+    out
+}
+
+/// `settled` keeps its meaning only when the bracket holds no untried
+/// value: the race may settle around a leader while the set still spans
+/// values never measured.
+fn settle_by_bracket(m: &dyn Measurer, dims: &[usize], opts: &SearchOptions, st: &mut RaceState) {
+    if !st.settled {
+        return;
+    }
+    let n = dims.iter().product();
+    if let Some(a) = answer(m, n, opts, st) {
+        st.settled = bracket(m, dims, opts, &a).untried == 0;
+    }
 }
 
 /// Appends a stage's steps to the search's, after its own.
@@ -682,6 +883,7 @@ fn polish(
         start,
         start_reason: "polish: the lines' candidates and the best's neighbours".into(),
         neighbours: &neighbours,
+        zoom: false,
         rejoin: true,
         keep_room: true,
         size: dims.iter().product(),
@@ -736,6 +938,7 @@ fn tie_break(
         start: contenders.clone(),
         start_reason: String::new(),
         neighbours: &none,
+        zoom: false,
         rejoin: false,
         keep_room: false,
         size: dims.iter().product(),
@@ -852,8 +1055,11 @@ pub struct SearchResult {
     pub runs: usize,
     pub full_grid_runs: usize,
     pub budget: usize,
+    /// No untried value in the bracket, and the race ended by itself.
     pub settled: bool,
     pub budget_exhausted: bool,
+    /// Where the optimum may lie under the search's model (see `Bracket`).
+    pub bracket: Bracket,
     /// The options searched with (what was compared, and how it reads).
     pub options: SearchOptions,
     /// The last round's session (machine state, seed, failure).
@@ -1156,6 +1362,7 @@ pub fn search(
             }
         }
     }
+    let bracket = bracket(&m, &dims, opts, &answer);
     let runs = m.samples.iter().map(Vec::len).sum();
     let runs_per_value = (0..n).map(|i| m.count(i)).collect();
     let medians = (0..n).map(|i| median(&m.values(i))).collect();
@@ -1173,6 +1380,7 @@ pub fn search(
         budget: opts.budget,
         settled: st.settled,
         budget_exhausted: st.budget_exhausted,
+        bracket,
         options: opts.clone(),
         session,
     })
@@ -1224,7 +1432,7 @@ mod tests {
     use super::simulated::Simulated;
     use super::*;
 
-    fn opts(n: usize, maximize: bool) -> SearchOptions {
+    fn opts(dims: &[usize], maximize: bool) -> SearchOptions {
         SearchOptions {
             metric: Metric::WallTime,
             maximize,
@@ -1232,8 +1440,9 @@ mod tests {
             initial_runs: 3,
             alpha: 0.05,
             precision: 0.01,
-            budget: SearchOptions::default_budget(n, 10),
+            budget: SearchOptions::default_budget(dims, 10),
             per_op: false,
+            ordered: Vec::new(),
         }
     }
 
@@ -1247,7 +1456,7 @@ mod tests {
     /// Runs the race on `trials` seeds of one curve.
     fn trial(cost: &[f64], sigma: f64, maximize: bool, trials: usize) -> Tally {
         let n = cost.len();
-        let o = opts(n, maximize);
+        let o = opts(&[n], maximize);
         let truth = if maximize {
             cost.iter().copied().fold(f64::MIN, f64::max)
         } else {
@@ -1278,7 +1487,7 @@ mod tests {
     }
 
     fn check(name: &str, t: &Tally, n: usize) {
-        let budget = SearchOptions::default_budget(n, 10);
+        let budget = SearchOptions::default_budget(&[n], 10);
         assert!(
             t.max_runs <= budget,
             "{name}: {} runs > budget {budget}",
@@ -1356,8 +1565,7 @@ mod tests {
             })
             .collect();
         let truth = grid_index(&[nx, ny], &[5, 2]);
-        let mut o = opts(nx * ny, false);
-        o.budget = SearchOptions::default_budget(nx * ny, 10);
+        let o = opts(&[nx, ny], false);
         let trials = 100;
         let (mut contains, mut within, mut max_runs) = (0, 0, 0);
         for seed in 0..trials {
@@ -1406,7 +1614,7 @@ mod tests {
         let cost = tilted_bowl(dims, optimum);
         let n = cost.len();
         let truth = grid_index(dims, optimum);
-        let o = opts(n, false);
+        let o = opts(dims, false);
         let trials = 100;
         let (mut contains, mut within, mut max_runs) = (0, 0, 0);
         for seed in 0..trials {
@@ -1459,8 +1667,8 @@ mod tests {
             for runs in [3, 5, 10, 20] {
                 let o = SearchOptions {
                     runs,
-                    budget: SearchOptions::default_budget(n, runs),
-                    ..opts(n, false)
+                    budget: SearchOptions::default_budget(dims, runs),
+                    ..opts(dims, false)
                 };
                 for seed in 0..10 {
                     let mut m = Simulated::new(cost.clone(), 0.1, seed);
@@ -1474,8 +1682,17 @@ mod tests {
                         st.runs,
                         o.budget
                     );
-                    assert!(st.settled || st.budget_exhausted, "{dims:?}, {runs} runs");
-                    assert!(answer(&m, n, &o, &st).is_some());
+                    // Not settled: the budget ended it, or the race ended
+                    // around the best with untried values in the bracket.
+                    let a = answer(&m, n, &o, &st).unwrap();
+                    let b = bracket(&m, dims, &o, &a);
+                    assert!(
+                        st.settled == (b.untried == 0 && !st.budget_exhausted)
+                            || (st.budget_exhausted && !st.settled),
+                        "{dims:?}, {runs} runs: settled {} with {} untried",
+                        st.settled,
+                        b.untried
+                    );
                 }
             }
         }
@@ -1503,12 +1720,12 @@ mod tests {
     #[test]
     fn the_default_budget_is_40_percent_of_the_grid_from_10_values() {
         for values in 10..=64 {
-            let b = SearchOptions::default_budget(values, 10);
+            let b = SearchOptions::default_budget(&[values], 10);
             assert!(b * 5 <= values * 10 * 2 + 4, "{values} values: {b}");
         }
         // Small grids: the coarse scan (5 values x 3) and two at 10 runs.
-        assert_eq!(SearchOptions::default_budget(5, 10), 35);
-        assert_eq!(SearchOptions::default_budget(1, 10), 10);
+        assert_eq!(SearchOptions::default_budget(&[5], 10), 35);
+        assert_eq!(SearchOptions::default_budget(&[1], 10), 10);
     }
 
     #[test]
@@ -1533,7 +1750,7 @@ mod tests {
         let cost: Vec<f64> = (0..N)
             .map(|i| 1.0 + 0.01 * (i as f64 - 11.0).powi(2))
             .collect();
-        let o = opts(N, false);
+        let o = opts(&[N], false);
         let mut m = TimingOut(Simulated::new(cost, 0.02, 1));
         let mut st = RaceState::default();
         race(&mut m, N, &o, &mut st).unwrap();
@@ -1558,12 +1775,163 @@ mod tests {
                 .map(|i| [1.6, 1.1, 1.0, 1.0, 1.0, 1.0, 1.02][i])
                 .collect();
             let mut m = Simulated::new(cost, 0.1, seed);
-            let o = opts(7, false);
+            let o = opts(&[7], false);
             let mut st = RaceState::default();
             race(&mut m, 7, &o, &mut st).unwrap();
             let measures = st.decisions.iter().filter(|d| d.action != "drop").count();
             assert!(measures <= 7 + 10, "seed {seed}: {measures} rounds");
             assert!(st.runs <= o.budget);
         }
+    }
+    /// The zoom's targets over `seeds` seeds of a cost over `dims` (linear
+    /// grids): the best's true cost within 5 % of the grid's true best in
+    /// at least 95 % of seeds, never above the default budget, and
+    /// `settled` only with no untried value in the bracket. Returns the
+    /// runs spent at most.
+    fn zoom_targets(name: &str, cost: &[f64], dims: &[usize], sigma: f64, seeds: u64) -> usize {
+        let n = cost.len();
+        let truth = cost.iter().copied().fold(f64::INFINITY, f64::min);
+        let o = opts(dims, false);
+        let (mut within, mut max_runs) = (0, 0);
+        for seed in 0..seeds {
+            let mut m = Simulated::new(cost.to_vec(), sigma, seed);
+            let mut st = RaceState::default();
+            coordinate(&mut m, dims, &o, &mut st).unwrap();
+            let a = answer(&m, n, &o, &st).unwrap();
+            let b = bracket(&m, dims, &o, &a);
+            assert_eq!(st.runs, m.samples.iter().map(Vec::len).sum::<usize>());
+            assert!(!st.settled || b.untried == 0, "{name}, seed {seed}");
+            // Every tried value outside the bracket is worse than the best.
+            let at = positions(dims, a.best);
+            for (k, r) in b.ranges.iter().enumerate() {
+                let (lo, hi) = r.unwrap();
+                assert!((lo..=hi).contains(&at[k]), "{name}, seed {seed}");
+                for &g in &a.as_good {
+                    let p = positions(dims, g);
+                    let same_line = (0..dims.len()).all(|j| j == k || p[j] == at[j]);
+                    assert!(!same_line || (lo..=hi).contains(&p[k]), "{name}");
+                }
+            }
+            max_runs = max_runs.max(st.runs);
+            within += usize::from(cost[a.best] <= 1.05 * truth);
+        }
+        assert!(
+            max_runs <= o.budget,
+            "{name}: {max_runs} runs > budget {}",
+            o.budget
+        );
+        assert!(
+            within * 100 >= 95 * seeds as usize,
+            "{name}: best within 5 % in {within} of {seeds}"
+        );
+        max_runs
+    }
+
+    /// A/b + b over b = 1 ... n (linear), its optimum at `at`: the shape of
+    /// a batch size's fixed cost per batch against a cost per item.
+    fn u_shape(n: usize, at: f64) -> Vec<f64> {
+        (1..=n).map(|b| at * at / b as f64 + b as f64).collect()
+    }
+
+    #[test]
+    fn zoom_finds_u_shaped_optima_on_linear_grids() {
+        // Fewer seeds on the larger grids keep a debug build's test short;
+        // examples/search_figures runs 100 of each.
+        for (n, seeds) in [(64usize, 100), (512, 40), (4096, 20)] {
+            for (place, at) in [("first", 0.05), ("middle", 0.5), ("last", 0.95)] {
+                let name = format!("{n} values, optimum in the {place} tenth");
+                let cost = u_shape(n, (at * n as f64).max(2.0));
+                let runs = zoom_targets(&name, &cost, &[n], 0.05, seeds);
+                if n == 4096 {
+                    assert!(runs * 50 <= n * 10, "{name}: {runs} runs > 2 %");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn zoom_on_a_flat_bottom_and_a_noisy_plateau() {
+        // 512 values within 1 % over 40 values around 300, then a steep rise.
+        let flat: Vec<f64> = (0..512)
+            .map(|i| {
+                let d = (i as f64 - 300.0).abs() / 20.0;
+                1.0 + 0.01 * d.min(1.0) + 0.2 * (d - 1.0).max(0.0).powi(2)
+            })
+            .collect();
+        zoom_targets("flat bottom over 512", &flat, &[512], 0.05, 40);
+        // A plateau over 100 ... 399 of 512 and 15 % noise.
+        let plateau: Vec<f64> = (0..512)
+            .map(|i| if (100..400).contains(&i) { 1.0 } else { 1.6 })
+            .collect();
+        zoom_targets("plateau over 512, 15 % noise", &plateau, &[512], 0.15, 40);
+    }
+
+    #[test]
+    fn zoom_along_two_linear_parameters_with_an_interaction() {
+        // 256 x 16 values: b's optimum moves with c (a tilted valley), the
+        // best at b = 80, c = 4.
+        let dims = [256usize, 16];
+        let cost: Vec<f64> = (0..dims[0] * dims[1])
+            .map(|g| {
+                let (b, c) = ((g % dims[0]) as f64 + 1.0, (g / dims[0]) as f64);
+                let at = 80.0 + 8.0 * (c - 4.0);
+                (at * at / b + b) / (2.0 * at) + 0.02 * (c - 4.0).powi(2)
+            })
+            .collect();
+        zoom_targets("256 x 16, tilted", &cost, &dims, 0.05, 100);
+    }
+
+    #[test]
+    fn an_unordered_list_races_every_value() {
+        let cost = [1.3, 1.0, 1.5, 1.2, 1.4, 1.25, 1.6, 1.1];
+        let o = SearchOptions {
+            ordered: vec![false],
+            ..opts(&[8], false)
+        };
+        for seed in 0..20 {
+            let mut m = Simulated::new(cost.to_vec(), 0.05, seed);
+            let mut st = RaceState::default();
+            coordinate(&mut m, &[8], &o, &mut st).unwrap();
+            assert!((0..8).all(|i| m.count(i) > 0), "seed {seed}");
+            let a = answer(&m, 8, &o, &st).unwrap();
+            assert_eq!(a.best, 1, "seed {seed}");
+            assert_eq!(bracket(&m, &[8], &o, &a).ranges, vec![None]);
+        }
+    }
+
+    #[test]
+    fn the_zoom_splits_the_gaps_around_the_leader_in_thirds() {
+        assert_eq!(split_gap(0, 9), vec![3, 6]);
+        assert_eq!(split_gap(4, 7), vec![5, 6]);
+        assert_eq!(split_gap(4, 5), Vec::<usize>::new());
+        assert_eq!(split_gap(-1, 2), vec![0, 1]);
+        assert_eq!(split_gap(-1, 3), vec![0, 2]);
+        // Leader 6 between entered 0 and 12: both gaps split.
+        assert_eq!(
+            zoom_points(&[0, 6, 12], &[6], 6, 13, true),
+            vec![2, 4, 8, 10]
+        );
+        // The leader's gaps are closed: the widest gap in the bracket.
+        let entered = [0, 4, 5, 6, 12];
+        assert_eq!(
+            zoom_points(&entered, &[4, 5, 6], 5, 13, true),
+            Vec::<usize>::new()
+        );
+        assert_eq!(zoom_points(&entered, &[4, 5, 6], 5, 13, false), vec![8, 10]);
+        assert_eq!(
+            zoom_points(&entered, &[5], 5, 13, false),
+            Vec::<usize>::new()
+        );
+    }
+
+    #[test]
+    fn the_default_budget_is_at_most_2_percent_of_4096_values() {
+        assert!(SearchOptions::default_budget(&[4096], 10) * 50 <= 4096 * 10);
+        assert_eq!(SearchOptions::default_budget(&[64], 10), 256);
+        assert_eq!(
+            SearchOptions::default_budget(&[8, 6, 5], 10),
+            960,
+            "three parameters keep 40 %"
+        );
     }
 }
