@@ -25,7 +25,7 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
         "7",
         "--export-json",
         out.to_str().unwrap(),
-        &format!("{} ushape {{b}} 60000 14.65", fixture()),
+        &format!("{} ushape-sleep {{b}} 60000 14.65", fixture()),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);
@@ -84,6 +84,61 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
     assert!(doc["results"][0]["parameters"]["b"].is_string());
 }
 
+#[test]
+fn minimize_zooms_into_a_fine_linear_grid() {
+    // 400000/b + 100 b µs over b = 1 … 4096 (linear): the optimum is
+    // b = 63 at 12.6 ms; b = 47 … 87 are within 5 % of it. A walk from a
+    // coarse scan stops hundreds of values away; the zoom narrows the
+    // bracket threefold per level, within 2 % of the grid's runs.
+    let dir = tempdir();
+    let out = dir.path().join("fine.json");
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "basic",
+        "-P",
+        "b",
+        "1",
+        "4096",
+        "--minimize",
+        "b",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} ushape-sleep {{b}} 400000 100", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = &read_json(&out)["search"];
+    let cost = |b: f64| 400000.0 / b + 100.0 * b;
+    let best: f64 = s["best"]["b"].as_str().unwrap().parse().unwrap();
+    assert!(
+        cost(best) <= 1.05 * cost(63.0),
+        "best b = {best}: {:.1} % above the optimum",
+        (cost(best) / cost(63.0) - 1.0) * 100.0
+    );
+    let runs = s["runs"]["total"].as_u64().unwrap();
+    assert!(runs * 50 <= 4096 * 10, "{runs} runs");
+    // The bracket holds the best and every member of the set; settled
+    // only without untried values in it.
+    let (low, high): (f64, f64) = (
+        s["bracket"][0]["low"].as_str().unwrap().parse().unwrap(),
+        s["bracket"][0]["high"].as_str().unwrap().parse().unwrap(),
+    );
+    assert!(low <= best && best <= high, "{}", s["bracket"]);
+    for v in s["as_good"].as_array().unwrap() {
+        let b: f64 = v["b"].as_str().unwrap().parse().unwrap();
+        assert!(low <= b && b <= high, "{b} outside {}", s["bracket"]);
+    }
+    let untried = s["bracket_untried"].as_u64().unwrap();
+    assert_eq!(s["settled"], untried == 0 && s["status"] == "settled");
+    assert_eq!(s["as_good_among"], "tried values");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("Bracket: b = "), "{stdout}");
+    assert!(
+        stdout.contains("  Settled: ") || stdout.contains("  Not settled: "),
+        "{stdout}"
+    );
+}
+
 /// Medians of the searched metric by the value of parameter `b`.
 fn medians_by_b(doc: &serde_json::Value) -> Vec<(String, f64)> {
     let results = doc["results"].as_array().unwrap();
@@ -100,7 +155,7 @@ fn search_on_a_flat_bottom_is_within_5_percent_of_the_grid_in_40_percent_of_its_
     // 3 ms + 6000/b + 1.465 b µs: optimum at 64; 32 and 128 are 1.5 % above
     // it, 16 and 256 6.6 %. The full grid and ten searches, side by side.
     let dir = tempdir();
-    let command = format!("{} ushape {{b}} 6000 1.465 3000", fixture());
+    let command = format!("{} ushape-sleep {{b}} 6000 1.465 3000", fixture());
     let run = |extra: &[&str], out: &std::path::Path| {
         let mut args = vec![
             "run",
@@ -176,7 +231,7 @@ fn minimize_over_two_parameters_by_coordinate_search() {
         "b,c",
         "--export-json",
         out.to_str().unwrap(),
-        &format!("{} ushape {{b}} 60000 {{c}} 2000", fixture()),
+        &format!("{} ushape-sleep {{b}} 60000 {{c}} 2000", fixture()),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);
@@ -248,7 +303,7 @@ fn minimize_over_two_scans_each_with_its_own_step() {
         "b,c",
         "--export-json",
         out.to_str().unwrap(),
-        &format!("{} ushape {{b}} 60000 {{c}} 2000", fixture()),
+        &format!("{} ushape-sleep {{b}} 60000 {{c}} 2000", fixture()),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);
@@ -331,7 +386,7 @@ fn maximize_throughput_with_ops() {
     // per second rise with b towards 1/14.65 µs = 68 k/s.
     let dir = tempdir();
     let out = dir.path().join("ops.json");
-    let command = format!("{} ushape {{b}} 60000 14.65 2000", fixture());
+    let command = format!("{} ushape-sleep {{b}} 60000 14.65 2000", fixture());
     let o = cmdscope(&[
         "run",
         "--style",

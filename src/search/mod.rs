@@ -5,17 +5,22 @@
 //! the indices are the log scale):
 //!
 //! 1. **Coarse.** About six evenly spaced values, both ends included, get
-//!    `initial_runs` runs each in one interleaved round.
+//!    `initial_runs` runs each in one interleaved round (every value of an
+//!    unordered list: it has no neighbours).
 //! 2. **Race.** Repeated steps: the value with the best median is the
 //!    leader; every other live value the comparison engine finds
 //!    significantly worse than the leader (unpaired, Bonferroni over the
-//!    live values) is dropped; unmeasured grid neighbours of the leader are
-//!    added; then the live values get more runs (doubling up to `runs`) in
-//!    one interleaved round, so runs go where the decision is still close.
-//!    When a round would overrun the budget, only the better half of the
-//!    live values (by median) is measured further (successive halving).
-//! 3. **Answer.** It stops when every live value has `runs` runs and the
-//!    leader's neighbours are measured (settled), or when the budget ends.
+//!    live values) is dropped; the zoom adds values splitting the gaps
+//!    between the leader and its tried neighbours in thirds
+//!    (`zoom_points`: O(log n) levels); then the live values get more runs
+//!    (doubling up to `runs`) in one interleaved round, so runs go where
+//!    the decision is still close. When a round would overrun the budget,
+//!    only the better half of the live values (by median) is measured
+//!    further (successive halving). With the leader's gaps closed and
+//!    every live value at `runs`, the widest gap left in the bracket
+//!    (`Bracket`) is split the same way.
+//! 3. **Answer.** It stops when the bracket holds no untried value
+//!    (settled), or when the budget ends.
 //!    The best is the value with the best median among those with the most
 //!    runs; the set is every live value the engine does not find
 //!    significantly worse than it (Bonferroni over all tried values). Each
@@ -102,7 +107,7 @@ impl SearchOptions {
     pub fn default_budget(dims: &[usize], runs: usize) -> usize {
         let values: usize = dims.iter().product();
         let floor = coarse_points(values.max(1)).len() * 3 + 2 * runs;
-        let forty = (values * runs * 2).div_ceil(5);
+        let forty = values * runs * 2 / 5;
         let zoom = (8.0 + 6.0 * (values.max(1) as f64).log2()) * (runs * dims.len().max(1)) as f64;
         forty.min(zoom as usize).max(floor.min(values * runs))
     }
