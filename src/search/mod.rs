@@ -1567,6 +1567,12 @@ pub fn search(
     if n == 0 || dims.iter().product::<usize>() != n {
         return Err(Error::Usage("nothing to search".into()));
     }
+    if n.checked_mul(opts.runs).is_none() {
+        return Err(Error::Usage(format!(
+            "--runs {} over {n} values is more runs than can be counted",
+            opts.runs
+        )));
+    }
     let mut m = Runner {
         base,
         sink,
