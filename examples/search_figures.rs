@@ -70,7 +70,17 @@ struct Figures {
     settled: usize,
 }
 
-fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64) -> Figures {
+/// With `load`, how much slower a busy round of a seed is: +30 % to
+/// +100 % across seeds (each round busy on a coin toss).
+fn busy(load: bool, seed: u64) -> f64 {
+    if load {
+        0.3 + 0.1 * (seed % 8) as f64
+    } else {
+        0.0
+    }
+}
+
+fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64, load: bool) -> Figures {
     let n = cost.len();
     let truth = cost.iter().copied().fold(f64::INFINITY, f64::min);
     let opts = SearchOptions {
@@ -95,7 +105,7 @@ fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64) -> Figures {
         settled: 0,
     };
     for seed in 0..seeds {
-        let mut m = Simulated::new(cost.clone(), sigma, seed);
+        let mut m = Simulated::with_load(cost.clone(), sigma, busy(load, seed), seed);
         let mut st = RaceState::default();
         coordinate(&mut m, dims, &opts, &mut st).expect("a simulation does not fail");
         let a = answer(&m, n, &opts, &st).expect("something was measured");
@@ -134,7 +144,7 @@ fn main() {
     for (name, shape_of) in shapes {
         for (dims, optimum) in cases {
             for sigma in [0.05, 0.10] {
-                let f = figures(shape_of(dims, optimum), dims, sigma, seeds);
+                let f = figures(shape_of(dims, optimum), dims, sigma, seeds, false);
                 let grid = dims.iter().product::<usize>() * 10;
                 let shape: Vec<String> = dims.iter().map(usize::to_string).collect();
                 println!(
@@ -167,9 +177,9 @@ fn u_shape(n: usize, at: f64) -> Vec<f64> {
 /// linear grid): the zoom's cases.
 fn one_parameter(seeds: u64) {
     println!(
-        "| cost | grid | noise (σ) | best within 5 % | settled | runs: mean (max) of the grid's | set size (mean) |"
+        "| cost | grid | noise (σ) | load | best within 5 % | set holds the optimum | settled | runs: mean (max) of the grid's | set size (mean) |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---|---:|---:|---:|---:|---:|");
     let mut cases: Vec<(String, Vec<usize>, Vec<f64>, f64)> = Vec::new();
     for n in [64usize, 512, 4096] {
         for (place, at) in [("first", 0.05), ("middle", 0.5), ("last", 0.95)] {
@@ -222,15 +232,17 @@ fn one_parameter(seeds: u64) {
         tilted,
         0.05,
     ));
-    for (name, dims, cost, sigma) in cases {
-        let f = figures(cost, &dims, sigma, seeds);
+    for ((name, dims, cost, sigma), load) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
+        let f = figures(cost.clone(), dims, *sigma, seeds, load);
         let grid = dims.iter().product::<usize>() * 10;
         let shape: Vec<String> = dims.iter().map(usize::to_string).collect();
         println!(
-            "| {name} | {} ({grid} runs) | {:.0} % | {} of {seeds} | {} of {seeds} | {:.0} ({}): {:.1} % ({:.1} %) | {:.1} |",
+            "| {name} | {} ({grid} runs) | {:.0} % | {} | {} of {seeds} | {} of {seeds} | {} of {seeds} | {:.0} ({}): {:.1} % ({:.1} %) | {:.1} |",
             shape.join(" × "),
             sigma * 100.0,
+            if load { "busy rounds +30–100 %" } else { "none" },
             f.within_5pct,
+            f.contains_optimum,
             f.settled,
             f.runs_mean,
             f.runs_max,

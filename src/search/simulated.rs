@@ -8,7 +8,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{join_blocks, Block, Measurer};
+use super::{Block, Measurer};
 use crate::error::Result;
 
 /// Draws runs from a cost curve with log-normal noise.
@@ -51,14 +51,6 @@ impl Simulated {
         let v: f64 = self.rng.random();
         (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
     }
-
-    fn tagged(&self, i: usize) -> Vec<(Block, Option<f64>)> {
-        self.blocks[i]
-            .iter()
-            .zip(&self.samples[i])
-            .map(|(&b, &v)| (b, Some(v)))
-            .collect()
-    }
 }
 
 impl Measurer for Simulated {
@@ -84,7 +76,11 @@ impl Measurer for Simulated {
     fn count(&self, i: usize) -> usize {
         self.samples[i].len()
     }
-    fn pairs(&self, a: usize, b: usize) -> (Vec<f64>, Vec<f64>) {
-        join_blocks(&self.tagged(a), &self.tagged(b))
+    fn tagged(&self, i: usize) -> Vec<(Block, Option<f64>)> {
+        self.blocks[i]
+            .iter()
+            .zip(&self.samples[i])
+            .map(|(&b, &v)| (b, Some(v)))
+            .collect()
     }
 }
