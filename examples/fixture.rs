@@ -15,6 +15,9 @@
 //! fixture env NAME         exit 0 if NAME is set, 3 otherwise; print the count of variables
 //! fixture ushape B A C [D] spin A/B + C*B (+ D) microseconds (optimum at
 //!                          sqrt(A/C); a large D makes the bottom flat)
+//! fixture ushape-sleep B A C [D]  the same cost slept, not spun: its wall
+//!                          time hardly depends on the CPU share the process
+//!                          gets, so tests of the search hold on a busy machine
 //! fixture whoami           print "uid gid groups nice cpus" of this process
 //! fixture where            print "tmpfs" or "disk" for the working directory, then its entries
 //! fixture fork N           fork N children (libc::fork) that each _exit(0), waiting for each
@@ -121,7 +124,8 @@ fn append(path: &str, line: &str) {
 }
 
 fn main() {
-    match arg(1).as_str() {
+    let mode = arg(1);
+    match mode.as_str() {
         "hygiene" => {
             // SAFETY: written once before main, only read from here on.
             let text = unsafe {
@@ -214,14 +218,19 @@ fn main() {
                 std::process::exit(3);
             }
         }
-        "ushape" => {
+        "ushape" | "ushape-sleep" => {
             let (b, a, c) = (num(2), num(3), num(4));
             let d = if std::env::args().len() > 5 {
                 num(5)
             } else {
                 0.0
             };
-            spin(Duration::from_secs_f64((a / b + c * b + d) / 1e6));
+            let cost = Duration::from_secs_f64((a / b + c * b + d) / 1e6);
+            if mode == "ushape" {
+                spin(cost);
+            } else {
+                std::thread::sleep(cost);
+            }
         }
         "whoami" => unsafe {
             let mut groups = [0 as libc::gid_t; 64];

@@ -1,14 +1,15 @@
-//! Figures of `--minimize` over two and three parameters (coordinate
-//! search), on seeded synthetic costs with a flat bottom and log-normal
-//! noise, for docs/PERFORMANCE.md: how often the reported best is within
+//! Figures of `--minimize` on one parameter (the zoom over linear grids of
+//! 64 to 4,096 values, a geometric grid) and over two and three parameters
+//! (coordinate search), on seeded synthetic costs with log-normal noise,
+//! for docs/PERFORMANCE.md: how often the reported best is within
 //! 5 % of the true optimum, how often the set holds the true optimum, and
 //! the runs spent as a fraction of the full grid's.
 //!
 //!     cargo run --release --example search_figures [-- SEEDS]
 //!
 //! The search is the one `run --minimize` uses (`search::coordinate` and
-//! `search::answer`, default budget: 40 % of the grid at 10 runs per
-//! value); only the measurements are simulated, through the search's
+//! `search::answer`, default budget: `SearchOptions::default_budget` at
+//! 10 runs per value); only the measurements are simulated, through the search's
 //! `Measurer` trait. Seeds 0 … SEEDS-1 (default 100).
 
 use std::time::Instant;
@@ -66,9 +67,20 @@ struct Figures {
     runs_mean: f64,
     runs_max: usize,
     set_mean: f64,
+    settled: usize,
 }
 
-fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64) -> Figures {
+/// With `load`, how much slower a busy round of a seed is: +30 % to
+/// +100 % across seeds (each round busy on a coin toss).
+fn busy(load: bool, seed: u64) -> f64 {
+    if load {
+        0.3 + 0.1 * (seed % 8) as f64
+    } else {
+        0.0
+    }
+}
+
+fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64, load: bool) -> Figures {
     let n = cost.len();
     let truth = cost.iter().copied().fold(f64::INFINITY, f64::min);
     let opts = SearchOptions {
@@ -78,8 +90,9 @@ fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64) -> Figures {
         initial_runs: 3,
         alpha: 0.05,
         precision: 0.01,
-        budget: SearchOptions::default_budget(n, 10),
+        budget: SearchOptions::default_budget(dims, 10),
         per_op: false,
+        ordered: Vec::new(),
     };
     let mut f = Figures {
         within_5pct: 0,
@@ -89,9 +102,10 @@ fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64) -> Figures {
         runs_mean: 0.0,
         runs_max: 0,
         set_mean: 0.0,
+        settled: 0,
     };
     for seed in 0..seeds {
-        let mut m = Simulated::new(cost.clone(), sigma, seed);
+        let mut m = Simulated::with_load(cost.clone(), sigma, busy(load, seed), seed);
         let mut st = RaceState::default();
         coordinate(&mut m, dims, &opts, &mut st).expect("a simulation does not fail");
         let a = answer(&m, n, &opts, &st).expect("something was measured");
@@ -104,6 +118,7 @@ fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64) -> Figures {
         f.runs_mean += st.runs as f64 / seeds as f64;
         f.runs_max = f.runs_max.max(st.runs);
         f.set_mean += a.as_good.len() as f64 / seeds as f64;
+        f.settled += usize::from(st.settled);
     }
     f
 }
@@ -113,11 +128,12 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(100);
+    let start = Instant::now();
+    one_parameter(seeds);
     println!(
         "| cost | grid | noise (σ) | best within 5 % | set holds the optimum | optimum tried | set's worst member | runs: mean (max) of the grid's | set size (mean) |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
-    let start = Instant::now();
     let cases: [(&[usize], &[usize]); 3] = [
         (&[8, 8], &[5, 2]),
         (&[12, 8], &[7, 3]),
@@ -128,7 +144,7 @@ fn main() {
     for (name, shape_of) in shapes {
         for (dims, optimum) in cases {
             for sigma in [0.05, 0.10] {
-                let f = figures(shape_of(dims, optimum), dims, sigma, seeds);
+                let f = figures(shape_of(dims, optimum), dims, sigma, seeds, false);
                 let grid = dims.iter().product::<usize>() * 10;
                 let shape: Vec<String> = dims.iter().map(usize::to_string).collect();
                 println!(
@@ -150,4 +166,90 @@ fn main() {
         }
     }
     eprintln!("{:.1} s", start.elapsed().as_secs_f64());
+}
+
+/// A/b + b over b = 1 ... n, its optimum at `at`.
+fn u_shape(n: usize, at: f64) -> Vec<f64> {
+    (1..=n).map(|b| at * at / b as f64 + b as f64).collect()
+}
+
+/// The one-parameter table (and a tilted two-parameter valley on a large
+/// linear grid): the zoom's cases.
+fn one_parameter(seeds: u64) {
+    println!(
+        "| cost | grid | noise (σ) | load | best within 5 % | set holds the optimum | settled | runs: mean (max) of the grid's | set size (mean) |"
+    );
+    println!("|---|---|---:|---|---:|---:|---:|---:|---:|");
+    let mut cases: Vec<(String, Vec<usize>, Vec<f64>, f64)> = Vec::new();
+    for n in [64usize, 512, 4096] {
+        for (place, at) in [("first", 0.05), ("middle", 0.5), ("last", 0.95)] {
+            let cost = u_shape(n, (at * n as f64).max(2.0));
+            cases.push((
+                format!("U, optimum in the {place} tenth"),
+                vec![n],
+                cost,
+                0.05,
+            ));
+        }
+    }
+    let flat: Vec<f64> = (0..512)
+        .map(|i| {
+            let d = (i as f64 - 300.0).abs() / 20.0;
+            1.0 + 0.01 * d.min(1.0) + 0.2 * (d - 1.0).max(0.0).powi(2)
+        })
+        .collect();
+    cases.push((
+        "flat bottom (1 % over 41 values)".into(),
+        vec![512],
+        flat,
+        0.05,
+    ));
+    let plateau: Vec<f64> = (0..512)
+        .map(|i| if (100..400).contains(&i) { 1.0 } else { 1.6 })
+        .collect();
+    cases.push(("plateau (300 values)".into(), vec![512], plateau, 0.15));
+    // 1 ... 8192 by powers of two, optimum at 512.
+    let geometric: Vec<f64> = (0..14)
+        .map(|i| 1.0 + 0.25 * (i as f64 - 9.0).abs())
+        .collect();
+    cases.push((
+        "sharp, geometric grid (x2)".into(),
+        vec![14],
+        geometric,
+        0.05,
+    ));
+    let dims = [256usize, 16];
+    let tilted: Vec<f64> = (0..dims[0] * dims[1])
+        .map(|g| {
+            let (b, c) = ((g % dims[0]) as f64 + 1.0, (g / dims[0]) as f64);
+            let at = 80.0 + 8.0 * (c - 4.0);
+            (at * at / b + b) / (2.0 * at) + 0.02 * (c - 4.0).powi(2)
+        })
+        .collect();
+    cases.push((
+        "two parameters, tilted valley".into(),
+        dims.to_vec(),
+        tilted,
+        0.05,
+    ));
+    for ((name, dims, cost, sigma), load) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
+        let f = figures(cost.clone(), dims, *sigma, seeds, load);
+        let grid = dims.iter().product::<usize>() * 10;
+        let shape: Vec<String> = dims.iter().map(usize::to_string).collect();
+        println!(
+            "| {name} | {} ({grid} runs) | {:.0} % | {} | {} of {seeds} | {} of {seeds} | {} of {seeds} | {:.0} ({}): {:.1} % ({:.1} %) | {:.1} |",
+            shape.join(" × "),
+            sigma * 100.0,
+            if load { "busy rounds +30–100 %" } else { "none" },
+            f.within_5pct,
+            f.contains_optimum,
+            f.settled,
+            f.runs_mean,
+            f.runs_max,
+            100.0 * f.runs_mean / grid as f64,
+            100.0 * f.runs_max as f64 / grid as f64,
+            f.set_mean
+        );
+    }
+    println!();
 }

@@ -25,7 +25,7 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
         "7",
         "--export-json",
         out.to_str().unwrap(),
-        &format!("{} ushape {{b}} 60000 14.65", fixture()),
+        &format!("{} ushape-sleep {{b}} 60000 14.65", fixture()),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);
@@ -84,25 +84,81 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
     assert!(doc["results"][0]["parameters"]["b"].is_string());
 }
 
-/// Medians of the searched metric by the value of parameter `b`.
-fn medians_by_b(doc: &serde_json::Value) -> Vec<(String, f64)> {
-    let results = doc["results"].as_array().unwrap();
-    (0..results.len())
-        .map(|i| {
-            let b = results[i]["parameters"]["b"].as_str().unwrap().to_string();
-            (b, median(doc, i, "time_wall_clock"))
-        })
-        .collect()
+#[test]
+fn minimize_zooms_into_a_fine_linear_grid() {
+    // 1600000/b + 400 b µs over b = 1 … 4096 (linear), slept: the
+    // optimum is b = 63 at 50.6 ms; b = 47 … 87 are within 5 % of it. Tens
+    // of ms, so that the up to 13 ms a sleeper waits for a CPU on a busy
+    // machine does not flatten the 5 % band. A walk from a
+    // coarse scan stops hundreds of values away; the zoom narrows the
+    // bracket threefold per level, within 2 % of the grid's runs.
+    let dir = tempdir();
+    let out = dir.path().join("fine.json");
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "basic",
+        "-P",
+        "b",
+        "1",
+        "4096",
+        "--minimize",
+        "b",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} ushape-sleep {{b}} 1600000 400", fixture()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = &read_json(&out)["search"];
+    let cost = |b: f64| 1600000.0 / b + 400.0 * b;
+    let best: f64 = s["best"]["b"].as_str().unwrap().parse().unwrap();
+    assert!(
+        cost(best) <= 1.05 * cost(63.0),
+        "best b = {best}: {:.1} % above the optimum",
+        (cost(best) / cost(63.0) - 1.0) * 100.0
+    );
+    let runs = s["runs"]["total"].as_u64().unwrap();
+    assert!(runs * 50 <= 4096 * 10, "{runs} runs");
+    // The bracket holds the best and every member of the set; settled
+    // only without untried values in it.
+    let (low, high): (f64, f64) = (
+        s["bracket"][0]["low"].as_str().unwrap().parse().unwrap(),
+        s["bracket"][0]["high"].as_str().unwrap().parse().unwrap(),
+    );
+    assert!(low <= best && best <= high, "{}", s["bracket"]);
+    for v in s["as_good"].as_array().unwrap() {
+        let b: f64 = v["b"].as_str().unwrap().parse().unwrap();
+        assert!(low <= b && b <= high, "{b} outside {}", s["bracket"]);
+    }
+    let untried = s["bracket_untried"].as_u64().unwrap();
+    assert_eq!(s["settled"], untried == 0 && s["status"] == "settled");
+    assert_eq!(s["as_good_among"], "tried values");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("Bracket: b = "), "{stdout}");
+    assert!(
+        stdout.contains("  Settled: ") || stdout.contains("  Not settled: "),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn search_on_a_flat_bottom_is_within_5_percent_of_the_grid_in_40_percent_of_its_runs() {
-    // 3 ms + 6000/b + 1.465 b µs: optimum at 64; 32 and 128 are 1.5 % above
-    // it, 16 and 256 6.6 %. The full grid and ten searches, side by side.
+    // 60 ms + 120000/b + 29.3 b µs, slept: optimum at 64 (63.75 ms); 32
+    // and 128 are 1.5 % above it, 16 and 256 6.6 %. Ten searches, each
+    // judged by the true cost of its answer: a measured grid beside them
+    // is no reference on a busy machine, where a sleeper waits up to about
+    // 13 ms for a CPU (hence tens of ms here, not a few).
     let dir = tempdir();
-    let command = format!("{} ushape {{b}} 6000 1.465 3000", fixture());
-    let run = |extra: &[&str], out: &std::path::Path| {
-        let mut args = vec![
+    let command = format!("{} ushape-sleep {{b}} 120000 29.3 60000", fixture());
+    let cost = |b: f64| 60000.0 + 120000.0 / b + 29.3 * b;
+    let grid_best = (0..14)
+        .map(|k| cost(f64::from(1u32 << k)))
+        .fold(f64::INFINITY, f64::min);
+    let mut good = 0;
+    let mut report = Vec::new();
+    for k in 0..10 {
+        let path = dir.path().join(format!("search{k}.json"));
+        let o = cmdscope(&[
             "run",
             "--style",
             "none",
@@ -114,37 +170,23 @@ fn search_on_a_flat_bottom_is_within_5_percent_of_the_grid_in_40_percent_of_its_
             "8192",
             "--parameter-factor",
             "2",
+            "--minimize",
+            "b",
             "--export-json",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        args.push(&command);
-        let o = cmdscope(&args);
+            path.to_str().unwrap(),
+            &command,
+        ]);
         assert!(o.status.success(), "{}", stderr(&o));
-        read_json(out)
-    };
-    let grid_path = dir.path().join("grid.json");
-    let grid = medians_by_b(&run(&[], &grid_path));
-    assert_eq!(grid.len(), 14);
-    let grid_best = grid.iter().map(|(_, m)| *m).fold(f64::INFINITY, f64::min);
-    let mut good = 0;
-    let mut report = Vec::new();
-    for k in 0..10 {
-        let path = dir.path().join(format!("search{k}.json"));
-        let doc = run(&["--minimize", "b"], &path);
+        let doc = read_json(&path);
         let s = &doc["search"];
-        let best = s["best"]["b"].as_str().unwrap();
+        let best: f64 = s["best"]["b"].as_str().unwrap().parse().unwrap();
         let runs = s["runs"]["total"].as_u64().unwrap();
         let grid_runs = s["grid_runs"].as_u64().unwrap();
         assert_eq!(grid_runs, 140);
-        // The grid's measurement of the search's best value.
-        let on_grid = grid.iter().find(|(b, _)| b == best).unwrap().1;
-        let ok = on_grid <= 1.05 * grid_best && runs as f64 <= 0.4 * grid_runs as f64;
+        let off = cost(best) / grid_best - 1.0;
+        let ok = off <= 0.05 && runs as f64 <= 0.4 * grid_runs as f64;
         good += usize::from(ok);
-        report.push(format!(
-            "best {best} ({:+.1} %), {runs} runs",
-            (on_grid / grid_best - 1.0) * 100.0
-        ));
+        report.push(format!("best {best} ({:+.1} %), {runs} runs", off * 100.0));
     }
     assert!(
         good >= 9,
@@ -154,9 +196,10 @@ fn search_on_a_flat_bottom_is_within_5_percent_of_the_grid_in_40_percent_of_its_
 
 #[test]
 fn minimize_over_two_parameters_by_coordinate_search() {
-    // 2 ms + 60000/b + c*b µs: c = 1 is best for every b (c = 2 costs 9 %
-    // more at its own best b), and with it b = 256 (128 is 4 % above, 512
-    // 6 %).
+    // 20 ms + 6000000/b + 100*c*b µs, slept: c = 1 is best for every b
+    // (c = 2 costs 34 % more at its own best b), and with it b = 256 at
+    // 69 ms (128 is 15 % above, 512 20 %). Tens of ms: a sleeper that
+    // wakes on a busy machine waits up to about 13 ms for a CPU.
     let dir = tempdir();
     let out = dir.path().join("two.json");
     let o = cmdscope(&[
@@ -176,7 +219,8 @@ fn minimize_over_two_parameters_by_coordinate_search() {
         "b,c",
         "--export-json",
         out.to_str().unwrap(),
-        &format!("{} ushape {{b}} 60000 {{c}} 2000", fixture()),
+        // {c}00: the cost per item is 100 c µs.
+        &format!("{} ushape-sleep {{b}} 6000000 {{c}}00 20000", fixture()),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);
@@ -190,7 +234,7 @@ fn minimize_over_two_parameters_by_coordinate_search() {
     );
     assert_eq!(best["c"], "1", "{best}");
     assert!(s["as_good"].as_array().unwrap().contains(best));
-    // The optimum (c = 1, b = 256) or its 4 % neighbour is in the set.
+    // The optimum (c = 1, b = 256) or its neighbour 128 is in the set.
     assert!(
         s["as_good"]
             .as_array()
@@ -223,9 +267,12 @@ fn minimize_over_two_parameters_by_coordinate_search() {
 
 #[test]
 fn minimize_over_two_scans_each_with_its_own_step() {
-    // 2 ms + 60000/b + c*b µs over b = 8..512 (x2, 7 values) and
+    // 20 ms + 6000000/b + 100*c*b µs over b = 8..512 (x2, 7 values) and
     // c = 1, 3, 5 (-D 2 after its -P): c = 1 is best for every b, and with
-    // it b = 256 (128 is 4 % above, 512 6 %).
+    // it b = 256 at 69 ms (128 is 15 % above, 512 20 %; c = 3 at its own
+    // best b 52 %). Slept, tens of ms: a sleeper that wakes on a busy
+    // machine waits up to about 13 ms for a CPU, which would flatten
+    // differences of a few ms.
     let dir = tempdir();
     let out = dir.path().join("scans.json");
     let o = cmdscope(&[
@@ -248,7 +295,8 @@ fn minimize_over_two_scans_each_with_its_own_step() {
         "b,c",
         "--export-json",
         out.to_str().unwrap(),
-        &format!("{} ushape {{b}} 60000 {{c}} 2000", fixture()),
+        // {c}00: the cost per item is 100 c µs.
+        &format!("{} ushape-sleep {{b}} 6000000 {{c}}00 20000", fixture()),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);
@@ -327,11 +375,13 @@ fn minimize_searches_any_metric() {
 
 #[test]
 fn maximize_throughput_with_ops() {
-    // b operations per run taking 2 ms + 60000/b + 14.65 b µs: operations
-    // per second rise with b towards 1/14.65 µs = 68 k/s.
+    // b operations per run taking 20 ms + 60000/b + 146.5 b µs, slept:
+    // operations per second rise with b towards 1/146.5 µs = 6.8 k/s
+    // (5.4 k/s at 512, 6.0 k/s at 1024). Tens of ms: a sleeper that wakes
+    // on a busy machine waits up to about 13 ms for a CPU.
     let dir = tempdir();
     let out = dir.path().join("ops.json");
-    let command = format!("{} ushape {{b}} 60000 14.65 2000", fixture());
+    let command = format!("{} ushape-sleep {{b}} 60000 146.5 20000", fixture());
     let o = cmdscope(&[
         "run",
         "--style",
@@ -359,7 +409,9 @@ fn maximize_throughput_with_ops() {
         "{}",
         s["best"]
     );
-    // The best's median is its operations per second: 1024 / ~17 ms.
+    // The best's median is its operations per second: 1024 / ~170 ms, or
+    // 512 / ~95 ms; a busy machine's wake-up delay lowers them by up to
+    // 15 %.
     let best = s["runs"]["per_value"]
         .as_array()
         .unwrap()
@@ -367,7 +419,7 @@ fn maximize_throughput_with_ops() {
         .find(|v| v["status"] == "best")
         .unwrap();
     let ops_per_s = best["median"].as_f64().unwrap();
-    assert!((40e3..70e3).contains(&ops_per_s), "{ops_per_s} ops/s");
+    assert!((4e3..7e3).contains(&ops_per_s), "{ops_per_s} ops/s");
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("ops/s"), "{stdout}");
     // Without --ops, maximising a time is refused.

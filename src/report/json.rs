@@ -278,6 +278,22 @@ fn search(s: &SearchSection) -> Value {
         "budget": r.budget,
         "settled": r.settled,
         "budget_exhausted": r.budget_exhausted,
+        "status": if r.settled {
+            "settled"
+        } else if r.budget_exhausted {
+            "budget_exhausted"
+        } else if r.bracket.untried > 0 {
+            "untried_in_bracket"
+        } else {
+            "stopped"
+        },
+        "model": "unimodal between tried neighbours along each parameter",
+        "bracket": params.iter().zip(&r.bracket.ranges).map(|(p, range)| match range {
+            Some((lo, hi)) => json!({"parameter": p.name, "ordered": true, "low": p.values.get(*lo), "high": p.values.get(*hi)}),
+            None => json!({"parameter": p.name, "ordered": false}),
+        }).collect::<Vec<_>>(),
+        "bracket_untried": r.bracket.untried,
+        "as_good_among": "tried values",
         "best": point(r.best),
         "as_good": r.as_good.iter().map(|&i| point(i)).collect::<Vec<_>>(),
         "decisions": r.decisions,

@@ -117,6 +117,11 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
         "  Best: {}",
         paint.green(&paint.bold(&point_label_eq(params, r.best)))
     );
+    let _ = writeln!(
+        out,
+        "  Bracket: {}: every tried value outside it is significantly worse; untried values between tried ones were not measured",
+        bracket_words(params, &r.bracket)
+    );
     if r.tried.len() == 1 {
         let _ = writeln!(out, "  The only value tried: nothing to compare it with.");
     } else if others.is_empty() {
@@ -127,7 +132,7 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
     } else {
         let _ = writeln!(
             out,
-            "  As good: {} (the best included): not significantly worse than {} by the comparison test{}",
+            "  As good, among tried values: {} (the best included): not significantly worse than {} by the comparison test{}",
             if params.len() == 1 {
                 format!("{name} = {}", describe_set(&r.as_good, &r.tried, label))
             } else {
@@ -148,14 +153,17 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
             }
         );
     }
-    if !r.settled {
-        let why = if r.budget_exhausted {
-            "the budget ended the search before the set was settled"
-        } else {
-            "the search stopped before the set was settled"
-        };
-        let _ = writeln!(out, "  Note: {why}; more runs could narrow the set.");
-    }
+    let u = r.bracket.untried;
+    let status = if r.settled {
+        "Settled: every value in the bracket was tried (model: the cost is unimodal between tried neighbours along each parameter)".to_string()
+    } else if r.budget_exhausted {
+        format!("Not settled: the budget ended the search at this bracket; {u} values in it were never measured and could hold a better one")
+    } else if u > 0 {
+        format!("Not settled: the race ended around the best; {u} values in the bracket were never measured and could hold a better one")
+    } else {
+        "Not settled: the search stopped before the set was settled".to_string()
+    };
+    let _ = writeln!(out, "  {status}");
     let w = r
         .rows
         .iter()
@@ -219,6 +227,24 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
     }
     out.push('\n');
     out
+}
+
+/// The bracket per parameter: "b = 58–70", "b = 128–512, c = 1", and
+/// "c: an unordered list, every value raced".
+pub fn bracket_words(params: &[Parameter], b: &crate::search::Bracket) -> String {
+    params
+        .iter()
+        .zip(&b.ranges)
+        .map(|(p, r)| {
+            let v = |i: usize| p.values.get(i).map_or("?", String::as_str);
+            match r {
+                Some((lo, hi)) if lo == hi => format!("{} = {}", p.name, v(*lo)),
+                Some((lo, hi)) => format!("{} = {}–{}", p.name, v(*lo), v(*hi)),
+                None => format!("{}: an unordered list, every value raced", p.name),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A ratio with three decimals, or three significant digits when small.

@@ -481,9 +481,10 @@ fn measure(args: &RunArgs, p: &Prepared) -> Result<Measured> {
             precision: p.precision.unwrap_or(comparison::DEFAULT_PRECISION),
             per_op: args.ops.is_some() && p.metric.unit() == crate::metrics::Unit::Seconds,
             budget: crate::search::SearchOptions::default_budget(
-                p.parameters.iter().map(|p| p.values.len()).product(),
+                &crate::search::dims(&p.parameters),
                 full_runs,
             ),
+            ordered: crate::search::ordered(&p.parameters),
         };
         let mut result = crate::search::search(&p.opts, &sopts, &p.parameters, &mut recorder)?;
         recorder.keep_search(crate::search::stored_answer(&result, &p.parameters));
