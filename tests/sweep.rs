@@ -1,4 +1,4 @@
-//! Parameter sweeps and the optimum search (issue 4) on real processes.
+//! Parameter sweeps and the optimum search on real processes.
 
 mod common;
 
