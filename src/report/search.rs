@@ -156,10 +156,23 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
     let u = r.bracket.untried;
     let status = if r.settled {
         "Settled: every value in the bracket was tried (model: the cost is unimodal between tried neighbours along each parameter)".to_string()
+    } else if r.budget_exhausted && u > 0 {
+        let values = if u == 1 {
+            "value in it was"
+        } else {
+            "values in it were"
+        };
+        format!("Not settled: the budget ended the search at this bracket; {u} {values} never measured and could hold a better one")
     } else if r.budget_exhausted {
-        format!("Not settled: the budget ended the search at this bracket; {u} values in it were never measured and could hold a better one")
+        "Not settled: the budget ended the race before every value in the bracket had its runs"
+            .to_string()
     } else if u > 0 {
-        format!("Not settled: the race ended around the best; {u} values in the bracket were never measured and could hold a better one")
+        let values = if u == 1 {
+            "value in the bracket was"
+        } else {
+            "values in the bracket were"
+        };
+        format!("Not settled: the race ended around the best; {u} {values} never measured and could hold a better one")
     } else {
         "Not settled: the search stopped before the set was settled".to_string()
     };
