@@ -272,13 +272,7 @@ fn compare_set(
     cand: usize,
     family: usize,
 ) -> Comparison {
-    let s = Settings::for_metric(
-        opts.metric,
-        opts.alpha,
-        family.max(1),
-        opts.precision,
-        m.rss_floor(),
-    );
+    let s = engine_settings(m, opts, family);
     let (a, b) = m.pairs(base, cand);
     let c = if a.len() >= MIN_N {
         compare_values(&a, &b, Design::Paired, &s)
@@ -286,6 +280,17 @@ fn compare_set(
         compare_values(&m.values(base), &m.values(cand), Design::Unpaired, &s)
     };
     c.named(opts.quantity(), "", "")
+}
+
+/// The engine's settings for the search's comparisons among `family` values.
+fn engine_settings(m: &dyn Measurer, opts: &SearchOptions, family: usize) -> Settings {
+    Settings::for_metric(
+        opts.metric,
+        opts.alpha,
+        family.max(1),
+        opts.precision,
+        m.rss_floor(),
+    )
 }
 
 /// How the race's drops compare a value with the leader: unpaired, on all
@@ -306,13 +311,7 @@ fn compare_drop(
     cand: usize,
     family: usize,
 ) -> Comparison {
-    let s = Settings::for_metric(
-        opts.metric,
-        opts.alpha,
-        family.max(1),
-        opts.precision,
-        m.rss_floor(),
-    );
+    let s = engine_settings(m, opts, family);
     compare_values(&m.values(base), &m.values(cand), Design::Unpaired, &s).named(
         opts.quantity(),
         "",

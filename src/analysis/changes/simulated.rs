@@ -99,8 +99,8 @@ pub struct Detected {
     pub episodes: Vec<(usize, usize)>,
 }
 
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    // Box-Muller; 1 - u keeps the logarithm finite.
+/// A standard normal draw (Box-Muller; 1 - u keeps the logarithm finite).
+pub(super) fn normal(rng: &mut ChaCha8Rng) -> f64 {
     let u1 = 1.0 - rng.random::<f64>();
     let u2 = rng.random::<f64>();
     (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()

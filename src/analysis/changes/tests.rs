@@ -11,12 +11,7 @@ use super::*;
 /// Runs per simulated session.
 const RUNS: usize = 10;
 
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    // Box-Muller; 1 - u keeps the logarithm finite.
-    let u1 = 1.0 - rng.random::<f64>();
-    let u2 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-}
+use super::simulated::normal;
 
 /// A history of sessions whose true time is `level(i)` seconds: each
 /// session is off by 1 % (machine state between sessions), each run by 3 %,
