@@ -790,10 +790,7 @@ fn readers_refuse_a_store_of_an_older_schema_and_leave_it_unchanged() {
     // Back to what cmdscope wrote before migration 4 (and 5).
     rusqlite::Connection::open(&store)
         .unwrap()
-        .execute_batch(
-            "ALTER TABLE sessions DROP COLUMN search; ALTER TABLE sessions DROP COLUMN settings; \
-             UPDATE schema_version SET version = 3",
-        )
+        .execute_batch(&sql_back_to_version(3))
         .unwrap();
     let before = (listing(dir.path()), std::fs::read(&store).unwrap());
     let out = tempdir();

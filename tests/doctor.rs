@@ -95,11 +95,7 @@ fn stored_sessions_keep_the_preflight_and_old_stores_migrate() {
     // the next run migrates it and keeps the old session.
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE sessions DROP COLUMN preflight; ALTER TABLE sessions DROP COLUMN search; \
-             ALTER TABLE sessions DROP COLUMN settings; UPDATE schema_version SET version = 2;",
-        )
-        .unwrap();
+        conn.execute_batch(&sql_back_to_version(2)).unwrap();
     }
     run_with_store(&db);
     let sessions = Store::open(&Location::Sqlite(db.clone()))

@@ -1037,11 +1037,7 @@ fn a_version_3_store_upgrades_and_keeps_its_sessions() {
     // Back to what cmdscope wrote before the search's column.
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE sessions DROP COLUMN search; ALTER TABLE sessions DROP COLUMN settings; \
-             UPDATE schema_version SET version = 3",
-        )
-        .unwrap();
+        conn.execute_batch(&sql_back_to_version(3)).unwrap();
     }
     let before = open(&db).sessions(&Filter::default()).unwrap();
     assert_eq!(before.len(), 1);
@@ -1076,10 +1072,7 @@ fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
     // Back to what cmdscope wrote before the settings' column.
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE sessions DROP COLUMN settings; UPDATE schema_version SET version = 4",
-        )
-        .unwrap();
+        conn.execute_batch(&sql_back_to_version(4)).unwrap();
     }
     // Readers refuse it untouched; the next run migrates it.
     let o = with_store(&db, &["history"]);

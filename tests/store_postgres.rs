@@ -59,11 +59,7 @@ fn a_search_keeps_its_answer_from_version_3_on(server: &Server) {
     let o = with_store(&url, &["run", "--runs", "3", "--style", "none", "true"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    c.batch_execute(
-        "ALTER TABLE sessions DROP COLUMN search; ALTER TABLE sessions DROP COLUMN settings; \
-         UPDATE schema_version SET version = 3",
-    )
-    .unwrap();
+    c.batch_execute(&sql_back_to_version(3)).unwrap();
     let before = Store::open(&Location::Postgres(url.clone()))
         .unwrap()
         .sessions(&Filter::default())

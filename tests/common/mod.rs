@@ -107,6 +107,27 @@ pub fn times_around(level: f64, n: usize) -> Vec<f64> {
         .collect()
 }
 
+/// SQL that takes a store of the latest schema back to what cmdscope wrote
+/// at `version`: the columns later migrations added to `sessions` dropped,
+/// the version set. Tests of upgrades and of readers refusing an older
+/// store make their old stores with it, so a new migration is one line here.
+pub fn sql_back_to_version(version: i64) -> String {
+    // (the migration that added it, the column)
+    const ADDED: &[(i64, &str)] = &[(3, "preflight"), (4, "search"), (5, "settings")];
+    assert_eq!(
+        ADDED.last().map(|a| a.0),
+        Some(cmdscope::store::schema::LATEST),
+        "a migration is missing from sql_back_to_version"
+    );
+    let mut sql: Vec<String> = ADDED
+        .iter()
+        .filter(|(v, _)| *v > version)
+        .map(|(_, c)| format!("ALTER TABLE sessions DROP COLUMN {c}"))
+        .collect();
+    sql.push(format!("UPDATE schema_version SET version = {version}"));
+    sql.join("; ")
+}
+
 pub fn cmdscope(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
