@@ -278,15 +278,7 @@ fn search(s: &SearchSection) -> Value {
         "budget": r.budget,
         "settled": r.settled,
         "budget_exhausted": r.budget_exhausted,
-        "status": if r.settled {
-            "settled"
-        } else if r.budget_exhausted {
-            "budget_exhausted"
-        } else if r.bracket.untried > 0 {
-            "untried_in_bracket"
-        } else {
-            "stopped"
-        },
+        "status": r.outcome().name(),
         "model": "unimodal between tried neighbours along each parameter",
         "bracket": params.iter().zip(&r.bracket.ranges).map(|(p, range)| match range {
             Some((lo, hi)) => json!({"parameter": p.name, "ordered": true, "low": p.values.get(*lo), "high": p.values.get(*hi)}),

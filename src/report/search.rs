@@ -9,7 +9,7 @@ use super::paint::Paint;
 use super::SearchSection;
 use crate::analysis::comparison::Verdict;
 use crate::run::plan::Parameter;
-use crate::search::{point_label, Status};
+use crate::search::{point_label, Outcome, Status};
 
 /// "batch = 64" for one parameter, "a=2 b=64" for several.
 fn point_label_eq(params: &[Parameter], g: usize) -> String {
@@ -154,27 +154,31 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
         );
     }
     let u = r.bracket.untried;
-    let status = if r.settled {
-        "Settled: every value in the bracket was tried (model: the cost is unimodal between tried neighbours along each parameter)".to_string()
-    } else if r.budget_exhausted && u > 0 {
-        let values = if u == 1 {
-            "value in it was"
-        } else {
-            "values in it were"
-        };
-        format!("Not settled: the budget ended the search at this bracket; {u} {values} never measured and could hold a better one")
-    } else if r.budget_exhausted {
-        "Not settled: the budget ended the race before every value in the bracket had its runs"
-            .to_string()
-    } else if u > 0 {
-        let values = if u == 1 {
-            "value in the bracket was"
-        } else {
-            "values in the bracket were"
-        };
-        format!("Not settled: the race ended around the best; {u} {values} never measured and could hold a better one")
-    } else {
-        "Not settled: the search stopped before the set was settled".to_string()
+    let status = match (r.outcome(), u) {
+        (Outcome::Settled, _) => "Settled: every value in the bracket was tried (model: the cost is unimodal between tried neighbours along each parameter)".to_string(),
+        (Outcome::BudgetExhausted, 0) => {
+            "Not settled: the budget ended the race before every value in the bracket had its runs"
+                .to_string()
+        }
+        (Outcome::BudgetExhausted, _) => {
+            let values = if u == 1 {
+                "value in it was"
+            } else {
+                "values in it were"
+            };
+            format!("Not settled: the budget ended the search at this bracket; {u} {values} never measured and could hold a better one")
+        }
+        (Outcome::UntriedInBracket, _) => {
+            let values = if u == 1 {
+                "value in the bracket was"
+            } else {
+                "values in the bracket were"
+            };
+            format!("Not settled: the race ended around the best; {u} {values} never measured and could hold a better one")
+        }
+        (Outcome::Stopped, _) => {
+            "Not settled: the search stopped before the set was settled".to_string()
+        }
     };
     let _ = writeln!(out, "  {status}");
     let w = r

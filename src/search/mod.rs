@@ -1327,7 +1327,46 @@ pub struct SearchResult {
     pub session: Session,
 }
 
+/// How a search ended, as the terminal and the JSON both say it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every value in the bracket was tried and the race ended by itself.
+    Settled,
+    /// The budget ended it.
+    BudgetExhausted,
+    /// The race ended around the best with values in the bracket untried.
+    UntriedInBracket,
+    /// It stopped before the set was settled (a failure, an interruption).
+    Stopped,
+}
+
+impl Outcome {
+    /// The name in the JSON's `status`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Settled => "settled",
+            Outcome::BudgetExhausted => "budget_exhausted",
+            Outcome::UntriedInBracket => "untried_in_bracket",
+            Outcome::Stopped => "stopped",
+        }
+    }
+}
+
 impl SearchResult {
+    /// How the search ended, from `settled`, `budget_exhausted` and the
+    /// bracket's untried values.
+    pub fn outcome(&self) -> Outcome {
+        if self.settled {
+            Outcome::Settled
+        } else if self.budget_exhausted {
+            Outcome::BudgetExhausted
+        } else if self.bracket.untried > 0 {
+            Outcome::UntriedInBracket
+        } else {
+            Outcome::Stopped
+        }
+    }
+
     /// The leader a value was dropped against, if it was dropped.
     pub fn leader_of(&self, i: usize) -> Option<usize> {
         self.decisions

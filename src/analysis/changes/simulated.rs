@@ -137,6 +137,19 @@ fn draw(
         .collect()
 }
 
+/// A level of `base` that steps by `f1` at `a` and again by `f2` at `b`.
+fn two_steps(base: f64, (a, f1): (usize, f64), (b, f2): (usize, f64)) -> impl Fn(usize) -> f64 {
+    move |i| {
+        base * if i >= b {
+            f1 * f2
+        } else if i >= a {
+            f1
+        } else {
+            1.0
+        }
+    }
+}
+
 /// A relative size in [lo, hi], up or down at random (down as its mirror:
 /// 1 / (1 + x)).
 fn size(rng: &mut ChaCha8Rng, lo: f64, hi: f64) -> f64 {
@@ -177,15 +190,7 @@ pub fn series(kind: Kind, seed: u64) -> Series {
                 (1.0 / f, f * f)
             };
             changes.extend([a, b]);
-            draw(&mut rng, 0.01, 0.0, |i| {
-                base * if i >= b {
-                    f1 * f2
-                } else if i >= a {
-                    f1
-                } else {
-                    1.0
-                }
-            })
+            draw(&mut rng, 0.01, 0.0, two_steps(base, (a, f1), (b, f2)))
         }
         Kind::Staircase => {
             // +10 % then +15 % (or their mirrors) over 1.8 % session noise.
@@ -197,15 +202,7 @@ pub fn series(kind: Kind, seed: u64) -> Series {
                 (1.0 / 1.10, 1.0 / 1.15)
             };
             changes.extend([a, b]);
-            draw(&mut rng, 0.018, 0.0, |i| {
-                base * if i >= b {
-                    f1 * f2
-                } else if i >= a {
-                    f1
-                } else {
-                    1.0
-                }
-            })
+            draw(&mut rng, 0.018, 0.0, two_steps(base, (a, f1), (b, f2)))
         }
         Kind::Drift => {
             let total = 0.10 + 0.15 * rng.random::<f64>();
