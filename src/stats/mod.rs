@@ -33,6 +33,7 @@
 //! - `spending`: alpha spending for sequential looks;
 //! - `trend`: Mann-Kendall and Theil-Sen;
 //! - `outliers`: the robust outlier rule;
+//! - `usl`: the Universal Scalability Law fitted to a throughput curve;
 //! - `checks`: input checks and refusals shared by all of them.
 
 mod checks;
@@ -48,6 +49,7 @@ mod spending;
 mod tests;
 mod trend;
 pub mod ttest;
+mod usl;
 
 pub use descriptive::{
     geometric_mean, median, median_finite, median_select, quantile_sorted, summarize, thin, Summary,
@@ -61,6 +63,9 @@ pub use rank::{mann_whitney, wilcoxon_signed_rank, TestResult};
 pub use resampling::{bootstrap_ci, ratio_of_medians, BOOTSTRAP_RESAMPLES};
 pub use spending::sequential_alpha;
 pub use trend::{trend, Trend, TREND_MIN_N};
+pub use usl::{
+    fit_usl, usl_throughput, Param, Peak, UslFit, UslOutcome, UslPoint, Withheld, MIN_LEVELS,
+};
 
 /// Why a statistic cannot be computed; `Display` is a plain refusal users read.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
