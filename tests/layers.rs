@@ -340,10 +340,7 @@ fn analysis_renders_nothing_and_report_decides_nothing() {
     );
 }
 
-/// Commands that still format text themselves; every other command hands
-/// its model to `report/` (or `explain/`) for its words.
-const COMMANDS_THAT_STILL_FORMAT: &[&str] = &["history.rs", "suite.rs"];
-
+/// Every command hands its model to `report/` (or `explain/`) for its words.
 #[test]
 fn commands_hand_their_text_to_the_renderers() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
@@ -361,9 +358,6 @@ fn commands_hand_their_text_to_the_renderers() {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            if COMMANDS_THAT_STILL_FORMAT.contains(&rel.as_str()) {
-                continue;
-            }
             let text = code(&std::fs::read_to_string(&path).unwrap());
             if text.contains("writeln!(") || text.contains("write!(") {
                 bad.push(rel);

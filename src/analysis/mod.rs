@@ -31,6 +31,17 @@ pub struct MetricSummary {
     pub outliers: usize,
 }
 
+/// The median of each stored benchmark's times, by cell id; benchmarks with
+/// no finite time are left out (`history` says "no time measured").
+pub fn median_times(
+    times: &std::collections::HashMap<i64, Vec<f64>>,
+) -> std::collections::HashMap<i64, f64> {
+    times
+        .iter()
+        .filter_map(|(id, v)| stats::median_finite(v).map(|m| (*id, m)))
+        .collect()
+}
+
 /// What the HTML report shows of one stored benchmark, computed here so
 /// that the report only formats: the summary of its times and their
 /// median's interval, its median peak memory, and each `run --monitor`

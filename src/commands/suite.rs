@@ -2,31 +2,16 @@
 //! partitions to a scheduler.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
-
-use serde::Serialize;
 
 use crate::cli::suite::{ListArgs, ListFormat, SuiteArgs, SuiteCommand};
 use crate::cli::StoreArgs;
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, Result};
+use crate::report::suite_list::{self, ListedBenchmark, ListedCell};
 use crate::store::record::Choice;
 use crate::store::{Location, Store};
 use crate::suite::cells::{self, Planned};
 use crate::suite::partition::Partition;
 use crate::suite::{file, manifest, submit};
-
-/// One cell in `suite list --format json`.
-#[derive(Serialize)]
-struct ListedCell<'a> {
-    id: &'a str,
-    benchmark: &'a str,
-    name: &'a str,
-    parameters: serde_json::Map<String, serde_json::Value>,
-    command: &'a str,
-    argv: String,
-    /// Runs and median wall time of its latest measurement in the store.
-    estimated_seconds: Option<f64>,
-}
 
 pub fn run(args: &SuiteArgs) -> Result<i32> {
     match &args.command {
@@ -86,11 +71,14 @@ fn list(args: &ListArgs) -> Result<i32> {
             .get(identity)
             .map(|(runs, median)| *runs as f64 * median)
     };
-    match args.format {
-        ListFormat::Json => {
-            let out: Vec<ListedCell> = shown
+    let listed: Vec<ListedBenchmark> = shown
+        .iter()
+        .map(|p| ListedBenchmark {
+            name: &p.benchmark.name,
+            position: p.benchmark.position.to_string(),
+            cells: p
+                .cells
                 .iter()
-                .flat_map(|p| p.cells.iter())
                 .map(|c| ListedCell {
                     id: &c.id,
                     benchmark: &c.benchmark,
@@ -103,61 +91,19 @@ fn list(args: &ListArgs) -> Result<i32> {
                         .collect(),
                     command: &c.cell.command,
                     argv: c.argv_text(),
+                    identity: &c.identity,
                     estimated_seconds: estimate(&c.identity),
                 })
-                .collect();
-            crate::print_line!(
-                "{}",
-                serde_json::to_string_pretty(&out).map_err(|e| Error::Failed(e.to_string()))?
-            );
-        }
-        ListFormat::Text => {
-            let mut out = String::new();
-            let mut sum = 0.0;
-            let mut known_cells = 0;
-            let mut count = 0;
-            for p in &shown {
-                let _ = writeln!(out, "{}  ({})", p.benchmark.name, p.benchmark.position);
-                for c in &p.cells {
-                    count += 1;
-                    let e = estimate(&c.identity);
-                    if let Some(e) = e {
-                        sum += e;
-                        known_cells += 1;
-                    }
-                    let _ = writeln!(
-                        out,
-                        "  {}  {}{}",
-                        c.id,
-                        c.identity,
-                        e.map(|e| format!("  ~{}", crate::units::time(e)))
-                            .unwrap_or_default()
-                    );
-                }
-            }
-            let _ = write!(
-                out,
-                "{count} cell{} in {} benchmark{}",
-                if count == 1 { "" } else { "s" },
-                shown.len(),
-                if shown.len() == 1 { "" } else { "s" }
-            );
-            if let Some(p) = partition {
-                let _ = write!(out, " (partition {p} of a suite of {total} cells)");
-            }
-            if known_cells > 0 {
-                let _ = write!(
-                    out,
-                    "; measuring took {} for the {known_cells} cell{} the store knows",
-                    crate::units::time(sum),
-                    if known_cells == 1 { "" } else { "s" }
-                );
-            }
-            out.push('\n');
-            // Names and commands come from the file: shown, never obeyed
-            // by the terminal.
-            crate::output::print(&crate::output::escape_controls(&out));
-        }
+                .collect(),
+        })
+        .collect();
+    match args.format {
+        ListFormat::Json => crate::print_line!("{}", suite_list::json(&listed)?),
+        // Names and commands come from the file: shown, never obeyed by
+        // the terminal.
+        ListFormat::Text => crate::output::print(&crate::output::escape_controls(
+            &suite_list::text(&listed, partition.map(|p| (p.to_string(), total))),
+        )),
     }
     Ok(exit::OK)
 }

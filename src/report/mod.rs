@@ -9,12 +9,14 @@
 pub mod changes;
 pub mod check;
 pub mod csv;
+pub mod history;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod paint;
 pub mod search;
 pub mod site;
+pub mod suite_list;
 pub mod svg;
 pub mod sweep;
 pub mod tables;

@@ -1,0 +1,87 @@
+//! `cmdscope history` as text: one line per stored session, newest first,
+//! and one per benchmark with its runs and median time.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use crate::store::{StoredSession, RUNNING};
+
+/// Identities longer than this are cut with an ellipsis, so that a
+/// benchmark with a long command line keeps the columns readable.
+const IDENTITY_WIDTH: usize = 60;
+
+/// The sessions with their benchmarks; `medians` by stored cell id,
+/// `filter` keeps the benchmarks whose identity, name or command holds it.
+/// Untrusted text (names, commands, labels) is escaped by the caller's
+/// writer, not here.
+pub fn render(
+    sessions: &[StoredSession],
+    medians: &HashMap<i64, f64>,
+    filter: Option<&str>,
+) -> String {
+    let mut out = String::new();
+    for s in sessions {
+        out.push_str(&session_line(s));
+        out.push('\n');
+        let width = s
+            .cells
+            .iter()
+            .map(|c| c.identity.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(IDENTITY_WIDTH);
+        for c in &s.cells {
+            if let Some(f) = filter {
+                if !(c.identity.contains(f) || c.name.contains(f) || c.command.contains(f)) {
+                    continue;
+                }
+            }
+            let m = medians
+                .get(&c.id)
+                .map(|m| format!("median {}", crate::units::time(*m)))
+                .unwrap_or_else(|| "no time measured".into());
+            let _ = writeln!(
+                out,
+                "    {:<width$}  {:>6} runs  {m}",
+                shorten(&c.identity, IDENTITY_WIDTH),
+                c.runs
+            );
+        }
+    }
+    out
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let s: String = text.chars().take(max - 1).collect();
+        format!("{s}…")
+    }
+}
+
+/// `#12  2025-11-22 10:04:05Z  finished  host [fingerprint]  branch=main commit=abc`
+pub fn session_line(s: &StoredSession) -> String {
+    let status = match (s.status.as_str(), &s.stop_reason) {
+        (RUNNING, _) => "unfinished (running, or killed)".to_string(),
+        ("finished", Some(r)) => format!("finished ({})", r.replace('_', " ")),
+        (st, _) => st.to_string(),
+    };
+    let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let source = if s.source == "run" {
+        String::new()
+    } else {
+        format!("  [{}]", s.source)
+    };
+    format!(
+        "#{}  {}  {}  {} [{}]{}{}{}",
+        s.id,
+        s.started.replace('T', " "),
+        status,
+        s.machine.hostname,
+        crate::store::short_fingerprint(&s.fingerprint),
+        source,
+        if labels.is_empty() { "" } else { "  " },
+        labels.join(" ")
+    )
+}
