@@ -3,6 +3,7 @@
 //!
 //! fixture busy MS          spin for MS milliseconds of wall time
 //! fixture sleep MS         sleep MS milliseconds
+//! fixture work M           M million steps of CPU work (slower when sharing a CPU)
 //! fixture alloc MIB        allocate and touch MIB MiB, then exit
 //! fixture write BYTES PATH write BYTES to PATH and fsync
 //! fixture children N MS    start N children that sleep MS ms, wait for them
@@ -136,6 +137,15 @@ fn main() {
         }
         "busy" => spin(Duration::from_secs_f64(num(2) / 1e3)),
         "sleep" => std::thread::sleep(Duration::from_secs_f64(num(2) / 1e3)),
+        // A fixed amount of CPU work (N million steps), not a wall-clock
+        // spin: it takes longer when it shares a CPU, as real work does.
+        "work" => {
+            let mut x = 1u64;
+            for _ in 0..(num(2) * 1e6) as u64 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+            std::hint::black_box(x);
+        }
         "alloc" => {
             let bytes = (num(2) * 1024.0 * 1024.0) as usize;
             let mut v = vec![0u8; bytes];

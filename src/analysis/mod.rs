@@ -3,6 +3,7 @@
 pub mod changes;
 pub mod check;
 pub mod comparison;
+pub mod concurrency;
 pub mod drift;
 pub mod sequential;
 #[cfg(test)]

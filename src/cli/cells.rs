@@ -107,6 +107,7 @@ pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Paramete
             cpus: args.cell.cpus.clone(),
             nice: args.cell.nice.clone(),
             ops: args.ops.clone(),
+            concurrency: args.concurrency.clone(),
         },
     })?;
     Ok((cells, parameters))

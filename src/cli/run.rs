@@ -24,6 +24,8 @@ Examples:
   cmdscope run -L w tmpfs,/var/tmp --workdir {w} --workdir-template src 'make -j2'
   cmdscope run -L u root,nobody --user {u} --ops 10000 'ruby spawn.rb'
   cmdscope run -P threads 1 8 'make -j{threads}'
+  cmdscope run --concurrency 5 -L w tmpfs,/var/tmp --workdir {w} 'make -j2'   # five builds at once
+  cmdscope run -P j 1 8 --concurrency {j} './request.sh'   # throughput curve, USL fit
   cmdscope run -L sort quick,merge './bench --sort {sort}'
   cmdscope run -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
   cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch 'xargs -a files -n {batch} sha256sum'
@@ -157,6 +159,16 @@ pub struct RunArgs {
     /// One run performs N operations: also report the time per operation.
     #[arg(long, value_name = "N")]
     pub ops: Option<String>,
+
+    /// Run N instances at once, closed loop (when one ends the next
+    /// starts); --runs counts completions of all instances together. Each
+    /// instance is measured as a single run is; the cell also reports its
+    /// throughput (completions per second while all N were busy), CPU use,
+    /// I/O rates and the host's pressure. N may be a parameter
+    /// (-P j 1 8 --concurrency {j}): the throughput curve then gets a
+    /// Universal Scalability Law fit. 1 to 4096.
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<String>,
 
     /// Kill a run (its whole process tree) after this many seconds and record it as timed out.
     #[arg(long, value_name = "SECONDS")]

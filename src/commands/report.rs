@@ -300,10 +300,10 @@ pub fn sweep_set(
     };
     for cell in planned.into_iter().filter(|c| !c.calibration) {
         let stored = cells.iter().find(|c| c.name == cell.name)?;
-        session.results.push(crate::run::session::CellResult {
+        session.results.push(crate::run::session::CellResult::new(
             cell,
-            samples: stored.samples.clone(),
-        });
+            stored.samples.clone(),
+        ));
     }
     let analyses = crate::analysis::analyse(&session);
     let (alpha, precision) = comparisons.first().map_or(

@@ -456,7 +456,9 @@ impl Spawner {
                 // harness, which stops the command and still needs the
                 // spawner's report of the run.
                 libc::setpgid(0, 0);
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                // SIGTERM, caught by the spawner, which then kills the
+                // command it is running (its whole process group) too.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
                 // std resets the mask for its children; restore ours.
                 libc::sigprocmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
                 Ok(())

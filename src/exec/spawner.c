@@ -327,6 +327,22 @@ static uint64_t field(const char *text, const char *key) {
     return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
+/* The command running now (its own process group), for `parent_died`. */
+static volatile pid_t running;
+
+/* cmdscope is gone (the kernel's parent-death signal, asked for as SIGTERM
+ * so that it can be caught): the running command and its process group go
+ * with it, so a `kill -9` of cmdscope leaves nothing behind. */
+static void parent_died(int sig) {
+    (void)sig;
+    pid_t pid = running;
+    if (pid > 0) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+    }
+    _exit(0);
+}
+
 static void run(uint32_t id) {
     struct result res;
     memset(&res, 0, sizeof res);
@@ -343,10 +359,12 @@ static void run(uint32_t id) {
         return;
     }
     res.pid = pid;
+    running = pid;
     if (ctx.failed_step) {
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
+        running = 0;
         res.failed_step = ctx.failed_step;
         res.error = ctx.error;
         send_msg(MSG_RESULT, &res, sizeof res);
@@ -385,6 +403,7 @@ static void run(uint32_t id) {
     memset(&ru, 0, sizeof ru);
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
     }
+    running = 0;
     res.status = status;
     res.start_sec = start.tv_sec;
     res.start_nsec = start.tv_nsec;
@@ -407,6 +426,13 @@ int main(int argc, char **argv) {
      * SIGINT/SIGTERM; exec reset the caught ones, and the ignored one is
      * reset here, so every child starts with default dispositions. */
     signal(SIGPIPE, SIG_DFL);
+    /* cmdscope's death arrives as SIGTERM (see `parent_died`); a command's
+     * handlers are reset by its exec. */
+    struct sigaction died;
+    memset(&died, 0, sizeof died);
+    died.sa_handler = parent_died;
+    sigaction(SIGTERM, &died, NULL);
+    if (getppid() == 1) parent_died(SIGTERM); /* died before we got here */
     /* Started from a memfd, its name would be the descriptor's number: a
      * name people (and `ps`, and the commands' parent checks) recognise. */
     prctl(PR_SET_NAME, "cmdscope-spawn", 0, 0, 0);

@@ -75,6 +75,27 @@ impl RunDir {
         template: Option<&Path>,
         user: Option<&Credentials>,
     ) -> Result<RunDir> {
+        RunDir::named(&cell.to_string(), workdir, template, user)
+    }
+
+    /// A directory for one instance slot of a cell run several at once:
+    /// each slot has its own, as each run would.
+    pub fn for_slot(
+        cell: usize,
+        slot: usize,
+        workdir: &Workdir,
+        template: Option<&Path>,
+        user: Option<&Credentials>,
+    ) -> Result<RunDir> {
+        RunDir::named(&format!("{cell}-{slot}"), workdir, template, user)
+    }
+
+    fn named(
+        suffix: &str,
+        workdir: &Workdir,
+        template: Option<&Path>,
+        user: Option<&Credentials>,
+    ) -> Result<RunDir> {
         let base = match workdir {
             Workdir::Tmpfs => memory_base()?,
             Workdir::Under(dir) => {
@@ -93,7 +114,7 @@ impl RunDir {
                 )));
             }
         }
-        let path = base.join(format!("cmdscope-{}-{cell}", std::process::id()));
+        let path = base.join(format!("cmdscope-{}-{suffix}", std::process::id()));
         let dir = RunDir {
             path,
             template: template.map(Path::to_path_buf),

@@ -167,7 +167,7 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
                 crate::exec::workdir::Workdir::Tmpfs => "tmpfs".to_string(),
                 crate::exec::workdir::Workdir::Under(d) => d.display().to_string(),
             }),
-            "cpus": v.cpus, "nice": v.nice,
+            "cpus": v.cpus, "nice": v.nice, "concurrency": v.concurrency,
         });
     }
     o
@@ -208,6 +208,37 @@ fn document(report: &Report) -> Value {
                 // Results are in cell order, like the counts.
                 o["monitor"] = monitor_counts(c, i);
             }
+            if let Some(t) = report
+                .concurrency
+                .and_then(|c| c.cells.get(i))
+                .and_then(Option::as_ref)
+            {
+                o["concurrency"] = json!(t.concurrency);
+                o["throughput"] = json!({
+                    "value": num(t.value),
+                    "ci": t.ci.map(|[lo, hi]| json!([num(lo), num(hi)])),
+                    "unit": "1/s",
+                    "batches": t.batches,
+                });
+                o["cpu_utilisation"] = t.cpu_utilisation.map_or(Value::Null, num);
+                o["io_rates"] = json!({
+                    "read_bytes_per_second": t.read_bytes_per_second.map(num),
+                    "written_bytes_per_second": t.written_bytes_per_second.map(num),
+                });
+                o["host"] = serde_json::to_value(&t.host).unwrap_or_default();
+                o["batches"] = json!(r
+                    .batches
+                    .iter()
+                    .map(|b| json!({
+                        "block": b.block,
+                        "first_run": b.first_sample,
+                        "runs": b.spans.len(),
+                        "busy": [num(b.busy.0), num(b.busy.1)],
+                        "spans": b.spans.iter().map(|(s, e)| json!([num(*s), num(*e)])).collect::<Vec<_>>(),
+                        "elapsed": num(b.elapsed),
+                    }))
+                    .collect::<Vec<_>>());
+            }
             o
         })
         .collect();
@@ -239,7 +270,52 @@ fn document(report: &Report) -> Value {
     if let Some(c) = report.monitor {
         doc["monitor"] = monitor(c);
     }
+    if let Some(c) = report.concurrency {
+        doc["throughput_comparisons"] = serde_json::to_value(&c.comparisons).unwrap_or_default();
+        if !c.scaling.is_empty() {
+            doc["scaling"] = json!(c
+                .scaling
+                .iter()
+                .map(|s| scaling(s, session))
+                .collect::<Vec<_>>());
+        }
+    }
     doc
+}
+
+/// One throughput curve over N and its Universal Scalability Law fit.
+fn scaling(
+    s: &crate::analysis::concurrency::Scaling,
+    session: &crate::run::session::Session,
+) -> Value {
+    use crate::stats::UslOutcome;
+    let param =
+        |p: &crate::stats::Param| json!({"value": num(p.value), "ci": [num(p.low), num(p.high)]});
+    let usl = match &s.usl {
+        UslOutcome::Fitted(f) => json!({
+            "lambda": param(&f.lambda),
+            "sigma": param(&f.sigma),
+            "kappa": param(&f.kappa),
+            "peak": f.peak.map(|p| json!({
+                "n": p.n.map(num),
+                "ci": [num(p.low), num(p.high)],
+                "throughput": p.throughput.map(num),
+            })),
+            "r_squared": num(f.r_squared),
+            "lack_of_fit_p": f.lack_of_fit_p.map(num),
+            "confidence_level": f.level,
+        }),
+        UslOutcome::Withheld(w) => json!({"note": super::concurrency::withheld(w)}),
+    };
+    json!({
+        "results": s.cells.iter().map(|&i| session.results[i].cell.name.clone()).collect::<Vec<_>>(),
+        "points": s.points.iter().map(|p| json!({
+            "concurrency": num(p.n),
+            "throughput": num(p.throughput),
+            "se": p.se.map(num),
+        })).collect::<Vec<_>>(),
+        "usl": usl,
+    })
 }
 
 /// The top-level `search` object: what was searched, every tried value

@@ -8,6 +8,7 @@
 
 pub mod changes;
 pub mod check;
+pub mod concurrency;
 pub mod csv;
 pub mod history;
 pub mod html;
@@ -46,6 +47,8 @@ pub struct Report<'a> {
     /// What `--monitor` counted per run.
     pub monitor: Option<&'a Counts>,
     pub sweep: Option<&'a Sweep>,
+    /// Concurrency mode's throughput, comparisons and scaling.
+    pub concurrency: Option<&'a crate::analysis::concurrency::Concurrency>,
 }
 
 /// The optimum search (`--minimize`/`--maximize`) and what it searched.
@@ -95,6 +98,7 @@ pub(crate) mod fixture {
                 search: None,
                 monitor: None,
                 sweep: None,
+                concurrency: None,
             }
         }
     }

@@ -16,6 +16,12 @@ use crate::units;
 /// The whole terminal report.
 pub fn render(report: &Report, paint: Paint) -> String {
     let mut out = benchmarks(report.session, report.analyses, report.comparisons, paint);
+    if let Some(c) = report.concurrency {
+        // Names are typed, not trusted to the terminal.
+        out.push_str(&crate::output::escape_controls(
+            &super::concurrency::render_text(c, report.session, paint),
+        ));
+    }
     if let Some(sweep) = report.sweep {
         out.push_str(&crate::report::sweep::render_text(sweep, paint));
     }

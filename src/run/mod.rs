@@ -5,6 +5,8 @@
 //! model it fills (`session`) and what the session was run with
 //! (`settings`).
 
+pub mod concurrent;
+pub mod host;
 pub mod plan;
 pub mod preflight;
 pub mod progress;

@@ -39,6 +39,10 @@ pub struct Variant {
     pub nice: Option<i32>,
     /// Operations one run performs, for per-operation times.
     pub ops: Option<u64>,
+    /// Instances run at once (`--concurrency`); `None`: one run at a time,
+    /// the usual mode.
+    #[serde(default)]
+    pub concurrency: Option<usize>,
 }
 
 /// Variant options as typed: each may hold `{param}` placeholders.
@@ -52,6 +56,7 @@ pub struct VariantInput {
     pub cpus: Option<String>,
     pub nice: Option<String>,
     pub ops: Option<String>,
+    pub concurrency: Option<String>,
 }
 
 impl VariantInput {
@@ -89,6 +94,15 @@ impl VariantInput {
             }
             n => n.map(|n| n as u64),
         };
+        let concurrency = match int("--concurrency", sub(&self.concurrency))? {
+            Some(n) if !(1..=crate::run::concurrent::MAX_CONCURRENCY as i64).contains(&n) => {
+                return Err(Error::Usage(format!(
+                    "--concurrency must be between 1 and {}, got {n}",
+                    crate::run::concurrent::MAX_CONCURRENCY
+                )))
+            }
+            n => n.map(|n| n as usize),
+        };
         let cpus = sub(&self.cpus).map(|c| parse_cpus(&c)).transpose()?;
         let workdir = sub(&self.workdir).map(|w| match w.as_str() {
             "tmpfs" => Workdir::Tmpfs,
@@ -111,6 +125,7 @@ impl VariantInput {
             cpus,
             nice,
             ops,
+            concurrency,
         })
     }
 }

@@ -7,6 +7,7 @@
 //! no formatting here: what is shown is `progress`'s.
 
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::analysis::sequential::Sequential;
@@ -15,10 +16,11 @@ use crate::exec::perf::Availability;
 use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
+use crate::run::concurrent::{Batches, Pool};
 use crate::run::plan::Cell;
 use crate::run::progress::{Event, Progress};
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
-use crate::run::session::{CellResult, Session, ShellOverhead};
+use crate::run::session::{BatchRecord, CellResult, Session, ShellOverhead};
 
 /// Which non-zero exits are tolerated. `cli::run` parses it from
 /// -i/--ignore-failure, next to the flag.
@@ -215,6 +217,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
+    let mut configs = Vec::with_capacity(opts.cells.len());
     for (i, cell) in opts.cells.iter().enumerate() {
         let v = &cell.variant;
         let run_dir = match &v.workdir {
@@ -229,33 +232,43 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             }
             None => None,
         };
-        prepared.push(Prepared::new(
-            &spawner,
-            &SpawnConfig {
-                env: cell.env.clone(),
-                input: opts.input.clone(),
-                output: opts.output_of(cell).clone(),
-                timeout: opts.timeout,
-                counters: counters.clone(),
-                proc_io: true,
-                clear_env: v.clear_env,
-                env_size: v.env_size,
-                cwd: run_dir.as_ref().map(|d| d.path.clone()),
-                user: v.user.clone(),
-                cpus: v.cpus.clone(),
-                nice: v.nice,
-                ..SpawnConfig::new(cell.argv.clone())
-            },
-        )?);
+        let config = SpawnConfig {
+            env: cell.env.clone(),
+            input: opts.input.clone(),
+            output: opts.output_of(cell).clone(),
+            timeout: opts.timeout,
+            counters: counters.clone(),
+            proc_io: true,
+            clear_env: v.clear_env,
+            env_size: v.env_size,
+            cwd: run_dir.as_ref().map(|d| d.path.clone()),
+            user: v.user.clone(),
+            cpus: v.cpus.clone(),
+            nice: v.nice,
+            ..SpawnConfig::new(cell.argv.clone())
+        };
+        prepared.push(Prepared::new(&spawner, &config)?);
+        configs.push(config);
         run_dirs.push(run_dir);
     }
 
     let preflight = preflight.finish();
 
+    // Concurrency mode: each of the scheduler's runs is a batch of
+    // completions made N at a time (run::concurrent).
+    let batches_plan = opts
+        .cells
+        .iter()
+        .filter_map(|c| c.variant.concurrency)
+        .max()
+        .map(|largest| Batches::new(largest, opts.policy.exact));
+    let mut pool = batches_plan.map(|_| Pool::new(opts.timeout.is_some()));
+    let mut slot_dirs: Vec<Option<Arc<Vec<RunDir>>>> = vec![None; opts.cells.len()];
+    let mut batches: Vec<Vec<BatchRecord>> = vec![Vec::new(); opts.cells.len()];
     let mut scheduler = Scheduler::new(
         opts.cells.len(),
         opts.order,
-        opts.policy,
+        batches_plan.map_or(opts.policy, |b| b.policy(opts.policy)),
         opts.warmup,
         opts.seed,
     );
@@ -309,7 +322,9 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     }
 
     let mut run_index = 0u64;
-    let mut adaptive = opts.adaptive.clone();
+    // The sequential looks count runs per block; batches are not runs
+    // (concurrency mode stops by its run count and time).
+    let mut adaptive = opts.adaptive.clone().filter(|_| batches_plan.is_none());
     let mut next_precision_check = crate::analysis::sequential::LOOKS[0];
     let real_cells: Vec<usize> = (0..opts.cells.len())
         .filter(|&i| !opts.cells[i].calibration)
@@ -361,6 +376,85 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 continue;
             }
         }
+        if let (Some(n), Some(plan), Some(pool)) =
+            (cell.variant.concurrency, batches_plan, pool.as_mut())
+        {
+            progress.event(Event::RunStarting {
+                cell: c,
+                name: &cell.name,
+                output_shown: *opts.output_of(cell) == Output::Inherit,
+            });
+            let dirs = match slot_dirs_for(&mut slot_dirs, c, n, cell) {
+                Ok(d) => d,
+                Err(e) => {
+                    failure = Some(e);
+                    scheduler.stop(StopReason::Failure);
+                    continue;
+                }
+            };
+            let done = samples[c].len();
+            let want = if measured { plan.next(done) } else { plan.size };
+            let (batch, left) = match pool
+                .run_batch(c, &configs[c], &dirs, n, want, &|| spawner.kill_leftovers())
+            {
+                Ok(b) => b,
+                Err(e) => {
+                    failure = Some(e);
+                    scheduler.stop(StopReason::Failure);
+                    continue;
+                }
+            };
+            if left > 0 {
+                match leftovers.iter_mut().find(|(name, _)| *name == cell.name) {
+                    Some((_, k)) => *k += left,
+                    None => leftovers.push((cell.name.clone(), left)),
+                }
+            }
+            if let Some(e) = batch.failure {
+                failure = Some(e);
+                scheduler.stop(StopReason::Failure);
+            }
+            if batch
+                .instances
+                .iter()
+                .any(|i| i.outcome == Outcome::Interrupted)
+            {
+                scheduler.stop(StopReason::Interrupted);
+                failure = Some(Error::Interrupted);
+            }
+            scheduler.record(step, batch.elapsed);
+            if !measured {
+                continue;
+            }
+            let first_sample = samples[c].len();
+            let mut spans = Vec::with_capacity(batch.instances.len());
+            for mut inst in batch.instances {
+                inst.sample.run_index = run_index;
+                run_index += 1;
+                if let Some(e) = judge(&inst.sample, cell, opts, true) {
+                    failure.get_or_insert(e);
+                    scheduler.stop(StopReason::Failure);
+                }
+                sink.sample(c, &inst.sample);
+                spans.push((inst.start, inst.end));
+                samples[c].push(inst.sample);
+            }
+            batches[c].push(BatchRecord {
+                concurrency: n,
+                block: scheduler.blocks(),
+                first_sample,
+                spans,
+                busy: batch.busy,
+                elapsed: batch.elapsed,
+                host: batch.host,
+            });
+            progress.event(Event::Measured {
+                name: &cell.name,
+                samples: &samples[c],
+                expected_runs: scheduler.expected_runs(),
+            });
+            continue;
+        }
         progress.event(Event::RunStarting {
             cell: c,
             name: &cell.name,
@@ -406,25 +500,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 scheduler.stop(StopReason::Failure);
             }
         }
-        let tolerated = opts.ignore_failure.tolerates(&sample);
-        if sample.timed_out && opts.stop_on_timeout {
-            failure.get_or_insert(Error::Failed(format!(
-                "'{}' timed out after {:.3} s (--stop-on-timeout)",
-                cell.name,
-                opts.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0)
-            )));
-            scheduler.stop(StopReason::Failure);
-        } else if !tolerated {
-            let how = match (sample.exit_code, sample.signal) {
-                (Some(code), _) => format!("exited with status {code}"),
-                (None, Some(sig)) => format!("was killed by signal {sig}"),
-                _ => "failed".to_string(),
-            };
-            failure.get_or_insert(Error::Failed(format!(
-                "'{}' {how}{}; use -i/--ignore-failure to keep going",
-                cell.name,
-                if measured { "" } else { " during warm-up" }
-            )));
+        if let Some(e) = judge(&sample, cell, opts, measured) {
+            failure.get_or_insert(e);
             scheduler.stop(StopReason::Failure);
         }
         if measured {
@@ -480,7 +557,12 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .iter()
         .cloned()
         .zip(samples)
-        .map(|(cell, samples)| CellResult { cell, samples })
+        .zip(batches)
+        .map(|((cell, samples), batches)| CellResult {
+            cell,
+            samples,
+            batches,
+        })
         .collect();
     let shell_overhead = subtract_shell_overhead(&mut results);
 
@@ -503,6 +585,61 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         preflight,
         leftovers,
     })
+}
+
+/// Whether a run ends the session: a timeout with --stop-on-timeout, or a
+/// failure -i does not tolerate.
+fn judge(sample: &Sample, cell: &Cell, opts: &RunOptions, measured: bool) -> Option<Error> {
+    if sample.timed_out && opts.stop_on_timeout {
+        Some(Error::Failed(format!(
+            "'{}' timed out after {:.3} s (--stop-on-timeout)",
+            cell.name,
+            opts.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0)
+        )))
+    } else if !opts.ignore_failure.tolerates(sample) {
+        let how = match (sample.exit_code, sample.signal) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(sig)) => format!("was killed by signal {sig}"),
+            _ => "failed".to_string(),
+        };
+        Some(Error::Failed(format!(
+            "'{}' {how}{}; use -i/--ignore-failure to keep going",
+            cell.name,
+            if measured { "" } else { " during warm-up" }
+        )))
+    } else {
+        None
+    }
+}
+
+/// The cell's per-slot working directories, made on first use: each of its
+/// N instances at once has its own, as each run would.
+fn slot_dirs_for(
+    dirs: &mut [Option<Arc<Vec<RunDir>>>],
+    c: usize,
+    n: usize,
+    cell: &Cell,
+) -> Result<Arc<Vec<RunDir>>> {
+    if let Some(d) = &dirs[c] {
+        if d.is_empty() || d.len() >= n {
+            return Ok(d.clone());
+        }
+    }
+    let v = &cell.variant;
+    let made = match &v.workdir {
+        Some(w) => {
+            let creds = v.user.as_deref().map(exec::resolve_user).transpose()?;
+            (0..n)
+                .map(|slot| {
+                    RunDir::for_slot(c, slot, w, v.workdir_template.as_deref(), creds.as_ref())
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        None => Vec::new(),
+    };
+    let made = Arc::new(made);
+    dirs[c] = Some(made.clone());
+    Ok(made)
 }
 
 fn median_of(samples: &[Sample], metric: Metric) -> Option<f64> {

@@ -17,6 +17,26 @@ use crate::run::schedule::{Order, StopReason};
 pub struct CellResult {
     pub cell: Cell,
     pub samples: Vec<Sample>,
+    /// In concurrency mode, the batches the samples were made in, in order.
+    pub batches: Vec<BatchRecord>,
+}
+
+/// One batch of a cell run N instances at a time: which samples it made
+/// and when each ran, the stretch in which all N slots were busy, and the
+/// host's view meanwhile. Times in seconds from the batch's start.
+#[derive(Clone, Debug, Default)]
+pub struct BatchRecord {
+    pub concurrency: usize,
+    /// The block (round of the schedule) the batch belongs to.
+    pub block: usize,
+    /// Index in `CellResult::samples` of the batch's first sample; its
+    /// samples follow in the order their instances ended.
+    pub first_sample: usize,
+    /// (start, end) of each of the batch's samples, in the same order.
+    pub spans: Vec<(f64, f64)>,
+    pub busy: (f64, f64),
+    pub elapsed: f64,
+    pub host: crate::run::host::HostView,
 }
 
 /// Shell start-up cost subtracted from each run (`-S`).
@@ -84,14 +104,23 @@ impl Session {
 }
 
 impl CellResult {
+    /// A cell's runs, made one at a time (no batches).
+    pub fn new(cell: Cell, samples: Vec<Sample>) -> CellResult {
+        CellResult {
+            cell,
+            samples,
+            batches: Vec::new(),
+        }
+    }
+
     /// A cell whose runs took these wall times and exited 0 (for tests and tools).
     pub fn from_wall_times(name: &str, walls: &[f64]) -> CellResult {
-        CellResult {
-            cell: Cell {
+        CellResult::new(
+            Cell {
                 name: name.into(),
                 ..Cell::default()
             },
-            samples: walls
+            walls
                 .iter()
                 .enumerate()
                 .map(|(i, &w)| {
@@ -101,7 +130,7 @@ impl CellResult {
                     s
                 })
                 .collect(),
-        }
+        )
     }
 }
 

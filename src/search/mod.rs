@@ -1717,10 +1717,7 @@ pub fn as_session(result: &mut SearchResult, cells: &[crate::run::plan::Cell]) -
     session.results = result
         .tried
         .iter()
-        .map(|&i| CellResult {
-            cell: cells[i].clone(),
-            samples: std::mem::take(&mut result.samples[i]),
-        })
+        .map(|&i| CellResult::new(cells[i].clone(), std::mem::take(&mut result.samples[i])))
         .collect();
     session.reference = result
         .tried

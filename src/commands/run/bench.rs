@@ -109,6 +109,7 @@ struct Analysed {
     analyses: Vec<CellAnalysis>,
     comparisons: Vec<Comparison>,
     sweep: Option<Sweep>,
+    concurrency: Option<crate::analysis::concurrency::Concurrency>,
 }
 
 pub fn run(args: &RunArgs) -> Result<i32> {
@@ -137,6 +138,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         }),
         monitor: monitor.as_ref(),
         sweep: analysed.sweep.as_ref(),
+        concurrency: analysed.concurrency.as_ref(),
     };
     // Exports and the store come before the terminal report, which may
     // find its reader gone (`| head -1`).
@@ -560,6 +562,7 @@ fn analyse(args: &RunArgs, p: &Prepared, m: &mut Measured) -> Analysed {
         crate::search::mark_sweep(result, sweep);
     }
     Analysed {
+        concurrency: crate::analysis::concurrency::analyse(session, precision),
         analyses,
         comparisons,
         sweep,

@@ -1,0 +1,423 @@
+//! Concurrency mode's answers: each cell's throughput (completions per
+//! second while all N instances were busy) with its interval, its CPU use
+//! and I/O rates, the host's view; throughput comparisons between cells at
+//! the same N through the one engine; and over a concurrency sweep the
+//! scaling curve with a Universal Scalability Law fit.
+//!
+//! A batch's throughput is measured between completions inside the
+//! stretch in which all N slots were busy: the completions after the
+//! first one, over the time from the first to the last. The ramp-up and
+//! the tail (fewer than N running) do not dilute it, and time an instance
+//! spent waiting (for a lock, for a CPU) is not counted as work done. Its
+//! CPU use and I/O rates are the throughput times the counted instances'
+//! mean CPU time and bytes: what the instances' own accounting says they
+//! used, per second of the stretch. A cell's throughput is the mean over
+//! its batches with Student's t interval: batches are the independent
+//! units (one per block), the instances of one batch are not.
+
+use serde::Serialize;
+
+use crate::analysis::comparison::{self, Comparison, Design, Settings};
+use crate::metrics::Metric;
+use crate::run::host::{DiskRate, HostView, PressureShare};
+use crate::run::session::{BatchRecord, CellResult, Session};
+use crate::stats::{self, UslOutcome, UslPoint};
+
+/// Confidence of the per-cell throughput interval and the USL fit.
+const LEVEL: f64 = 0.95;
+
+/// What one batch did while all its instances were busy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BatchFigures {
+    pub block: usize,
+    pub throughput: f64,
+    /// CPU seconds (user + system) per wall second.
+    pub cpu: Option<f64>,
+    pub read_bytes_per_second: Option<f64>,
+    pub written_bytes_per_second: Option<f64>,
+}
+
+/// One cell run N at a time.
+#[derive(Clone, Debug, Serialize)]
+pub struct CellThroughput {
+    pub concurrency: usize,
+    /// Completions per second.
+    pub value: f64,
+    pub ci: Option<[f64; 2]>,
+    pub batches: usize,
+    /// CPU seconds per wall second, all instances together.
+    pub cpu_utilisation: Option<f64>,
+    pub read_bytes_per_second: Option<f64>,
+    pub written_bytes_per_second: Option<f64>,
+    /// The host over all the cell's batches (time-weighted).
+    pub host: HostView,
+}
+
+/// Throughput against N for cells that differ only in their concurrency.
+#[derive(Clone, Debug)]
+pub struct Scaling {
+    /// The cells of the curve, by increasing N.
+    pub cells: Vec<usize>,
+    pub points: Vec<UslPoint>,
+    pub usl: UslOutcome,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Concurrency {
+    /// One per result of the session (None: not run in concurrency mode,
+    /// or no batch had all its slots busy).
+    pub cells: Vec<Option<CellThroughput>>,
+    /// Throughput comparisons with the reference at the same N. The engine
+    /// compares seconds per completion (lower is better), so "faster" is
+    /// the higher throughput; `report::concurrency` words it so.
+    pub comparisons: Vec<Comparison>,
+    pub scaling: Vec<Scaling>,
+}
+
+/// The figures of one batch; None when fewer than two instances ended
+/// while every slot was busy.
+pub fn batch_figures(result: &CellResult, b: &BatchRecord) -> Option<BatchFigures> {
+    let (from, to) = b.busy;
+    // The instances that ended in the busy stretch, by end time.
+    let mut ended: Vec<(f64, usize)> = b
+        .spans
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, end))| *end >= from && *end <= to)
+        .map(|(k, (_, end))| (*end, b.first_sample + k))
+        .collect();
+    ended.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let (first, last) = (ended.first()?.0, ended.last()?.0);
+    if ended.len() < 2 || last <= first {
+        return None;
+    }
+    // Completions per second between the first and the last completion
+    // of the stretch: whole intervals between completions, so neither the
+    // instances still running at its ends nor the instances waiting (for
+    // a lock, say) count as work done.
+    let counted = &ended[1..];
+    let throughput = counted.len() as f64 / (last - first);
+    // Rates: throughput times the counted instances' mean amount.
+    let per_completion = |metric: Metric| {
+        let v = counted
+            .iter()
+            .map(|&(_, i)| result.samples.get(i).and_then(|s| s.get(metric)))
+            .collect::<Option<Vec<f64>>>()?;
+        mean(&v).map(|m| m * throughput)
+    };
+    Some(BatchFigures {
+        block: b.block,
+        throughput,
+        cpu: per_completion(Metric::CpuTime),
+        read_bytes_per_second: per_completion(Metric::IoReadBytes),
+        written_bytes_per_second: per_completion(Metric::IoWriteBytes),
+    })
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// The cell's throughput and the rest, from its batches.
+pub fn cell_throughput(result: &CellResult) -> Option<CellThroughput> {
+    let concurrency = result.cell.variant.concurrency?;
+    let figures: Vec<BatchFigures> = result
+        .batches
+        .iter()
+        .filter_map(|b| batch_figures(result, b))
+        .collect();
+    let values: Vec<f64> = figures.iter().map(|f| f.throughput).collect();
+    let value = mean(&values)?;
+    let ci = stats::ttest::paired_t(&values, LEVEL)
+        .ok()
+        .filter(|t| t.low.is_finite() && t.high.is_finite())
+        .map(|t| [t.low.max(0.0), t.high]);
+    let all = |f: fn(&BatchFigures) -> Option<f64>| {
+        figures
+            .iter()
+            .map(f)
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|v| mean(&v))
+    };
+    Some(CellThroughput {
+        concurrency,
+        value,
+        ci,
+        batches: values.len(),
+        cpu_utilisation: all(|f| f.cpu),
+        read_bytes_per_second: all(|f| f.read_bytes_per_second),
+        written_bytes_per_second: all(|f| f.written_bytes_per_second),
+        host: combined_host(&result.batches),
+    })
+}
+
+/// The batches' host views as one, each weighted by its length.
+fn combined_host(batches: &[BatchRecord]) -> HostView {
+    let total: f64 = batches.iter().map(|b| b.host.seconds).sum();
+    let Some(first) = batches.first() else {
+        return HostView::default();
+    };
+    if total.is_nan() || total <= 0.0 {
+        return first.host.clone();
+    }
+    let weighted = |f: &dyn Fn(&HostView) -> Option<f64>| {
+        batches
+            .iter()
+            .map(|b| f(&b.host).map(|v| v * b.host.seconds))
+            .sum::<Option<f64>>()
+            .map(|v| v / total)
+    };
+    HostView {
+        seconds: total,
+        cpu_busy: weighted(&|h| h.cpu_busy),
+        cpus: first.host.cpus,
+        pressure: first
+            .host
+            .pressure
+            .iter()
+            .map(|p| PressureShare {
+                resource: p.resource,
+                some: weighted(&|h| {
+                    h.pressure
+                        .iter()
+                        .find(|q| q.resource == p.resource)
+                        .map(|q| q.some)
+                })
+                .unwrap_or(p.some),
+                full: p.full.and_then(|_| {
+                    weighted(&|h| {
+                        h.pressure
+                            .iter()
+                            .find(|q| q.resource == p.resource)
+                            .and_then(|q| q.full)
+                    })
+                }),
+            })
+            .collect(),
+        disks: first
+            .host
+            .disks
+            .iter()
+            .map(|d| {
+                let of = |h: &HostView| h.disks.iter().find(|e| e.device == d.device).cloned();
+                DiskRate {
+                    device: d.device.clone(),
+                    busy: weighted(&|h| of(h).map(|e| e.busy)).unwrap_or(d.busy),
+                    read_bytes_per_second: weighted(&|h| of(h).map(|e| e.read_bytes_per_second))
+                        .unwrap_or(d.read_bytes_per_second),
+                    written_bytes_per_second: weighted(&|h| {
+                        of(h).map(|e| e.written_bytes_per_second)
+                    })
+                    .unwrap_or(d.written_bytes_per_second),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Everything concurrency mode answers for a session; None when no cell
+/// ran in it.
+pub fn analyse(session: &Session, precision: f64) -> Option<Concurrency> {
+    if !session
+        .results
+        .iter()
+        .any(|r| r.cell.variant.concurrency.is_some())
+    {
+        return None;
+    }
+    let cells: Vec<Option<CellThroughput>> = session.results.iter().map(cell_throughput).collect();
+    Some(Concurrency {
+        comparisons: compare(session, &cells, precision),
+        scaling: scaling(session, &cells),
+        cells,
+    })
+}
+
+/// Seconds per completion of each batch, by block.
+fn per_block(result: &CellResult) -> Vec<(usize, f64)> {
+    result
+        .batches
+        .iter()
+        .filter_map(|b| batch_figures(result, b))
+        .filter(|f| f.throughput > 0.0)
+        .map(|f| (f.block, 1.0 / f.throughput))
+        .collect()
+}
+
+fn compare(session: &Session, cells: &[Option<CellThroughput>], precision: f64) -> Vec<Comparison> {
+    let reference = session.reference;
+    let Some(Some(base)) = cells.get(reference) else {
+        return Vec::new();
+    };
+    let pairs: Vec<usize> = (0..cells.len())
+        .filter(|&i| i != reference)
+        .filter(|&i| {
+            cells[i]
+                .as_ref()
+                .is_some_and(|c| c.concurrency == base.concurrency)
+        })
+        .collect();
+    let base_blocks = per_block(&session.results[reference]);
+    let settings = Settings {
+        family: pairs.len().max(1),
+        ..Settings::new(session.final_alpha, precision)
+    };
+    pairs
+        .into_iter()
+        .map(|i| {
+            let cand_blocks = per_block(&session.results[i]);
+            // Paired by block where both have the block; the design is
+            // paired only in interleaved order, as for single runs.
+            let (a, b): (Vec<f64>, Vec<f64>) =
+                if session.order == crate::run::schedule::Order::Interleaved {
+                    base_blocks
+                        .iter()
+                        .filter_map(|(k, a)| {
+                            cand_blocks
+                                .iter()
+                                .find(|(j, _)| j == k)
+                                .map(|(_, b)| (*a, *b))
+                        })
+                        .unzip()
+                } else {
+                    (
+                        base_blocks.iter().map(|x| x.1).collect(),
+                        cand_blocks.iter().map(|x| x.1).collect(),
+                    )
+                };
+            let design = if session.order == crate::run::schedule::Order::Interleaved {
+                Design::Paired
+            } else {
+                Design::Unpaired
+            };
+            comparison::compare_values(&a, &b, design, &settings).named(
+                "throughput",
+                &session.results[reference].cell.name,
+                &session.results[i].cell.name,
+            )
+        })
+        .collect()
+}
+
+/// Cells that differ only in their concurrency form a curve: same command
+/// template, same parameters but the ones whose value is the concurrency.
+fn scaling(session: &Session, cells: &[Option<CellThroughput>]) -> Vec<Scaling> {
+    let key = |i: usize| {
+        let c = &session.results[i].cell;
+        let n = c.variant.concurrency.unwrap_or(1).to_string();
+        let params: Vec<&(String, String)> = c.parameters.iter().filter(|(_, v)| *v != n).collect();
+        format!("{}\u{0}{:?}", c.template, params)
+    };
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        if c.is_none() {
+            continue;
+        }
+        let k = key(i);
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((k, vec![i])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|(_, mut members)| {
+            members.sort_by_key(|&i| cells[i].as_ref().map_or(0, |c| c.concurrency));
+            let mut levels: Vec<usize> = members
+                .iter()
+                .filter_map(|&i| cells[i].as_ref().map(|c| c.concurrency))
+                .collect();
+            levels.dedup();
+            if levels.len() < 2 {
+                return None;
+            }
+            let points: Vec<UslPoint> = members
+                .iter()
+                .filter_map(|&i| cells[i].as_ref())
+                .map(|c| UslPoint {
+                    n: c.concurrency as f64,
+                    throughput: c.value,
+                    // The interval's half-width over its t quantile is the
+                    // standard error; without an interval, none.
+                    se: c.ci.map(|[lo, hi]| (hi - lo) / 2.0 / t_95(c.batches)),
+                })
+                .collect();
+            let usl = stats::fit_usl(&points, LEVEL)
+                .unwrap_or(UslOutcome::Withheld(stats::Withheld::Unidentifiable));
+            Some(Scaling {
+                cells: members,
+                points,
+                usl,
+            })
+        })
+        .collect()
+}
+
+/// Student's 97.5 % quantile for `n` batches (n − 1 degrees of freedom).
+fn t_95(n: usize) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    StudentsT::new(0.0, 1.0, (n.max(2) - 1) as f64)
+        .map(|t| t.inverse_cdf(0.975))
+        .unwrap_or(1.96)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Sample;
+    use crate::run::plan::Cell;
+
+    fn sample(cpu: f64, read: f64, written: f64) -> Sample {
+        let mut s = Sample::new(0);
+        s.exit_code = Some(0);
+        s.set(Metric::WallTime, 1.0);
+        s.set(Metric::CpuTime, cpu);
+        s.set(Metric::IoReadBytes, read);
+        s.set(Metric::IoWriteBytes, written);
+        s
+    }
+
+    #[test]
+    fn a_batch_counts_what_ran_inside_the_busy_stretch() {
+        // Two slots, each run 1 s of wall and 0.5 s of CPU, writing 100
+        // bytes; slot 1 starts 0.5 s late, so both are busy from 0.5 to 3.
+        let spans = vec![
+            (0.0, 1.0),
+            (0.5, 1.5),
+            (1.0, 2.0),
+            (1.5, 2.5),
+            (2.0, 3.0),
+            (2.5, 3.5),
+        ];
+        let mut r = CellResult::new(
+            Cell {
+                variant: crate::run::plan::Variant {
+                    concurrency: Some(2),
+                    ..Default::default()
+                },
+                ..Cell::default()
+            },
+            spans.iter().map(|_| sample(0.5, 0.0, 100.0)).collect(),
+        );
+        r.batches.push(BatchRecord {
+            concurrency: 2,
+            block: 1,
+            first_sample: 0,
+            spans,
+            busy: (0.5, 3.0),
+            elapsed: 3.5,
+            host: HostView::default(),
+        });
+        let f = batch_figures(&r, &r.batches[0]).unwrap();
+        // Ends inside 0.5..3 at 1, 1.5, 2, 2.5 and 3: four completions
+        // after the first, in 2 s.
+        assert!((f.throughput - 2.0).abs() < 1e-12, "{f:?}");
+        assert!((f.cpu.unwrap() - 1.0).abs() < 1e-12, "{f:?}");
+        assert!((f.written_bytes_per_second.unwrap() - 200.0).abs() < 1e-9);
+        let t = cell_throughput(&r).unwrap();
+        assert_eq!((t.concurrency, t.batches), (2, 1));
+        assert!((t.value - 2.0).abs() < 1e-12);
+        // One batch: no interval.
+        assert_eq!(t.ci, None);
+    }
+}

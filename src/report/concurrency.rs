@@ -1,0 +1,240 @@
+//! Concurrency mode in the terminal: each cell's throughput, CPU use, I/O
+//! rates and the host's view; throughput comparisons in words; the scaling
+//! curve with its Universal Scalability Law fit (or why it is withheld).
+
+use std::fmt::Write as _;
+
+use super::paint::Paint;
+use crate::analysis::comparison::{self, Comparison, Verdict};
+use crate::analysis::concurrency::{CellThroughput, Concurrency, Scaling};
+use crate::run::host::HostView;
+use crate::run::session::Session;
+use crate::stats::{UslOutcome, Withheld};
+use crate::units;
+
+/// Width of the scaling chart's longest bar.
+const BAR_WIDTH: f64 = 40.0;
+
+pub fn render_text(c: &Concurrency, session: &Session, paint: Paint) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}",
+        paint
+            .bold("Concurrency (throughput: completions per second while all instances were busy)")
+    );
+    for (r, t) in session.results.iter().zip(&c.cells) {
+        let Some(t) = t else {
+            if r.cell.variant.concurrency.is_some() {
+                let _ = writeln!(
+                    out,
+                    "  {}: no batch had all its instances busy at once",
+                    r.cell.name
+                );
+            }
+            continue;
+        };
+        let _ = writeln!(out, "  {}  (N = {})", r.cell.name, t.concurrency);
+        let _ = writeln!(out, "    Throughput:  {}", throughput(t));
+        let mut use_line = Vec::new();
+        if let Some(cpu) = t.cpu_utilisation {
+            use_line.push(format!("CPU {cpu:.2} s per s"));
+        }
+        if let (Some(r), Some(w)) = (t.read_bytes_per_second, t.written_bytes_per_second) {
+            use_line.push(format!(
+                "storage {}/s read, {}/s written",
+                units::bytes(r),
+                units::bytes(w)
+            ));
+        }
+        if !use_line.is_empty() {
+            let _ = writeln!(out, "    Instances:   {}", use_line.join(", "));
+        }
+        if let Some(h) = host(&t.host) {
+            let _ = writeln!(out, "    Host:        {h}");
+        }
+    }
+    for cmp in &c.comparisons {
+        let line = sentence(cmp);
+        let line = match cmp.verdict {
+            Verdict::Faster => paint.green(&line),
+            Verdict::Slower => paint.yellow(&line),
+            _ => line,
+        };
+        let _ = writeln!(out, "  {line}");
+    }
+    for s in &c.scaling {
+        scaling(&mut out, s, session);
+    }
+    out.push('\n');
+    out
+}
+
+fn throughput(t: &CellThroughput) -> String {
+    let v = |x: f64| format!("{}/s", units::significant(x, 4));
+    match t.ci {
+        Some([lo, hi]) => format!(
+            "{}   [{} … {}] 95 % CI, {} batches",
+            v(t.value),
+            v(lo),
+            v(hi),
+            t.batches
+        ),
+        None => format!("{}   ({} batch: no interval)", v(t.value), t.batches),
+    }
+}
+
+/// The host's view in one line; None when the kernel told nothing.
+pub fn host(h: &HostView) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(busy) = h.cpu_busy {
+        parts.push(format!("CPU {busy:.2} of {} busy", h.cpus));
+    }
+    if !h.pressure.is_empty() {
+        let p: Vec<String> = h
+            .pressure
+            .iter()
+            .map(|p| match p.full {
+                Some(full) => format!(
+                    "{} {:.0} % some, {:.0} % full",
+                    p.resource,
+                    p.some * 100.0,
+                    full * 100.0
+                ),
+                None => format!("{} {:.0} % some", p.resource, p.some * 100.0),
+            })
+            .collect();
+        parts.push(format!("pressure {}", p.join("; ")));
+    }
+    for d in &h.disks {
+        parts.push(format!(
+            "{} busy {:.0} %, {}/s read, {}/s written",
+            d.device,
+            d.busy * 100.0,
+            units::bytes(d.read_bytes_per_second),
+            units::bytes(d.written_bytes_per_second)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// A throughput comparison in words. The engine compared seconds per
+/// completion, so its "faster" is the higher throughput and the
+/// throughput ratio is the inverse of its ratio.
+pub fn sentence(c: &Comparison) -> String {
+    let p = comparison::format_p(c.p_value);
+    let conf = comparison::format_confidence(c.confidence);
+    let (r, lo, hi) = (1.0 / c.ratio, 1.0 / c.ratio_ci[1], 1.0 / c.ratio_ci[0]);
+    let (a, b) = (&c.candidate, &c.baseline);
+    match c.verdict {
+        Verdict::Faster | Verdict::Slower => format!(
+            "Throughput: '{a}' completes {r:.2}x as many per second as '{b}' ({conf} {lo:.2}–{hi:.2}, {p}): {}",
+            if c.verdict == Verdict::Faster { "higher" } else { "lower" }
+        ),
+        Verdict::NoDifference => format!(
+            "Throughput: '{a}' and '{b}': no difference beyond ±{} % (ratio {r:.2}, {conf} {lo:.2}–{hi:.2}, {p})",
+            units::significant(c.precision * 100.0, 3)
+        ),
+        _ if r.is_finite() && lo.is_finite() => format!(
+            "Throughput: '{a}' and '{b}': inconclusive (ratio {r:.2}, {conf} {lo:.2}–{hi:.2}, {p})"
+        ),
+        _ => format!(
+            "Throughput: '{a}' and '{b}': {}{}",
+            c.verdict.words(),
+            c.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()
+        ),
+    }
+}
+
+fn scaling(out: &mut String, s: &Scaling, session: &Session) {
+    let Some(&first) = s.cells.first() else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "  Scaling of '{}' with N",
+        session.results[first].cell.command
+    );
+    let top = s
+        .points
+        .iter()
+        .map(|p| p.throughput)
+        .fold(0.0_f64, f64::max);
+    for p in &s.points {
+        let bar = if top > 0.0 {
+            "█".repeat(((p.throughput / top) * BAR_WIDTH).round() as usize)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "    N = {:<5} │{bar} {}/s",
+            p.n,
+            units::significant(p.throughput, 4)
+        );
+    }
+    let _ = writeln!(out, "    {}", usl_line(&s.usl));
+}
+
+/// The fit in one line: σ, κ and the peak with their intervals, or why
+/// it is not shown.
+pub fn usl_line(usl: &UslOutcome) -> String {
+    match usl {
+        UslOutcome::Fitted(f) => {
+            let g = |x: f64| units::significant(x, 3);
+            let peak = match f.peak {
+                None => "no peak: throughput is flat (all contention)".to_string(),
+                Some(p) => {
+                    let high = if p.high.is_finite() {
+                        g(p.high)
+                    } else {
+                        "∞".into()
+                    };
+                    match (p.n, p.throughput) {
+                        (Some(n), Some(x)) => format!(
+                            "peak at N = {} ({} … {}), {}/s there",
+                            g(n),
+                            g(p.low),
+                            high,
+                            g(x)
+                        ),
+                        _ => "no peak estimated: coherency κ may be 0".to_string(),
+                    }
+                }
+            };
+            format!(
+                "Universal Scalability Law: contention σ = {} ({} … {}), coherency κ = {} ({} … {}), {peak}; R² = {:.3}",
+                g(f.sigma.value),
+                g(f.sigma.low),
+                g(f.sigma.high),
+                g(f.kappa.value),
+                g(f.kappa.low),
+                g(f.kappa.high),
+                f.r_squared
+            )
+        }
+        UslOutcome::Withheld(w) => {
+            format!("Universal Scalability Law: not fitted, {}", withheld(w))
+        }
+    }
+}
+
+/// Why a fit is withheld, in words.
+pub fn withheld(w: &Withheld) -> String {
+    match w {
+        Withheld::TooFewLevels { have } => format!(
+            "it needs throughput at {} or more values of N (has {have})",
+            crate::stats::MIN_LEVELS
+        ),
+        Withheld::LackOfFit { p } => format!(
+            "the law does not describe these points (lack of fit, {})",
+            comparison::format_p(*p)
+        ),
+        Withheld::LowRSquared { r_squared } => {
+            format!("the law explains too little of the curve (R² = {r_squared:.2})")
+        }
+        Withheld::Unidentifiable => {
+            "these points cannot tell contention from coherency apart".to_string()
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! Concurrency mode: a cell's runs made N at a time, closed loop (when one
+//! instance ends the next starts, until the batch's completions are made).
+//!
+//! Every slot is a worker thread with a spawner of its own, so each
+//! instance is measured exactly as a single run is (its own `wait4`,
+//! `/proc/<pid>/io`, peak memory, the same floor). The spawners are started
+//! on the calling thread (the kernel's parent-death signal follows the
+//! thread that started them, and the leftover scan reads that thread's
+//! children) and handed to the workers, which prepare each cell's command
+//! once and run it as often as the shared ticket counter allows.
+//!
+//! What an instance leaves running is killed when the whole batch has
+//! ended, not after each instance: the leftover scan cannot tell one
+//! instance's orphans from another instance still running.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::exec::workdir::RunDir;
+use crate::exec::{self, signals, Outcome, Prepared, SpawnConfig, Spawner};
+use crate::metrics::Sample;
+use crate::run::host::{self, HostView};
+
+/// The most instances at once: beyond it the host runs out of processes
+/// long before the answer means anything.
+pub const MAX_CONCURRENCY: usize = 4096;
+
+/// One finished instance: its measurements and when it ran, in seconds
+/// from the batch's start.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub slot: usize,
+    pub start: f64,
+    pub end: f64,
+    pub sample: Sample,
+    pub outcome: Outcome,
+}
+
+/// One batch of a cell at its concurrency.
+#[derive(Debug)]
+pub struct Batch {
+    pub instances: Vec<Instance>,
+    /// From the moment every slot had started to the moment the first slot
+    /// found no more work: the stretch in which all N were busy.
+    pub busy: (f64, f64),
+    /// From the batch's start to its last instance's end.
+    pub elapsed: f64,
+    /// The first error a slot met (the batch stops giving out work then).
+    pub failure: Option<Error>,
+    pub host: HostView,
+}
+
+enum Job {
+    Run {
+        cell: usize,
+        config: Box<SpawnConfig>,
+        dirs: Arc<Vec<RunDir>>,
+        tickets: Arc<AtomicUsize>,
+        limit: usize,
+        epoch: Instant,
+        out: mpsc::Sender<Report>,
+    },
+}
+
+enum Report {
+    Done(Instance),
+    Failed(Error),
+    Idle,
+}
+
+struct Worker {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// The slots: grown to the largest concurrency asked for, kept for the
+/// session.
+pub struct Pool {
+    workers: Vec<Worker>,
+    with_cgroup: bool,
+}
+
+impl Pool {
+    pub fn new(with_cgroup: bool) -> Pool {
+        Pool {
+            workers: Vec::new(),
+            with_cgroup,
+        }
+    }
+
+    /// Starts slots until there are `n`.
+    fn grow(&mut self, n: usize) -> Result<()> {
+        while self.workers.len() < n {
+            let slot = self.workers.len();
+            let spawner = Spawner::start(self.with_cgroup).map_err(|e| {
+                Error::Failed(format!("could not start instance {} of {n}: {e}", slot + 1))
+            })?;
+            let (tx, rx) = mpsc::channel::<Job>();
+            let thread = std::thread::Builder::new()
+                .name(format!("slot-{slot}"))
+                .spawn(move || work(slot, spawner, rx))
+                .map_err(|e| {
+                    Error::Failed(format!(
+                        "could not start instance {} of {n} (threads: {e})",
+                        slot + 1
+                    ))
+                })?;
+            self.workers.push(Worker {
+                jobs: Some(tx),
+                thread: Some(thread),
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs `completions` instances of `config` (cell `cell`), `n` at a
+    /// time; `leftovers` kills what they left running once all have ended.
+    /// `dirs`, when the cell has a working directory, holds one per slot,
+    /// made fresh before each of the slot's instances.
+    pub fn run_batch(
+        &mut self,
+        cell: usize,
+        config: &SpawnConfig,
+        dirs: &Arc<Vec<RunDir>>,
+        n: usize,
+        completions: usize,
+        leftovers: &dyn Fn() -> usize,
+    ) -> Result<(Batch, usize)> {
+        if n == 0 || n > MAX_CONCURRENCY {
+            return Err(Error::Usage(format!(
+                "--concurrency must be between 1 and {MAX_CONCURRENCY}, got {n}"
+            )));
+        }
+        self.grow(n)?;
+        let before = host::snapshot();
+        let tickets = Arc::new(AtomicUsize::new(0));
+        let (out, reports) = mpsc::channel();
+        let epoch = Instant::now();
+        let slots = n.min(completions.max(1));
+        for w in &self.workers[..slots] {
+            let job = Job::Run {
+                cell,
+                config: Box::new(config.clone()),
+                dirs: dirs.clone(),
+                tickets: tickets.clone(),
+                limit: completions,
+                epoch,
+                out: out.clone(),
+            };
+            if let Some(tx) = &w.jobs {
+                tx.send(job)
+                    .map_err(|_| Error::Failed("an instance slot stopped".into()))?;
+            }
+        }
+        drop(out);
+        let mut instances = Vec::with_capacity(completions);
+        let mut failure = None;
+        let mut idle = 0;
+        // A slot that fails stops handing out work to every slot, so the
+        // batch ends soon after; all slots still report before it returns.
+        while idle < slots {
+            match reports.recv() {
+                Ok(Report::Done(i)) => instances.push(i),
+                Ok(Report::Failed(e)) => {
+                    tickets.store(completions, Ordering::SeqCst);
+                    failure.get_or_insert(e);
+                }
+                Ok(Report::Idle) => idle += 1,
+                Err(_) => {
+                    failure.get_or_insert(Error::Failed("an instance slot stopped".into()));
+                    break;
+                }
+            }
+        }
+        let elapsed = epoch.elapsed().as_secs_f64();
+        let after = host::snapshot();
+        let left = leftovers();
+        instances.sort_by(|a, b| a.end.total_cmp(&b.end));
+        let busy = busy_window(&instances, slots);
+        Ok((
+            Batch {
+                host: host::view(&before, &after, elapsed),
+                elapsed,
+                instances,
+                busy,
+                failure,
+            },
+            left,
+        ))
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for w in &mut self.workers {
+            w.jobs = None;
+        }
+        for w in &mut self.workers {
+            if let Some(t) = w.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
+    let spawner = Rc::new(spawner);
+    let mut prepared: HashMap<usize, Prepared> = HashMap::new();
+    for job in jobs {
+        let Job::Run {
+            cell,
+            mut config,
+            dirs,
+            tickets,
+            limit,
+            epoch,
+            out,
+        } = job;
+        let dir = dirs.get(slot);
+        if let Some(d) = dir {
+            config.cwd = Some(d.path.clone());
+        }
+        let p = match prepared.entry(cell) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                match Prepared::new(&spawner, &config) {
+                    Ok(p) => e.insert(p),
+                    Err(err) => {
+                        let _ = out.send(Report::Failed(err));
+                        let _ = out.send(Report::Idle);
+                        continue;
+                    }
+                }
+            }
+        };
+        loop {
+            if signals::received().is_some() || tickets.fetch_add(1, Ordering::SeqCst) >= limit {
+                break;
+            }
+            if let Some(d) = dir {
+                if let Err(e) = d.fresh() {
+                    let _ = out.send(Report::Failed(e));
+                    break;
+                }
+            }
+            let mut sample = Sample::new(0);
+            let start = epoch.elapsed().as_secs_f64();
+            let ran = p.run(&mut sample);
+            let end = epoch.elapsed().as_secs_f64();
+            if let Some(d) = dir {
+                d.remove();
+            }
+            match ran {
+                Ok(outcome) => {
+                    let stop = outcome == Outcome::Interrupted;
+                    let _ = out.send(Report::Done(Instance {
+                        slot,
+                        start,
+                        end,
+                        sample,
+                        outcome,
+                    }));
+                    if stop {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = out.send(Report::Failed(e));
+                    break;
+                }
+            }
+        }
+        let _ = out.send(Report::Idle);
+    }
+    drop(prepared);
+    drop(spawner);
+    exec::reap_orphans();
+}
+
+/// The stretch in which all `slots` were busy: from the latest first start
+/// of a slot to the earliest last end of a slot (after which that slot had
+/// no more work). Empty, `(0, 0)`, when a slot never ran.
+pub fn busy_window(instances: &[Instance], slots: usize) -> (f64, f64) {
+    let mut first = vec![f64::INFINITY; slots];
+    let mut last = vec![f64::NEG_INFINITY; slots];
+    for i in instances {
+        if i.slot < slots {
+            first[i.slot] = first[i.slot].min(i.start);
+            last[i.slot] = last[i.slot].max(i.end);
+        }
+    }
+    let from = first.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let to = last.iter().copied().fold(f64::INFINITY, f64::min);
+    if from.is_finite() && to.is_finite() && to > from {
+        (from, to)
+    } else {
+        (0.0, 0.0)
+    }
+}
+
+/// How a session in concurrency mode is cut into batches: every cell makes
+/// the same number of completions per block (at its own concurrency), so
+/// that blocks pair across cells as single runs do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Batches {
+    /// Completions per batch.
+    pub size: usize,
+    /// Completions per cell in all, when `--runs` fixed them.
+    pub total: Option<usize>,
+}
+
+/// Blocks a fixed `--runs` is cut into, at most: enough pairs for the
+/// comparison engine, each batch still long enough to keep every slot
+/// busy for a while.
+const MAX_BLOCKS: usize = 10;
+/// Each slot makes about this many runs in a batch when `--runs` is not
+/// fixed: the busy stretch is then most of the batch.
+const RUNS_PER_SLOT: usize = 4;
+
+impl Batches {
+    /// `largest` is the largest concurrency of the session's cells; `runs`
+    /// the `--runs` given, if any.
+    pub fn new(largest: usize, runs: Option<usize>) -> Batches {
+        let largest = largest.max(1);
+        match runs {
+            Some(r) => {
+                let blocks = (r / (2 * largest)).clamp(1, MAX_BLOCKS);
+                Batches {
+                    size: r.div_ceil(blocks).max(1),
+                    total: Some(r),
+                }
+            }
+            None => Batches {
+                size: RUNS_PER_SLOT * largest,
+                total: None,
+            },
+        }
+    }
+
+    /// The scheduler's policy in batches: the runs it counts are batches.
+    pub fn policy(&self, runs: crate::run::schedule::RunPolicy) -> crate::run::schedule::RunPolicy {
+        crate::run::schedule::RunPolicy {
+            exact: self.total.map(|t| t.div_ceil(self.size)),
+            min_runs: runs.min_runs.div_ceil(self.size).max(3),
+            max_runs: runs.max_runs.map(|m| m.div_ceil(self.size).max(1)),
+            min_time: runs.min_time,
+        }
+    }
+
+    /// Completions the next batch of a cell makes, having made `done`.
+    pub fn next(&self, done: usize) -> usize {
+        match self.total {
+            Some(t) => self.size.min(t.saturating_sub(done)),
+            None => self.size,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instance(slot: usize, start: f64, end: f64) -> Instance {
+        Instance {
+            slot,
+            start,
+            end,
+            sample: Sample::new(0),
+            outcome: Outcome::Finished,
+        }
+    }
+
+    #[test]
+    fn the_busy_stretch_is_where_every_slot_ran() {
+        // Slot 1 starts late and slot 0 runs out of work first.
+        let runs = [
+            instance(0, 0.0, 1.0),
+            instance(0, 1.0, 2.0),
+            instance(1, 0.2, 1.2),
+            instance(1, 1.2, 2.2),
+            instance(1, 2.2, 3.2),
+        ];
+        assert_eq!(busy_window(&runs, 2), (0.2, 2.0));
+        // A slot that never ran: no stretch with all busy.
+        assert_eq!(busy_window(&runs[..2], 2), (0.0, 0.0));
+        assert_eq!(busy_window(&[], 3), (0.0, 0.0));
+    }
+
+    #[test]
+    fn batches_cut_the_runs_asked_for_exactly() {
+        let b = Batches::new(4, Some(100));
+        assert_eq!(b.size, 10);
+        let mut done = 0;
+        let mut batches = 0;
+        while b.next(done) > 0 {
+            done += b.next(done);
+            batches += 1;
+        }
+        assert_eq!((done, batches), (100, 10));
+        // Fewer runs than two per slot: one batch of all of them.
+        let b = Batches::new(64, Some(64));
+        assert_eq!((b.size, b.next(0), b.next(64)), (64, 64, 0));
+        let b = Batches::new(3, Some(7));
+        assert_eq!(b.next(0) + b.next(b.next(0)), 7);
+        let open = Batches::new(2, None);
+        assert_eq!((open.size, open.next(1000)), (8, 8));
+    }
+}
