@@ -390,19 +390,12 @@ fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
-    use rand_chacha::ChaCha8Rng;
-
-    fn normal(rng: &mut ChaCha8Rng) -> f64 {
-        let u1: f64 = rng.random_range(f64::EPSILON..1.0);
-        let u2: f64 = rng.random();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
+    use crate::stats::tests::Gen;
 
     /// Points of a known curve with multiplicative noise of `cv`, and the
     /// standard error each point would report.
     fn curve(
-        rng: &mut ChaCha8Rng,
+        rng: &mut Gen,
         levels: &[f64],
         (lambda, sigma, kappa): (f64, f64, f64),
         cv: f64,
@@ -413,7 +406,7 @@ mod tests {
                 let x = usl_throughput(n, lambda, sigma, kappa);
                 UslPoint {
                     n,
-                    throughput: x * (1.0 + cv * normal(rng)),
+                    throughput: x * (1.0 + cv * rng.normal()),
                     se: Some(x * cv),
                 }
             })
@@ -457,7 +450,7 @@ mod tests {
     fn intervals_cover_the_true_parameters() {
         let levels: Vec<f64> = (1..=8).map(f64::from).collect();
         for truth in [(50.0, 0.08, 0.02), (50.0, 0.3, 0.002), (10.0, 0.02, 0.05)] {
-            let mut rng = ChaCha8Rng::seed_from_u64(7);
+            let mut rng = Gen::new(7);
             let (mut sigma_in, mut kappa_in, mut peak_in, mut peaks) = (0, 0, 0, 0);
             let (mut seeds, mut withheld) = (0, 0);
             for _ in 0..400 {
@@ -506,13 +499,13 @@ mod tests {
     #[test]
     fn a_flat_curve_is_all_contention() {
         // Instances that wait for one lock: throughput does not grow.
-        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut rng = Gen::new(3);
         let levels = [1.0, 2.0, 3.0, 4.0, 6.0, 8.0];
         let points: Vec<UslPoint> = levels
             .iter()
             .map(|&n| UslPoint {
                 n,
-                throughput: 20.0 * (1.0 + 0.02 * normal(&mut rng)),
+                throughput: 20.0 * (1.0 + 0.02 * rng.normal()),
                 se: Some(0.4),
             })
             .collect();

@@ -199,10 +199,26 @@ pub fn identity(cell: &Cell) -> String {
     // A name made from the command and its parameters ("cmd (u = root)")
     // is not a given name: the identity stays "cmd [u=root]".
     let made_name = cell.name == cell.command || (!cell.custom_name && !cell.parameters.is_empty());
+    // Runs made N at a time are another benchmark than single runs: the
+    // concurrency is part of the identity, as a parameter would be.
+    let concurrency = cell
+        .variant
+        .concurrency
+        .map(|n| ("concurrency".to_string(), n.to_string()));
     if !made_name {
-        return cell.name.clone();
+        return match concurrency {
+            Some(c) => with_parameters(&cell.name, &[c]),
+            None => cell.name.clone(),
+        };
     }
-    with_parameters(&cell.command, &cell.parameters)
+    match concurrency {
+        Some(c) => {
+            let mut params = cell.parameters.clone();
+            params.push(c);
+            with_parameters(&cell.command, &params)
+        }
+        None => with_parameters(&cell.command, &cell.parameters),
+    }
 }
 
 /// `command` followed by ` [k=v, …]` when there are parameters.
