@@ -160,12 +160,14 @@ fn combined_host(batches: &[BatchRecord]) -> HostView {
     if total.is_nan() || total <= 0.0 {
         return first.host.clone();
     }
+    // Over the batches that have the figure: a batch shorter than the
+    // kernel's tick has no CPU figure, and the others still tell.
     let weighted = |f: &dyn Fn(&HostView) -> Option<f64>| {
-        batches
+        let (sum, seconds) = batches
             .iter()
-            .map(|b| f(&b.host).map(|v| v * b.host.seconds))
-            .sum::<Option<f64>>()
-            .map(|v| v / total)
+            .filter_map(|b| f(&b.host).map(|v| (v * b.host.seconds, b.host.seconds)))
+            .fold((0.0, 0.0), |(s, t), (v, w)| (s + v, t + w));
+        (seconds > 0.0).then(|| sum / seconds)
     };
     HostView {
         seconds: total,

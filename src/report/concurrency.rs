@@ -128,7 +128,7 @@ pub fn sentence(c: &Comparison) -> String {
     let (a, b) = (&c.candidate, &c.baseline);
     match c.verdict {
         Verdict::Faster | Verdict::Slower => format!(
-            "Throughput: '{a}' completes {r:.2}x as many per second as '{b}' ({conf} {lo:.2}–{hi:.2}, {p}): {}",
+            "Throughput of '{a}' is {r:.2}x that of '{b}' ({conf} {lo:.2}–{hi:.2}, {p}): {}",
             if c.verdict == Verdict::Faster { "higher" } else { "lower" }
         ),
         Verdict::NoDifference => format!(

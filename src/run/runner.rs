@@ -439,9 +439,12 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 spans.push((inst.start, inst.end));
                 samples[c].push(inst.sample);
             }
+            // Every block runs each cell once: the cell's batches count
+            // its blocks.
+            let block = batches[c].len() + 1;
             batches[c].push(BatchRecord {
                 concurrency: n,
-                block: scheduler.blocks(),
+                block,
                 first_sample,
                 spans,
                 busy: batch.busy,
