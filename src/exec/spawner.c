@@ -340,6 +340,30 @@ static void parent_died(int sig) {
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
     }
+    /* A command started a moment ago may not be in `running` yet (the
+     * spawner resumes after its exec only when scheduled): every child of
+     * ours is a command, so kill each with its group. Only read, open and
+     * kill here, which are safe in a handler. */
+    int fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char text[4096];
+        ssize_t n = read(fd, text, sizeof text - 1);
+        close(fd);
+        pid_t child = 0;
+        for (ssize_t i = 0; i < n; i++) {
+            if (text[i] >= '0' && text[i] <= '9') {
+                child = child * 10 + (text[i] - '0');
+            } else if (child > 0) {
+                kill(-child, SIGKILL);
+                kill(child, SIGKILL);
+                child = 0;
+            }
+        }
+        if (child > 0) {
+            kill(-child, SIGKILL);
+            kill(child, SIGKILL);
+        }
+    }
     _exit(0);
 }
 
