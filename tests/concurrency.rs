@@ -291,3 +291,28 @@ fn quiet_machine_cpu_work_scales_to_the_cpus() {
     let cpu = doc["results"][1]["cpu_utilisation"].as_f64().unwrap();
     assert!((1.6..=2.1).contains(&cpu), "CPU use at N = 2: {cpu}");
 }
+
+/// `--prepare` and `--conclude` run once per instance, in its slot, as
+/// they run once per run without concurrency.
+#[test]
+fn hooks_run_once_per_instance() {
+    let dir = tempdir();
+    let before = dir.path().join("prepared");
+    let after = dir.path().join("concluded");
+    ok(cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "12",
+        "--concurrency",
+        "3",
+        "--prepare",
+        &format!("echo x >> '{}'", before.display()),
+        "--conclude",
+        &format!("echo x >> '{}'", after.display()),
+        "sleep 0.01",
+    ]));
+    assert_eq!(lines(&before).len(), 12);
+    assert_eq!(lines(&after).len(), 12);
+}

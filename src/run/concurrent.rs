@@ -22,9 +22,10 @@ use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::exec::workdir::RunDir;
-use crate::exec::{self, signals, Outcome, Prepared, SpawnConfig, Spawner};
+use crate::exec::{self, signals, Input, Outcome, Prepared, SpawnConfig, Spawner};
 use crate::metrics::Sample;
 use crate::run::host::{self, HostView};
+use crate::run::plan::Cell;
 
 /// The most instances at once: beyond it the host runs out of processes
 /// long before the answer means anything.
@@ -55,11 +56,21 @@ pub struct Batch {
     pub host: HostView,
 }
 
+/// What each instance's `--prepare` and `--conclude` need: they run in its
+/// slot, before and after it, outside its measured time.
+#[derive(Clone)]
+pub struct Hooks {
+    pub cell: Cell,
+    pub input: Input,
+    pub show_output: bool,
+}
+
 enum Job {
     Run {
         cell: usize,
         config: Box<SpawnConfig>,
         dirs: Arc<Vec<RunDir>>,
+        hooks: Arc<Hooks>,
         tickets: Arc<AtomicUsize>,
         limit: usize,
         epoch: Instant,
@@ -127,6 +138,7 @@ impl Pool {
         cell: usize,
         config: &SpawnConfig,
         dirs: &Arc<Vec<RunDir>>,
+        hooks: &Hooks,
         n: usize,
         completions: usize,
         leftovers: &dyn Fn() -> usize,
@@ -142,11 +154,13 @@ impl Pool {
         let (out, reports) = mpsc::channel();
         let epoch = Instant::now();
         let slots = n.min(completions.max(1));
+        let hooks = Arc::new(hooks.clone());
         for w in &self.workers[..slots] {
             let job = Job::Run {
                 cell,
                 config: Box::new(config.clone()),
                 dirs: dirs.clone(),
+                hooks: hooks.clone(),
                 tickets: tickets.clone(),
                 limit: completions,
                 epoch,
@@ -216,6 +230,7 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             cell,
             mut config,
             dirs,
+            hooks,
             tickets,
             limit,
             epoch,
@@ -242,6 +257,19 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             if signals::received().is_some() || tickets.fetch_add(1, Ordering::SeqCst) >= limit {
                 break;
             }
+            if let Some(hook) = &hooks.cell.hooks.prepare {
+                let ran = crate::run::hooks::run(
+                    "prepare",
+                    hook,
+                    &hooks.cell,
+                    &hooks.input,
+                    hooks.show_output,
+                );
+                if let Err(e) = ran {
+                    let _ = out.send(Report::Failed(e));
+                    break;
+                }
+            }
             if let Some(d) = dir {
                 if let Err(e) = d.fresh() {
                     let _ = out.send(Report::Failed(e));
@@ -255,9 +283,19 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             if let Some(d) = dir {
                 d.remove();
             }
+            let concluded = match (&ran, &hooks.cell.hooks.conclude) {
+                (Ok(_), Some(hook)) => crate::run::hooks::run(
+                    "conclude",
+                    hook,
+                    &hooks.cell,
+                    &hooks.input,
+                    hooks.show_output,
+                ),
+                _ => Ok(()),
+            };
             match ran {
                 Ok(outcome) => {
-                    let stop = outcome == Outcome::Interrupted;
+                    let stop = outcome == Outcome::Interrupted || concluded.is_err();
                     let _ = out.send(Report::Done(Instance {
                         slot,
                         start,
@@ -265,6 +303,9 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                         sample,
                         outcome,
                     }));
+                    if let Err(e) = concluded {
+                        let _ = out.send(Report::Failed(e));
+                    }
                     if stop {
                         break;
                     }

@@ -6,6 +6,7 @@
 //! (`settings`).
 
 pub mod concurrent;
+pub mod hooks;
 pub mod host;
 pub mod plan;
 pub mod preflight;

@@ -6,7 +6,6 @@
 //! reports what happens as `progress` events. No statistics of its own and
 //! no formatting here: what is shown is `progress`'s.
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -16,7 +15,7 @@ use crate::exec::perf::Availability;
 use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
-use crate::run::concurrent::{Batches, Pool};
+use crate::run::concurrent::{Batches, Hooks, Pool};
 use crate::run::plan::Cell;
 use crate::run::progress::{Event, Progress};
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
@@ -85,10 +84,8 @@ impl RunOptions {
     }
 }
 
-/// Runs a hook through sh with what it shares with the measured commands:
-/// the input (read from its start by every hook, as by every run), the
-/// environment, and the output when it is shown. What it leaves running
-/// lives until the session ends (a server the runs talk to, say).
+/// Runs a hook (`run::hooks`); what it leaves running lives until the
+/// session ends (a server the runs talk to, say).
 fn run_hook(
     what: &str,
     hook: &str,
@@ -96,44 +93,15 @@ fn run_hook(
     opts: &RunOptions,
     spawner: &exec::Spawner,
 ) -> Result<()> {
-    let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c").arg(hook);
-    match &opts.input {
-        Input::Null => {
-            cmd.stdin(Stdio::null());
-        }
-        Input::File(path) => {
-            let file = std::fs::File::open(path).map_err(|source| Error::Read {
-                path: path.clone(),
-                source,
-            })?;
-            cmd.stdin(file);
-        }
-    }
-    if *opts.output_of(cell) != Output::Inherit {
-        cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    }
-    for (k, v) in &cell.env {
-        use std::os::unix::ffi::OsStrExt;
-        cmd.env(
-            std::ffi::OsStr::from_bytes(k),
-            std::ffi::OsStr::from_bytes(v),
-        );
-    }
-    let status = cmd.status().map_err(|e| Error::Spawn {
-        command: format!("sh -c {hook}"),
-        source: e,
-    });
+    let ran = crate::run::hooks::run(
+        what,
+        hook,
+        cell,
+        &opts.input,
+        *opts.output_of(cell) == Output::Inherit,
+    );
     spawner.keep_hook_leftovers();
-    let status = status?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(Error::Failed(format!(
-            "{what} command '{hook}' failed ({status}) for '{}'",
-            cell.name
-        )))
-    }
+    ran
 }
 
 /// Whether every measured cell has the same setup and cleanup, so that one
@@ -362,20 +330,6 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 }
             }
         }
-        if let Some(hook) = &cell.hooks.prepare {
-            if let Err(e) = run_hook("prepare", hook, cell, opts, &spawner) {
-                failure = Some(e);
-                scheduler.stop(StopReason::Failure);
-                continue;
-            }
-        }
-        if let Some(dir) = &run_dirs[c] {
-            if let Err(e) = dir.fresh() {
-                failure = Some(e);
-                scheduler.stop(StopReason::Failure);
-                continue;
-            }
-        }
         if let (Some(n), Some(plan), Some(pool)) =
             (cell.variant.concurrency, batches_plan, pool.as_mut())
         {
@@ -394,16 +348,22 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             };
             let done = samples[c].len();
             let want = if measured { plan.next(done) } else { plan.size };
-            let (batch, left) = match pool
-                .run_batch(c, &configs[c], &dirs, n, want, &|| spawner.kill_leftovers())
-            {
-                Ok(b) => b,
-                Err(e) => {
-                    failure = Some(e);
-                    scheduler.stop(StopReason::Failure);
-                    continue;
-                }
+            let hooks = Hooks {
+                cell: cell.clone(),
+                input: opts.input.clone(),
+                show_output: *opts.output_of(cell) == Output::Inherit,
             };
+            let (batch, left) =
+                match pool.run_batch(c, &configs[c], &dirs, &hooks, n, want, &|| {
+                    spawner.kill_leftovers()
+                }) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        failure = Some(e);
+                        scheduler.stop(StopReason::Failure);
+                        continue;
+                    }
+                };
             if left > 0 {
                 match leftovers.iter_mut().find(|(name, _)| *name == cell.name) {
                     Some((_, k)) => *k += left,
@@ -457,6 +417,20 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 expected_runs: scheduler.expected_runs(),
             });
             continue;
+        }
+        if let Some(hook) = &cell.hooks.prepare {
+            if let Err(e) = run_hook("prepare", hook, cell, opts, &spawner) {
+                failure = Some(e);
+                scheduler.stop(StopReason::Failure);
+                continue;
+            }
+        }
+        if let Some(dir) = &run_dirs[c] {
+            if let Err(e) = dir.fresh() {
+                failure = Some(e);
+                scheduler.stop(StopReason::Failure);
+                continue;
+            }
         }
         progress.event(Event::RunStarting {
             cell: c,
