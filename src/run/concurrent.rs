@@ -56,21 +56,23 @@ pub struct Batch {
     pub host: HostView,
 }
 
-/// What each instance's `--prepare` and `--conclude` need: they run in its
-/// slot, before and after it, outside its measured time.
+/// What every instance of a cell needs besides its command: its
+/// `--prepare` and `--conclude` (run in its slot, before and after it,
+/// outside its measured time) and, when the cell has a working directory,
+/// one per slot, made fresh before each of the slot's instances.
 #[derive(Clone)]
-pub struct Hooks {
+pub struct Instances {
     pub cell: Cell,
     pub input: Input,
     pub show_output: bool,
+    pub dirs: Arc<Vec<RunDir>>,
 }
 
 enum Job {
     Run {
         cell: usize,
         config: Box<SpawnConfig>,
-        dirs: Arc<Vec<RunDir>>,
-        hooks: Arc<Hooks>,
+        hooks: Arc<Instances>,
         tickets: Arc<AtomicUsize>,
         limit: usize,
         epoch: Instant,
@@ -131,14 +133,12 @@ impl Pool {
 
     /// Runs `completions` instances of `config` (cell `cell`), `n` at a
     /// time; `leftovers` kills what they left running once all have ended.
-    /// `dirs`, when the cell has a working directory, holds one per slot,
-    /// made fresh before each of the slot's instances.
+    /// `hooks` holds what each instance needs besides the command.
     pub fn run_batch(
         &mut self,
         cell: usize,
         config: &SpawnConfig,
-        dirs: &Arc<Vec<RunDir>>,
-        hooks: &Hooks,
+        hooks: &Instances,
         n: usize,
         completions: usize,
         leftovers: &dyn Fn() -> usize,
@@ -159,7 +159,6 @@ impl Pool {
             let job = Job::Run {
                 cell,
                 config: Box::new(config.clone()),
-                dirs: dirs.clone(),
                 hooks: hooks.clone(),
                 tickets: tickets.clone(),
                 limit: completions,
@@ -229,14 +228,13 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
         let Job::Run {
             cell,
             mut config,
-            dirs,
             hooks,
             tickets,
             limit,
             epoch,
             out,
         } = job;
-        let dir = dirs.get(slot);
+        let dir = hooks.dirs.get(slot);
         if let Some(d) = dir {
             config.cwd = Some(d.path.clone());
         }

@@ -15,7 +15,7 @@ use crate::exec::perf::Availability;
 use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
-use crate::run::concurrent::{Batches, Hooks, Pool};
+use crate::run::concurrent::{Batches, Instances, Pool};
 use crate::run::plan::Cell;
 use crate::run::progress::{Event, Progress};
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
@@ -348,22 +348,22 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             };
             let done = samples[c].len();
             let want = if measured { plan.next(done) } else { plan.size };
-            let hooks = Hooks {
+            let hooks = Instances {
                 cell: cell.clone(),
                 input: opts.input.clone(),
                 show_output: *opts.output_of(cell) == Output::Inherit,
+                dirs,
             };
-            let (batch, left) =
-                match pool.run_batch(c, &configs[c], &dirs, &hooks, n, want, &|| {
-                    spawner.kill_leftovers()
-                }) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        failure = Some(e);
-                        scheduler.stop(StopReason::Failure);
-                        continue;
-                    }
-                };
+            let (batch, left) = match pool.run_batch(c, &configs[c], &hooks, n, want, &|| {
+                spawner.kill_leftovers()
+            }) {
+                Ok(b) => b,
+                Err(e) => {
+                    failure = Some(e);
+                    scheduler.stop(StopReason::Failure);
+                    continue;
+                }
+            };
             if left > 0 {
                 match leftovers.iter_mut().find(|(name, _)| *name == cell.name) {
                     Some((_, k)) => *k += left,
