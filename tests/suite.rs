@@ -782,3 +782,33 @@ fn a_suites_merged_report_names_every_benchmark() {
     }
     assert_eq!(cmdscope::suite::cells::count(&planned), 10);
 }
+
+#[test]
+fn exports_and_the_monitor_are_refused_with_a_suite_rather_than_ignored() {
+    let dir = tempdir();
+    let d = dir.path();
+    let s = suite(d, "");
+    let s = s.to_str().unwrap();
+    let out = d.join("out.txt");
+    let out = out.to_str().unwrap();
+    for flag in [
+        "--export-json",
+        "--export-csv",
+        "--export-markdown",
+        "--export-asciidoc",
+        "--export-orgmode",
+    ] {
+        let o = cs(d, &["run", "--suite", s, flag, out]).output().unwrap();
+        one_line_error(&o, "exports and --plot are not available with it");
+    }
+    let o = cs(
+        d,
+        &["run", "--suite", s, "--monitor", "true", "--match", "a=b"],
+    )
+    .output()
+    .unwrap();
+    one_line_error(&o, "--monitor is not available with --suite");
+    // Nothing ran: no store, no export.
+    assert!(!d.join("store.db").exists());
+    assert!(!Path::new(out).exists());
+}

@@ -67,17 +67,71 @@ fn outputs(r: &Request) -> Result<(Output, Vec<Output>)> {
     }
 }
 
+/// One `--export-*` flag: the format (as the session's settings name it),
+/// where the flag's path is, and the format's exporter (markup tables in
+/// the rows' order).
+struct ExportFlag {
+    format: &'static str,
+    path: fn(&RunArgs) -> &Option<PathBuf>,
+    exporter: fn(Rows) -> Box<dyn Exporter>,
+}
+
+/// Every `--export-*` flag, in the order exports are written: the one list
+/// that checking, writing and storing exports iterate (`--plot`, drawn
+/// only for a sweep, comes after them).
+const EXPORT_FLAGS: [ExportFlag; 5] = [
+    ExportFlag {
+        format: "json",
+        path: |a| &a.export_json,
+        exporter: |_| Box::new(Json),
+    },
+    ExportFlag {
+        format: "csv",
+        path: |a| &a.export_csv,
+        exporter: |_| Box::new(Csv),
+    },
+    ExportFlag {
+        format: "markdown",
+        path: |a| &a.export_markdown,
+        exporter: |rows| {
+            Box::new(Table {
+                markup: Markup::Markdown,
+                rows,
+            })
+        },
+    },
+    ExportFlag {
+        format: "asciidoc",
+        path: |a| &a.export_asciidoc,
+        exporter: |rows| {
+            Box::new(Table {
+                markup: Markup::AsciiDoc,
+                rows,
+            })
+        },
+    },
+    ExportFlag {
+        format: "orgmode",
+        path: |a| &a.export_orgmode,
+        exporter: |rows| {
+            Box::new(Table {
+                markup: Markup::OrgMode,
+                rows,
+            })
+        },
+    },
+];
+
+/// The export files asked for: each flag given, with its path.
+fn export_paths(args: &RunArgs) -> impl Iterator<Item = (&'static ExportFlag, &PathBuf)> {
+    EXPORT_FLAGS
+        .iter()
+        .filter_map(move |flag| Some((flag, (flag.path)(args).as_ref()?)))
+}
+
 /// Whether any export file was asked for.
 pub fn exports_asked(args: &RunArgs) -> bool {
-    [
-        &args.export_json,
-        &args.export_csv,
-        &args.export_markdown,
-        &args.export_asciidoc,
-        &args.export_orgmode,
-    ]
-    .iter()
-    .any(|e| e.is_some())
+    export_paths(args).next().is_some()
 }
 
 /// Everything settled before the first run.
@@ -265,14 +319,9 @@ fn settings(
     precision: Option<f64>,
     metric: Metric,
 ) -> Settings {
-    let exports = [
-        ("json", &args.export_json),
-        ("csv", &args.export_csv),
-        ("markdown", &args.export_markdown),
-        ("asciidoc", &args.export_asciidoc),
-        ("orgmode", &args.export_orgmode),
-        ("svg", &args.plot),
-    ];
+    let exports = export_paths(args)
+        .map(|(flag, path)| (flag.format, path))
+        .chain(args.plot.as_ref().map(|path| ("svg", path)));
     Settings {
         benchmark: r.benchmark.clone(),
         cells: opts
@@ -301,12 +350,9 @@ fn settings(
             }),
         shell: opts.shell.clone(),
         exports: exports
-            .into_iter()
-            .filter_map(|(format, path)| {
-                Some(Export {
-                    format: format.to_string(),
-                    path: path.as_ref()?.display().to_string(),
-                })
+            .map(|(format, path)| Export {
+                format: format.to_string(),
+                path: path.display().to_string(),
             })
             .collect(),
     }
@@ -402,23 +448,15 @@ fn check_exports(args: &RunArgs, parameters: &[Parameter]) -> Result<usize> {
     if let Some(p) = &args.plot {
         crate::output::check_writable(p)?;
     }
-    let exports = [
-        &args.export_json,
-        &args.export_csv,
-        &args.export_markdown,
-        &args.export_asciidoc,
-        &args.export_orgmode,
-    ];
-    let stdout_exports = exports
-        .iter()
-        .filter(|p| p.as_deref().is_some_and(crate::output::is_stdout))
+    let stdout_exports = export_paths(args)
+        .filter(|(_, path)| crate::output::is_stdout(path))
         .count();
     if stdout_exports > 1 {
         return Err(Error::Usage(
             "only one export can go to stdout ('-')".into(),
         ));
     }
-    for path in exports.into_iter().flatten() {
+    for (_, path) in export_paths(args) {
         crate::output::check_writable(path)?;
     }
     Ok(stdout_exports)
@@ -608,25 +646,11 @@ fn export(args: &RunArgs, report: &Report) -> Option<Error> {
         SortOrder::Auto | SortOrder::Command => Rows::Command,
         SortOrder::MeanTime => Rows::MeanTime,
     };
-    let table = |markup| Table { markup, rows };
-    let (markdown, asciidoc, orgmode) = (
-        table(Markup::Markdown),
-        table(Markup::AsciiDoc),
-        table(Markup::OrgMode),
-    );
-    let exporters: [(&Option<PathBuf>, &dyn Exporter); 5] = [
-        (&args.export_json, &Json),
-        (&args.export_csv, &Csv),
-        (&args.export_markdown, &markdown),
-        (&args.export_asciidoc, &asciidoc),
-        (&args.export_orgmode, &orgmode),
-    ];
     // The chart only when there is a sweep to draw.
     let plot = args.plot.as_ref().filter(|_| report.sweep.is_some());
-    let exporters = exporters
-        .into_iter()
-        .filter_map(|(path, exporter)| Some((path.as_ref()?, exporter)))
-        .chain(plot.map(|path| (path, &SweepSvg as &dyn Exporter)));
+    let exporters = export_paths(args)
+        .map(|(flag, path)| (path, (flag.exporter)(rows)))
+        .chain(plot.map(|path| (path, Box::new(SweepSvg) as Box<dyn Exporter>)));
     let mut error = None;
     for (path, exporter) in exporters {
         if let Err(e) = exporter
@@ -760,4 +784,36 @@ fn open_recorder(
         }
     }
     recorder
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_export_flag_is_in_the_one_table() {
+        use clap::{CommandFactory, Parser};
+        let cli = crate::cli::Cli::command();
+        let run = cli.find_subcommand("run").unwrap();
+        let flags: Vec<&str> = run
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .filter(|l| l.starts_with("export-"))
+            .collect();
+        assert_eq!(flags.len(), EXPORT_FLAGS.len(), "{flags:?}");
+        for flag in flags {
+            let given = format!("--{flag}");
+            let parsed =
+                crate::cli::Cli::try_parse_from(["cmdscope", "run", &given, "x.out", "true"])
+                    .unwrap();
+            let crate::cli::Command::Run(args) = parsed.command else {
+                unreachable!()
+            };
+            let asked: Vec<_> = export_paths(&args).collect();
+            assert_eq!(asked.len(), 1, "{flag}");
+            assert_eq!(asked[0].1, &PathBuf::from("x.out"), "{flag}");
+            assert_eq!(flag, format!("export-{}", asked[0].0.format));
+            assert!(exports_asked(&args));
+        }
+    }
 }
