@@ -356,6 +356,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "run",
             "run::plan",
+            "run::parameters",
             "run::request",
             "run::schedule",
             "run::session",
