@@ -116,11 +116,6 @@ impl Sample {
         self.values[metric.index()] = value;
     }
 
-    /// True when the run ended normally with status 0.
-    pub fn succeeded(&self) -> bool {
-        self.exit_code == Some(0) && !self.timed_out
-    }
-
     /// Whether the run counts for statistics: timed-out runs are cut short,
     /// removed outliers were excluded on request.
     pub fn counts(&self) -> bool {

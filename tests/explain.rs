@@ -638,3 +638,59 @@ fn a_timeout_kills_the_traced_tree() {
     assert_eq!(doc["processes"].as_array().unwrap().len(), 4);
     assert!(stdout(&out).contains("killed at the timeout"));
 }
+
+#[test]
+fn a_chain_of_wrapper_scripts_before_the_final_program_gets_the_wrapper_hint() {
+    // Two wrapper scripts, each starting 20 processes before exec'ing the
+    // next; the final program is /bin/true, which takes next to no time.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    let write = |name: &str, next: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\ni=0\nwhile [ $i -lt 20 ]; do x=$(/bin/true); i=$((i + 1)); done\nexec {next}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    write("wrap2.sh", "/bin/true");
+    let first = write("wrap1.sh", dir.path().join("wrap2.sh").to_str().unwrap());
+    let (out, doc) = explain(&[first.to_str().unwrap()]);
+    let h = hint(&doc, "wrapper").expect("wrapper hint");
+    let message = h["message"].as_str().unwrap();
+    let n = &h["numbers"];
+    let (before, wall, share) = (
+        n["seconds_before_final_exec"].as_f64().unwrap(),
+        n["wall_seconds"].as_f64().unwrap(),
+        n["share_before_final_exec"].as_f64().unwrap(),
+    );
+    // 40 processes and two scripts before /bin/true, which only exits.
+    assert!((0.5..=1.0).contains(&share), "{share}: {message}");
+    assert!(before > 0.0 && before <= wall, "{before} of {wall}");
+    assert!((share - before / wall).abs() < 1e-9);
+    assert_eq!(n["execs_before_final"], 2.0);
+    assert!(
+        n["processes_before_final_exec"].as_f64().unwrap() >= 40.0,
+        "{n}"
+    );
+    assert!(
+        message.contains("wrap1.sh (sh) → wrap2.sh (sh) → true"),
+        "{message}"
+    );
+    assert!(
+        message.contains("passed before the final program, true, started"),
+        "{message}"
+    );
+    assert!(
+        message.starts_with(&format!("{:.0}% of the wall time", share * 100.0)),
+        "{message}"
+    );
+    assert!(stdout(&out).contains("passed before the final program"));
+    // A command that is its own final program has no wrapper.
+    let (_, doc) = explain(&[&format!("{} vfork 3", fixture())]);
+    assert!(hint(&doc, "wrapper").is_none(), "{}", doc["hints"]);
+}

@@ -1304,3 +1304,80 @@ fn the_site_replaces_a_planted_link_and_leaves_its_target_alone() {
     assert!(std::fs::symlink_metadata(&index).unwrap().is_file());
     assert!(std::fs::read_to_string(&index).unwrap().contains("<html"));
 }
+
+#[test]
+fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("levels.db");
+    // Session 1 the baseline; session 2 has `work` 10 % slower (fixed
+    // times: a significant slowdown at any usual level).
+    run_labelled(&db, "branch=main", "3");
+    run_labelled(&db, "branch=feature", "3.3");
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--session", "2", "--baseline", "branch=main"];
+        args.extend(extra);
+        let o = with_store(&db, &args);
+        let md = String::from_utf8_lossy(&o.stdout).to_string();
+        (o.status.code(), md, stderr(&o))
+    };
+    // Imported: no settings; run's defaults (alpha 0.05, ±1 %): a regression.
+    let (code, md, err) = check(&[]);
+    assert_eq!(code, Some(1), "{md}{err}");
+    assert!(md.contains("alpha 0.05"), "{md}");
+    assert!(!md.contains("read back"), "{md}");
+    // Session 2 as if run with --alpha 0.01 --precision 50: settings taken
+    // from a real run that asked for them.
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "2",
+            "--alpha",
+            "0.01",
+            "--precision",
+            "50",
+            "--style",
+            "none",
+            "true",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sql = rusqlite::Connection::open(&db).unwrap();
+    sql.execute(
+        "UPDATE sessions SET settings = (SELECT settings FROM sessions WHERE id = 3) WHERE id = 2",
+        [],
+    )
+    .unwrap();
+    // 10 % is within the ±50 % the session asked to resolve: no regression.
+    let (code, md, err) = check(&[]);
+    assert_eq!(code, Some(0), "{md}{err}");
+    assert!(md.contains("alpha 0.01"), "{md}");
+    let work = md.lines().find(|l| l.starts_with("| `work`")).unwrap();
+    assert!(work.ends_with("| no difference |"), "{work}");
+    // --alpha given wins over the stored one; the precision stays the session's.
+    let (code, md, err) = check(&["--alpha", "0.02"]);
+    assert_eq!(code, Some(0), "{md}{err}");
+    assert!(
+        md.contains("alpha 0.02") && !md.contains("alpha 0.01"),
+        "{md}"
+    );
+    // A run session stored before settings were kept: read back from its
+    // command line, and said so.
+    sql.execute(
+        "UPDATE sessions SET settings = NULL, source = 'run', \
+         command_line = 'cmdscope run --alpha 0.01 --precision 50 -- work' WHERE id = 2",
+        [],
+    )
+    .unwrap();
+    let (code, md, err) = check(&[]);
+    assert_eq!(code, Some(0), "{md}{err}");
+    assert!(md.contains("alpha 0.01"), "{md}");
+    assert_eq!(
+        md.matches("Session #2 was stored before cmdscope kept a session's settings")
+            .count(),
+        1,
+        "{md}"
+    );
+}

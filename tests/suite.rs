@@ -737,3 +737,78 @@ parameters = { n = [1, 2] }
         "{settings}: {page}"
     );
 }
+
+#[test]
+fn a_suites_merged_report_names_every_benchmark() {
+    // Measured in two partitions, merged back into one run: every cell the
+    // suite plans is in the report under its benchmark's name.
+    let dir = tempdir();
+    let d = dir.path();
+    let s = suite(d, "");
+    let planned = cmdscope::suite::cells::plan(&cmdscope::suite::file::load(&s).unwrap()).unwrap();
+    let s = s.to_str().unwrap();
+    for k in ["1/2", "2/2"] {
+        ok(cs(
+            d,
+            &[
+                "run",
+                "--suite",
+                s,
+                "--partition",
+                k,
+                "--run-id",
+                "both",
+                "--style",
+                "none",
+            ],
+        )
+        .output()
+        .unwrap());
+    }
+    let html = d.join("both.html");
+    ok(cs(
+        d,
+        &["report", "--run", "both", "--html", html.to_str().unwrap()],
+    )
+    .output()
+    .unwrap());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(planned.len(), 4);
+    for p in &planned {
+        for c in &p.cells {
+            let row = format!("<td>{}: {}</td>", p.benchmark.name, c.cell.name);
+            assert!(page.contains(&row), "{row} missing: {page}");
+        }
+    }
+    assert_eq!(cmdscope::suite::cells::count(&planned), 10);
+}
+
+#[test]
+fn exports_and_the_monitor_are_refused_with_a_suite_rather_than_ignored() {
+    let dir = tempdir();
+    let d = dir.path();
+    let s = suite(d, "");
+    let s = s.to_str().unwrap();
+    let out = d.join("out.txt");
+    let out = out.to_str().unwrap();
+    for flag in [
+        "--export-json",
+        "--export-csv",
+        "--export-markdown",
+        "--export-asciidoc",
+        "--export-orgmode",
+    ] {
+        let o = cs(d, &["run", "--suite", s, flag, out]).output().unwrap();
+        one_line_error(&o, "exports and --plot are not available with it");
+    }
+    let o = cs(
+        d,
+        &["run", "--suite", s, "--monitor", "true", "--match", "a=b"],
+    )
+    .output()
+    .unwrap();
+    one_line_error(&o, "--monitor is not available with --suite");
+    // Nothing ran: no store, no export.
+    assert!(!d.join("store.db").exists());
+    assert!(!Path::new(out).exists());
+}

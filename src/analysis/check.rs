@@ -53,24 +53,27 @@ pub struct Pair {
     pub base: Vec<f64>,
     pub cand: Vec<f64>,
     pub history: Option<(f64, usize)>,
+    /// The band "no difference" stays within, a fraction: the precision
+    /// the checked session was run with.
+    pub precision: f64,
 }
 
 /// Compares per benchmark at family-wise level `alpha` and gates at `pct`.
 pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
-    // Wall time, or Go's sec/op: both durations.
-    let settings = Settings {
-        cross_session: true,
-        ..Settings::for_metric(
-            crate::metrics::Metric::WallTime,
-            alpha,
-            pairs.len().max(1),
-            crate::analysis::comparison::DEFAULT_PRECISION,
-            None,
-        )
-    };
     pairs
         .iter()
         .map(|p| {
+            // Wall time, or Go's sec/op: both durations.
+            let settings = Settings {
+                cross_session: true,
+                ..Settings::for_metric(
+                    crate::metrics::Metric::WallTime,
+                    alpha,
+                    pairs.len().max(1),
+                    p.precision,
+                    None,
+                )
+            };
             let mut result = compare_values(
                 &thin(&p.base, MAX_VALUES),
                 &thin(&p.cand, MAX_VALUES),
@@ -207,6 +210,7 @@ mod tests {
             base,
             cand,
             history: None,
+            precision: crate::analysis::comparison::DEFAULT_PRECISION,
         }
     }
 

@@ -1,19 +1,22 @@
-//! The cells `cmdscope run` measures for its arguments (also how a suite
-//! benchmark and an `explain` become cells): environment files, shell
-//! choice, parameters and run variants handed to `plan::expand`.
+//! From `run`'s and `explain`'s arguments to typed values: `run`'s
+//! [`Request`] and the cells both plan with `plan::expand` (environment
+//! files, shell choice, parameters and run variants).
+
+use std::ffi::OsString;
 
 use crate::cli::explain::ExplainArgs;
-use crate::cli::run::{RunArgs, TimeUnit};
+use crate::cli::run::RunArgs;
+use crate::cli::{CellArgs, ParameterArgs};
 use crate::error::{Error, Result};
 use crate::run::plan::{self, PlanInput};
-use crate::units;
+use crate::run::request::Request;
 
 /// An environment variable as bytes: name and value.
 pub type EnvVar = (Vec<u8>, Vec<u8>);
 
 /// `--shell`/`-N` as given.
-pub fn shell_mode(args: &RunArgs) -> Result<plan::ShellMode> {
-    match (&args.cell.shell, args.cell.no_shell) {
+fn shell_mode(cell: &CellArgs) -> Result<plan::ShellMode> {
+    match (&cell.shell, cell.no_shell) {
         (_, true) => Ok(plan::ShellMode::Never),
         (Some(s), false) => plan::ShellMode::from_arg(s),
         (None, false) => Ok(plan::ShellMode::Auto),
@@ -49,15 +52,15 @@ pub fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<EnvVar>, usize> {
 }
 
 /// The parameters given with -P/-D/--parameter-factor and -L.
-pub fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
+fn parameters(params: &ParameterArgs) -> Result<Vec<plan::Parameter>> {
     let mut out = Vec::new();
     out.extend(plan::scans(
-        &args.params.parameter_scan,
-        &args.params.parameter_step_size,
-        &args.params.parameter_factor,
-        &args.params.scan_order,
+        &params.parameter_scan,
+        &params.parameter_step_size,
+        &params.parameter_factor,
+        &params.scan_order,
     )?);
-    for pair in args.params.parameter_list.chunks(2) {
+    for pair in params.parameter_list.chunks(2) {
         if let [name, values] = pair {
             out.push(plan::list(name, values)?);
         }
@@ -65,73 +68,96 @@ pub fn parameters(args: &RunArgs) -> Result<Vec<plan::Parameter>> {
     Ok(out)
 }
 
-/// The cells `run` measures for these arguments, and the parameters they
-/// sweep (also how a suite benchmark becomes cells).
-pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Parameter>)> {
-    let mut env = match &args.cell.env_file {
+/// The cell options `run` and `explain` share, as a plan's input: the
+/// environment (its file read), the parameters, the shell and the variants.
+fn shared_input(
+    commands: &[OsString],
+    cell: &CellArgs,
+    params: &ParameterArgs,
+) -> Result<PlanInput> {
+    let mut env = match &cell.env_file {
         Some(path) => read_env_file(path)?,
         None => Vec::new(),
     };
-    for e in &args.cell.env {
+    for e in &cell.env {
         env.push(plan::parse_env(e)?);
     }
-    let parameters = parameters(args)?;
-    let shell = shell_mode(args)?;
-    if let Some(unit) = args.time_unit {
-        units::force_time_scale(match unit {
-            TimeUnit::Microsecond => units::TimeScale::Microsecond,
-            TimeUnit::Millisecond => units::TimeScale::Millisecond,
-            TimeUnit::Second => units::TimeScale::Second,
-        });
-    }
-    let cells = plan::expand(&PlanInput {
-        commands: args.commands.clone(),
-        names: args.cell.names.clone(),
-        shell: shell.clone(),
-        reference: args
-            .reference
-            .as_ref()
-            .map(|r| (r.into(), args.reference_name.clone())),
+    let parameters = parameters(params)?;
+    let shell = shell_mode(cell)?;
+    Ok(PlanInput {
+        commands: commands.to_vec(),
+        names: cell.names.clone(),
+        shell,
         env,
-        prepare: args.prepare.clone(),
-        conclude: args.conclude.clone(),
-        setup: args.setup.clone(),
-        cleanup: args.cleanup.clone(),
-        parameters: parameters.clone(),
+        parameters,
         variant: plan::VariantInput {
-            env_size: args.cell.env_size.clone(),
-            clear_env: args.cell.clear_env,
-            user: args.cell.user.clone(),
-            workdir: args.cell.workdir.clone(),
-            workdir_template: args.cell.workdir_template.clone(),
-            cpus: args.cell.cpus.clone(),
-            nice: args.cell.nice.clone(),
-            ops: args.ops.clone(),
-            concurrency: args.concurrency.clone(),
+            env_size: cell.env_size.clone(),
+            clear_env: cell.clear_env,
+            user: cell.user.clone(),
+            workdir: cell.workdir.clone(),
+            workdir_template: cell.workdir_template.clone(),
+            cpus: cell.cpus.clone(),
+            nice: cell.nice.clone(),
+            ops: None,
+            concurrency: None,
         },
-    })?;
-    Ok((cells, parameters))
+        ..PlanInput::default()
+    })
 }
 
-/// `run`'s arguments for the cells `explain` was given, so that the cells
-/// come from the very planning code `run` uses.
-fn explain_run_args(args: &ExplainArgs) -> Result<RunArgs> {
-    use clap::Parser;
-    let parsed = crate::cli::Cli::try_parse_from(["cmdscope", "run", "--no-store", "true"])
-        .map_err(|e| Error::Usage(format!("internal: {e}")))?;
-    let crate::cli::Command::Run(mut run) = parsed.command else {
-        return Err(Error::Usage("internal: not a run".into()));
-    };
-    let c = &args.cells;
-    run.commands = args.commands.clone();
-    run.cell = c.cell.clone();
-    run.params = c.params.clone();
-    Ok(*run)
+/// What `run`'s arguments ask for, as typed values: the one way from
+/// `run`'s flags to what `commands::run::bench` measures (a suite builds
+/// the same [`Request`] from its TOML).
+pub fn request(args: &RunArgs) -> Result<Request> {
+    let mut plan = shared_input(&args.commands, &args.cell, &args.params)?;
+    plan.reference = args
+        .reference
+        .as_ref()
+        .map(|r| (r.into(), args.reference_name.clone()));
+    plan.prepare = args.prepare.clone();
+    plan.conclude = args.conclude.clone();
+    plan.setup = args.setup.clone();
+    plan.cleanup = args.cleanup.clone();
+    plan.variant.ops = args.ops.clone();
+    plan.variant.concurrency = args.concurrency.clone();
+    Ok(Request {
+        plan,
+        reference_name: args.reference_name.clone(),
+        warmup: args.warmup,
+        runs: args.runs,
+        min_runs: args.min_runs,
+        max_runs: args.max_runs,
+        min_time: args.min_time,
+        timeout: args.timeout,
+        stop_on_timeout: args.stop_on_timeout,
+        precision: args.precision,
+        alpha: args.alpha,
+        order: args.order,
+        seed: args.seed,
+        ignore_failure: args.ignore_failure.clone(),
+        output: args.output.clone(),
+        show_output: args.show_output,
+        input: args.input.clone(),
+        counters: args.counters,
+        remove_outliers: args.remove_outliers,
+        metric: args.metric.clone(),
+        labels: args.labels.clone(),
+        benchmark: None,
+        only_cells: None,
+    })
+}
+
+/// The cells `run` measures for these arguments, and the parameters they
+/// sweep.
+pub fn plan_cells(args: &RunArgs) -> Result<(Vec<plan::Cell>, Vec<plan::Parameter>)> {
+    let input = request(args)?.plan;
+    Ok((plan::expand(&input)?, input.parameters))
 }
 
 /// The cells to trace: `run`'s plan without its shell calibration cell.
 pub fn explain_cells(args: &ExplainArgs) -> Result<Vec<plan::Cell>> {
-    let (mut cells, _) = plan_cells(&explain_run_args(args)?)?;
+    let input = shared_input(&args.commands, &args.cells.cell, &args.cells.params)?;
+    let mut cells = plan::expand(&input)?;
     cells.retain(|c| !c.calibration);
     Ok(cells)
 }

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use super::suite::SuiteRunArgs;
 use super::{CellArgs, ParameterArgs, StoreArgs};
 use crate::error::{Error, Result};
+use crate::run::request;
 use crate::run::runner::IgnoreFailure;
 use crate::run::schedule::Order;
 
@@ -109,7 +110,7 @@ pub struct RunArgs {
     pub max_runs: Option<u64>,
 
     /// Seconds of measured runs to aim for per command, when --runs is not given.
-    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = request::DEFAULT_MIN_TIME, value_name = "SECONDS")]
     pub min_time: f64,
 
     /// Shell command run before each run (not timed). Once for all, or once per command.
@@ -145,7 +146,7 @@ pub struct RunArgs {
 
     /// Where the commands' stdin comes from: null (default) or a FILE, read
     /// from its start by every run, warm-up and hook.
-    #[arg(long, value_name = "WHERE", default_value = "null")]
+    #[arg(long, value_name = "WHERE", default_value = request::DEFAULT_INPUT)]
     pub input: String,
 
     /// Show the commands' output (same as --output=inherit).
@@ -213,7 +214,7 @@ pub struct RunArgs {
     pub reference_name: Option<String>,
 
     /// Significance level of comparisons (false-positive rate, kept under adaptive stopping).
-    #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
+    #[arg(long, default_value_t = request::DEFAULT_ALPHA, value_name = "ALPHA")]
     pub alpha: f64,
 
     #[command(flatten)]
@@ -240,7 +241,7 @@ pub struct RunArgs {
     pub maximize: Option<String>,
 
     /// The metric sweeps and searches optimise [default: time_wall_clock].
-    #[arg(long, value_name = "NAME", default_value = "time_wall_clock")]
+    #[arg(long, value_name = "NAME", default_value = request::DEFAULT_METRIC)]
     pub metric: String,
 
     /// Leave wall-time outliers (robust z-score > 3.5) out of the statistics.

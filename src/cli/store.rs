@@ -113,9 +113,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "ID", conflicts_with = "session")]
     pub run: Option<String>,
 
-    /// Significance level.
-    #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
-    pub alpha: f64,
+    /// Significance level [default: the one the checked results were
+    /// measured with, as stored with them; 0.05 for imported results].
+    #[arg(long, value_name = "ALPHA")]
+    pub alpha: Option<f64>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Markdown)]

@@ -1,7 +1,6 @@
 //! The arguments of `cmdscope suite list|submit|manifest`, and of `run`'s
 //! suite flags. Parsing only.
 
-use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -189,14 +188,4 @@ pub struct SuiteRunArgs {
     /// suites from running on one machine at the same time.
     #[arg(long, requires = "suite")]
     pub no_host_lock: bool,
-
-    /// The identities of the cells to measure (set for each benchmark of a
-    /// suite partition; not a flag).
-    #[arg(skip)]
-    pub only_cells: Option<HashSet<String>>,
-
-    /// The suite's name of the benchmark being run (set for each benchmark
-    /// of a suite; not a flag).
-    #[arg(skip)]
-    pub benchmark: Option<String>,
 }

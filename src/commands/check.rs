@@ -18,15 +18,25 @@
 //! (`analysis::check::between_session_sigma`), estimates that movement and widens the
 //! interval (`widen_for_sessions`); otherwise the output says that
 //! session-to-session variation is not in the interval.
+//!
+//! The checked results are compared as they were measured: at the alpha
+//! their sessions ran with (unless `--alpha` is given), each benchmark
+//! with the precision band of the session that measured it, both read from
+//! the settings stored with the session (read back from the command line,
+//! with a note, for sessions stored before settings were kept).
+
+use std::collections::HashMap;
 
 use crate::analysis::changes::Params;
 use crate::analysis::check::{
     against_history, between_session_sigma, compare, failing_against_history, median_and_se, Pair,
     HISTORY_SESSIONS,
 };
+use crate::analysis::comparison::DEFAULT_PRECISION;
 use crate::cli::store::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
 use crate::report::check::{Context, HistoryContext};
+use crate::run::request::DEFAULT_ALPHA;
 use crate::store::history::{self, time_values, Query};
 use crate::store::record::open_read_only;
 use crate::store::{parse_label, Filter, Machine, Store, StoredSession};
@@ -34,6 +44,68 @@ use crate::store::{parse_label, Filter, Machine, Store, StoredSession};
 /// Per benchmark identity of one session: its median and the standard
 /// error of the log median.
 type SessionMedians = Vec<(String, (f64, f64))>;
+
+/// What the comparisons take of how the checked results were measured.
+struct MeasuredWith {
+    /// The family-wise level: `--alpha`, else the sessions' own.
+    alpha: f64,
+    /// Each stored cell's precision band, a fraction.
+    precision: HashMap<i64, f64>,
+    notes: Vec<String>,
+}
+
+/// The alpha and the precisions of the checked sessions (one, or a suite
+/// run's), from their stored settings as `report` reads them.
+fn measured_with(sessions: &[StoredSession], alpha_flag: Option<f64>) -> Result<MeasuredWith> {
+    let mut alphas: Vec<f64> = Vec::new();
+    let mut precision = HashMap::new();
+    let mut read_back = Vec::new();
+    for s in sessions {
+        let (alpha, p, inferred) =
+            super::report::levels(s.settings.as_ref(), &s.command_line, &s.source);
+        if !alphas.contains(&alpha) {
+            alphas.push(alpha);
+        }
+        if inferred {
+            read_back.push(format!("#{}", s.id));
+        }
+        // As `run` compares: the default band when --runs alone fixed the count.
+        let p = p.unwrap_or(DEFAULT_PRECISION);
+        precision.extend(s.cells.iter().map(|c| (c.id, p)));
+    }
+    let mut notes = Vec::new();
+    let alpha = match (alpha_flag, alphas.as_slice()) {
+        (Some(a), _) => a,
+        (None, [one]) => *one,
+        (None, _) => {
+            let listed: Vec<String> = alphas.iter().map(f64::to_string).collect();
+            notes.push(format!(
+                "The checked sessions ran at different alphas ({}): compared at {DEFAULT_ALPHA} \
+                 (give --alpha to choose).",
+                listed.join(", ")
+            ));
+            DEFAULT_ALPHA
+        }
+    };
+    crate::cli::check_alpha(alpha)?;
+    if !read_back.is_empty() {
+        let one = read_back.len() == 1;
+        notes.push(format!(
+            "Session{} {} {} stored before cmdscope kept a session's settings: {} alpha and \
+             precision were read back from {} command line with today's defaults.",
+            if one { "" } else { "s" },
+            read_back.join(", "),
+            if one { "was" } else { "were" },
+            if one { "its" } else { "their" },
+            if one { "its" } else { "their" },
+        ));
+    }
+    Ok(MeasuredWith {
+        alpha,
+        precision,
+        notes,
+    })
+}
 
 fn find_session(store: &mut Store, filter: Filter) -> Result<Option<StoredSession>> {
     Ok(store.sessions(&filter)?.into_iter().next())
@@ -79,12 +151,16 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
     }
     let (key, value) = parse_label(args.baseline.as_deref().unwrap_or_default())?;
     crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
-    crate::cli::check_alpha(args.alpha)?;
+    if let Some(alpha) = args.alpha {
+        crate::cli::check_alpha(alpha)?;
+    }
     let mut store = open_read_only(args.store.store.as_deref())?;
     if let Some(run) = &args.run {
+        let sessions = crate::suite::merge::sessions(&mut store, run)?;
         let current = crate::suite::merge::merged(&mut store, run)?;
+        let with = measured_with(&sessions, args.alpha)?;
         let baseline = crate::suite::merge::baseline(&mut store, &key, &value, run)?;
-        return gate(args, &mut store, (&key, &value), current, baseline);
+        return gate(args, &mut store, (&key, &value), (current, with), baseline);
     }
     let current = match args.session {
         Some(id) => find_session(
@@ -136,7 +212,8 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
                 ),
             )
         })?;
-    gate(args, &mut store, (&key, &value), current, baseline)
+    let with = measured_with(std::slice::from_ref(&current), args.alpha)?;
+    gate(args, &mut store, (&key, &value), (current, with), baseline)
 }
 
 /// Compares the current results with the baseline and prints the verdicts.
@@ -144,7 +221,7 @@ fn gate(
     args: &CheckArgs,
     store: &mut Store,
     (key, value): (&str, &str),
-    current: StoredSession,
+    (current, with): (StoredSession, MeasuredWith),
     baseline: StoredSession,
 ) -> Result<i32> {
     let cells: Vec<_> = current.cells.iter().chain(&baseline.cells).collect();
@@ -161,6 +238,11 @@ fn gate(
                         base: values(b),
                         cand: values(c),
                         history: None,
+                        precision: with
+                            .precision
+                            .get(&c.id)
+                            .copied()
+                            .unwrap_or(DEFAULT_PRECISION),
                     });
                 }
             }
@@ -188,14 +270,15 @@ fn gate(
             .collect();
         p.history = between_session_sigma(&medians);
     }
-    let rows = compare(&pairs, args.alpha, args.fail_if_slower);
+    let rows = compare(&pairs, with.alpha, args.fail_if_slower);
     let ctx = Context {
         current: &current,
         baseline: &baseline,
         pct: args.fail_if_slower,
-        alpha: args.alpha,
+        alpha: with.alpha,
         only_current: &only_current,
         only_baseline: &only_baseline,
+        notes: &with.notes,
     };
     let text = match args.format {
         CheckFormat::Markdown => crate::report::check::markdown(&rows, &ctx),
@@ -215,7 +298,6 @@ fn gate(
 /// session's benchmarks, the engine's gate rule for --fail-if-slower.
 fn check_against_history(args: &CheckArgs) -> Result<i32> {
     crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
-    let base = super::changes::params(args.alpha)?;
     let mut store = open_read_only(args.store.store.as_deref())?;
     let here = crate::store::Machine::current().fingerprint();
     let filter = crate::store::Filter {
@@ -233,6 +315,8 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
             },
         )
     })?;
+    let with = measured_with(std::slice::from_ref(&current), args.alpha)?;
+    let base = super::changes::params(with.alpha)?;
     let histories = history::load(
         &mut store,
         &Query {
@@ -247,7 +331,7 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
         }
     }
     let p = Params {
-        alpha: args.alpha / names.len().max(1) as f64,
+        alpha: with.alpha / names.len().max(1) as f64,
         ..base
     };
     let rows = against_history(&names, &histories, current.id, &p);
@@ -265,8 +349,9 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
     let ctx = HistoryContext {
         current: &current,
         pct: args.fail_if_slower,
-        alpha: args.alpha,
+        alpha: with.alpha,
         window: p.window,
+        notes: &with.notes,
     };
     let markdown = args.format == CheckFormat::Markdown;
     let out = crate::report::check::against_history(&rows, &ctx, markdown);

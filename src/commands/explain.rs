@@ -15,6 +15,9 @@ pub fn run(args: &ExplainArgs) -> Result<i32> {
     }
     let cells = crate::cli::cells::explain_cells(args)?;
     let opts = explain::Options {
+        monitor: args.monitor.clone(),
+        matches: args.matches.clone(),
+        show_output: args.show_output,
         grace: crate::cli::seconds(args.monitor_grace, "--monitor-grace", true)?,
         wait: crate::cli::seconds(args.monitor_wait, "--monitor-wait", true)?,
         timeout: args
@@ -41,7 +44,7 @@ pub fn run(args: &ExplainArgs) -> Result<i32> {
     signals::install();
     let mut explained = Vec::with_capacity(cells.len());
     for (i, cell) in cells.iter().enumerate() {
-        match explain::trace_cell(i, cell, args, &opts)? {
+        match explain::trace_cell(i, cell, &opts)? {
             Some(x) => {
                 let stop = x.trace.interrupted;
                 explained.push(x);

@@ -390,6 +390,27 @@ fn run_args(command_line: &str) -> Option<RunArgs> {
     }
 }
 
+/// The alpha and precision (a fraction; None when `--runs` alone fixed the
+/// count) a session's comparisons were made at, as `report` reads them: its
+/// stored settings, or for a `run` session stored before they were kept,
+/// its command line read back with today's defaults (then `true`).
+pub fn levels(
+    settings: Option<&crate::run::settings::Settings>,
+    command_line: &str,
+    source: &str,
+) -> (f64, Option<f64>, bool) {
+    match settings {
+        Some(s) => {
+            let d = Decided::stored(s);
+            (d.alpha, d.precision, false)
+        }
+        None => {
+            let (d, note) = Decided::inferred(command_line, source, &[]);
+            (d.alpha, d.precision, note.is_some())
+        }
+    }
+}
+
 /// What the comparisons need of how a session was run.
 struct Decided {
     alpha: f64,
@@ -853,6 +874,7 @@ mod tests {
                     base: base.clone(),
                     cand: cand.clone(),
                     history: None,
+                    precision: crate::analysis::comparison::DEFAULT_PRECISION,
                 }],
                 0.05,
                 5.0,

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::cli::suite::{ListArgs, ListFormat, SuiteArgs, SuiteCommand};
+use crate::cli::suite::{ListArgs, ListFormat, ManifestArgs, SubmitArgs, SuiteArgs, SuiteCommand};
 use crate::cli::StoreArgs;
 use crate::error::{exit, Result};
 use crate::report::suite_list::{self, ListedBenchmark, ListedCell};
@@ -16,13 +16,49 @@ use crate::suite::{file, manifest, submit};
 pub fn run(args: &SuiteArgs) -> Result<i32> {
     match &args.command {
         SuiteCommand::List(a) => list(a),
-        SuiteCommand::Submit(a) => submit::submit(a),
+        SuiteCommand::Submit(a) => submit::submit(&submission(a)),
         SuiteCommand::Manifest(a) => {
             let suite = file::load(&a.file)?;
             Partition::new(1, a.partitions)?;
-            crate::output::print(&manifest::render(a, &suite)?);
+            crate::output::print(&manifest::render(&manifest(a), &suite)?);
             Ok(exit::OK)
         }
+    }
+}
+
+/// What `suite submit`'s flags ask for.
+fn submission(a: &SubmitArgs) -> submit::Submission {
+    submit::Submission {
+        file: a.file.clone(),
+        partitions: a.partitions,
+        store: a.store.clone(),
+        run_id: a.run_id.clone(),
+        wait: a.wait,
+        shared: a.shared,
+        script: a.script.clone(),
+        sbatch: a.sbatch.clone(),
+        sbatch_args: a.sbatch_args.clone(),
+    }
+}
+
+/// What `suite manifest`'s flags ask for (clap requires exactly one target).
+pub fn manifest(a: &ManifestArgs) -> manifest::Manifest {
+    let target = if a.kubernetes {
+        manifest::Target::Kubernetes
+    } else if a.github_actions {
+        manifest::Target::GithubActions
+    } else {
+        manifest::Target::Gitlab
+    };
+    manifest::Manifest {
+        file: a.file.clone(),
+        target,
+        partitions: a.partitions,
+        store_secret: a.store_secret.clone(),
+        store_secret_key: a.store_secret_key.clone(),
+        image: a.image.clone(),
+        runs_on: a.runs_on.clone(),
+        run_id: a.run_id.clone(),
     }
 }
 

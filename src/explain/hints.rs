@@ -16,10 +16,15 @@ pub const ENV_HINT_BYTES: u64 = 64 * 1024;
 pub const TMPFS_HINT_BYTES: u64 = 16 * 1024 * 1024;
 /// Failed exec attempts (PATH search) worth a hint.
 pub const PATH_HINT_MIN: u64 = 10;
+/// Share of the wall time before the command's final exec worth a hint.
+pub const WRAPPER_HINT_SHARE: f64 = 0.5;
+/// Seconds before the final exec worth a hint (a `nice` or `env` in front
+/// of a short program is no wrapper worth naming).
+pub const WRAPPER_HINT_SECONDS: f64 = 0.005;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hint {
-    /// fork, shell, environment, tmpfs, path-search.
+    /// wrapper, fork, shell, environment, tmpfs, path-search.
     pub kind: &'static str,
     pub message: String,
     /// The numbers behind the message (seconds, bytes, counts).
@@ -57,12 +62,104 @@ pub struct Context<'a> {
 
 pub fn hints(model: &Model, trace: &Trace, ctx: &Context) -> Vec<Hint> {
     let mut out = Vec::new();
+    wrapper_hint(model, trace, &mut out);
     fork_hint(model, trace, ctx, &mut out);
     shell_hint(model, &mut out);
     env_hint(trace, &mut out);
     tmpfs_hint(trace, ctx, &mut out);
     path_hint(trace, &mut out);
     out
+}
+
+/// The command's process exec'd one program after another (a shim or a
+/// wrapper script that ends in `exec`): when most of the wall time passed
+/// before the last of them, the final program, that time was the wrappers'.
+fn wrapper_hint(model: &Model, trace: &Trace, out: &mut Vec<Hint>) {
+    let Some(root) = model.processes.iter().find(|p| p.root) else {
+        return;
+    };
+    let Some(last) = root.last_exec() else {
+        return;
+    };
+    if root.exec_count < 2 || trace.wall <= 0.0 {
+        return;
+    }
+    let before = (last.at - root.start).max(0.0);
+    let share = before / trace.wall;
+    if share < WRAPPER_HINT_SHARE || before < WRAPPER_HINT_SECONDS {
+        return;
+    }
+    // The programs the command's process became, in order (the oldest
+    // execs may not be kept).
+    let mut chain: Vec<String> = Vec::new();
+    if root.exec_count as usize > root.execs.len() {
+        chain.push("…".into());
+    }
+    chain.extend(root.execs.iter().map(exec_label));
+    // The processes started before the final exec, by the program each ran:
+    // its own, or (a subshell that never exec'd) its creator's.
+    let mut by_program: BTreeMap<String, u64> = BTreeMap::new();
+    let mut started = 0;
+    for (pi, p) in model.processes.iter().enumerate() {
+        if p.root || p.start >= last.at {
+            continue;
+        }
+        started += 1;
+        let program = p
+            .last_exec()
+            .or_else(|| model.creator_exec(pi))
+            .map_or_else(|| "?".to_string(), exec_label);
+        *by_program.entry(program).or_default() += 1;
+    }
+    let mut groups: Vec<(String, u64)> = by_program.into_iter().collect();
+    groups.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut listed: Vec<String> = groups
+        .iter()
+        .take(4)
+        .map(|(program, n)| format!("{program} {}", thousands(*n)))
+        .collect();
+    if groups.len() > 4 {
+        listed.push(format!("{} more programs", groups.len() - 4));
+    }
+    let processes = if started == 0 {
+        String::new()
+    } else {
+        format!(
+            ", and {} ran before it ({})",
+            plural(started, "process", "processes"),
+            listed.join(", ")
+        )
+    };
+    let final_program = lossy(basename(&last.path));
+    out.push(Hint {
+        kind: "wrapper",
+        message: format!(
+            "{:.0}% of the wall time ({} of {}) passed before the final program, {final_program}, started: the command's process went through {}{processes}; start {final_program} directly to leave that time out",
+            share * 100.0,
+            units::time(before),
+            units::time(trace.wall),
+            chain.join(" → "),
+        ),
+        numbers: vec![
+            ("seconds_before_final_exec", before),
+            ("wall_seconds", trace.wall),
+            ("share_before_final_exec", share),
+            ("execs_before_final", (root.exec_count - 1) as f64),
+            ("processes_before_final_exec", started as f64),
+        ],
+    });
+}
+
+/// A program as exec'd: the file's name, and the interpreter that runs it
+/// when that is another program (a script: `python3 (bash)`).
+fn exec_label(e: &super::tracer::Exec) -> String {
+    let name = basename(&e.path);
+    match e.argv.words().next().map(basename) {
+        Some(first) if !first.is_empty() && first != name => {
+            format!("{} ({})", lossy(name), lossy(first))
+        }
+        _ => lossy(name),
+    }
 }
 
 fn fork_hint(model: &Model, trace: &Trace, ctx: &Context, out: &mut Vec<Hint>) {
@@ -93,24 +190,38 @@ fn fork_hint(model: &Model, trace: &Trace, ctx: &Context, out: &mut Vec<Hint>) {
         }
         let root = if ctx.as_root { " (as root)" } else { "" };
         let mut message = format!(
-            "{} were created with fork by {}{root} and then exec'd another program; vfork-style creation (posix_spawn) is usually 2–3x cheaper",
+            "{} were created with fork by {}{root} and then exec'd another program",
             plural(count, "process", "processes"),
             lossy(&creator),
         );
         let mut numbers = vec![("processes", count as f64)];
+        // The claim that vfork-style creation is cheaper is made only where
+        // this trace's own figures do not say otherwise: both are times
+        // from creation to the child's exec, and vfork-style children that
+        // do more before their exec (or other programs' children) can take
+        // longer than these forks did.
+        const CHEAPER: &str = "; vfork-style creation (posix_spawn) is usually 2–3x cheaper";
+        match (fork_mean, vfork_mean) {
+            (Some(f), Some(v)) if v < f => message.push_str(&format!(
+                "{CHEAPER} (here, traced: fork {} per call, vfork-style {})",
+                units::time(f),
+                units::time(v)
+            )),
+            (Some(f), Some(v)) => message.push_str(&format!(
+                " (here, traced from creation to exec: fork {} per call; the vfork-style \
+                 creations traced took {}, no less, so no saving is claimed: they are other \
+                 children doing other work before their exec)",
+                units::time(f),
+                units::time(v)
+            )),
+            (Some(f), None) => message.push_str(&format!(
+                "{CHEAPER} (here, traced: fork {} per call)",
+                units::time(f)
+            )),
+            (None, _) => message.push_str(CHEAPER),
+        }
         if let Some(f) = fork_mean {
             numbers.push(("fork_seconds_mean", f));
-            match vfork_mean {
-                Some(v) => message.push_str(&format!(
-                    " (here, traced: fork {} per call, vfork-style {})",
-                    units::time(f),
-                    units::time(v)
-                )),
-                None => message.push_str(&format!(
-                    " (here, traced: fork {} per call)",
-                    units::time(f)
-                )),
-            }
         }
         if let Some(v) = vfork_mean {
             numbers.push(("vfork_seconds_mean", v));
@@ -358,6 +469,113 @@ mod tests {
         assert!(hints(&Model::build(&trace), &trace, &ctx).is_empty());
         let trace = forked_children(20, Created::Vfork, false);
         assert!(hints(&Model::build(&trace), &trace, &ctx).is_empty());
+    }
+
+    /// A version-manager shim: the command's process runs a bash script
+    /// that forks 40 subshells, then execs the real interpreter at
+    /// `final_at` seconds of a 520 ms run.
+    fn shim(final_at: f64) -> Trace {
+        let mut root = task(1, None, Created::Fork, 0.0, 0.52);
+        root.execs = vec![
+            exec(
+                0.0,
+                "/home/u/.pyenv/shims/python3",
+                &["/bin/bash", "/home/u/.pyenv/shims/python3"],
+            ),
+            exec(final_at, "/usr/bin/python3.11", &["python3.11", "x.py"]),
+        ];
+        root.exec_count = 2;
+        let mut tasks = vec![root];
+        for i in 0..40 {
+            let start = 0.01 * i as f64 * final_at / 0.5;
+            tasks.push(task(10 + i, Some(0), Created::Fork, start, start + 0.005));
+        }
+        let mut trace = trace_of(tasks);
+        trace.wall = 0.52;
+        trace
+    }
+
+    #[test]
+    fn the_wrapper_hint_says_the_share_before_the_final_exec_and_who_spent_it() {
+        let ctx = Context {
+            as_root: false,
+            on_tmpfs: &never,
+        };
+        let trace = shim(0.48);
+        let h = hints(&Model::build(&trace), &trace, &ctx);
+        let w = h
+            .iter()
+            .find(|h| h.kind == "wrapper")
+            .expect("wrapper hint");
+        assert_eq!(
+            w.message,
+            "92% of the wall time (480.0 ms of 520.0 ms) passed before the final program, \
+             python3.11, started: the command's process went through python3 (bash) → \
+             python3.11, and 40 processes ran before it (python3 (bash) 40); start python3.11 \
+             directly to leave that time out"
+        );
+        assert!(w.numbers.contains(&("processes_before_final_exec", 40.0)));
+        assert!(w.numbers.contains(&("seconds_before_final_exec", 0.48)));
+        // Most of the time in the final program: no wrapper worth naming.
+        let trace = shim(0.1);
+        let h = hints(&Model::build(&trace), &trace, &ctx);
+        assert!(h.iter().all(|h| h.kind != "wrapper"), "{h:?}");
+        // One exec: no wrapper at all, however long it took to come.
+        let mut trace = shim(0.48);
+        trace.tasks[0].execs.remove(0);
+        trace.tasks[0].exec_count = 1;
+        let h = hints(&Model::build(&trace), &trace, &ctx);
+        assert!(h.iter().all(|h| h.kind != "wrapper"), "{h:?}");
+    }
+
+    /// `forked_children(12, Fork)` with `vforks` vfork-style children too,
+    /// the traced seconds from creation to exec per method as given.
+    fn forks_and_vforks(vforks: usize, fork_mean: f64, vfork_mean: f64) -> Trace {
+        let mut trace = forked_children(12, Created::Fork, false);
+        for i in 0..vforks {
+            let mut t = task(100 + i as i32, Some(0), Created::Vfork, 2.0, 2.5);
+            t.execs = vec![exec(2.1, "/bin/true", &["/bin/true"])];
+            t.exec_count = 1;
+            trace.tasks.push(t);
+        }
+        trace.spawn_seconds = [12.0 * fork_mean, vforks as f64 * vfork_mean, 0.0];
+        trace
+    }
+
+    #[test]
+    fn the_fork_hint_claims_no_saving_its_own_figures_contradict() {
+        let ctx = Context {
+            as_root: false,
+            on_tmpfs: &never,
+        };
+        let fork_hint = |trace: &Trace| {
+            let h = hints(&Model::build(trace), trace, &ctx);
+            h.into_iter().find(|h| h.kind == "fork").expect("fork hint")
+        };
+        // Traced here: vfork-style slower than fork. No "cheaper" beside it.
+        let slower = fork_hint(&forks_and_vforks(3, 213.6e-6, 1.773e-3));
+        assert!(!slower.message.contains("cheaper"), "{}", slower.message);
+        assert!(
+            slower.message.contains("fork 213.6 µs per call")
+                && slower
+                    .message
+                    .contains("took 1.773 ms, no less, so no saving is claimed"),
+            "{}",
+            slower.message
+        );
+        assert!(slower.numbers.contains(&("vfork_seconds_mean", 1.773e-3)));
+        // Traced here: vfork-style cheaper. The claim stands, with both figures.
+        let cheaper = fork_hint(&forks_and_vforks(3, 600e-6, 200e-6));
+        assert!(
+            cheaper.message.contains(
+                "usually 2–3x cheaper (here, traced: fork 600.0 µs per call, vfork-style 200.0 µs)"
+            ),
+            "{}",
+            cheaper.message
+        );
+        // Equal figures support no saving either.
+        let equal = fork_hint(&forks_and_vforks(3, 500e-6, 500e-6));
+        assert!(!equal.message.contains("cheaper"), "{}", equal.message);
     }
 
     #[test]

@@ -24,7 +24,6 @@ pub mod variants;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::explain::ExplainArgs;
 use crate::error::{Error, Result};
 use crate::exec::signals;
 use crate::run::plan;
@@ -58,20 +57,20 @@ fn resolve_dir(dir: &Path) -> PathBuf {
     }
 }
 
-/// How long to wait for and after the monitor, and the traced run's timeout.
+/// How a cell is traced: the monitor and its `NAME=REGEX` matches, how
+/// long to wait for and after it, the traced run's timeout, and whether
+/// the command's output is shown.
 pub struct Options {
+    pub monitor: Option<String>,
+    pub matches: Vec<String>,
     pub grace: Duration,
     pub wait: Duration,
     pub timeout: Option<Duration>,
+    pub show_output: bool,
 }
 
 /// Traces one cell; None when interrupted before it started.
-pub fn trace_cell(
-    index: usize,
-    cell: &plan::Cell,
-    args: &ExplainArgs,
-    opts: &Options,
-) -> Result<Option<Explained>> {
+pub fn trace_cell(index: usize, cell: &plan::Cell, opts: &Options) -> Result<Option<Explained>> {
     let argv = cell.argv.clone();
     let Some(program) = argv.first() else {
         return Err(Error::Usage("empty command".into()));
@@ -95,11 +94,11 @@ pub fn trace_cell(
     };
     let envp = crate::exec::environment(&cell.env, v.clear_env, v.env_size)?;
 
-    let mut running = match &args.monitor {
+    let mut running = match &opts.monitor {
         Some(cmd) => Some(monitor::Monitor::start(
             cmd,
-            &args.matches,
-            monitor::compile(&args.matches)?,
+            &opts.matches,
+            monitor::compile(&opts.matches)?,
             opts.wait,
         )?),
         None => None,
@@ -114,7 +113,7 @@ pub fn trace_cell(
     let config = tracer::TraceConfig {
         program: resolved,
         argv: argv.clone(),
-        show_output: args.show_output,
+        show_output: opts.show_output,
         timeout: opts.timeout,
         envp,
         cwd: run_dir.as_ref().map(|d| resolve_dir(&d.path)),

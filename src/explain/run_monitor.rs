@@ -206,13 +206,11 @@ pub fn render_text(c: &Counts, session: &crate::run::session::Session) -> String
     let cells: Vec<usize> = (0..session.results.len())
         .filter(|&i| !session.results[i].cell.calibration)
         .collect();
+    let per_cell: Vec<Vec<(String, Option<f64>)>> = cells.iter().map(|&i| medians(c, i)).collect();
     for (p, name) in c.names.iter().enumerate() {
-        let medians: Vec<String> = cells
+        let medians: Vec<String> = per_cell
             .iter()
-            .map(|&i| {
-                let v = series(c, i, p);
-                crate::stats::median_finite(&v).map_or("-".to_string(), crate::units::count)
-            })
+            .map(|m| m[p].1.map_or("-".to_string(), crate::units::count))
             .collect();
         let _ = writeln!(out, "  monitor_{name}: {} (median)", medians.join(" vs "));
         for &i in &cells {
@@ -242,6 +240,22 @@ pub fn render_text(c: &Counts, session: &crate::run::session::Session) -> String
         );
     }
     out
+}
+
+/// Each pattern's metric name (`monitor_NAME`) and median count per run
+/// for one cell (None: no counted run): the one summary every table and
+/// the terminal show of a monitor count.
+pub fn medians(c: &Counts, cell: usize) -> Vec<(String, Option<f64>)> {
+    c.names
+        .iter()
+        .enumerate()
+        .map(|(p, name)| {
+            (
+                format!("monitor_{name}"),
+                crate::stats::median_finite(&series(c, cell, p)),
+            )
+        })
+        .collect()
 }
 
 /// One pattern's counts for one cell, one value per measured run (NaN for

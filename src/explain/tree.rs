@@ -332,14 +332,19 @@ impl Model {
     /// The program of the process that created `pi`, at the time it did.
     /// A creator that never exec'd runs what it inherited: its ancestors'.
     pub fn creator_program(&self, pi: usize) -> Option<&[u8]> {
+        self.creator_exec(pi).map(|e| &e.path[..])
+    }
+
+    /// The exec behind [`Model::creator_program`]: the creator's latest at
+    /// the time the process was created.
+    pub fn creator_exec(&self, pi: usize) -> Option<&Exec> {
         let at = self.processes[pi].start;
         let mut q = self.processes[pi].parent?;
         // Bounded: parents were created before their children (no cycles),
         // but a corrupt link must not loop forever.
         for _ in 0..self.processes.len() {
-            let prog = self.processes[q].program_at(at);
-            if !prog.is_empty() {
-                return Some(prog);
+            if let Some(e) = self.processes[q].execs.iter().rev().find(|e| e.at <= at) {
+                return Some(e);
             }
             q = self.processes[q].parent?;
         }

@@ -37,6 +37,8 @@ pub struct Context<'a> {
     pub alpha: f64,
     pub only_current: &'a [String],
     pub only_baseline: &'a [String],
+    /// Said after the table: how the settings compared with were found.
+    pub notes: &'a [String],
 }
 
 fn time(v: Option<f64>) -> String {
@@ -186,7 +188,10 @@ pub fn markdown(rows: &[Row], ctx: &Context) -> String {
             verdict_text(r, ctx.pct)
         );
     }
-    let notes = footer(rows);
+    let notes: Vec<String> = footer(rows)
+        .into_iter()
+        .chain(ctx.notes.iter().cloned())
+        .collect();
     if !notes.is_empty() {
         out.push('\n');
     }
@@ -237,7 +242,7 @@ pub fn text(rows: &[Row], ctx: &Context) -> String {
             verdict_text(r, ctx.pct)
         );
     }
-    for n in footer(rows) {
+    for n in footer(rows).iter().chain(ctx.notes) {
         let _ = writeln!(out, "{n}");
     }
     for (what, list) in [
@@ -258,6 +263,8 @@ pub struct HistoryContext<'a> {
     pub pct: f64,
     pub alpha: f64,
     pub window: usize,
+    /// Said after the table: how the settings compared with were found.
+    pub notes: &'a [String],
 }
 
 /// `check --against history` as Markdown (`markdown`) or text.
@@ -358,6 +365,12 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
             let _ = writeln!(out, "{}\n    {}", r.benchmark, named.join(" · "));
         }
     }
+    if !ctx.notes.is_empty() {
+        out.push('\n');
+    }
+    for n in ctx.notes {
+        let _ = writeln!(out, "{}", if markdown { md(n) } else { n.clone() });
+    }
     out
 }
 
@@ -379,6 +392,7 @@ mod tests {
             base: noisy(0.1, 20),
             cand: noisy(0.108, 20),
             history,
+            precision: crate::analysis::comparison::DEFAULT_PRECISION,
         };
         let narrow = &compare(&[p(None)], 0.05, 5.0)[0];
         let wide = &compare(&[p(Some((0.05, 8)))], 0.05, 5.0)[0];

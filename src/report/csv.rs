@@ -1,4 +1,6 @@
-//! CSV export: one row per command, hyperfine's columns first.
+//! CSV export: one row per command, hyperfine's columns first, then
+//! cmdscope's medians (with `--monitor`, each count's `monitor_NAME_median`)
+//! and the parameters.
 
 use super::{Exporter, Report};
 use crate::error::{Error, Result};
@@ -43,10 +45,21 @@ fn render(report: &Report) -> Result<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    let monitor = |cell: usize| {
+        report
+            .monitor
+            .map(|c| crate::explain::run_monitor::medians(c, cell))
+            .unwrap_or_default()
+    };
+    header.extend(
+        monitor(0)
+            .into_iter()
+            .map(|(name, _)| format!("{name}_median")),
+    );
     header.extend(params.iter().map(|p| format!("parameter_{p}")));
     let csv_err = |e: csv::Error| Error::Failed(format!("CSV export: {e}"));
     w.write_record(&header).map_err(csv_err)?;
-    for (r, a) in session.results.iter().zip(analyses) {
+    for (i, (r, a)) in session.results.iter().zip(analyses).enumerate() {
         let get = |m: Metric, f: fn(&crate::stats::Summary) -> f64| {
             a.get(m)
                 .map(|s| f(&s.summary).to_string())
@@ -72,6 +85,11 @@ fn render(report: &Report) -> Result<String> {
             get(Metric::IoReadBytes, |s| s.median),
             get(Metric::IoWriteBytes, |s| s.median),
         ];
+        row.extend(
+            monitor(i)
+                .into_iter()
+                .map(|(_, m)| m.map(|v| v.to_string()).unwrap_or_default()),
+        );
         for p in &params {
             row.push(
                 r.cell
@@ -122,6 +140,38 @@ mod tests {
         assert_eq!(&rows[0][11], "4194304");
         // Not measured: empty, not zero.
         assert_eq!(&rows[0][12], "");
+    }
+
+    #[test]
+    fn monitor_counts_are_columns_like_the_other_medians() {
+        let f = two_cells();
+        let counts = crate::explain::run_monitor::Counts {
+            names: vec!["hits".into(), "errs".into()],
+            per_run: vec![
+                vec![vec![1.0, 3.0, 2.0], vec![0.0, 0.0, f64::NAN]],
+                vec![vec![5.0, 7.0, 9.0], vec![]],
+            ],
+            ..Default::default()
+        };
+        let mut f2 = two_cells();
+        f2.session.results[1].cell.parameters = vec![("n".into(), "64".into())];
+        let report = Report {
+            monitor: Some(&counts),
+            ..f2.report()
+        };
+        let text = Csv.render(&report).unwrap();
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(
+            header[14..],
+            ["monitor_hits_median", "monitor_errs_median", "parameter_n"]
+        );
+        let rows: Vec<::csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+        assert_eq!((&rows[0][14], &rows[0][15]), ("2", "0"));
+        // No counted run: empty, not zero.
+        assert_eq!((&rows[1][14], &rows[1][15], &rows[1][16]), ("7", "", "64"));
+        // Without a monitor the header is hyperfine's and cmdscope's only.
+        assert!(!Csv.render(&f.report()).unwrap().contains("monitor_"));
     }
 
     #[test]

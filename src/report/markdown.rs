@@ -2,7 +2,8 @@
 //! pull requests and notes. hyperfine's columns first, with its meaning
 //! (Mean ± σ, Min, Max in one unit; Relative: mean over the reference's
 //! mean, with the propagated error), then cmdscope's: the median with its
-//! 95 % interval and the peak memory.
+//! 95 % interval, the peak memory and, with `--monitor`, each count's
+//! median per run (`monitor_NAME`).
 
 use super::{Exporter, Report};
 use crate::analysis::CellAnalysis;
@@ -106,19 +107,25 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
         .and_then(|i| analyses.get(i))
         .and_then(|a| a.get(Metric::WallTime))
         .map(|m| (m.summary.mean, m.summary.stddev));
+    let monitor = |cell: usize| -> Vec<(String, String)> {
+        report
+            .monitor
+            .map(|c| crate::explain::run_monitor::medians(c, cell))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, m)| (name, m.map(units::count).unwrap_or_default()))
+            .collect()
+    };
     let mut rows: Vec<Row> = Vec::new();
     for (i, (r, a)) in session.results.iter().zip(analyses).enumerate() {
+        let counts = monitor(i).into_iter().map(|(_, v)| v);
         let Some(w) = a.get(Metric::WallTime) else {
+            let mut cells = vec!["no completed runs".to_string()];
+            cells.extend(std::iter::repeat_n(String::new(), 5));
+            cells.extend(counts);
             rows.push(Row {
                 command: r.cell.name.clone(),
-                cells: vec![
-                    "no completed runs".into(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ],
+                cells,
                 mean: f64::INFINITY,
             });
             continue;
@@ -151,16 +158,18 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
             .get(Metric::PeakRss)
             .map(|m| units::bytes(m.summary.median))
             .unwrap_or_default();
+        let mut cells = vec![
+            format!("{} ± {}", v(s.mean), v(s.stddev)),
+            v(s.min),
+            v(s.max),
+            relative,
+            median,
+            mem,
+        ];
+        cells.extend(counts);
         rows.push(Row {
             command: r.cell.name.clone(),
-            cells: vec![
-                format!("{} ± {}", v(s.mean), v(s.stddev)),
-                v(s.min),
-                v(s.max),
-                relative,
-                median,
-                mem,
-            ],
+            cells,
             mean: s.mean,
         });
     }
@@ -168,7 +177,7 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
         rows.sort_by(|a, b| a.mean.total_cmp(&b.mean));
     }
     let u = scale.symbol();
-    let header = [
+    let mut header = vec![
         "Command".to_string(),
         format!("Mean [{u}]"),
         format!("Min [{u}]"),
@@ -177,10 +186,17 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
         format!("Median [{u}] (95 % CI)"),
         "Peak memory".to_string(),
     ];
+    header.extend(
+        monitor(0)
+            .into_iter()
+            .map(|(name, _)| format!("{name} (median)")),
+    );
+    // The command's column, then the numbers' (right-aligned).
+    let numbers = header.len() - 1;
     match markup {
         Markup::Markdown => {
             let mut out = format!("| {} |\n", header.join(" | "));
-            out.push_str("|:---|---:|---:|---:|---:|---:|---:|\n");
+            out.push_str(&format!("|:---|{}\n", "---:|".repeat(numbers)));
             for r in &rows {
                 out.push_str(&format!(
                     "| {} | {} |\n",
@@ -192,7 +208,7 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
         }
         Markup::AsciiDoc => {
             let esc = |t: &str| t.replace('|', "\\|");
-            let mut out = String::from("[cols=\"<,>,>,>,>,>,>\"]\n|===\n");
+            let mut out = format!("[cols=\"<{}\"]\n|===\n", ",>".repeat(numbers));
             for h in &header {
                 out.push_str(&format!("| {h} \n"));
             }
@@ -209,7 +225,7 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
         Markup::OrgMode => {
             let esc = |t: &str| t.replace('|', "\\vert{}");
             let mut out = format!("| {}  |\n", header.join("  |  "));
-            out.push_str("|--+--+--+--+--+--+--|\n");
+            out.push_str(&format!("|--{}|\n", "+--".repeat(numbers)));
             for r in &rows {
                 out.push_str(&format!(
                     "| ={}=  |  {} |\n",
@@ -299,6 +315,35 @@ mod tests {
             "{org}"
         );
         assert_eq!(org.lines().nth(1), Some("|--+--+--+--+--+--+--|"));
+    }
+
+    #[test]
+    fn monitor_counts_get_a_column_each_in_every_markup() {
+        let f = two_cells();
+        let counts = crate::explain::run_monitor::Counts {
+            names: vec!["hits".into()],
+            per_run: vec![vec![vec![1.0, 3.0]], vec![vec![5.0, 7.0]]],
+            ..Default::default()
+        };
+        let report = Report {
+            monitor: Some(&counts),
+            ..f.report()
+        };
+        let md = table(&report, Markup::Markdown, Rows::Command);
+        let lines: Vec<&str> = md.lines().collect();
+        assert!(
+            lines[0].ends_with(" | Peak memory | monitor_hits (median) |"),
+            "{md}"
+        );
+        assert_eq!(lines[1], "|:---|---:|---:|---:|---:|---:|---:|---:|");
+        assert!(lines[2].ends_with(" | 2 |"), "{md}");
+        assert!(lines[3].ends_with(" | 6 |"), "{md}");
+        let adoc = table(&report, Markup::AsciiDoc, Rows::Command);
+        assert!(adoc.starts_with("[cols=\"<,>,>,>,>,>,>,>\"]\n"), "{adoc}");
+        assert!(adoc.contains("| monitor_hits (median) \n"), "{adoc}");
+        let org = table(&report, Markup::OrgMode, Rows::Command);
+        assert_eq!(org.lines().nth(1), Some("|--+--+--+--+--+--+--+--|"));
+        assert!(org.lines().nth(3).unwrap().ends_with(" |  6 |"), "{org}");
     }
 
     #[test]

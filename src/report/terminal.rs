@@ -8,14 +8,13 @@ use std::fmt::Write;
 use super::paint::Paint;
 use super::Report;
 use crate::analysis::comparison::{self, Comparison, Verdict};
-use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
 use crate::run::session::Session;
 use crate::units;
 
 /// The whole terminal report.
 pub fn render(report: &Report, paint: Paint) -> String {
-    let mut out = benchmarks(report.session, report.analyses, report.comparisons, paint);
+    let mut out = benchmarks(report, paint);
     if let Some(c) = report.concurrency {
         // Names are typed, not trusted to the terminal.
         out.push_str(&crate::output::escape_controls(
@@ -37,13 +36,9 @@ pub fn render(report: &Report, paint: Paint) -> String {
     out
 }
 
-/// Each benchmark's times and counters, then the comparisons.
-fn benchmarks(
-    session: &Session,
-    analyses: &[CellAnalysis],
-    comparisons: &[Comparison],
-    paint: Paint,
-) -> String {
+/// Each benchmark's times, counters and monitor counts, then the comparisons.
+fn benchmarks(report: &Report, paint: Paint) -> String {
+    let (session, analyses, comparisons) = (report.session, report.analyses, report.comparisons);
     let mut out = String::new();
     for (i, (r, a)) in session.results.iter().zip(analyses).enumerate() {
         let _ = writeln!(
@@ -191,6 +186,16 @@ fn benchmarks(
         .collect();
         if !counters.is_empty() {
             let _ = writeln!(out, "  Counters (median):    {}", counters.join(", "));
+        }
+        let monitor: Vec<String> = report
+            .monitor
+            .map(|c| crate::explain::run_monitor::medians(c, i))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, m)| format!("{} {name}", m.map_or("-".into(), units::count)))
+            .collect();
+        if !monitor.is_empty() {
+            let _ = writeln!(out, "  Monitor (median):     {}", monitor.join(", "));
         }
         for warning in &a.warnings {
             let _ = writeln!(out, "  {} {}", paint.yellow("Warning:"), warning);
@@ -403,5 +408,17 @@ mod tests {
         assert!(at > text.find("Summary").unwrap());
         assert!(text.contains("  monitor_hits: 2 vs 6 (median)\n"), "{text}");
         assert!(!text.contains('\x1b'), "{text}");
+        // In each benchmark's block too, as its other metrics are.
+        let blocks: Vec<&str> = text.split("Benchmark ").skip(1).collect();
+        assert!(
+            blocks[0].contains("\n  Monitor (median):     2 monitor_hits\n"),
+            "{text}"
+        );
+        assert!(
+            blocks[1].contains("\n  Monitor (median):     6 monitor_hits\n"),
+            "{text}"
+        );
+        // Without a monitor, no such line.
+        assert!(!render(&f.report(), PLAIN).contains("Monitor (median)"));
     }
 }

@@ -27,9 +27,7 @@ use crate::metrics::Sample;
 use crate::run::host::{self, HostView};
 use crate::run::plan::Cell;
 
-/// The most instances at once: beyond it the host runs out of processes
-/// long before the answer means anything.
-pub const MAX_CONCURRENCY: usize = 4096;
+pub use crate::run::plan::MAX_CONCURRENCY;
 
 /// One finished instance: its measurements and when it ran, in seconds
 /// from the batch's start.

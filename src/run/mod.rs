@@ -1,16 +1,19 @@
-//! Measuring a session: which cells (`plan`, `shell_syntax`), in
+//! Measuring a session: which cells (`plan`, with the parameter grammar
+//! in `parameters`, and `shell_syntax`), in
 //! which order and how many runs (`schedule`), the machine checks recorded
 //! with it (`preflight`), the loop that drives cells through `exec` into
 //! the sinks (`runner`), what it shows meanwhile (`progress`), the result
-//! model it fills (`session`) and what the session was run with
-//! (`settings`).
+//! model it fills (`session`), what one benchmark asks for (`request`)
+//! and what the session was run with (`settings`).
 
 pub mod concurrent;
 pub mod hooks;
 pub mod host;
+pub mod parameters;
 pub mod plan;
 pub mod preflight;
 pub mod progress;
+pub mod request;
 pub mod runner;
 pub mod schedule;
 pub mod session;

@@ -1,15 +1,16 @@
-//! A suite's cells: each benchmark parsed as `cmdscope run` arguments and
+//! A suite's cells: each benchmark as the typed request `cmdscope run`
+//! builds from its flags (checked here, with the benchmark's position),
 //! expanded by the same planning code `run` uses, plus the stable id and
 //! partition key of every cell.
 
-use clap::{CommandFactory, Parser};
+use clap::ValueEnum;
 
-use super::file::{Benchmark, Suite};
+use super::file::{Benchmark, ParameterSpec, Suite, Switch};
 use super::partition::{fnv1a, Partition};
-use crate::cli::run::RunArgs;
-use crate::cli::{Cli, Command};
-use crate::error::Result;
-use crate::run::plan::Cell;
+use crate::error::{Error, Result};
+use crate::run::plan::{self, Cell, PlanInput, ScanOrder, ShellMode, VariantInput};
+use crate::run::request::{self, Request};
+use crate::run::schedule::Order;
 
 /// One cell of a suite.
 #[derive(Clone, Debug)]
@@ -26,59 +27,151 @@ pub struct SuiteCell {
     pub cell: Cell,
 }
 
-/// A benchmark with its `run` arguments and cells.
+/// A benchmark with what `run` measures of it and its cells.
 #[derive(Debug)]
 pub struct Planned {
     pub benchmark: Benchmark,
-    pub args: RunArgs,
+    pub request: Request,
     pub cells: Vec<SuiteCell>,
 }
 
-/// The `run` arguments of a benchmark, parsed as the command line would be.
-pub fn run_args(b: &Benchmark) -> Result<RunArgs> {
-    run_args_with(&mut Cli::command(), b)
-}
-
-/// [`run_args`] with a parser built once for many benchmarks.
-fn run_args_with(command: &mut clap::Command, b: &Benchmark) -> Result<RunArgs> {
-    match Cli::parse_ordered_with(command, b.argv()) {
-        Ok(Cli {
-            command: Command::Run(args),
-        }) => Ok(*args),
-        Ok(_) => unreachable!("the argv starts with 'run'"),
-        Err(e) => {
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("invalid settings");
-            Err(b.position.error(format!(
-                "benchmark '{}': {}",
-                b.name,
-                first.strip_prefix("error: ").unwrap_or(first)
-            )))
+/// What `run` measures of a benchmark: its settings as the typed values
+/// `run` builds from the same flags, checked by the same rules; an error
+/// names the benchmark and its position, on one line.
+pub fn request(b: &Benchmark) -> Result<Request> {
+    let at = |e: Error| b.position.error(format!("benchmark '{}': {e}", b.name));
+    let usage = |m: String| at(Error::Usage(m));
+    let s = &b.settings;
+    for (flag, count) in [
+        ("--runs", s.runs),
+        ("--min-runs", s.min_runs),
+        ("--max-runs", s.max_runs),
+    ] {
+        if count == Some(0) {
+            return Err(usage(format!("{flag} must be at least 1, got 0")));
         }
     }
-}
-
-/// `cmdscope run`'s defaults (what a benchmark that sets nothing gets).
-pub fn defaults() -> RunArgs {
-    match Cli::try_parse_from(["cmdscope", "run", "true"]) {
-        Ok(Cli {
-            command: Command::Run(args),
-        }) => *args,
-        _ => unreachable!("`cmdscope run true` parses"),
+    if s.runs.is_some() && (s.min_runs.is_some() || s.max_runs.is_some()) {
+        return Err(usage(
+            "runs cannot be used with min_runs or max_runs: give the count or its bounds".into(),
+        ));
     }
+    let order = match s.order.as_deref() {
+        None => None,
+        Some(text) => Some(Order::from_str(text, false).map_err(|_| {
+            let names: Vec<String> = Order::value_variants()
+                .iter()
+                .filter_map(|o| Some(o.to_possible_value()?.get_name().to_string()))
+                .collect();
+            usage(format!(
+                "invalid value '{text}' for order: one of {}",
+                names.join(", ")
+            ))
+        })?),
+    };
+    let mut env = match &s.env_file {
+        Some(path) => crate::cli::cells::read_env_file(std::path::Path::new(path)).map_err(at)?,
+        None => Vec::new(),
+    };
+    for (k, v) in s.env.iter().flatten() {
+        env.push(plan::parse_env(std::ffi::OsStr::new(&format!("{k}={}", v.0))).map_err(at)?);
+    }
+    // Scans first, then lists: the order `cmdscope run` combines -P and -L in.
+    let mut parameters = Vec::with_capacity(b.parameters.len());
+    for (name, spec) in &b.parameters {
+        if let ParameterSpec::Scan {
+            min,
+            max,
+            step,
+            factor,
+        } = spec
+        {
+            let words = [name.clone(), min.clone(), max.clone()];
+            let (steps, factors) = (Vec::from_iter(step.clone()), Vec::from_iter(factor.clone()));
+            parameters
+                .extend(plan::scans(&words, &steps, &factors, &ScanOrder::default()).map_err(at)?);
+        }
+    }
+    for (name, spec) in &b.parameters {
+        if let ParameterSpec::List(values) = spec {
+            parameters.push(plan::list(name, &values.join(",")).map_err(at)?);
+        }
+    }
+    let shell = match &s.shell {
+        None => ShellMode::Auto,
+        Some(Switch::On) => ShellMode::from_arg("sh").map_err(at)?,
+        Some(Switch::Value(v)) => ShellMode::from_arg(v).map_err(at)?,
+        // Off forces direct exec, as -N; unset leaves make's rule.
+        Some(Switch::Off) => ShellMode::Never,
+    };
+    let scalar = |v: &Option<super::file::Scalar>| v.as_ref().map(|v| v.0.clone());
+    let strings =
+        |v: &Option<super::file::Strings>| v.as_ref().map_or_else(Vec::new, |v| v.0.clone());
+    let plan = PlanInput {
+        commands: b.commands.iter().map(Into::into).collect(),
+        names: b.names.clone(),
+        shell,
+        reference: s.reference.as_ref().map(|r| (r.into(), None)),
+        env,
+        prepare: strings(&s.prepare),
+        conclude: strings(&s.conclude),
+        setup: s.setup.clone(),
+        cleanup: s.cleanup.clone(),
+        parameters,
+        variant: VariantInput {
+            env_size: scalar(&s.env_size),
+            clear_env: s.clear_env == Some(true),
+            user: scalar(&s.user),
+            workdir: s.workdir.clone(),
+            workdir_template: s.workdir_template.clone(),
+            cpus: scalar(&s.cpus),
+            nice: scalar(&s.nice),
+            ops: scalar(&s.ops),
+            concurrency: scalar(&s.concurrency),
+        },
+    };
+    let default = Request::default();
+    Ok(Request {
+        plan,
+        warmup: s.warmup.map_or(default.warmup, |w| w as usize),
+        runs: s.runs,
+        min_runs: s.min_runs,
+        max_runs: s.max_runs,
+        min_time: s
+            .min_time
+            .as_ref()
+            .map_or(request::DEFAULT_MIN_TIME, |v| *v.get_ref()),
+        timeout: s.timeout.as_ref().map(|v| *v.get_ref()),
+        stop_on_timeout: s.stop_on_timeout == Some(true),
+        precision: s.precision.as_ref().map(|v| *v.get_ref()),
+        alpha: s
+            .alpha
+            .as_ref()
+            .map_or(request::DEFAULT_ALPHA, |v| *v.get_ref()),
+        order,
+        seed: s.seed,
+        ignore_failure: match &s.ignore_failure {
+            Some(Switch::On) => Some("all".into()),
+            Some(Switch::Value(v)) => Some(v.clone()),
+            Some(Switch::Off) | None => None,
+        },
+        output: s.output.iter().cloned().collect(),
+        input: s.input.clone().unwrap_or(default.input),
+        counters: s.counters == Some(true),
+        remove_outliers: s.remove_outliers == Some(true),
+        metric: s.metric.clone().unwrap_or(default.metric),
+        labels: b.labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        benchmark: Some(b.name.clone()),
+        ..default
+    })
 }
 
 /// Every benchmark of the suite with all its cells, in file order.
 pub fn plan(suite: &Suite) -> Result<Vec<Planned>> {
     let mut out = Vec::with_capacity(suite.benchmarks.len());
-    let mut command = Cli::command();
     for b in &suite.benchmarks {
-        let args = run_args_with(&mut command, b)?;
-        let (cells, _) = crate::cli::cells::plan_cells(&args)
+        let request = request(b)?;
+        let cells = plan::expand(&request.plan)
             .map_err(|e| b.position.error(format!("benchmark '{}': {e}", b.name)))?;
         let mut suite_cells: Vec<SuiteCell> = Vec::with_capacity(cells.len());
         let mut seen = std::collections::HashSet::with_capacity(cells.len());
@@ -111,7 +204,7 @@ pub fn plan(suite: &Suite) -> Result<Vec<Planned>> {
         }
         out.push(Planned {
             benchmark: b.clone(),
-            args,
+            request,
             cells: suite_cells,
         });
     }
@@ -153,6 +246,7 @@ impl SuiteCell {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
     use std::collections::{HashMap, HashSet};
     use std::path::Path;
 
@@ -175,34 +269,179 @@ parameters = { m = { min = 1, max = 16, factor = 2 } }
         plan(&super::super::file::parse(Path::new("s.toml"), text).unwrap()).unwrap()
     }
 
+    /// `cmdscope run`'s request for a command line.
+    fn typed(argv: &[&str]) -> Request {
+        match crate::cli::Cli::parse_ordered(argv).unwrap().command {
+            crate::cli::Command::Run(a) => crate::cli::cells::request(&a).unwrap(),
+            _ => unreachable!(),
+        }
+    }
+
     #[test]
-    fn one_parser_for_every_benchmark_parses_each_as_a_fresh_one_would() {
-        // Options one benchmark sets must not leak into the next, and an
-        // error must not disturb the benchmarks after it.
-        let text = "[[benchmark]]\nname = 'a'\ncommand = 'x {s} {t}'\nruns = 3\nshell = true\n\
+    fn a_benchmark_asks_for_what_its_command_line_asks_for() {
+        let text = "[defaults]\nwarmup = 2\nlabels = { team = 'io' }\n\
+             [[benchmark]]\nname = 'a'\ncommand = 'x {s} {t}'\nruns = 3\nshell = true\n\
              parameters = { s = { min = 1, max = 8, factor = 2 }, t = { min = 1, max = 5, step = 2 } }\n\
-             [[benchmark]]\nname = 'b'\ncommand = 'y'\n\
-             [[benchmark]]\nname = 'c'\ncommand = 'z {t}'\nparameters = { t = { min = 1, max = 3, step = 1 } }\n";
+             [[benchmark]]\nname = 'b'\ncommands = ['y', 'z']\nnames = ['Y', 'Z']\norder = 'sequential'\n\
+             min_runs = 4\nmax_runs = 9\nmin_time = 0.5\nalpha = 0.01\nprecision = 2\ntimeout = 7\n\
+             stop_on_timeout = true\nignore_failure = true\noutput = 'pipe'\ncounters = true\n\
+             remove_outliers = true\nmetric = 'time_user'\nseed = 42\nreference = 'w'\n\
+             env = { K = 'v' }\nclear_env = true\nenv_size = 10\ncpus = '0'\nnice = 3\nops = 100\n\
+             prepare = ['p1', 'p2']\nconclude = 'c'\nsetup = 's'\ncleanup = 'k'\nworkdir = 'tmpfs'\n\
+             shell = false\nparameters = { l = [1, 2] }\n";
         let suite = super::super::file::parse(Path::new("s.toml"), text).unwrap();
-        let p = plan(&suite).unwrap();
-        for (planned, b) in p.iter().zip(&suite.benchmarks) {
-            let fresh = run_args(b).unwrap();
+        let a = typed(&[
+            "cmdscope",
+            "run",
+            "-w",
+            "2",
+            "--label",
+            "team=io",
+            "--runs",
+            "3",
+            "--shell",
+            "sh",
+            "-P",
+            "s",
+            "1",
+            "8",
+            "--parameter-factor",
+            "2",
+            "-P",
+            "t",
+            "1",
+            "5",
+            "-D",
+            "2",
+            "--",
+            "x {s} {t}",
+        ]);
+        let b = typed(&[
+            "cmdscope",
+            "run",
+            "-w",
+            "2",
+            "--label",
+            "team=io",
+            "-n",
+            "Y",
+            "-n",
+            "Z",
+            "--order",
+            "sequential",
+            "--min-runs",
+            "4",
+            "--max-runs",
+            "9",
+            "--min-time",
+            "0.5",
+            "--alpha",
+            "0.01",
+            "--precision",
+            "2",
+            "--timeout",
+            "7",
+            "--stop-on-timeout",
+            "--ignore-failure",
+            "--output",
+            "pipe",
+            "--counters",
+            "--remove-outliers",
+            "--metric",
+            "time_user",
+            "--seed",
+            "42",
+            "--reference",
+            "w",
+            "--env",
+            "K=v",
+            "--clear-env",
+            "--env-size",
+            "10",
+            "--cpus",
+            "0",
+            "--nice",
+            "3",
+            "--ops",
+            "100",
+            "-p",
+            "p1",
+            "-p",
+            "p2",
+            "-C",
+            "c",
+            "-s",
+            "s",
+            "-c",
+            "k",
+            "--workdir",
+            "tmpfs",
+            "-N",
+            "-L",
+            "l",
+            "1,2",
+            "--",
+            "y",
+            "z",
+        ]);
+        for (benchmark, mut expected) in suite.benchmarks.iter().zip([a, b]) {
+            let got = request(benchmark).unwrap();
+            expected.benchmark = Some(benchmark.name.clone());
             assert_eq!(
-                format!("{:?}", planned.args),
-                format!("{fresh:?}"),
+                format!("{got:?}"),
+                format!("{expected:?}"),
                 "{}",
-                b.name
+                benchmark.name
             );
         }
-        let mut command = Cli::command();
-        let mut bad = suite.benchmarks[0].clone();
-        bad.options.push("--runs=many".into());
-        assert!(run_args_with(&mut command, &bad).is_err());
-        let after = run_args_with(&mut command, &suite.benchmarks[1]).unwrap();
-        assert_eq!(
-            format!("{after:?}"),
-            format!("{:?}", run_args(&suite.benchmarks[1]).unwrap())
+    }
+
+    #[test]
+    fn a_benchmark_that_sets_nothing_gets_runs_defaults() {
+        let suite = super::super::file::parse(
+            Path::new("s.toml"),
+            "[[benchmark]]\nname = 'a'\ncommand = 'x'\n",
+        )
+        .unwrap();
+        let mut expected = typed(&["cmdscope", "run", "x"]);
+        expected.benchmark = Some("a".into());
+        let got = request(&suite.benchmarks[0]).unwrap();
+        assert_eq!(format!("{got:?}"), format!("{expected:?}"));
+    }
+
+    #[test]
+    fn what_the_command_line_parser_refuses_a_suite_refuses_on_one_line() {
+        let refused = |settings: &str, want: &str| {
+            let text = format!("[[benchmark]]\nname = 'a'\ncommand = 'x'\n{settings}\n");
+            let suite = super::super::file::parse(Path::new("s.toml"), &text).unwrap();
+            let e = plan(&suite).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::exit::USAGE, "{e}");
+            let e = e.to_string();
+            assert!(e.starts_with("s.toml:2:8: benchmark 'a': "), "{e}");
+            assert!(e.contains(want), "{want} in {e}");
+            assert!(!e.contains('\n'), "{e}");
+        };
+        refused("runs = 0", "--runs must be at least 1");
+        refused("max_runs = 0", "--max-runs must be at least 1");
+        refused(
+            "runs = 3\nmin_runs = 2",
+            "runs cannot be used with min_runs",
         );
+        refused(
+            "order = 'Interleaved'",
+            "invalid value 'Interleaved' for order",
+        );
+        refused("shell = 'sh \"'", "is not a shell command");
+        refused("env = { '' = 'v' }", "--env expects KEY=VALUE");
+        refused(
+            "parameters = { n = { min = 1, max = 4, step = 1, factor = 2 } }",
+            "more than one -D/--parameter-factor",
+        );
+        refused(
+            "parameters = { n = { min = 'a', max = 4 } }",
+            "--parameter-scan minimum",
+        );
+        refused("env_file = '/nonexistent/env'", "/nonexistent/env");
     }
 
     #[test]
@@ -210,7 +449,7 @@ parameters = { m = { min = 1, max = 16, factor = 2 } }
         let p = planned(SUITE);
         assert_eq!(count(&p), 5 + 2 * 5);
         // The same cells as `cmdscope run` typed by hand.
-        let typed = Cli::try_parse_from([
+        let typed = crate::cli::Cli::try_parse_from([
             "cmdscope",
             "run",
             "--runs=3",
@@ -224,13 +463,13 @@ parameters = { m = { min = 1, max = 16, factor = 2 } }
             "false {m}",
         ])
         .unwrap();
-        let Command::Run(typed) = typed.command else {
+        let crate::cli::Command::Run(typed) = typed.command else {
             panic!()
         };
         let (cells, _) = crate::cli::cells::plan_cells(&typed).unwrap();
         let suite: Vec<&Cell> = p[1].cells.iter().map(|c| &c.cell).collect();
         assert_eq!(suite, cells.iter().collect::<Vec<_>>());
-        assert_eq!(p[1].args.runs, Some(3));
+        assert_eq!(p[1].request.runs, Some(3));
         // Ids are unique; the commands of one comparison share a group
         // (hyperfine's order: parameter values outer, commands inner).
         let ids: HashSet<&str> = p

@@ -1,13 +1,11 @@
 //! Suite files (TOML): `[[benchmark]]` tables and a `[defaults]` table,
-//! turned into the `cmdscope run` arguments each benchmark stands for.
-//!
-//! A benchmark is translated into the command line a user would type
-//! (`--runs 10 -L us 500,1000 -- 'sleep {us}'`) and parsed by the same
-//! argument parser as `cmdscope run`, so a suite cell and the equivalent
-//! command line are the same cell, with the same defaults and checks.
-//! Errors name the file, line and column.
+//! read into typed settings, each benchmark's over the defaults. Settings
+//! are named like `cmdscope run`'s flags and mean what they mean;
+//! `suite::cells` turns a benchmark into the same typed request `run`
+//! builds from its flags, so a suite cell and the equivalent command line
+//! are the same cell, with the same defaults and checks. Errors name the
+//! file, line and column.
 
-use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -214,7 +212,7 @@ impl<'a, V> IntoIterator for &'a Map<V> {
 macro_rules! settings {
     ($(#[$meta:meta])* $name:ident { $($extra:tt)* }) => {
         $(#[$meta])*
-        #[derive(Clone, Debug, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
             $($extra)*
@@ -248,6 +246,7 @@ macro_rules! settings {
             pub cpus: Option<Scalar>,
             pub nice: Option<Scalar>,
             pub ops: Option<Scalar>,
+            pub concurrency: Option<Scalar>,
             pub prepare: Option<Strings>,
             pub conclude: Option<Strings>,
             pub setup: Option<String>,
@@ -363,40 +362,22 @@ impl<'a> Locator<'a> {
     }
 }
 
-/// A benchmark of a suite, as `cmdscope run` arguments.
+/// A benchmark of a suite: its own settings over `[defaults]`, as typed
+/// values (`suite::cells` turns them into what `run` measures).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Benchmark {
     pub name: String,
     /// Where its `name` is written, for messages.
     pub position: Position,
-    /// The `cmdscope run` options (without the commands).
-    pub options: Vec<OsString>,
+    /// Its settings, `[defaults]` merged in (its `labels` are in `labels`).
+    pub settings: Defaults,
     pub commands: Vec<String>,
-    /// Its labels (defaults merged in), also given as `--label` options.
+    /// Display names, one per command.
+    pub names: Vec<String>,
+    /// Its parameters, as the TOML table lists them.
+    pub parameters: Vec<(String, ParameterSpec)>,
+    /// Its labels (defaults merged in).
     pub labels: Vec<(String, String)>,
-}
-
-impl Benchmark {
-    /// `run OPTIONS -- COMMANDS`: what clap parses.
-    pub fn argv(&self) -> Vec<OsString> {
-        let mut argv: Vec<OsString> = vec!["cmdscope".into(), "run".into()];
-        argv.extend(self.options.iter().cloned());
-        argv.push("--".into());
-        argv.extend(self.commands.iter().map(OsString::from));
-        argv
-    }
-
-    /// The equivalent command line, quoted for a POSIX shell.
-    pub fn command_line(&self) -> String {
-        let words: Vec<String> = self.argv()[..]
-            .iter()
-            .map(|w| {
-                let w = w.to_string_lossy();
-                shlex::try_quote(&w).map_or_else(|_| w.to_string(), |q| q.into_owned())
-            })
-            .collect();
-        words.join(" ")
-    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -485,119 +466,76 @@ fn benchmark(
             )))
         }
     };
-    let mut o = Options::default();
     macro_rules! pick {
         ($field:ident) => {
-            b.$field.as_ref().or(d.$field.as_ref())
+            b.$field.as_ref().or(d.$field.as_ref()).cloned()
         };
     }
     // A benchmark's run count replaces the defaults' bounds and vice versa
     // (on the command line --runs excludes --min-runs/--max-runs).
     let own_count = b.runs.is_some();
     let own_bounds = b.min_runs.is_some() || b.max_runs.is_some();
-    let d_runs = d.runs.as_ref().filter(|_| !own_bounds);
-    let d_min = d.min_runs.as_ref().filter(|_| !own_count);
-    let d_max = d.max_runs.as_ref().filter(|_| !own_count);
-    o.value("--runs", b.runs.as_ref().or(d_runs));
-    o.value("--warmup", pick!(warmup));
-    o.value("--min-runs", b.min_runs.as_ref().or(d_min));
-    o.value("--max-runs", b.max_runs.as_ref().or(d_max));
+    let d_runs = d.runs.filter(|_| !own_bounds);
+    let d_min = d.min_runs.filter(|_| !own_count);
+    let d_max = d.max_runs.filter(|_| !own_count);
     // The numbers `run` checks only once it measures are checked here, by
     // its rules, so a suite is refused whole before anything runs, with the
     // position of the value (which may be in [defaults]).
-    let checked = |v: Option<&Spanned<f64>>, rule: fn(f64) -> Result<()>| -> Result<Option<f64>> {
-        match v {
-            Some(v) => match rule(*v.get_ref()) {
-                Ok(()) => Ok(Some(*v.get_ref())),
-                Err(e) => Err(at.error(v.span().start, format!("benchmark '{name}': {e}"))),
-            },
-            None => Ok(None),
-        }
-    };
-    o.value(
-        "--min-time",
-        checked(pick!(min_time), crate::cli::check_min_time)?.as_ref(),
-    );
-    o.value(
-        "--precision",
-        checked(pick!(precision), crate::cli::check_precision)?.as_ref(),
-    );
+    let checked =
+        |v: Option<Spanned<f64>>, rule: fn(f64) -> Result<()>| -> Result<Option<Spanned<f64>>> {
+            match v {
+                Some(v) => match rule(*v.get_ref()) {
+                    Ok(()) => Ok(Some(v)),
+                    Err(e) => Err(at.error(v.span().start, format!("benchmark '{name}': {e}"))),
+                },
+                None => Ok(None),
+            }
+        };
     let timeout = |t: f64| crate::cli::seconds(t, "--timeout", false).map(drop);
-    o.value("--timeout", checked(pick!(timeout), timeout)?.as_ref());
-    o.flag("--stop-on-timeout", pick!(stop_on_timeout));
-    o.value(
-        "--alpha",
-        checked(pick!(alpha), crate::cli::check_alpha)?.as_ref(),
-    );
-    o.value("--order", pick!(order));
-    o.value("--seed", pick!(seed));
-    o.value("--reference", pick!(reference));
-    match pick!(ignore_failure) {
-        Some(Switch::On) => o.push("--ignore-failure".into()),
-        Some(Switch::Value(v)) => o.push(format!("--ignore-failure={v}")),
-        Some(Switch::Off) | None => {}
-    }
-    o.value("--output", pick!(output));
-    o.value("--input", pick!(input));
-    o.flag("--counters", pick!(counters));
-    o.flag("--remove-outliers", pick!(remove_outliers));
-    o.value("--metric", pick!(metric));
-    match pick!(shell) {
-        Some(Switch::On) => o.push("--shell=sh".into()),
-        Some(Switch::Value(v)) => o.push(format!("--shell={v}")),
-        // Off forces direct exec, as -N; unset leaves make's rule.
-        Some(Switch::Off) => o.push("--shell=none".into()),
-        None => {}
-    }
-    for (k, v) in merged(d.env.as_ref(), b.env.as_ref()) {
-        o.push(format!("--env={k}={v}"));
-    }
-    o.value("--env-file", pick!(env_file));
-    o.flag("--clear-env", pick!(clear_env));
-    o.value("--env-size", pick!(env_size).map(|s| &s.0));
-    o.value("--user", pick!(user).map(|s| &s.0));
-    o.value("--workdir", pick!(workdir));
-    o.value("--workdir-template", pick!(workdir_template));
-    o.value("--cpus", pick!(cpus).map(|s| &s.0));
-    o.value("--nice", pick!(nice).map(|s| &s.0));
-    o.value("--ops", pick!(ops).map(|s| &s.0));
-    for p in pick!(prepare).map_or(&[][..], |s| &s.0[..]) {
-        o.push(format!("--prepare={p}"));
-    }
-    for c in pick!(conclude).map_or(&[][..], |s| &s.0[..]) {
-        o.push(format!("--conclude={c}"));
-    }
-    o.value("--setup", pick!(setup));
-    o.value("--cleanup", pick!(cleanup));
-    if let Some(names) = &b.names {
-        for n in names {
-            o.push(format!("--command-name={n}"));
-        }
-    }
+    let settings = Defaults {
+        runs: b.runs.or(d_runs),
+        warmup: pick!(warmup),
+        min_runs: b.min_runs.or(d_min),
+        max_runs: b.max_runs.or(d_max),
+        min_time: checked(pick!(min_time), crate::cli::check_min_time)?,
+        precision: checked(pick!(precision), crate::cli::check_precision)?,
+        timeout: checked(pick!(timeout), timeout)?,
+        stop_on_timeout: pick!(stop_on_timeout),
+        alpha: checked(pick!(alpha), crate::cli::check_alpha)?,
+        order: pick!(order),
+        seed: pick!(seed),
+        reference: pick!(reference),
+        ignore_failure: pick!(ignore_failure),
+        output: pick!(output),
+        input: pick!(input),
+        counters: pick!(counters),
+        remove_outliers: pick!(remove_outliers),
+        metric: pick!(metric),
+        shell: pick!(shell),
+        env: Some(Map(merged(d.env.as_ref(), b.env.as_ref())
+            .into_iter()
+            .map(|(k, v)| (k, Scalar(v)))
+            .collect())),
+        env_file: pick!(env_file),
+        clear_env: pick!(clear_env),
+        env_size: pick!(env_size),
+        user: pick!(user),
+        workdir: pick!(workdir),
+        workdir_template: pick!(workdir_template),
+        cpus: pick!(cpus),
+        nice: pick!(nice),
+        ops: pick!(ops),
+        concurrency: pick!(concurrency),
+        prepare: pick!(prepare),
+        conclude: pick!(conclude),
+        setup: pick!(setup),
+        cleanup: pick!(cleanup),
+        // Kept in `Benchmark::labels`.
+        labels: None,
+    };
+    let mut parameters = Vec::new();
     if let Some(params) = &b.parameters {
         let at = at.at(params.span().start);
-        // Scans first, then lists: the order `cmdscope run` combines them in;
-        // each scan's step follows its -P, where `run` looks for it.
-        for (pname, spec) in params.get_ref() {
-            if let ParameterSpec::Scan {
-                min,
-                max,
-                step,
-                factor,
-            } = spec
-            {
-                o.push("--parameter-scan".into());
-                o.push(pname.clone());
-                o.push(min.clone());
-                o.push(max.clone());
-                if let Some(s) = step {
-                    o.push(format!("--parameter-step-size={s}"));
-                }
-                if let Some(f) = factor {
-                    o.push(format!("--parameter-factor={f}"));
-                }
-            }
-        }
         for (pname, spec) in params.get_ref() {
             if let ParameterSpec::List(values) = spec {
                 if values.is_empty() {
@@ -608,24 +546,21 @@ fn benchmark(
                         "parameter '{pname}': value '{v}' contains ',' (values are listed as with -L)"
                     )));
                 }
-                o.push("--parameter-list".into());
-                o.push(pname.clone());
-                o.push(values.join(","));
             }
+            parameters.push((pname.clone(), spec.clone()));
         }
     }
     let labels: Vec<(String, String)> = merged(d.labels.as_ref(), b.labels.as_ref());
-    for (k, v) in &labels {
-        if k.trim().is_empty() {
-            return Err(position.error("a label needs a key"));
-        }
-        o.push(format!("--label={k}={v}"));
+    if labels.iter().any(|(k, _)| k.trim().is_empty()) {
+        return Err(position.error("a label needs a key"));
     }
     Ok(Benchmark {
         name,
         position,
-        options: o.0,
+        settings,
         commands,
+        names: b.names.clone().unwrap_or_default(),
+        parameters,
         labels,
     })
 }
@@ -642,26 +577,6 @@ fn merged(defaults: Option<&Map<Scalar>>, own: Option<&Map<Scalar>>) -> Vec<(Str
     out
 }
 
-#[derive(Default)]
-struct Options(Vec<OsString>);
-
-impl Options {
-    fn push(&mut self, word: String) {
-        self.0.push(word.into());
-    }
-    /// `--flag=value` keeps values that start with '-' from being read as flags.
-    fn value(&mut self, flag: &str, v: Option<&(impl ToString + ?Sized)>) {
-        if let Some(v) = v {
-            self.push(format!("{flag}={}", v.to_string()));
-        }
-    }
-    fn flag(&mut self, flag: &str, v: Option<&bool>) {
-        if v == Some(&true) {
-            self.push(flag.into());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -675,7 +590,7 @@ mod tests {
     }
 
     #[test]
-    fn benchmarks_become_run_options() {
+    fn benchmarks_get_their_settings_over_the_defaults() {
         let s = parse_text(
             r#"
 [defaults]
@@ -706,29 +621,20 @@ ignore_failure = "1"
         let b = &s.benchmarks[0];
         assert_eq!(b.position.line, 9);
         assert_eq!(b.position.column, 8);
-        let o: Vec<String> = b
-            .options
+        let o = &b.settings;
+        assert_eq!((o.runs, o.warmup), (Some(7), Some(1)));
+        assert_eq!(o.shell, Some(Switch::On));
+        let env: Vec<(&str, &str)> = o
+            .env
             .iter()
-            .map(|o| o.to_string_lossy().into_owned())
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.0.as_str()))
             .collect();
-        for want in [
-            "--runs=7",
-            "--warmup=1",
-            "--shell=sh",
-            "--env=A=1",
-            "--env=B=x",
-            "--label=team=core",
-            "--label=tier=1",
-            "--prepare=true",
-            "--parameter-factor=2",
-        ] {
-            assert!(o.contains(&want.to_string()), "{want} missing in {o:?}");
-        }
-        // The scan comes first, as -P before -L on the command line.
-        let scan = o.iter().position(|w| w == "--parameter-scan").unwrap();
-        let list = o.iter().position(|w| w == "--parameter-list").unwrap();
-        assert!(scan < list);
-        assert_eq!(o[list + 1..list + 3], ["us".to_string(), "1,2".to_string()]);
+        assert_eq!(env, [("A", "1"), ("B", "x")]);
+        assert_eq!(o.prepare, Some(Strings(vec!["true".into(), "true".into()])));
+        let us = b.parameters.iter().find(|(n, _)| n == "us").unwrap();
+        assert_eq!(us.1, ParameterSpec::List(vec!["1".into(), "2".into()]));
+        assert_eq!(b.parameters.len(), 2);
         assert_eq!(
             b.labels,
             vec![
@@ -737,10 +643,11 @@ ignore_failure = "1"
             ]
         );
         let p = &s.benchmarks[1];
-        assert!(p.options.contains(&"--runs=5".into()));
+        assert_eq!(p.settings.runs, Some(5));
         assert_eq!(p.commands, vec!["true", "false"]);
-        assert!(p.command_line().contains("--ignore-failure=1"));
-        assert!(p.command_line().ends_with("-- true false"));
+        assert_eq!(p.names, vec!["t", "f"]);
+        assert_eq!(p.settings.ignore_failure, Some(Switch::Value("1".into())));
+        assert_eq!(p.labels, vec![("team".to_string(), "io".to_string())]);
     }
 
     #[test]
@@ -750,25 +657,14 @@ ignore_failure = "1"
              [[benchmark]]\nname = 'b'\ncommand = 'y'\n",
         )
         .unwrap();
-        let words = |i: usize| -> Vec<String> {
-            s.benchmarks[i]
-                .options
-                .iter()
-                .map(|o| o.to_string_lossy().into_owned())
-                .collect()
-        };
-        assert_eq!(words(0), ["--runs=3"]);
-        assert_eq!(words(1), ["--min-runs=10", "--max-runs=50"]);
+        let counts = |b: &Benchmark| (b.settings.runs, b.settings.min_runs, b.settings.max_runs);
+        assert_eq!(counts(&s.benchmarks[0]), (Some(3), None, None));
+        assert_eq!(counts(&s.benchmarks[1]), (None, Some(10), Some(50)));
         let s = parse_text(
             "[defaults]\nruns = 3\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nmax_runs = 9\n",
         )
         .unwrap();
-        let w: Vec<String> = s.benchmarks[0]
-            .options
-            .iter()
-            .map(|o| o.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(w, ["--max-runs=9"]);
+        assert_eq!(counts(&s.benchmarks[0]), (None, None, Some(9)));
     }
 
     #[test]
@@ -798,8 +694,8 @@ ignore_failure = "1"
              parameters = { s = { min = 1, max = 8, factor = 2 }, t = { min = 1, max = 5, step = 2 } }\n",
         )
         .unwrap();
-        let args = crate::suite::cells::run_args(&s.benchmarks[0]).unwrap();
-        let (_, params) = crate::cli::cells::plan_cells(&args).unwrap();
+        let request = crate::suite::cells::request(&s.benchmarks[0]).unwrap();
+        let params = &request.plan.parameters;
         let values: Vec<&[String]> = params.iter().map(|p| p.values.as_slice()).collect();
         assert_eq!(values, [&["1", "2", "4", "8"][..], &["1", "3", "5"][..]]);
     }
@@ -873,10 +769,11 @@ ignore_failure = "1"
         // A benchmark's own good value replaces a bad default it does not use.
         let s = parse_text("[defaults]\nalpha = 0.9\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nalpha = 0.01\nprecision = 5\ntimeout = 3\n")
             .unwrap();
-        let o = &s.benchmarks[0].options;
-        for want in ["--alpha=0.01", "--precision=5", "--timeout=3"] {
-            assert!(o.contains(&want.into()), "{want} in {o:?}");
-        }
+        let o = &s.benchmarks[0].settings;
+        let value = |v: &Option<Spanned<f64>>| v.as_ref().map(|v| *v.get_ref());
+        assert_eq!(value(&o.alpha), Some(0.01));
+        assert_eq!(value(&o.precision), Some(5.0));
+        assert_eq!(value(&o.timeout), Some(3.0));
     }
 
     #[test]

@@ -10,7 +10,6 @@
 use std::fmt::Write as _;
 
 use super::file::Suite;
-use crate::cli::suite::ManifestArgs;
 use crate::error::{Error, Result};
 
 fn q(s: &str) -> String {
@@ -37,12 +36,40 @@ fn dns_name(text: &str) -> String {
     }
 }
 
-pub fn render(args: &ManifestArgs, suite: &Suite) -> Result<String> {
+/// Where the partitions run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A Kubernetes Indexed Job (with a ConfigMap holding the suite).
+    Kubernetes,
+    /// A GitHub Actions workflow with a matrix of partitions.
+    GithubActions,
+    /// A GitLab CI job with `parallel: N`.
+    Gitlab,
+}
+
+/// What `suite manifest` was asked for.
+#[derive(Clone, Debug)]
+pub struct Manifest {
+    /// The suite file, as the job will see it.
+    pub file: std::path::PathBuf,
+    pub target: Target,
+    pub partitions: u32,
+    /// Kubernetes: the Secret holding the store URL, and its key.
+    pub store_secret: Option<String>,
+    pub store_secret_key: String,
+    /// Kubernetes: the container image.
+    pub image: String,
+    /// GitHub Actions: the runner labels (comma-separated).
+    pub runs_on: String,
+    pub run_id: Option<String>,
+}
+
+pub fn render(args: &Manifest, suite: &Suite) -> Result<String> {
     if let Some(id) = &args.run_id {
         super::scheduler::check_run_id(id)?;
     }
     let path = args.file.to_string_lossy();
-    if args.kubernetes {
+    if args.target == Target::Kubernetes {
         let secret = args.store_secret.as_deref().ok_or_else(|| {
             Error::Usage(
                 "--kubernetes needs --store-secret NAME (the Secret with the store URL)".into(),
@@ -70,14 +97,14 @@ pub fn render(args: &ManifestArgs, suite: &Suite) -> Result<String> {
             source,
         })?;
         Ok(kubernetes(args, secret, &text))
-    } else if args.github_actions {
+    } else if args.target == Target::GithubActions {
         Ok(github(args, &path))
     } else {
         Ok(gitlab(args, &path))
     }
 }
 
-fn kubernetes(args: &ManifestArgs, secret: &str, suite_text: &str) -> String {
+fn kubernetes(args: &Manifest, secret: &str, suite_text: &str) -> String {
     let stem = args
         .file
         .file_stem()
@@ -171,7 +198,7 @@ fn kubernetes(args: &ManifestArgs, secret: &str, suite_text: &str) -> String {
     o
 }
 
-fn github(args: &ManifestArgs, path: &str) -> String {
+fn github(args: &Manifest, path: &str) -> String {
     let n = args.partitions;
     let labels: Vec<String> = args
         .runs_on
@@ -219,7 +246,7 @@ fn github(args: &ManifestArgs, path: &str) -> String {
     o
 }
 
-fn gitlab(args: &ManifestArgs, path: &str) -> String {
+fn gitlab(args: &Manifest, path: &str) -> String {
     let n = args.partitions;
     let run_flag = match &args.run_id {
         Some(id) => format!(" --run-id {}", sh(id)),
@@ -258,15 +285,24 @@ mod tests {
     use clap::Parser;
     use serde_yaml::Value;
 
-    fn args(extra: &[&str]) -> ManifestArgs {
-        #[derive(clap::Parser)]
-        struct P {
-            #[command(flatten)]
-            m: ManifestArgs,
-        }
-        let mut argv = vec!["x", "bench.toml", "--partitions", "4"];
+    /// The manifest `suite manifest bench.toml --partitions 4 EXTRA` asks for.
+    fn args(extra: &[&str]) -> Manifest {
+        let mut argv = vec![
+            "cmdscope",
+            "suite",
+            "manifest",
+            "bench.toml",
+            "--partitions",
+            "4",
+        ];
         argv.extend(extra);
-        P::try_parse_from(argv).unwrap().m
+        let crate::cli::Command::Suite(crate::cli::suite::SuiteArgs {
+            command: crate::cli::suite::SuiteCommand::Manifest(m),
+        }) = crate::cli::Cli::try_parse_from(argv).unwrap().command
+        else {
+            unreachable!()
+        };
+        crate::commands::suite::manifest(&m)
     }
 
     fn docs(text: &str) -> Vec<Value> {

@@ -15,9 +15,28 @@ use super::file;
 use super::partition::Partition;
 use super::scheduler::check_run_id;
 use super::status;
-use crate::cli::suite::SubmitArgs;
 use crate::error::{exit, Error, Result};
 use crate::store::record::open_required;
+
+/// What `suite submit --slurm` was asked for.
+#[derive(Clone, Debug)]
+pub struct Submission {
+    /// The suite file.
+    pub file: PathBuf,
+    pub partitions: u32,
+    /// The store location, passed to the job in its environment.
+    pub store: String,
+    pub run_id: Option<String>,
+    /// Wait for the job to end, then print the run's status.
+    pub wait: bool,
+    /// Let other jobs share the nodes (no `--exclusive`).
+    pub shared: bool,
+    /// Where to keep the job script (default: a temporary file).
+    pub script: Option<PathBuf>,
+    /// The sbatch program, and more arguments for it.
+    pub sbatch: OsString,
+    pub sbatch_args: Vec<OsString>,
+}
 
 /// What the job script says.
 #[derive(Clone, Debug)]
@@ -65,7 +84,7 @@ pub fn job_id(parsable: &str) -> Option<String> {
     (!id.is_empty() && id.chars().all(|c| c.is_ascii_digit())).then(|| id.to_string())
 }
 
-pub fn submit(args: &SubmitArgs) -> Result<i32> {
+pub fn submit(args: &Submission) -> Result<i32> {
     Partition::new(1, args.partitions)?;
     if let Some(id) = &args.run_id {
         check_run_id(id)?;

@@ -11,8 +11,7 @@ use crate::analysis::comparison::{self, Comparison};
 use crate::analysis::sequential::Sequential;
 use crate::analysis::sweep::Sweep;
 use crate::analysis::{self, CellAnalysis};
-use crate::cli::cells::{plan_cells, shell_mode};
-use crate::cli::run::{RunArgs, SortOrder, Style};
+use crate::cli::run::{RunArgs, SortOrder, Style, TimeUnit};
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
 use crate::explain::run_monitor::Counts;
@@ -24,6 +23,7 @@ use crate::report::paint::Paint;
 use crate::report::sweep::SweepSvg;
 use crate::report::{self, Exporter, Report, SearchSection};
 use crate::run::plan::{self, Parameter};
+use crate::run::request::Request;
 use crate::run::runner::{self, IgnoreFailure, RunOptions};
 use crate::run::schedule::{Order, RunPolicy};
 use crate::run::session::Session;
@@ -44,19 +44,19 @@ fn parse_output(text: &str) -> Output {
 /// `--output` once for all commands or once per command (an added
 /// `--reference` command first, as for the hooks); `--show-output` is
 /// `--output=inherit` for all.
-fn outputs(args: &RunArgs) -> Result<(Output, Vec<Output>)> {
-    let reference = args.reference.is_some();
-    let n = args.commands.len() + usize::from(reference);
-    if args.show_output {
-        if !args.output.is_empty() {
+fn outputs(r: &Request) -> Result<(Output, Vec<Output>)> {
+    let reference = r.plan.reference.is_some();
+    let n = r.plan.commands.len() + usize::from(reference);
+    if r.show_output {
+        if !r.output.is_empty() {
             return Err(Error::Usage(
                 "--show-output and --output both say where output goes: give one".into(),
             ));
         }
         return Ok((Output::Inherit, Vec::new()));
     }
-    plan::per_command(&args.output, 0, n, reference, "--output")?;
-    let mut each: Vec<Output> = args.output.iter().map(|o| parse_output(o)).collect();
+    plan::per_command(&r.output, 0, n, reference, "--output")?;
+    let mut each: Vec<Output> = r.output.iter().map(|o| parse_output(o)).collect();
     match each.len() {
         0 => Ok((Output::Null, each)),
         1 => Ok((each.remove(0), Vec::new())),
@@ -67,17 +67,71 @@ fn outputs(args: &RunArgs) -> Result<(Output, Vec<Output>)> {
     }
 }
 
+/// One `--export-*` flag: the format (as the session's settings name it),
+/// where the flag's path is, and the format's exporter (markup tables in
+/// the rows' order).
+struct ExportFlag {
+    format: &'static str,
+    path: fn(&RunArgs) -> &Option<PathBuf>,
+    exporter: fn(Rows) -> Box<dyn Exporter>,
+}
+
+/// Every `--export-*` flag, in the order exports are written: the one list
+/// that checking, writing and storing exports iterate (`--plot`, drawn
+/// only for a sweep, comes after them).
+const EXPORT_FLAGS: [ExportFlag; 5] = [
+    ExportFlag {
+        format: "json",
+        path: |a| &a.export_json,
+        exporter: |_| Box::new(Json),
+    },
+    ExportFlag {
+        format: "csv",
+        path: |a| &a.export_csv,
+        exporter: |_| Box::new(Csv),
+    },
+    ExportFlag {
+        format: "markdown",
+        path: |a| &a.export_markdown,
+        exporter: |rows| {
+            Box::new(Table {
+                markup: Markup::Markdown,
+                rows,
+            })
+        },
+    },
+    ExportFlag {
+        format: "asciidoc",
+        path: |a| &a.export_asciidoc,
+        exporter: |rows| {
+            Box::new(Table {
+                markup: Markup::AsciiDoc,
+                rows,
+            })
+        },
+    },
+    ExportFlag {
+        format: "orgmode",
+        path: |a| &a.export_orgmode,
+        exporter: |rows| {
+            Box::new(Table {
+                markup: Markup::OrgMode,
+                rows,
+            })
+        },
+    },
+];
+
+/// The export files asked for: each flag given, with its path.
+fn export_paths(args: &RunArgs) -> impl Iterator<Item = (&'static ExportFlag, &PathBuf)> {
+    EXPORT_FLAGS
+        .iter()
+        .filter_map(move |flag| Some((flag, (flag.path)(args).as_ref()?)))
+}
+
 /// Whether any export file was asked for.
-fn exports_asked(args: &RunArgs) -> bool {
-    [
-        &args.export_json,
-        &args.export_csv,
-        &args.export_markdown,
-        &args.export_asciidoc,
-        &args.export_orgmode,
-    ]
-    .iter()
-    .any(|e| e.is_some())
+pub fn exports_asked(args: &RunArgs) -> bool {
+    export_paths(args).next().is_some()
 }
 
 /// Everything settled before the first run.
@@ -113,9 +167,23 @@ struct Analysed {
 }
 
 pub fn run(args: &RunArgs) -> Result<i32> {
-    let prepared = prepare(args)?;
-    let mut measured = measure(args, &prepared)?;
-    let analysed = analyse(args, &prepared, &mut measured);
+    let request = crate::cli::cells::request(args)?;
+    run_request(args, &request)
+}
+
+/// Measures what `request` asks for; `args` give the session's exports,
+/// terminal, store and monitor (a suite's benchmarks share them).
+pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
+    if let Some(unit) = args.time_unit {
+        crate::units::force_time_scale(match unit {
+            TimeUnit::Microsecond => crate::units::TimeScale::Microsecond,
+            TimeUnit::Millisecond => crate::units::TimeScale::Millisecond,
+            TimeUnit::Second => crate::units::TimeScale::Second,
+        });
+    }
+    let prepared = prepare(args, request)?;
+    let mut measured = measure(args, request, &prepared)?;
+    let analysed = analyse(args, request, &prepared, &mut measured);
     let Measured {
         session,
         search,
@@ -154,16 +222,17 @@ pub fn run(args: &RunArgs) -> Result<i32> {
 }
 
 /// Plans the cells and checks every option, before anything runs.
-fn prepare(args: &RunArgs) -> Result<Prepared> {
-    let (mut cells, parameters) = plan_cells(args)?;
-    let shell = shell_mode(args)?;
-    if let Some(keep) = &args.suite.only_cells {
+fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
+    let mut cells = plan::expand(&r.plan)?;
+    let parameters = r.plan.parameters.clone();
+    let shell = &r.plan.shell;
+    if let Some(keep) = &r.only_cells {
         // A suite partition: only its cells (and the shell calibration).
         cells.retain(|c| c.calibration || keep.contains(&store::identity(c)));
     }
-    let (timeout, policy) = limits(args)?;
-    let metric = parse_metric(args)?;
-    let monitor_settle = check_goals(args, &parameters, args.reference.is_some(), metric)?;
+    let (timeout, policy) = limits(r)?;
+    let metric = parse_metric(r)?;
+    let monitor_settle = check_goals(args, r, &parameters, metric)?;
     let stdout_exports = check_exports(args, &parameters)?;
 
     let stdout_term = std::io::stdout().is_terminal();
@@ -178,17 +247,17 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     };
     let quiet = args.style == Style::None || stdout_exports > 0;
 
-    crate::cli::check_alpha(args.alpha)?;
-    let order = run_order(args, &cells, quiet)?;
-    let precision = parse_precision(args, order)?;
+    crate::cli::check_alpha(r.alpha)?;
+    let order = run_order(r, &cells, quiet)?;
+    let precision = parse_precision(r, order)?;
     let adaptive = match (precision, order) {
-        (Some(p), Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
+        (Some(p), Order::Interleaved) => Some(Sequential::new(r.alpha, p)),
         _ => None,
     };
     let real: Vec<&crate::run::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
     // The added --reference command comes first; --reference-name alone
     // picks one of the commands.
-    let reference = match (&args.reference, &args.reference_name) {
+    let reference = match (&r.plan.reference, &r.reference_name) {
         (None, Some(name)) => real
             .iter()
             .position(|c| &c.name == name || &c.command == name)
@@ -200,8 +269,8 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
             })?,
         _ => 0,
     };
-    let (output, per_command_output) = outputs(args)?;
-    let shell_name = match &shell {
+    let (output, per_command_output) = outputs(r)?;
+    let shell_name = match shell {
         plan::ShellMode::Always(words) => Some(words.join(" ")),
         _ if cells.iter().any(|c| c.shell) => Some("sh".to_string()),
         _ => None,
@@ -210,28 +279,28 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
         cells,
         policy,
         order,
-        warmup: args.warmup,
-        seed: args.seed.unwrap_or_else(rand::random),
+        warmup: r.warmup,
+        seed: r.seed.unwrap_or_else(rand::random),
         timeout,
-        stop_on_timeout: args.stop_on_timeout,
-        ignore_failure: IgnoreFailure::parse(args.ignore_failure.as_deref())?,
-        input: match args.input.as_str() {
+        stop_on_timeout: r.stop_on_timeout,
+        ignore_failure: IgnoreFailure::parse(r.ignore_failure.as_deref())?,
+        input: match r.input.as_str() {
             "null" => Input::Null,
             path => Input::File(PathBuf::from(path)),
         },
         output,
         outputs: per_command_output,
-        counters: args.counters,
+        counters: r.counters,
         show_progress: progress && args.style != Style::None,
         shell: shell_name,
         adaptive,
         reference,
-        alpha: args.alpha,
+        alpha: r.alpha,
     };
     if !quiet {
-        shell_notes(args, &opts.cells);
+        shell_notes(r, &opts.cells);
     }
-    let settings = settings(args, &opts, precision, metric);
+    let settings = settings(args, r, &opts, precision, metric);
     Ok(Prepared {
         opts,
         parameters,
@@ -245,17 +314,18 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
 }
 
 /// The session's settings, from the options as [`prepare`] decided them.
-fn settings(args: &RunArgs, opts: &RunOptions, precision: Option<f64>, metric: Metric) -> Settings {
-    let exports = [
-        ("json", &args.export_json),
-        ("csv", &args.export_csv),
-        ("markdown", &args.export_markdown),
-        ("asciidoc", &args.export_asciidoc),
-        ("orgmode", &args.export_orgmode),
-        ("svg", &args.plot),
-    ];
+fn settings(
+    args: &RunArgs,
+    r: &Request,
+    opts: &RunOptions,
+    precision: Option<f64>,
+    metric: Metric,
+) -> Settings {
+    let exports = export_paths(args)
+        .map(|(flag, path)| (flag.format, path))
+        .chain(args.plot.as_ref().map(|path| ("svg", path)));
     Settings {
-        benchmark: args.suite.benchmark.clone(),
+        benchmark: r.benchmark.clone(),
         cells: opts
             .cells
             .iter()
@@ -270,7 +340,7 @@ fn settings(args: &RunArgs, opts: &RunOptions, precision: Option<f64>, metric: M
         precision,
         looks: opts.adaptive.is_some(),
         reference: opts.reference,
-        named_reference: args.reference.is_some() || args.reference_name.is_some(),
+        named_reference: r.plan.reference.is_some() || r.reference_name.is_some(),
         metric: metric.name().to_string(),
         search: args
             .minimize
@@ -282,49 +352,46 @@ fn settings(args: &RunArgs, opts: &RunOptions, precision: Option<f64>, metric: M
             }),
         shell: opts.shell.clone(),
         exports: exports
-            .into_iter()
-            .filter_map(|(format, path)| {
-                Some(Export {
-                    format: format.to_string(),
-                    path: path.as_ref()?.display().to_string(),
-                })
+            .map(|(format, path)| Export {
+                format: format.to_string(),
+                path: path.display().to_string(),
             })
             .collect(),
     }
 }
 
 /// `--min-time`, `--min-runs`/`--max-runs`, `--runs` and `--timeout`.
-fn limits(args: &RunArgs) -> Result<(Option<Duration>, RunPolicy)> {
-    crate::cli::check_min_time(args.min_time)?;
-    if let (Some(min), Some(max)) = (args.min_runs, args.max_runs) {
+fn limits(r: &Request) -> Result<(Option<Duration>, RunPolicy)> {
+    crate::cli::check_min_time(r.min_time)?;
+    if let (Some(min), Some(max)) = (r.min_runs, r.max_runs) {
         if min > max {
             return Err(Error::Usage(format!(
                 "--min-runs {min} is larger than --max-runs {max}"
             )));
         }
     }
-    let timeout = args
+    let timeout = r
         .timeout
         .map(|t| crate::cli::seconds(t, "--timeout", false))
         .transpose()?;
     let policy = RunPolicy {
-        exact: args.runs.map(|r| r as usize),
-        min_runs: args.min_runs.map(|r| r as usize).unwrap_or_else(|| {
+        exact: r.runs.map(|n| n as usize),
+        min_runs: r.min_runs.map(|n| n as usize).unwrap_or_else(|| {
             // --max-runs below the default minimum lowers the minimum.
-            args.max_runs.map_or(10, |m| (m as usize).min(10))
+            r.max_runs.map_or(10, |m| (m as usize).min(10))
         }),
-        max_runs: args.max_runs.map(|r| r as usize),
-        min_time: args.min_time,
+        max_runs: r.max_runs.map(|n| n as usize),
+        min_time: r.min_time,
     };
     Ok((timeout, policy))
 }
 
-fn parse_metric(args: &RunArgs) -> Result<Metric> {
-    Metric::from_name(&args.metric).ok_or_else(|| {
+fn parse_metric(r: &Request) -> Result<Metric> {
+    Metric::from_name(&r.metric).ok_or_else(|| {
         let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
         Error::Usage(format!(
             "unknown --metric '{}': one of {}",
-            args.metric,
+            r.metric,
             names.join(", ")
         ))
     })
@@ -334,15 +401,19 @@ fn parse_metric(args: &RunArgs) -> Result<Metric> {
 /// the monitor's settle time.
 fn check_goals(
     args: &RunArgs,
+    r: &Request,
     parameters: &[Parameter],
-    added_reference: bool,
     metric: Metric,
 ) -> Result<Duration> {
     let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
     if let Some(var) = search_var {
-        crate::search::check_searched(var, parameters, args.commands.len())?;
-        crate::search::check_goal(args.maximize.is_some(), metric, args.ops.is_some())?;
-        if added_reference {
+        crate::search::check_searched(var, parameters, r.plan.commands.len())?;
+        crate::search::check_goal(
+            args.maximize.is_some(),
+            metric,
+            r.plan.variant.ops.is_some(),
+        )?;
+        if r.plan.reference.is_some() {
             return Err(Error::Usage(
                 "--minimize/--maximize searches one command: remove the added --reference command"
                     .into(),
@@ -379,31 +450,23 @@ fn check_exports(args: &RunArgs, parameters: &[Parameter]) -> Result<usize> {
     if let Some(p) = &args.plot {
         crate::output::check_writable(p)?;
     }
-    let exports = [
-        &args.export_json,
-        &args.export_csv,
-        &args.export_markdown,
-        &args.export_asciidoc,
-        &args.export_orgmode,
-    ];
-    let stdout_exports = exports
-        .iter()
-        .filter(|p| p.as_deref().is_some_and(crate::output::is_stdout))
+    let stdout_exports = export_paths(args)
+        .filter(|(_, path)| crate::output::is_stdout(path))
         .count();
     if stdout_exports > 1 {
         return Err(Error::Usage(
             "only one export can go to stdout ('-')".into(),
         ));
     }
-    for path in exports.into_iter().flatten() {
+    for (_, path) in export_paths(args) {
         crate::output::check_writable(path)?;
     }
     Ok(stdout_exports)
 }
 
 /// `--order`, or interleaved unless the commands' hooks differ.
-fn run_order(args: &RunArgs, cells: &[plan::Cell], quiet: bool) -> Result<Order> {
-    Ok(match args.order {
+fn run_order(r: &Request, cells: &[plan::Cell], quiet: bool) -> Result<Order> {
+    Ok(match r.order {
         Some(Order::Interleaved) => {
             runner::check_interleaved_hooks(cells)?;
             Order::Interleaved
@@ -422,8 +485,8 @@ fn run_order(args: &RunArgs, cells: &[plan::Cell], quiet: bool) -> Result<Order>
 }
 
 /// `--precision` as a fraction: the default unless `--runs` fixes the count.
-fn parse_precision(args: &RunArgs, order: Order) -> Result<Option<f64>> {
-    let precision = match (args.precision, args.runs) {
+fn parse_precision(r: &Request, order: Order) -> Result<Option<f64>> {
+    let precision = match (r.precision, r.runs) {
         (Some(p), _) => {
             crate::cli::check_precision(p)?;
             Some(p / 100.0)
@@ -431,7 +494,7 @@ fn parse_precision(args: &RunArgs, order: Order) -> Result<Option<f64>> {
         (None, None) => Some(comparison::DEFAULT_PRECISION),
         (None, Some(_)) => None,
     };
-    if args.precision.is_some() && order == Order::Sequential && args.commands.len() > 1 {
+    if r.precision.is_some() && order == Order::Sequential && r.plan.commands.len() > 1 {
         return Err(Error::Usage(
             "--precision needs interleaved order: comparisons are settled block by block".into(),
         ));
@@ -440,14 +503,15 @@ fn parse_precision(args: &RunArgs, order: Order) -> Result<Option<f64>> {
 }
 
 /// Says once per command template that it runs through `sh -c`, and why.
-fn shell_notes(args: &RunArgs, cells: &[plan::Cell]) {
+fn shell_notes(r: &Request, cells: &[plan::Cell]) {
     let mut told = std::collections::HashSet::new();
     for c in cells {
         if let Some(reason) = &c.shell_reason {
             if told.insert(c.template) {
                 crate::eprint_line!(
                     "cmdscope: note: '{}' is shell syntax ({reason}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
-                    args.commands
+                    r.plan
+                        .commands
                         .get(c.template)
                         .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned())
                 );
@@ -457,8 +521,8 @@ fn shell_notes(args: &RunArgs, cells: &[plan::Cell]) {
 }
 
 /// Runs the session (or the optimum search), recording every run.
-fn measure(args: &RunArgs, p: &Prepared) -> Result<Measured> {
-    let labels = store::parse_labels(&args.labels)?;
+fn measure(args: &RunArgs, r: &Request, p: &Prepared) -> Result<Measured> {
+    let labels = store::parse_labels(&r.labels)?;
     // Started before the store is opened: one that cannot start ends the
     // session before anything is recorded.
     let mut monitor = match &args.monitor {
@@ -473,15 +537,16 @@ fn measure(args: &RunArgs, p: &Prepared) -> Result<Measured> {
     let mut recorder = open_recorder(args, labels, &p.opts, &p.settings);
     let mut search = None;
     let session = if args.minimize.is_some() || args.maximize.is_some() {
-        let full_runs = args.runs.map_or(10, |r| r as usize);
+        let full_runs = r.runs.map_or(10, |n| n as usize);
         let sopts = crate::search::SearchOptions {
             metric: p.metric,
             maximize: args.maximize.is_some(),
             runs: full_runs,
             initial_runs: 3,
-            alpha: args.alpha,
+            alpha: r.alpha,
             precision: p.precision.unwrap_or(comparison::DEFAULT_PRECISION),
-            per_op: args.ops.is_some() && p.metric.unit() == crate::metrics::Unit::Seconds,
+            per_op: r.plan.variant.ops.is_some()
+                && p.metric.unit() == crate::metrics::Unit::Seconds,
             budget: crate::search::SearchOptions::default_budget(
                 &crate::search::dims(&p.parameters),
                 full_runs,
@@ -508,9 +573,9 @@ fn measure(args: &RunArgs, p: &Prepared) -> Result<Measured> {
 
 /// Summaries, comparisons (the search's and the monitor's included) and
 /// the sweep; the monitor's counts are stored with the runs.
-fn analyse(args: &RunArgs, p: &Prepared, m: &mut Measured) -> Analysed {
+fn analyse(args: &RunArgs, r: &Request, p: &Prepared, m: &mut Measured) -> Analysed {
     let precision = p.precision.unwrap_or(comparison::DEFAULT_PRECISION);
-    if args.remove_outliers {
+    if r.remove_outliers {
         analysis::remove_outliers(&mut m.session);
     }
     let session = &m.session;
@@ -547,7 +612,7 @@ fn analyse(args: &RunArgs, p: &Prepared, m: &mut Measured) -> Analysed {
         &p.parameters,
         p.metric,
         args.maximize.is_some(),
-        &args
+        &r.plan
             .commands
             .iter()
             .map(|c| c.to_string_lossy().into_owned())
@@ -584,25 +649,11 @@ fn export(args: &RunArgs, report: &Report) -> Option<Error> {
         SortOrder::Auto | SortOrder::Command => Rows::Command,
         SortOrder::MeanTime => Rows::MeanTime,
     };
-    let table = |markup| Table { markup, rows };
-    let (markdown, asciidoc, orgmode) = (
-        table(Markup::Markdown),
-        table(Markup::AsciiDoc),
-        table(Markup::OrgMode),
-    );
-    let exporters: [(&Option<PathBuf>, &dyn Exporter); 5] = [
-        (&args.export_json, &Json),
-        (&args.export_csv, &Csv),
-        (&args.export_markdown, &markdown),
-        (&args.export_asciidoc, &asciidoc),
-        (&args.export_orgmode, &orgmode),
-    ];
     // The chart only when there is a sweep to draw.
     let plot = args.plot.as_ref().filter(|_| report.sweep.is_some());
-    let exporters = exporters
-        .into_iter()
-        .filter_map(|(path, exporter)| Some((path.as_ref()?, exporter)))
-        .chain(plot.map(|path| (path, &SweepSvg as &dyn Exporter)));
+    let exporters = export_paths(args)
+        .map(|(flag, path)| (path, (flag.exporter)(rows)))
+        .chain(plot.map(|path| (path, Box::new(SweepSvg) as Box<dyn Exporter>)));
     let mut error = None;
     for (path, exporter) in exporters {
         if let Err(e) = exporter
@@ -736,4 +787,36 @@ fn open_recorder(
         }
     }
     recorder
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_export_flag_is_in_the_one_table() {
+        use clap::{CommandFactory, Parser};
+        let cli = crate::cli::Cli::command();
+        let run = cli.find_subcommand("run").unwrap();
+        let flags: Vec<&str> = run
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .filter(|l| l.starts_with("export-"))
+            .collect();
+        assert_eq!(flags.len(), EXPORT_FLAGS.len(), "{flags:?}");
+        for flag in flags {
+            let given = format!("--{flag}");
+            let parsed =
+                crate::cli::Cli::try_parse_from(["cmdscope", "run", &given, "x.out", "true"])
+                    .unwrap();
+            let crate::cli::Command::Run(args) = parsed.command else {
+                unreachable!()
+            };
+            let asked: Vec<_> = export_paths(&args).collect();
+            assert_eq!(asked.len(), 1, "{flag}");
+            assert_eq!(asked[0].1, &PathBuf::from("x.out"), "{flag}");
+            assert_eq!(flag, format!("export-{}", asked[0].0.format));
+            assert!(exports_asked(&args));
+        }
+    }
 }

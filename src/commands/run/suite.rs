@@ -58,7 +58,7 @@ pub fn run_id_of(given: Option<&str>, partition: Partition) -> Result<String> {
 /// Measurement flags given with --suite, where the file sets them: refused
 /// rather than silently ignored.
 fn settings_given(a: &RunArgs) -> Vec<&'static str> {
-    let default = crate::suite::cells::defaults();
+    let default = defaults();
     let mut given = Vec::new();
     let mut check = |flag: &'static str, differs: bool| {
         if differs {
@@ -112,6 +112,17 @@ fn settings_given(a: &RunArgs) -> Vec<&'static str> {
     given
 }
 
+/// `cmdscope run`'s flags as a command line without any gives them.
+fn defaults() -> RunArgs {
+    use clap::Parser;
+    match crate::cli::Cli::try_parse_from(["cmdscope", "run", "true"]) {
+        Ok(crate::cli::Cli {
+            command: crate::cli::Command::Run(args),
+        }) => *args,
+        _ => unreachable!("`cmdscope run true` parses"),
+    }
+}
+
 pub fn run(args: &RunArgs) -> Result<i32> {
     let Some(path) = &args.suite.suite else {
         return Err(Error::Usage("--suite needs a file".into()));
@@ -124,15 +135,16 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             given.join(", ")
         )));
     }
-    if args.export_json.is_some()
-        || args.export_csv.is_some()
-        || args.export_markdown.is_some()
-        || args.plot.is_some()
-    {
+    if super::bench::exports_asked(args) || args.plot.is_some() {
         return Err(Error::Usage(
             "--suite records into the store; exports and --plot are not available with it \
              (use `cmdscope report --run ID`)"
                 .into(),
+        ));
+    }
+    if args.monitor.is_some() {
+        return Err(Error::Usage(
+            "--monitor is not available with --suite: a suite's settings come from its file".into(),
         ));
     }
     let partition = partition_of(args.suite.partition.as_deref(), args.suite.partitions)?;
@@ -218,23 +230,19 @@ fn run_benchmarks(
     for (i, p) in mine.into_iter().enumerate() {
         let name = p.benchmark.name.clone();
         let n = p.cells.len();
-        let mut b = p.args;
-        b.store = args.store.clone();
-        b.no_store = args.no_store;
-        b.style = args.style;
+        let mut b = p.request;
         b.labels.extend(args.labels.iter().cloned());
         b.labels.extend([
             format!("{RUN_LABEL}={run_id}"),
             format!("{PARTITION_LABEL}={partition}"),
             format!("{BENCHMARK_LABEL}={name}"),
         ]);
-        b.suite.only_cells = Some(
+        b.only_cells = Some(
             p.cells
                 .iter()
                 .map(|c| c.identity.clone())
                 .collect::<HashSet<_>>(),
         );
-        b.suite.benchmark = Some(name.clone());
         if args.style != Style::None {
             crate::print_line!(
                 "== {name} ({n} cell{}; benchmark {} of {count} in partition {partition})",
@@ -242,7 +250,8 @@ fn run_benchmarks(
                 i + 1
             );
         }
-        match super::bench::run(&b) {
+        // The suite's own flags give the store, the style and the labels.
+        match super::bench::run_request(args, &b) {
             // `run` reports an interruption itself (exports written, exit
             // 130): the partition stops there too.
             Ok(exit::INTERRUPTED) => return Ok(exit::INTERRUPTED),
