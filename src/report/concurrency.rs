@@ -184,6 +184,9 @@ pub fn usl_line(usl: &UslOutcome) -> String {
             let g = |x: f64| units::significant(x, 3);
             let peak = match f.peak {
                 None => "no peak: throughput is flat (all contention)".to_string(),
+                Some(p) if !p.high.is_finite() && p.low <= 1.0 => {
+                    "no peak can be placed (its interval spans every N)".to_string()
+                }
                 Some(p) => {
                     let high = if p.high.is_finite() {
                         g(p.high)
@@ -194,7 +197,7 @@ pub fn usl_line(usl: &UslOutcome) -> String {
                         (Some(n), Some(x)) => format!(
                             "peak at N = {} ({} … {}), {}/s there",
                             g(n),
-                            g(p.low),
+                            g(p.low.max(1.0)),
                             high,
                             g(x)
                         ),
