@@ -56,6 +56,7 @@ fn work_under_one_lock_does_not_scale() {
         &format!("exec flock -x '{}' sleep 0.08", lock.display()),
     );
     let out = dir.path().join("out.json");
+    let plot = dir.path().join("scaling.svg");
     let o = cmdscope(&[
         "run",
         "--style",
@@ -69,9 +70,17 @@ fn work_under_one_lock_does_not_scale() {
         "{j}",
         "--export-json",
         out.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
         &work,
     ]);
     ok(o);
+    // The chart of a concurrency sweep is its throughput curve.
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("throughput by concurrency"),
+        "{svg}"
+    );
     let doc = read_json(&out);
     let rates: Vec<f64> = (0..4).map(|i| throughput(&doc, i)).collect();
     for (i, r) in rates.iter().enumerate() {

@@ -241,3 +241,77 @@ pub fn withheld(w: &Withheld) -> String {
         }
     }
 }
+
+/// The scaling curve as SVG (`--plot` when the session has one): the
+/// measured throughput at each N with its interval, and the fitted law as
+/// a second line where it is not withheld.
+pub fn render_svg(c: &Concurrency, s: &Scaling, session: &Session) -> String {
+    use super::svg::{Format, LineChart, Point, Series};
+    let measured = Series {
+        name: "throughput (95 % CI)".into(),
+        points: s
+            .points
+            .iter()
+            .zip(&s.cells)
+            .map(|(p, &i)| {
+                let ci = c.cells.get(i).and_then(|t| t.as_ref()).and_then(|t| t.ci);
+                Point {
+                    x: p.n,
+                    y: p.throughput,
+                    lo: ci.map(|[lo, _]| lo),
+                    hi: ci.map(|[_, hi]| hi),
+                }
+            })
+            .collect(),
+    };
+    let mut series = vec![measured];
+    if let UslOutcome::Fitted(f) = &s.usl {
+        let max_n = s.points.iter().map(|p| p.n).fold(1.0, f64::max);
+        // Enough segments for a smooth curve, few enough markers to read.
+        let steps = 20;
+        series.push(Series {
+            name: "Universal Scalability Law".into(),
+            points: (0..=steps)
+                .map(|i| {
+                    let n = 1.0 + (max_n - 1.0) * i as f64 / steps as f64;
+                    Point {
+                        x: n,
+                        y: crate::stats::usl_throughput(
+                            n,
+                            f.lambda.value,
+                            f.sigma.value,
+                            f.kappa.value,
+                        ),
+                        lo: None,
+                        hi: None,
+                    }
+                })
+                .collect(),
+        });
+    }
+    let command = s
+        .cells
+        .first()
+        .map(|&i| session.results[i].cell.command.as_str())
+        .unwrap_or("");
+    let chart = LineChart {
+        title: format!("throughput by concurrency: {command}"),
+        x_label: "instances at once (N)".into(),
+        y_label: "completions per second".into(),
+        log_x: false,
+        x_format: Format::Number,
+        y_format: Format::Number,
+        series,
+        highlight: match &s.usl {
+            UslOutcome::Fitted(f) => f
+                .peak
+                .and_then(|p| p.n)
+                .filter(|n| *n <= s.points.iter().map(|p| p.n).fold(1.0, f64::max)),
+            UslOutcome::Withheld(_) => None,
+        },
+        shade: Vec::new(),
+    };
+    let mut out = chart.render();
+    out.push('\n');
+    out
+}

@@ -278,11 +278,18 @@ pub fn render_svg(sweep: &Sweep) -> String {
     out
 }
 
-/// The sweep's chart (`--plot`), an SVG curve with the interval band.
+/// The sweep's chart (`--plot`), an SVG curve with the interval band; for
+/// a concurrency sweep, the throughput curve with its fitted law.
 pub struct SweepSvg;
 
 impl Exporter for SweepSvg {
     fn render(&self, report: &Report) -> Result<String> {
+        // A concurrency sweep's chart is its throughput curve.
+        if let Some(c) = report.concurrency {
+            if let Some(s) = c.scaling.first() {
+                return Ok(super::concurrency::render_svg(c, s, report.session));
+            }
+        }
         report
             .sweep
             .map(render_svg)
