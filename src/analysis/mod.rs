@@ -6,7 +6,7 @@ pub mod comparison;
 pub mod drift;
 pub mod sequential;
 #[cfg(test)]
-mod simulation;
+pub(crate) mod simulation;
 pub mod sweep;
 pub mod tables;
 

@@ -13,6 +13,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod paint;
+pub mod profile;
 pub mod search;
 pub mod site;
 pub mod svg;
