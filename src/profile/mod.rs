@@ -35,6 +35,10 @@ pub const MAX_FUNCTIONS: usize = 30;
 /// A function is compared when its self time is at least this share of
 /// the larger cell's sampled time in either cell.
 pub const MIN_SHARE: f64 = 0.005;
+/// Below this wall time per run, a command without a single sample is
+/// "too short" (an error); above it, "blocked" (an empty profile). Far
+/// above a command that exits at once even on a loaded machine.
+pub const BLOCKED_WALL: f64 = 0.1;
 /// Family-wise significance level of one pair's function differences.
 pub const ALPHA: f64 = 0.05;
 
@@ -82,7 +86,8 @@ impl RunStacks {
     }
 
     pub fn sampled(&self) -> f64 {
-        self.stacks.values().sum()
+        // From +0.0: an empty sum of floats is -0.0.
+        self.stacks.values().fold(0.0, |a, b| a + b)
     }
 }
 
@@ -165,7 +170,7 @@ impl PairDiff {
             .iter()
             .filter(|f| f.real())
             .map(|f| f.comparison.shift)
-            .sum()
+            .fold(0.0, |a, b| a + b)
     }
 }
 
@@ -267,13 +272,16 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
             interrupted = true;
             break;
         }
-        check_run(&cells[c], &raw, &setup)?;
+        check_run(&cells[c], &raw)?;
         runs[c].push(stacks_of(&raw, &setup, &mut sym, &mut interner));
         schedule.record(step, raw.wall);
         if signals::received().is_some() {
             interrupted = true;
             break;
         }
+    }
+    for (cell, r) in cells.iter().zip(&runs) {
+        too_short(cell, r, &setup)?;
     }
     // Whole blocks only, so run k of every cell shares block k.
     let blocks = runs.iter().map(Vec::len).min().unwrap_or(0);
@@ -309,7 +317,7 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
     })
 }
 
-fn check_run(cell: &Cell, raw: &sampler::RawRun, setup: &sampler::Setup) -> Result<()> {
+fn check_run(cell: &Cell, raw: &sampler::RawRun) -> Result<()> {
     if raw.timed_out {
         return Err(Error::Usage(format!(
             "'{}' ran past --timeout and was killed; profile it without --timeout or with a longer one",
@@ -334,12 +342,21 @@ fn check_run(cell: &Cell, raw: &sampler::RawRun, setup: &sampler::Setup) -> Resu
             cell.name
         )));
     }
-    if raw.samples.is_empty() {
-        let period = 1.0 / setup.frequency as f64;
+    Ok(())
+}
+
+/// A cell none of whose runs was sampled, and which ran for less than
+/// `BLOCKED_WALL` per run, is too short to profile. A longer one without
+/// samples spent its time blocked: its empty on-CPU profile is the answer.
+fn too_short(cell: &Cell, runs: &[RunStacks], setup: &sampler::Setup) -> Result<()> {
+    let period = 1.0 / setup.frequency as f64;
+    let walls: Vec<f64> = runs.iter().map(|r| r.wall).collect();
+    let wall = crate::stats::median(&walls).unwrap_or(0.0);
+    if runs.iter().all(|r| r.samples == 0) && wall < BLOCKED_WALL {
         return Err(Error::Usage(format!(
-            "'{}' ran {} on the CPU, too short for one sample every {} ({} Hz); profile a longer command or raise --frequency",
+            "'{}' ran {} per run, too short to sample once every {} ({} Hz); profile a longer command or raise --frequency",
             cell.name,
-            crate::units::time(raw.cpu),
+            crate::units::time(wall),
             crate::units::time(period),
             setup.frequency
         )));

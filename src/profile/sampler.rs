@@ -231,7 +231,7 @@ fn refusal(errno: i32) -> Error {
                 )
             }
         }
-        libc::ENOSYS => "--profile: this kernel has no perf events (perf_event_open is not implemented; a kernel built with CONFIG_PERF_EVENTS is needed)".to_string(),
+        libc::ENOSYS => "--profile: perf events are not available (perf_event_open is missing: a kernel without CONFIG_PERF_EVENTS, or a container that blocks it); profile on a kernel or container that has them".to_string(),
         libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP => "--profile: this kernel offers neither hardware cycles nor the cpu-clock software event for sampling".to_string(),
         e => format!(
             "--profile: perf_event_open failed: {}",

@@ -109,6 +109,13 @@ fn cell_text(p: &Profile, c: &CellProfile, top: usize, out: &mut String) {
             units::count(c.lost() as f64)
         ));
     }
+    if c.samples() == 0 {
+        out.push_str(&format!(
+            "  no on-CPU samples: it spent its {} per run blocked (off the CPU), which is not sampled\n",
+            units::time(wall)
+        ));
+        return;
+    }
     out.push_str(&format!(
         "  {:>10}  {:>10}  function (module), seconds per run\n",
         "self", "total"
