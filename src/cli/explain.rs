@@ -99,6 +99,15 @@ pub struct ExplainArgs {
           value_parser = clap::value_parser!(u64).range(1..=100000))]
     pub frequency: u64,
 
+    /// How --profile finds callers: 'dwarf' copies 8 KiB of user stack
+    /// with every sample and unwinds it with the binaries' .eh_frame
+    /// (callers of code built without frame pointers are found; costs
+    /// more); 'fp' follows frame pointers only (cheapest; loses callers in
+    /// code built without them).
+    #[arg(long, value_name = "METHOD", requires = "profile", default_value = "dwarf",
+          value_parser = ["dwarf", "fp"])]
+    pub unwind: String,
+
     /// With --profile: write folded stacks, a flame graph SVG and a pprof
     /// profile (gzipped profile.proto) per cell, and a differential flame
     /// graph per pair, into DIR (created if missing).

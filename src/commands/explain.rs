@@ -106,6 +106,7 @@ fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> 
             .map(|t| crate::cli::seconds(t, "--timeout", false))
             .transpose()?,
         force_software: std::env::var_os("CMDSCOPE_PROFILE_SOFTWARE").is_some(),
+        dwarf: args.unwind == "dwarf",
         seed: 0x5eed,
     };
     if let Some(path) = &args.json {

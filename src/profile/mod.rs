@@ -12,6 +12,7 @@
 
 pub mod sampler;
 pub mod symbols;
+pub mod unwind;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -48,6 +49,8 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Sample with cpu-clock even where cycles exist (tests).
     pub force_software: bool,
+    /// Unwind copied user stacks with DWARF (else frame pointers only).
+    pub dwarf: bool,
     pub seed: u64,
 }
 
@@ -176,6 +179,7 @@ impl PairDiff {
 
 pub struct Profile {
     pub event: sampler::Event,
+    pub dwarf: bool,
     pub fallback: Option<String>,
     pub frequency: u64,
     pub kernel_frames: bool,
@@ -247,7 +251,7 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
         .iter()
         .map(|c| launch(c, opts))
         .collect::<Result<Vec<_>>>()?;
-    let setup = sampler::Setup::probe(opts.frequency, opts.force_software)?;
+    let setup = sampler::Setup::probe(opts.frequency, opts.force_software, opts.dwarf)?;
     let policy = RunPolicy {
         exact: Some(opts.runs),
         min_runs: opts.runs,
@@ -306,6 +310,7 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
     unreadable.dedup();
     Ok(Profile {
         event: setup.event,
+        dwarf: setup.dwarf,
         fallback: setup.fallback.clone(),
         frequency: setup.frequency,
         kernel_frames: !setup.exclude_kernel,

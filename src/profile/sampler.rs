@@ -54,6 +54,12 @@ const SAMPLE_TID: u64 = 1 << 1;
 const SAMPLE_TIME: u64 = 1 << 2;
 const SAMPLE_CALLCHAIN: u64 = 1 << 5;
 const SAMPLE_PERIOD: u64 = 1 << 8;
+const SAMPLE_REGS_USER: u64 = 1 << 12;
+const SAMPLE_STACK_USER: u64 = 1 << 13;
+/// x86_64 perf registers BP (6), SP (7), IP (8): what unwinding needs.
+const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
+/// User stack bytes copied per sample (perf record's default).
+const STACK_BYTES: u32 = 8192;
 
 const FLAG_DISABLED: u64 = 1 << 0;
 const FLAG_INHERIT: u64 = 1 << 1;
@@ -67,6 +73,7 @@ const FLAG_TASK: u64 = 1 << 13;
 const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
 const FLAG_MMAP2: u64 = 1 << 23;
 const FLAG_COMM_EXEC: u64 = 1 << 24;
+const FLAG_USE_CLOCKID: u64 = 1 << 25;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
 const RECORD_MMAP: u32 = 1;
@@ -85,8 +92,10 @@ const PERF_CONTEXT_USER: u64 = (-512i64) as u64;
 
 /// Ring buffer: 2^DATA_PAGES_LOG2 data pages after the control page.
 /// 128 pages (512 KiB), within the default perf_event_mlock_kb per CPU;
-/// drained every 5 ms it holds far more than a run makes meanwhile.
+/// drained every 5 ms it holds far more than a run makes meanwhile. With
+/// copied stacks (8 KiB a sample) 512 pages where the limit allows.
 const DATA_PAGES_LOG2: u32 = 7;
+const DWARF_DATA_PAGES_LOG2: u32 = 9;
 
 /// Which event samples: hardware cycles where the machine has them, the
 /// kernel's cpu-clock timer otherwise.
@@ -113,6 +122,9 @@ pub struct Setup {
     pub fallback: Option<String>,
     pub exclude_kernel: bool,
     pub frequency: u64,
+    /// Copy user stacks and unwind them with DWARF (`unwind`), besides
+    /// the kernel's frame-pointer chain.
+    pub dwarf: bool,
 }
 
 fn open_event(
@@ -152,7 +164,8 @@ fn attr(setup: &Setup) -> PerfEventAttr {
         | FLAG_TASK
         | FLAG_SAMPLE_ID_ALL
         | FLAG_MMAP2
-        | FLAG_COMM_EXEC;
+        | FLAG_COMM_EXEC
+        | FLAG_USE_CLOCKID;
     // cpu-clock samples by a period in nanoseconds, so every sample is
     // exactly that much CPU time; cycles by the kernel's frequency mode.
     let sample_period = match setup.event {
@@ -165,15 +178,24 @@ fn attr(setup: &Setup) -> PerfEventAttr {
     if setup.exclude_kernel {
         flags |= FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV;
     }
+    let mut sample_type = SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_PERIOD | SAMPLE_CALLCHAIN;
+    if setup.dwarf {
+        sample_type |= SAMPLE_REGS_USER | SAMPLE_STACK_USER;
+    }
     PerfEventAttr {
         type_,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         config,
         sample_period,
-        sample_type: SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_PERIOD | SAMPLE_CALLCHAIN,
+        sample_type,
         flags,
         wakeup_events: 0,
         sample_max_stack: 127,
+        sample_regs_user: if setup.dwarf { REGS_MASK } else { 0 },
+        sample_stack_user: if setup.dwarf { STACK_BYTES } else { 0 },
+        // Times on CLOCK_MONOTONIC, so records can be ordered against
+        // cmdscope's own clock while the command runs.
+        clockid: libc::CLOCK_MONOTONIC,
         ..Default::default()
     }
 }
@@ -246,12 +268,13 @@ impl Setup {
     /// kernel grants: cycles, else cpu-clock; kernel frames unless
     /// `perf_event_paranoid` limits us to user space. `force_software`
     /// skips the cycles probe (tests of the fallback).
-    pub fn probe(frequency: u64, force_software: bool) -> Result<Setup> {
+    pub fn probe(frequency: u64, force_software: bool, dwarf: bool) -> Result<Setup> {
         let mut setup = Setup {
             event: Event::Cycles,
             fallback: None,
             exclude_kernel: false,
             frequency,
+            dwarf,
         };
         let try_open = |s: &Setup| {
             let mut a = attr(s);
@@ -347,10 +370,10 @@ struct Ring {
 }
 
 impl Ring {
-    fn map(fd: i32) -> std::io::Result<Ring> {
+    fn map(fd: i32, pages_log2: u32) -> std::io::Result<Ring> {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let len = page * (1 + (1usize << DATA_PAGES_LOG2));
+        let len = page * (1 + (1usize << pages_log2));
         // SAFETY: mapping a perf event descriptor as the kernel documents.
         let base = unsafe {
             libc::mmap(
@@ -369,7 +392,7 @@ impl Ring {
             base: base.cast(),
             len,
             data_offset: page,
-            data_size: page << DATA_PAGES_LOG2,
+            data_size: page << pages_log2,
         })
     }
 
@@ -511,7 +534,13 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
                 return Err(refusal(e));
             }
         };
-        match Ring::map(fd.0) {
+        let ring = match setup.dwarf {
+            true => {
+                Ring::map(fd.0, DWARF_DATA_PAGES_LOG2).or_else(|_| Ring::map(fd.0, DATA_PAGES_LOG2))
+            }
+            false => Ring::map(fd.0, DATA_PAGES_LOG2),
+        };
+        match ring {
             Ok(r) => events.push((fd, r, Vec::new())),
             Err(e) => {
                 abandon(pid);
@@ -533,6 +562,10 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
     let deadline = launch.timeout.map(|t| started + t);
     let mut run = RawRun::default();
     let mut records: Vec<Record> = Vec::new();
+    let mut parser = Parser {
+        unwinders: setup.dwarf.then(Default::default),
+        ..Default::default()
+    };
     let mut status = 0;
     // SAFETY: rusage is plain data filled by wait4.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -561,10 +594,14 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
             // SAFETY: killing our own child's process group.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
+        // Every record older than this instant is in its buffer now: those
+        // are read in time order, the rest wait for the next round.
+        let barrier = monotonic_ns();
         for (_, ring, bytes) in events.iter_mut() {
             ring.drain(bytes);
             split_records(bytes, &mut records);
         }
+        parser.process(&mut records, Some(barrier), &mut run);
         // SAFETY: valid pollfds; waking every 5 ms bounds how late the
         // child's exit is seen.
         unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 5) };
@@ -577,13 +614,7 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
         split_records(bytes, &mut records);
     }
     drop(events);
-    // Each CPU has its own buffer: a process's mappings may be recorded on
-    // one CPU and its samples on another, so records are read in time order.
-    records.sort_by_key(|r| r.time);
-    let mut parser = Parser::default();
-    for r in &records {
-        parser.record(r.kind, r.misc, &r.body, &mut run);
-    }
+    parser.process(&mut records, None, &mut run);
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     run.cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
     if libc::WIFEXITED(status) {
@@ -595,12 +626,21 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
     Ok(run)
 }
 
+fn monotonic_ns() -> u64 {
+    // SAFETY: timespec is plain data filled by clock_gettime.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid clock id and pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Decodes ring buffer records as they come, keeping each process's
-/// mappings current so that samples resolve against the mappings they
-/// were taken under (a process that execs replaces them).
+/// mappings current so that samples resolve (and unwind) against the
+/// mappings they were taken under (a process that execs replaces them).
 #[derive(Default)]
 struct Parser {
     maps: HashMap<u32, Vec<Mapping>>,
+    unwinders: Option<super::unwind::Unwinders>,
 }
 
 fn u16_at(b: &[u8], at: usize) -> u16 {
@@ -662,7 +702,24 @@ fn split_records(bytes: &mut Vec<u8>, out: &mut Vec<Record>) {
 }
 
 impl Parser {
+    /// Reads the records older than `barrier` (all without one) in time
+    /// order: each CPU has its own buffer, and a process's mappings may be
+    /// recorded on one CPU and its samples on another.
+    fn process(&mut self, records: &mut Vec<Record>, barrier: Option<u64>, run: &mut RawRun) {
+        records.sort_by_key(|r| r.time);
+        let n = match barrier {
+            Some(b) => records.partition_point(|r| r.time < b),
+            None => records.len(),
+        };
+        for r in records.drain(..n) {
+            self.record(r.kind, r.misc, &r.body, run);
+        }
+    }
+
     fn add_map(&mut self, pid: u32, m: Mapping) {
+        if let Some(u) = &mut self.unwinders {
+            u.invalidate(pid);
+        }
         let maps = self.maps.entry(pid).or_default();
         // A new mapping replaces what it overlaps.
         maps.retain(|x| x.end <= m.start || x.start >= m.end);
@@ -702,13 +759,20 @@ impl Parser {
             }
             RECORD_COMM if misc & MISC_COMM_EXEC != 0 => {
                 // An exec: the old image's mappings are gone.
-                self.maps.remove(&u32_at(b, 0));
+                let pid = u32_at(b, 0);
+                self.maps.remove(&pid);
+                if let Some(u) = &mut self.unwinders {
+                    u.invalidate(pid);
+                }
             }
             RECORD_FORK => {
                 let (pid, ppid) = (u32_at(b, 0), u32_at(b, 4));
                 if pid != ppid {
                     if let Some(m) = self.maps.get(&ppid).cloned() {
                         self.maps.insert(pid, m);
+                    }
+                    if let Some(u) = &mut self.unwinders {
+                        u.invalidate(pid);
                     }
                 }
             }
@@ -752,6 +816,36 @@ impl Parser {
         }
         if frames.is_empty() {
             frames.push((ip, kernel));
+        }
+        if let Some(u) = &mut self.unwinders {
+            // REGS_USER { abi, regs[3] } and STACK_USER { size, data, dyn_size }
+            // follow the call chain.
+            let mut at = 40 + 8 * nr;
+            let abi = u64_at(b, at);
+            at += 8;
+            let regs = (abi != 0).then(|| {
+                let r = [u64_at(b, at), u64_at(b, at + 8), u64_at(b, at + 16)];
+                at += 24;
+                r
+            });
+            let size = u64_at(b, at) as usize;
+            at += 8;
+            let stack = b.get(at..at + size).unwrap_or(&[]);
+            let dyn_size = if size > 0 {
+                u64_at(b, at + size) as usize
+            } else {
+                0
+            };
+            let stack = &stack[..dyn_size.min(stack.len())];
+            if let (Some(regs), Some(maps)) = (regs, self.maps.get(&pid)) {
+                let user = u.unwind(pid, maps, regs, stack);
+                // The DWARF chain replaces the frame-pointer one when it
+                // goes at least as deep.
+                if user.len() >= user_seen.max(1) {
+                    frames.retain(|&(_, k)| k);
+                    frames.extend(user.into_iter().map(|a| (a, false)));
+                }
+            }
         }
         let maps = self.maps.get(&pid);
         let resolved = frames

@@ -56,13 +56,18 @@ pub fn terminal(p: &Profile, top: usize) -> String {
     let mut out = String::new();
     let runs = p.cells.first().map_or(0, |c| c.runs.len());
     out.push_str(&format!(
-        "Sampled with {} at {} Hz over each process tree, {} stacks, {} runs per cell in interleaved shuffled blocks\n",
+        "Sampled with {} at {} Hz over each process tree, {} stacks ({}), {} runs per cell in interleaved shuffled blocks\n",
         p.event.name(),
         p.frequency,
         if p.kernel_frames {
             "kernel and user"
         } else {
             "user (kernel frames need perf_event_paranoid <= 1 or root)"
+        },
+        if p.dwarf {
+            "user stacks unwound with DWARF"
+        } else {
+            "frame pointers"
         },
         runs
     ));
@@ -293,8 +298,10 @@ pub fn json(p: &Profile) -> Value {
         .collect();
     json!({
         "event": p.event.name(),
+        "event_fallback": p.fallback,
         "frequency": p.frequency,
         "kernel_frames": p.kernel_frames,
+        "unwind": if p.dwarf { "dwarf" } else { "fp" },
         "off_cpu": Value::Null,
         "note": ON_CPU_ONLY,
         "cells": cells,
