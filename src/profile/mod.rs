@@ -36,6 +36,10 @@ pub const MAX_FUNCTIONS: usize = 30;
 /// A function is compared when its self time is at least this share of
 /// the larger cell's sampled time in either cell.
 pub const MIN_SHARE: f64 = 0.005;
+/// The marker frames ending off-CPU stacks.
+pub const OFF_CPU_BLOCKED: &str = "[off-CPU: blocked]";
+pub const OFF_CPU_RUNNABLE: &str = "[off-CPU: waiting for a CPU]";
+
 /// Below this wall time per run, a command without a single sample is
 /// "too short" (an error); above it, "blocked" (an empty profile). Far
 /// above a command that exits at once even on a loaded machine.
@@ -58,6 +62,12 @@ pub struct Options {
 #[derive(Clone, Debug, Default)]
 pub struct RunStacks {
     pub stacks: HashMap<Vec<u32>, f64>,
+    /// Time off the CPU by stack, the stack ending in a marker frame that
+    /// says whether the thread blocked or waited for a CPU.
+    pub off_cpu: HashMap<Vec<u32>, f64>,
+    /// Seconds off the CPU: blocked, and preempted waiting for a CPU.
+    pub blocked: f64,
+    pub runnable: f64,
     pub samples: u64,
     pub wall: f64,
     pub cpu: f64,
@@ -111,6 +121,11 @@ pub struct CellProfile {
     pub functions: Vec<FunctionTime>,
     /// The hottest stacks (root to leaf) with seconds per run.
     pub hot_stacks: Vec<(Vec<u32>, f64)>,
+    /// The longest off-CPU stacks with seconds per run.
+    pub off_cpu_stacks: Vec<(Vec<u32>, f64)>,
+    /// Seconds per run off the CPU: blocked, and waiting for a CPU.
+    pub blocked: f64,
+    pub runnable: f64,
 }
 
 impl CellProfile {
@@ -188,6 +203,8 @@ pub struct Profile {
     pub pairs: Vec<PairDiff>,
     pub unreadable: Vec<String>,
     pub interrupted: bool,
+    /// Context switches were sampled: off-CPU time is known.
+    pub off_cpu: bool,
 }
 
 impl Profile {
@@ -263,6 +280,7 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
     let mut interner = Interner::default();
     let mut runs: Vec<Vec<RunStacks>> = vec![Vec::new(); cells.len()];
     let mut interrupted = false;
+    let mut off_cpu = true;
     loop {
         let step = schedule.next_step();
         let Step::Measure(c) = step else {
@@ -277,6 +295,7 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
             break;
         }
         check_run(&cells[c], &raw)?;
+        off_cpu &= raw.off_cpu_sampled;
         runs[c].push(stacks_of(&raw, &setup, &mut sym, &mut interner));
         schedule.record(step, raw.wall);
         if signals::received().is_some() {
@@ -319,6 +338,7 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
         pairs,
         unreadable,
         interrupted,
+        off_cpu,
     })
 }
 
@@ -375,7 +395,12 @@ fn stacks_of(
     sym: &mut symbols::Symbolizer,
     interner: &mut Interner,
 ) -> RunStacks {
-    let total_weight: u64 = raw.samples.iter().map(|s| s.weight).sum();
+    let total_weight: u64 = raw
+        .samples
+        .iter()
+        .filter(|s| s.off_cpu.is_none())
+        .map(|s| s.weight)
+        .sum();
     // cpu-clock periods are nanoseconds; cycles are shared out over the
     // run's measured CPU time.
     let seconds = |w: u64| match setup.event {
@@ -392,7 +417,7 @@ fn stacks_of(
         wall: raw.wall,
         cpu: raw.cpu,
         lost: raw.lost,
-        samples: raw.samples.len() as u64,
+        samples: raw.samples.iter().filter(|s| s.off_cpu.is_none()).count() as u64,
         ..Default::default()
     };
     for (s, resolved) in raw.samples.iter().zip(&raw.resolved) {
@@ -403,7 +428,27 @@ fn stacks_of(
             .map(|(&(addr, k), m)| interner.id(sym.frame(s.pid, addr, k, m.as_ref())))
             .collect();
         ids.reverse();
-        *out.stacks.entry(ids).or_insert(0.0) += seconds(s.weight);
+        match s.off_cpu {
+            None => *out.stacks.entry(ids).or_insert(0.0) += seconds(s.weight),
+            Some(why) => {
+                ids.push(
+                    interner.id(Frame {
+                        function: match why {
+                            sampler::OffCpu::Blocked => OFF_CPU_BLOCKED,
+                            sampler::OffCpu::Runnable => OFF_CPU_RUNNABLE,
+                        }
+                        .into(),
+                        module: "[off-cpu]".into(),
+                    }),
+                );
+                let secs = s.weight as f64 * 1e-9;
+                *out.off_cpu.entry(ids).or_insert(0.0) += secs;
+                match why {
+                    sampler::OffCpu::Blocked => out.blocked += secs,
+                    sampler::OffCpu::Runnable => out.runnable += secs,
+                }
+            }
+        }
     }
     out
 }
@@ -434,16 +479,31 @@ fn summarise(name: String, runs: Vec<RunStacks>) -> CellProfile {
             .then(b.total.total_cmp(&a.total))
             .then(a.frame.cmp(&b.frame))
     });
+    let mut off: HashMap<Vec<u32>, f64> = HashMap::new();
+    for r in &runs {
+        for (s, &w) in &r.off_cpu {
+            *off.entry(s.clone()).or_insert(0.0) += w / n;
+        }
+    }
     let mut p = CellProfile {
         name,
         runs,
         functions,
         hot_stacks: Vec::new(),
+        off_cpu_stacks: Vec::new(),
+        blocked: 0.0,
+        runnable: 0.0,
     };
     let mut hot: Vec<(Vec<u32>, f64)> = p.stacks_per_run().into_iter().collect();
     hot.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     hot.truncate(10);
     p.hot_stacks = hot;
+    let mut off: Vec<(Vec<u32>, f64)> = off.into_iter().collect();
+    off.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    p.blocked = p.runs.iter().map(|r| r.blocked).fold(0.0, |a, b| a + b) / n;
+    p.runnable = p.runs.iter().map(|r| r.runnable).fold(0.0, |a, b| a + b) / n;
+    off.truncate(10);
+    p.off_cpu_stacks = off;
     p
 }
 

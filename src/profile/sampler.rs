@@ -53,6 +53,7 @@ const SAMPLE_IP: u64 = 1 << 0;
 const SAMPLE_TID: u64 = 1 << 1;
 const SAMPLE_TIME: u64 = 1 << 2;
 const SAMPLE_CALLCHAIN: u64 = 1 << 5;
+const SAMPLE_ID: u64 = 1 << 6;
 const SAMPLE_PERIOD: u64 = 1 << 8;
 const SAMPLE_REGS_USER: u64 = 1 << 12;
 const SAMPLE_STACK_USER: u64 = 1 << 13;
@@ -74,6 +75,11 @@ const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
 const FLAG_MMAP2: u64 = 1 << 23;
 const FLAG_COMM_EXEC: u64 = 1 << 24;
 const FLAG_USE_CLOCKID: u64 = 1 << 25;
+const FLAG_CONTEXT_SWITCH: u64 = 1 << 26;
+const PERF_COUNT_SW_CONTEXT_SWITCHES: u64 = 3;
+/// ioctls: _IO('$', 5) and _IOR('$', 7, u64).
+const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
+const PERF_EVENT_IOC_ID: libc::c_ulong = 0x8008_2407;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
 const RECORD_MMAP: u32 = 1;
@@ -83,7 +89,10 @@ const RECORD_EXIT: u32 = 4;
 const RECORD_FORK: u32 = 7;
 const RECORD_SAMPLE: u32 = 9;
 const RECORD_MMAP2: u32 = 10;
+const RECORD_SWITCH: u32 = 14;
 const MISC_COMM_EXEC: u16 = 1 << 13;
+const MISC_SWITCH_OUT: u16 = 1 << 13;
+const MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 
 /// Call chain entries at or above this are context markers (kernel, user).
 const PERF_CONTEXT_MAX: u64 = (-4095i64) as u64;
@@ -125,6 +134,8 @@ pub struct Setup {
     /// Copy user stacks and unwind them with DWARF (`unwind`), besides
     /// the kernel's frame-pointer chain.
     pub dwarf: bool,
+    /// Also sample context switches, for time off the CPU.
+    pub off_cpu: bool,
 }
 
 fn open_event(
@@ -165,7 +176,8 @@ fn attr(setup: &Setup) -> PerfEventAttr {
         | FLAG_SAMPLE_ID_ALL
         | FLAG_MMAP2
         | FLAG_COMM_EXEC
-        | FLAG_USE_CLOCKID;
+        | FLAG_USE_CLOCKID
+        | FLAG_CONTEXT_SWITCH;
     // cpu-clock samples by a period in nanoseconds, so every sample is
     // exactly that much CPU time; cycles by the kernel's frequency mode.
     let sample_period = match setup.event {
@@ -178,7 +190,8 @@ fn attr(setup: &Setup) -> PerfEventAttr {
     if setup.exclude_kernel {
         flags |= FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV;
     }
-    let mut sample_type = SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_PERIOD | SAMPLE_CALLCHAIN;
+    let mut sample_type =
+        SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_ID | SAMPLE_PERIOD | SAMPLE_CALLCHAIN;
     if setup.dwarf {
         sample_type |= SAMPLE_REGS_USER | SAMPLE_STACK_USER;
     }
@@ -222,6 +235,31 @@ pub fn online_cpus() -> Vec<i32> {
             let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1);
             (0..n as i32).collect()
         })
+}
+
+/// The off-CPU event: a sample (with its stack) at every context switch
+/// of the command's threads, written into the cpu-clock event's buffer.
+/// The time until the thread's next switch in is its time off the CPU.
+fn switch_attr(setup: &Setup) -> PerfEventAttr {
+    let mut a = attr(setup);
+    a.type_ = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+    a.sample_period = 1;
+    a.flags &= !(FLAG_FREQ
+        | FLAG_MMAP
+        | FLAG_COMM
+        | FLAG_TASK
+        | FLAG_MMAP2
+        | FLAG_COMM_EXEC
+        | FLAG_CONTEXT_SWITCH);
+    a
+}
+
+fn event_id(fd: i32) -> u64 {
+    let mut id = 0u64;
+    // SAFETY: PERF_EVENT_IOC_ID writes one u64.
+    unsafe { libc::ioctl(fd, PERF_EVENT_IOC_ID as _, &mut id as *mut u64) };
+    id
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
@@ -275,6 +313,7 @@ impl Setup {
             exclude_kernel: false,
             frequency,
             dwarf,
+            off_cpu: true,
         };
         let try_open = |s: &Setup| {
             let mut a = attr(s);
@@ -337,8 +376,18 @@ pub struct Mapping {
 #[derive(Clone, Debug)]
 pub struct RawSample {
     pub pid: u32,
+    /// The event's period (on the CPU), or nanoseconds off the CPU.
     pub weight: u64,
     pub frames: Vec<(u64, bool)>,
+    pub off_cpu: Option<OffCpu>,
+}
+
+/// Why a thread was off the CPU: it blocked (sleep, I/O, a lock), or it
+/// was preempted and waited for a CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffCpu {
+    Blocked,
+    Runnable,
 }
 
 /// Everything one sampled run produced.
@@ -353,6 +402,8 @@ pub struct RawRun {
     /// frames and addresses in no known mapping.
     pub resolved: Vec<Vec<Option<(String, u64)>>>,
     pub lost: u64,
+    /// Context switches were sampled (the kernel allowed the event).
+    pub off_cpu_sampled: bool,
     pub wall: f64,
     /// User + system CPU seconds of the command and its waited-for children.
     pub cpu: f64,
@@ -525,6 +576,8 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
     };
     let mut a = attr(setup);
     let mut events: Vec<(Fd, Ring, Vec<u8>)> = Vec::new();
+    let mut switch_fds: Vec<Fd> = Vec::new();
+    let mut switch_ids: Vec<u64> = Vec::new();
     for cpu in online_cpus() {
         let fd = match open_event(&mut a, pid, cpu) {
             Ok(fd) => Fd(fd),
@@ -541,7 +594,22 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
             false => Ring::map(fd.0, DATA_PAGES_LOG2),
         };
         match ring {
-            Ok(r) => events.push((fd, r, Vec::new())),
+            Ok(r) => {
+                if setup.off_cpu {
+                    let mut sa = switch_attr(setup);
+                    if let Ok(sfd) = open_event(&mut sa, pid, cpu) {
+                        let sfd = Fd(sfd);
+                        // SAFETY: redirecting our event into our other
+                        // event's buffer on the same CPU.
+                        if unsafe { libc::ioctl(sfd.0, PERF_EVENT_IOC_SET_OUTPUT as _, fd.0) } == 0
+                        {
+                            switch_ids.push(event_id(sfd.0));
+                            switch_fds.push(sfd);
+                        }
+                    }
+                }
+                events.push((fd, r, Vec::new()))
+            }
             Err(e) => {
                 abandon(pid);
                 return Err(Error::Usage(format!(
@@ -562,8 +630,10 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
     let deadline = launch.timeout.map(|t| started + t);
     let mut run = RawRun::default();
     let mut records: Vec<Record> = Vec::new();
+    run.off_cpu_sampled = !switch_ids.is_empty();
     let mut parser = Parser {
         unwinders: setup.dwarf.then(Default::default),
+        switch_ids,
         ..Default::default()
     };
     let mut status = 0;
@@ -613,6 +683,7 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
         ring.drain(bytes);
         split_records(bytes, &mut records);
     }
+    drop(switch_fds);
     drop(events);
     parser.process(&mut records, None, &mut run);
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
@@ -634,6 +705,9 @@ fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// A switch-out sample: its time, the sample, its resolved frames.
+type SwitchedOut = (u64, RawSample, Vec<Option<(String, u64)>>);
+
 /// Decodes ring buffer records as they come, keeping each process's
 /// mappings current so that samples resolve (and unwind) against the
 /// mappings they were taken under (a process that execs replaces them).
@@ -641,6 +715,12 @@ fn monotonic_ns() -> u64 {
 struct Parser {
     maps: HashMap<u32, Vec<Mapping>>,
     unwinders: Option<super::unwind::Unwinders>,
+    /// Ids of the context-switch events: their samples are switches out.
+    switch_ids: Vec<u64>,
+    /// Per thread: the switch-out sample waiting for its switch in, and
+    /// whether the switch was a preemption.
+    switched_out: HashMap<u32, SwitchedOut>,
+    preempted: HashMap<u32, bool>,
 }
 
 fn u16_at(b: &[u8], at: usize) -> u16 {
@@ -686,8 +766,8 @@ fn split_records(bytes: &mut Vec<u8>, out: &mut Vec<Record>) {
         let body = bytes[at + 8..at + size].to_vec();
         let time = match kind {
             RECORD_SAMPLE => u64_at(&body, 16),
-            // sample_id_all: { pid, tid, time } closes every other record.
-            _ if body.len() >= 16 => u64_at(&body, body.len() - 8),
+            // sample_id_all: { pid, tid, time, id } closes every other record.
+            _ if body.len() >= 24 => u64_at(&body, body.len() - 16),
             _ => 0,
         };
         out.push(Record {
@@ -778,23 +858,42 @@ impl Parser {
             }
             RECORD_EXIT => {}
             RECORD_LOST => run.lost += u64_at(b, 8),
+            RECORD_SWITCH if b.len() >= 24 => {
+                let tid = u32_at(b, 4);
+                let time = u64_at(b, b.len() - 16);
+                if misc & MISC_SWITCH_OUT != 0 {
+                    self.preempted
+                        .insert(tid, misc & MISC_SWITCH_OUT_PREEMPT != 0);
+                } else if let Some((out, mut sample, resolved)) = self.switched_out.remove(&tid) {
+                    sample.weight = time.saturating_sub(out);
+                    sample.off_cpu = Some(match self.preempted.remove(&tid) {
+                        Some(true) => OffCpu::Runnable,
+                        _ => OffCpu::Blocked,
+                    });
+                    run.resolved.push(resolved);
+                    run.samples.push(sample);
+                }
+            }
             RECORD_SAMPLE => self.sample(b, run),
             _ => {}
         }
     }
 
     fn sample(&mut self, b: &[u8], run: &mut RawRun) {
-        // IP, TID (pid, tid), TIME, PERIOD, CALLCHAIN (nr, ips): the order
-        // of the sample_type bits.
+        // IP, TID (pid, tid), TIME, ID, PERIOD, CALLCHAIN (nr, ips): the
+        // order of the sample_type bits.
         let ip = u64_at(b, 0);
         let pid = u32_at(b, 8);
-        let period = u64_at(b, 24);
-        let nr = u64_at(b, 32) as usize;
+        let tid = u32_at(b, 12);
+        let time = u64_at(b, 16);
+        let id = u64_at(b, 24);
+        let period = u64_at(b, 32);
+        let nr = u64_at(b, 40) as usize;
         let mut frames = Vec::with_capacity(nr.min(256));
         let mut kernel = ip >= 0xffff_8000_0000_0000;
         let mut user_seen = 0usize;
         for i in 0..nr.min(512) {
-            let x = u64_at(b, 40 + 8 * i);
+            let x = u64_at(b, 48 + 8 * i);
             if x >= PERF_CONTEXT_MAX {
                 kernel = x == PERF_CONTEXT_KERNEL;
                 if x != PERF_CONTEXT_KERNEL && x != PERF_CONTEXT_USER {
@@ -820,7 +919,7 @@ impl Parser {
         if let Some(u) = &mut self.unwinders {
             // REGS_USER { abi, regs[3] } and STACK_USER { size, data, dyn_size }
             // follow the call chain.
-            let mut at = 40 + 8 * nr;
+            let mut at = 48 + 8 * nr;
             let abi = u64_at(b, at);
             at += 8;
             let regs = (abi != 0).then(|| {
@@ -858,11 +957,18 @@ impl Parser {
                     .map(|m| (m.path.clone(), addr - m.start + m.pgoff))
             })
             .collect();
-        run.resolved.push(resolved);
-        run.samples.push(RawSample {
+        let sample = RawSample {
             pid,
             weight: period,
             frames,
-        });
+            off_cpu: None,
+        };
+        if self.switch_ids.contains(&id) {
+            // Weighed when the thread comes back (RECORD_SWITCH in).
+            self.switched_out.insert(tid, (time, sample, resolved));
+            return;
+        }
+        run.resolved.push(resolved);
+        run.samples.push(sample);
     }
 }

@@ -13,9 +13,21 @@ use crate::profile::{CellProfile, FunctionDiff, PairDiff, Profile};
 use crate::units;
 
 /// Said on every report: what the numbers are and are not.
-pub const ON_CPU_ONLY: &str = "on-CPU time only: time a process spends blocked (sleeping, waiting for I/O or locks) is not sampled, so it shows in the wall time but in no function";
+pub const ON_CPU_ONLY: &str = "on-CPU time only: the kernel refused context-switch sampling, so time a process spends blocked (sleeping, waiting for I/O or locks) shows in the wall time but in no function";
+/// Said when context switches were sampled.
+pub const OFF_CPU: &str = "functions and differences are on-CPU time; off-CPU time (blocked, or waiting for a CPU) is measured from context switches and shown apart";
+
+fn scope_note(p: &Profile) -> &'static str {
+    if p.off_cpu {
+        OFF_CPU
+    } else {
+        ON_CPU_ONLY
+    }
+}
 
 fn pct(x: f64) -> String {
+    // No "-0 %".
+    let x = if x == 0.0 { 0.0 } else { x };
     format!("{} %", units::significant(100.0 * x, 3))
 }
 
@@ -74,7 +86,7 @@ pub fn terminal(p: &Profile, top: usize) -> String {
     if let Some(why) = &p.fallback {
         out.push_str(&format!("  cpu-clock, not cycles: {why}\n"));
     }
-    out.push_str(&format!("  {ON_CPU_ONLY}\n"));
+    out.push_str(&format!("  {}\n", scope_note(p)));
     if !p.unreadable.is_empty() {
         out.push_str(&format!(
             "  no symbols in {} (frames there are shown as module+offset; install its debug symbols)\n",
@@ -114,9 +126,19 @@ fn cell_text(p: &Profile, c: &CellProfile, top: usize, out: &mut String) {
             units::count(c.lost() as f64)
         ));
     }
+    if p.off_cpu {
+        out.push_str(&format!(
+            "  off the CPU per run: {} blocked, {} waiting for a CPU\n",
+            units::time(c.blocked),
+            units::time(c.runnable)
+        ));
+        for (s, w) in c.off_cpu_stacks.iter().take(top.min(3)) {
+            out.push_str(&format!("  {:>10}  {}\n", units::time(*w), chain(p, s, 8)));
+        }
+    }
     if c.samples() == 0 {
         out.push_str(&format!(
-            "  no on-CPU samples: it spent its {} per run blocked (off the CPU), which is not sampled\n",
+            "  no on-CPU samples: it spent its {} per run off the CPU\n",
             units::time(wall)
         ));
         return;
@@ -263,6 +285,14 @@ pub fn json(p: &Profile) -> Value {
                 "lost_samples": c.lost(),
                 "sampled_seconds": c.sampled_per_run(),
                 "functions": function_json(p, c),
+                "off_cpu": if p.off_cpu { json!({
+                    "blocked": c.blocked,
+                    "runnable": c.runnable,
+                    "stacks": c.off_cpu_stacks.iter().map(|(s, w)| json!({
+                        "stack": s.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
+                        "seconds": w,
+                    })).collect::<Vec<_>>(),
+                }) } else { Value::Null },
                 "differences": differences,
                 "hot_stacks": c.hot_stacks.iter().map(|(s, w)| json!({
                     "stack": s.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
@@ -302,8 +332,8 @@ pub fn json(p: &Profile) -> Value {
         "frequency": p.frequency,
         "kernel_frames": p.kernel_frames,
         "unwind": if p.dwarf { "dwarf" } else { "fp" },
-        "off_cpu": Value::Null,
-        "note": ON_CPU_ONLY,
+        "off_cpu": p.off_cpu,
+        "note": scope_note(p),
         "cells": cells,
         "pairs": pairs,
     })
