@@ -177,7 +177,8 @@ pub struct PairDiff {
     /// Sorted by |delta|, largest first.
     pub functions: Vec<FunctionDiff>,
     /// Root to the deepest frame whose inclusive change holds at least
-    /// half of the measured CPU difference; empty when none does.
+    /// half of the measured CPU difference; empty when none does or when
+    /// the engine does not call the CPU difference real.
     pub hot_path: Vec<u32>,
 }
 

@@ -362,14 +362,7 @@ pub struct Launch {
     pub timeout: Option<Duration>,
 }
 
-/// A mapping of a file into a process, from MMAP/MMAP2 records.
-#[derive(Clone, Debug)]
-pub struct Mapping {
-    pub start: u64,
-    pub end: u64,
-    pub pgoff: u64,
-    pub path: String,
-}
+pub use super::unwind::Mapping;
 
 /// One sample: the frames from the leaf up, each with whether it is a
 /// kernel address, and the process it came from.
@@ -459,11 +452,14 @@ impl Ring {
             fence(Ordering::Acquire);
             let tail = std::ptr::read_volatile(tail_ptr);
             let data = self.base.add(self.data_offset);
+            // At most two contiguous pieces: up to the end of the buffer,
+            // then from its start.
             let mut pos = tail;
             while pos < head {
                 let at = (pos as usize) % self.data_size;
-                out.push(*data.add(at));
-                pos += 1;
+                let n = ((head - pos) as usize).min(self.data_size - at);
+                out.extend_from_slice(std::slice::from_raw_parts(data.add(at), n));
+                pos += n as u64;
             }
             fence(Ordering::Release);
             std::ptr::write_volatile(tail_ptr, head);
@@ -496,6 +492,16 @@ fn cstring(b: &[u8], what: &str) -> Result<CString> {
 /// Runs the command once, sampled. The child waits on a pipe until the
 /// event is open on it, then execs; the event starts counting at that exec.
 pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
+    launch_run(Some(setup), launch)
+}
+
+/// Runs the command once exactly as `sample_run` does but without
+/// sampling: the baseline of the cost benchmark (examples/profile_cost.rs).
+pub fn plain_run(launch: &Launch) -> Result<RawRun> {
+    launch_run(None, launch)
+}
+
+fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
     let path = cstring(launch.program.as_os_str().as_bytes(), "program path")?;
     let argv: Vec<CString> = launch
         .argv
@@ -574,11 +580,18 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
             libc::waitpid(pid, &mut status, 0);
         }
     };
-    let mut a = attr(setup);
     let mut events: Vec<(Fd, Ring, Vec<u8>)> = Vec::new();
     let mut switch_fds: Vec<Fd> = Vec::new();
     let mut switch_ids: Vec<u64> = Vec::new();
-    for cpu in online_cpus() {
+    let cpus = if setup.is_some() {
+        online_cpus()
+    } else {
+        Vec::new()
+    };
+    let dwarf = setup.is_some_and(|s| s.dwarf);
+    for cpu in cpus {
+        let Some(setup) = setup else { break };
+        let mut a = attr(setup);
         let fd = match open_event(&mut a, pid, cpu) {
             Ok(fd) => Fd(fd),
             Err(libc::ENODEV) | Err(libc::EINVAL) if !events.is_empty() => continue,
@@ -632,7 +645,7 @@ pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
     let mut records: Vec<Record> = Vec::new();
     run.off_cpu_sampled = !switch_ids.is_empty();
     let mut parser = Parser {
-        unwinders: setup.dwarf.then(Default::default),
+        unwinders: dwarf.then(Default::default),
         switch_ids,
         ..Default::default()
     };

@@ -14,7 +14,14 @@ use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
 use object::{Object, ObjectSection, ObjectSegment};
 
-use super::sampler::Mapping;
+/// A mapping of a file into a process, from MMAP/MMAP2 records.
+#[derive(Clone, Debug)]
+pub struct Mapping {
+    pub start: u64,
+    pub end: u64,
+    pub pgoff: u64,
+    pub path: String,
+}
 
 /// A section of a file read once and shared by every process mapping it.
 #[derive(Clone, Default)]

@@ -181,7 +181,8 @@ fn pair_text(p: &Profile, d: &PairDiff, top: usize, out: &mut String) {
     ));
     if !d.hot_path.is_empty() {
         out.push_str(&format!(
-            "  the extra time is under {}\n",
+            "  the {} time is under {}\n",
+            if d.cpu.shift > 0.0 { "extra" } else { "saved" },
             chain(p, &d.hot_path, 8)
         ));
     }
@@ -521,7 +522,7 @@ pub fn slug(name: &str) -> String {
             }
         })
         .collect();
-    let s = s.trim_matches('_');
+    let s = s.trim_matches(|c| c == '_' || c == '.');
     let s: String = s.chars().take(60).collect();
     if s.is_empty() {
         "cell".into()
@@ -581,7 +582,7 @@ mod tests {
 
     #[test]
     fn slugs_are_plain_file_names() {
-        assert_eq!(slug("./fixture a"), "._fixture_a");
+        assert_eq!(slug("./fixture a"), "fixture_a");
         assert_eq!(slug("sh -c 'x;y'"), "sh_-c__x_y");
         assert_eq!(slug("///"), "cell");
     }
