@@ -13,6 +13,7 @@ pub mod explain;
 pub mod import;
 pub mod metrics;
 pub mod output;
+pub mod profile;
 pub mod report;
 pub mod run;
 pub mod search;

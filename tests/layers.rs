@@ -349,7 +349,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("binary", &["main"]),
     ("commands", &["commands"]),
     ("front ends", &["report", "explain", "suite", "cli"]),
-    ("deciding", &["search", "run::runner", "run::progress"]),
+    ("deciding", &["search", "run::runner", "run::progress", "profile"]),
     ("answering", &["analysis", "store"]),
     (
         "measuring",

@@ -7,7 +7,7 @@ pub mod concurrency;
 pub mod drift;
 pub mod sequential;
 #[cfg(test)]
-mod simulation;
+pub(crate) mod simulation;
 pub mod sweep;
 pub mod tables;
 

@@ -12,6 +12,7 @@ pub const EXPLAIN_EXAMPLES: &str = "\
 Examples:
   cmdscope explain 'ruby -e \"100.times { system(%q(/bin/true)) }\"'
   cmdscope explain --json explain.json 'make -j2'
+  cmdscope explain --profile --flamegraph prof/ ./old ./new     # why is new slower?
   cmdscope explain -L u root,nobody --user {u} 'ruby spawn.rb'   # side by side
   cmdscope explain -L n 0,5000 --env-size {n} ./container-init
   cmdscope explain --monitor 'busctl --system monitor org.freedesktop.hostname1' \\
@@ -80,6 +81,38 @@ pub struct ExplainArgs {
     /// similar siblings.
     #[arg(long)]
     pub full_tree: bool,
+
+    /// Sample CPU profiles instead of tracing: every cell runs --runs times
+    /// in interleaved shuffled blocks, sampled over its whole process tree
+    /// with perf_event_open (no ptrace); shows where the time goes per cell
+    /// and, against the reference, which functions changed, with intervals.
+    #[arg(long, conflicts_with_all = ["monitor", "full_tree"])]
+    pub profile: bool,
+
+    /// Runs per cell with --profile.
+    #[arg(long, value_name = "N", requires = "profile", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(3..=10000))]
+    pub runs: u64,
+
+    /// Samples per second of CPU time with --profile.
+    #[arg(long, value_name = "HZ", requires = "profile", default_value_t = 999,
+          value_parser = clap::value_parser!(u64).range(1..=100000))]
+    pub frequency: u64,
+
+    /// How --profile finds callers: 'dwarf' copies 8 KiB of user stack
+    /// with every sample and unwinds it with the binaries' .eh_frame
+    /// (callers of code built without frame pointers are found; costs
+    /// more); 'fp' follows frame pointers only (cheapest; loses callers in
+    /// code built without them).
+    #[arg(long, value_name = "METHOD", requires = "profile", default_value = "dwarf",
+          value_parser = ["dwarf", "fp"])]
+    pub unwind: String,
+
+    /// With --profile: write folded stacks, a flame graph SVG and a pprof
+    /// profile (gzipped profile.proto) per cell, and a differential flame
+    /// graph per pair, into DIR (created if missing).
+    #[arg(long, value_name = "DIR", requires = "profile")]
+    pub flamegraph: Option<PathBuf>,
 }
 
 /// The options of `run` that define cells, for `explain` (same meaning;

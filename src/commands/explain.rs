@@ -14,6 +14,9 @@ pub fn run(args: &ExplainArgs) -> Result<i32> {
         ));
     }
     let cells = crate::cli::cells::explain_cells(args)?;
+    if args.profile {
+        return profile(args, &cells);
+    }
     let opts = explain::Options {
         monitor: args.monitor.clone(),
         matches: args.matches.clone(),
@@ -90,6 +93,57 @@ pub fn run(args: &ExplainArgs) -> Result<i32> {
         crate::eprint_line!(
             "cmdscope: interrupted; the traced command was killed (the report above is partial)"
         );
+        return Ok(exit::INTERRUPTED);
+    }
+    Ok(exit::OK)
+}
+
+/// `explain --profile`: samples every cell in interleaved blocks, writes
+/// the files and the JSON first, prints the report last.
+fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> {
+    let opts = crate::profile::Options {
+        runs: args.runs as usize,
+        frequency: args.frequency,
+        timeout: args
+            .timeout
+            .map(|t| crate::cli::seconds(t, "--timeout", false))
+            .transpose()?,
+        force_software: std::env::var_os("CMDSCOPE_PROFILE_SOFTWARE").is_some(),
+        dwarf: args.unwind == "dwarf",
+        seed: 0x5eed,
+    };
+    if let Some(path) = &args.json {
+        crate::output::check_writable(path)?;
+    }
+    signals::install();
+    let profile = match crate::profile::profile_cells(cells, &opts) {
+        Err(Error::Interrupted) => {
+            crate::eprint_line!("cmdscope: interrupted before a block of runs finished");
+            return Ok(exit::INTERRUPTED);
+        }
+        other => other?,
+    };
+    if let Some(dir) = &args.flamegraph {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+            path: dir.clone(),
+            source,
+        })?;
+        for (name, bytes) in crate::report::profile::files(&profile)? {
+            crate::output::replace_in_dir(dir, &name, &bytes)?;
+        }
+    }
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({ "profile": crate::report::profile::json(&profile) });
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+        crate::output::write_file(path, text.as_bytes())?;
+    }
+    if !args.json.as_deref().is_some_and(crate::output::is_stdout) {
+        let text = crate::report::profile::terminal(&profile, args.top);
+        // Function names come from the profiled programs.
+        crate::output::print(&crate::output::escape_controls(&text));
+    }
+    if profile.interrupted {
+        crate::eprint_line!("cmdscope: interrupted; the profile covers the finished blocks");
         return Ok(exit::INTERRUPTED);
     }
     Ok(exit::OK)

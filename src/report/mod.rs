@@ -15,6 +15,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod paint;
+pub mod profile;
 pub mod search;
 pub mod site;
 pub mod suite_list;

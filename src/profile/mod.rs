@@ -1,0 +1,649 @@
+//! Sampled CPU profiles of every cell and their differences, for
+//! `cmdscope explain --profile` (the command itself is `commands::explain`,
+//! the words and files `report::profile`). See docs/EXPLAIN.md.
+//!
+//! - `sampler`: one run sampled with `perf_event_open` over its process
+//!   tree (ring buffer, mappings).
+//! - `symbols`: addresses to functions (ELF, kallsyms, perf maps).
+//! - here: runs in interleaved shuffled blocks (`run::schedule`), stacks
+//!   per run, self and total time per function, and per pair the change of
+//!   every reported function's self time, paired by block and decided by
+//!   the one comparison engine with Bonferroni over the functions reported.
+
+pub mod sampler;
+pub mod symbols;
+pub mod unwind;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::analysis::comparison::{self, Comparison, Design};
+use crate::error::{Error, Result};
+use crate::exec::signals;
+use crate::run::plan::{Cell, REFERENCE};
+use crate::run::schedule::{Order, RunPolicy, Scheduler, Step};
+
+pub use symbols::Frame;
+
+/// Default sampling frequency: 999 Hz rather than 1000, so sampling does
+/// not run in lockstep with programs' millisecond timers.
+pub const DEFAULT_FREQUENCY: u64 = 999;
+/// Default runs per cell: enough pairs for the engine's paired tests at a
+/// Bonferroni level over a few dozen functions.
+pub const DEFAULT_RUNS: usize = 10;
+/// Functions compared per pair: the largest by self time in either cell.
+pub const MAX_FUNCTIONS: usize = 30;
+/// A function is compared when its self time is at least this share of
+/// the larger cell's sampled time in either cell.
+pub const MIN_SHARE: f64 = 0.005;
+/// The marker frames ending off-CPU stacks.
+pub const OFF_CPU_BLOCKED: &str = "[off-CPU: blocked]";
+pub const OFF_CPU_RUNNABLE: &str = "[off-CPU: waiting for a CPU]";
+
+/// Below this wall time per run, a command without a single sample is
+/// "too short" (an error); above it, "blocked" (an empty profile). Far
+/// above a command that exits at once even on a loaded machine.
+pub const BLOCKED_WALL: f64 = 0.1;
+/// Family-wise significance level of one pair's function differences.
+pub const ALPHA: f64 = 0.05;
+
+pub struct Options {
+    pub runs: usize,
+    pub frequency: u64,
+    pub timeout: Option<Duration>,
+    /// Sample with cpu-clock even where cycles exist (tests).
+    pub force_software: bool,
+    /// Unwind copied user stacks with DWARF (else frame pointers only).
+    pub dwarf: bool,
+    pub seed: u64,
+}
+
+/// One run's stacks: frame ids from the root to the leaf, with seconds.
+#[derive(Clone, Debug, Default)]
+pub struct RunStacks {
+    pub stacks: HashMap<Vec<u32>, f64>,
+    /// Time off the CPU by stack, the stack ending in a marker frame that
+    /// says whether the thread blocked or waited for a CPU.
+    pub off_cpu: HashMap<Vec<u32>, f64>,
+    /// Seconds off the CPU: blocked, and preempted waiting for a CPU.
+    pub blocked: f64,
+    pub runnable: f64,
+    pub samples: u64,
+    pub wall: f64,
+    pub cpu: f64,
+    pub lost: u64,
+}
+
+impl RunStacks {
+    fn self_time(&self) -> HashMap<u32, f64> {
+        let mut m = HashMap::new();
+        for (s, &w) in &self.stacks {
+            if let Some(&leaf) = s.last() {
+                *m.entry(leaf).or_insert(0.0) += w;
+            }
+        }
+        m
+    }
+
+    fn total_time(&self) -> HashMap<u32, f64> {
+        let mut m = HashMap::new();
+        for (s, &w) in &self.stacks {
+            let mut seen: Vec<u32> = s.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            for f in seen {
+                *m.entry(f).or_insert(0.0) += w;
+            }
+        }
+        m
+    }
+
+    pub fn sampled(&self) -> f64 {
+        // From +0.0: an empty sum of floats is -0.0.
+        self.stacks.values().fold(0.0, |a, b| a + b)
+    }
+}
+
+/// A function's time in one cell, in seconds per run.
+#[derive(Clone, Debug)]
+pub struct FunctionTime {
+    pub frame: u32,
+    pub self_time: f64,
+    pub total: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct CellProfile {
+    pub name: String,
+    /// Runs in block order: run k of every cell was in block k.
+    pub runs: Vec<RunStacks>,
+    /// By self time, largest first.
+    pub functions: Vec<FunctionTime>,
+    /// The hottest stacks (root to leaf) with seconds per run.
+    pub hot_stacks: Vec<(Vec<u32>, f64)>,
+    /// The longest off-CPU stacks with seconds per run.
+    pub off_cpu_stacks: Vec<(Vec<u32>, f64)>,
+    /// Seconds per run off the CPU: blocked, and waiting for a CPU.
+    pub blocked: f64,
+    pub runnable: f64,
+}
+
+impl CellProfile {
+    pub fn samples(&self) -> u64 {
+        self.runs.iter().map(|r| r.samples).sum()
+    }
+    pub fn lost(&self) -> u64 {
+        self.runs.iter().map(|r| r.lost).sum()
+    }
+    /// Seconds per run of every stack (for folded files and flame graphs).
+    pub fn stacks_per_run(&self) -> HashMap<Vec<u32>, f64> {
+        let mut m: HashMap<Vec<u32>, f64> = HashMap::new();
+        let n = self.runs.len().max(1) as f64;
+        for r in &self.runs {
+            for (s, &w) in &r.stacks {
+                *m.entry(s.clone()).or_insert(0.0) += w / n;
+            }
+        }
+        m
+    }
+    pub fn sampled_per_run(&self) -> f64 {
+        let n = self.runs.len().max(1) as f64;
+        self.runs.iter().map(RunStacks::sampled).sum::<f64>() / n
+    }
+}
+
+/// One function's change from the baseline to the candidate.
+#[derive(Clone, Debug)]
+pub struct FunctionDiff {
+    pub frame: u32,
+    /// The engine's comparison of the per-block self times (its `shift`
+    /// and `shift_ci` are the delta and its interval, in seconds per run).
+    pub comparison: Comparison,
+}
+
+impl FunctionDiff {
+    pub fn real(&self) -> bool {
+        self.comparison.verdict.is_significant()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct PairDiff {
+    pub baseline: usize,
+    pub candidate: usize,
+    /// The measured wall and CPU time differences (engine, paired).
+    pub wall: Comparison,
+    pub cpu: Comparison,
+    /// Sorted by |delta|, largest first.
+    pub functions: Vec<FunctionDiff>,
+    /// Root to the deepest frame whose inclusive change holds at least
+    /// half of the measured CPU difference; empty when none does or when
+    /// the engine does not call the CPU difference real.
+    pub hot_path: Vec<u32>,
+}
+
+impl PairDiff {
+    /// Sum of the changes of the functions called real.
+    pub fn explained(&self) -> f64 {
+        self.functions
+            .iter()
+            .filter(|f| f.real())
+            .map(|f| f.comparison.shift)
+            .fold(0.0, |a, b| a + b)
+    }
+}
+
+pub struct Profile {
+    pub event: sampler::Event,
+    pub dwarf: bool,
+    pub fallback: Option<String>,
+    pub frequency: u64,
+    pub kernel_frames: bool,
+    pub frames: Vec<Frame>,
+    pub cells: Vec<CellProfile>,
+    pub pairs: Vec<PairDiff>,
+    pub unreadable: Vec<String>,
+    pub interrupted: bool,
+    /// Context switches were sampled: off-CPU time is known.
+    pub off_cpu: bool,
+}
+
+impl Profile {
+    pub fn frame(&self, id: u32) -> &Frame {
+        &self.frames[id as usize]
+    }
+}
+
+/// Frame interning: every (function, module) gets one id.
+#[derive(Default)]
+struct Interner {
+    ids: HashMap<Frame, u32>,
+    frames: Vec<Frame>,
+}
+
+impl Interner {
+    fn id(&mut self, f: Frame) -> u32 {
+        if let Some(&i) = self.ids.get(&f) {
+            return i;
+        }
+        let i = self.frames.len() as u32;
+        self.frames.push(f.clone());
+        self.ids.insert(f, i);
+        i
+    }
+}
+
+fn launch(cell: &Cell, opts: &Options) -> Result<sampler::Launch> {
+    let program = cell
+        .argv
+        .first()
+        .ok_or_else(|| Error::Usage("empty command".into()))?;
+    let v = &cell.variant;
+    if v.user.is_some() || v.cpus.is_some() || v.nice.is_some() || v.workdir.is_some() {
+        return Err(Error::Usage(
+            "--profile does not apply --user, --cpus, --nice or --workdir yet; profile without them".into(),
+        ));
+    }
+    let envp = crate::exec::environment(&cell.env, v.clear_env, v.env_size)?;
+    Ok(sampler::Launch {
+        program: crate::exec::resolve_program(program)?,
+        argv: cell.argv.clone(),
+        envp,
+        cwd: None,
+        timeout: opts.timeout,
+    })
+}
+
+/// The reference cell, as `run` pairs them: `--reference`'s cell, else the first.
+pub fn reference(cells: &[Cell]) -> usize {
+    cells
+        .iter()
+        .position(|c| c.template == REFERENCE)
+        .unwrap_or(0)
+}
+
+/// Profiles every cell `opts.runs` times in interleaved shuffled blocks and
+/// compares each cell with the reference.
+pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
+    let launches = cells
+        .iter()
+        .map(|c| launch(c, opts))
+        .collect::<Result<Vec<_>>>()?;
+    let setup = sampler::Setup::probe(opts.frequency, opts.force_software, opts.dwarf)?;
+    let policy = RunPolicy {
+        exact: Some(opts.runs),
+        min_runs: opts.runs,
+        max_runs: Some(opts.runs),
+        min_time: 0.0,
+    };
+    let mut schedule = Scheduler::new(cells.len(), Order::Interleaved, policy, 0, opts.seed);
+    let mut sym = symbols::Symbolizer::default();
+    let mut interner = Interner::default();
+    let mut runs: Vec<Vec<RunStacks>> = vec![Vec::new(); cells.len()];
+    let mut interrupted = false;
+    let mut off_cpu = true;
+    loop {
+        let step = schedule.next_step();
+        let Step::Measure(c) = step else {
+            if step == Step::Done {
+                break;
+            }
+            continue;
+        };
+        let raw = sampler::sample_run(&setup, &launches[c])?;
+        if raw.interrupted {
+            interrupted = true;
+            break;
+        }
+        check_run(&cells[c], &raw)?;
+        off_cpu &= raw.off_cpu_sampled;
+        runs[c].push(stacks_of(&raw, &setup, &mut sym, &mut interner));
+        schedule.record(step, raw.wall);
+        if signals::received().is_some() {
+            interrupted = true;
+            break;
+        }
+    }
+    for (cell, r) in cells.iter().zip(&runs) {
+        too_short(cell, r, &setup)?;
+    }
+    // Whole blocks only, so run k of every cell shares block k.
+    let blocks = runs.iter().map(Vec::len).min().unwrap_or(0);
+    if interrupted && blocks == 0 {
+        return Err(Error::Interrupted);
+    }
+    let cell_profiles: Vec<CellProfile> = cells
+        .iter()
+        .zip(runs)
+        .map(|(cell, mut r)| {
+            r.truncate(blocks);
+            summarise(cell.name.clone(), r)
+        })
+        .collect();
+    let r = reference(cells);
+    let pairs = (0..cells.len())
+        .filter(|&c| c != r)
+        .map(|c| compare(&cell_profiles, r, c, ALPHA))
+        .collect();
+    let mut unreadable = sym.unreadable.clone();
+    unreadable.sort();
+    unreadable.dedup();
+    Ok(Profile {
+        event: setup.event,
+        dwarf: setup.dwarf,
+        fallback: setup.fallback.clone(),
+        frequency: setup.frequency,
+        kernel_frames: !setup.exclude_kernel,
+        frames: interner.frames,
+        cells: cell_profiles,
+        pairs,
+        unreadable,
+        interrupted,
+        off_cpu,
+    })
+}
+
+fn check_run(cell: &Cell, raw: &sampler::RawRun) -> Result<()> {
+    if raw.timed_out {
+        return Err(Error::Usage(format!(
+            "'{}' ran past --timeout and was killed; profile it without --timeout or with a longer one",
+            cell.name
+        )));
+    }
+    if raw.exit_code == Some(127) && raw.samples.is_empty() {
+        return Err(Error::Usage(format!(
+            "'{}' could not be started (exit code 127)",
+            cell.name
+        )));
+    }
+    if let Some(code) = raw.exit_code.filter(|&c| c != 0) {
+        return Err(Error::Usage(format!(
+            "'{}' failed with exit code {code}; profiles are made of successful runs only",
+            cell.name
+        )));
+    }
+    if let Some(sig) = raw.signal {
+        return Err(Error::Usage(format!(
+            "'{}' was killed by signal {sig}; profiles are made of successful runs only",
+            cell.name
+        )));
+    }
+    Ok(())
+}
+
+/// A cell none of whose runs was sampled, and which ran for less than
+/// `BLOCKED_WALL` per run, is too short to profile. A longer one without
+/// samples spent its time blocked: its empty on-CPU profile is the answer.
+fn too_short(cell: &Cell, runs: &[RunStacks], setup: &sampler::Setup) -> Result<()> {
+    let period = 1.0 / setup.frequency as f64;
+    let walls: Vec<f64> = runs.iter().map(|r| r.wall).collect();
+    let wall = crate::stats::median(&walls).unwrap_or(0.0);
+    if runs.iter().all(|r| r.samples == 0) && wall < BLOCKED_WALL {
+        return Err(Error::Usage(format!(
+            "'{}' ran {} per run, too short to sample once every {} ({} Hz); profile a longer command or raise --frequency",
+            cell.name,
+            crate::units::time(wall),
+            crate::units::time(period),
+            setup.frequency
+        )));
+    }
+    Ok(())
+}
+
+fn stacks_of(
+    raw: &sampler::RawRun,
+    setup: &sampler::Setup,
+    sym: &mut symbols::Symbolizer,
+    interner: &mut Interner,
+) -> RunStacks {
+    let total_weight: u64 = raw
+        .samples
+        .iter()
+        .filter(|s| s.off_cpu.is_none())
+        .map(|s| s.weight)
+        .sum();
+    // cpu-clock periods are nanoseconds; cycles are shared out over the
+    // run's measured CPU time.
+    let seconds = |w: u64| match setup.event {
+        sampler::Event::CpuClock => w as f64 * 1e-9,
+        sampler::Event::Cycles => {
+            if total_weight == 0 {
+                0.0
+            } else {
+                w as f64 / total_weight as f64 * raw.cpu
+            }
+        }
+    };
+    let mut out = RunStacks {
+        wall: raw.wall,
+        cpu: raw.cpu,
+        lost: raw.lost,
+        samples: raw.samples.iter().filter(|s| s.off_cpu.is_none()).count() as u64,
+        ..Default::default()
+    };
+    for (s, resolved) in raw.samples.iter().zip(&raw.resolved) {
+        let mut ids: Vec<u32> = s
+            .frames
+            .iter()
+            .zip(resolved)
+            .map(|(&(addr, k), m)| interner.id(sym.frame(s.pid, addr, k, m.as_ref())))
+            .collect();
+        ids.reverse();
+        match s.off_cpu {
+            None => *out.stacks.entry(ids).or_insert(0.0) += seconds(s.weight),
+            Some(why) => {
+                ids.push(
+                    interner.id(Frame {
+                        function: match why {
+                            sampler::OffCpu::Blocked => OFF_CPU_BLOCKED,
+                            sampler::OffCpu::Runnable => OFF_CPU_RUNNABLE,
+                        }
+                        .into(),
+                        module: "[off-cpu]".into(),
+                    }),
+                );
+                let secs = s.weight as f64 * 1e-9;
+                *out.off_cpu.entry(ids).or_insert(0.0) += secs;
+                match why {
+                    sampler::OffCpu::Blocked => out.blocked += secs,
+                    sampler::OffCpu::Runnable => out.runnable += secs,
+                }
+            }
+        }
+    }
+    out
+}
+
+fn summarise(name: String, runs: Vec<RunStacks>) -> CellProfile {
+    let n = runs.len().max(1) as f64;
+    let mut selfs: HashMap<u32, f64> = HashMap::new();
+    let mut totals: HashMap<u32, f64> = HashMap::new();
+    for r in &runs {
+        for (f, w) in r.self_time() {
+            *selfs.entry(f).or_insert(0.0) += w / n;
+        }
+        for (f, w) in r.total_time() {
+            *totals.entry(f).or_insert(0.0) += w / n;
+        }
+    }
+    let mut functions: Vec<FunctionTime> = totals
+        .iter()
+        .map(|(&frame, &total)| FunctionTime {
+            frame,
+            self_time: selfs.get(&frame).copied().unwrap_or(0.0),
+            total,
+        })
+        .collect();
+    functions.sort_by(|a, b| {
+        b.self_time
+            .total_cmp(&a.self_time)
+            .then(b.total.total_cmp(&a.total))
+            .then(a.frame.cmp(&b.frame))
+    });
+    let mut off: HashMap<Vec<u32>, f64> = HashMap::new();
+    for r in &runs {
+        for (s, &w) in &r.off_cpu {
+            *off.entry(s.clone()).or_insert(0.0) += w / n;
+        }
+    }
+    let mut p = CellProfile {
+        name,
+        runs,
+        functions,
+        hot_stacks: Vec::new(),
+        off_cpu_stacks: Vec::new(),
+        blocked: 0.0,
+        runnable: 0.0,
+    };
+    let mut hot: Vec<(Vec<u32>, f64)> = p.stacks_per_run().into_iter().collect();
+    hot.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    hot.truncate(10);
+    p.hot_stacks = hot;
+    let mut off: Vec<(Vec<u32>, f64)> = off.into_iter().collect();
+    off.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    p.blocked = p.runs.iter().map(|r| r.blocked).fold(0.0, |a, b| a + b) / n;
+    p.runnable = p.runs.iter().map(|r| r.runnable).fold(0.0, |a, b| a + b) / n;
+    off.truncate(10);
+    p.off_cpu_stacks = off;
+    p
+}
+
+fn per_run(runs: &[RunStacks], f: impl Fn(&RunStacks) -> f64) -> Vec<f64> {
+    runs.iter().map(f).collect()
+}
+
+/// The functions compared for a pair: those with at least `MIN_SHARE` of
+/// the larger cell's sampled time as self time in either cell, the
+/// `MAX_FUNCTIONS` largest. Chosen from the sizes, never from the
+/// differences, so the selection does not bias the tests.
+fn compared_functions(a: &CellProfile, b: &CellProfile) -> Vec<u32> {
+    let floor = MIN_SHARE * a.sampled_per_run().max(b.sampled_per_run());
+    let mut size: HashMap<u32, f64> = HashMap::new();
+    for cell in [a, b] {
+        for f in &cell.functions {
+            let s = size.entry(f.frame).or_insert(0.0);
+            *s = s.max(f.self_time);
+        }
+    }
+    let mut fs: Vec<(u32, f64)> = size.into_iter().filter(|&(_, s)| s >= floor).collect();
+    fs.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    fs.truncate(MAX_FUNCTIONS);
+    fs.into_iter().map(|(f, _)| f).collect()
+}
+
+/// Compares the candidate cell with the baseline: measured wall and CPU
+/// time, every compared function's self time per block, the hot path.
+pub fn compare(cells: &[CellProfile], baseline: usize, candidate: usize, alpha: f64) -> PairDiff {
+    let (a, b) = (&cells[baseline], &cells[candidate]);
+    let settings = comparison::Settings::new(alpha, comparison::DEFAULT_PRECISION);
+    let wall = comparison::compare_values(
+        &per_run(&a.runs, |r| r.wall),
+        &per_run(&b.runs, |r| r.wall),
+        Design::Paired,
+        &settings,
+    );
+    let cpu = comparison::compare_values(
+        &per_run(&a.runs, |r| r.cpu),
+        &per_run(&b.runs, |r| r.cpu),
+        Design::Paired,
+        &settings,
+    );
+    let compared = compared_functions(a, b);
+    let family = comparison::Settings {
+        family: compared.len().max(1),
+        ..settings
+    };
+    let self_a: Vec<HashMap<u32, f64>> = a.runs.iter().map(RunStacks::self_time).collect();
+    let self_b: Vec<HashMap<u32, f64>> = b.runs.iter().map(RunStacks::self_time).collect();
+    let values = |runs: &[HashMap<u32, f64>], f: u32| -> Vec<f64> {
+        runs.iter()
+            .map(|m| m.get(&f).copied().unwrap_or(0.0))
+            .collect()
+    };
+    let mut functions: Vec<FunctionDiff> = compared
+        .iter()
+        .map(|&f| FunctionDiff {
+            frame: f,
+            comparison: comparison::compare_values(
+                &values(&self_a, f),
+                &values(&self_b, f),
+                Design::Paired,
+                &family,
+            ),
+        })
+        .collect();
+    functions.sort_by(|x, y| {
+        let dx = if x.comparison.shift.is_nan() {
+            0.0
+        } else {
+            x.comparison.shift.abs()
+        };
+        let dy = if y.comparison.shift.is_nan() {
+            0.0
+        } else {
+            y.comparison.shift.abs()
+        };
+        dy.total_cmp(&dx).then(x.frame.cmp(&y.frame))
+    });
+    let measured = if cpu.shift.is_finite() {
+        cpu.shift
+    } else {
+        0.0
+    };
+    PairDiff {
+        baseline,
+        candidate,
+        hot_path: hot_path(a, b, measured),
+        wall,
+        cpu,
+        functions,
+    }
+}
+
+/// Inclusive seconds per run of every stack prefix (a node of the call tree).
+fn prefix_times(cell: &CellProfile) -> HashMap<Vec<u32>, f64> {
+    let mut m: HashMap<Vec<u32>, f64> = HashMap::new();
+    for (s, w) in cell.stacks_per_run() {
+        for k in 1..=s.len() {
+            *m.entry(s[..k].to_vec()).or_insert(0.0) += w;
+        }
+    }
+    m
+}
+
+/// Descends the call tree of the difference from the roots, always into
+/// the child with the largest change, while that child still holds at
+/// least half of the measured difference.
+pub fn hot_path(a: &CellProfile, b: &CellProfile, measured: f64) -> Vec<u32> {
+    if measured == 0.0 {
+        return Vec::new();
+    }
+    let (pa, pb) = (prefix_times(a), prefix_times(b));
+    let mut diff: HashMap<&Vec<u32>, f64> = HashMap::new();
+    for (k, v) in &pb {
+        *diff.entry(k).or_insert(0.0) += v;
+    }
+    for (k, v) in &pa {
+        *diff.entry(k).or_insert(0.0) -= v;
+    }
+    let mut children: HashMap<&[u32], Vec<(&Vec<u32>, f64)>> = HashMap::new();
+    for (k, &v) in &diff {
+        children.entry(&k[..k.len() - 1]).or_default().push((k, v));
+    }
+    let mut path: Vec<u32> = Vec::new();
+    while let Some(kids) = children.get(path.as_slice()) {
+        // Largest change in the direction of the measured difference.
+        let best = kids
+            .iter()
+            .map(|&(k, v)| (k, v * measured.signum()))
+            .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(x.0)));
+        match best {
+            Some((k, v)) if v >= measured.abs() / 2.0 => path = k.clone(),
+            _ => break,
+        }
+    }
+    path
+}
+
+#[cfg(test)]
+mod tests;

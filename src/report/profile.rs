@@ -1,0 +1,589 @@
+//! `explain --profile`'s words and files: the terminal report, the JSON
+//! `profile` object, folded stacks, flame graphs (inferno draws them, one
+//! per cell and a differential one per pair) and pprof's profile.proto.
+//! Formatting only: the numbers and verdicts come from `profile`.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::profile::{CellProfile, FunctionDiff, PairDiff, Profile};
+use crate::units;
+
+/// Said on every report: what the numbers are and are not.
+pub const ON_CPU_ONLY: &str = "on-CPU time only: the kernel refused context-switch sampling, so time a process spends blocked (sleeping, waiting for I/O or locks) shows in the wall time but in no function";
+/// Said when context switches were sampled.
+pub const OFF_CPU: &str = "functions and differences are on-CPU time; off-CPU time (blocked, or waiting for a CPU) is measured from context switches and shown apart";
+
+fn scope_note(p: &Profile) -> &'static str {
+    if p.off_cpu {
+        OFF_CPU
+    } else {
+        ON_CPU_ONLY
+    }
+}
+
+fn pct(x: f64) -> String {
+    // No "-0 %".
+    let x = if x == 0.0 { 0.0 } else { x };
+    format!("{} %", units::significant(100.0 * x, 3))
+}
+
+fn interval(ci: [f64; 2]) -> String {
+    let scale = units::scale_for(ci[0].abs().max(ci[1].abs()));
+    format!(
+        "{} to {}",
+        units::time_in(ci[0], scale),
+        units::time_in(ci[1], scale)
+    )
+}
+
+fn frame_name(p: &Profile, id: u32) -> String {
+    p.frame(id).function.clone()
+}
+
+/// A stack root-to-leaf read leaf first: "leaf ← caller ← … ← root",
+/// at most `max` frames (the leaf side kept).
+fn chain(p: &Profile, stack: &[u32], max: usize) -> String {
+    let mut names: Vec<String> = stack.iter().rev().map(|&f| frame_name(p, f)).collect();
+    if names.len() > max {
+        names.truncate(max);
+        names.push("…".into());
+    }
+    names.join(" ← ")
+}
+
+fn verdict_words(d: &FunctionDiff) -> &'static str {
+    if d.real() {
+        "real"
+    } else {
+        d.comparison.verdict.words()
+    }
+}
+
+/// The terminal report.
+pub fn terminal(p: &Profile, top: usize) -> String {
+    let mut out = String::new();
+    let runs = p.cells.first().map_or(0, |c| c.runs.len());
+    out.push_str(&format!(
+        "Sampled with {} at {} Hz over each process tree, {} stacks ({}), {} runs per cell in interleaved shuffled blocks\n",
+        p.event.name(),
+        p.frequency,
+        if p.kernel_frames {
+            "kernel and user"
+        } else {
+            "user (kernel frames need perf_event_paranoid <= 1 or root)"
+        },
+        if p.dwarf {
+            "user stacks unwound with DWARF"
+        } else {
+            "frame pointers"
+        },
+        runs
+    ));
+    if let Some(why) = &p.fallback {
+        out.push_str(&format!("  cpu-clock, not cycles: {why}\n"));
+    }
+    out.push_str(&format!("  {}\n", scope_note(p)));
+    if !p.unreadable.is_empty() {
+        out.push_str(&format!(
+            "  no symbols in {} (frames there are shown as module+offset; install its debug symbols)\n",
+            p.unreadable.join(", ")
+        ));
+    }
+    for c in &p.cells {
+        out.push('\n');
+        cell_text(p, c, top, &mut out);
+    }
+    for d in &p.pairs {
+        out.push('\n');
+        pair_text(p, d, top, &mut out);
+    }
+    if p.interrupted {
+        out.push_str("\ninterrupted: the profile covers the blocks finished before\n");
+    }
+    out
+}
+
+fn cell_text(p: &Profile, c: &CellProfile, top: usize, out: &mut String) {
+    let n = c.runs.len().max(1) as f64;
+    let wall: f64 = c.runs.iter().map(|r| r.wall).sum::<f64>() / n;
+    let cpu: f64 = c.runs.iter().map(|r| r.cpu).sum::<f64>() / n;
+    out.push_str(&format!(
+        "{}: {} runs, {} samples; per run: {} sampled on the CPU, {} CPU measured, {} wall\n",
+        c.name,
+        c.runs.len(),
+        units::count(c.samples() as f64),
+        units::time(c.sampled_per_run()),
+        units::time(cpu),
+        units::time(wall)
+    ));
+    if c.lost() > 0 {
+        out.push_str(&format!(
+            "  {} samples lost (the buffer overflowed): lower --frequency\n",
+            units::count(c.lost() as f64)
+        ));
+    }
+    if p.off_cpu {
+        out.push_str(&format!(
+            "  off the CPU per run: {} blocked, {} waiting for a CPU\n",
+            units::time(c.blocked),
+            units::time(c.runnable)
+        ));
+        for (s, w) in c.off_cpu_stacks.iter().take(top.min(3)) {
+            out.push_str(&format!("  {:>10}  {}\n", units::time(*w), chain(p, s, 8)));
+        }
+    }
+    if c.samples() == 0 {
+        out.push_str(&format!(
+            "  no on-CPU samples: it spent its {} per run off the CPU\n",
+            units::time(wall)
+        ));
+        return;
+    }
+    out.push_str(&format!(
+        "  {:>10}  {:>10}  function (module), seconds per run\n",
+        "self", "total"
+    ));
+    for f in c.functions.iter().take(top) {
+        let fr = p.frame(f.frame);
+        out.push_str(&format!(
+            "  {:>10}  {:>10}  {} ({})\n",
+            units::time(f.self_time),
+            units::time(f.total),
+            fr.function,
+            fr.module
+        ));
+    }
+    out.push_str("  hottest stacks:\n");
+    for (s, w) in c.hot_stacks.iter().take(top.min(5)) {
+        out.push_str(&format!("  {:>10}  {}\n", units::time(*w), chain(p, s, 8)));
+    }
+}
+
+fn pair_text(p: &Profile, d: &PairDiff, top: usize, out: &mut String) {
+    let (a, b) = (&p.cells[d.baseline].name, &p.cells[d.candidate].name);
+    let measured = |c: &crate::analysis::comparison::Comparison, what: &str| {
+        format!(
+            "{} {what} ({}, {})",
+            units::time(c.shift),
+            interval(c.shift_ci),
+            c.verdict.words()
+        )
+    };
+    out.push_str(&format!("{b} − {a} per run:\n"));
+    out.push_str(&format!(
+        "  measured: {}; {}\n",
+        measured(&d.wall, "wall"),
+        measured(&d.cpu, "CPU")
+    ));
+    if !d.hot_path.is_empty() {
+        out.push_str(&format!(
+            "  the {} time is under {}\n",
+            if d.cpu.shift > 0.0 { "extra" } else { "saved" },
+            chain(p, &d.hot_path, 8)
+        ));
+    }
+    let m = d.functions.first().map_or(0, |f| f.comparison.family);
+    let conf = d.functions.first().map_or(0.0, |f| f.comparison.confidence);
+    out.push_str(&format!(
+        "  change of self time per run, {} intervals (95 % for all {} functions together):\n",
+        pct(conf),
+        m
+    ));
+    for f in d.functions.iter().take(top) {
+        let fr = p.frame(f.frame);
+        out.push_str(&format!(
+            "  {:>10}  ({})  {} ({})  {}\n",
+            units::time(f.comparison.shift),
+            interval(f.comparison.shift_ci),
+            fr.function,
+            fr.module,
+            verdict_words(f)
+        ));
+    }
+    let real = d.functions.iter().filter(|f| f.real()).count();
+    let explained = d.explained();
+    let share = |c: &crate::analysis::comparison::Comparison| {
+        if c.shift.is_finite() && c.shift.abs() > 0.0 {
+            pct(explained / c.shift)
+        } else {
+            "—".into()
+        }
+    };
+    out.push_str(&format!(
+        "  the {real} function{} called real account for {} per run: {} of the wall difference, {} of the CPU difference\n",
+        if real == 1 { "" } else { "s" },
+        units::time(explained),
+        share(&d.wall),
+        share(&d.cpu)
+    ));
+}
+
+fn function_json(p: &Profile, c: &CellProfile) -> Vec<Value> {
+    c.functions
+        .iter()
+        .map(|f| {
+            let fr = p.frame(f.frame);
+            json!({
+                "function": fr.function,
+                "module": fr.module,
+                "self": f.self_time,
+                "total": f.total,
+            })
+        })
+        .collect()
+}
+
+fn finite(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+fn difference_json(p: &Profile, d: &PairDiff) -> Vec<Value> {
+    d.functions
+        .iter()
+        .map(|f| {
+            let fr = p.frame(f.frame);
+            json!({
+                "baseline": p.cells[d.baseline].name,
+                "candidate": p.cells[d.candidate].name,
+                "function": fr.function,
+                "module": fr.module,
+                "delta": finite(f.comparison.shift),
+                "delta_ci": [finite(f.comparison.shift_ci[0]), finite(f.comparison.shift_ci[1])],
+                "real": f.real(),
+                "verdict": f.comparison.verdict.words(),
+                "p_value": finite(f.comparison.p_value),
+                "confidence": f.comparison.confidence,
+            })
+        })
+        .collect()
+}
+
+/// The JSON `profile` object.
+pub fn json(p: &Profile) -> Value {
+    let cells: Vec<Value> = p
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let differences: Vec<Value> = p
+                .pairs
+                .iter()
+                .filter(|d| d.candidate == i)
+                .flat_map(|d| difference_json(p, d))
+                .collect();
+            json!({
+                "name": c.name,
+                "runs": c.runs.len(),
+                "samples": c.samples(),
+                "lost_samples": c.lost(),
+                "sampled_seconds": c.sampled_per_run(),
+                "functions": function_json(p, c),
+                "off_cpu": if p.off_cpu { json!({
+                    "blocked": c.blocked,
+                    "runnable": c.runnable,
+                    "stacks": c.off_cpu_stacks.iter().map(|(s, w)| json!({
+                        "stack": s.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
+                        "seconds": w,
+                    })).collect::<Vec<_>>(),
+                }) } else { Value::Null },
+                "differences": differences,
+                "hot_stacks": c.hot_stacks.iter().map(|(s, w)| json!({
+                    "stack": s.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
+                    "seconds": w,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let measured = |c: &crate::analysis::comparison::Comparison| {
+        json!({
+            "delta": finite(c.shift),
+            "delta_ci": [finite(c.shift_ci[0]), finite(c.shift_ci[1])],
+            "verdict": c.verdict.words(),
+        })
+    };
+    let pairs: Vec<Value> = p
+        .pairs
+        .iter()
+        .map(|d| {
+            json!({
+                "baseline": p.cells[d.baseline].name,
+                "candidate": p.cells[d.candidate].name,
+                "wall": measured(&d.wall),
+                "cpu": measured(&d.cpu),
+                "hot_path": d.hot_path.iter().map(|&f| json!({
+                    "function": p.frame(f).function,
+                    "module": p.frame(f).module,
+                })).collect::<Vec<_>>(),
+                "explained": d.explained(),
+                "differences": difference_json(p, d),
+            })
+        })
+        .collect();
+    json!({
+        "event": p.event.name(),
+        "event_fallback": p.fallback,
+        "frequency": p.frequency,
+        "kernel_frames": p.kernel_frames,
+        "unwind": if p.dwarf { "dwarf" } else { "fp" },
+        "off_cpu": p.off_cpu,
+        "note": scope_note(p),
+        "cells": cells,
+        "pairs": pairs,
+    })
+}
+
+/// A frame as flame graph tools read it: `;` separates frames, and
+/// kernel frames carry perf script's `_[k]` suffix (inferno colours them).
+fn folded_frame(p: &Profile, id: u32) -> String {
+    let f = p.frame(id);
+    let name = f.function.replace(';', ":");
+    if f.module == "[kernel]" {
+        format!("{name}_[k]")
+    } else {
+        name
+    }
+}
+
+/// Folded stacks of one cell: `root;…;leaf COUNT` lines, COUNT in
+/// microseconds of CPU time per run, sorted.
+pub fn folded(p: &Profile, c: &CellProfile) -> String {
+    let mut lines: HashMap<String, f64> = HashMap::new();
+    for (s, w) in c.stacks_per_run() {
+        let key: Vec<String> = s.iter().map(|&f| folded_frame(p, f)).collect();
+        *lines.entry(key.join(";")).or_insert(0.0) += w;
+    }
+    let mut v: Vec<(String, u64)> = lines
+        .into_iter()
+        .map(|(k, w)| (k, (w * 1e6).round() as u64))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    v.sort();
+    v.iter().map(|(k, n)| format!("{k} {n}\n")).collect()
+}
+
+fn inferno_error(e: impl std::fmt::Display) -> Error {
+    Error::Usage(format!("cannot draw the flame graph: {e}"))
+}
+
+/// A flame graph SVG of folded stacks (inferno's, interactive when opened
+/// on its own).
+pub fn flamegraph(title: &str, folded: &str) -> Result<Vec<u8>> {
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    opts.count_name = "µs per run".into();
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opts, folded.lines(), &mut svg).map_err(inferno_error)?;
+    Ok(svg)
+}
+
+/// A differential flame graph: the candidate's stacks, coloured by the
+/// change from the baseline (red more, blue less), as difffolded.pl does.
+pub fn differential(title: &str, before: &str, after: &str) -> Result<Vec<u8>> {
+    let mut diff = Vec::new();
+    inferno::differential::from_readers(
+        inferno::differential::Options::default(),
+        before.as_bytes(),
+        after.as_bytes(),
+        &mut diff,
+    )
+    .map_err(inferno_error)?;
+    let text = String::from_utf8_lossy(&diff).into_owned();
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    opts.count_name = "µs per run".into();
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut svg).map_err(inferno_error)?;
+    Ok(svg)
+}
+
+/// Protocol buffer encoding, written by hand: pprof's profile.proto needs
+/// five message types and two wire types, less code than a protobuf
+/// crate's build step.
+#[derive(Default)]
+struct Pb(Vec<u8>);
+
+impl Pb {
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+    fn uint(&mut self, field: u64, v: u64) {
+        self.varint(field << 3);
+        self.varint(v);
+    }
+    fn bytes(&mut self, field: u64, b: &[u8]) {
+        self.varint((field << 3) | 2);
+        self.varint(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+    fn packed(&mut self, field: u64, vs: &[u64]) {
+        let mut inner = Pb::default();
+        for &v in vs {
+            inner.varint(v);
+        }
+        self.bytes(field, &inner.0);
+    }
+}
+
+/// pprof's profile.proto of one cell, gzipped: CPU nanoseconds per run by
+/// stack, one location per function.
+pub fn pprof(p: &Profile, c: &CellProfile) -> Result<Vec<u8>> {
+    let mut strings: Vec<String> = vec![String::new()];
+    let mut index: HashMap<String, u64> = HashMap::new();
+    let mut s = |x: &str| -> u64 {
+        if let Some(&i) = index.get(x) {
+            return i;
+        }
+        strings.push(x.to_string());
+        index.insert(x.to_string(), strings.len() as u64 - 1);
+        strings.len() as u64 - 1
+    };
+    let mut prof = Pb::default();
+    // sample_type = 1, period_type = 11: ValueType { type = 1, unit = 2 }.
+    let mut vt = Pb::default();
+    vt.uint(1, s("cpu"));
+    vt.uint(2, s("nanoseconds"));
+    prof.bytes(1, &vt.0);
+    let mut used: Vec<u32> = Vec::new();
+    let mut stacks: Vec<(Vec<u32>, f64)> = c.stacks_per_run().into_iter().collect();
+    stacks.sort_by(|a, b| a.0.cmp(&b.0));
+    for (stack, w) in &stacks {
+        // Sample = 2: location_id = 1 (leaf first), value = 2.
+        let mut sample = Pb::default();
+        let ids: Vec<u64> = stack.iter().rev().map(|&f| f as u64 + 1).collect();
+        used.extend(stack);
+        sample.packed(1, &ids);
+        sample.packed(2, &[(w * 1e9).round() as u64]);
+        prof.bytes(2, &sample.0);
+    }
+    used.sort_unstable();
+    used.dedup();
+    for &f in &used {
+        let fr = p.frame(f);
+        let id = f as u64 + 1;
+        // Location = 4: id = 1, line = 4 { function_id = 1 }.
+        let mut line = Pb::default();
+        line.uint(1, id);
+        let mut loc = Pb::default();
+        loc.uint(1, id);
+        loc.bytes(4, &line.0);
+        prof.bytes(4, &loc.0);
+        // Function = 5: id = 1, name = 2, system_name = 3, filename = 4.
+        let mut func = Pb::default();
+        func.uint(1, id);
+        let name = s(&fr.function);
+        func.uint(2, name);
+        func.uint(3, name);
+        func.uint(4, s(&fr.module));
+        prof.bytes(5, &func.0);
+    }
+    let period = (1e9 / p.frequency as f64).round() as u64;
+    let comment = s(&format!(
+        "cmdscope explain --profile: {}, CPU time per run averaged over {} runs",
+        c.name,
+        c.runs.len()
+    ));
+    // period_type = 11, period = 12, comment = 13.
+    let mut pt = Pb::default();
+    pt.uint(1, s("cpu"));
+    pt.uint(2, s("nanoseconds"));
+    prof.bytes(11, &pt.0);
+    prof.uint(12, period);
+    prof.uint(13, comment);
+    // string_table = 6.
+    for x in &strings {
+        prof.bytes(6, x.as_bytes());
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&prof.0).map_err(Error::Io)?;
+    gz.finish().map_err(Error::Io)
+}
+
+/// A file name from a cell name: letters, digits, `.`, `-`, `_` kept.
+pub fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_matches(|c| c == '_' || c == '.');
+    let s: String = s.chars().take(60).collect();
+    if s.is_empty() {
+        "cell".into()
+    } else {
+        s
+    }
+}
+
+/// Every file `--flamegraph DIR` holds: per cell `N-NAME.folded`, `.svg`,
+/// `.pb.gz`; per pair `diff-N-vs-M.folded`-free differential `.svg`.
+pub fn files(p: &Profile) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let names: Vec<String> = p
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{}-{}", i + 1, slug(&c.name)))
+        .collect();
+    let folded_of: Vec<String> = p.cells.iter().map(|c| folded(p, c)).collect();
+    for (i, c) in p.cells.iter().enumerate() {
+        out.push((
+            format!("{}.folded", names[i]),
+            folded_of[i].clone().into_bytes(),
+        ));
+        out.push((
+            format!("{}.svg", names[i]),
+            flamegraph(&format!("{} (CPU time per run)", c.name), &folded_of[i])?,
+        ));
+        out.push((format!("{}.pb.gz", names[i]), pprof(p, c)?));
+    }
+    for d in &p.pairs {
+        let title = format!(
+            "{} − {} (red: more time in the candidate, blue: less)",
+            p.cells[d.candidate].name, p.cells[d.baseline].name
+        );
+        out.push((
+            format!("diff-{}-vs-{}.svg", names[d.candidate], names[d.baseline]),
+            differential(&title, &folded_of[d.baseline], &folded_of[d.candidate])?,
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_are_protobufs() {
+        let mut pb = Pb::default();
+        pb.varint(300);
+        assert_eq!(pb.0, vec![0xac, 0x02]);
+        let mut pb = Pb::default();
+        pb.uint(1, 150);
+        assert_eq!(pb.0, vec![0x08, 0x96, 0x01]);
+    }
+
+    #[test]
+    fn slugs_are_plain_file_names() {
+        assert_eq!(slug("./fixture a"), "fixture_a");
+        assert_eq!(slug("sh -c 'x;y'"), "sh_-c__x_y");
+        assert_eq!(slug("///"), "cell");
+    }
+}
