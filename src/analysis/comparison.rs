@@ -31,6 +31,7 @@
 
 use serde::Serialize;
 
+use crate::analysis::modes::{concordant_blocks, SpeedModes};
 use crate::analysis::values;
 use crate::metrics::{Metric, Unit};
 use crate::run::schedule::Order;
@@ -140,6 +141,11 @@ pub struct Settings {
     /// by exactly ±1 in every pair would make it claim p = 0.016 at 5 pairs
     /// where only 1 in 16 sign patterns is as extreme.
     pub discrete: bool,
+    /// Paired comparisons of positive continuous values look for two speed
+    /// modes in the pooled runs and, when found, compare only the blocks
+    /// whose two runs share a mode (`analysis::modes`). Off only to measure
+    /// what it buys.
+    pub speed_modes: bool,
 }
 
 impl Settings {
@@ -152,6 +158,7 @@ impl Settings {
             floor: None,
             cross_session: false,
             discrete: false,
+            speed_modes: true,
         }
     }
 
@@ -177,6 +184,7 @@ impl Settings {
             },
             cross_session: false,
             discrete: metric.unit() != Unit::Seconds,
+            speed_modes: true,
         }
     }
 
@@ -258,6 +266,10 @@ pub struct Comparison {
     pub session_variation: SessionVariation,
     /// Same as `verdict.is_significant()`, for readers of the JSON.
     pub significant: bool,
+    /// The runs fell into two speeds: test, estimate and intervals use the
+    /// blocks whose two runs share a mode (`n` counts those).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed_modes: Option<SpeedModes>,
 }
 
 /// The rank tests are used when their smallest attainable two-sided
@@ -456,14 +468,24 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
     let level = s.level();
     let confidence = 1.0 - level;
     let paired = design == Design::Paired;
-    let (a, b): (&[f64], &[f64]) = if paired {
+    let (mut a, mut b): (&[f64], &[f64]) = if paired {
         let n = base.len().min(cand.len());
         (&base[..n], &cand[..n])
     } else {
         (base, cand)
     };
-    let n = a.len().min(b.len());
     let positive = a.iter().chain(b).all(|&v| v > 0.0 && v.is_finite());
+    // Two speeds in the pooled runs: only blocks whose runs share a mode
+    // are compared (exact under the paired null, see `analysis::modes`).
+    let within = (paired && positive && !s.discrete && s.speed_modes)
+        .then(|| concordant_blocks(a, b))
+        .flatten()
+        .filter(|(_, ka, _)| ka.len() >= MIN_N);
+    if let Some((_, ka, kb)) = &within {
+        (a, b) = (ka, kb);
+    }
+    let speed_modes = within.as_ref().map(|(m, _, _)| *m);
+    let n = a.len().min(b.len());
     let scale = if positive {
         Scale::LogRatio
     } else {
@@ -503,6 +525,7 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
             SessionVariation::SameSession
         },
         significant: false,
+        speed_modes,
     };
     if let Some(floor) = s.floor {
         if !a.is_empty() && !b.is_empty() && a.iter().chain(b).all(|&v| v <= floor) {
@@ -687,6 +710,16 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
 /// difference" (h below log(1 + p) - |log ratio|, when the ratio is inside
 /// the band). Rounded up, capped at 10,000.
 fn more_runs_advice(c: &Comparison) -> String {
+    match runs_to_decide(c) {
+        Some(n) => format!("run longer with --runs {n}"),
+        None => "deciding would take more than 10,000 runs".into(),
+    }
+}
+
+/// The runs per cell `more_runs_advice` names (None: more than 10,000).
+/// Within speed modes only concordant blocks count: the blocks needed
+/// grow by all blocks / concordant ones.
+fn runs_to_decide(c: &Comparison) -> Option<usize> {
     let (lo, hi, r) = (c.ratio_ci[0].ln(), c.ratio_ci[1].ln(), c.ratio.ln());
     let h = (hi - lo) / 2.0;
     let mut factor = f64::INFINITY;
@@ -702,11 +735,59 @@ fn more_runs_advice(c: &Comparison) -> String {
     if !factor.is_finite() {
         factor = 4.0;
     }
-    let want = (c.n as f64 * factor.max(1.5)).ceil();
+    let blocks_per_pair = match c.speed_modes {
+        Some(m) if c.n > 0 => m.blocks as f64 / c.n as f64,
+        _ => 1.0,
+    };
+    let have = (c.n as f64 * blocks_per_pair).round() as usize;
+    let want = (c.n as f64 * factor.max(1.5) * blocks_per_pair).ceil();
     if want > 10_000.0 {
-        return "deciding would take more than 10,000 runs".into();
+        return None;
     }
-    format!("run longer with --runs {}", (want as usize).max(c.n + 1))
+    Some((want as usize).max(have + 1))
+}
+
+/// Says how long the advice to run longer would take: each block runs
+/// every cell once, `seconds_per_block` (their mean wall times together).
+/// "run longer with --runs 700 (about 52 s of runs at this noise, or
+/// --until-decided)". Other notes are left as they are.
+pub fn add_time_to_advice(c: &mut Comparison, seconds_per_block: f64) {
+    let Some(n) = runs_to_decide(c) else {
+        return;
+    };
+    if !(seconds_per_block.is_finite() && seconds_per_block > 0.0) {
+        return;
+    }
+    let old = format!("run longer with --runs {n}");
+    let new = format!(
+        "{old} (about {} of runs at this noise, or --until-decided)",
+        crate::units::time(n as f64 * seconds_per_block)
+    );
+    if let Some(note) = c.note.as_mut() {
+        *note = note.replacen(&old, &new, 1);
+    }
+}
+
+/// The noise's structure in one line, when it limited the answer: the
+/// comparison is inconclusive and its runs fell into two speeds.
+/// "runs fall into two speeds, 25.1 ms (61 %) and 42.3 ms (39 %): the
+/// machine alternates between them; 41 of 400 blocks mixed them and were
+/// left out". Times in seconds (the wall-time metric).
+pub fn noise_line(c: &Comparison) -> Option<String> {
+    let m = c.speed_modes?;
+    if c.verdict != Verdict::Inconclusive {
+        return None;
+    }
+    let share = (m.fast_share * 100.0).round();
+    Some(format!(
+        "runs fall into two speeds, {} ({share:.0} %) and {} ({:.0} %): the machine alternates \
+         between them; {} of {} blocks mixed them and were left out",
+        crate::units::time(m.fast),
+        crate::units::time(m.slow),
+        100.0 - share,
+        m.discordant,
+        m.blocks
+    ))
 }
 
 /// `--fail-if-slower PCT`, the one gate rule: fails only when the verdict is
@@ -837,14 +918,29 @@ pub fn compare_cells(
                 Design::Paired => paired_values(&results[reference], cand, metric),
                 Design::Unpaired => (base_vals.clone(), cand_vals),
             };
-            out.push(compare_values(&b, &c, design, &settings).named(
+            let mut c = compare_values(&b, &c, design, &settings).named(
                 metric.name(),
                 &results[reference].cell.name,
                 &cand.cell.name,
-            ));
+            );
+            if metric == Metric::WallTime && c.verdict == Verdict::Inconclusive {
+                add_time_to_advice(&mut c, seconds_per_block(results));
+            }
+            out.push(c);
         }
     }
     out
+}
+
+/// Seconds one block of runs takes: the cells' mean wall times together.
+fn seconds_per_block(results: &[CellResult]) -> f64 {
+    results
+        .iter()
+        .map(|r| {
+            let v = values(&r.samples, Metric::WallTime);
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        })
+        .sum()
 }
 
 /// Peak memory within 2 % of cmdscope's own resident size counts as the

@@ -4,6 +4,7 @@ pub mod changes;
 pub mod check;
 pub mod comparison;
 pub mod drift;
+pub mod modes;
 pub mod sequential;
 #[cfg(test)]
 mod simulation;

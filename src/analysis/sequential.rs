@@ -29,6 +29,16 @@ use crate::stats;
 /// Blocks (runs per cell) after which an interim analysis is planned.
 pub const LOOKS: &[usize] = &[10, 20, 40, 80, 160];
 
+/// The looks of `--until-decided`: today's, then every 1.5x up to 100,000
+/// blocks, so a session that runs until its `--max-time` keeps looking
+/// at a steady relative pace. Spread over more looks, the early ones get
+/// even less alpha, and a session ended by its time budget leaves almost
+/// all of alpha to its final analysis (0.044 of 0.05 after 480 blocks).
+pub const UNTIL_DECIDED_LOOKS: &[usize] = &[
+    10, 20, 40, 80, 160, 240, 360, 540, 810, 1215, 1822, 2733, 4100, 6150, 9225, 13838, 20757,
+    31135, 46703, 70054, 100000,
+];
+
 /// The outcome of one analysis for one comparison.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Settled {
@@ -51,6 +61,8 @@ pub struct Sequential {
     /// look, at its level.
     settled_at: Option<f64>,
     precision: f64,
+    /// The planned looks (`LOOKS` or `UNTIL_DECIDED_LOOKS`).
+    looks: &'static [usize],
 }
 
 /// Can a look at `n` pairs with per-comparison level `level` be honest?
@@ -64,19 +76,29 @@ pub fn look_reachable(n: usize, level: f64) -> bool {
 impl Sequential {
     /// `precision` is relative (0.01 for 1 %).
     pub fn new(alpha: f64, precision: f64) -> Sequential {
+        Sequential::with_looks(alpha, precision, LOOKS)
+    }
+
+    /// The rule of `--until-decided`: looks at `UNTIL_DECIDED_LOOKS`.
+    pub fn until_decided(alpha: f64, precision: f64) -> Sequential {
+        Sequential::with_looks(alpha, precision, UNTIL_DECIDED_LOOKS)
+    }
+
+    fn with_looks(alpha: f64, precision: f64, looks: &'static [usize]) -> Sequential {
         Sequential {
             alpha,
-            levels: stats::sequential_alpha(alpha, LOOKS.len() + 1),
+            levels: stats::sequential_alpha(alpha, looks.len() + 1),
             passed: 0,
             made: Vec::new(),
             settled_at: None,
             precision,
+            looks,
         }
     }
 
     /// Is a planned look due after `blocks` completed blocks?
     pub fn is_look(&self, blocks: usize) -> bool {
-        self.settled_at.is_none() && LOOKS.get(self.passed) == Some(&blocks)
+        self.settled_at.is_none() && self.looks.get(self.passed) == Some(&blocks)
     }
 
     /// Interim looks actually made (skipped ones excluded).

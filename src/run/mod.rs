@@ -5,6 +5,7 @@
 //! model it fills (`session`) and what the session was run with
 //! (`settings`).
 
+pub mod isolate;
 pub mod plan;
 pub mod preflight;
 pub mod progress;

@@ -159,7 +159,22 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
         // A suite partition: only its cells (and the shell calibration).
         cells.retain(|c| c.calibration || keep.contains(&store::identity(c)));
     }
-    let (timeout, policy) = limits(args)?;
+    let (timeout, mut policy) = limits(args)?;
+    let deadline = args
+        .until_decided
+        .then(|| crate::cli::seconds(args.max_time.unwrap_or(60.0), "--max-time", false))
+        .transpose()?;
+    if let Some(d) = deadline {
+        // The wall clock decides (`RunOptions::deadline`); the measured-time
+        // budget, which grows slower, must not end the session first.
+        policy.min_time = d.as_secs_f64();
+    }
+    let isolate = args.isolate.then(crate::run::isolate::split).transpose()?;
+    if let Some((_, commands)) = &isolate {
+        for c in cells.iter_mut() {
+            c.variant.cpus = Some(commands.clone());
+        }
+    }
     let metric = parse_metric(args)?;
     let monitor_settle = check_goals(args, &parameters, args.reference.is_some(), metric)?;
     let stdout_exports = check_exports(args, &parameters)?;
@@ -179,7 +194,16 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     crate::cli::check_alpha(args.alpha)?;
     let order = run_order(args, &cells, quiet)?;
     let precision = parse_precision(args, order)?;
+    if args.until_decided && order == Order::Sequential && args.commands.len() > 1 {
+        return Err(Error::Usage(
+            "--until-decided needs interleaved order: comparisons are settled block by block"
+                .into(),
+        ));
+    }
     let adaptive = match (precision, order) {
+        (Some(p), Order::Interleaved) if args.until_decided => {
+            Some(Sequential::until_decided(args.alpha, p))
+        }
         (Some(p), Order::Interleaved) => Some(Sequential::new(args.alpha, p)),
         _ => None,
     };
@@ -225,9 +249,18 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
         adaptive,
         reference,
         alpha: args.alpha,
+        deadline,
+        isolate: isolate.as_ref().map(|(own, _)| *own),
     };
     if !quiet {
         shell_notes(args, &opts.cells);
+        if let Some((own, commands)) = &isolate {
+            let list: Vec<String> = commands.iter().map(|c| c.to_string()).collect();
+            crate::eprint_line!(
+                "cmdscope: isolated: the commands run on CPU {}, cmdscope and its helpers on CPU {own}",
+                list.join(",")
+            );
+        }
     }
     let settings = settings(args, &opts, precision, metric);
     Ok(Prepared {
@@ -267,6 +300,7 @@ fn settings(args: &RunArgs, opts: &RunOptions, precision: Option<f64>, metric: M
         alpha: opts.alpha,
         precision,
         looks: opts.adaptive.is_some(),
+        until_decided: args.until_decided,
         reference: opts.reference,
         named_reference: args.reference.is_some() || args.reference_name.is_some(),
         metric: metric.name().to_string(),
