@@ -768,16 +768,37 @@ pub fn add_time_to_advice(c: &mut Comparison, seconds_per_block: f64) {
     }
 }
 
+/// Median share of a run's wall time during which some task waited for a
+/// CPU (`Disturbance::cpu_wait`) above which the machine is called busy.
+pub const BUSY_SHARE: f64 = 0.5;
+
 /// The noise's structure in one line, when it limited the answer: the
-/// comparison is inconclusive and its runs fell into two speeds.
-/// "runs fall into two speeds, 25.1 ms (61 %) and 42.3 ms (39 %): the
-/// machine alternates between them; 41 of 400 blocks mixed them and were
-/// left out". Times in seconds (the wall-time metric).
-pub fn noise_line(c: &Comparison) -> Option<String> {
-    let m = c.speed_modes?;
-    if c.verdict != Verdict::Inconclusive {
+/// wall-time comparison is inconclusive, and either its runs fell into
+/// two speeds ("runs fall into two speeds, 25.1 ms (61 %) and 42.3 ms
+/// (39 %): the machine alternates between them; 41 of 400 blocks mixed
+/// them and were left out") or some task waited for a CPU during most of
+/// the two cells' run time (`BUSY_SHARE`, from `results`). None otherwise,
+/// so a quiet machine rarely sees it.
+pub fn noise_line(c: &Comparison, results: &[CellResult]) -> Option<String> {
+    if c.verdict != Verdict::Inconclusive || c.metric != Metric::WallTime.name() {
         return None;
     }
+    let Some(m) = c.speed_modes else {
+        let shares: Vec<f64> = results
+            .iter()
+            .filter(|r| r.cell.name == c.baseline || r.cell.name == c.candidate)
+            .flat_map(|r| &r.samples)
+            .filter(|s| s.counts())
+            .filter_map(|s| Some(s.disturbance.cpu_wait? / s.get(Metric::WallTime)?))
+            .filter(|v| v.is_finite())
+            .collect();
+        let busy = stats::median(&shares).filter(|&b| b >= BUSY_SHARE)?;
+        return Some(format!(
+            "the machine is busy: some task was waiting for a CPU during {:.0} % of the runs' \
+             time (CPU pressure), so wall times are mostly the machine's load",
+            (busy * 100.0).min(100.0)
+        ));
+    };
     let share = (m.fast_share * 100.0).round();
     Some(format!(
         "runs fall into two speeds, {} ({share:.0} %) and {} ({:.0} %): the machine alternates \
@@ -1426,6 +1447,119 @@ mod tests {
             sentence(&c),
             "'b' and 'a': inconclusive (ratio of the medians 1.00, no interval): need at least 3 paired runs for a verdict, have 2"
         );
+    }
+
+    /// Paired sessions of n blocks under bimodal noise, the candidate
+    /// `effect` slower, the order inside each block shuffled as the
+    /// scheduler does (the speed carries over from run to run, so the
+    /// order matters); the share significant in the right direction (or
+    /// at all, for effect 0), with and without speed modes.
+    fn bimodal_rates(n: usize, effect: f64, trials: usize, seed: u64) -> (f64, f64) {
+        let mut g = Gen::new(seed);
+        let on = settings(0.05, 1);
+        let off = Settings {
+            speed_modes: false,
+            ..on
+        };
+        let (mut with, mut without) = (0, 0);
+        for _ in 0..trials {
+            let mut cells = [Vec::with_capacity(n), Vec::with_capacity(n)];
+            for _ in 0..n {
+                let (first, second) = (g.factor(Noise::Bimodal), g.factor(Noise::Bimodal));
+                let (a, b) = if g.uniform() < 0.5 {
+                    (first, second)
+                } else {
+                    (second, first)
+                };
+                cells[0].push(a);
+                cells[1].push(b * (1.0 + effect));
+            }
+            let hit = |s: &Settings| {
+                let r = compare_values(&cells[0], &cells[1], Design::Paired, s);
+                (effect == 0.0 && r.verdict.is_significant()) || r.verdict == Verdict::Slower
+            };
+            with += hit(&on) as usize;
+            without += hit(&off) as usize;
+        }
+        (with as f64 / trials as f64, without as f64 / trials as f64)
+    }
+
+    #[test]
+    fn speed_modes_keep_alpha_and_gain_power_on_a_bimodal_machine() {
+        // Alpha: 1000 A/A sessions of 60 blocks, within 3 standard errors.
+        let (fpr, fpr_all) = bimodal_rates(60, 0.0, 1000, 51);
+        let se = (0.05f64 * 0.95 / 1000.0).sqrt();
+        eprintln!("bimodal A/A: within modes {fpr}, all blocks {fpr_all}");
+        assert!(fpr <= 0.05 + 3.0 * se, "{fpr}");
+        // Power for 2 % at 200 blocks, 300 sessions: about 0.8 within
+        // modes against 0.7 over all blocks (examples/power_sim at 500
+        // sessions); the gain must show beyond the simulation's noise.
+        let (power, power_all) = bimodal_rates(200, 0.02, 300, 52);
+        eprintln!("bimodal 2 % at 200 blocks: within modes {power}, all blocks {power_all}");
+        assert!(power >= 0.7, "{power}");
+        assert!(power > power_all + 0.03, "{power} vs {power_all}");
+    }
+
+    #[test]
+    fn the_comparison_says_it_used_speed_modes_and_the_noise_line_names_them() {
+        let mut g = Gen::new(53);
+        let cells = blocks(&mut g, &[0.025, 0.025], 400, Noise::Bimodal);
+        let c = compare_values(&cells[0], &cells[1], Design::Paired, &settings(0.05, 1)).named(
+            "time_wall_clock",
+            "a",
+            "b",
+        );
+        let m = c.speed_modes.expect("two speeds");
+        assert_eq!(c.n, m.blocks - m.discordant);
+        // About 10 % of the blocks mix the two speeds.
+        assert!(m.discordant > 20 && m.discordant < 70, "{m:?}");
+        let mut inconclusive = c.clone();
+        inconclusive.verdict = Verdict::Inconclusive;
+        let line = noise_line(&inconclusive, &[]).unwrap();
+        assert!((0.024..0.026).contains(&m.fast) && (0.04..0.044).contains(&m.slow));
+        let speeds = format!(
+            "runs fall into two speeds, {} (",
+            crate::units::time(m.fast)
+        );
+        assert!(line.starts_with(&speeds), "{line}");
+        assert!(line.contains(&format!(" and {} (", crate::units::time(m.slow))));
+        assert!(line.ends_with(&format!(
+            "{} of 400 blocks mixed them and were left out",
+            m.discordant
+        )));
+        // Decided, or another metric: nothing to explain.
+        let mut decided = inconclusive.clone();
+        decided.verdict = Verdict::NoDifference;
+        assert_eq!(noise_line(&decided, &[]), None);
+        let mut other = inconclusive.clone();
+        other.metric = "time_user";
+        assert_eq!(noise_line(&other, &[]), None);
+        // Counts never look for modes.
+        let counts = Settings {
+            discrete: true,
+            ..settings(0.05, 1)
+        };
+        assert_eq!(
+            compare_values(&cells[0], &cells[1], Design::Paired, &counts).speed_modes,
+            None
+        );
+    }
+
+    #[test]
+    fn advice_says_how_long_deciding_would_take() {
+        let mut g = Gen::new(54);
+        let cells = blocks(&mut g, &[1.0, 1.01], 30, Noise::Normal);
+        let mut c = compare_values(&cells[0], &cells[1], Design::Paired, &settings(0.05, 1));
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
+        let n = runs_to_decide(&c).unwrap();
+        assert!(c.note.as_deref().unwrap().contains(&format!("--runs {n}")));
+        add_time_to_advice(&mut c, 0.5);
+        let note = c.note.unwrap();
+        let want = format!(
+            "--runs {n} (about {} of runs at this noise, or --until-decided)",
+            crate::units::time(n as f64 * 0.5)
+        );
+        assert!(note.contains(&want), "{note}");
     }
 
     #[test]

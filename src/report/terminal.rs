@@ -243,7 +243,7 @@ fn render_comparisons(
             Verdict::NoDifference | Verdict::Inconclusive | Verdict::NotComparable => line,
         };
         let _ = writeln!(out, "  {line}");
-        if let Some(noise) = comparison::noise_line(c) {
+        if let Some(noise) = comparison::noise_line(c, &session.results) {
             let _ = writeln!(out, "    {noise}");
         }
         // Other metrics that differ, in a compact line each.
