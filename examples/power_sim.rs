@@ -3,7 +3,9 @@
 //!
 //! Run with `cargo run --release --example power_sim [trials]` (default
 //! 400 sessions per cell of the table; seeded, so the table is the same on
-//! every machine). Every session is n interleaved blocks of two commands,
+//! every machine); `power_sim TRIALS sessions` simulates whole
+//! `--until-decided` sessions, `power_sim TRIALS aa` the false-positive
+//! rate within speed modes alone at 200 and 1,000 blocks. Every session is n interleaved blocks of two commands,
 //! the order inside each block shuffled; the candidate is 0, 1, 2 or 5 %
 //! slower. A method "finds" the difference when its two-sided p-value is
 //! below 0.05 and its estimate has the right sign; at 0 % any p below 0.05
@@ -229,6 +231,26 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(400);
+    if std::env::args().nth(2).as_deref() == Some("aa") {
+        // The false-positive rate of the engine within speed modes alone,
+        // with more sessions than the table.
+        let on = Settings::new(0.05, 0.01);
+        println!("noise law | n | sessions | false positives | rate");
+        for law in [Law::Bimodal, Law::Drifting] {
+            for n in [200, 1000] {
+                let mut g = Gen(ChaCha8Rng::seed_from_u64(9000 + n as u64));
+                let hits = (0..trials)
+                    .filter(|_| {
+                        let s = session(&mut g, law, n, 0.0);
+                        p_value(&s.a, &s.b, Design::Paired, &on) < 0.05
+                    })
+                    .count();
+                let rate = hits as f64 / trials as f64;
+                println!("{law:?} | {n} | {trials} | {hits} | {rate:.4}");
+            }
+        }
+        return;
+    }
     if std::env::args().nth(2).as_deref() == Some("sessions") {
         // 30 s at about 65 ms a block (two runs of 25-42 ms and the
         // harness): 460 blocks; 60 s: 920.

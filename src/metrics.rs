@@ -350,6 +350,7 @@ mod tests {
     #[test]
     fn the_probe_reads_what_this_machine_has_and_keeps_its_cost() {
         let mut probe = DisturbanceProbe::open();
+        eprintln!("read cost (pressure, steal): {:?}", probe.costs());
         let a = probe.read(None);
         std::thread::sleep(std::time::Duration::from_millis(20));
         let b = probe.read(None);
