@@ -4,8 +4,8 @@
 //! Run with `cargo run --release --example power_sim [trials]` (default
 //! 400 sessions per cell of the table; seeded, so the table is the same on
 //! every machine); `power_sim TRIALS sessions` simulates whole
-//! `--until-decided` sessions, `power_sim TRIALS aa` the false-positive
-//! rate within speed modes alone at 200 and 1,000 blocks. Every session is n interleaved blocks of two commands,
+//! `--until-decided` sessions, `power_sim TRIALS aa [SEED]` the
+//! false-positive rate within speed modes alone at 200 and 1,000 blocks. Every session is n interleaved blocks of two commands,
 //! the order inside each block shuffled; the candidate is 0, 1, 2 or 5 %
 //! slower. A method "finds" the difference when its two-sided p-value is
 //! below 0.05 and its estimate has the right sign; at 0 % any p below 0.05
@@ -238,7 +238,11 @@ fn main() {
         println!("noise law | n | sessions | false positives | rate");
         for law in [Law::Bimodal, Law::Drifting] {
             for n in [200, 1000] {
-                let mut g = Gen(ChaCha8Rng::seed_from_u64(9000 + n as u64));
+                let offset: u64 = std::env::args()
+                    .nth(3)
+                    .and_then(|a| a.parse().ok())
+                    .unwrap_or(0);
+                let mut g = Gen(ChaCha8Rng::seed_from_u64(9000 + n as u64 + 10_000 * offset));
                 let hits = (0..trials)
                     .filter(|_| {
                         let s = session(&mut g, law, n, 0.0);
