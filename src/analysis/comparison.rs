@@ -760,11 +760,22 @@ pub fn add_time_to_advice(c: &mut Comparison, seconds_per_block: f64) {
     }
     let old = format!("run longer with --runs {n}");
     let new = format!(
-        "{old} (about {} of runs at this noise, or --until-decided)",
+        "{old} (about {} of runs at this noise, {UNTIL_DECIDED_HINT})",
         crate::units::time(n as f64 * seconds_per_block)
     );
     if let Some(note) = c.note.as_mut() {
         *note = note.replacen(&old, &new, 1);
+    }
+}
+
+/// The way on that `add_time_to_advice` names.
+const UNTIL_DECIDED_HINT: &str = "or --until-decided";
+
+/// For a session that already ran `--until-decided`: its advice names a
+/// longer `--max-time` instead.
+pub fn advise_longer_max_time(c: &mut Comparison) {
+    if let Some(note) = c.note.as_mut() {
+        *note = note.replacen(UNTIL_DECIDED_HINT, "or a longer --max-time", 1);
     }
 }
 
@@ -1554,12 +1565,15 @@ mod tests {
         let n = runs_to_decide(&c).unwrap();
         assert!(c.note.as_deref().unwrap().contains(&format!("--runs {n}")));
         add_time_to_advice(&mut c, 0.5);
-        let note = c.note.unwrap();
+        let note = c.note.clone().unwrap();
         let want = format!(
             "--runs {n} (about {} of runs at this noise, or --until-decided)",
             crate::units::time(n as f64 * 0.5)
         );
         assert!(note.contains(&want), "{note}");
+        advise_longer_max_time(&mut c);
+        let note = c.note.unwrap();
+        assert!(note.contains("noise, or a longer --max-time)"), "{note}");
     }
 
     #[test]

@@ -562,6 +562,11 @@ fn analyse(args: &RunArgs, p: &Prepared, m: &mut Measured) -> Analysed {
         precision,
         session.rss_floor,
     );
+    if args.until_decided {
+        comparisons
+            .iter_mut()
+            .for_each(comparison::advise_longer_max_time);
+    }
     if let Some(result) = &m.search {
         // The searched metric's comparisons are the search's own (unpaired:
         // runs of different rounds are not pairs), so the summary and the
