@@ -349,7 +349,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("binary", &["main"]),
     ("commands", &["commands"]),
     ("front ends", &["report", "explain", "suite", "cli"]),
-    ("deciding", &["search", "run::runner", "run::progress", "profile"]),
+    (
+        "deciding",
+        &["search", "run::runner", "run::progress", "profile"],
+    ),
     ("answering", &["analysis", "store"]),
     (
         "measuring",

@@ -31,6 +31,7 @@
 
 use serde::Serialize;
 
+use crate::analysis::modes::{concordant_blocks, SpeedModes};
 use crate::analysis::values;
 use crate::metrics::{Metric, Unit};
 use crate::run::schedule::Order;
@@ -140,6 +141,11 @@ pub struct Settings {
     /// by exactly ±1 in every pair would make it claim p = 0.016 at 5 pairs
     /// where only 1 in 16 sign patterns is as extreme.
     pub discrete: bool,
+    /// Paired comparisons of positive continuous values look for two speed
+    /// modes in the pooled runs and, when found, compare only the blocks
+    /// whose two runs share a mode (`analysis::modes`). Off only to measure
+    /// what it buys.
+    pub speed_modes: bool,
 }
 
 impl Settings {
@@ -152,6 +158,7 @@ impl Settings {
             floor: None,
             cross_session: false,
             discrete: false,
+            speed_modes: true,
         }
     }
 
@@ -177,6 +184,7 @@ impl Settings {
             },
             cross_session: false,
             discrete: metric.unit() != Unit::Seconds,
+            speed_modes: true,
         }
     }
 
@@ -258,6 +266,10 @@ pub struct Comparison {
     pub session_variation: SessionVariation,
     /// Same as `verdict.is_significant()`, for readers of the JSON.
     pub significant: bool,
+    /// The runs fell into two speeds: test, estimate and intervals use the
+    /// blocks whose two runs share a mode (`n` counts those).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed_modes: Option<SpeedModes>,
 }
 
 /// The rank tests are used when their smallest attainable two-sided
@@ -456,14 +468,24 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
     let level = s.level();
     let confidence = 1.0 - level;
     let paired = design == Design::Paired;
-    let (a, b): (&[f64], &[f64]) = if paired {
+    let (mut a, mut b): (&[f64], &[f64]) = if paired {
         let n = base.len().min(cand.len());
         (&base[..n], &cand[..n])
     } else {
         (base, cand)
     };
-    let n = a.len().min(b.len());
     let positive = a.iter().chain(b).all(|&v| v > 0.0 && v.is_finite());
+    // Two speeds in the pooled runs: only blocks whose runs share a mode
+    // are compared (exact under the paired null, see `analysis::modes`).
+    let within = (paired && positive && !s.discrete && s.speed_modes)
+        .then(|| concordant_blocks(a, b))
+        .flatten()
+        .filter(|(_, ka, _)| ka.len() >= MIN_N);
+    if let Some((_, ka, kb)) = &within {
+        (a, b) = (ka, kb);
+    }
+    let speed_modes = within.as_ref().map(|(m, _, _)| *m);
+    let n = a.len().min(b.len());
     let scale = if positive {
         Scale::LogRatio
     } else {
@@ -503,6 +525,7 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
             SessionVariation::SameSession
         },
         significant: false,
+        speed_modes,
     };
     if let Some(floor) = s.floor {
         if !a.is_empty() && !b.is_empty() && a.iter().chain(b).all(|&v| v <= floor) {
@@ -687,6 +710,16 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
 /// difference" (h below log(1 + p) - |log ratio|, when the ratio is inside
 /// the band). Rounded up, capped at 10,000.
 fn more_runs_advice(c: &Comparison) -> String {
+    match runs_to_decide(c) {
+        Some(n) => format!("run longer with --runs {n}"),
+        None => "deciding would take more than 10,000 runs".into(),
+    }
+}
+
+/// The runs per cell `more_runs_advice` names (None: more than 10,000).
+/// Within speed modes only concordant blocks count: the blocks needed
+/// grow by all blocks / concordant ones.
+fn runs_to_decide(c: &Comparison) -> Option<usize> {
     let (lo, hi, r) = (c.ratio_ci[0].ln(), c.ratio_ci[1].ln(), c.ratio.ln());
     let h = (hi - lo) / 2.0;
     let mut factor = f64::INFINITY;
@@ -702,11 +735,91 @@ fn more_runs_advice(c: &Comparison) -> String {
     if !factor.is_finite() {
         factor = 4.0;
     }
-    let want = (c.n as f64 * factor.max(1.5)).ceil();
+    let blocks_per_pair = match c.speed_modes {
+        Some(m) if c.n > 0 => m.blocks as f64 / c.n as f64,
+        _ => 1.0,
+    };
+    let have = (c.n as f64 * blocks_per_pair).round() as usize;
+    let want = (c.n as f64 * factor.max(1.5) * blocks_per_pair).ceil();
     if want > 10_000.0 {
-        return "deciding would take more than 10,000 runs".into();
+        return None;
     }
-    format!("run longer with --runs {}", (want as usize).max(c.n + 1))
+    Some((want as usize).max(have + 1))
+}
+
+/// Says how long the advice to run longer would take: each block runs
+/// every cell once, `seconds_per_block` (their mean wall times together).
+/// "run longer with --runs 700 (about 52 s of runs at this noise, or
+/// --until-decided)". Other notes are left as they are.
+pub fn add_time_to_advice(c: &mut Comparison, seconds_per_block: f64) {
+    let Some(n) = runs_to_decide(c) else {
+        return;
+    };
+    if !(seconds_per_block.is_finite() && seconds_per_block > 0.0) {
+        return;
+    }
+    let old = format!("run longer with --runs {n}");
+    let new = format!(
+        "{old} (about {} of runs at this noise, {UNTIL_DECIDED_HINT})",
+        crate::units::time(n as f64 * seconds_per_block)
+    );
+    if let Some(note) = c.note.as_mut() {
+        *note = note.replacen(&old, &new, 1);
+    }
+}
+
+/// The way on that `add_time_to_advice` names.
+const UNTIL_DECIDED_HINT: &str = "or --until-decided";
+
+/// For a session that already ran `--until-decided`: its advice names a
+/// longer `--max-time` instead.
+pub fn advise_longer_max_time(c: &mut Comparison) {
+    if let Some(note) = c.note.as_mut() {
+        *note = note.replacen(UNTIL_DECIDED_HINT, "or a longer --max-time", 1);
+    }
+}
+
+/// Median share of a run's wall time during which some task waited for a
+/// CPU (`Disturbance::cpu_wait`) above which the machine is called busy.
+pub const BUSY_SHARE: f64 = 0.5;
+
+/// The noise's structure in one line, when it limited the answer: the
+/// wall-time comparison is inconclusive, and either its runs fell into
+/// two speeds ("runs fall into two speeds, 25.1 ms (61 %) and 42.3 ms
+/// (39 %): the machine alternates between them; 41 of 400 blocks mixed
+/// them and were left out") or some task waited for a CPU during most of
+/// the two cells' run time (`BUSY_SHARE`, from `results`). None otherwise,
+/// so a quiet machine rarely sees it.
+pub fn noise_line(c: &Comparison, results: &[CellResult]) -> Option<String> {
+    if c.verdict != Verdict::Inconclusive || c.metric != Metric::WallTime.name() {
+        return None;
+    }
+    let Some(m) = c.speed_modes else {
+        let shares: Vec<f64> = results
+            .iter()
+            .filter(|r| r.cell.name == c.baseline || r.cell.name == c.candidate)
+            .flat_map(|r| &r.samples)
+            .filter(|s| s.counts())
+            .filter_map(|s| Some(s.disturbance.cpu_wait? / s.get(Metric::WallTime)?))
+            .filter(|v| v.is_finite())
+            .collect();
+        let busy = stats::median(&shares).filter(|&b| b >= BUSY_SHARE)?;
+        return Some(format!(
+            "the machine is busy: some task was waiting for a CPU during {:.0} % of the runs' \
+             time (CPU pressure), so wall times are mostly the machine's load",
+            (busy * 100.0).min(100.0)
+        ));
+    };
+    let share = (m.fast_share * 100.0).round();
+    Some(format!(
+        "runs fall into two speeds, {} ({share:.0} %) and {} ({:.0} %): the machine alternates \
+         between them; {} of {} blocks mixed them and were left out",
+        crate::units::time(m.fast),
+        crate::units::time(m.slow),
+        100.0 - share,
+        m.discordant,
+        m.blocks
+    ))
 }
 
 /// `--fail-if-slower PCT`, the one gate rule: fails only when the verdict is
@@ -837,14 +950,29 @@ pub fn compare_cells(
                 Design::Paired => paired_values(&results[reference], cand, metric),
                 Design::Unpaired => (base_vals.clone(), cand_vals),
             };
-            out.push(compare_values(&b, &c, design, &settings).named(
+            let mut c = compare_values(&b, &c, design, &settings).named(
                 metric.name(),
                 &results[reference].cell.name,
                 &cand.cell.name,
-            ));
+            );
+            if metric == Metric::WallTime && c.verdict == Verdict::Inconclusive {
+                add_time_to_advice(&mut c, seconds_per_block(results));
+            }
+            out.push(c);
         }
     }
     out
+}
+
+/// Seconds one block of runs takes: the cells' mean wall times together.
+fn seconds_per_block(results: &[CellResult]) -> f64 {
+    results
+        .iter()
+        .map(|r| {
+            let v = values(&r.samples, Metric::WallTime);
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        })
+        .sum()
 }
 
 /// Peak memory within 2 % of cmdscope's own resident size counts as the
@@ -1330,6 +1458,122 @@ mod tests {
             sentence(&c),
             "'b' and 'a': inconclusive (ratio of the medians 1.00, no interval): need at least 3 paired runs for a verdict, have 2"
         );
+    }
+
+    /// Paired sessions of n blocks under bimodal noise, the candidate
+    /// `effect` slower, the order inside each block shuffled as the
+    /// scheduler does (the speed carries over from run to run, so the
+    /// order matters); the share significant in the right direction (or
+    /// at all, for effect 0), with and without speed modes.
+    fn bimodal_rates(n: usize, effect: f64, trials: usize, seed: u64) -> (f64, f64) {
+        let mut g = Gen::new(seed);
+        let on = settings(0.05, 1);
+        let off = Settings {
+            speed_modes: false,
+            ..on
+        };
+        let (mut with, mut without) = (0, 0);
+        for _ in 0..trials {
+            let mut cells = [Vec::with_capacity(n), Vec::with_capacity(n)];
+            for _ in 0..n {
+                let (first, second) = (g.factor(Noise::Bimodal), g.factor(Noise::Bimodal));
+                let (a, b) = if g.uniform() < 0.5 {
+                    (first, second)
+                } else {
+                    (second, first)
+                };
+                cells[0].push(a);
+                cells[1].push(b * (1.0 + effect));
+            }
+            let hit = |s: &Settings| {
+                let r = compare_values(&cells[0], &cells[1], Design::Paired, s);
+                (effect == 0.0 && r.verdict.is_significant()) || r.verdict == Verdict::Slower
+            };
+            with += hit(&on) as usize;
+            without += hit(&off) as usize;
+        }
+        (with as f64 / trials as f64, without as f64 / trials as f64)
+    }
+
+    #[test]
+    fn speed_modes_keep_alpha_and_gain_power_on_a_bimodal_machine() {
+        // Alpha: 1000 A/A sessions of 60 blocks, within 3 standard errors.
+        let (fpr, fpr_all) = bimodal_rates(60, 0.0, 1000, 51);
+        let se = (0.05f64 * 0.95 / 1000.0).sqrt();
+        eprintln!("bimodal A/A: within modes {fpr}, all blocks {fpr_all}");
+        assert!(fpr <= 0.05 + 3.0 * se, "{fpr}");
+        // Power for 2 % at 200 blocks, 300 sessions: about 0.8 within
+        // modes against 0.7 over all blocks (examples/power_sim at 500
+        // sessions); the gain must show beyond the simulation's noise.
+        let (power, power_all) = bimodal_rates(200, 0.02, 300, 52);
+        eprintln!("bimodal 2 % at 200 blocks: within modes {power}, all blocks {power_all}");
+        assert!(power >= 0.7, "{power}");
+        assert!(power > power_all + 0.03, "{power} vs {power_all}");
+    }
+
+    #[test]
+    fn the_comparison_says_it_used_speed_modes_and_the_noise_line_names_them() {
+        let mut g = Gen::new(53);
+        let cells = blocks(&mut g, &[0.025, 0.025], 400, Noise::Bimodal);
+        let c = compare_values(&cells[0], &cells[1], Design::Paired, &settings(0.05, 1)).named(
+            "time_wall_clock",
+            "a",
+            "b",
+        );
+        let m = c.speed_modes.expect("two speeds");
+        assert_eq!(c.n, m.blocks - m.discordant);
+        // About 10 % of the blocks mix the two speeds.
+        assert!(m.discordant > 20 && m.discordant < 70, "{m:?}");
+        let mut inconclusive = c.clone();
+        inconclusive.verdict = Verdict::Inconclusive;
+        let line = noise_line(&inconclusive, &[]).unwrap();
+        assert!((0.024..0.026).contains(&m.fast) && (0.04..0.044).contains(&m.slow));
+        let speeds = format!(
+            "runs fall into two speeds, {} (",
+            crate::units::time(m.fast)
+        );
+        assert!(line.starts_with(&speeds), "{line}");
+        assert!(line.contains(&format!(" and {} (", crate::units::time(m.slow))));
+        assert!(line.ends_with(&format!(
+            "{} of 400 blocks mixed them and were left out",
+            m.discordant
+        )));
+        // Decided, or another metric: nothing to explain.
+        let mut decided = inconclusive.clone();
+        decided.verdict = Verdict::NoDifference;
+        assert_eq!(noise_line(&decided, &[]), None);
+        let mut other = inconclusive.clone();
+        other.metric = "time_user";
+        assert_eq!(noise_line(&other, &[]), None);
+        // Counts never look for modes.
+        let counts = Settings {
+            discrete: true,
+            ..settings(0.05, 1)
+        };
+        assert_eq!(
+            compare_values(&cells[0], &cells[1], Design::Paired, &counts).speed_modes,
+            None
+        );
+    }
+
+    #[test]
+    fn advice_says_how_long_deciding_would_take() {
+        let mut g = Gen::new(54);
+        let cells = blocks(&mut g, &[1.0, 1.01], 30, Noise::Normal);
+        let mut c = compare_values(&cells[0], &cells[1], Design::Paired, &settings(0.05, 1));
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
+        let n = runs_to_decide(&c).unwrap();
+        assert!(c.note.as_deref().unwrap().contains(&format!("--runs {n}")));
+        add_time_to_advice(&mut c, 0.5);
+        let note = c.note.clone().unwrap();
+        let want = format!(
+            "--runs {n} (about {} of runs at this noise, or --until-decided)",
+            crate::units::time(n as f64 * 0.5)
+        );
+        assert!(note.contains(&want), "{note}");
+        advise_longer_max_time(&mut c);
+        let note = c.note.unwrap();
+        assert!(note.contains("noise, or a longer --max-time)"), "{note}");
     }
 
     #[test]

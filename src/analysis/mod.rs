@@ -5,6 +5,7 @@ pub mod check;
 pub mod comparison;
 pub mod concurrency;
 pub mod drift;
+pub mod modes;
 pub mod sequential;
 #[cfg(test)]
 pub(crate) mod simulation;

@@ -29,6 +29,16 @@ use crate::stats;
 /// Blocks (runs per cell) after which an interim analysis is planned.
 pub const LOOKS: &[usize] = &[10, 20, 40, 80, 160];
 
+/// The looks of `--until-decided`: today's, then every 1.5x up to 100,000
+/// blocks, so a session that runs until its `--max-time` keeps looking
+/// at a steady relative pace. Spread over more looks, the early ones get
+/// even less alpha, and a session ended by its time budget leaves almost
+/// all of alpha to its final analysis (0.0488 of 0.05 after 540 blocks).
+pub const UNTIL_DECIDED_LOOKS: &[usize] = &[
+    10, 20, 40, 80, 160, 240, 360, 540, 810, 1215, 1822, 2733, 4100, 6150, 9225, 13838, 20757,
+    31135, 46703, 70054, 100000,
+];
+
 /// The outcome of one analysis for one comparison.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Settled {
@@ -51,6 +61,8 @@ pub struct Sequential {
     /// look, at its level.
     settled_at: Option<f64>,
     precision: f64,
+    /// The planned looks (`LOOKS` or `UNTIL_DECIDED_LOOKS`).
+    looks: &'static [usize],
 }
 
 /// Can a look at `n` pairs with per-comparison level `level` be honest?
@@ -64,19 +76,29 @@ pub fn look_reachable(n: usize, level: f64) -> bool {
 impl Sequential {
     /// `precision` is relative (0.01 for 1 %).
     pub fn new(alpha: f64, precision: f64) -> Sequential {
+        Sequential::with_looks(alpha, precision, LOOKS)
+    }
+
+    /// The rule of `--until-decided`: looks at `UNTIL_DECIDED_LOOKS`.
+    pub fn until_decided(alpha: f64, precision: f64) -> Sequential {
+        Sequential::with_looks(alpha, precision, UNTIL_DECIDED_LOOKS)
+    }
+
+    fn with_looks(alpha: f64, precision: f64, looks: &'static [usize]) -> Sequential {
         Sequential {
             alpha,
-            levels: stats::sequential_alpha(alpha, LOOKS.len() + 1),
+            levels: stats::sequential_alpha(alpha, looks.len() + 1),
             passed: 0,
             made: Vec::new(),
             settled_at: None,
             precision,
+            looks,
         }
     }
 
     /// Is a planned look due after `blocks` completed blocks?
     pub fn is_look(&self, blocks: usize) -> bool {
-        self.settled_at.is_none() && LOOKS.get(self.passed) == Some(&blocks)
+        self.settled_at.is_none() && self.looks.get(self.passed) == Some(&blocks)
     }
 
     /// Interim looks actually made (skipped ones excluded).
@@ -426,6 +448,66 @@ mod tests {
         assert!(!seq.look(&noisy, 0, true));
         assert_eq!(seq.looks_made(), 1);
         assert!((seq.final_level() - (0.05 - seq.levels[1])).abs() < 1e-9);
+    }
+
+    #[test]
+    fn until_decided_keeps_alpha_and_leaves_the_final_analysis_most_of_it() {
+        // Sessions ended by the time budget after 60 to 600 blocks spend
+        // almost nothing on their looks.
+        let mut seq = Sequential::until_decided(0.05, 0.01);
+        let mut g = Gen::new(61);
+        let cells: Vec<Vec<f64>> = (0..2)
+            .map(|_| (0..600).map(|_| g.factor(Noise::Heavy)).collect())
+            .collect();
+        for b in 1..=600 {
+            if seq.is_look(b) {
+                let prefix: Vec<Vec<f64>> = cells.iter().map(|c| c[..b].to_vec()).collect();
+                seq.look(&prefix, 0, true);
+            }
+        }
+        assert!(seq.final_level() > 0.0485, "{}", seq.final_level());
+        // A/A sessions stopped from outside after every number of blocks
+        // up to 400, looks at UNTIL_DECIDED_LOOKS: at most alpha.
+        let trials = 300;
+        let mut g = Gen::new(62);
+        let mut worst: f64 = 0.0;
+        let stops = [30, 45, 100, 170, 250, 365, 400];
+        let mut hits = [0usize; 7];
+        for _ in 0..trials {
+            let cells: Vec<Vec<f64>> = (0..2)
+                .map(|_| (0..400).map(|_| g.factor(Noise::Spiky)).collect())
+                .collect();
+            let mut seq = Sequential::until_decided(0.05, 0.01);
+            let mut settled: Option<bool> = None;
+            for n in 1..=400 {
+                if settled.is_none() && seq.is_look(n) {
+                    let prefix: Vec<Vec<f64>> = cells.iter().map(|c| c[..n].to_vec()).collect();
+                    if seq.look(&prefix, 0, true) {
+                        settled = Some(
+                            seq.settle(&cells[0][..n], &cells[1][..n], true, seq.final_level(), 1)
+                                == Settled::Different,
+                        );
+                    }
+                }
+                if let Some(i) = stops.iter().position(|&s| s == n) {
+                    let positive = settled.unwrap_or_else(|| {
+                        let s = Settings::new(seq.final_level(), 0.01);
+                        p_value(&cells[0][..n], &cells[1][..n], Design::Paired, &s) < s.level()
+                    });
+                    hits[i] += positive as usize;
+                }
+            }
+        }
+        let se = (0.05f64 * 0.95 / trials as f64).sqrt();
+        for (i, &h) in hits.iter().enumerate() {
+            let rate = h as f64 / trials as f64;
+            worst = worst.max(rate);
+            eprintln!(
+                "until-decided A/A stopped after {} blocks: {rate:.3}",
+                stops[i]
+            );
+        }
+        assert!(worst <= 0.05 + 3.0 * se, "{hits:?}");
     }
 
     /// Power for stated effects, printed for docs/STATISTICS.md.

@@ -201,6 +201,22 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT")]
     pub precision: Option<f64>,
 
+    /// Keep measuring until every comparison is decided (different, or
+    /// equal within --precision) or --max-time ends the session, with
+    /// sequential looks that keep the false-positive rate at --alpha.
+    #[arg(long, conflicts_with_all = ["runs", "max_runs", "minimize", "maximize"])]
+    pub until_decided: bool,
+
+    /// Wall-clock seconds --until-decided measures for at most [default: 60].
+    #[arg(long, value_name = "SECONDS", requires = "until_decided")]
+    pub max_time: Option<f64>,
+
+    /// Run the measured commands on CPUs that cmdscope and its helpers
+    /// (spawner, store writer) do not use: cmdscope keeps the first CPU it
+    /// may use, the commands get the others. Needs at least two CPUs.
+    #[arg(long, conflicts_with = "cpus")]
+    pub isolate: bool,
+
     /// A command benchmarked first, its own benchmark even when it is also
     /// one of the commands, and compared with every other (as hyperfine).
     /// It counts as the first command for per-command --prepare, --conclude

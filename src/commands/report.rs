@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::analysis::comparison::{compare_values, Comparison, Design, Settings};
-use crate::analysis::sequential::{Sequential, LOOKS};
+use crate::analysis::sequential::{Sequential, LOOKS, UNTIL_DECIDED_LOOKS};
 use crate::analysis::LEVEL;
 use crate::analysis::MAX_VALUES;
 use crate::cli::run::RunArgs;
@@ -420,6 +420,8 @@ struct Decided {
     reference: Option<usize>,
     /// Whether the runner stopped adaptively (its looks are replayed).
     looks: bool,
+    /// The looks were `--until-decided`'s.
+    until_decided: bool,
     searched: bool,
 }
 
@@ -430,6 +432,7 @@ impl Decided {
             precision: s.precision,
             reference: Some(s.reference),
             looks: s.looks,
+            until_decided: s.until_decided,
             searched: s.searched(),
         }
     }
@@ -449,6 +452,7 @@ impl Decided {
                 precision: Some(crate::analysis::comparison::DEFAULT_PRECISION),
                 reference: None,
                 looks: false,
+                until_decided: false,
                 searched: false,
             };
             return (decided, note);
@@ -477,6 +481,7 @@ impl Decided {
                 && source == "run"
                 && !searched
                 && precision.is_some(),
+            until_decided: a.until_decided,
             searched,
         };
         let note = (source == "run").then(|| {
@@ -558,8 +563,12 @@ pub fn compare_session(
         let samples: Vec<&[crate::metrics::Sample]> =
             cells.iter().map(|c| c.samples.as_slice()).collect();
         let blocks = samples.iter().map(|s| s.len()).min().unwrap_or(0);
-        let mut seq = Sequential::new(alpha, p);
-        for &b in LOOKS.iter().take_while(|&&b| b <= blocks) {
+        let (mut seq, looks) = if decided.until_decided {
+            (Sequential::until_decided(alpha, p), UNTIL_DECIDED_LOOKS)
+        } else {
+            (Sequential::new(alpha, p), LOOKS)
+        };
+        for &b in looks.iter().take_while(|&&b| b <= blocks) {
             if !seq.is_look(b) {
                 break;
             }

@@ -303,6 +303,7 @@ pub fn compare(
         floor: None,
         cross_session: false,
         discrete: true,
+        speed_modes: false,
     };
     for (p, name) in c.names.iter().enumerate() {
         // A name for the session's lifetime: comparisons name metrics with

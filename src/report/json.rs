@@ -40,6 +40,13 @@ fn measurement(s: &Sample) -> Value {
             );
         }
     }
+    // The machine's state during the run (not stored: the runs' own JSON).
+    let d = s.disturbance;
+    for (name, v) in [("cpu_wait", d.cpu_wait), ("cpu_steal", d.steal)] {
+        if let Some(v) = v {
+            m.insert(name.into(), json!({"value": num(v), "unit": "s"}));
+        }
+    }
     Value::Object(m)
 }
 

@@ -254,6 +254,9 @@ fn render_comparisons(
             Verdict::NoDifference | Verdict::Inconclusive | Verdict::NotComparable => line,
         };
         let _ = writeln!(out, "  {line}");
+        if let Some(noise) = comparison::noise_line(c, &session.results) {
+            let _ = writeln!(out, "    {noise}");
+        }
         // Other metrics that differ, in a compact line each.
         for o in comparisons.iter().filter(|o| {
             o.metric != Metric::WallTime.name() && o.candidate == c.candidate && o.significant

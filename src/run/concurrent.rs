@@ -79,7 +79,7 @@ enum Job {
 }
 
 enum Report {
-    Done(Instance),
+    Done(Box<Instance>),
     Failed(Error),
     Idle,
 }
@@ -176,7 +176,7 @@ impl Pool {
         // batch ends soon after; all slots still report before it returns.
         while idle < slots {
             match reports.recv() {
-                Ok(Report::Done(i)) => instances.push(i),
+                Ok(Report::Done(i)) => instances.push(*i),
                 Ok(Report::Failed(e)) => {
                     tickets.store(completions, Ordering::SeqCst);
                     failure.get_or_insert(e);
@@ -292,13 +292,13 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             match ran {
                 Ok(outcome) => {
                     let stop = outcome == Outcome::Interrupted || concluded.is_err();
-                    let _ = out.send(Report::Done(Instance {
+                    let _ = out.send(Report::Done(Box::new(Instance {
                         slot,
                         start,
                         end,
                         sample,
                         outcome,
-                    }));
+                    })));
                     if let Err(e) = concluded {
                         let _ = out.send(Report::Failed(e));
                     }

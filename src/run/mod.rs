@@ -9,6 +9,7 @@
 pub mod concurrent;
 pub mod hooks;
 pub mod host;
+pub mod isolate;
 pub mod parameters;
 pub mod plan;
 pub mod preflight;

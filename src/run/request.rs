@@ -50,6 +50,13 @@ pub struct Request {
     pub input: String,
     pub counters: bool,
     pub remove_outliers: bool,
+    /// `--until-decided`: keep measuring until the comparisons are decided
+    /// or `max_time` (seconds; 60 when not given) has passed.
+    pub until_decided: bool,
+    pub max_time: Option<f64>,
+    /// `--isolate`: cmdscope and its helpers on one CPU, the commands on
+    /// the others.
+    pub isolate: bool,
     pub metric: String,
     /// The session's labels, `KEY=VALUE`.
     pub labels: Vec<String>,
@@ -82,6 +89,9 @@ impl Default for Request {
             input: DEFAULT_INPUT.to_string(),
             counters: false,
             remove_outliers: false,
+            until_decided: false,
+            max_time: None,
+            isolate: false,
             metric: DEFAULT_METRIC.to_string(),
             labels: Vec::new(),
             benchmark: None,

@@ -70,6 +70,12 @@ pub struct RunOptions {
     pub reference: usize,
     /// Significance level asked for.
     pub alpha: f64,
+    /// Wall-clock time after which measuring stops (`--max-time`), counted
+    /// from the first measured run.
+    pub deadline: Option<Duration>,
+    /// `--isolate`: the CPU cmdscope and its helpers keep (the cells'
+    /// `--cpus` lists hold the others).
+    pub isolate: Option<usize>,
 }
 
 impl RunOptions {
@@ -221,6 +227,11 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     }
 
     let preflight = preflight.finish();
+    if let Some(cpu) = opts.isolate {
+        // After the commands were prepared: their --cpus lists were
+        // checked against every CPU cmdscope may use.
+        crate::run::isolate::pin_harness(cpu)?;
+    }
 
     // Concurrency mode: each of the scheduler's runs is a batch of
     // completions made N at a time (run::concurrent).
@@ -294,6 +305,9 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     // (concurrency mode stops by its run count and time).
     let mut adaptive = opts.adaptive.clone().filter(|_| batches_plan.is_none());
     let mut next_precision_check = crate::analysis::sequential::LOOKS[0];
+    let mut first_measured: Option<std::time::Instant> = None;
+    let mut probe = crate::metrics::DisturbanceProbe::open();
+    let mut last_wall: Vec<Option<f64>> = vec![None; opts.cells.len()];
     let real_cells: Vec<usize> = (0..opts.cells.len())
         .filter(|&i| !opts.cells[i].calibration)
         .collect();
@@ -438,9 +452,14 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             output_shown: *opts.output_of(cell) == Output::Inherit && !cell.calibration,
         });
         let mut sample = Sample::new(run_index);
+        // The machine's counters around the run, only where reading them
+        // costs at most 0.2 % of the cell's last run (`DisturbanceProbe`).
+        let before = probe.read(last_wall[c]);
         sink.run_starting();
         let ran = prepared[c].run(&mut sample);
         sink.run_ended();
+        let after = probe.read(last_wall[c]);
+        sample.disturbance = probe.between(before, after);
         // Every run ends with its whole tree: what it left running is
         // killed now, before anything else runs.
         let left = spawner.kill_leftovers();
@@ -467,6 +486,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             dir.remove();
         }
         let wall = sample.get(Metric::WallTime).unwrap_or(0.0);
+        last_wall[c] = sample.get(Metric::WallTime);
         scheduler.record(step, wall);
         if measured {
             sink.sample(c, &sample);
@@ -484,6 +504,10 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         if measured {
             samples[c].push(sample);
             run_index += 1;
+            let first = *first_measured.get_or_insert_with(std::time::Instant::now);
+            if opts.deadline.is_some_and(|d| first.elapsed() >= d) {
+                scheduler.stop(StopReason::TimeBudget);
+            }
             if let Some(seq) = adaptive.as_mut() {
                 let blocks = scheduler.blocks();
                 let block_complete = real_cells.iter().all(|&i| samples[i].len() == blocks);

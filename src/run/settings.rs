@@ -29,6 +29,9 @@ pub struct Settings {
     /// Whether the runner stopped adaptively, with sequential looks: the
     /// final comparisons are then tested at the level the looks left.
     pub looks: bool,
+    /// The looks were `--until-decided`'s (`sequential::UNTIL_DECIDED_LOOKS`).
+    #[serde(default)]
+    pub until_decided: bool,
     /// Index into `cells` of the cell the others are compared with.
     pub reference: usize,
     /// Whether the reference was named (`--reference`, `--reference-name`)
@@ -129,6 +132,7 @@ mod tests {
             alpha: 0.01,
             precision: Some(0.05),
             looks: true,
+            until_decided: false,
             reference: 0,
             named_reference: false,
             metric: "time_wall_clock".into(),

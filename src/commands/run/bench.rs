@@ -230,7 +230,22 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         // A suite partition: only its cells (and the shell calibration).
         cells.retain(|c| c.calibration || keep.contains(&store::identity(c)));
     }
-    let (timeout, policy) = limits(r)?;
+    let (timeout, mut policy) = limits(r)?;
+    let deadline = r
+        .until_decided
+        .then(|| crate::cli::seconds(r.max_time.unwrap_or(60.0), "--max-time", false))
+        .transpose()?;
+    if let Some(d) = deadline {
+        // The wall clock decides (`RunOptions::deadline`); the measured-time
+        // budget, which grows slower, must not end the session first.
+        policy.min_time = d.as_secs_f64();
+    }
+    let isolate = r.isolate.then(crate::run::isolate::split).transpose()?;
+    if let Some((_, commands)) = &isolate {
+        for c in cells.iter_mut() {
+            c.variant.cpus = Some(commands.clone());
+        }
+    }
     let metric = parse_metric(r)?;
     let monitor_settle = check_goals(args, r, &parameters, metric)?;
     let stdout_exports = check_exports(args, &parameters)?;
@@ -250,7 +265,16 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
     crate::cli::check_alpha(r.alpha)?;
     let order = run_order(r, &cells, quiet)?;
     let precision = parse_precision(r, order)?;
+    if r.until_decided && order == Order::Sequential && r.plan.commands.len() > 1 {
+        return Err(Error::Usage(
+            "--until-decided needs interleaved order: comparisons are settled block by block"
+                .into(),
+        ));
+    }
     let adaptive = match (precision, order) {
+        (Some(p), Order::Interleaved) if r.until_decided => {
+            Some(Sequential::until_decided(r.alpha, p))
+        }
         (Some(p), Order::Interleaved) => Some(Sequential::new(r.alpha, p)),
         _ => None,
     };
@@ -296,9 +320,18 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         adaptive,
         reference,
         alpha: r.alpha,
+        deadline,
+        isolate: isolate.as_ref().map(|(own, _)| *own),
     };
     if !quiet {
         shell_notes(r, &opts.cells);
+        if let Some((own, commands)) = &isolate {
+            let list: Vec<String> = commands.iter().map(|c| c.to_string()).collect();
+            crate::eprint_line!(
+                "cmdscope: isolated: the commands run on CPU {}, cmdscope and its helpers on CPU {own}",
+                list.join(",")
+            );
+        }
     }
     let settings = settings(args, r, &opts, precision, metric);
     Ok(Prepared {
@@ -339,6 +372,7 @@ fn settings(
         alpha: opts.alpha,
         precision,
         looks: opts.adaptive.is_some(),
+        until_decided: r.until_decided,
         reference: opts.reference,
         named_reference: r.plan.reference.is_some() || r.reference_name.is_some(),
         metric: metric.name().to_string(),
@@ -595,6 +629,11 @@ fn analyse(args: &RunArgs, r: &Request, p: &Prepared, m: &mut Measured) -> Analy
         precision,
         session.rss_floor,
     );
+    if r.until_decided {
+        comparisons
+            .iter_mut()
+            .for_each(comparison::advise_longer_max_time);
+    }
     if let Some(result) = &m.search {
         // The searched metric's comparisons are the search's own (unpaired:
         // runs of different rounds are not pairs), so the summary and the

@@ -1,0 +1,167 @@
+//! `run --until-decided`, `--max-time` and `--isolate` on real processes.
+//! Nothing here asserts a timing to better than a factor of two, so the
+//! tests hold with a build running beside them.
+
+mod common;
+
+use common::*;
+use std::time::Instant;
+
+#[test]
+fn a_clear_difference_stops_at_a_look_long_before_the_time_budget() {
+    let dir = tempdir();
+    let out = dir.path().join("t.json");
+    let start = Instant::now();
+    ok(cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--until-decided",
+        "--max-time",
+        "60",
+        "--export-json",
+        out.to_str().unwrap(),
+        "sleep 0.01",
+        "sleep 0.03",
+    ]));
+    let took = start.elapsed().as_secs_f64();
+    let doc = read_json(&out);
+    let c = &doc["comparisons"][0];
+    assert_eq!(c["metric"], "time_wall_clock");
+    assert_eq!(c["verdict"], "slower", "{c}");
+    assert_eq!(doc["session"]["stop_reason"], "precision", "{doc}");
+    // 20 blocks of 40 ms settle a 3x difference: about a second, and far
+    // less than the budget even on a loaded machine.
+    assert!(took < 30.0, "took {took} s");
+}
+
+#[test]
+fn the_time_budget_ends_a_session_that_cannot_decide() {
+    let dir = tempdir();
+    let out = dir.path().join("t.json");
+    let start = Instant::now();
+    // Identical commands cannot be told apart to ±0.01 % in 2 s: the
+    // budget ends the session, whatever the verdict.
+    ok(cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--until-decided",
+        "--max-time",
+        "2",
+        "--precision",
+        "0.01",
+        "--export-json",
+        out.to_str().unwrap(),
+        "sleep 0.005",
+        "sleep 0.005",
+    ]));
+    let took = start.elapsed().as_secs_f64();
+    let doc = read_json(&out);
+    assert_eq!(doc["session"]["stop_reason"], "time_budget", "{doc}");
+    let runs = doc["results"][0]["times"].as_array().unwrap().len();
+    // 2 s of 5 ms runs, two per block: at most 200 blocks however fast
+    // the machine, and more than the default session's 10.
+    assert!(runs > 10 && runs <= 200, "{runs} runs");
+    assert!((2.0..20.0).contains(&took), "took {took} s");
+}
+
+#[test]
+fn until_decided_refuses_what_it_cannot_do() {
+    let o = cmdscope(&["run", "--until-decided", "--runs", "5", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = cmdscope(&["run", "--max-time", "5", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    one_line_error(
+        &cmdscope(&["run", "--until-decided", "--max-time", "0", "true"]),
+        "--max-time must be a positive number of seconds",
+    );
+    one_line_error(
+        &cmdscope(&[
+            "run",
+            "--until-decided",
+            "--order",
+            "sequential",
+            "true",
+            "true",
+        ]),
+        "--until-decided needs interleaved order",
+    );
+}
+
+/// The CPUs cmdscope may use, from the kernel's list of this process.
+fn allowed_cpus(status: &str) -> String {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn isolate_runs_the_command_on_cpus_cmdscope_does_not_use() {
+    let mine = std::fs::read_to_string("/proc/self/status").unwrap();
+    let cpus = cmdscope::run::isolate::available().unwrap();
+    let dir = tempdir();
+    let status = dir.path().join("status");
+    let o = cmdscope(&[
+        "run",
+        "--isolate",
+        "--runs",
+        "2",
+        "--output",
+        status.to_str().unwrap(),
+        "cat /proc/self/status",
+    ]);
+    if cpus.len() < 2 {
+        one_line_error(&o, "--isolate needs at least two CPUs");
+        return;
+    }
+    let o = ok(o);
+    let err = stderr(&o);
+    let rest: Vec<String> = cpus[1..].iter().map(|c| c.to_string()).collect();
+    assert!(
+        err.contains(&format!(
+            "isolated: the commands run on CPU {}, cmdscope and its helpers on CPU {}",
+            rest.join(","),
+            cpus[0]
+        )),
+        "{err}"
+    );
+    // The command saw only the others; the test process is unchanged.
+    let seen = allowed_cpus(&std::fs::read_to_string(&status).unwrap());
+    let expected = if rest.len() == 1 {
+        rest[0].clone()
+    } else {
+        format!("{}-{}", rest[0], rest[rest.len() - 1])
+    };
+    if cpus[1..].windows(2).all(|w| w[1] == w[0] + 1) {
+        assert_eq!(seen, expected);
+    }
+    assert!(!seen.split(',').any(|c| c == cpus[0].to_string()), "{seen}");
+    assert_eq!(
+        allowed_cpus(&mine),
+        allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap())
+    );
+}
+
+#[test]
+fn isolate_needs_two_cpus() {
+    // taskset leaves cmdscope one CPU.
+    let cpu = cmdscope::run::isolate::available().unwrap()[0].to_string();
+    let o = std::process::Command::new("taskset")
+        .args(["-c", &cpu])
+        .arg(bin())
+        .args(["run", "--isolate", "--runs", "2", "true"])
+        .env("CMDSCOPE_NO_STORE", "1")
+        .output();
+    let Ok(o) = o else {
+        eprintln!("no taskset on this machine: skipped");
+        return;
+    };
+    one_line_error(
+        &o,
+        "--isolate needs at least two CPUs available to cmdscope, have 1",
+    );
+}
