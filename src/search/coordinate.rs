@@ -5,7 +5,7 @@ use super::grid::{around, grid_index};
 use super::measurer::{Block, Measurer};
 use super::options::SearchOptions;
 use super::race::{answer, fresh_cost, growth, median, run_race, Field, RaceState};
-use super::zoom::{race, settle_by_bracket, start_points};
+use super::zoom::{line_race, race, settle_by_bracket, start_points};
 use crate::error::Result;
 
 /// A line of a multi-parameter grid (one parameter varies, the others are
@@ -37,9 +37,11 @@ impl Measurer for Line<'_> {
 
 /// Coordinate search over several parameters, in three stages:
 ///
-/// 1. **Lines.** From the middle of the grid, a race (`race`) along each
-///    parameter in turn with the others fixed at their current best;
-///    passes repeat until a pass moves nothing (at most three). Values
+/// 1. **Lines.** From the middle of the grid, a race (`line_race`: the
+///    zoom without filling the bracket) along each parameter in turn with
+///    the others fixed at their current best, each within the default
+///    budget of its one parameter; passes repeat while a pass moves a
+///    parameter by more than two positions (at most three). Values
 ///    measured on one line keep their runs on the others.
 /// 2. **Polish.** A race over the whole grid (`polish`) from the lines'
 ///    candidates, the best and its neighbours in every parameter.
@@ -61,7 +63,7 @@ pub fn coordinate(
     let mut at: Vec<usize> = dims.iter().map(|&d| d / 2).collect();
     let mut finals: Vec<Vec<usize>> = vec![Vec::new(); dims.len()];
     for pass in 0..3 {
-        let mut moved = false;
+        let before = at.clone();
         for k in 0..dims.len() {
             let cells: Vec<usize> = (0..dims[k])
                 .map(|v| {
@@ -74,8 +76,6 @@ pub fn coordinate(
                 inner: &mut *m,
                 cells: cells.clone(),
             };
-            // A line may spend up to its own grid's runs; only the overall
-            // budget ends the search.
             let remaining = opts.budget.saturating_sub(st.runs);
             // A line's coarse scan runs unconditionally (`race`), so a
             // later line starts only if it fits: the first scan is the
@@ -87,13 +87,17 @@ pub fn coordinate(
                 st.alive = finals.concat();
                 return Ok(());
             }
+            // A line may spend what a search of its one parameter would
+            // (its default budget: 560 runs of 256 values at 10 runs per
+            // value, not 2,560), so the later lines and the polish keep
+            // their share of the search's budget.
             let line_opts = SearchOptions {
-                budget: dims[k].saturating_mul(opts.runs).min(remaining),
+                budget: SearchOptions::default_budget(&dims[k..=k], opts.runs).min(remaining),
                 ordered: vec![opts.is_ordered(k)],
                 ..opts.clone()
             };
             let mut ls = RaceState::default();
-            let result = race(&mut line, dims[k], &line_opts, &mut ls);
+            let result = line_race(&mut line, dims[k], &line_opts, &mut ls);
             let best = answer(&line, dims[k], &line_opts, &ls).map(|a| a.best);
             // The line's steps, renumbered to grid indices and global steps.
             for mut d in ls.decisions {
@@ -109,7 +113,6 @@ pub fn coordinate(
             finals[k] = ls.alive.iter().map(|&i| cells[i]).collect();
             result?;
             if let Some(b) = best {
-                moved |= b != at[k];
                 at[k] = b;
             }
             if st.budget_exhausted {
@@ -117,7 +120,13 @@ pub fn coordinate(
                 return Ok(());
             }
         }
-        if !moved {
+        // Another pass only when this one moved a parameter by more than
+        // two positions: the polish makes smaller moves itself (every
+        // parameter ±1, diagonals included), and a pass along a tilted
+        // valley zigzags (on a tilted 8 × 8 bowl at 10 % noise three passes
+        // took most of the budget, and the best was within 5 % of the
+        // optimum in 80 of 100 seeds; now 96).
+        if !at.iter().zip(&before).any(|(a, b)| a.abs_diff(*b) > 2) {
             break;
         }
     }
@@ -186,6 +195,7 @@ fn polish(
         start_reason: "polish: the lines' candidates and the best's neighbours".into(),
         neighbours: &neighbours,
         zoom: None,
+        fill: false,
         rejoin: true,
         keep_room: true,
         size: dims.iter().product(),
@@ -245,6 +255,7 @@ fn tie_break(
         start_reason: String::new(),
         neighbours: &none,
         zoom: None,
+        fill: false,
         rejoin: false,
         keep_room: false,
         size: dims.iter().product(),

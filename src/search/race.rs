@@ -314,6 +314,9 @@ pub(super) struct Field<'a> {
     /// finer grids in the gaps around the leader, then in the bracket), not
     /// neighbours.
     pub(super) zoom: Option<Zoom>,
+    /// With the zoom: whether untried values left in the bracket join when
+    /// the leader's gaps are closed.
+    pub(super) fill: bool,
     /// Whether a neighbour measured before this race (on a line of
     /// `coordinate`) may join it with its runs; a line only adds values
     /// never measured.
@@ -511,7 +514,7 @@ pub(super) fn run_race(
             // values just outside the live ones) could still hold a better
             // value if the cost is unimodal; they join, the widest gap
             // first, until none is left (settled) or the budget ends.
-            if let (Some(zoom), false) = (field.zoom, crowded) {
+            if let (Some(zoom), false, true) = (field.zoom, crowded, field.fill) {
                 let gap = zoom(&entered, &st.alive, lead, field.size, false);
                 if !gap.is_empty() {
                     if st.runs.saturating_add((gap.len() + 1) * r0) > opts.budget {

@@ -435,22 +435,36 @@ fn u_shape(n: usize, at: f64) -> Vec<f64> {
     (1..=n).map(|b| at * at / b as f64 + b as f64).collect()
 }
 
-#[test]
-fn zoom_finds_u_shaped_optima_on_linear_grids() {
-    // 40 seeds of each keep a debug build's test short;
-    // examples/search_figures runs 100.
-    for (n, seeds) in [(64usize, 40), (512, 40), (4096, 40)] {
-        for (place, at) in [("first", 0.05), ("middle", 0.5), ("last", 0.95)] {
-            for load in [false, true] {
-                let name = format!("{n} values, optimum in the {place} tenth");
-                let cost = u_shape(n, (at * n as f64).max(2.0));
-                let runs = zoom_targets(&name, &cost, &[n], 0.05, seeds, load);
-                if n == 4096 {
-                    assert!(runs * 50 <= n * 10, "{name}: {runs} runs > 2 %");
-                }
+/// The zoom on a U-shaped cost over `n` linear values, its optimum in the
+/// first, middle or last tenth, without and with load; 40 seeds of each
+/// keep a debug build's test short (examples/search_figures runs 100).
+/// One test per grid size, so they run side by side.
+fn zoom_finds_u_shaped_optima(n: usize) {
+    for (place, at) in [("first", 0.05), ("middle", 0.5), ("last", 0.95)] {
+        for load in [false, true] {
+            let name = format!("{n} values, optimum in the {place} tenth");
+            let cost = u_shape(n, (at * n as f64).max(2.0));
+            let runs = zoom_targets(&name, &cost, &[n], 0.05, 40, load);
+            if n == 4096 {
+                assert!(runs * 50 <= n * 10, "{name}: {runs} runs > 2 %");
             }
         }
     }
+}
+
+#[test]
+fn zoom_finds_u_shaped_optima_on_64_linear_values() {
+    zoom_finds_u_shaped_optima(64);
+}
+
+#[test]
+fn zoom_finds_u_shaped_optima_on_512_linear_values() {
+    zoom_finds_u_shaped_optima(512);
+}
+
+#[test]
+fn zoom_finds_u_shaped_optima_on_4096_linear_values() {
+    zoom_finds_u_shaped_optima(4096);
 }
 
 #[test]
@@ -543,4 +557,49 @@ fn the_default_budget_is_at_most_2_percent_of_4096_values() {
         960,
         "three parameters keep 40 %"
     );
+}
+
+#[test]
+fn lines_keep_to_their_parameter_s_budget_and_passes_stop_on_small_moves() {
+    // A tilted 8 x 8 bowl with little noise: from the middle, the first
+    // pass moves y by two (4 to 2) and x not at all, so no second pass;
+    // the polish walks the rest of the way.
+    let dims = [8, 8];
+    let cost = tilted_bowl(&dims, &[5, 2]);
+    let o = opts(&dims, false);
+    for seed in 0..5 {
+        let mut m = Simulated::new(cost.clone(), 0.01, seed);
+        let mut st = RaceState::default();
+        coordinate(&mut m, &dims, &o, &mut st).unwrap();
+        assert!(
+            !st.decisions.iter().any(|d| d.reason.starts_with("pass 2")),
+            "seed {seed}: a second pass after a move of two"
+        );
+        let a = answer(&m, 64, &o, &st).unwrap();
+        assert_eq!(a.best, grid_index(&dims, &[5, 2]), "seed {seed}");
+    }
+    // The tilted 256 x 16 valley: the first line stays within a
+    // one-parameter search's budget of 256 values (filling its bracket
+    // spent 900 to 1,600 runs), and the second pass runs (b moved far).
+    let dims = [256usize, 16];
+    let cost: Vec<f64> = (0..dims[0] * dims[1])
+        .map(|g| {
+            let (b, c) = ((g % dims[0]) as f64 + 1.0, (g / dims[0]) as f64);
+            let at = 80.0 + 8.0 * (c - 4.0);
+            (at * at / b + b) / (2.0 * at) + 0.02 * (c - 4.0).powi(2)
+        })
+        .collect();
+    let o = opts(&dims, false);
+    let mut m = Simulated::new(cost, 0.05, 1);
+    let mut st = RaceState::default();
+    coordinate(&mut m, &dims, &o, &mut st).unwrap();
+    let first: usize = st
+        .decisions
+        .iter()
+        .filter(|d| d.reason.starts_with("pass 1, line 1:"))
+        .map(|d| d.runs_each.unwrap_or(0) * d.points.len())
+        .sum();
+    let budget = SearchOptions::default_budget(&[256], 10);
+    assert!(first > 0 && first <= budget, "{first} runs > {budget}");
+    assert!(st.decisions.iter().any(|d| d.reason.starts_with("pass 2")));
 }

@@ -22,11 +22,37 @@ pub(super) fn start_points(n: usize, ordered: bool) -> Vec<usize> {
 
 /// Runs the race over grid indices 0..n of one parameter (see the module
 /// comment): zooming when it is ordered, every value racing when not.
-pub fn race(
+pub(super) fn race(
     m: &mut dyn Measurer,
     n: usize,
     opts: &SearchOptions,
     st: &mut RaceState,
+) -> Result<()> {
+    race_with(m, n, opts, st, true)
+}
+
+/// A line of `coordinate`: as `race`, but the untried values left in the
+/// bracket do not join once the leader's gaps are closed. A line only
+/// moves the point the next line starts from; the polish and the answer
+/// come later. Filling the bracket of a shallow valley spent a line's
+/// whole budget (on a tilted 256 × 16 valley the first line took 900 to
+/// 1,600 of the search's 1,600 runs, and the search ended 5-39 % above
+/// the optimum in 6 of 100 seeds).
+pub(super) fn line_race(
+    m: &mut dyn Measurer,
+    n: usize,
+    opts: &SearchOptions,
+    st: &mut RaceState,
+) -> Result<()> {
+    race_with(m, n, opts, st, false)
+}
+
+fn race_with(
+    m: &mut dyn Measurer,
+    n: usize,
+    opts: &SearchOptions,
+    st: &mut RaceState,
+    fill: bool,
 ) -> Result<()> {
     let ordered = opts.is_ordered(0);
     let start = start_points(n, ordered);
@@ -40,6 +66,7 @@ pub fn race(
         start,
         neighbours: &none,
         zoom: ordered.then_some(zoom_points as Zoom),
+        fill,
         rejoin: false,
         keep_room: false,
         size: n,
