@@ -77,7 +77,7 @@ pub fn coordinate(
                 cells: cells.clone(),
             };
             let remaining = opts.budget.saturating_sub(st.runs);
-            // A line's coarse scan runs unconditionally (`race`), so a
+            // A line's coarse scan runs unconditionally (`line_race`), so a
             // later line starts only if it fits: the first scan is the
             // only one allowed past the budget.
             let r0 = opts.initial_runs.clamp(3, opts.runs.max(3));
