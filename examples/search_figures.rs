@@ -5,12 +5,13 @@
 //! 5 % of the true optimum, how often the set holds the true optimum, and
 //! the runs spent as a fraction of the full grid's.
 //!
-//!     cargo run --release --example search_figures [-- SEEDS]
+//!     cargo run --release --example search_figures [-- SEEDS [FILTER]]
 //!
 //! The search is the one `run --minimize` uses (`search::coordinate` and
 //! `search::answer`, default budget: `SearchOptions::default_budget` at
 //! 10 runs per value); only the measurements are simulated, through the search's
-//! `Measurer` trait. Seeds 0 … SEEDS-1 (default 100).
+//! `Measurer` trait. Seeds 0 … SEEDS-1 (default 100). With FILTER, only the
+//! rows whose cost and grid (as printed) contain it.
 
 use std::time::Instant;
 
@@ -128,8 +129,9 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(100);
+    let filter = std::env::args().nth(2).unwrap_or_default();
     let start = Instant::now();
-    one_parameter(seeds);
+    one_parameter(seeds, &filter);
     println!(
         "| cost | grid | noise (σ) | best within 5 % | set holds the optimum | optimum tried | set's worst member | runs: mean (max) of the grid's | set size (mean) |"
     );
@@ -144,9 +146,12 @@ fn main() {
     for (name, shape_of) in shapes {
         for (dims, optimum) in cases {
             for sigma in [0.05, 0.10] {
-                let f = figures(shape_of(dims, optimum), dims, sigma, seeds, false);
                 let grid = dims.iter().product::<usize>() * 10;
                 let shape: Vec<String> = dims.iter().map(usize::to_string).collect();
+                if !format!("{name} {}", shape.join(" × ")).contains(filter.as_str()) {
+                    continue;
+                }
+                let f = figures(shape_of(dims, optimum), dims, sigma, seeds, false);
                 println!(
                 "| {name} | {} ({} runs) | {:.0} % | {} of {seeds} | {} of {seeds} | {} of {seeds} | +{:.1} % | {:.0} ({}) of {grid}: {:.0} % ({:.0} %) | {:.1} |",
                 shape.join(" × "),
@@ -175,7 +180,7 @@ fn u_shape(n: usize, at: f64) -> Vec<f64> {
 
 /// The one-parameter table (and a tilted two-parameter valley on a large
 /// linear grid): the zoom's cases.
-fn one_parameter(seeds: u64) {
+fn one_parameter(seeds: u64, filter: &str) {
     println!(
         "| cost | grid | noise (σ) | load | best within 5 % | set holds the optimum | settled | runs: mean (max) of the grid's | set size (mean) |"
     );
@@ -233,9 +238,12 @@ fn one_parameter(seeds: u64) {
         0.05,
     ));
     for ((name, dims, cost, sigma), load) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
-        let f = figures(cost.clone(), dims, *sigma, seeds, load);
         let grid = dims.iter().product::<usize>() * 10;
         let shape: Vec<String> = dims.iter().map(usize::to_string).collect();
+        if !format!("{name} {}", shape.join(" × ")).contains(filter) {
+            continue;
+        }
+        let f = figures(cost.clone(), dims, *sigma, seeds, load);
         println!(
             "| {name} | {} ({grid} runs) | {:.0} % | {} | {} of {seeds} | {} of {seeds} | {} of {seeds} | {:.0} ({}): {:.1} % ({:.1} %) | {:.1} |",
             shape.join(" × "),

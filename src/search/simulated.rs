@@ -8,7 +8,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Block, Measurer};
+use super::measurer::{Block, Measurer};
 use crate::error::Result;
 
 /// Draws runs from a cost curve with log-normal noise.
