@@ -18,24 +18,6 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
     path.display().to_string()
 }
 
-/// Processes whose command line mentions `marker`.
-fn running_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(marker) {
-                found.push(format!("{}: {cmd}", name.to_string_lossy()));
-            }
-        }
-    }
-    found
-}
-
 fn throughput(doc: &serde_json::Value, i: usize) -> f64 {
     doc["results"][i]["throughput"]["value"]
         .as_f64()
@@ -205,11 +187,8 @@ fn sixty_four_at_once_record_every_run_and_leave_nothing() {
         200
     );
     let marker = dir.path().display().to_string();
-    assert!(
-        running_with(&marker).is_empty(),
-        "{:?}",
-        running_with(&marker)
-    );
+    let left = left_running(&marker);
+    assert!(left.is_empty(), "{left:?}");
 
     let long = script(dir.path(), "long.sh", "sleep 30");
     let mut child = Command::new(bin())
@@ -220,25 +199,18 @@ fn sixty_four_at_once_record_every_run_and_leave_nothing() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while running_with("long.sh").len() < 16 {
+    while processes_with("long.sh").len() < 16 {
         assert!(
             start.elapsed() < Duration::from_secs(30),
             "16 instances never ran: {:?}",
-            running_with("long.sh")
+            processes_with("long.sh")
         );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let start = Instant::now();
-    while !running_with(&marker).is_empty() {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "left running after kill -9: {:?}",
-            running_with(&marker)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let left = left_running(&marker);
+    assert!(left.is_empty(), "left running after kill -9: {left:?}");
 }
 
 #[test]

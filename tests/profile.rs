@@ -451,32 +451,14 @@ fn short_missing_and_failing_commands_are_one_line_errors() {
     assert!(stderr(&o).contains("--profile"), "{}", stderr(&o));
 }
 
-/// Processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(marker) && !cmd.contains("cmdscope") {
-                out.push(cmd);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn nothing_is_left_running_after_a_profile() {
     // The command leaves a child behind in its process group.
     let marker = "47.123";
     let cmd = format!("sh -c 'sleep {marker} & i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'");
     ok(cmdscope(&["explain", "--profile", "--runs", "3", &cmd]));
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    assert!(
-        processes_with(marker).is_empty(),
-        "{:?}",
-        processes_with(marker)
-    );
+    let left = left_running(marker);
+    assert!(left.is_empty(), "{:?}", left);
 }
 
 /// Restores kernel.perf_event_paranoid when dropped.
@@ -567,9 +549,6 @@ fn a_container_without_perf_events_is_one_line_with_the_fix() {
     let o = run("ENOSYS", None);
     one_line_error(&o, "perf events are not available");
     // Nothing left behind: the command was never left running.
-    assert!(
-        processes_with(marker).is_empty(),
-        "{:?}",
-        processes_with(marker)
-    );
+    let left = left_running(marker);
+    assert!(left.is_empty(), "{:?}", left);
 }

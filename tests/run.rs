@@ -71,24 +71,6 @@ fn storage_bytes_written_are_exact() {
     assert_within(chars, bytes as f64, 0.01, "characters written");
 }
 
-fn processes_with(token: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(token) {
-            found.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    found
-}
-
 #[test]
 fn timeout_kills_the_whole_tree_including_escaped_children() {
     let token = format!("cmdscope-test-token-{}", std::process::id());
@@ -115,8 +97,7 @@ fn timeout_kills_the_whole_tree_including_escaped_children() {
     assert!(m.iter().all(|r| r["timed_out"] == true));
     let wall = m[0]["time_wall_clock"]["value"].as_f64().unwrap();
     assert!((0.5..1.5).contains(&wall), "timed out after {wall} s");
-    std::thread::sleep(Duration::from_millis(200));
-    let left = processes_with(&token);
+    let left = left_running(&token);
     assert!(left.is_empty(), "processes left behind: {left:?}");
 }
 

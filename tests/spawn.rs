@@ -249,25 +249,8 @@ fn hundred_timeouts_leave_nothing(no_cgroup: bool) {
         runs >= 50,
         "only {runs} of 100 runs started their processes"
     );
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let left = running_with(&marker);
+    let left = left_running(&marker);
     assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
-}
-
-/// The command lines (spaces for NULs) of every process whose command line
-/// contains `needle`.
-fn running_with(needle: &str) -> Vec<String> {
-    let mut left = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains(needle) {
-            left.push(text);
-        }
-    }
-    left
 }
 
 #[test]
@@ -301,7 +284,7 @@ fn daemon_left_by_runs(case: u32, extra: &[&str]) {
         .env("CMDSCOPE_NO_STORE", "1")
         .output()
         .expect("run cmdscope");
-    let left = running_with(&marker);
+    let left = left_running(&marker);
     assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc = read_json(&json);
@@ -338,6 +321,6 @@ fn a_server_started_by_setup_lives_through_the_runs_and_not_beyond() {
         .expect("run cmdscope");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("left"), "{}", stderr(&o));
-    let left = running_with(&marker);
+    let left = left_running(&marker);
     assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
 }

@@ -111,9 +111,9 @@ fn six_runs_call_both_differences() {
         "6",
         "--export-json",
         out.to_str().unwrap(),
-        &format!("{f} sleep 10"),
-        &format!("{f} sleep 100"),
+        &format!("{f} sleep 20"),
         &format!("{f} sleep 200"),
+        &format!("{f} sleep 400"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);

@@ -267,3 +267,38 @@ pub fn assert_stored_search(stored: &cmdscope::store::StoredSearch, export: &ser
     };
     assert_eq!(serde_json::json!(goal), s["goal"]);
 }
+
+/// The live processes (not zombies) whose command line holds `token`, as
+/// "pid: command line".
+pub fn processes_with(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !zombie && text.contains(token) {
+            found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// [`processes_with`] once the kernel has torn down what was killed: a
+/// busy machine delays that, so this waits up to five seconds for the list
+/// to empty and returns what is still there.
+pub fn left_running(token: &str) -> Vec<String> {
+    let start = std::time::Instant::now();
+    loop {
+        let left = processes_with(token);
+        if left.is_empty() || start.elapsed() > std::time::Duration::from_secs(5) {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
