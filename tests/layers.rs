@@ -340,6 +340,22 @@ fn analysis_renders_nothing_and_report_decides_nothing() {
     );
 }
 
+#[test]
+fn the_store_observes_sessions_without_the_runner() {
+    let g = graph();
+    // The store is below the deciding layer: it consumes the session's
+    // events (`run::events`) and never imports what emits or shows them.
+    let bad = imports_into(
+        &g,
+        "store",
+        &[&["run", "runner"], &["run", "progress"], &["search"]],
+    );
+    assert!(
+        bad.is_empty(),
+        "the store imports the deciding layer: {bad:?}"
+    );
+}
+
 /// Commands that still format text themselves; every other command hands
 /// its model to `report/` (or `explain/`) for its words.
 const COMMANDS_THAT_STILL_FORMAT: &[&str] = &["history.rs", "suite.rs"];

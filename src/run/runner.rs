@@ -1,10 +1,11 @@
 //! Drives a benchmark session: prepares cells, runs the hooks (setup,
 //! prepare, conclude, cleanup), asks the scheduler what to run next, makes
-//! the sequential looks (asking `analysis::sequential`), hands every run to
-//! the sample sink, subtracts the shell's start-up and stops cleanly on
-//! failure, timeout or interruption. It fills the `session` model and
-//! reports what happens as `progress` events. No statistics of its own and
-//! no formatting here: what is shown is `progress`'s.
+//! the sequential looks (asking `analysis::sequential`), subtracts the
+//! shell's start-up and stops cleanly on failure, timeout or interruption.
+//! It fills the `session` model and emits one stream of [`Event`]s, which
+//! the progress display and the caller's observers (the store recorder,
+//! the monitor) consume. No statistics of its own and no formatting here:
+//! what is shown is `progress`'s.
 
 use std::process::Stdio;
 use std::time::{Duration, SystemTime};
@@ -15,8 +16,10 @@ use crate::exec::perf::Availability;
 use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
+use crate::run::events::{Event, Fanout, Nobody, Observer};
 use crate::run::plan::Cell;
-use crate::run::progress::{Event, Progress};
+use crate::run::preflight;
+use crate::run::progress::Progress;
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
 use crate::run::session::{CellResult, Session, ShellOverhead};
 
@@ -157,36 +160,19 @@ pub fn check_interleaved_hooks(cells: &[Cell]) -> Result<()> {
     }
 }
 
-/// Receives every measured run as soon as it is made (before the next run
-/// starts), e.g. to commit it to the results store so that a killed
-/// session keeps its finished runs. `cell` indexes `RunOptions::cells`;
-/// values are raw (shell start-up not yet subtracted). Called between runs,
-/// never while one is being measured; errors are the sink's to keep.
-pub trait SampleSink {
-    fn sample(&mut self, cell: usize, sample: &Sample);
-    /// Just before a run (warm-up or measured) starts.
-    fn run_starting(&mut self) {}
-    /// Just after a run ended, before `sample` (measured runs only) and
-    /// before the conclude hook.
-    fn run_ended(&mut self) {}
-}
-
-/// A sink that keeps nothing.
-pub struct NoSink;
-
-impl SampleSink for NoSink {
-    fn sample(&mut self, _cell: usize, _sample: &Sample) {}
-}
-
 /// Runs a whole session. Errors before the first run (bad command, bad
 /// file) are returned; errors after it end up in `Session::failure` so that
 /// the finished runs can still be reported and exported.
 pub fn run(opts: &RunOptions) -> Result<Session> {
-    run_with_sink(opts, &mut NoSink)
+    run_observed(opts, &mut Nobody)
 }
 
-/// [`run`], handing each measured run to `sink` as it is made.
-pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Session> {
+/// [`run`], with `observer` seeing every event of the session as it
+/// happens (after the progress display).
+pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Session> {
+    let mut progress = Progress::new(opts.show_progress);
+    let mut events = Fanout(vec![&mut progress, observer]);
+    let events = &mut events;
     signals::install();
     exec::become_subreaper();
 
@@ -201,8 +187,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .map(|a| a.unavailable.clone())
         .unwrap_or_default();
 
-    // The machine checks sample activity for a moment: on another thread,
-    // while the commands are prepared.
+    // The machine checks' window opens on another thread while the
+    // commands are prepared, and closes between runs (see `check_machine`).
     let pinned: Option<Vec<usize>> = {
         let lists: Vec<&Vec<usize>> = opts
             .cells
@@ -211,7 +197,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             .collect();
         (!lists.is_empty()).then(|| lists.into_iter().flatten().copied().collect())
     };
-    let preflight = crate::run::preflight::start(pinned, Duration::from_millis(50));
+    let window = preflight::start(pinned);
     let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
@@ -250,7 +236,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         run_dirs.push(run_dir);
     }
 
-    let preflight = preflight.finish();
+    let mut window = Some(window.opened());
+    let mut checks: Vec<preflight::Check> = Vec::new();
 
     let mut scheduler = Scheduler::new(
         opts.cells.len(),
@@ -276,10 +263,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     // Processes killed after runs that left them running, per cell name.
     let mut leftovers: Vec<(String, usize)> = Vec::new();
 
-    let mut progress = Progress::new(opts.show_progress);
-    progress.event(Event::Started {
+    events.event(&Event::Started {
         expected_runs: scheduler.expected_runs(),
-        preflight: &preflight,
     });
 
     let started = SystemTime::now();
@@ -290,7 +275,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     let interleaved = opts.order == Order::Interleaved;
     if interleaved {
         if let Err(e) = check_interleaved_hooks(&opts.cells) {
-            progress.event(Event::Finished);
+            check_machine(&mut window, &mut checks, events, Duration::ZERO);
+            events.event(&Event::Finished);
             return Err(e);
         }
     }
@@ -300,7 +286,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         if let Some(first) = opts.cells.iter().position(|c| !c.calibration) {
             if let Some(hook) = &opts.cells[first].hooks.setup {
                 if let Err(e) = run_hook("setup", hook, &opts.cells[first], opts, &spawner) {
-                    progress.event(Event::Finished);
+                    check_machine(&mut window, &mut checks, events, Duration::ZERO);
+                    events.event(&Event::Finished);
                     return Err(e);
                 }
             }
@@ -315,6 +302,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .filter(|&i| !opts.cells[i].calibration)
         .collect();
     loop {
+        check_machine(&mut window, &mut checks, events, preflight::WINDOW);
         if signals::received().is_some() {
             scheduler.stop(StopReason::Interrupted);
             failure = Some(Error::Interrupted);
@@ -361,15 +349,14 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 continue;
             }
         }
-        progress.event(Event::RunStarting {
+        events.event(&Event::RunStarting {
             cell: c,
             name: &cell.name,
             output_shown: *opts.output_of(cell) == Output::Inherit && !cell.calibration,
         });
         let mut sample = Sample::new(run_index);
-        sink.run_starting();
         let ran = prepared[c].run(&mut sample);
-        sink.run_ended();
+        events.event(&Event::RunEnded { cell: c });
         // Every run ends with its whole tree: what it left running is
         // killed now, before anything else runs.
         let left = spawner.kill_leftovers();
@@ -398,7 +385,10 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         let wall = sample.get(Metric::WallTime).unwrap_or(0.0);
         scheduler.record(step, wall);
         if measured {
-            sink.sample(c, &sample);
+            events.event(&Event::Sample {
+                cell: c,
+                sample: &sample,
+            });
         }
         if let Some(hook) = &cell.hooks.conclude {
             if let Err(e) = run_hook("conclude", hook, cell, opts, &spawner) {
@@ -456,7 +446,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                     }
                 }
             }
-            progress.event(Event::Measured {
+            events.event(&Event::Measured {
+                cell: c,
                 name: &cell.name,
                 samples: &samples[c],
                 expected_runs: scheduler.expected_runs(),
@@ -464,7 +455,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         }
     }
     let rss_floor = spawner.peak_resident_bytes();
-    progress.event(Event::Finished);
+    check_machine(&mut window, &mut checks, events, Duration::ZERO);
+    events.event(&Event::Finished);
     exec::reap_orphans();
 
     if let Some(c) = set_up {
@@ -500,9 +492,26 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         reference: opts.reference,
         looks: adaptive.as_ref().map_or(0, |s| s.looks_made()),
         rss_floor,
-        preflight,
+        preflight: checks,
         leftovers,
     })
+}
+
+/// Closes the machine checks' window once it has been open `at_least`
+/// (between two runs, so reading /proc never overlaps a measurement), and
+/// tells the observers.
+fn check_machine(
+    window: &mut Option<preflight::Window>,
+    checks: &mut Vec<preflight::Check>,
+    events: &mut dyn Observer,
+    at_least: Duration,
+) {
+    if window.as_ref().is_some_and(|w| w.elapsed() >= at_least) {
+        if let Some(w) = window.take() {
+            *checks = w.close();
+            events.event(&Event::Checked { preflight: checks });
+        }
+    }
 }
 
 fn median_of(samples: &[Sample], metric: Metric) -> Option<f64> {

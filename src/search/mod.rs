@@ -49,8 +49,9 @@ use serde::Serialize;
 use crate::analysis::comparison::{compare_values, Comparison, Design, Settings, Verdict, MIN_N};
 use crate::error::{Error, Result};
 use crate::metrics::{Metric, Sample};
+use crate::run::events::{Event, Observer};
 use crate::run::plan::Parameter;
-use crate::run::runner::{self, RunOptions, SampleSink};
+use crate::run::runner::{self, RunOptions};
 use crate::run::schedule::RunPolicy;
 use crate::run::session::{CellResult, Session};
 
@@ -1398,16 +1399,42 @@ impl SearchResult {
     }
 }
 
-/// Passes a round's samples on under the grid's cell indices.
+/// Passes a round's events on under the grid's cell indices.
 struct Renumber<'a> {
-    inner: &'a mut dyn SampleSink,
+    inner: &'a mut dyn Observer,
     grid_index: Vec<usize>,
 }
 
-impl SampleSink for Renumber<'_> {
-    fn sample(&mut self, cell: usize, sample: &Sample) {
-        if let Some(&i) = self.grid_index.get(cell) {
-            self.inner.sample(i, sample);
+impl Observer for Renumber<'_> {
+    fn event(&mut self, event: &Event<'_>) {
+        let grid = |cell: usize| self.grid_index.get(cell).copied();
+        let renumbered = match *event {
+            Event::Sample { cell, sample } => grid(cell).map(|cell| Event::Sample { cell, sample }),
+            Event::RunStarting {
+                cell,
+                name,
+                output_shown,
+            } => grid(cell).map(|cell| Event::RunStarting {
+                cell,
+                name,
+                output_shown,
+            }),
+            Event::RunEnded { cell } => grid(cell).map(|cell| Event::RunEnded { cell }),
+            Event::Measured {
+                cell,
+                name,
+                samples,
+                expected_runs,
+            } => grid(cell).map(|cell| Event::Measured {
+                cell,
+                name,
+                samples,
+                expected_runs,
+            }),
+            other => Some(other),
+        };
+        if let Some(e) = renumbered {
+            self.inner.event(&e);
         }
     }
 }
@@ -1417,7 +1444,7 @@ impl SampleSink for Renumber<'_> {
 /// in a round belongs to the round's block k.
 struct Runner<'a> {
     base: &'a RunOptions,
-    sink: &'a mut dyn SampleSink,
+    sink: &'a mut dyn Observer,
     metric: Metric,
     /// Per operation (see `SearchOptions::per_op`): operations per second
     /// when maximising, else metric / operations.
@@ -1498,7 +1525,7 @@ impl Measurer for Runner<'_> {
             inner: &mut *self.sink,
             grid_index,
         };
-        let mut session = runner::run_with_sink(&opts, &mut sink)?;
+        let mut session = runner::run_observed(&opts, &mut sink)?;
         for (&i, r) in points.iter().zip(session.results.iter_mut()) {
             self.blocks[i].extend((0..r.samples.len()).map(|k| (round, k)));
             self.samples[i].append(&mut r.samples);
@@ -1635,7 +1662,7 @@ pub fn search(
     base: &RunOptions,
     opts: &SearchOptions,
     params: &[Parameter],
-    sink: &mut dyn SampleSink,
+    sink: &mut dyn Observer,
 ) -> Result<SearchResult> {
     let n = base.cells.iter().filter(|c| !c.calibration).count();
     let dims = dims(params);
