@@ -223,7 +223,8 @@ pub fn busy_processes(
         "busy_processes",
         Status::Warn,
         format!(
-            "busy processes compete for the CPUs: {}{}",
+            "busy processes compete for the CPUs over {:.0} ms: {}{}",
+            seconds * 1e3,
             list.join(", "),
             if busy.len() > 5 { ", ..." } else { "" }
         ),
