@@ -813,11 +813,63 @@ impl Store {
 
     /// Sessions matching the filter, newest first, with labels and cells.
     pub fn sessions(&mut self, filter: &Filter) -> Result<Vec<StoredSession>> {
-        self.sessions_inner(filter)
+        self.sessions_inner(filter, true)
             .map_err(|e| self.err("cannot read sessions", e))
     }
 
-    fn sessions_inner(&mut self, filter: &Filter) -> Result<Vec<StoredSession>> {
+    /// [`Store::sessions`] without their cells (`cells` left empty), and so
+    /// without `filter.command`: what histories read before they read one
+    /// benchmark's cells at a time, in memory that does not grow with the
+    /// number of cells.
+    pub fn session_heads(&mut self, filter: &Filter) -> Result<Vec<StoredSession>> {
+        self.sessions_inner(filter, false)
+            .map_err(|e| self.err("cannot read sessions", e))
+    }
+
+    /// Every benchmark identity with each name and command its cells
+    /// carry, by identity.
+    pub fn identities(&mut self) -> Result<Vec<(String, String, String)>> {
+        let rows = self
+            .db
+            .query(
+                "SELECT DISTINCT identity, name, command FROM cells ORDER BY identity",
+                &[],
+            )
+            .map_err(|e| self.err("cannot read cells", e))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let g = |i: usize| r.get(i).map(Value::string).unwrap_or_default();
+                (g(0), g(1), g(2))
+            })
+            .collect())
+    }
+
+    /// The cells of one benchmark identity in every session: (cell id,
+    /// session id, name, command), by cell id.
+    pub fn cells_of(&mut self, identity: &str) -> Result<Vec<(i64, i64, String, String)>> {
+        let rows = self
+            .db
+            .query(
+                "SELECT id, session_id, name, command FROM cells WHERE identity = $1 ORDER BY id",
+                &[Value::Text(identity.to_string())],
+            )
+            .map_err(|e| self.err("cannot read cells", e))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
+                (
+                    g(0).int().unwrap_or(0),
+                    g(1).int().unwrap_or(0),
+                    g(2).string(),
+                    g(3).string(),
+                )
+            })
+            .collect())
+    }
+
+    fn sessions_inner(&mut self, filter: &Filter, with_cells: bool) -> Result<Vec<StoredSession>> {
         let mut sql = String::from(
             "SELECT id, started, started_unix, finished_unix, status, stop_reason, source, \
              tool_version, command_line, run_order, shell_overhead, fingerprint, hostname, \
@@ -902,6 +954,9 @@ impl Store {
                     .or_default()
                     .push((g(1).string(), g(2).string()));
             }
+            if !with_cells {
+                continue;
+            }
             for r in self.db.query(
                 &format!(
                     "SELECT c.session_id, c.id, c.position, c.identity, c.name, c.command, \
@@ -931,7 +986,7 @@ impl Store {
             s.labels = labels.remove(&s.id).unwrap_or_default();
             s.cells = cells.remove(&s.id).unwrap_or_default();
         }
-        if let Some(c) = &filter.command {
+        if let (Some(c), true) = (&filter.command, with_cells) {
             sessions.retain(|s| {
                 s.cells.iter().any(|cell| {
                     cell.identity.contains(c.as_str())
