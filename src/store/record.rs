@@ -4,9 +4,10 @@
 //! store is reported before a long benchmark, not after it; it is held by a
 //! helper process (see [`super::writer`]) so that cmdscope's own memory
 //! does not grow into the measured peaks. Each measured
-//! run is committed in its own short transaction as soon as it is made
-//! (the session's [`Event::Sample`]), so `kill -9` leaves every finished
-//! run in the store. The session row is written with the first run, so a
+//! run goes to the helper as soon as it is made (the session's
+//! [`Event::Sample`]), which commits it even if cmdscope is killed, so
+//! `kill -9` leaves every finished run in the store. The session row is
+//! written with the first run, so a
 //! session that fails before measuring anything leaves no trace. A search's
 //! answer (`run --minimize/--maximize`) is written with the end of the
 //! session ([`Recorder::keep_search`]).
