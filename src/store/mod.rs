@@ -242,6 +242,16 @@ pub struct Filter {
     pub limit: Option<usize>,
 }
 
+/// A cell as histories list it (see [`Store::cells_in_range`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellRow {
+    pub id: i64,
+    pub session: i64,
+    pub identity: String,
+    pub name: String,
+    pub command: String,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredCell {
     pub id: i64,
@@ -826,45 +836,39 @@ impl Store {
             .map_err(|e| self.err("cannot read sessions", e))
     }
 
-    /// Every benchmark identity with each name and command its cells
-    /// carry, by identity.
-    pub fn identities(&mut self) -> Result<Vec<(String, String, String)>> {
+    /// The smallest and largest cell id, if there is a cell.
+    pub fn cell_ids(&mut self) -> Result<Option<(i64, i64)>> {
         let rows = self
             .db
-            .query(
-                "SELECT DISTINCT identity, name, command FROM cells ORDER BY identity",
-                &[],
-            )
+            .query("SELECT MIN(id), MAX(id) FROM cells", &[])
             .map_err(|e| self.err("cannot read cells", e))?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                let g = |i: usize| r.get(i).map(Value::string).unwrap_or_default();
-                (g(0), g(1), g(2))
-            })
-            .collect())
+        let row = rows.first();
+        let at = |i: usize| row.and_then(|r| r.get(i)).and_then(Value::int);
+        Ok(at(0).zip(at(1)))
     }
 
-    /// The cells of one benchmark identity in every session: (cell id,
-    /// session id, name, command), by cell id.
-    pub fn cells_of(&mut self, identity: &str) -> Result<Vec<(i64, i64, String, String)>> {
+    /// The cells with an id in `first..=last`, by id. Histories read the cells in such
+    /// ranges, so that their memory does not grow with the store.
+    pub fn cells_in_range(&mut self, first: i64, last: i64) -> Result<Vec<CellRow>> {
         let rows = self
             .db
             .query(
-                "SELECT id, session_id, name, command FROM cells WHERE identity = $1 ORDER BY id",
-                &[Value::Text(identity.to_string())],
+                "SELECT id, session_id, identity, name, command FROM cells \
+                 WHERE id >= $1 AND id <= $2 ORDER BY id",
+                &[Value::Int(first), Value::Int(last)],
             )
             .map_err(|e| self.err("cannot read cells", e))?;
         Ok(rows
             .into_iter()
             .map(|r| {
                 let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
-                (
-                    g(0).int().unwrap_or(0),
-                    g(1).int().unwrap_or(0),
-                    g(2).string(),
-                    g(3).string(),
-                )
+                CellRow {
+                    id: g(0).int().unwrap_or(0),
+                    session: g(1).int().unwrap_or(0),
+                    identity: g(2).string(),
+                    name: g(3).string(),
+                    command: g(4).string(),
+                }
             })
             .collect())
     }
