@@ -3,11 +3,18 @@
 //! few steps, a drift and outlier sessions.
 //!
 //!     cargo run --release --example changes_bench [-- SESSIONS BENCHMARKS RUNS [store]]
+//!     CHANGES_BENCH_DB=/tmp/b10k.db cargo run --release --example changes_bench -- 10000 100 10 changes
 //!
 //! Stages: detection (`cmdscope changes`' analysis of every history), the
 //! site (rendering every page, then writing them), and with `store` also
 //! reading the histories from an SQLite store filled with the same runs
 //! (filling it is not timed; it takes a while at full size).
+//!
+//! `changes` does only what `cmdscope changes` does with the store
+//! (`CHANGES_BENCH_DB`, a PostgreSQL URL or an SQLite file, filled first
+//! when it does not exist): read and analyse every history, one benchmark
+//! at a time. It prints its time and this process's peak resident memory
+//! (getrusage), which nothing else in the process inflates.
 
 use std::time::{Instant, SystemTime};
 
@@ -53,13 +60,13 @@ fn histories(sessions: usize, benchmarks: usize, runs: usize) -> Vec<History> {
             hostname: "bench".into(),
             points: (0..sessions)
                 .map(|s| Point {
-                    sessions: vec![SessionRef {
+                    sessions: vec![std::sync::Arc::new(SessionRef {
                         id: s as i64 + 1,
                         started: format!("2026-01-01T00:00:{s:05}Z"),
                         started_unix: 1.7e9 + s as f64 * 600.0,
                         labels: vec![("commit".into(), format!("c{s}"))],
                         search: None,
-                    }],
+                    })],
                     key: None,
                     runs: (0..runs).map(|r| run_value(b, s, r, sessions)).collect(),
                 })
@@ -120,12 +127,76 @@ fn fill(store: &mut Store, sessions: usize, benchmarks: usize, runs: usize) -> R
     Ok(())
 }
 
+/// This process's peak resident memory so far, in MiB.
+fn peak_mib() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru.ru_maxrss as f64 / 1024.0
+}
+
+/// `cmdscope changes` over a store: its reading and analysis, timed, with
+/// the peak memory they took.
+fn changes(sessions: usize, benchmarks: usize, runs: usize) {
+    let Some(db) = std::env::var_os("CHANGES_BENCH_DB") else {
+        eprintln!("changes_bench: set CHANGES_BENCH_DB to an SQLite file or a PostgreSQL URL");
+        std::process::exit(2);
+    };
+    let location = Location::parse(&db.to_string_lossy());
+    let fresh = match &location {
+        Location::Sqlite(path) => !path.exists(),
+        _ => std::env::var_os("CHANGES_BENCH_FILL").is_some(),
+    };
+    let mut store = Store::open(&location).expect("open store");
+    if fresh {
+        let t = Instant::now();
+        if let Err(e) = fill(&mut store, sessions, benchmarks, runs) {
+            eprintln!("changes_bench: {e}");
+            std::process::exit(1);
+        }
+        println!(
+            "  store fill (not part of changes): {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+        // The fill's own memory must not count: measure in a new process.
+        drop(store);
+        let status = std::process::Command::new(std::env::current_exe().expect("own path"))
+            .args(std::env::args().skip(1))
+            .env_remove("CHANGES_BENCH_FILL")
+            .status()
+            .expect("rerun");
+        std::process::exit(status.code().unwrap_or(1));
+    }
+    let before = peak_mib();
+    let t = Instant::now();
+    let params = cmdscope::commands::changes::params(Params::default().alpha).expect("params");
+    let analysed = cmdscope::commands::changes::analysed(&mut store, &Query::default(), &params)
+        .expect("changes");
+    let shifts = cmdscope::analysis::changes::machine_shifts(&analysed);
+    let json = cmdscope::report::changes::json(&analysed, &shifts);
+    let changes: usize = analysed.iter().map(|a| a.changes.len()).sum();
+    println!(
+        "  changes (read, detect, JSON): {:.2} s, {} histories, {changes} change points, {} KiB of JSON",
+        t.elapsed().as_secs_f64(),
+        analysed.len(),
+        json.len() >> 10
+    );
+    println!(
+        "  peak resident memory: {:.0} MiB (before reading: {before:.0} MiB)",
+        peak_mib()
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let num =
         |i: usize, default: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default);
     let (sessions, benchmarks, runs) = (num(0, 10_000), num(1, 100), num(2, 10));
     println!("{sessions} sessions × {benchmarks} benchmarks × {runs} runs");
+    if args.get(3).map(String::as_str) == Some("changes") {
+        changes(sessions, benchmarks, runs);
+        return;
+    }
 
     let t = Instant::now();
     let all = histories(sessions, benchmarks, runs);

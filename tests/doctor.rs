@@ -78,6 +78,53 @@ fn every_exported_session_records_the_preflight() {
     assert_checks(&read_json(&out)["session"]["preflight"]);
 }
 
+/// The machine checks watch the machine while the first runs go, not
+/// before them: their window lasts until the first run that ends after
+/// 50 ms, here the first 120 ms run, which a window before the runs would
+/// not have covered.
+#[test]
+fn the_checks_window_spans_the_first_runs() {
+    let dir = tempdir();
+    let out = dir.path().join("s.json");
+    let o = cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "--export-json",
+        out.to_str().unwrap(),
+        "sleep 0.12",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let checks = &read_json(&out)["session"]["preflight"];
+    assert_checks(checks);
+    let busy = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "busy_processes")
+        .unwrap();
+    let detail = busy["detail"].as_str().unwrap();
+    // "... over 131 ms" (ok) or "... over 131 ms: name (pid) 40 %" (warn).
+    let ms: f64 = detail
+        .split(" over ")
+        .nth(1)
+        .and_then(|t| t.split(" ms").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no window in '{detail}'"));
+    let walls: Vec<f64> = read_json(&out)["results"][0]["times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap() * 1e3)
+        .collect();
+    assert!(ms >= walls[0], "window {ms} ms, first run {} ms", walls[0]);
+    let all: f64 = walls.iter().sum();
+    assert!(
+        ms < all,
+        "window {ms} ms closed after the last run ({all} ms of runs)"
+    );
+}
+
 fn run_with_store(db: &std::path::Path) {
     let o = with_store(db, &["run", "--runs", "2", "--style", "none", "true"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -255,7 +255,18 @@ fn kill_9_keeps_every_finished_run() {
     child.wait().unwrap();
     let finished = std::fs::read_to_string(&counter).unwrap().lines().count() as i64;
     let mut store = open(&db);
-    let sessions = store.sessions(&Filter::default()).unwrap();
+    // The store writer, orphaned, commits what it has read on its own
+    // schedule (runs gather for a moment between its commits): give it
+    // that moment, not more.
+    let waited = Instant::now();
+    let sessions = loop {
+        let sessions = store.sessions(&Filter::default()).unwrap();
+        let stored = sessions.first().map_or(0, |s| s.cells[0].runs);
+        if stored >= finished || waited.elapsed() > Duration::from_secs(5) {
+            break sessions;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].status, "running", "never finished");
     let stored = sessions[0].cells[0].runs;

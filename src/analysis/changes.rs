@@ -762,34 +762,34 @@ pub fn metric_name(h: &History) -> &'static str {
 /// the segment before it (with the engine's settings for the history's
 /// metric).
 pub fn analyse(histories: Vec<History>, p: &Params) -> Vec<Analysed> {
-    histories
-        .into_iter()
-        .map(|h| {
-            let runs = h.runs();
-            let p = Params {
-                metric: Metric::from_name(&h.metric),
-                metric_name: metric_name(&h),
-                ..*p
-            };
-            let found = find(&runs, &p);
-            let newest = newest_comparison(&runs, &p);
-            let newest_status = match &newest {
-                None => NewestStatus::NotComputed,
-                Some(c) if c.comparison.verdict.is_significant() && c.is_at_least(p.min_change) => {
-                    NewestStatus::Changed
-                }
-                Some(_) => NewestStatus::NoChange,
-            };
-            Analysed {
-                changes: found.changes,
-                episodes: found.episodes,
-                newest: newest.filter(|_| newest_status == NewestStatus::Changed),
-                newest_status,
-                medians: h.points.iter().map(|p| PointMedian::of(&p.runs)).collect(),
-                history: h,
-            }
-        })
-        .collect()
+    histories.into_iter().map(|h| analyse_one(h, p)).collect()
+}
+
+/// [`analyse`] of one history.
+pub fn analyse_one(h: History, p: &Params) -> Analysed {
+    let runs = h.runs();
+    let p = Params {
+        metric: Metric::from_name(&h.metric),
+        metric_name: metric_name(&h),
+        ..*p
+    };
+    let found = find(&runs, &p);
+    let newest = newest_comparison(&runs, &p);
+    let newest_status = match &newest {
+        None => NewestStatus::NotComputed,
+        Some(c) if c.comparison.verdict.is_significant() && c.is_at_least(p.min_change) => {
+            NewestStatus::Changed
+        }
+        Some(_) => NewestStatus::NoChange,
+    };
+    Analysed {
+        changes: found.changes,
+        episodes: found.episodes,
+        newest: newest.filter(|_| newest_status == NewestStatus::Changed),
+        newest_status,
+        medians: h.points.iter().map(|p| PointMedian::of(&p.runs)).collect(),
+        history: h,
+    }
 }
 
 /// Most benchmarks of one machine changing at the same point: more likely

@@ -3,12 +3,13 @@
 //! `report::changes` as text, Markdown or JSON, and a CI gate on the
 //! newest session.
 
-use crate::analysis::changes::{analyse, machine_shifts, Params};
+use crate::analysis::changes::{analyse_one, machine_shifts, Analysed, Params};
 use crate::cli::store::{ChangesArgs, ChangesFormat};
 use crate::error::{exit, Error, Result};
 use crate::report::changes::{json, markdown, text};
 use crate::store::history::{self, Query};
 use crate::store::record::open_read_only;
+use crate::store::Store;
 
 pub fn params(alpha: f64) -> Result<Params> {
     crate::cli::check_alpha(alpha)?;
@@ -28,6 +29,27 @@ fn min_change(pct: f64) -> Result<f64> {
     }
 }
 
+/// Every matching history's changes, sorted by machine then benchmark,
+/// with one benchmark's runs in memory at a time: each history is analysed
+/// as it is read, and only the answers (with the points' sessions, which
+/// the histories share) are kept, not the runs.
+pub fn analysed(store: &mut Store, query: &Query, p: &Params) -> Result<Vec<Analysed>> {
+    let mut all = Vec::new();
+    history::each(store, query, |h| {
+        let mut a = analyse_one(h, p);
+        for point in &mut a.history.points {
+            point.runs = Vec::new();
+        }
+        all.push(a);
+        Ok(())
+    })?;
+    all.sort_by(|a, b| {
+        (&a.history.fingerprint, &a.history.benchmark)
+            .cmp(&(&b.history.fingerprint, &b.history.benchmark))
+    });
+    Ok(all)
+}
+
 pub fn run(args: &ChangesArgs) -> Result<i32> {
     crate::cli::check_percentage("--threshold", args.threshold)?;
     let p = Params {
@@ -43,11 +65,10 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
         metric: args.metric.clone(),
         order_by: args.order_by.clone(),
     };
-    let histories = history::load(&mut store, &query)?;
-    if histories.is_empty() {
+    let analysed = analysed(&mut store, &query, &p)?;
+    if analysed.is_empty() {
         return Err(super::nothing_found(&store, "matching benchmark history"));
     }
-    let analysed = analyse(histories, &p);
     let shifts = machine_shifts(&analysed);
     let out = match args.format {
         ChangesFormat::Text => text(&analysed, &shifts),

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::monitor::{self, Monitor};
 use crate::error::{Error, Result};
-use crate::metrics::Sample;
-use crate::run::runner::SampleSink;
+use crate::run::events::{Event, Observer};
 
 /// How long the monitor is given to get ready before the first run.
 pub const READY_WAIT: Duration = Duration::from_millis(200);
@@ -110,15 +109,6 @@ impl RunMonitor {
         })
     }
 
-    /// The sink to run the session with: counts, then passes every
-    /// sample on to `inner`.
-    pub fn sink<'a>(&'a mut self, inner: &'a mut dyn SampleSink) -> Sink<'a> {
-        Sink {
-            monitor: self,
-            inner,
-        }
-    }
-
     /// Stops the monitor and returns the counts.
     pub fn finish(mut self) -> Counts {
         self.stop();
@@ -139,50 +129,54 @@ impl Drop for RunMonitor {
     }
 }
 
-pub struct Sink<'a> {
-    monitor: &'a mut RunMonitor,
-    inner: &'a mut dyn SampleSink,
-}
-
-impl SampleSink for Sink<'_> {
-    fn run_starting(&mut self) {
-        if let Some(m) = &self.monitor.monitor {
-            m.mark_start(Instant::now());
+/// The monitor observes the session: a run's window opens as it starts,
+/// closes after it (and the settle time), and is counted with its sample.
+impl Observer for RunMonitor {
+    fn event(&mut self, event: &Event<'_>) {
+        match *event {
+            Event::RunStarting { .. } => {
+                if let Some(m) = &self.monitor {
+                    m.mark_start(Instant::now());
+                }
+            }
+            Event::RunEnded { .. } => self.run_ended(),
+            Event::Sample { cell, .. } => self.sample(cell),
+            _ => {}
         }
     }
+}
 
+impl RunMonitor {
     fn run_ended(&mut self) {
-        self.monitor.window = None;
-        let Some(m) = &mut self.monitor.monitor else {
+        self.window = None;
+        let Some(m) = &mut self.monitor else {
             return;
         };
         // Lines the run caused may still be on their way through the
         // monitor (a bus, a log follower): they count until the settle time.
-        std::thread::sleep(self.monitor.settle);
+        std::thread::sleep(self.settle);
         let window = m.take_window();
         if m.ended() {
             // Counts of a run the monitor did not see to its end are not kept.
             let how = m.end_status();
             crate::eprint_line!(
                 "cmdscope: warning: the monitor ended during the session ({how}) after {} measured runs; later runs have no monitor counts",
-                self.monitor.measured
+                self.measured
             );
-            self.monitor.counts.ended = Some((self.monitor.measured, how));
-            if let Some(m) = self.monitor.monitor.take() {
+            self.counts.ended = Some((self.measured, how));
+            if let Some(m) = self.monitor.take() {
                 let _ = m.finish(Duration::ZERO, None);
             }
             return;
         }
-        self.monitor.window = Some(window);
+        self.window = Some(window);
     }
 
-    fn sample(&mut self, cell: usize, sample: &Sample) {
-        self.inner.sample(cell, sample);
-        let m = &mut *self.monitor;
-        m.measured += 1;
-        if let Some(per_name) = m.counts.per_run.get_mut(cell) {
+    fn sample(&mut self, cell: usize) {
+        self.measured += 1;
+        if let Some(per_name) = self.counts.per_run.get_mut(cell) {
             for (i, series) in per_name.iter_mut().enumerate() {
-                let v = m
+                let v = self
                     .window
                     .as_ref()
                     .and_then(|w| w.get(i))

@@ -1,12 +1,14 @@
 //! Measuring a session: which cells (`plan`, with the parameter grammar
 //! in `parameters`, and `shell_syntax`), in
 //! which order and how many runs (`schedule`), the machine checks recorded
-//! with it (`preflight`), the loop that drives cells through `exec` into
-//! the sinks (`runner`), what it shows meanwhile (`progress`), the result
-//! model it fills (`session`), what one benchmark asks for (`request`)
-//! and what the session was run with (`settings`).
+//! with it (`preflight`), the loop that drives cells through `exec`
+//! (`runner`) and the events it emits (`events`), what it shows meanwhile
+//! (`progress`), the result model it fills (`session`), what one
+//! benchmark asks for (`request`) and what the session was run with
+//! (`settings`).
 
 pub mod concurrent;
+pub mod events;
 pub mod hooks;
 pub mod host;
 pub mod isolate;

@@ -223,7 +223,8 @@ pub fn busy_processes(
         "busy_processes",
         Status::Warn,
         format!(
-            "busy processes compete for the CPUs: {}{}",
+            "busy processes compete for the CPUs over {:.0} ms: {}{}",
+            seconds * 1e3,
             list.join(", "),
             if busy.len() > 5 { ", ..." } else { "" }
         ),
@@ -450,22 +451,46 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-fn all_proc_ticks(hz: f64) -> Vec<ProcTicks> {
+/// CPU time of every process, from one read of `/proc/<pid>/schedstat`
+/// each; the name (from `stat`) is read later, and only for the few that
+/// turn out busy, which halves the files read.
+fn all_proc_ns() -> Vec<(i32, u64)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
         .filter_map(|e| {
-            let stat = read(e.path().join("stat"))?;
-            proc_ticks(&stat, read(e.path().join("schedstat")).as_deref(), hz)
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            // One open, one read, one close: read_to_string would also
+            // stat every file for its size, a quarter more system calls.
+            use std::io::Read;
+            let mut buf = [0u8; 96];
+            let n = std::fs::File::open(e.path().join("schedstat"))
+                .ok()?
+                .read(&mut buf)
+                .ok()?;
+            let text = std::str::from_utf8(&buf[..n]).ok()?;
+            Some((pid, text.split_whitespace().next()?.parse().ok()?))
         })
         .collect()
+}
+
+/// Whether `pid` descends from `root` (its parents, read from /proc).
+fn descends_from(mut pid: i32, root: i32) -> bool {
+    for _ in 0..64 {
+        let Some(stat) = read(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        let ppid = stat
+            .rfind(')')
+            .and_then(|c| stat[c + 1..].split_whitespace().nth(1)?.parse().ok());
+        match ppid {
+            Some(p) if p == root => return true,
+            Some(p) if p > 1 => pid = p,
+            _ => return false,
+        }
+    }
+    false
 }
 
 fn throttle_count(cpus: &[usize]) -> Option<u64> {
@@ -481,90 +506,161 @@ fn throttle_count(cpus: &[usize]) -> Option<u64> {
     total
 }
 
-/// Reads the machine's state and runs every check. `cpus`: the CPUs the
-/// commands are pinned to (--cpus), if any; `interval`: how long activity
-/// is watched.
-pub fn collect(cpus: Option<&[usize]>, interval: Duration) -> Vec<Check> {
-    let pinned = cpus.is_some();
-    let used: Vec<usize> = match cpus {
-        Some(c) => {
-            let mut c = c.to_vec();
-            c.sort_unstable();
-            c.dedup();
-            c
-        }
-        None => allowed_cpus(),
-    };
-    let sys = |c: usize, f: &str| read(format!("/sys/devices/system/cpu/cpu{c}/{f}"));
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    let stat0 = read("/proc/stat");
-    let vm0 = read("/proc/vmstat");
-    let procs0 = all_proc_ticks(hz);
-    let thermal0 = throttle_count(&used);
-    let t0 = std::time::Instant::now();
-    std::thread::sleep(interval);
-    let stat1 = read("/proc/stat");
-    let vm1 = read("/proc/vmstat");
-    let procs1 = all_proc_ticks(hz);
-    let thermal1 = throttle_count(&used);
-    let seconds = t0.elapsed().as_secs_f64();
-
-    let me = std::process::id() as i32;
-    let mut exclude = vec![me];
-    exclude.extend(crate::exec::tree::descendants(me));
-    let governors: Vec<Option<String>> = used
-        .iter()
-        .map(|&c| sys(c, "cpufreq/scaling_governor"))
-        .collect();
-    let siblings: Vec<Option<String>> = used
-        .iter()
-        .map(|&c| sys(c, "topology/thread_siblings_list"))
-        .collect();
-    let supplies: Vec<(String, Option<String>, Option<String>)> =
-        std::fs::read_dir("/sys/class/power_supply")
-            .map(|d| {
-                d.flatten()
-                    .filter_map(|e| {
-                        let p = e.path();
-                        Some((
-                            read(p.join("type"))?,
-                            read(p.join("status")),
-                            read(p.join("online")),
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-    vec![
-        governor(&used, &governors),
-        turbo(
-            read("/sys/devices/system/cpu/intel_pstate/no_turbo").as_deref(),
-            read("/sys/devices/system/cpu/cpufreq/boost").as_deref(),
-        ),
-        load(read("/proc/loadavg").as_deref(), allowed_cpus().len()),
-        busy_processes(&procs0, &procs1, seconds, &exclude),
-        steal(stat0.as_deref(), stat1.as_deref()),
-        swap(
-            vm0.as_deref(),
-            vm1.as_deref(),
-            read("/proc/meminfo").as_deref(),
-        ),
-        smt(&used, pinned, &siblings),
-        thermal(thermal0, thermal1),
-        power(&supplies),
-    ]
+/// The checks' window over the machine's activity: opened by one reading
+/// of `/proc` and `/sys`, closed by a second one, and the checks made from
+/// the two. `run` opens it before the first run and closes it between two
+/// runs once it has lasted [`WINDOW`] (or at the session's end, if that
+/// comes first), so watching the machine costs no time of its own.
+pub struct Window {
+    used: Vec<usize>,
+    pinned: bool,
+    stat: Option<String>,
+    vm: Option<String>,
+    procs: Vec<(i32, u64)>,
+    thermal: Option<u64>,
+    opened: std::time::Instant,
 }
 
-/// Checks being made in the background (see [`start`]).
-pub struct Pending(Option<std::thread::JoinHandle<Vec<Check>>>);
+/// How long a session's checks watch the machine at least: the first runs
+/// of a longer session, the whole of a shorter one.
+pub const WINDOW: Duration = Duration::from_millis(50);
 
-/// Starts [`collect`] on a thread, so that its sampling interval overlaps
-/// the harness's own start-up; [`Pending::finish`] waits for the result.
-/// The thread blocks SIGINT and SIGTERM: they must interrupt the thread
-/// that waits for the commands.
-pub fn start(cpus: Option<Vec<usize>>, interval: Duration) -> Pending {
-    let handle = std::thread::Builder::new()
+impl Window {
+    /// The first reading. `cpus`: the CPUs the commands are pinned to
+    /// (--cpus), if any.
+    pub fn open(cpus: Option<&[usize]>) -> Window {
+        let used: Vec<usize> = match cpus {
+            Some(c) => {
+                let mut c = c.to_vec();
+                c.sort_unstable();
+                c.dedup();
+                c
+            }
+            None => allowed_cpus(),
+        };
+        Window {
+            pinned: cpus.is_some(),
+            stat: read("/proc/stat"),
+            vm: read("/proc/vmstat"),
+            procs: all_proc_ns(),
+            thermal: throttle_count(&used),
+            opened: std::time::Instant::now(),
+            used,
+        }
+    }
+
+    /// How long the window has been open.
+    pub fn elapsed(&self) -> Duration {
+        self.opened.elapsed()
+    }
+
+    /// The second reading, and every check. Processes that descend from
+    /// this one (the spawner, what the hooks left running) are not "other"
+    /// processes; the measured commands have exited by then.
+    pub fn close(self) -> Vec<Check> {
+        let stat1 = read("/proc/stat");
+        let vm1 = read("/proc/vmstat");
+        let procs1 = all_proc_ns();
+        let thermal1 = throttle_count(&self.used);
+        let seconds = self.opened.elapsed().as_secs_f64();
+        let me = std::process::id() as i32;
+        // Only the processes busy enough to report are named and placed
+        // in the tree: a few files, not the whole of /proc again.
+        let before: std::collections::HashMap<i32, u64> = self.procs.iter().copied().collect();
+        let floor = 0.2 * seconds;
+        let names: std::collections::HashMap<i32, String> = procs1
+            .iter()
+            .filter(|(pid, ns)| {
+                *pid != me
+                    && before
+                        .get(pid)
+                        .is_some_and(|b| ns.saturating_sub(*b) as f64 * 1e-9 >= floor)
+            })
+            .filter_map(|&(pid, _)| {
+                let stat = read(format!("/proc/{pid}/stat"))?;
+                Some((pid, proc_ticks(&stat, None, 1.0)?.name))
+            })
+            .collect();
+        let ticks = |list: &[(i32, u64)]| -> Vec<ProcTicks> {
+            list.iter()
+                .map(|&(pid, ns)| ProcTicks {
+                    pid,
+                    name: names.get(&pid).cloned().unwrap_or_default(),
+                    ns,
+                })
+                .collect()
+        };
+        let mut exclude = vec![me];
+        exclude.extend(names.keys().copied().filter(|&p| descends_from(p, me)));
+        let busy = busy_processes(&ticks(&self.procs), &ticks(&procs1), seconds, &exclude);
+
+        let sys = |c: usize, f: &str| read(format!("/sys/devices/system/cpu/cpu{c}/{f}"));
+        let used = &self.used;
+        let governors: Vec<Option<String>> = used
+            .iter()
+            .map(|&c| sys(c, "cpufreq/scaling_governor"))
+            .collect();
+        let siblings: Vec<Option<String>> = used
+            .iter()
+            .map(|&c| sys(c, "topology/thread_siblings_list"))
+            .collect();
+        let supplies: Vec<(String, Option<String>, Option<String>)> =
+            std::fs::read_dir("/sys/class/power_supply")
+                .map(|d| {
+                    d.flatten()
+                        .filter_map(|e| {
+                            let p = e.path();
+                            Some((
+                                read(p.join("type"))?,
+                                read(p.join("status")),
+                                read(p.join("online")),
+                            ))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+        vec![
+            governor(used, &governors),
+            turbo(
+                read("/sys/devices/system/cpu/intel_pstate/no_turbo").as_deref(),
+                read("/sys/devices/system/cpu/cpufreq/boost").as_deref(),
+            ),
+            load(read("/proc/loadavg").as_deref(), allowed_cpus().len()),
+            busy,
+            steal(self.stat.as_deref(), stat1.as_deref()),
+            swap(
+                self.vm.as_deref(),
+                vm1.as_deref(),
+                read("/proc/meminfo").as_deref(),
+            ),
+            smt(used, self.pinned, &siblings),
+            thermal(self.thermal, thermal1),
+            power(&supplies),
+        ]
+    }
+}
+
+/// Reads the machine's state, watches it for `interval` and runs every
+/// check (`cmdscope doctor`).
+pub fn collect(cpus: Option<&[usize]>, interval: Duration) -> Vec<Check> {
+    let window = Window::open(cpus);
+    std::thread::sleep(interval);
+    window.close()
+}
+
+/// A window being opened in the background (see [`start`]).
+pub struct Pending {
+    cpus: Option<Vec<usize>>,
+    thread: Option<std::thread::JoinHandle<Window>>,
+}
+
+/// Opens a [`Window`] on a thread, so that its first reading overlaps the
+/// harness's own start-up; [`Pending::opened`] waits for it. The thread
+/// blocks SIGINT and SIGTERM: they must interrupt the thread that waits
+/// for the commands.
+pub fn start(cpus: Option<Vec<usize>>) -> Pending {
+    let theirs = cpus.clone();
+    let thread = std::thread::Builder::new()
         .name("preflight".into())
         .spawn(move || {
             // SAFETY: a sigset built with sigemptyset/sigaddset; this
@@ -576,17 +672,20 @@ pub fn start(cpus: Option<Vec<usize>>, interval: Duration) -> Pending {
                 libc::sigaddset(&mut set, libc::SIGTERM);
                 libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
             }
-            collect(cpus.as_deref(), interval)
+            Window::open(theirs.as_deref())
         });
-    Pending(handle.ok())
+    Pending {
+        cpus,
+        thread: thread.ok(),
+    }
 }
 
 impl Pending {
-    pub fn finish(mut self) -> Vec<Check> {
-        match self.0.take().map(|h| h.join()) {
-            Some(Ok(checks)) => checks,
-            // No thread (or it failed): check on this one.
-            _ => collect(None, Duration::from_millis(50)),
+    pub fn opened(mut self) -> Window {
+        match self.thread.take().map(|h| h.join()) {
+            Some(Ok(window)) => window,
+            // No thread (or it failed): open it on this one.
+            _ => Window::open(self.cpus.as_deref()),
         }
     }
 }

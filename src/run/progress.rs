@@ -14,33 +14,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::metrics::{Metric, Sample};
+use crate::metrics::Metric;
+use crate::run::events::{Event, Observer};
 use crate::run::preflight::{self, Check};
-
-/// What the runner reports as a session goes, in the order it happens.
-#[derive(Clone, Copy, Debug)]
-pub enum Event<'a> {
-    /// The cells are prepared and the machine checked; no run has started.
-    Started {
-        expected_runs: usize,
-        preflight: &'a [Check],
-    },
-    /// A run (warm-up or measured) of cell `cell` is about to start.
-    /// `output_shown`: its output goes to the terminal (`--show-output`).
-    RunStarting {
-        cell: usize,
-        name: &'a str,
-        output_shown: bool,
-    },
-    /// A measured run ended; `samples` are all of its cell's runs so far.
-    Measured {
-        name: &'a str,
-        samples: &'a [Sample],
-        expected_runs: usize,
-    },
-    /// The session ended, or ends before its first run.
-    Finished,
-}
 
 /// The machine checks warn once per process, however many sessions it
 /// runs (a search runs one per round).
@@ -99,12 +75,40 @@ impl Progress {
         }
     }
 
-    pub fn event(&mut self, event: Event<'_>) {
-        match event {
-            Event::Started {
-                expected_runs,
-                preflight,
-            } => self.started(expected_runs, preflight),
+    fn started(&mut self, expected_runs: usize) {
+        if let Some(target) = self.target.take() {
+            let bar = ProgressBar::with_draw_target(Some(expected_runs as u64), target);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} {msg} [{bar:30}] {pos}/{len} runs, ETA {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            self.bar = bar;
+        }
+        self.last_draw = Instant::now();
+    }
+
+    /// The machine checks' warnings in words, once per process, above the bar.
+    fn checked(&mut self, checks: &[Check]) {
+        if self.shown && !self.warned.swap(true, Ordering::Relaxed) {
+            let notes = &mut self.notes;
+            self.bar.suspend(|| {
+                for w in preflight::warnings(checks) {
+                    let _ = writeln!(notes, "cmdscope: warning: {w}");
+                    let _ = notes.flush();
+                }
+            });
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn event(&mut self, event: &Event<'_>) {
+        match *event {
+            Event::Started { expected_runs } => self.started(expected_runs),
+            Event::Checked { preflight } => self.checked(preflight),
             Event::RunStarting {
                 cell,
                 name,
@@ -125,6 +129,7 @@ impl Progress {
                 name,
                 samples,
                 expected_runs,
+                ..
             } => {
                 self.bar.inc(1);
                 if self.redraw_every.is_zero() || self.last_draw.elapsed() > self.redraw_every {
@@ -140,35 +145,15 @@ impl Progress {
                 }
             }
             Event::Finished => self.bar.finish_and_clear(),
+            Event::RunEnded { .. } | Event::Sample { .. } => {}
         }
-    }
-
-    fn started(&mut self, expected_runs: usize, checks: &[Check]) {
-        // Ready before the first run; warnings in words.
-        if self.shown && !self.warned.swap(true, Ordering::Relaxed) {
-            for w in preflight::warnings(checks) {
-                let _ = writeln!(self.notes, "cmdscope: warning: {w}");
-                let _ = self.notes.flush();
-            }
-        }
-        if let Some(target) = self.target.take() {
-            let bar = ProgressBar::with_draw_target(Some(expected_runs as u64), target);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} {msg} [{bar:30}] {pos}/{len} runs, ETA {eta}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-            );
-            self.bar = bar;
-        }
-        self.last_draw = Instant::now();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Sample;
     use crate::run::preflight::Status;
     use std::sync::{Arc, Mutex};
 
@@ -283,19 +268,18 @@ mod tests {
     fn draws_the_runs_and_the_last_mean_then_clears() {
         static WARNED: AtomicBool = AtomicBool::new(false);
         let mut s = shown(true, &WARNED);
-        s.progress.event(Event::Started {
-            expected_runs: 4,
-            preflight: &[],
-        });
+        s.progress.event(&Event::Started { expected_runs: 4 });
         assert_eq!(s.bar.text(), "", "nothing drawn before the first run");
         let a = walls(&[2.0]);
-        s.progress.event(Event::Measured {
+        s.progress.event(&Event::Measured {
+            cell: 0,
             name: "a",
             samples: &a,
             expected_runs: 4,
         });
         let b = walls(&[1.0, 3.0]);
-        s.progress.event(Event::Measured {
+        s.progress.event(&Event::Measured {
+            cell: 1,
             name: "b",
             samples: &b,
             expected_runs: 6,
@@ -305,7 +289,7 @@ mod tests {
         assert!(drawn.contains("a: ~2.000 ms"), "{drawn}");
         assert!(drawn.contains("b: ~2.000 ms ["), "{drawn}");
         assert!(drawn.contains("2/6 runs, ETA"), "{drawn}");
-        s.progress.event(Event::Finished);
+        s.progress.event(&Event::Finished);
         assert!(s.bar.text().ends_with("<clear>"), "{}", s.bar.text());
         assert_eq!(s.labels.text(), "");
         assert_eq!(s.notes.text(), "");
@@ -315,8 +299,8 @@ mod tests {
     fn labels_shown_output_at_each_change_of_command() {
         static WARNED: AtomicBool = AtomicBool::new(false);
         let mut s = shown(false, &WARNED);
-        s.progress.event(Event::Started {
-            expected_runs: 4,
+        s.progress.event(&Event::Started { expected_runs: 4 });
+        s.progress.event(&Event::Checked {
             preflight: &load_warning(),
         });
         for (cell, name, output_shown) in [
@@ -326,13 +310,13 @@ mod tests {
             (2, "calibration", false),
             (0, "a", true),
         ] {
-            s.progress.event(Event::RunStarting {
+            s.progress.event(&Event::RunStarting {
                 cell,
                 name,
                 output_shown,
             });
         }
-        s.progress.event(Event::Finished);
+        s.progress.event(&Event::Finished);
         assert_eq!(s.labels.text(), "==> a <==\n==> b <==\n==> a <==\n");
         assert_eq!(s.bar.text(), "", "a hidden bar draws nothing");
         assert_eq!(s.notes.text(), "", "no warnings without the bar");
@@ -342,8 +326,8 @@ mod tests {
     fn warns_of_the_machine_once_per_process() {
         static WARNED: AtomicBool = AtomicBool::new(false);
         let mut first = shown(true, &WARNED);
-        first.progress.event(Event::Started {
-            expected_runs: 1,
+        first.progress.event(&Event::Started { expected_runs: 1 });
+        first.progress.event(&Event::Checked {
             preflight: &load_warning(),
         });
         assert_eq!(
@@ -351,8 +335,8 @@ mod tests {
             "cmdscope: warning: load: 3 busy processes\n"
         );
         let mut second = shown(true, &WARNED);
-        second.progress.event(Event::Started {
-            expected_runs: 1,
+        second.progress.event(&Event::Started { expected_runs: 1 });
+        second.progress.event(&Event::Checked {
             preflight: &load_warning(),
         });
         assert_eq!(second.notes.text(), "");

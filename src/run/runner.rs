@@ -1,10 +1,11 @@
 //! Drives a benchmark session: prepares cells, runs the hooks (setup,
 //! prepare, conclude, cleanup), asks the scheduler what to run next, makes
-//! the sequential looks (asking `analysis::sequential`), hands every run to
-//! the sample sink, subtracts the shell's start-up and stops cleanly on
-//! failure, timeout or interruption. It fills the `session` model and
-//! reports what happens as `progress` events. No statistics of its own and
-//! no formatting here: what is shown is `progress`'s.
+//! the sequential looks (asking `analysis::sequential`), subtracts the
+//! shell's start-up and stops cleanly on failure, timeout or interruption.
+//! It fills the `session` model and emits one stream of [`Event`]s, which
+//! the progress display and the caller's observers (the store recorder,
+//! the monitor) consume. No statistics of its own and no formatting here:
+//! what is shown is `progress`'s.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -16,8 +17,10 @@ use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
 use crate::run::concurrent::{Batches, Instances, Pool};
+use crate::run::events::{Event, Fanout, Nobody, Observer};
 use crate::run::plan::Cell;
-use crate::run::progress::{Event, Progress};
+use crate::run::preflight;
+use crate::run::progress::Progress;
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
 use crate::run::session::{BatchRecord, CellResult, Session, ShellOverhead};
 
@@ -133,36 +136,19 @@ pub fn check_interleaved_hooks(cells: &[Cell]) -> Result<()> {
     }
 }
 
-/// Receives every measured run as soon as it is made (before the next run
-/// starts), e.g. to commit it to the results store so that a killed
-/// session keeps its finished runs. `cell` indexes `RunOptions::cells`;
-/// values are raw (shell start-up not yet subtracted). Called between runs,
-/// never while one is being measured; errors are the sink's to keep.
-pub trait SampleSink {
-    fn sample(&mut self, cell: usize, sample: &Sample);
-    /// Just before a run (warm-up or measured) starts.
-    fn run_starting(&mut self) {}
-    /// Just after a run ended, before `sample` (measured runs only) and
-    /// before the conclude hook.
-    fn run_ended(&mut self) {}
-}
-
-/// A sink that keeps nothing.
-pub struct NoSink;
-
-impl SampleSink for NoSink {
-    fn sample(&mut self, _cell: usize, _sample: &Sample) {}
-}
-
 /// Runs a whole session. Errors before the first run (bad command, bad
 /// file) are returned; errors after it end up in `Session::failure` so that
 /// the finished runs can still be reported and exported.
 pub fn run(opts: &RunOptions) -> Result<Session> {
-    run_with_sink(opts, &mut NoSink)
+    run_observed(opts, &mut Nobody)
 }
 
-/// [`run`], handing each measured run to `sink` as it is made.
-pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Session> {
+/// [`run`], with `observer` seeing every event of the session as it
+/// happens (after the progress display).
+pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Session> {
+    let mut progress = Progress::new(opts.show_progress);
+    let mut events = Fanout(vec![&mut progress, observer]);
+    let events = &mut events;
     signals::install();
     exec::become_subreaper();
 
@@ -177,8 +163,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .map(|a| a.unavailable.clone())
         .unwrap_or_default();
 
-    // The machine checks sample activity for a moment: on another thread,
-    // while the commands are prepared.
+    // The machine checks' window opens on another thread while the
+    // commands are prepared, and closes between runs (see `check_machine`).
     let pinned: Option<Vec<usize>> = {
         let lists: Vec<&Vec<usize>> = opts
             .cells
@@ -187,7 +173,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
             .collect();
         (!lists.is_empty()).then(|| lists.into_iter().flatten().copied().collect())
     };
-    let preflight = crate::run::preflight::start(pinned, Duration::from_millis(50));
+    let window = preflight::start(pinned);
     let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
@@ -226,7 +212,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         run_dirs.push(run_dir);
     }
 
-    let preflight = preflight.finish();
+    let mut window = Some(window.opened());
+    let mut checks: Vec<preflight::Check> = Vec::new();
     if let Some(cpu) = opts.isolate {
         // After the commands were prepared: their --cpus lists were
         // checked against every CPU cmdscope may use.
@@ -268,10 +255,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     // Processes killed after runs that left them running, per cell name.
     let mut leftovers: Vec<(String, usize)> = Vec::new();
 
-    let mut progress = Progress::new(opts.show_progress);
-    progress.event(Event::Started {
+    events.event(&Event::Started {
         expected_runs: scheduler.expected_runs(),
-        preflight: &preflight,
     });
 
     let started = SystemTime::now();
@@ -282,7 +267,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
     let interleaved = opts.order == Order::Interleaved;
     if interleaved {
         if let Err(e) = check_interleaved_hooks(&opts.cells) {
-            progress.event(Event::Finished);
+            check_machine(&mut window, &mut checks, events, Duration::ZERO);
+            events.event(&Event::Finished);
             return Err(e);
         }
     }
@@ -292,7 +278,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         if let Some(first) = opts.cells.iter().position(|c| !c.calibration) {
             if let Some(hook) = &opts.cells[first].hooks.setup {
                 if let Err(e) = run_hook("setup", hook, &opts.cells[first], opts, &spawner) {
-                    progress.event(Event::Finished);
+                    check_machine(&mut window, &mut checks, events, Duration::ZERO);
+                    events.event(&Event::Finished);
                     return Err(e);
                 }
             }
@@ -312,6 +299,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         .filter(|&i| !opts.cells[i].calibration)
         .collect();
     loop {
+        check_machine(&mut window, &mut checks, events, preflight::WINDOW);
         if signals::received().is_some() {
             scheduler.stop(StopReason::Interrupted);
             failure = Some(Error::Interrupted);
@@ -347,7 +335,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         if let (Some(n), Some(plan), Some(pool)) =
             (cell.variant.concurrency, batches_plan, pool.as_mut())
         {
-            progress.event(Event::RunStarting {
+            events.event(&Event::RunStarting {
                 cell: c,
                 name: &cell.name,
                 output_shown: *opts.output_of(cell) == Output::Inherit,
@@ -378,6 +366,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                     continue;
                 }
             };
+            events.event(&Event::RunEnded { cell: c });
             if left > 0 {
                 match leftovers.iter_mut().find(|(name, _)| *name == cell.name) {
                     Some((_, k)) => *k += left,
@@ -409,7 +398,10 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                     failure.get_or_insert(e);
                     scheduler.stop(StopReason::Failure);
                 }
-                sink.sample(c, &inst.sample);
+                events.event(&Event::Sample {
+                    cell: c,
+                    sample: &inst.sample,
+                });
                 spans.push((inst.start, inst.end));
                 samples[c].push(inst.sample);
             }
@@ -425,7 +417,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 elapsed: batch.elapsed,
                 host: batch.host,
             });
-            progress.event(Event::Measured {
+            events.event(&Event::Measured {
+                cell: c,
                 name: &cell.name,
                 samples: &samples[c],
                 expected_runs: scheduler.expected_runs(),
@@ -446,7 +439,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                 continue;
             }
         }
-        progress.event(Event::RunStarting {
+        events.event(&Event::RunStarting {
             cell: c,
             name: &cell.name,
             output_shown: *opts.output_of(cell) == Output::Inherit && !cell.calibration,
@@ -455,10 +448,9 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         // The machine's counters around the run, only where reading them
         // costs at most 0.2 % of the cell's last run (`DisturbanceProbe`).
         let before = probe.read(last_wall[c]);
-        sink.run_starting();
         let ran = prepared[c].run(&mut sample);
-        sink.run_ended();
         let after = probe.read(last_wall[c]);
+        events.event(&Event::RunEnded { cell: c });
         sample.disturbance = probe.between(before, after);
         // Every run ends with its whole tree: what it left running is
         // killed now, before anything else runs.
@@ -489,7 +481,10 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         last_wall[c] = sample.get(Metric::WallTime);
         scheduler.record(step, wall);
         if measured {
-            sink.sample(c, &sample);
+            events.event(&Event::Sample {
+                cell: c,
+                sample: &sample,
+            });
         }
         if let Some(hook) = &cell.hooks.conclude {
             if let Err(e) = run_hook("conclude", hook, cell, opts, &spawner) {
@@ -534,7 +529,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
                     }
                 }
             }
-            progress.event(Event::Measured {
+            events.event(&Event::Measured {
+                cell: c,
                 name: &cell.name,
                 samples: &samples[c],
                 expected_runs: scheduler.expected_runs(),
@@ -542,7 +538,8 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         }
     }
     let rss_floor = spawner.peak_resident_bytes();
-    progress.event(Event::Finished);
+    check_machine(&mut window, &mut checks, events, Duration::ZERO);
+    events.event(&Event::Finished);
     exec::reap_orphans();
 
     if let Some(c) = set_up {
@@ -583,7 +580,7 @@ pub fn run_with_sink(opts: &RunOptions, sink: &mut dyn SampleSink) -> Result<Ses
         reference: opts.reference,
         looks: adaptive.as_ref().map_or(0, |s| s.looks_made()),
         rss_floor,
-        preflight,
+        preflight: checks,
         leftovers,
     })
 }
@@ -641,6 +638,23 @@ fn slot_dirs_for(
     let made = Arc::new(made);
     dirs[c] = Some(made.clone());
     Ok(made)
+}
+
+/// Closes the machine checks' window once it has been open `at_least`
+/// (between two runs, so reading /proc never overlaps a measurement), and
+/// tells the observers.
+fn check_machine(
+    window: &mut Option<preflight::Window>,
+    checks: &mut Vec<preflight::Check>,
+    events: &mut dyn Observer,
+    at_least: Duration,
+) {
+    if window.as_ref().is_some_and(|w| w.elapsed() >= at_least) {
+        if let Some(w) = window.take() {
+            *checks = w.close();
+            events.event(&Event::Checked { preflight: checks });
+        }
+    }
 }
 
 fn median_of(samples: &[Sample], metric: Metric) -> Option<f64> {

@@ -87,8 +87,9 @@ pub use stored::stored_answer;
 pub use zoom::Bracket;
 
 use crate::error::{Error, Result};
+use crate::run::events::Observer;
 use crate::run::plan::Parameter;
-use crate::run::runner::{RunOptions, SampleSink};
+use crate::run::runner::RunOptions;
 use process::Runner;
 use race::median;
 use zoom::bracket;
@@ -99,7 +100,7 @@ pub fn search(
     base: &RunOptions,
     opts: &SearchOptions,
     params: &[Parameter],
-    sink: &mut dyn SampleSink,
+    sink: &mut dyn Observer,
 ) -> Result<SearchResult> {
     let n = base.cells.iter().filter(|c| !c.calibration).count();
     let dims = dims(params);

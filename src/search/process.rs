@@ -6,20 +6,47 @@ use super::measurer::{Block, Measurer};
 use super::options::SearchOptions;
 use crate::error::Result;
 use crate::metrics::{Metric, Sample};
-use crate::run::runner::{self, RunOptions, SampleSink};
+use crate::run::events::{Event, Observer};
+use crate::run::runner::{self, RunOptions};
 use crate::run::schedule::RunPolicy;
 use crate::run::session::Session;
 
-/// Passes a round's samples on under the grid's cell indices.
+/// Passes a round's events on under the grid's cell indices.
 struct Renumber<'a> {
-    inner: &'a mut dyn SampleSink,
+    inner: &'a mut dyn Observer,
     grid_index: Vec<usize>,
 }
 
-impl SampleSink for Renumber<'_> {
-    fn sample(&mut self, cell: usize, sample: &Sample) {
-        if let Some(&i) = self.grid_index.get(cell) {
-            self.inner.sample(i, sample);
+impl Observer for Renumber<'_> {
+    fn event(&mut self, event: &Event<'_>) {
+        let grid = |cell: usize| self.grid_index.get(cell).copied();
+        let renumbered = match *event {
+            Event::Sample { cell, sample } => grid(cell).map(|cell| Event::Sample { cell, sample }),
+            Event::RunStarting {
+                cell,
+                name,
+                output_shown,
+            } => grid(cell).map(|cell| Event::RunStarting {
+                cell,
+                name,
+                output_shown,
+            }),
+            Event::RunEnded { cell } => grid(cell).map(|cell| Event::RunEnded { cell }),
+            Event::Measured {
+                cell,
+                name,
+                samples,
+                expected_runs,
+            } => grid(cell).map(|cell| Event::Measured {
+                cell,
+                name,
+                samples,
+                expected_runs,
+            }),
+            other => Some(other),
+        };
+        if let Some(e) = renumbered {
+            self.inner.event(&e);
         }
     }
 }
@@ -29,7 +56,7 @@ impl SampleSink for Renumber<'_> {
 /// in a round belongs to the round's block k.
 pub(super) struct Runner<'a> {
     base: &'a RunOptions,
-    sink: &'a mut dyn SampleSink,
+    sink: &'a mut dyn Observer,
     metric: Metric,
     /// Per operation (see `SearchOptions::per_op`): operations per second
     /// when maximising, else metric / operations.
@@ -45,7 +72,7 @@ impl<'a> Runner<'a> {
     /// A measurer of the `n` grid values of `base`'s cells for `opts`.
     pub(super) fn new(
         base: &'a RunOptions,
-        sink: &'a mut dyn SampleSink,
+        sink: &'a mut dyn Observer,
         opts: &SearchOptions,
         n: usize,
     ) -> Runner<'a> {
@@ -129,7 +156,7 @@ impl Measurer for Runner<'_> {
             inner: &mut *self.sink,
             grid_index,
         };
-        let mut session = runner::run_with_sink(&opts, &mut sink)?;
+        let mut session = runner::run_observed(&opts, &mut sink)?;
         for (&i, r) in points.iter().zip(session.results.iter_mut()) {
             self.blocks[i].extend((0..r.samples.len()).map(|k| (round, k)));
             self.samples[i].append(&mut r.samples);

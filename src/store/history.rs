@@ -3,6 +3,7 @@
 //! `--order-by`), oldest first, with every run's value of one metric.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// The metric whose values the gate, history and report use: cmdscope's
 /// (and hyperfine's) wall time, or Go's time per operation.
@@ -11,12 +12,17 @@ pub const GO_TIME: &str = "sec/op";
 /// Time values (seconds) of each cell, runs that timed out left out.
 pub fn time_values(store: &mut Store, cells: &[&StoredCell]) -> Result<HashMap<i64, Vec<f64>>> {
     let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
-    let mut out = store.metric_values(&ids, Metric::WallTime)?;
-    for c in cells {
-        if out.get(&c.id).is_none_or(Vec::is_empty) {
-            let extra = store.extra_series(c.id)?;
+    time_values_of(store, &ids)
+}
+
+/// [`time_values`] of cells given by id.
+fn time_values_of(store: &mut Store, ids: &[i64]) -> Result<HashMap<i64, Vec<f64>>> {
+    let mut out = store.metric_values(ids, Metric::WallTime)?;
+    for &id in ids {
+        if out.get(&id).is_none_or(Vec::is_empty) {
+            let extra = store.extra_series(id)?;
             if let Some(s) = extra.into_iter().find(|s| s.metric == GO_TIME) {
-                out.insert(c.id, s.values);
+                out.insert(id, s.values);
             }
         }
     }
@@ -74,8 +80,9 @@ pub fn describe_session(id: i64, started: &str, labels: &[(String, String)]) -> 
 /// One point of a history: a session, or every session with one label value.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Point {
-    /// Oldest first.
-    pub sessions: Vec<SessionRef>,
+    /// Oldest first; shared with the same session's points in other
+    /// histories.
+    pub sessions: Vec<Arc<SessionRef>>,
     /// The label value of the point with `--order-by`.
     pub key: Option<String>,
     #[serde(skip)]
@@ -85,7 +92,7 @@ pub struct Point {
 impl Point {
     /// The label value or the session, for messages.
     pub fn describe(&self) -> String {
-        let first = self.sessions.first().map(SessionRef::describe);
+        let first = self.sessions.first().map(|s| s.describe());
         match (&self.key, first) {
             (Some(k), Some(f)) if self.sessions.len() > 1 => {
                 format!("{k}: {} sessions from {f}", self.sessions.len())
@@ -96,7 +103,7 @@ impl Point {
     }
 
     pub fn newest(&self) -> Option<&SessionRef> {
-        self.sessions.last()
+        self.sessions.last().map(|s| &**s)
     }
 }
 
@@ -148,46 +155,101 @@ pub fn metric(name: Option<&str>) -> Result<Option<Metric>> {
 /// that did not finish are left out (their runs are partial), and so are
 /// points without values.
 pub fn load(store: &mut Store, q: &Query) -> Result<Vec<History>> {
+    let mut all = Vec::new();
+    each(store, q, |h| {
+        all.push(h);
+        Ok(())
+    })?;
+    all.sort_by(|a, b| (&a.fingerprint, &a.benchmark).cmp(&(&b.fingerprint, &b.benchmark)));
+    Ok(all)
+}
+
+/// [`load`], one benchmark at a time: `f` receives each history (by
+/// benchmark, then machine) and may keep less than it (`changes` keeps its
+/// answers, not the runs). The store is read once, in ranges of cell ids
+/// (sequential reads; looking a benchmark's cells up by id reads the runs
+/// table in random order, many times slower): the sessions without their
+/// cells, then each range's cells and values, the values kept as one
+/// array per benchmark (8 bytes a value) until that benchmark's history is
+/// built, handed to `f` and freed.
+pub fn each(store: &mut Store, q: &Query, mut f: impl FnMut(History) -> Result<()>) -> Result<()> {
+    /// Cell ids read per query.
+    const RANGE: i64 = 20_000;
     let chosen = metric(q.metric.as_deref())?;
-    let mut sessions = store.sessions(&Filter {
-        command: q.benchmark.clone(),
+    let mut sessions = store.session_heads(&Filter {
         labels: q.labels.clone(),
         machine: q.machine.clone(),
         ..Filter::default()
     })?;
     sessions.retain(|s| s.status != crate::store::RUNNING);
     sessions.reverse();
-    let wanted = |c: &StoredCell| {
+    let heads = heads(&sessions, q.order_by.as_deref());
+    let at: HashMap<i64, u32> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id, i as u32))
+        .collect();
+    drop(sessions);
+    let wanted = |identity: &str, name: &str, command: &str| {
         q.benchmark
             .as_deref()
-            .is_none_or(|b| c.identity.contains(b) || c.name.contains(b) || c.command.contains(b))
+            .is_none_or(|b| identity.contains(b) || name.contains(b) || command.contains(b))
     };
-    let cells: Vec<&StoredCell> = sessions
-        .iter()
-        .flat_map(|s| s.cells.iter())
-        .filter(|c| wanted(c))
-        .collect();
-    let values = read_values(store, &cells, chosen)?;
+    // Per benchmark: its values, and per cell (session, start, length).
+    #[derive(Default)]
+    struct Runs {
+        values: Vec<f64>,
+        cells: Vec<(u32, usize, usize)>,
+    }
+    let mut benchmarks: BTreeMap<String, Runs> = BTreeMap::new();
+    if let Some((first, last)) = store.cell_ids()? {
+        let mut lo = first;
+        while lo <= last {
+            let hi = lo.saturating_add(RANGE - 1).min(last);
+            let cells: Vec<(i64, u32, String)> = store
+                .cells_in_range(lo, hi)?
+                .into_iter()
+                .filter(|c| wanted(&c.identity, &c.name, &c.command))
+                .filter_map(|c| Some((c.id, *at.get(&c.session)?, c.identity)))
+                .collect();
+            lo = hi.saturating_add(1);
+            let ids: Vec<i64> = cells.iter().map(|c| c.0).collect();
+            let mut values = read_values(store, &ids, chosen)?;
+            for (id, session, identity) in cells {
+                let Some(v) = values.remove(&id) else {
+                    continue;
+                };
+                let runs = benchmarks.entry(identity).or_default();
+                runs.cells.push((session, runs.values.len(), v.len()));
+                runs.values.extend_from_slice(&v);
+            }
+        }
+    }
     let metric_name = chosen.map_or(Metric::WallTime.name(), |m| m.name());
-    Ok(assemble(
-        &sessions,
-        values,
-        metric_name,
-        q.order_by.as_deref(),
-        &wanted,
-    ))
+    while let Some((identity, mut runs)) = benchmarks.pop_first() {
+        // Oldest session first; a session's cells in id order.
+        runs.cells.sort_by_key(|c| c.0);
+        let values = std::mem::take(&mut runs.values);
+        let rows = runs.cells.iter().map(|&(s, start, len)| {
+            let v = values[start..start + len].to_vec();
+            (s as usize, v)
+        });
+        for h in group(&heads, &identity, rows, metric_name, q.order_by.as_deref()) {
+            f(h)?;
+        }
+    }
+    Ok(())
 }
 
-/// Run values of `cells` for `metric` (None: wall time, else Go's sec/op).
-/// When the cells are most of an id range, as for a whole store's
-/// histories, the range is scanned instead of looking cells up by id.
+/// Run values of cells `ids` for `metric` (None: wall time, else Go's
+/// sec/op). When the cells are most of an id range, the range is scanned
+/// instead of looking cells up by id.
 fn read_values(
     store: &mut Store,
-    cells: &[&StoredCell],
+    ids: &[i64],
     metric: Option<Metric>,
 ) -> Result<HashMap<i64, Vec<f64>>> {
     let column = metric.unwrap_or(Metric::WallTime);
-    let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
     let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) else {
         return Ok(HashMap::new());
     };
@@ -198,24 +260,123 @@ fn read_values(
         v.retain(|id, _| wanted.contains(id));
         v
     } else {
-        store.metric_values(&ids, column)?
+        store.metric_values(ids, column)?
     };
     if metric.is_none() {
-        // Imported Go benchmarks have no wall time: time_values finds their sec/op.
-        let missing: Vec<&StoredCell> = cells
+        // Imported Go benchmarks have no wall time: their sec/op instead.
+        let missing: Vec<i64> = ids
             .iter()
             .copied()
-            .filter(|c| values.get(&c.id).is_none_or(Vec::is_empty))
+            .filter(|id| values.get(id).is_none_or(Vec::is_empty))
             .collect();
         if !missing.is_empty() {
-            values.extend(time_values(store, &missing)?);
+            values.extend(time_values_of(store, &missing)?);
         }
     }
     Ok(values)
 }
 
-/// Groups sessions (oldest first) into histories; pure, for tests. The
-/// values move into the histories (a whole store's runs are held once).
+/// One session as its histories' points refer to it: shared by the points
+/// of every benchmark it measured, so a history costs a pointer per point.
+struct Head {
+    session: Arc<SessionRef>,
+    fingerprint: String,
+    hostname: String,
+    /// The point it belongs to: its id, or its `--order-by` label's value
+    /// (None: it has no such label, and is left out).
+    key: Option<String>,
+}
+
+fn heads(sessions: &[StoredSession], order_by: Option<&str>) -> Vec<Head> {
+    sessions
+        .iter()
+        .map(|s| Head {
+            session: Arc::new(SessionRef {
+                id: s.id,
+                started: s.started.clone(),
+                started_unix: s.started_unix,
+                labels: s.labels.clone(),
+                search: s.search.clone(),
+            }),
+            fingerprint: s.fingerprint.clone(),
+            hostname: s.machine.hostname.clone(),
+            key: match order_by {
+                Some(label) => s.label(label).map(str::to_string),
+                None => Some(s.id.to_string()),
+            },
+        })
+        .collect()
+}
+
+/// The histories (one per machine, by fingerprint) of benchmark `identity`
+/// from its cells' values, `rows` being (index into `heads`, values) with
+/// the oldest session first. A benchmark twice in one session has its runs
+/// pooled.
+fn group(
+    heads: &[Head],
+    identity: &str,
+    rows: impl IntoIterator<Item = (usize, Vec<f64>)>,
+    metric: &str,
+    order_by: Option<&str>,
+) -> Vec<History> {
+    // fingerprint -> (hostname, keys in first-seen order, key -> point).
+    type Points = (String, Vec<String>, HashMap<String, Point>);
+    let mut groups: BTreeMap<&str, Points> = BTreeMap::new();
+    for (s, v) in rows {
+        let head = &heads[s];
+        let Some(key) = &head.key else {
+            continue;
+        };
+        if v.is_empty() {
+            continue;
+        }
+        let g = groups
+            .entry(head.fingerprint.as_str())
+            .or_insert_with(|| (head.hostname.clone(), Vec::new(), HashMap::new()));
+        let p = g.2.entry(key.clone()).or_insert_with(|| {
+            g.1.push(key.clone());
+            Point {
+                sessions: Vec::new(),
+                key: order_by.map(|_| key.clone()),
+                runs: Vec::new(),
+            }
+        });
+        if p.sessions.last().map(|r| r.id) != Some(head.session.id) {
+            p.sessions.push(Arc::clone(&head.session));
+        }
+        if p.runs.is_empty() {
+            p.runs = v;
+        } else {
+            p.runs.extend_from_slice(&v);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(fingerprint, (hostname, mut keys, mut points))| {
+            if order_by.is_some() && keys.iter().all(|k| k.parse::<f64>().is_ok()) {
+                // Numeric labels (build numbers) in numeric order.
+                keys.sort_by(|a, b| {
+                    let (x, y) = (
+                        a.parse::<f64>().unwrap_or(0.0),
+                        b.parse::<f64>().unwrap_or(0.0),
+                    );
+                    x.total_cmp(&y)
+                });
+            }
+            History {
+                benchmark: identity.to_string(),
+                metric: metric.to_string(),
+                fingerprint: fingerprint.to_string(),
+                hostname,
+                points: keys.iter().filter_map(|k| points.remove(k)).collect(),
+            }
+        })
+        .collect()
+}
+
+/// Groups sessions (oldest first, with their cells) into histories, sorted
+/// by machine then benchmark, as [`load`] does from the store; pure, for
+/// tests. The values move into the histories.
 pub fn assemble(
     sessions: &[StoredSession],
     mut values: HashMap<i64, Vec<f64>>,
@@ -223,77 +384,31 @@ pub fn assemble(
     order_by: Option<&str>,
     wanted: &dyn Fn(&StoredCell) -> bool,
 ) -> Vec<History> {
-    // (fingerprint, identity) -> (hostname, key -> point), keys in first-seen order.
-    type Points = (String, Vec<String>, HashMap<String, Point>);
-    let mut groups: BTreeMap<(String, String), Points> = BTreeMap::new();
-    for s in sessions {
-        let key = match order_by {
-            Some(label) => match s.label(label) {
-                Some(v) => v.to_string(),
-                None => continue,
-            },
-            None => s.id.to_string(),
-        };
-        let r = SessionRef {
-            id: s.id,
-            started: s.started.clone(),
-            started_unix: s.started_unix,
-            labels: s.labels.clone(),
-            search: s.search.clone(),
-        };
-        let mut seen = Vec::new();
-        for c in s.cells.iter().filter(|c| wanted(c)) {
-            // A benchmark twice in one session: its runs are pooled.
-            let v = match values.remove(&c.id) {
-                Some(v) if !v.is_empty() => v,
-                _ => continue,
-            };
-            let g = groups
-                .entry((s.fingerprint.clone(), c.identity.clone()))
-                .or_insert_with(|| (s.machine.hostname.clone(), Vec::new(), HashMap::new()));
-            let p = g.2.entry(key.clone()).or_insert_with(|| {
-                g.1.push(key.clone());
-                Point {
-                    sessions: Vec::new(),
-                    key: order_by.map(|_| key.clone()),
-                    runs: Vec::new(),
+    let heads = heads(sessions, order_by);
+    let identities: std::collections::BTreeSet<&str> = sessions
+        .iter()
+        .flat_map(|s| s.cells.iter())
+        .filter(|c| wanted(c))
+        .map(|c| c.identity.as_str())
+        .collect();
+    let mut all = Vec::new();
+    for identity in identities {
+        let mut rows = Vec::new();
+        for (i, s) in sessions.iter().enumerate() {
+            for c in s
+                .cells
+                .iter()
+                .filter(|c| c.identity == identity && wanted(c))
+            {
+                if let Some(v) = values.remove(&c.id) {
+                    rows.push((i, v));
                 }
-            });
-            if !seen.contains(&c.identity) {
-                p.sessions.push(r.clone());
-                seen.push(c.identity.clone());
-            }
-            if p.runs.is_empty() {
-                p.runs = v;
-            } else {
-                p.runs.extend_from_slice(&v);
             }
         }
+        all.extend(group(&heads, identity, rows, metric, order_by));
     }
-    groups
-        .into_iter()
-        .map(
-            |((fingerprint, benchmark), (hostname, mut keys, mut points))| {
-                if order_by.is_some() && keys.iter().all(|k| k.parse::<f64>().is_ok()) {
-                    // Numeric labels (build numbers) in numeric order.
-                    keys.sort_by(|a, b| {
-                        let (x, y) = (
-                            a.parse::<f64>().unwrap_or(0.0),
-                            b.parse::<f64>().unwrap_or(0.0),
-                        );
-                        x.total_cmp(&y)
-                    });
-                }
-                History {
-                    benchmark,
-                    metric: metric.to_string(),
-                    fingerprint,
-                    hostname,
-                    points: keys.iter().filter_map(|k| points.remove(k)).collect(),
-                }
-            },
-        )
-        .collect()
+    all.sort_by(|a, b| (&a.fingerprint, &a.benchmark).cmp(&(&b.fingerprint, &b.benchmark)));
+    all
 }
 
 #[cfg(test)]
@@ -398,8 +513,8 @@ mod tests {
         let sessions = store.sessions(&Filter::default()).unwrap();
         let all: Vec<&StoredCell> = sessions.iter().flat_map(|s| s.cells.iter()).collect();
         assert_eq!(all.len(), 1100);
-        let dense = read_values(&mut store, &all, None).unwrap();
         let ids: Vec<i64> = all.iter().map(|c| c.id).collect();
+        let dense = read_values(&mut store, &ids, None).unwrap();
         let lookup = store.metric_values(&ids, Metric::WallTime).unwrap();
         assert_eq!(dense.len(), 1100);
         for (id, mut v) in dense {
@@ -407,8 +522,100 @@ mod tests {
             assert_eq!(Some(&v), lookup.get(&id));
         }
         // A few cells: looked up by id, the same values.
-        let few = read_values(&mut store, &all[..5], None).unwrap();
+        let few = read_values(&mut store, &ids[..5], None).unwrap();
         assert_eq!(few.get(&all[0].id), lookup.get(&all[0].id));
+    }
+
+    /// The store read one benchmark at a time gives the histories that
+    /// grouping every session's cells at once gives: a benchmark twice in
+    /// a session pooled, one missing from a session skipped, label order.
+    #[test]
+    fn histories_read_one_benchmark_at_a_time_are_the_assembled_ones() {
+        use crate::metrics::Sample;
+        use crate::store::{Finish, Location, NewCell, NewSession};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&Location::Sqlite(dir.path().join("h.db"))).unwrap();
+        let cell = |name: &str| NewCell {
+            identity: name.into(),
+            name: name.into(),
+            command: format!("run {name}"),
+            parameters: Vec::new(),
+            variant: "{}".into(),
+        };
+        for s in 0..12u64 {
+            let mut cells = vec![cell("a"), cell("b")];
+            if s % 3 == 0 {
+                cells.push(cell("a")); // twice in this session: pooled
+            }
+            if s % 4 == 1 {
+                cells.remove(1); // b missing from this session
+            }
+            let id = store
+                .begin_session(&NewSession {
+                    started: std::time::UNIX_EPOCH + std::time::Duration::from_secs(1000 + s),
+                    source: "run".into(),
+                    command_line: String::new(),
+                    order: None,
+                    seed: None,
+                    shell: None,
+                    machine: Machine::current(),
+                    labels: vec![("build".into(), format!("{}", 20 - s / 2))],
+                    settings: None,
+                })
+                .unwrap();
+            for (i, c) in store.add_cells(id, &cells).unwrap().into_iter().enumerate() {
+                let runs: Vec<Sample> = (0..3)
+                    .map(|r| {
+                        let mut x = Sample::new(r);
+                        x.set(Metric::WallTime, (s * 100 + i as u64 * 10 + r) as f64);
+                        x
+                    })
+                    .collect();
+                store.add_runs(c, 0, &runs).unwrap();
+            }
+            let finish = Finish {
+                status: "finished".into(),
+                stop_reason: None,
+                shell_overhead: None,
+                preflight: None,
+            };
+            store.finish_session(id, &finish).unwrap();
+        }
+        let mut sessions = store.sessions(&Filter::default()).unwrap();
+        sessions.reverse();
+        let ids: Vec<i64> = sessions
+            .iter()
+            .flat_map(|s| s.cells.iter().map(|c| c.id))
+            .collect();
+        let values = store.metric_values(&ids, Metric::WallTime).unwrap();
+        for order_by in [None, Some("build")] {
+            let q = Query {
+                order_by: order_by.map(str::to_string),
+                ..Query::default()
+            };
+            let read = load(&mut store, &q).unwrap();
+            let all = |_: &StoredCell| true;
+            let grouped = assemble(&sessions, values.clone(), "time_wall_clock", order_by, &all);
+            assert_eq!(read.len(), 2);
+            for (r, g) in read.iter().zip(&grouped) {
+                assert_eq!(r.benchmark, g.benchmark);
+                assert_eq!(r.points, g.points, "{order_by:?}");
+            }
+            let a = &read[0];
+            match order_by {
+                None => {
+                    assert_eq!(a.points.len(), 12);
+                    assert_eq!(a.points[0].runs.len(), 6, "pooled");
+                    assert_eq!(read[1].points.len(), 9, "b in 9 sessions");
+                }
+                Some(_) => {
+                    let keys: Vec<&str> =
+                        a.points.iter().filter_map(|p| p.key.as_deref()).collect();
+                    assert_eq!(keys, ["15", "16", "17", "18", "19", "20"]);
+                    assert_eq!(a.points[5].sessions.len(), 2);
+                }
+            }
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@
 use std::fs;
 
 /// Description of the machine at the start of a session.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Machine {
     pub hostname: String,
     pub cpu_model: String,

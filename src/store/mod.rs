@@ -258,6 +258,16 @@ pub struct Filter {
     pub limit: Option<usize>,
 }
 
+/// A cell as histories list it (see [`Store::cells_in_range`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellRow {
+    pub id: i64,
+    pub session: i64,
+    pub identity: String,
+    pub name: String,
+    pub command: String,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredCell {
     pub id: i64,
@@ -829,11 +839,57 @@ impl Store {
 
     /// Sessions matching the filter, newest first, with labels and cells.
     pub fn sessions(&mut self, filter: &Filter) -> Result<Vec<StoredSession>> {
-        self.sessions_inner(filter)
+        self.sessions_inner(filter, true)
             .map_err(|e| self.err("cannot read sessions", e))
     }
 
-    fn sessions_inner(&mut self, filter: &Filter) -> Result<Vec<StoredSession>> {
+    /// [`Store::sessions`] without their cells (`cells` left empty), and so
+    /// without `filter.command`: what histories read before they read one
+    /// benchmark's cells at a time, in memory that does not grow with the
+    /// number of cells.
+    pub fn session_heads(&mut self, filter: &Filter) -> Result<Vec<StoredSession>> {
+        self.sessions_inner(filter, false)
+            .map_err(|e| self.err("cannot read sessions", e))
+    }
+
+    /// The smallest and largest cell id, if there is a cell.
+    pub fn cell_ids(&mut self) -> Result<Option<(i64, i64)>> {
+        let rows = self
+            .db
+            .query("SELECT MIN(id), MAX(id) FROM cells", &[])
+            .map_err(|e| self.err("cannot read cells", e))?;
+        let row = rows.first();
+        let at = |i: usize| row.and_then(|r| r.get(i)).and_then(Value::int);
+        Ok(at(0).zip(at(1)))
+    }
+
+    /// The cells with an id in `first..=last`, by id. Histories read the cells in such
+    /// ranges, so that their memory does not grow with the store.
+    pub fn cells_in_range(&mut self, first: i64, last: i64) -> Result<Vec<CellRow>> {
+        let rows = self
+            .db
+            .query(
+                "SELECT id, session_id, identity, name, command FROM cells \
+                 WHERE id >= $1 AND id <= $2 ORDER BY id",
+                &[Value::Int(first), Value::Int(last)],
+            )
+            .map_err(|e| self.err("cannot read cells", e))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
+                CellRow {
+                    id: g(0).int().unwrap_or(0),
+                    session: g(1).int().unwrap_or(0),
+                    identity: g(2).string(),
+                    name: g(3).string(),
+                    command: g(4).string(),
+                }
+            })
+            .collect())
+    }
+
+    fn sessions_inner(&mut self, filter: &Filter, with_cells: bool) -> Result<Vec<StoredSession>> {
         let mut sql = String::from(
             "SELECT id, started, started_unix, finished_unix, status, stop_reason, source, \
              tool_version, command_line, run_order, shell_overhead, fingerprint, hostname, \
@@ -918,6 +974,9 @@ impl Store {
                     .or_default()
                     .push((g(1).string(), g(2).string()));
             }
+            if !with_cells {
+                continue;
+            }
             for r in self.db.query(
                 &format!(
                     "SELECT c.session_id, c.id, c.position, c.identity, c.name, c.command, \
@@ -947,7 +1006,7 @@ impl Store {
             s.labels = labels.remove(&s.id).unwrap_or_default();
             s.cells = cells.remove(&s.id).unwrap_or_default();
         }
-        if let Some(c) = &filter.command {
+        if let (Some(c), true) = (&filter.command, with_cells) {
             sessions.retain(|s| {
                 s.cells.iter().any(|cell| {
                     cell.identity.contains(c.as_str())

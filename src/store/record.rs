@@ -4,9 +4,10 @@
 //! store is reported before a long benchmark, not after it; it is held by a
 //! helper process (see [`super::writer`]) so that cmdscope's own memory
 //! does not grow into the measured peaks. Each measured
-//! run is committed in its own short transaction as soon as it is made
-//! (the runner's [`SampleSink`] hook), so `kill -9` leaves every finished
-//! run in the store. The session row is written with the first run, so a
+//! run goes to the helper as soon as it is made (the session's
+//! [`Event::Sample`]), which commits it even if cmdscope is killed, so
+//! `kill -9` leaves every finished run in the store. The session row is
+//! written with the first run, so a
 //! session that fails before measuring anything leaves no trace. A search's
 //! answer (`run --minimize/--maximize`) is written with the end of the
 //! session ([`Recorder::keep_search`]).
@@ -21,8 +22,8 @@ use super::writer::{Link, Msg, RunMsg};
 use super::{Location, NewCell, NewSession, Store, StoreError, StoredSearch};
 use crate::error::Error;
 use crate::metrics::Sample;
+use crate::run::events::{Event, Observer};
 use crate::run::plan::Cell;
-use crate::run::runner::SampleSink;
 use crate::run::session::Session;
 
 /// Which store a command uses.
@@ -181,7 +182,8 @@ impl Recorder {
                 order: None,
                 seed: None,
                 shell: None,
-                machine: super::Machine::current(),
+                // Never stored: reading the machine would be start-up time.
+                machine: super::Machine::default(),
                 labels: Vec::new(),
                 settings: None,
             },
@@ -324,7 +326,15 @@ impl Recorder {
     }
 }
 
-impl SampleSink for Recorder {
+impl Observer for Recorder {
+    fn event(&mut self, event: &Event<'_>) {
+        if let Event::Sample { cell, sample } = *event {
+            self.sample(cell, sample);
+        }
+    }
+}
+
+impl Recorder {
     fn sample(&mut self, cell: usize, sample: &Sample) {
         let Some(Some(pos)) = self.position.get(cell).copied() else {
             return; // calibration runs are not stored

@@ -265,13 +265,13 @@ fn stored(series: &[simulated::Series]) -> Vec<History> {
                 .iter()
                 .enumerate()
                 .map(|(i, runs)| Point {
-                    sessions: vec![SessionRef {
+                    sessions: vec![std::sync::Arc::new(SessionRef {
                         id: i as i64 + 1,
                         started: format!("2026-01-01T00:{:02}:{:02}Z", i / 60, i % 60),
                         started_unix: 1.7e9 + i as f64,
                         labels: vec![("commit".into(), format!("c{i}"))],
                         search: None,
-                    }],
+                    })],
                     key: None,
                     runs: runs.clone(),
                 })

@@ -22,6 +22,7 @@ use crate::report::markdown::{Markup, Rows, Table};
 use crate::report::paint::Paint;
 use crate::report::sweep::SweepSvg;
 use crate::report::{self, Exporter, Report, SearchSection};
+use crate::run::events::Fanout;
 use crate::run::plan::{self, Parameter};
 use crate::run::request::Request;
 use crate::run::runner::{self, IgnoreFailure, RunOptions};
@@ -593,9 +594,9 @@ fn measure(args: &RunArgs, r: &Request, p: &Prepared) -> Result<Measured> {
         search = Some(result);
         session
     } else if let Some(m) = monitor.as_mut() {
-        runner::run_with_sink(&p.opts, &mut m.sink(&mut recorder))?
+        runner::run_observed(&p.opts, &mut Fanout(vec![m, &mut recorder]))?
     } else {
-        runner::run_with_sink(&p.opts, &mut recorder)?
+        runner::run_observed(&p.opts, &mut recorder)?
     };
     Ok(Measured {
         session,

@@ -1,0 +1,69 @@
+//! The one stream of events a session emits as it runs, and the trait of
+//! what consumes it. The runner emits; the progress display, the store
+//! recorder and the monitor each observe the same stream, in the order the
+//! events happen. This file sits below all of them (it holds vocabulary,
+//! not behaviour), so the store can observe a session without importing
+//! the runner.
+
+use crate::metrics::Sample;
+use crate::run::preflight::Check;
+
+/// What happens in a session, in order. `cell` indexes the session's cells
+/// (`RunOptions::cells`, calibration cells included).
+#[derive(Clone, Copy, Debug)]
+pub enum Event<'a> {
+    /// The cells are prepared; no run has started.
+    Started { expected_runs: usize },
+    /// The machine checks are known. Their window overlaps the first runs,
+    /// so this comes after the session's first runs (at the latest with
+    /// `Finished`), between two runs, never while one is measured.
+    Checked { preflight: &'a [Check] },
+    /// A run (warm-up or measured) is about to start. `output_shown`: its
+    /// output goes to the terminal (`--show-output`).
+    RunStarting {
+        cell: usize,
+        name: &'a str,
+        output_shown: bool,
+    },
+    /// The run just ended (warm-up or measured), before anything else runs.
+    RunEnded { cell: usize },
+    /// A measured run, as soon as it is made: before its conclude hook and
+    /// before the next run. Values are raw (a shell's start-up is
+    /// subtracted only at the session's end).
+    Sample { cell: usize, sample: &'a Sample },
+    /// The runner has taken the measured run in: `samples` are all of its
+    /// cell's runs so far, `expected_runs` the session's current estimate.
+    Measured {
+        cell: usize,
+        name: &'a str,
+        samples: &'a [Sample],
+        expected_runs: usize,
+    },
+    /// The session ended, or ends before its first run.
+    Finished,
+}
+
+/// Consumes a session's events. Called between runs, never while one is
+/// measured; an observer keeps its own errors (a store that fails does not
+/// stop the benchmark).
+pub trait Observer {
+    fn event(&mut self, event: &Event<'_>);
+}
+
+/// Observes nothing.
+pub struct Nobody;
+
+impl Observer for Nobody {
+    fn event(&mut self, _event: &Event<'_>) {}
+}
+
+/// Hands every event to each observer in turn, in the order given.
+pub struct Fanout<'a>(pub Vec<&'a mut dyn Observer>);
+
+impl Observer for Fanout<'_> {
+    fn event(&mut self, event: &Event<'_>) {
+        for o in &mut self.0 {
+            o.event(event);
+        }
+    }
+}
