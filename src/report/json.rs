@@ -241,7 +241,7 @@ fn document(report: &Report) -> Value {
                         "first_run": b.first_sample,
                         "runs": b.spans.len(),
                         "busy": [num(b.busy.0), num(b.busy.1)],
-                        "spans": b.spans.iter().map(|(s, e)| json!([num(*s), num(*e)])).collect::<Vec<_>>(),
+                        "spans": b.spans.iter().map(|s| json!({"slot": s.slot, "start": num(s.start), "end": num(s.end)})).collect::<Vec<_>>(),
                         "elapsed": num(b.elapsed),
                     }))
                     .collect::<Vec<_>>());

@@ -78,10 +78,13 @@ enum Job {
     },
 }
 
+/// What a slot tells the batch: an error (after which every slot stops
+/// taking work), and once per batch the instances it made. One message
+/// per slot and batch, not one per instance: the runner has nothing to do
+/// meanwhile, and waking it for each instance costs each run a wake-up.
 enum Report {
-    Done(Box<Instance>),
     Failed(Error),
-    Idle,
+    Finished(Vec<Instance>),
 }
 
 struct Worker {
@@ -176,12 +179,13 @@ impl Pool {
         // batch ends soon after; all slots still report before it returns.
         while idle < slots {
             match reports.recv() {
-                Ok(Report::Done(i)) => instances.push(*i),
                 Ok(Report::Failed(e)) => {
-                    tickets.store(completions, Ordering::SeqCst);
                     failure.get_or_insert(e);
                 }
-                Ok(Report::Idle) => idle += 1,
+                Ok(Report::Finished(made)) => {
+                    instances.extend(made);
+                    idle += 1;
+                }
                 Err(_) => {
                     failure.get_or_insert(Error::Failed("an instance slot stopped".into()));
                     break;
@@ -242,12 +246,19 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                 match Prepared::new(&spawner, &config) {
                     Ok(p) => e.insert(p),
                     Err(err) => {
+                        tickets.store(limit, Ordering::SeqCst);
                         let _ = out.send(Report::Failed(err));
-                        let _ = out.send(Report::Idle);
+                        let _ = out.send(Report::Finished(Vec::new()));
                         continue;
                     }
                 }
             }
+        };
+        let mut made = Vec::new();
+        // A failure stops every slot: no more tickets.
+        let fail = |e: Error| {
+            tickets.store(limit, Ordering::SeqCst);
+            let _ = out.send(Report::Failed(e));
         };
         loop {
             if signals::received().is_some() || tickets.fetch_add(1, Ordering::SeqCst) >= limit {
@@ -262,13 +273,13 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                     hooks.show_output,
                 );
                 if let Err(e) = ran {
-                    let _ = out.send(Report::Failed(e));
+                    fail(e);
                     break;
                 }
             }
             if let Some(d) = dir {
                 if let Err(e) = d.fresh() {
-                    let _ = out.send(Report::Failed(e));
+                    fail(e);
                     break;
                 }
             }
@@ -292,27 +303,27 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             match ran {
                 Ok(outcome) => {
                     let stop = outcome == Outcome::Interrupted || concluded.is_err();
-                    let _ = out.send(Report::Done(Box::new(Instance {
+                    made.push(Instance {
                         slot,
                         start,
                         end,
                         sample,
                         outcome,
-                    })));
+                    });
                     if let Err(e) = concluded {
-                        let _ = out.send(Report::Failed(e));
+                        fail(e);
                     }
                     if stop {
                         break;
                     }
                 }
                 Err(e) => {
-                    let _ = out.send(Report::Failed(e));
+                    fail(e);
                     break;
                 }
             }
         }
-        let _ = out.send(Report::Idle);
+        let _ = out.send(Report::Finished(made));
     }
     drop(prepared);
     drop(spawner);
@@ -353,10 +364,11 @@ pub struct Batches {
 
 /// Blocks a fixed `--runs` is cut into, at most: enough pairs for the
 /// comparison engine, each batch still long enough to keep every slot
-/// busy for a while.
+/// busy for a while (`RUNS_PER_SLOT` each, where the runs allow).
 const MAX_BLOCKS: usize = 10;
-/// Each slot makes about this many runs in a batch when `--runs` is not
-/// fixed: the busy stretch is then most of the batch.
+/// Each slot makes about this many runs in a batch: the throughput counts
+/// each slot's cycles after its first instance, so a slot needs three or
+/// more, and the busy stretch is then most of the batch.
 const RUNS_PER_SLOT: usize = 4;
 
 impl Batches {
@@ -366,7 +378,7 @@ impl Batches {
         let largest = largest.max(1);
         match runs {
             Some(r) => {
-                let blocks = (r / (2 * largest)).clamp(1, MAX_BLOCKS);
+                let blocks = (r / (RUNS_PER_SLOT * largest)).clamp(1, MAX_BLOCKS);
                 Batches {
                     size: r.div_ceil(blocks).max(1),
                     total: Some(r),
@@ -431,15 +443,15 @@ mod tests {
     #[test]
     fn batches_cut_the_runs_asked_for_exactly() {
         let b = Batches::new(4, Some(100));
-        assert_eq!(b.size, 10);
+        assert_eq!(b.size, 17);
         let mut done = 0;
         let mut batches = 0;
         while b.next(done) > 0 {
             done += b.next(done);
             batches += 1;
         }
-        assert_eq!((done, batches), (100, 10));
-        // Fewer runs than two per slot: one batch of all of them.
+        assert_eq!((done, batches), (100, 6));
+        // Fewer runs than four per slot: one batch of all of them.
         let b = Batches::new(64, Some(64));
         assert_eq!((b.size, b.next(0), b.next(64)), (64, 64, 0));
         let b = Batches::new(3, Some(7));

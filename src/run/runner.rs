@@ -22,7 +22,7 @@ use crate::run::plan::Cell;
 use crate::run::preflight;
 use crate::run::progress::Progress;
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
-use crate::run::session::{BatchRecord, CellResult, Session, ShellOverhead};
+use crate::run::session::{BatchRecord, CellResult, Session, ShellOverhead, Span};
 
 /// Which non-zero exits are tolerated. `cli::run` parses it from
 /// -i/--ignore-failure, next to the flag.
@@ -402,7 +402,11 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                     cell: c,
                     sample: &inst.sample,
                 });
-                spans.push((inst.start, inst.end));
+                spans.push(Span {
+                    slot: inst.slot,
+                    start: inst.start,
+                    end: inst.end,
+                });
                 samples[c].push(inst.sample);
             }
             // Every block runs each cell once: the cell's batches count

@@ -21,6 +21,14 @@ pub struct CellResult {
     pub batches: Vec<BatchRecord>,
 }
 
+/// When one instance of a batch ran, and in which of the N slots.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Span {
+    pub slot: usize,
+    pub start: f64,
+    pub end: f64,
+}
+
 /// One batch of a cell run N instances at a time: which samples it made
 /// and when each ran, the stretch in which all N slots were busy, and the
 /// host's view meanwhile. Times in seconds from the batch's start.
@@ -32,8 +40,9 @@ pub struct BatchRecord {
     /// Index in `CellResult::samples` of the batch's first sample; its
     /// samples follow in the order their instances ended.
     pub first_sample: usize,
-    /// (start, end) of each of the batch's samples, in the same order.
-    pub spans: Vec<(f64, f64)>,
+    /// When each of the batch's samples ran and in which slot, in the same
+    /// order.
+    pub spans: Vec<Span>,
     pub busy: (f64, f64),
     pub elapsed: f64,
     pub host: crate::run::host::HostView,
