@@ -7,40 +7,42 @@
 
 use crate::metrics::Metric;
 
+/// `perf_event_attr` up to PERF_ATTR_SIZE_VER5: the one definition, for
+/// the counters here and the sampler of `explain --profile`.
 #[repr(C)]
 #[derive(Default)]
-struct PerfEventAttr {
-    type_: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-    config2: u64,
-    branch_sample_type: u64,
-    sample_regs_user: u64,
-    sample_stack_user: u32,
-    clockid: i32,
-    sample_regs_intr: u64,
-    aux_watermark: u32,
-    sample_max_stack: u16,
-    reserved_2: u16,
+pub(crate) struct PerfEventAttr {
+    pub(crate) type_: u32,
+    pub(crate) size: u32,
+    pub(crate) config: u64,
+    pub(crate) sample_period: u64,
+    pub(crate) sample_type: u64,
+    pub(crate) read_format: u64,
+    pub(crate) flags: u64,
+    pub(crate) wakeup_events: u32,
+    pub(crate) bp_type: u32,
+    pub(crate) config1: u64,
+    pub(crate) config2: u64,
+    pub(crate) branch_sample_type: u64,
+    pub(crate) sample_regs_user: u64,
+    pub(crate) sample_stack_user: u32,
+    pub(crate) clockid: i32,
+    pub(crate) sample_regs_intr: u64,
+    pub(crate) aux_watermark: u32,
+    pub(crate) sample_max_stack: u16,
+    pub(crate) reserved_2: u16,
 }
 
-const PERF_TYPE_HARDWARE: u32 = 0;
-const PERF_TYPE_SOFTWARE: u32 = 1;
-const FLAG_DISABLED: u64 = 1 << 0;
-const FLAG_INHERIT: u64 = 1 << 1;
-const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
-const FLAG_EXCLUDE_HV: u64 = 1 << 6;
-const FLAG_ENABLE_ON_EXEC: u64 = 1 << 12;
+pub(crate) const PERF_TYPE_HARDWARE: u32 = 0;
+pub(crate) const PERF_TYPE_SOFTWARE: u32 = 1;
+pub(crate) const FLAG_DISABLED: u64 = 1 << 0;
+pub(crate) const FLAG_INHERIT: u64 = 1 << 1;
+pub(crate) const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
+pub(crate) const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+pub(crate) const FLAG_ENABLE_ON_EXEC: u64 = 1 << 12;
 const READ_TOTAL_TIME_ENABLED: u64 = 1;
 const READ_TOTAL_TIME_RUNNING: u64 = 2;
-const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+pub(crate) const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
 /// The counters cmdscope asks for, with their perf type/config.
 const EVENTS: &[(Metric, u32, u64)] = &[
@@ -65,17 +67,32 @@ fn open_event(type_: u32, config: u64, pid: libc::pid_t, exclude_kernel: bool) -
     if exclude_kernel {
         attr.flags |= FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV;
     }
+    perf_event_open(&mut attr, pid, -1).unwrap_or(-1)
+}
+
+/// `perf_event_open(2)` for `pid` on `cpu` (-1: any CPU), close-on-exec:
+/// the descriptor, or the error number.
+pub(crate) fn perf_event_open(
+    attr: &mut PerfEventAttr,
+    pid: libc::pid_t,
+    cpu: i32,
+) -> std::result::Result<i32, i32> {
     // SAFETY: attr is a valid, fully initialised perf_event_attr of the size
     // it declares; the kernel reads at most `size` bytes.
-    unsafe {
+    let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
-            &mut attr as *mut PerfEventAttr,
+            attr as *mut PerfEventAttr,
             pid,
-            -1i32,
+            cpu,
             -1i32,
             PERF_FLAG_FD_CLOEXEC,
-        ) as i32
+        )
+    } as i32;
+    if fd < 0 {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        Ok(fd)
     }
 }
 

@@ -35,8 +35,3 @@ pub fn received() -> Option<i32> {
         sig => Some(sig),
     }
 }
-
-/// For tests of the interruption path.
-pub fn raise_for_test(sig: i32) {
-    RECEIVED.store(sig, Ordering::SeqCst);
-}

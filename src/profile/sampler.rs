@@ -18,34 +18,12 @@ use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::exec::perf::{
+    self, PerfEventAttr, FLAG_DISABLED, FLAG_ENABLE_ON_EXEC, FLAG_EXCLUDE_HV, FLAG_EXCLUDE_KERNEL,
+    FLAG_INHERIT, PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE,
+};
 use crate::exec::signals;
 
-#[repr(C)]
-#[derive(Default)]
-struct PerfEventAttr {
-    type_: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-    config2: u64,
-    branch_sample_type: u64,
-    sample_regs_user: u64,
-    sample_stack_user: u32,
-    clockid: i32,
-    sample_regs_intr: u64,
-    aux_watermark: u32,
-    sample_max_stack: u16,
-    reserved_2: u16,
-}
-
-const PERF_TYPE_HARDWARE: u32 = 0;
-const PERF_TYPE_SOFTWARE: u32 = 1;
 const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 
@@ -62,14 +40,9 @@ const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
 /// User stack bytes copied per sample (perf record's default).
 const STACK_BYTES: u32 = 8192;
 
-const FLAG_DISABLED: u64 = 1 << 0;
-const FLAG_INHERIT: u64 = 1 << 1;
-const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
-const FLAG_EXCLUDE_HV: u64 = 1 << 6;
 const FLAG_MMAP: u64 = 1 << 8;
 const FLAG_COMM: u64 = 1 << 9;
 const FLAG_FREQ: u64 = 1 << 10;
-const FLAG_ENABLE_ON_EXEC: u64 = 1 << 12;
 const FLAG_TASK: u64 = 1 << 13;
 const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
 const FLAG_MMAP2: u64 = 1 << 23;
@@ -80,7 +53,6 @@ const PERF_COUNT_SW_CONTEXT_SWITCHES: u64 = 3;
 /// ioctls: _IO('$', 5) and _IOR('$', 7, u64).
 const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
 const PERF_EVENT_IOC_ID: libc::c_ulong = 0x8008_2407;
-const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
 const RECORD_MMAP: u32 = 1;
 const RECORD_LOST: u32 = 2;
@@ -143,23 +115,7 @@ fn open_event(
     pid: libc::pid_t,
     cpu: i32,
 ) -> std::result::Result<i32, i32> {
-    // SAFETY: attr is a valid, fully initialised perf_event_attr of the size
-    // it declares; the kernel reads at most `size` bytes.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            attr as *mut PerfEventAttr,
-            pid,
-            cpu,
-            -1i32,
-            PERF_FLAG_FD_CLOEXEC,
-        )
-    } as i32;
-    if fd < 0 {
-        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
-    } else {
-        Ok(fd)
-    }
+    perf::perf_event_open(attr, pid, cpu)
 }
 
 fn attr(setup: &Setup) -> PerfEventAttr {
