@@ -386,7 +386,16 @@ fn the_files_open_in_their_viewers() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.len(), 8, "{names:?}");
+    // The report page shows every flame graph, each linked to its SVG.
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(index.contains("extra_work_b"), "{index}");
+    for svg in names.iter().filter(|n| n.ends_with(".svg")) {
+        assert!(
+            index.contains(&format!("<img src=\"{svg}\"")),
+            "{svg} not in {index}"
+        );
+    }
     // Folded stacks: `a;b;c N` lines, re-read by inferno into an SVG.
     let folded_b = names
         .iter()

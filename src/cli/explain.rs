@@ -109,8 +109,9 @@ pub struct ExplainArgs {
     pub unwind: String,
 
     /// With --profile: write folded stacks, a flame graph SVG and a pprof
-    /// profile (gzipped profile.proto) per cell, and a differential flame
-    /// graph per pair, into DIR (created if missing).
+    /// profile (gzipped profile.proto) per cell, a differential flame graph
+    /// per pair, and index.html showing them all, into DIR (created if
+    /// missing).
     #[arg(long, value_name = "DIR", requires = "profile")]
     pub flamegraph: Option<PathBuf>,
 }

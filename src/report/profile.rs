@@ -532,7 +532,8 @@ pub fn slug(name: &str) -> String {
 }
 
 /// Every file `--flamegraph DIR` holds: per cell `N-NAME.folded`, `.svg`,
-/// `.pb.gz`; per pair `diff-N-vs-M.folded`-free differential `.svg`.
+/// `.pb.gz`; per pair a differential `diff-N-vs-M.svg`; and `index.html`,
+/// the report with every flame graph on one page.
 pub fn files(p: &Profile) -> Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
     let names: Vec<String> = p
@@ -553,17 +554,62 @@ pub fn files(p: &Profile) -> Result<Vec<(String, Vec<u8>)>> {
         ));
         out.push((format!("{}.pb.gz", names[i]), pprof(p, c)?));
     }
+    let mut diffs = Vec::new();
     for d in &p.pairs {
         let title = format!(
             "{} − {} (red: more time in the candidate, blue: less)",
             p.cells[d.candidate].name, p.cells[d.baseline].name
         );
+        let file = format!("diff-{}-vs-{}.svg", names[d.candidate], names[d.baseline]);
+        diffs.push((title.clone(), file.clone()));
         out.push((
-            format!("diff-{}-vs-{}.svg", names[d.candidate], names[d.baseline]),
+            file,
             differential(&title, &folded_of[d.baseline], &folded_of[d.candidate])?,
         ));
     }
+    let cells: Vec<(String, String)> = p
+        .cells
+        .iter()
+        .zip(&names)
+        .map(|(c, n)| (c.name.clone(), format!("{n}.svg")))
+        .collect();
+    out.push((
+        "index.html".to_string(),
+        index_html(&terminal(p, 10), &cells, &diffs).into_bytes(),
+    ));
     Ok(out)
+}
+
+/// The directory's report page: the terminal report, then every flame
+/// graph, static (each links to its SVG, which keeps inferno's search and
+/// zoom when opened on its own). `cells` and `diffs` are (title, file).
+fn index_html(report: &str, cells: &[(String, String)], diffs: &[(String, String)]) -> String {
+    use super::svg::escape;
+    let figure = |(title, file): &(String, String)| {
+        format!(
+            "<figure><figcaption>{t}</figcaption><a href=\"{f}\"><img src=\"{f}\" alt=\"{t}\"></a></figure>\n",
+            t = escape(title),
+            f = escape(file)
+        )
+    };
+    let mut html = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <title>cmdscope explain --profile</title>\n<style>\n\
+         body { font-family: sans-serif; margin: 2em; max-width: 1300px; }\n\
+         pre { background: #f6f6f6; padding: 1em; overflow-x: auto; }\n\
+         img { width: 100%; border: 1px solid #ddd; }\n\
+         figure { margin: 1.5em 0; }\n</style></head><body>\n\
+         <h1>Where the time goes</h1>\n",
+    );
+    html.push_str(&format!("<pre>{}</pre>\n", escape(report)));
+    if !diffs.is_empty() {
+        html.push_str("<h2>Differences</h2>\n");
+        diffs.iter().for_each(|d| html.push_str(&figure(d)));
+    }
+    html.push_str("<h2>Each command</h2>\n");
+    cells.iter().for_each(|c| html.push_str(&figure(c)));
+    html.push_str("</body></html>\n");
+    html
 }
 
 #[cfg(test)]
