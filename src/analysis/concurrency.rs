@@ -383,9 +383,8 @@ mod tests {
     use super::*;
     use crate::analysis::comparison::Verdict;
     use crate::analysis::simulation::{Gen, Noise};
-    use crate::exec::Outcome;
     use crate::metrics::Sample;
-    use crate::run::concurrent::{busy_window, Instance};
+    use crate::run::concurrent::busy_window;
     use crate::run::plan::Cell;
     use crate::run::session::Span;
 
@@ -409,7 +408,7 @@ mod tests {
         load: f64,
     ) {
         let mut free = vec![0.0_f64; n];
-        let mut instances = Vec::new();
+        let mut runs: Vec<(Span, Sample)> = Vec::new();
         for _ in 0..k {
             let slot = (0..n).min_by(|&a, &b| free[a].total_cmp(&free[b])).unwrap();
             let start = free[slot];
@@ -418,34 +417,23 @@ mod tests {
             let mut sample = Sample::new(0);
             sample.exit_code = Some(0);
             sample.set(Metric::WallTime, end - start);
-            instances.push(Instance {
-                slot,
-                start,
-                end,
-                sample,
-                outcome: Outcome::Finished,
-            });
+            runs.push((Span { slot, start, end }, sample));
         }
-        instances.sort_by(|a, b| a.end.total_cmp(&b.end));
-        let busy = busy_window(&instances, n);
+        // In the order the instances ended, as the runner records them.
+        runs.sort_by(|a, b| a.0.end.total_cmp(&b.0.end));
+        let busy = busy_window(runs.iter().map(|r| &r.0), n);
         let first_sample = r.samples.len();
+        let (spans, samples): (Vec<Span>, Vec<Sample>) = runs.into_iter().unzip();
         r.batches.push(BatchRecord {
             concurrency: n,
             block,
             first_sample,
-            spans: instances
-                .iter()
-                .map(|i| Span {
-                    slot: i.slot,
-                    start: i.start,
-                    end: i.end,
-                })
-                .collect(),
+            spans,
             busy,
             elapsed: free.iter().copied().fold(0.0, f64::max),
             host: HostView::default(),
         });
-        r.samples.extend(instances.into_iter().map(|i| i.sample));
+        r.samples.extend(samples);
     }
 
     /// Two cells at N = 2, `blocks` blocks of 8 completions each, the
@@ -506,35 +494,26 @@ mod tests {
         // end at 1, 2, 3, 4, then 5, 6, ... Throughput is one a second.
         let n = 4;
         let mut r = CellResult::new(concurrent_cell(n), Vec::new());
-        let mut instances = Vec::new();
+        let mut spans = Vec::new();
         let mut start = [0.0; 4];
         for k in 0..12 {
             let slot = k % n;
             let end = (k + 1) as f64;
-            instances.push(Instance {
+            spans.push(Span {
                 slot,
                 start: start[slot],
                 end,
-                sample: Sample::new(0),
-                outcome: Outcome::Finished,
             });
             start[slot] = end;
         }
-        let busy = busy_window(&instances, n);
+        let busy = busy_window(&spans, n);
         assert_eq!(busy, (0.0, 9.0));
-        r.samples = instances.iter().map(|i| i.sample.clone()).collect();
+        r.samples = vec![Sample::new(0); spans.len()];
         r.batches.push(BatchRecord {
             concurrency: n,
             block: 1,
             first_sample: 0,
-            spans: instances
-                .iter()
-                .map(|i| Span {
-                    slot: i.slot,
-                    start: i.start,
-                    end: i.end,
-                })
-                .collect(),
+            spans,
             busy,
             elapsed: 12.0,
             host: HostView::default(),

@@ -27,15 +27,13 @@ use crate::metrics::Sample;
 use crate::run::host::{self, HostView};
 use crate::run::plan::Cell;
 
-pub use crate::run::plan::MAX_CONCURRENCY;
+use crate::run::session::Span;
 
-/// One finished instance: its measurements and when it ran, in seconds
-/// from the batch's start.
+/// One finished instance: its measurements and when it ran (seconds from
+/// the batch's start) in which slot.
 #[derive(Clone, Debug)]
 pub struct Instance {
-    pub slot: usize,
-    pub start: f64,
-    pub end: f64,
+    pub span: Span,
     pub sample: Sample,
     pub outcome: Outcome,
 }
@@ -69,7 +67,7 @@ pub struct Instances {
 enum Job {
     Run {
         cell: usize,
-        config: Box<SpawnConfig>,
+        config: Arc<SpawnConfig>,
         hooks: Arc<Instances>,
         tickets: Arc<AtomicUsize>,
         limit: usize,
@@ -133,33 +131,29 @@ impl Pool {
     }
 
     /// Runs `completions` instances of `config` (cell `cell`), `n` at a
-    /// time; `leftovers` kills what they left running once all have ended.
-    /// `hooks` holds what each instance needs besides the command.
+    /// time (`run::plan` keeps n within 1..=MAX_CONCURRENCY); `leftovers`
+    /// kills what they left running once all have ended. `hooks` holds what
+    /// each instance needs besides the command.
     pub fn run_batch(
         &mut self,
         cell: usize,
-        config: &SpawnConfig,
-        hooks: &Instances,
+        config: Arc<SpawnConfig>,
+        hooks: Instances,
         n: usize,
         completions: usize,
         leftovers: &dyn Fn() -> usize,
     ) -> Result<(Batch, usize)> {
-        if n == 0 || n > MAX_CONCURRENCY {
-            return Err(Error::Usage(format!(
-                "--concurrency must be between 1 and {MAX_CONCURRENCY}, got {n}"
-            )));
-        }
         self.grow(n)?;
         let before = host::snapshot();
         let tickets = Arc::new(AtomicUsize::new(0));
         let (out, reports) = mpsc::channel();
         let epoch = Instant::now();
         let slots = n.min(completions.max(1));
-        let hooks = Arc::new(hooks.clone());
+        let hooks = Arc::new(hooks);
         for w in &self.workers[..slots] {
             let job = Job::Run {
                 cell,
-                config: Box::new(config.clone()),
+                config: config.clone(),
                 hooks: hooks.clone(),
                 tickets: tickets.clone(),
                 limit: completions,
@@ -195,8 +189,8 @@ impl Pool {
         let elapsed = epoch.elapsed().as_secs_f64();
         let after = host::snapshot();
         let left = leftovers();
-        instances.sort_by(|a, b| a.end.total_cmp(&b.end));
-        let busy = busy_window(&instances, slots);
+        instances.sort_by(|a, b| a.span.end.total_cmp(&b.span.end));
+        let busy = busy_window(instances.iter().map(|i| &i.span), slots);
         Ok((
             Batch {
                 host: host::view(&before, &after, elapsed),
@@ -229,7 +223,7 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
     for job in jobs {
         let Job::Run {
             cell,
-            mut config,
+            config,
             hooks,
             tickets,
             limit,
@@ -237,12 +231,14 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             out,
         } = job;
         let dir = hooks.dirs.get(slot);
-        if let Some(d) = dir {
-            config.cwd = Some(d.path.clone());
-        }
         let p = match prepared.entry(cell) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
+                // The slot's own directory, where the cell has them.
+                let mut config = (*config).clone();
+                if let Some(d) = dir {
+                    config.cwd = Some(d.path.clone());
+                }
                 match Prepared::new(&spawner, &config) {
                     Ok(p) => e.insert(p),
                     Err(err) => {
@@ -304,9 +300,7 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                 Ok(outcome) => {
                     let stop = outcome == Outcome::Interrupted || concluded.is_err();
                     made.push(Instance {
-                        slot,
-                        start,
-                        end,
+                        span: Span { slot, start, end },
                         sample,
                         outcome,
                     });
@@ -333,13 +327,13 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
 /// The stretch in which all `slots` were busy: from the latest first start
 /// of a slot to the earliest last end of a slot (after which that slot had
 /// no more work). Empty, `(0, 0)`, when a slot never ran.
-pub fn busy_window(instances: &[Instance], slots: usize) -> (f64, f64) {
+pub fn busy_window<'a>(spans: impl IntoIterator<Item = &'a Span>, slots: usize) -> (f64, f64) {
     let mut first = vec![f64::INFINITY; slots];
     let mut last = vec![f64::NEG_INFINITY; slots];
-    for i in instances {
-        if i.slot < slots {
-            first[i.slot] = first[i.slot].min(i.start);
-            last[i.slot] = last[i.slot].max(i.end);
+    for s in spans {
+        if s.slot < slots {
+            first[s.slot] = first[s.slot].min(s.start);
+            last[s.slot] = last[s.slot].max(s.end);
         }
     }
     let from = first.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -414,25 +408,19 @@ impl Batches {
 mod tests {
     use super::*;
 
-    fn instance(slot: usize, start: f64, end: f64) -> Instance {
-        Instance {
-            slot,
-            start,
-            end,
-            sample: Sample::new(0),
-            outcome: Outcome::Finished,
-        }
+    fn span(slot: usize, start: f64, end: f64) -> Span {
+        Span { slot, start, end }
     }
 
     #[test]
     fn the_busy_stretch_is_where_every_slot_ran() {
         // Slot 1 starts late and slot 0 runs out of work first.
         let runs = [
-            instance(0, 0.0, 1.0),
-            instance(0, 1.0, 2.0),
-            instance(1, 0.2, 1.2),
-            instance(1, 1.2, 2.2),
-            instance(1, 2.2, 3.2),
+            span(0, 0.0, 1.0),
+            span(0, 1.0, 2.0),
+            span(1, 0.2, 1.2),
+            span(1, 1.2, 2.2),
+            span(1, 2.2, 3.2),
         ];
         assert_eq!(busy_window(&runs, 2), (0.2, 2.0));
         // A slot that never ran: no stretch with all busy.

@@ -22,7 +22,7 @@ use crate::run::plan::Cell;
 use crate::run::preflight;
 use crate::run::progress::Progress;
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
-use crate::run::session::{BatchRecord, CellResult, Session, ShellOverhead, Span};
+use crate::run::session::{BatchRecord, CellResult, Session, ShellOverhead};
 
 /// Which non-zero exits are tolerated. `cli::run` parses it from
 /// -i/--ignore-failure, next to the flag.
@@ -208,7 +208,8 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             ..SpawnConfig::new(cell.argv.clone())
         };
         prepared.push(Prepared::new(&spawner, &config)?);
-        configs.push(config);
+        // Shared with the instance slots in concurrency mode.
+        configs.push(Arc::new(config));
         run_dirs.push(run_dir);
     }
 
@@ -356,7 +357,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 show_output: *opts.output_of(cell) == Output::Inherit,
                 dirs,
             };
-            let (batch, left) = match pool.run_batch(c, &configs[c], &hooks, n, want, &|| {
+            let (batch, left) = match pool.run_batch(c, configs[c].clone(), hooks, n, want, &|| {
                 spawner.kill_leftovers()
             }) {
                 Ok(b) => b,
@@ -367,12 +368,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 }
             };
             events.event(&Event::RunEnded { cell: c });
-            if left > 0 {
-                match leftovers.iter_mut().find(|(name, _)| *name == cell.name) {
-                    Some((_, k)) => *k += left,
-                    None => leftovers.push((cell.name.clone(), left)),
-                }
-            }
+            count_leftovers(&mut leftovers, &cell.name, left);
             if let Some(e) = batch.failure {
                 failure = Some(e);
                 scheduler.stop(StopReason::Failure);
@@ -402,11 +398,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                     cell: c,
                     sample: &inst.sample,
                 });
-                spans.push(Span {
-                    slot: inst.slot,
-                    start: inst.start,
-                    end: inst.end,
-                });
+                spans.push(inst.span);
                 samples[c].push(inst.sample);
             }
             // Every block runs each cell once: the cell's batches count
@@ -459,12 +451,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         // Every run ends with its whole tree: what it left running is
         // killed now, before anything else runs.
         let left = spawner.kill_leftovers();
-        if left > 0 {
-            match leftovers.iter_mut().find(|(name, _)| *name == cell.name) {
-                Some((_, n)) => *n += left,
-                None => leftovers.push((cell.name.clone(), left)),
-            }
-        }
+        count_leftovers(&mut leftovers, &cell.name, left);
         let outcome = match ran {
             Ok(o) => o,
             Err(e) => {
@@ -587,6 +574,17 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         preflight: checks,
         leftovers,
     })
+}
+
+/// Adds `left` processes killed after a cell's runs to its count.
+fn count_leftovers(leftovers: &mut Vec<(String, usize)>, name: &str, left: usize) {
+    if left == 0 {
+        return;
+    }
+    match leftovers.iter_mut().find(|(n, _)| n == name) {
+        Some((_, k)) => *k += left,
+        None => leftovers.push((name.to_string(), left)),
+    }
 }
 
 /// Whether a run ends the session: a timeout with --stop-on-timeout, or a
