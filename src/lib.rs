@@ -9,7 +9,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod exec;
-pub mod explain;
+pub(crate) mod explain;
 pub mod import;
 pub mod metrics;
 pub mod output;

@@ -1,16 +1,16 @@
 //! Turns a session's samples into summaries and plain-words warnings.
 
 pub mod changes;
-pub mod check;
+pub(crate) mod check;
 pub mod comparison;
-pub mod concurrency;
-pub mod drift;
-pub mod modes;
+pub(crate) mod concurrency;
+pub(crate) mod drift;
+pub(crate) mod modes;
 pub mod sequential;
 #[cfg(test)]
 pub(crate) mod simulation;
-pub mod sweep;
-pub mod tables;
+pub(crate) mod sweep;
+pub(crate) mod tables;
 
 use crate::metrics::{Metric, Sample};
 use crate::run::session::{CellResult, Session};

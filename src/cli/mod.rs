@@ -8,13 +8,13 @@
 //! and rules for parsing).
 
 pub mod cells;
-pub mod compare;
-pub mod completions;
-pub mod doctor;
-pub mod explain;
-pub mod run;
-pub mod store;
-pub mod suite;
+pub(crate) mod compare;
+pub(crate) mod completions;
+pub(crate) mod doctor;
+pub(crate) mod explain;
+pub(crate) mod run;
+pub(crate) mod store;
+pub(crate) mod suite;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

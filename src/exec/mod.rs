@@ -4,11 +4,11 @@
 //! never measured (the store writer, explain's tracee and monitor) are
 //! started by their own modules. See docs/ARCHITECTURE.md, `exec`.
 
-pub mod perf;
-pub mod procio;
-pub mod signals;
-pub mod tree;
-pub mod workdir;
+pub(crate) mod perf;
+pub(crate) mod procio;
+pub(crate) mod signals;
+pub(crate) mod tree;
+pub(crate) mod workdir;
 
 mod spawn;
 

@@ -57,13 +57,9 @@ pub fn children(pid: libc::pid_t) -> Vec<libc::pid_t> {
     out
 }
 
-/// Descendants of `root`, found through `/proc/<pid>/task/<tid>/children`:
-/// (live ones, zombies).
-pub fn scan(root: libc::pid_t) -> (Vec<libc::pid_t>, Vec<libc::pid_t>) {
-    scan_except(root, &[])
-}
-
-/// [`scan`], leaving out the processes in `skip` and their descendants.
+/// Descendants of `root`, found through `/proc/<pid>/task/<tid>/children`
+/// (live ones, zombies), leaving out the processes in `skip` and their
+/// descendants.
 fn scan_except(root: libc::pid_t, skip: &[libc::pid_t]) -> (Vec<libc::pid_t>, Vec<libc::pid_t>) {
     let mut live = Vec::new();
     let mut zombies = Vec::new();
@@ -92,11 +88,6 @@ pub fn unprotected() -> Vec<libc::pid_t> {
     let me = std::process::id() as libc::pid_t;
     let (live, _) = scan_except(me, &trees);
     live.into_iter().filter(|p| !all.contains(p)).collect()
-}
-
-/// Live (non-zombie) descendants of `root`.
-pub fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
-    scan(root).0
 }
 
 fn is_zombie(pid: libc::pid_t) -> bool {

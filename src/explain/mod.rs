@@ -9,17 +9,17 @@
 //! `variants` (several cells side by side, their differences).
 //! See docs/EXPLAIN.md.
 
-pub mod hints;
-pub mod json;
-pub mod mem;
-pub mod monitor;
-pub mod procfs;
-pub mod render;
-pub mod run_monitor;
-pub mod syscalls;
-pub mod tracer;
-pub mod tree;
-pub mod variants;
+pub(crate) mod hints;
+pub(crate) mod json;
+pub(crate) mod mem;
+pub(crate) mod monitor;
+pub(crate) mod procfs;
+pub(crate) mod render;
+pub(crate) mod run_monitor;
+pub(crate) mod syscalls;
+pub(crate) mod tracer;
+pub(crate) mod tree;
+pub(crate) mod variants;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -208,9 +208,6 @@ pub struct Trace {
     pub dir_writes: Vec<(PathBuf, u64)>,
     /// Seconds from release of the command to the end of its last process.
     pub wall: f64,
-    /// When the command was released (lines of a monitor are counted from here).
-    pub started_at: Instant,
-    pub ended_at: Instant,
     pub interrupted: bool,
     pub timed_out: bool,
     /// Children of cmdscope that are not tracees (a monitor) and exited
@@ -1201,8 +1198,6 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
         execs: tracer.execs,
         dir_writes: tracer.dirs.into_iter().filter(|d| d.1 > 0).collect(),
         wall: ended_at.saturating_duration_since(t0).as_secs_f64(),
-        started_at: t0,
-        ended_at,
         interrupted,
         timed_out,
         foreign_exits: tracer.foreign_exits,

@@ -76,7 +76,6 @@ pub struct SpawnTime {
 #[derive(Clone, Debug)]
 pub struct Thread {
     pub tid: i32,
-    pub process: usize,
     pub start: f64,
     pub end: Option<f64>,
     pub user: f64,
@@ -111,15 +110,6 @@ impl Process {
 
     pub fn wall(&self) -> Option<f64> {
         self.end.map(|e| (e - self.start).max(0.0))
-    }
-
-    /// The program it ran at time `at` (the latest exec at or before it).
-    pub fn program_at(&self, at: f64) -> &[u8] {
-        self.execs
-            .iter()
-            .rev()
-            .find(|e| e.at <= at)
-            .map_or(&b""[..], |e| &e.path)
     }
 }
 
@@ -194,7 +184,6 @@ impl Model {
                 let thread = model.threads.len();
                 model.threads.push(Thread {
                     tid: task.tid,
-                    process: pi,
                     start: task.start,
                     end: task.end,
                     user,
@@ -427,7 +416,6 @@ impl Model {
 pub(crate) mod tests {
     use super::*;
     use crate::explain::tracer::{ExecTotals, SyscallCount};
-    use std::time::Instant;
 
     pub fn exec(at: f64, path: &str, argv: &[&str]) -> Exec {
         let mut raw = Vec::new();
@@ -464,7 +452,6 @@ pub(crate) mod tests {
     }
 
     pub fn trace_of(tasks: Vec<Task>) -> Trace {
-        let now = Instant::now();
         Trace {
             tasks,
             syscalls: vec![SyscallCount::default(); crate::explain::syscalls::TABLE_SIZE],
@@ -474,8 +461,6 @@ pub(crate) mod tests {
             execs: ExecTotals::default(),
             dir_writes: Vec::new(),
             wall: 1.0,
-            started_at: now,
-            ended_at: now,
             interrupted: false,
             timed_out: false,
             foreign_exits: Vec::new(),

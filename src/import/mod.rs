@@ -21,7 +21,7 @@ use std::path::Path;
 
 pub mod dataset;
 mod gobench;
-pub mod input;
+pub(crate) mod input;
 mod json;
 
 use crate::error::Error;

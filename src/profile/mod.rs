@@ -12,7 +12,7 @@
 
 pub mod sampler;
 pub mod symbols;
-pub mod unwind;
+pub(crate) mod unwind;
 
 use std::collections::HashMap;
 use std::time::Duration;

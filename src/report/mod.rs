@@ -7,22 +7,22 @@
 //! plain function of the same model (`terminal::render`).
 
 pub mod changes;
-pub mod check;
-pub mod concurrency;
-pub mod csv;
-pub mod history;
+pub(crate) mod check;
+pub(crate) mod concurrency;
+pub(crate) mod csv;
+pub(crate) mod history;
 pub mod html;
-pub mod json;
-pub mod markdown;
-pub mod paint;
-pub mod profile;
-pub mod search;
+pub(crate) mod json;
+pub(crate) mod markdown;
+pub(crate) mod paint;
+pub(crate) mod profile;
+pub(crate) mod search;
 pub mod site;
-pub mod suite_list;
-pub mod svg;
-pub mod sweep;
-pub mod tables;
-pub mod terminal;
+pub(crate) mod suite_list;
+pub(crate) mod svg;
+pub(crate) mod sweep;
+pub(crate) mod tables;
+pub(crate) mod terminal;
 
 use crate::analysis::comparison::Comparison;
 use crate::analysis::sweep::Sweep;

@@ -50,13 +50,6 @@ pub trait Observer {
     fn event(&mut self, event: &Event<'_>);
 }
 
-/// Observes nothing.
-pub struct Nobody;
-
-impl Observer for Nobody {
-    fn event(&mut self, _event: &Event<'_>) {}
-}
-
 /// Hands every event to each observer in turn, in the order given.
 pub struct Fanout<'a>(pub Vec<&'a mut dyn Observer>);
 

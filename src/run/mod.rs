@@ -7,18 +7,18 @@
 //! benchmark asks for (`request`) and what the session was run with
 //! (`settings`).
 
-pub mod concurrent;
-pub mod events;
-pub mod hooks;
-pub mod host;
+pub(crate) mod concurrent;
+pub(crate) mod events;
+pub(crate) mod hooks;
+pub(crate) mod host;
 pub mod isolate;
-pub mod parameters;
+pub(crate) mod parameters;
 pub mod plan;
-pub mod preflight;
-pub mod progress;
-pub mod request;
-pub mod runner;
-pub mod schedule;
-pub mod session;
-pub mod settings;
-pub mod shell_syntax;
+pub(crate) mod preflight;
+pub(crate) mod progress;
+pub(crate) mod request;
+pub(crate) mod runner;
+pub(crate) mod schedule;
+pub(crate) mod session;
+pub(crate) mod settings;
+pub(crate) mod shell_syntax;

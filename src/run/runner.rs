@@ -17,7 +17,7 @@ use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
 use crate::run::concurrent::{Batches, Instances, Pool};
-use crate::run::events::{Event, Fanout, Nobody, Observer};
+use crate::run::events::{Event, Fanout, Observer};
 use crate::run::plan::Cell;
 use crate::run::preflight;
 use crate::run::progress::Progress;
@@ -139,12 +139,9 @@ pub fn check_interleaved_hooks(cells: &[Cell]) -> Result<()> {
 /// Runs a whole session. Errors before the first run (bad command, bad
 /// file) are returned; errors after it end up in `Session::failure` so that
 /// the finished runs can still be reported and exported.
-pub fn run(opts: &RunOptions) -> Result<Session> {
-    run_observed(opts, &mut Nobody)
-}
-
-/// [`run`], with `observer` seeing every event of the session as it
-/// happens (after the progress display).
+///
+/// `observer` sees every event of the session as it happens (after the
+/// progress display).
 pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Session> {
     let mut progress = Progress::new(opts.show_progress);
     let mut events = Fanout(vec![&mut progress, observer]);

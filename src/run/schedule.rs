@@ -94,10 +94,6 @@ impl Scheduler {
         }
     }
 
-    pub fn runs(&self, cell: usize) -> usize {
-        self.runs[cell]
-    }
-
     /// Completed blocks (interleaved) — every cell has this many runs.
     pub fn blocks(&self) -> usize {
         self.runs.iter().copied().min().unwrap_or(0)

@@ -7,13 +7,13 @@
 //! [`schema`]. See docs/STORE.md for the schema, locations and guarantees.
 
 pub mod history;
-pub mod machine;
+pub(crate) mod machine;
 pub mod partitions;
-pub mod postgres;
-pub mod record;
+pub(crate) mod postgres;
+pub(crate) mod record;
 pub mod redact;
 pub mod schema;
-pub mod sqlite;
+pub(crate) mod sqlite;
 pub mod writer;
 
 use std::collections::HashMap;

@@ -21,7 +21,6 @@ use crate::error::{Error, Result};
 #[derive(Debug)]
 pub struct HostLock {
     _file: File,
-    pub path: PathBuf,
 }
 
 /// Where the lock file is.
@@ -122,10 +121,7 @@ pub fn acquire(path: &Path, who: &str) -> Result<HostLock> {
         let _ = writeln!(file, "PID {} ({who})", std::process::id());
         let _ = file.flush();
     }
-    Ok(HostLock {
-        _file: file,
-        path: path.to_path_buf(),
-    })
+    Ok(HostLock { _file: file })
 }
 
 #[cfg(test)]

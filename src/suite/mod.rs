@@ -5,13 +5,13 @@
 
 pub mod cells;
 pub mod file;
-pub mod lock;
-pub mod manifest;
+pub(crate) mod lock;
+pub(crate) mod manifest;
 pub mod merge;
 pub mod partition;
-pub mod scheduler;
+pub(crate) mod scheduler;
 pub mod status;
-pub mod submit;
+pub(crate) mod submit;
 
 /// Labels cmdscope puts on the sessions of a suite run.
 pub const RUN_LABEL: &str = "cmdscope.run";

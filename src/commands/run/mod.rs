@@ -1,8 +1,8 @@
 //! `cmdscope run`: one benchmark (`bench`), or with `--suite` every
 //! benchmark of a suite file, each run as one benchmark (`suite`).
 
-pub mod bench;
-pub mod suite;
+pub(crate) mod bench;
+pub(crate) mod suite;
 
 use crate::cli::run::RunArgs;
 use crate::error::Result;
