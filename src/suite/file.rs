@@ -688,6 +688,22 @@ ignore_failure = "1"
     }
 
     #[test]
+    fn parameters_keep_the_order_they_are_written_in() {
+        // Written out of alphabetical order: a sorted map would swap them.
+        let s = parse_text(
+            "[[benchmark]]\nname = 'a'\ncommand = 'echo {zeta} {alpha}'\n\
+             parameters = { zeta = [1, 2], alpha = [3] }\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = s.benchmarks[0]
+            .parameters
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(names, ["zeta", "alpha"]);
+    }
+
+    #[test]
     fn several_scans_keep_their_own_steps() {
         let s = parse_text(
             "[[benchmark]]\nname = 'a'\ncommand = 'echo {s} {t}'\n\
