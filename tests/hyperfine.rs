@@ -521,12 +521,17 @@ fn warnings_fire_on_injected_outliers_drift_and_fast_starts() {
             .collect::<Vec<_>>()
             .join(",")
     };
+    // Every effect is strong enough to stand out of a loaded machine's
+    // noise: with six processes per CPU, a 10 ms sleep of this debug build
+    // read up to 50 ms and a 50 ms one up to 140 ms. So spikes of 10x (at
+    // 3x the spread hid two of the three), a ramp of 10 -> 200 ms, and a
+    // start at 10 ms before 100 ms (before 20 or 50 ms, fast runs woke too
+    // late to be faster than every later one).
     let spikes: Vec<f64> = (0..30)
-        .map(|i| if i % 10 == 9 { 60.0 } else { 20.0 })
+        .map(|i| if i % 10 == 9 { 200.0 } else { 20.0 })
         .collect();
-    // Strong enough to stand out of a loaded machine's noise: 10 -> 50 ms.
-    let ramp: Vec<f64> = (0..30).map(|i| 10.0 + 40.0 * i as f64 / 29.0).collect();
-    let fast: Vec<f64> = (0..30).map(|i| if i < 4 { 10.0 } else { 20.0 }).collect();
+    let ramp: Vec<f64> = (0..30).map(|i| 10.0 + 190.0 * i as f64 / 29.0).collect();
+    let fast: Vec<f64> = (0..30).map(|i| if i < 4 { 10.0 } else { 100.0 }).collect();
     for (steps, needle) in [
         (spikes, "are outliers"),
         (ramp, "slower over time"),
