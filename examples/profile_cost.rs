@@ -29,12 +29,14 @@ fn main() {
         "usage: profile_cost [--blocks N] PROGRAM [ARG...]"
     );
     let launch = Launch {
-        program: cmdscope::exec::resolve_program(args[0].as_bytes()).expect("program"),
-        argv: args.iter().map(|a| a.as_bytes().to_vec()).collect(),
-        envp: std::env::vars()
-            .map(|(k, v)| std::ffi::CString::new(format!("{k}={v}")).unwrap())
-            .collect(),
-        cwd: None,
+        command: cmdscope::exec::HeldCommand {
+            program: cmdscope::exec::resolve_program(args[0].as_bytes()).expect("program"),
+            argv: args.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            envp: std::env::vars()
+                .map(|(k, v)| std::ffi::CString::new(format!("{k}={v}")).unwrap())
+                .collect(),
+            ..Default::default()
+        },
         timeout: None,
     };
     let fp = Setup::probe(frequency, false, false).expect("sampling allowed");

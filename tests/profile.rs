@@ -461,6 +461,40 @@ fn short_missing_and_failing_commands_are_one_line_errors() {
 }
 
 #[test]
+fn profiled_runs_get_the_variants_nice_value_and_cpus() {
+    let dir = tempdir();
+    let out = dir.path().join("seen");
+    // Each run appends what it was given; the loop makes it long enough
+    // to be sampled.
+    let cmd = format!(
+        "sh -c 'nice >> {o}; grep Cpus_allowed_list /proc/self/status >> {o}; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'",
+        o = out.display()
+    );
+    ok(cmdscope(&[
+        "explain",
+        "--profile",
+        "--runs",
+        "3",
+        "--nice",
+        "7",
+        "--cpus",
+        "0",
+        &cmd,
+    ]));
+    let seen = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = seen.lines().collect();
+    assert!(lines.len() >= 6, "{seen}");
+    for pair in lines.chunks(2) {
+        assert_eq!(pair[0].trim(), "7", "{seen}");
+        assert_eq!(
+            pair[1].split(':').nth(1).map(str::trim),
+            Some("0"),
+            "{seen}"
+        );
+    }
+}
+
+#[test]
 fn nothing_is_left_running_after_a_profile() {
     // The command leaves a child behind in its process group.
     let marker = "47.123";

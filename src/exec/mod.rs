@@ -1,9 +1,11 @@
 //! The only module that starts *measured* processes: spawn a prepared
-//! command, wait for it, read its accounting, kill its tree; also fresh
-//! working directories and signal handling. Helper processes that are
-//! never measured (the store writer, explain's tracee and monitor) are
-//! started by their own modules. See docs/ARCHITECTURE.md, `exec`.
+//! command, wait for it, read its accounting, kill its tree; fork a command
+//! held before its exec for explain's tracer and the profiler (`held`);
+//! also fresh working directories and signal handling. Helper processes
+//! that are never measured (the store writer, a monitor) are started by
+//! their own modules. See docs/ARCHITECTURE.md, `exec`.
 
+pub(crate) mod held;
 pub(crate) mod perf;
 pub(crate) mod procio;
 pub(crate) mod signals;
@@ -11,6 +13,8 @@ pub(crate) mod tree;
 pub(crate) mod workdir;
 
 mod spawn;
+
+pub use held::HeldCommand;
 
 pub use spawn::{
     environment, resolve_program, resolve_user, Credentials, Input, Outcome, Output, Prepared,

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::exec::signals;
+use crate::exec::HeldCommand;
 use crate::run::plan;
 
 /// The caveat every report carries.
@@ -111,15 +112,18 @@ pub fn trace_cell(index: usize, cell: &plan::Cell, opts: &Options) -> Result<Opt
     }
 
     let config = tracer::TraceConfig {
-        program: resolved,
-        argv: argv.clone(),
-        show_output: opts.show_output,
+        command: HeldCommand {
+            program: resolved,
+            argv: argv.clone(),
+            envp,
+            cwd: run_dir.as_ref().map(|d| resolve_dir(&d.path)),
+            cpus: v.cpus.clone(),
+            nice: v.nice,
+            credentials,
+            show_output: opts.show_output,
+            keep_stdin: true,
+        },
         timeout: opts.timeout,
-        envp,
-        cwd: run_dir.as_ref().map(|d| resolve_dir(&d.path)),
-        credentials,
-        cpus: v.cpus.clone(),
-        nice: v.nice,
     };
     let traced = tracer::trace(&config, |at| {
         if let Some(m) = &running {

@@ -17,8 +17,6 @@
 //! reports; see docs/EXPLAIN.md for what each libc call produces.
 
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -26,8 +24,10 @@ use super::mem;
 use super::procfs::{self, Argv};
 use super::syscalls::{nr, TABLE_SIZE};
 use crate::error::{Error, Result};
+use crate::exec::held;
 use crate::exec::procio::ProcIo;
 use crate::exec::signals;
+use crate::exec::HeldCommand;
 
 /// Exec records kept per task: the first ones (shell detection needs the
 /// first two) and, in the last slot, the latest.
@@ -216,19 +216,12 @@ pub struct Trace {
     pub clock_ticks: f64,
 }
 
-/// What to run.
+/// What to run: the command with the complete environment (as `run`
+/// builds it) and the variant's conditions, applied in the child before
+/// its exec.
 pub struct TraceConfig {
-    pub program: PathBuf,
-    pub argv: Vec<Vec<u8>>,
-    pub show_output: bool,
+    pub command: HeldCommand,
     pub timeout: Option<Duration>,
-    /// The complete environment (`KEY=VALUE`), as `run` builds it.
-    pub envp: Vec<CString>,
-    /// The variant's conditions, applied in the child before its exec.
-    pub cwd: Option<PathBuf>,
-    pub credentials: Option<crate::exec::Credentials>,
-    pub cpus: Option<Vec<usize>>,
-    pub nice: Option<i32>,
 }
 
 #[repr(C)]
@@ -380,10 +373,6 @@ impl Drop for Watchdog {
             let _ = h.join();
         }
     }
-}
-
-fn cstring(bytes: &[u8], what: &str) -> Result<CString> {
-    CString::new(bytes).map_err(|_| Error::Usage(format!("{what} contains a NUL byte")))
 }
 
 /// Classifies a path for the per-directory write totals: the first
@@ -933,158 +922,10 @@ fn seize_error(errno: i32) -> Error {
 /// Traces one run of the command. `on_start` is called the moment the
 /// command is released (after tracing is set up, before its exec).
 pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Trace> {
-    let shown = config
-        .argv
-        .first()
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .unwrap_or_default();
-    let path = cstring(config.program.as_os_str().as_bytes(), "program path")?;
-    let argv: Vec<CString> = config
-        .argv
-        .iter()
-        .map(|a| cstring(a, "an argument"))
-        .collect::<Result<_>>()?;
-    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_ptrs.push(std::ptr::null());
-    let mut envp_ptrs: Vec<*const libc::c_char> = config.envp.iter().map(|e| e.as_ptr()).collect();
-    envp_ptrs.push(std::ptr::null());
-    let cwd = config
-        .cwd
-        .as_ref()
-        .map(|c| cstring(c.as_os_str().as_bytes(), "--workdir"))
-        .transpose()?;
-    let cpu_set = config.cpus.as_ref().map(|list| {
-        // SAFETY: cpu_set_t is plain data; CPU_SET indexes within it.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for &c in list {
-                libc::CPU_SET(c, &mut set);
-            }
-            set
-        }
-    });
-    let credentials = config.credentials.clone();
-    let nice = config.nice;
-    let devnull = c"/dev/null";
-
     signals::install();
     install_alarm_handler();
-
-    let mut pipe = [-1i32; 2];
-    // SAFETY: pipe2 writes two descriptors into the array.
-    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(Error::Io(std::io::Error::last_os_error()));
-    }
-    let [release_read, release_write] = pipe;
-    // The command runs in its own process group: reading a terminal would
-    // stop it (SIGTTIN), so a terminal stdin is replaced by /dev/null; a
-    // pipe or file is passed on. Output goes to /dev/null unless shown.
-    // SAFETY: isatty on a descriptor number has no preconditions.
-    let stdin_is_tty = unsafe { libc::isatty(0) } == 1;
-    let show_output = config.show_output;
-    let null_fd = if show_output && !stdin_is_tty {
-        -1
-    } else {
-        // SAFETY: a NUL-terminated constant path.
-        unsafe { libc::open(devnull.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) }
-    };
-
-    // SAFETY: the child only calls async-signal-safe functions (setpgid,
-    // sigprocmask, signal, dup2, close, read, chdir, sched_setaffinity,
-    // setpriority, setgroups, setgid, setuid, execve, _exit) on memory
-    // prepared before the fork.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        let source = std::io::Error::last_os_error();
-        // SAFETY: closing descriptors we own.
-        unsafe {
-            libc::close(release_read);
-            libc::close(release_write);
-            if null_fd >= 0 {
-                libc::close(null_fd);
-            }
-        }
-        return Err(Error::Spawn {
-            command: shown,
-            source,
-        });
-    }
-    if pid == 0 {
-        // SAFETY: see above; nothing here allocates or takes locks.
-        unsafe {
-            libc::setpgid(0, 0);
-            let mut empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut empty);
-            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-            if null_fd >= 0 {
-                if stdin_is_tty {
-                    libc::dup2(null_fd, 0);
-                }
-                if !show_output {
-                    libc::dup2(null_fd, 1);
-                    libc::dup2(null_fd, 2);
-                }
-            }
-            libc::close(release_write);
-            let mut go = 0u8;
-            loop {
-                let n = libc::read(release_read, (&mut go as *mut u8).cast(), 1);
-                if n == 1 {
-                    break;
-                }
-                if n < 0 && *libc::__errno_location() == libc::EINTR {
-                    continue;
-                }
-                libc::_exit(127);
-            }
-            // The variant's conditions, as `run` applies them (spawn.rs);
-            // any failure is exit 127, like a failed exec.
-            if let Some(dir) = &cwd {
-                if libc::chdir(dir.as_ptr()) != 0 {
-                    libc::_exit(127);
-                }
-            }
-            if let Some(set) = &cpu_set {
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
-                    libc::_exit(127);
-                }
-            }
-            if let Some(n) = nice {
-                if libc::setpriority(libc::PRIO_PROCESS, 0, n) != 0 {
-                    libc::_exit(127);
-                }
-            }
-            if let Some(c) = &credentials {
-                if libc::setgroups(c.groups.len(), c.groups.as_ptr()) != 0
-                    || libc::setgid(c.gid) != 0
-                    || libc::setuid(c.uid) != 0
-                {
-                    libc::_exit(127);
-                }
-            }
-            libc::execve(path.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr());
-            libc::_exit(127);
-        }
-    }
-    // SAFETY: descriptors we own; setpgid on our fresh child (it does the
-    // same; whichever runs first wins, both want the same group).
-    unsafe {
-        libc::close(release_read);
-        if null_fd >= 0 {
-            libc::close(null_fd);
-        }
-        libc::setpgid(pid, pid);
-    }
-    let abandon = |pid: i32| {
-        // SAFETY: our own child, killed and reaped.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::close(release_write);
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, libc::__WALL);
-        }
-    };
+    let held = held::fork(&config.command)?;
+    let pid = held.pid();
 
     let options = libc::PTRACE_O_TRACEFORK
         | libc::PTRACE_O_TRACEVFORK
@@ -1094,15 +935,11 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
         | libc::PTRACE_O_TRACESYSGOOD
         | libc::PTRACE_O_EXITKILL;
     if ptrace(libc::PTRACE_SEIZE, pid, 0, options as usize) != 0 {
-        let e = errno();
-        abandon(pid);
-        return Err(seize_error(e));
+        return Err(seize_error(errno()));
     }
     // Stop it once so it can be resumed with syscall tracing on.
     if ptrace(libc::PTRACE_INTERRUPT, pid, 0, 0) != 0 {
-        let e = errno();
-        abandon(pid);
-        return Err(seize_error(e));
+        return Err(seize_error(errno()));
     }
     loop {
         let mut status = 0;
@@ -1114,9 +951,8 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
         if r < 0 && errno() == libc::EINTR {
             continue;
         }
-        abandon(pid);
         return Err(Error::Spawn {
-            command: shown,
+            command: config.command.shown(),
             source: std::io::Error::other("the traced process ended before it could be started"),
         });
     }
@@ -1135,6 +971,7 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
         dirs: Vec::new(),
         dir_index: HashMap::new(),
         cwd: config
+            .command
             .cwd
             .clone()
             .or_else(|| std::env::current_dir().ok())
@@ -1149,12 +986,10 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
     tracer.new_task(pid, t0);
 
     // Release the child: it execs the command now.
-    // SAFETY: writing one byte from a local to our pipe, then closing it.
-    unsafe {
-        let go = 1u8;
-        libc::write(release_write, (&go as *const u8).cast(), 1);
-        libc::close(release_write);
-    }
+    held.release().map_err(|source| Error::Spawn {
+        command: config.command.shown(),
+        source,
+    })?;
     on_start(t0);
     let deadline = config.timeout.and_then(|t| t0.checked_add(t));
     let watchdog = Watchdog::start(deadline);
@@ -1169,7 +1004,7 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
     if let Some(e) = tracer.root_exec_error {
         if !tracer.started {
             return Err(Error::Spawn {
-                command: shown,
+                command: config.command.shown(),
                 source: std::io::Error::from_raw_os_error(e),
             });
         }

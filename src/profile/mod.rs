@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use crate::analysis::comparison::{self, Comparison, Design};
 use crate::error::{Error, Result};
-use crate::exec::signals;
+use crate::exec::{signals, HeldCommand};
 use crate::run::plan::{Cell, REFERENCE};
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step};
 
@@ -239,17 +239,30 @@ fn launch(cell: &Cell, opts: &Options) -> Result<sampler::Launch> {
         .first()
         .ok_or_else(|| Error::Usage("empty command".into()))?;
     let v = &cell.variant;
-    if v.user.is_some() || v.cpus.is_some() || v.nice.is_some() || v.workdir.is_some() {
+    // A fresh working directory per run is not made here yet; the other
+    // conditions are applied in the held child, as explain applies them.
+    if v.workdir.is_some() {
         return Err(Error::Usage(
-            "--profile does not apply --user, --cpus, --nice or --workdir yet; profile without them".into(),
+            "--profile does not apply --workdir yet; profile without it".into(),
         ));
     }
-    let envp = crate::exec::environment(&cell.env, v.clear_env, v.env_size)?;
+    let credentials = v
+        .user
+        .as_deref()
+        .map(crate::exec::resolve_user)
+        .transpose()?;
     Ok(sampler::Launch {
-        program: crate::exec::resolve_program(program)?,
-        argv: cell.argv.clone(),
-        envp,
-        cwd: None,
+        command: HeldCommand {
+            program: crate::exec::resolve_program(program)?,
+            argv: cell.argv.clone(),
+            envp: crate::exec::environment(&cell.env, v.clear_env, v.env_size)?,
+            cwd: None,
+            cpus: v.cpus.clone(),
+            nice: v.nice,
+            credentials,
+            show_output: false,
+            keep_stdin: false,
+        },
         timeout: opts.timeout,
     })
 }

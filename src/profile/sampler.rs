@@ -11,18 +11,17 @@
 //! and the event must be opened between its fork and its exec.
 
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::exec::held;
 use crate::exec::perf::{
     self, PerfEventAttr, FLAG_DISABLED, FLAG_ENABLE_ON_EXEC, FLAG_EXCLUDE_HV, FLAG_EXCLUDE_KERNEL,
     FLAG_INHERIT, PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE,
 };
 use crate::exec::signals;
+use crate::exec::HeldCommand;
 
 const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
@@ -310,11 +309,8 @@ impl Setup {
 
 /// What a command runs: as `run` plans it.
 pub struct Launch {
-    pub program: PathBuf,
-    pub argv: Vec<Vec<u8>>,
-    /// `KEY=VALUE` strings.
-    pub envp: Vec<CString>,
-    pub cwd: Option<PathBuf>,
+    /// The command, its complete environment and the variant's conditions.
+    pub command: HeldCommand,
     pub timeout: Option<Duration>,
 }
 
@@ -441,10 +437,6 @@ impl Drop for Fd {
     }
 }
 
-fn cstring(b: &[u8], what: &str) -> Result<CString> {
-    CString::new(b).map_err(|_| Error::Usage(format!("{what} contains a NUL byte")))
-}
-
 /// Runs the command once, sampled. The child waits on a pipe until the
 /// event is open on it, then execs; the event starts counting at that exec.
 pub fn sample_run(setup: &Setup, launch: &Launch) -> Result<RawRun> {
@@ -458,84 +450,8 @@ pub fn plain_run(launch: &Launch) -> Result<RawRun> {
 }
 
 fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
-    let path = cstring(launch.program.as_os_str().as_bytes(), "program path")?;
-    let argv: Vec<CString> = launch
-        .argv
-        .iter()
-        .map(|a| cstring(a, "an argument"))
-        .collect::<Result<_>>()?;
-    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_ptrs.push(std::ptr::null());
-    let mut envp_ptrs: Vec<*const libc::c_char> = launch.envp.iter().map(|e| e.as_ptr()).collect();
-    envp_ptrs.push(std::ptr::null());
-    let cwd = launch
-        .cwd
-        .as_ref()
-        .map(|c| cstring(c.as_os_str().as_bytes(), "--workdir"))
-        .transpose()?;
-
-    let mut pipe = [-1i32; 2];
-    // SAFETY: pipe2 writes two descriptors into the array.
-    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(Error::Io(std::io::Error::last_os_error()));
-    }
-    let (release_read, release_write) = (Fd(pipe[0]), Fd(pipe[1]));
-    // SAFETY: a NUL-terminated constant path.
-    let null = Fd(unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) });
-
-    // SAFETY: the child calls only async-signal-safe functions on memory
-    // prepared before the fork.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(Error::Io(std::io::Error::last_os_error()));
-    }
-    if pid == 0 {
-        // SAFETY: see above.
-        unsafe {
-            libc::setpgid(0, 0);
-            let mut empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut empty);
-            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-            if null.0 >= 0 {
-                libc::dup2(null.0, 0);
-                libc::dup2(null.0, 1);
-                libc::dup2(null.0, 2);
-            }
-            libc::close(release_write.0);
-            let mut go = 0u8;
-            loop {
-                let n = libc::read(release_read.0, (&mut go as *mut u8).cast(), 1);
-                if n == 1 {
-                    break;
-                }
-                if n < 0 && *libc::__errno_location() == libc::EINTR {
-                    continue;
-                }
-                libc::_exit(127);
-            }
-            if let Some(dir) = &cwd {
-                if libc::chdir(dir.as_ptr()) != 0 {
-                    libc::_exit(127);
-                }
-            }
-            libc::execve(path.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr());
-            libc::_exit(127);
-        }
-    }
-    drop(release_read);
-    drop(null);
-    // SAFETY: our fresh child; both sides set the same group.
-    unsafe { libc::setpgid(pid, pid) };
-    let abandon = |pid: i32| {
-        // SAFETY: our own child's group, killed and reaped.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-            libc::kill(pid, libc::SIGKILL);
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0);
-        }
-    };
+    let held = held::fork(&launch.command)?;
+    let pid = held.pid();
     let mut events: Vec<(Fd, Ring, Vec<u8>)> = Vec::new();
     let mut switch_fds: Vec<Fd> = Vec::new();
     let mut switch_ids: Vec<u64> = Vec::new();
@@ -552,7 +468,6 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
             Ok(fd) => Fd(fd),
             Err(libc::ENODEV) | Err(libc::EINVAL) if !events.is_empty() => continue,
             Err(e) => {
-                abandon(pid);
                 return Err(refusal(e));
             }
         };
@@ -580,7 +495,6 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
                 events.push((fd, r, Vec::new()))
             }
             Err(e) => {
-                abandon(pid);
                 return Err(Error::Usage(format!(
                     "--profile: cannot map the sampling buffer: {e} (locked memory: raise 'ulimit -l' or kernel.perf_event_mlock_kb)"
                 )));
@@ -589,13 +503,10 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
     }
 
     let started = Instant::now();
-    // SAFETY: writing one byte to the pipe the child waits on.
-    let wrote = unsafe { libc::write(release_write.0, [1u8].as_ptr().cast(), 1) };
-    drop(release_write);
-    if wrote != 1 {
-        abandon(pid);
-        return Err(Error::Io(std::io::Error::last_os_error()));
-    }
+    held.release().map_err(|source| Error::Spawn {
+        command: launch.command.shown(),
+        source,
+    })?;
     let deadline = launch.timeout.map(|t| started + t);
     let mut run = RawRun::default();
     let mut records: Vec<Record> = Vec::new();
