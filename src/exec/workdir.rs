@@ -99,7 +99,8 @@ impl RunDir {
         let base = match workdir {
             Workdir::Tmpfs => memory_base()?,
             Workdir::Under(dir) => {
-                create_base(dir).map_err(|source| Error::Write {
+                let mut created = CREATED.lock().unwrap_or_else(|e| e.into_inner());
+                create_base(dir, &mut created).map_err(|source| Error::Write {
                     path: dir.clone(),
                     source,
                 })?;
@@ -132,14 +133,20 @@ impl RunDir {
             path: self.path.clone(),
             source,
         };
-        if let Some(base) = self.path.parent() {
-            // Another cell's directory may have been the last in a base
-            // that cmdscope created, and removed it with itself.
-            if !base.exists() {
-                create_base(base).map_err(err)?;
+        {
+            // Under the lock that removing created bases takes: another
+            // cell's directory may have been the last in a base cmdscope
+            // created and removed it with itself, even between the check
+            // and the creation here (slots and tests run RunDirs on
+            // several threads).
+            let mut created = CREATED.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(base) = self.path.parent() {
+                if !base.exists() {
+                    create_base(base, &mut created).map_err(err)?;
+                }
             }
+            std::fs::create_dir(&self.path).map_err(err)?;
         }
-        std::fs::create_dir(&self.path).map_err(err)?;
         if let Some(t) = &self.template {
             copy_tree(t, &self.path).map_err(err)?;
         }
@@ -166,7 +173,7 @@ impl Drop for RunDir {
 /// (and anything a command left outside its run directory) stays.
 static CREATED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-fn create_base(dir: &Path) -> std::io::Result<()> {
+fn create_base(dir: &Path, created: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let mut missing = Vec::new();
     let mut p = dir;
     while !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err() {
@@ -177,7 +184,6 @@ fn create_base(dir: &Path) -> std::io::Result<()> {
         }
     }
     std::fs::create_dir_all(dir)?;
-    let mut created = CREATED.lock().unwrap_or_else(|e| e.into_inner());
     created.extend(missing.into_iter().rev());
     Ok(())
 }
