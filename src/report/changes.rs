@@ -11,7 +11,7 @@ use crate::analysis::changes::{
     Analysed, Change, Direction, Episode, MachineShift, NewestStatus, Side,
 };
 use crate::analysis::comparison::{format_confidence, format_p};
-use crate::report::markdown::cell as md;
+use crate::report::markdown::{cell as md, code};
 use crate::store::history::{History, Point};
 
 /// A value of the history's metric with its unit.
@@ -212,8 +212,8 @@ pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
             any = true;
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} | {}{} | {} | {} | {} | {} | {} | {} |",
-                md(&h.benchmark),
+                "| {} | {} | {} | {}{} | {} | {} | {} | {} | {} | {} |",
+                code(&h.benchmark),
                 md(metric_name(h)),
                 machine,
                 md(&point(h, c.index)),
@@ -231,8 +231,8 @@ pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
             let n = e.end + 1 - e.start;
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} | {} (episode start) | {} | {} | {} (during) | {} | {} | episode: {} for {n} point{}, then back |",
-                md(&h.benchmark),
+                "| {} | {} | {} | {} (episode start) | {} | {} | {} (during) | {} | {} | episode: {} for {n} point{}, then back |",
+                code(&h.benchmark),
                 md(metric_name(h)),
                 machine,
                 md(&point(h, e.start)),

@@ -11,7 +11,7 @@ use crate::analysis::comparison::{
     format_confidence, format_p, format_p_bare, SessionVariation, Verdict,
 };
 use crate::report::changes::{change_text, median_text};
-use crate::report::markdown::cell as md;
+use crate::report::markdown::{cell as md, code};
 use crate::store::StoredSession;
 
 fn verdict_text(r: &Row, pct: f64) -> String {
@@ -177,8 +177,8 @@ pub fn markdown(rows: &[Row], ctx: &Context) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "| `{}` | {} (n={}) | {} (n={}) | {} | {} | {} |",
-            md(&r.benchmark),
+            "| {} | {} (n={}) | {} (n={}) | {} | {} | {} |",
+            code(&r.benchmark),
             time(r.base_median),
             r.base_n,
             time(r.cand_median),
@@ -203,7 +203,7 @@ pub fn markdown(rows: &[Row], ctx: &Context) -> String {
         ("Only in the baseline", ctx.only_baseline),
     ] {
         if !list.is_empty() {
-            let names: Vec<String> = list.iter().map(|n| format!("`{}`", md(n))).collect();
+            let names: Vec<String> = list.iter().map(|n| code(n)).collect();
             let _ = writeln!(out, "\n{what}: {}", names.join(", "));
         }
     }
@@ -346,8 +346,8 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
         if markdown {
             let _ = writeln!(
                 out,
-                "| `{}` | {} |",
-                md(&r.benchmark),
+                "| {} | {} |",
+                code(&r.benchmark),
                 cells.map(|c| md(&c)).join(" | ")
             );
         } else {
@@ -369,7 +369,11 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
         out.push('\n');
     }
     for n in ctx.notes {
-        let _ = writeln!(out, "{}", if markdown { md(n) } else { n.clone() });
+        if markdown {
+            let _ = writeln!(out, "{}  ", md(n));
+        } else {
+            let _ = writeln!(out, "{n}");
+        }
     }
     out
 }
