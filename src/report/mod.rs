@@ -21,6 +21,7 @@ pub mod site;
 pub mod suite_list;
 pub mod svg;
 pub mod sweep;
+pub mod table;
 pub mod tables;
 pub mod terminal;
 

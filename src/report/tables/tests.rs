@@ -77,17 +77,6 @@ fn human_units() {
     assert_eq!(crate::units::significant(9.99996, 4), "10.00");
 }
 
-#[test]
-fn footnote_markers() {
-    assert_eq!(superscript(1), "¹");
-    assert_eq!(superscript(12), "¹²");
-    let mut f = Footnotes::default();
-    assert_eq!(f.mark("a"), "¹");
-    assert_eq!(f.mark("b"), "²");
-    assert_eq!(f.mark("a"), "¹");
-    assert_eq!(f.lines(), ["¹ a", "² b"]);
-}
-
 // ----- comparisons (need the stats implementation) --------------------------------
 
 #[test]
