@@ -172,7 +172,7 @@ fn width(s: &str) -> usize {
 }
 
 /// `text` cut to `max` characters, the last one `…` when it was cut.
-pub fn shorten(text: &str, max: usize) -> String {
+fn shorten(text: &str, max: usize) -> String {
     if width(text) <= max {
         text.to_owned()
     } else {
