@@ -12,7 +12,7 @@ use crate::analysis::changes::{
 };
 use crate::analysis::comparison::{format_confidence, format_p};
 use crate::report::markdown::cell as md;
-use crate::report::table::{Cell, Column, Table};
+use crate::report::table::{self, Cell, Column, Table};
 use crate::store::history::{History, Point};
 
 /// A value of the history's metric with its unit.
@@ -371,10 +371,7 @@ pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
             benchmarks: &s.benchmarks,
         })
         .collect();
-    let mut s = serde_json::to_string_pretty(
-        &serde_json::json!({ "histories": list, "machine_shifts": shifts }),
-    )
-    .unwrap_or_else(|_| "{}".into());
-    s.push('\n');
-    s
+    // Plain data with string keys: serializing it does not fail.
+    table::json(&serde_json::json!({ "histories": list, "machine_shifts": shifts }))
+        .unwrap_or_else(|_| "{}\n".into())
 }

@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use crate::error::Error;
 use crate::report::markdown;
 
 /// Where a cell's text sits in its column.
@@ -416,6 +417,28 @@ impl Table {
         out
     }
 
+    /// RFC 4180 CSV: the headers, then a record per row (a span row's text
+    /// in the first field, the others empty).
+    pub fn csv(&self) -> Result<String, Error> {
+        let to_io = |e: csv::Error| Error::Io(std::io::Error::other(e));
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(self.columns.iter().map(|c| c.header.as_str()))
+            .map_err(to_io)?;
+        for r in &self.rows {
+            match r {
+                Row::Cells(cells) => w.write_record(cells.iter().map(Cell::text)),
+                Row::Span(text) => w.write_record(std::iter::once(text.as_str()).chain(
+                    std::iter::repeat_n("", self.columns.len().saturating_sub(1)),
+                )),
+            }
+            .map_err(to_io)?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
+        String::from_utf8(bytes).map_err(|e| Error::Io(std::io::Error::other(e)))
+    }
+
     /// One block per row, for rows too wide for a line: the first cell on
     /// a line, then the others indented on one line, `·` between them,
     /// each after its column's label. The title and the lines before the
@@ -462,6 +485,16 @@ impl Table {
         }
         out
     }
+}
+
+/// A JSON document as these commands print it (a tabular one is a list of
+/// objects, one per row, its fields in the row's order): indented, ending
+/// in a line break.
+pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, Error> {
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|e| Error::Io(std::io::Error::other(e)))?;
+    text.push('\n');
+    Ok(text)
 }
 
 /// Footnotes of one table, numbered in order of first use.
@@ -587,6 +620,16 @@ mod tests {
         assert_eq!(
             empty.markdown(),
             "| a | b |\n|:---|:---|\n| nothing \\| here | |\n"
+        );
+    }
+
+    #[test]
+    fn csv_quotes_what_needs_it_and_keeps_every_record_as_wide() {
+        let mut t = sample();
+        t.span_row("all, of it");
+        assert_eq!(
+            t.csv().unwrap(),
+            "name,n,what\na|b,1,x\na much longer name,1234,\n\"all, of it\",,\n"
         );
     }
 

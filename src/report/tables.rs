@@ -458,36 +458,38 @@ fn params_text(params: &[(String, String)]) -> String {
 /// One row per benchmark × metric × column, raw numbers.
 pub fn render_csv(all: &Tables) -> Result<String, Error> {
     let (tables, level) = (&all.tables, all.options.level);
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let to_io = |e: csv::Error| Error::Io(std::io::Error::other(e));
-    w.write_record([
-        "metric",
-        "unit",
-        "higher_is_better",
-        "benchmark",
-        "parameters",
-        "source",
-        "role",
-        "n",
-        "median",
-        "ci_low",
-        "ci_high",
-        "ci_note",
-        "baseline_median",
-        "ratio",
-        "ratio_ci_low",
-        "ratio_ci_high",
-        "confidence",
-        "change_pct",
-        "p_value",
-        "level",
-        "test",
-        "significant",
-        "verdict",
-        "gate_failed",
-        "note",
-    ])
-    .map_err(to_io)?;
+    let mut out = Table::new(
+        [
+            "metric",
+            "unit",
+            "higher_is_better",
+            "benchmark",
+            "parameters",
+            "source",
+            "role",
+            "n",
+            "median",
+            "ci_low",
+            "ci_high",
+            "ci_note",
+            "baseline_median",
+            "ratio",
+            "ratio_ci_low",
+            "ratio_ci_high",
+            "confidence",
+            "change_pct",
+            "p_value",
+            "level",
+            "test",
+            "significant",
+            "verdict",
+            "gate_failed",
+            "note",
+        ]
+        .into_iter()
+        .map(Column::left)
+        .collect(),
+    );
     for t in tables {
         for r in &t.rows {
             for (ci, cell) in r.cells.iter().enumerate() {
@@ -534,14 +536,11 @@ pub fn render_csv(all: &Tables) -> Result<String, Error> {
                         row_note(cmp, r.cells[0].is_some(), true).unwrap_or_default()
                     },
                 ];
-                w.write_record(&record).map_err(to_io)?;
+                out.row(record.into_iter().map(table::Cell::from).collect());
             }
         }
     }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
-    String::from_utf8(bytes).map_err(|e| Error::Io(std::io::Error::other(e)))
+    out.csv()
 }
 
 /// Parameters as a JSON object in their declared order.
@@ -626,9 +625,8 @@ struct JsonSummary<'a> {
 /// A list of comparison objects (summaries when only one dataset is given).
 pub fn render_json(all: &Tables) -> Result<String, Error> {
     let (tables, level) = (&all.tables, all.options.level);
-    let to_io = |e: serde_json::Error| Error::Io(std::io::Error::other(e));
     let single = tables.first().is_some_and(|t| t.columns.len() == 1);
-    let mut text = if single {
+    if single {
         let mut items = Vec::new();
         for t in tables {
             for r in &t.rows {
@@ -648,7 +646,7 @@ pub fn render_json(all: &Tables) -> Result<String, Error> {
                 }
             }
         }
-        serde_json::to_string_pretty(&items).map_err(to_io)?
+        table::json(&items)
     } else {
         let mut items = Vec::new();
         for t in tables {
@@ -692,10 +690,8 @@ pub fn render_json(all: &Tables) -> Result<String, Error> {
                 }
             }
         }
-        serde_json::to_string_pretty(&items).map_err(to_io)?
-    };
-    text.push('\n');
-    Ok(text)
+        table::json(&items)
+    }
 }
 
 #[cfg(test)]
