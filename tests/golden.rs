@@ -408,3 +408,83 @@ fn store_readers_render_as_before() {
     }
     assert_all(failures);
 }
+
+/// A benchmark name longer than any column's width limit.
+const LONG: &str =
+    "python3 -c 'import json, sys; json.load(open(sys.argv[1]))' data/a-large-file.json";
+
+/// A second store, for what the first does not show: eight sessions
+/// (`branch=main`, the last `branch=feature`) of three benchmarks, one
+/// with a long name, all 20 % slower from the fifth session on (a shift of
+/// the machine, to `changes`), and a benchmark only in the seventh and one
+/// only in the eighth (to `check`).
+fn edge_store(dir: &Path) -> PathBuf {
+    let db = dir.join("edges.db");
+    let mut rng = Rng(23);
+    for i in 1..=8 {
+        let file = dir.join(format!("e{i}.json"));
+        let f = if i < 5 { 1.0 } else { 1.2 };
+        let mut benches: Vec<Bench> = vec![
+            (LONG, &[], rng.around(0.300 * f, 10)),
+            ("b", &[], rng.around(0.040 * f, 10)),
+            ("c", &[], rng.around(0.070 * f, 10)),
+        ];
+        match i {
+            7 => benches.push(("old-only", &[], rng.around(0.010, 10))),
+            8 => benches.push(("new-only", &[], rng.around(0.010, 10))),
+            _ => {}
+        }
+        hyperfine(&file, &benches);
+        let branch = if i == 8 { "feature" } else { "main" };
+        let o = with_store(
+            &db,
+            &[
+                "import",
+                file.to_str().unwrap(),
+                "--label",
+                &format!("branch={branch}"),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let conn = rusqlite::Connection::open(&db).expect("open the store");
+    conn.execute(PIN_SESSIONS, []).expect("pin the sessions");
+    db
+}
+
+#[test]
+fn long_names_one_sided_benchmarks_and_machine_shifts_render_as_before() {
+    let dir = tempdir();
+    let db = edge_store(dir.path());
+    let check = |format: &'static str| {
+        vec![
+            "check",
+            "--baseline",
+            "branch=main",
+            "--session",
+            "8",
+            "--fail-if-slower",
+            "5",
+            "--format",
+            format,
+        ]
+    };
+    let cases: Vec<(&str, Vec<&str>, i32)> = vec![
+        ("edges_history.txt", vec!["history"], 0),
+        ("edges_check.txt", check("text"), 0),
+        ("edges_check.md", check("markdown"), 0),
+        ("edges_changes.txt", vec!["changes"], 0),
+        (
+            "edges_changes.md",
+            vec!["changes", "--format", "markdown"],
+            0,
+        ),
+        ("edges_changes.json", vec!["changes", "--format", "json"], 0),
+    ];
+    let mut failures = Vec::new();
+    for (name, args, code) in &cases {
+        let o = with_store(&db, args);
+        failures.push(check_golden(name, &o, *code));
+    }
+    assert_all(failures);
+}
