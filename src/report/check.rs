@@ -17,16 +17,14 @@ use crate::store::StoredSession;
 
 fn verdict_text(r: &Row, pct: f64) -> String {
     match r.result.verdict {
-        _ if r.regression => format!("❌ slower by more than {}%", trim(pct)),
-        Verdict::Slower => format!("slower, not significantly by more than {}%", trim(pct)),
+        _ if r.regression => format!("❌ slower by more than {}%", crate::units::trimmed(pct, 2)),
+        Verdict::Slower => format!(
+            "slower, not significantly by more than {}%",
+            crate::units::trimmed(pct, 2)
+        ),
         Verdict::Faster => "✅ faster".into(),
         other => other.words().into(),
     }
-}
-
-fn trim(v: f64) -> String {
-    let s = format!("{v:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// What the rows are about: the two sessions, the gate and the level, and
@@ -80,14 +78,8 @@ fn confidence(rows: &[Row]) -> String {
 fn footer(rows: &[Row]) -> Vec<String> {
     let mut lines = Vec::new();
     for r in rows {
-        if let Some(note) = r.result.note.as_deref() {
-            let own = note
-                .strip_suffix(SESSION_NOTE)
-                .map(|n| n.trim_end_matches("; "))
-                .unwrap_or(note);
-            if !own.is_empty() {
-                lines.push(format!("{}: {own}", r.benchmark));
-            }
+        if let Some(own) = r.result.own_note() {
+            lines.push(format!("{}: {own}", r.benchmark));
         }
     }
     let widened: Vec<String> = rows
@@ -126,22 +118,18 @@ fn footer(rows: &[Row]) -> Vec<String> {
     lines
 }
 
-/// What the engine appends to a cross-session comparison's note; `footer`
-/// says it once for all rows instead.
-const SESSION_NOTE: &str = "session-to-session variation is not in the interval";
-
 fn headline(rows: &[Row], ctx: &Context) -> String {
     let n = rows.iter().filter(|r| r.regression).count();
     if n > 0 {
         format!(
             "{n} benchmark{} significantly slower by more than {}%",
             if n == 1 { " is" } else { "s are" },
-            trim(ctx.pct)
+            crate::units::trimmed(ctx.pct, 2)
         )
     } else {
         format!(
             "Nothing significantly slower by more than {}% ({} benchmark{} compared)",
-            trim(ctx.pct),
+            crate::units::trimmed(ctx.pct, 2),
             rows.len(),
             if rows.len() == 1 { "" } else { "s" }
         )

@@ -12,7 +12,9 @@ use std::fmt::Write as _;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::analysis::comparison::{self as engine, format_confidence, format_p, Verdict};
+use crate::analysis::comparison::{
+    self as engine, format_confidence, format_p, Verdict, SESSION_NOTE,
+};
 use crate::analysis::tables::{Cell, CompareOptions, Comparison, MetricTable, Tables};
 use crate::error::Error;
 use crate::metrics::Metric;
@@ -20,23 +22,6 @@ use crate::report::markdown;
 use crate::report::table::{self, Align, Column, Footnotes, Rule, Table};
 use crate::stats::StatsError;
 use crate::units;
-
-// Here, not in the model: which part of a note the legend already says is
-// a matter of layout.
-impl Comparison {
-    /// The note, without the session remark the legend makes once for all.
-    fn own_note(&self) -> Option<&str> {
-        let note = self.result.note.as_deref()?;
-        let note = note
-            .strip_suffix(SESSION_NOTE)
-            .map(|n| n.trim_end_matches("; "))
-            .unwrap_or(note);
-        (!note.is_empty()).then_some(note)
-    }
-}
-
-/// What the engine appends to every cross-session comparison's note.
-const SESSION_NOTE: &str = "session-to-session variation is not in the interval";
 
 /// One line per comparison that failed the gate: metric, benchmark,
 /// candidate and change, with the limit.
@@ -59,7 +44,7 @@ pub fn gate_failures(tables: &Tables) -> Vec<String> {
                         format_confidence(c.result.confidence),
                         fmt_ratio_ci(c.result.ratio_ci),
                         format_p(c.result.p_value),
-                        trim_float(format!("{limit:.2}"))
+                        units::trimmed(limit, 2)
                     ));
                 }
             }
@@ -69,15 +54,7 @@ pub fn gate_failures(tables: &Tables) -> Vec<String> {
 }
 
 fn level_text(level: f64) -> String {
-    trim_float(format!("{:.3}", level * 100.0))
-}
-
-fn trim_float(s: String) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
-    }
+    units::trimmed(level * 100.0, 3)
 }
 
 /// A plain refusal for a median interval that could not be computed.
@@ -194,7 +171,8 @@ fn lay_out(t: &MetricTable, level: f64) -> Table {
             }
             match &r.comparisons[ci] {
                 Some(c) => {
-                    let notes: Vec<String> = c.own_note().map(str::to_owned).into_iter().collect();
+                    let notes: Vec<String> =
+                        c.result.own_note().map(str::to_owned).into_iter().collect();
                     let marks = foot.marks(&notes);
                     let a = &c.result;
                     let p = if a.p_value.is_nan() {
@@ -296,7 +274,7 @@ fn legend(tables: &[MetricTable], opts: &CompareOptions) -> Vec<String> {
              ratio interval has confidence 1 - alpha/m; ~: no difference within ±{}; \
              ?: inconclusive (see the note)",
             opts.alpha,
-            trim_float(format!("{:.3}", opts.precision * 100.0)) + "%"
+            units::trimmed(opts.precision * 100.0, 3) + "%"
         ));
         lines.push(format!("ratio: candidate / baseline, with its interval; {SESSION_NOTE} (runs from different files are different sessions)"));
     }
@@ -334,7 +312,7 @@ fn gate_lines(tables: &[MetricTable], failures: &[String], opts: &CompareOptions
     let Some(limit) = opts.fail_if_slower else {
         return Vec::new();
     };
-    let limit = trim_float(format!("{limit:.2}"));
+    let limit = units::trimmed(limit, 2);
     let gated: Vec<&str> = tables
         .iter()
         .filter(|t| t.is_gated() && t.columns.len() > 1)

@@ -188,7 +188,10 @@ fn identical_datasets_are_not_different() {
         assert!(!c.result.significant);
         assert_eq!(c.change_pct(), Some(0.0));
         assert!(c.result.p_value > 0.5, "{c:?}");
-        assert!(c.own_note().unwrap().contains("too wide to tell"), "{c:?}");
+        assert!(
+            c.result.own_note().unwrap().contains("too wide to tell"),
+            "{c:?}"
+        );
     }
     assert!(!out.gate_failed);
     let v: serde_json::Value = serde_json::from_str(&out.rendered).unwrap();
