@@ -11,6 +11,12 @@
 //! in the SQLite file to fixed values (an import records the time and
 //! machine it ran on, and the command line with its paths).
 //!
+//! The JSON and CSV files hold numbers to the last digit of an `f64`,
+//! computed through the platform's `ln` and `exp`: they were made on
+//! x86_64 Linux (glibc), and a platform whose maths library rounds
+//! differently may differ there in a last digit, which is not a change of
+//! the renderers.
+//!
 //! After a deliberate change of an output, regenerate the files and review
 //! their diff:
 //!
