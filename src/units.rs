@@ -138,6 +138,17 @@ fn sig(v: f64) -> String {
 // number and unit ("120.3ms"), four significant digits, and any unit a
 // results file brings ("MB/s", "allocs/op"), not only cmdscope's metrics.
 
+/// `x` with at most `decimals` decimals, the trailing zeros dropped: a
+/// percentage or a level as a person writes it ("5", "2.5", "97.5").
+pub fn trimmed(x: f64, decimals: usize) -> String {
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
 /// `x` with `digits` significant digits (fixed notation).
 pub fn significant(x: f64, digits: i32) -> String {
     if x == 0.0 || !x.is_finite() {
@@ -195,6 +206,16 @@ fn whole_or_significant(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trimmed_drops_trailing_zeros_only_after_a_point() {
+        assert_eq!(trimmed(5.0, 2), "5");
+        assert_eq!(trimmed(100.0, 2), "100");
+        assert_eq!(trimmed(100.0, 0), "100");
+        assert_eq!(trimmed(97.5, 3), "97.5");
+        assert_eq!(trimmed(2.345, 2), "2.35");
+        assert_eq!(trimmed(0.001, 2), "0");
+    }
 
     #[test]
     fn scales_units() {

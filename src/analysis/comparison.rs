@@ -695,10 +695,9 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
     };
     c.significant = c.verdict.is_significant();
     if c.session_variation == SessionVariation::NotIncluded {
-        let extra = "session-to-session variation is not in the interval";
         c.note = Some(match c.note.take() {
-            Some(n) => format!("{n}; {extra}"),
-            None => extra.to_string(),
+            Some(n) => format!("{n}; {SESSION_NOTE}"),
+            None => SESSION_NOTE.to_string(),
         });
     }
 }
@@ -899,7 +898,22 @@ pub fn session_sigma(session_medians: &[f64]) -> Option<(f64, usize)> {
     Some((var.sqrt(), k))
 }
 
+/// What the engine appends to the note of a comparison whose interval
+/// leaves out session-to-session variation.
+pub const SESSION_NOTE: &str = "session-to-session variation is not in the interval";
+
 impl Comparison {
+    /// The note without [`SESSION_NOTE`], for outputs that say it once for
+    /// all their rows.
+    pub fn own_note(&self) -> Option<&str> {
+        let note = self.note.as_deref()?;
+        let note = note
+            .strip_suffix(SESSION_NOTE)
+            .map(|n| n.trim_end_matches("; "))
+            .unwrap_or(note);
+        (!note.is_empty()).then_some(note)
+    }
+
     /// Gives the comparison its metric and the two sides' names.
     pub fn named(mut self, metric: &'static str, baseline: &str, candidate: &str) -> Comparison {
         self.metric = metric;

@@ -12,6 +12,7 @@ use crate::analysis::changes::{
 };
 use crate::analysis::comparison::{format_confidence, format_p};
 use crate::report::markdown::cell as md;
+use crate::report::table::{self, Cell, Column, Table};
 use crate::store::history::{History, Point};
 
 /// A value of the history's metric with its unit.
@@ -190,70 +191,81 @@ pub fn text(all: &[Analysed], shifts: &[MachineShift]) -> String {
 }
 
 pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
-    let mut out = String::from("### cmdscope changes\n\n");
-    out.push_str(
-        "| Benchmark | Metric | Machine | First after | Last before | Before | After | Change | p | Direction |\n\
-         |:---|:---|:---|:---|:---|---:|---:|---:|---:|:---|\n",
-    );
-    let mut any = false;
+    let mut t = Table::new(vec![
+        Column::left("Benchmark"),
+        Column::left("Metric"),
+        Column::left("Machine"),
+        Column::left("First after"),
+        Column::left("Last before"),
+        Column::right("Before"),
+        Column::right("After"),
+        Column::right("Change"),
+        Column::right("p"),
+        Column::left("Direction"),
+    ])
+    .title("cmdscope changes");
     for a in all {
         let h = &a.history;
-        let machine = format!(
-            "{} `{}`",
-            md(&h.hostname),
-            crate::store::short_fingerprint(&h.fingerprint)
-        );
+        let machine = Cell::Parts(vec![
+            format!("{} ", h.hostname).into(),
+            Cell::code(crate::store::short_fingerprint(&h.fingerprint)),
+        ]);
         for (c, newest) in a
             .changes
             .iter()
             .map(|c| (c, false))
             .chain(a.newest.iter().map(|c| (c, true)))
         {
-            any = true;
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {} | {}{} | {} | {} | {} | {} | {} | {} |",
-                md(&h.benchmark),
-                md(metric_name(h)),
-                machine,
-                md(&point(h, c.index)),
-                if newest { " (newest)" } else { "" },
-                md(&point(h, c.index.saturating_sub(1))),
-                median_text(h, &c.before),
-                median_text(h, &c.after),
-                change_text(c),
-                format_p(c.comparison.p_value),
-                direction(h, c)
-            );
+            t.row(vec![
+                Cell::code(&h.benchmark),
+                metric_name(h).into(),
+                machine.clone(),
+                format!(
+                    "{}{}",
+                    point(h, c.index),
+                    if newest { " (newest)" } else { "" }
+                )
+                .into(),
+                point(h, c.index.saturating_sub(1)).into(),
+                median_text(h, &c.before).into(),
+                median_text(h, &c.after).into(),
+                change_text(c).into(),
+                format_p(c.comparison.p_value).into(),
+                direction(h, c).into(),
+            ]);
         }
         for e in &a.episodes {
-            any = true;
             let n = e.end + 1 - e.start;
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {} | {} (episode start) | {} | {} | {} (during) | {} | {} | episode: {} for {n} point{}, then back |",
-                md(&h.benchmark),
-                md(metric_name(h)),
-                machine,
-                md(&point(h, e.start)),
-                md(&point(h, e.start.saturating_sub(1))),
-                median_text(h, &e.enter.before),
-                median_text(h, &e.enter.after),
-                change_text(&e.enter),
-                format_p(e.enter.comparison.p_value),
-                direction(h, &e.enter),
-                if n == 1 { "" } else { "s" },
-            );
+            t.row(vec![
+                Cell::code(&h.benchmark),
+                metric_name(h).into(),
+                machine.clone(),
+                format!("{} (episode start)", point(h, e.start)).into(),
+                point(h, e.start.saturating_sub(1)).into(),
+                median_text(h, &e.enter.before).into(),
+                format!("{} (during)", median_text(h, &e.enter.after)).into(),
+                change_text(&e.enter).into(),
+                format_p(e.enter.comparison.p_value).into(),
+                format!(
+                    "episode: {} for {n} point{}, then back",
+                    direction(h, &e.enter),
+                    if n == 1 { "" } else { "s" }
+                )
+                .into(),
+            ]);
         }
     }
-    if !any {
-        let _ = writeln!(
-            out,
-            "| no change points in {} histor{} | | | | | | | | | |",
+    if all
+        .iter()
+        .all(|a| a.changes.is_empty() && a.newest.is_none() && a.episodes.is_empty())
+    {
+        t.span_row(format!(
+            "no change points in {} histor{}",
             all.len(),
             if all.len() == 1 { "y" } else { "ies" }
-        );
+        ));
     }
+    let mut out = t.markdown();
     if !shifts.is_empty() {
         out.push('\n');
         for s in shifts {
@@ -359,10 +371,7 @@ pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
             benchmarks: &s.benchmarks,
         })
         .collect();
-    let mut s = serde_json::to_string_pretty(
-        &serde_json::json!({ "histories": list, "machine_shifts": shifts }),
-    )
-    .unwrap_or_else(|_| "{}".into());
-    s.push('\n');
-    s
+    // Plain data with string keys: serializing it does not fail.
+    table::json(&serde_json::json!({ "histories": list, "machine_shifts": shifts }))
+        .unwrap_or_else(|_| "{}\n".into())
 }

@@ -11,21 +11,20 @@ use crate::analysis::comparison::{
     format_confidence, format_p, format_p_bare, SessionVariation, Verdict,
 };
 use crate::report::changes::{change_text, median_text};
-use crate::report::markdown::cell as md;
+use crate::report::markdown::code;
+use crate::report::table::{Cell, Column, Table};
 use crate::store::StoredSession;
 
 fn verdict_text(r: &Row, pct: f64) -> String {
     match r.result.verdict {
-        _ if r.regression => format!("❌ slower by more than {}%", trim(pct)),
-        Verdict::Slower => format!("slower, not significantly by more than {}%", trim(pct)),
+        _ if r.regression => format!("❌ slower by more than {}%", crate::units::trimmed(pct, 2)),
+        Verdict::Slower => format!(
+            "slower, not significantly by more than {}%",
+            crate::units::trimmed(pct, 2)
+        ),
         Verdict::Faster => "✅ faster".into(),
         other => other.words().into(),
     }
-}
-
-fn trim(v: f64) -> String {
-    let s = format!("{v:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// What the rows are about: the two sessions, the gate and the level, and
@@ -79,14 +78,8 @@ fn confidence(rows: &[Row]) -> String {
 fn footer(rows: &[Row]) -> Vec<String> {
     let mut lines = Vec::new();
     for r in rows {
-        if let Some(note) = r.result.note.as_deref() {
-            let own = note
-                .strip_suffix(SESSION_NOTE)
-                .map(|n| n.trim_end_matches("; "))
-                .unwrap_or(note);
-            if !own.is_empty() {
-                lines.push(format!("{}: {own}", r.benchmark));
-            }
+        if let Some(own) = r.result.own_note() {
+            lines.push(format!("{}: {own}", r.benchmark));
         }
     }
     let widened: Vec<String> = rows
@@ -125,22 +118,18 @@ fn footer(rows: &[Row]) -> Vec<String> {
     lines
 }
 
-/// What the engine appends to a cross-session comparison's note; `footer`
-/// says it once for all rows instead.
-const SESSION_NOTE: &str = "session-to-session variation is not in the interval";
-
 fn headline(rows: &[Row], ctx: &Context) -> String {
     let n = rows.iter().filter(|r| r.regression).count();
     if n > 0 {
         format!(
             "{n} benchmark{} significantly slower by more than {}%",
             if n == 1 { " is" } else { "s are" },
-            trim(ctx.pct)
+            crate::units::trimmed(ctx.pct, 2)
         )
     } else {
         format!(
             "Nothing significantly slower by more than {}% ({} benchmark{} compared)",
-            trim(ctx.pct),
+            crate::units::trimmed(ctx.pct, 2),
             rows.len(),
             if rows.len() == 1 { "" } else { "s" }
         )
@@ -154,56 +143,78 @@ fn describe(s: &StoredSession) -> String {
     )
 }
 
-pub fn markdown(rows: &[Row], ctx: &Context) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "### cmdscope check: {}\n", md(&headline(rows, ctx)));
-    let _ = writeln!(
-        out,
-        "Current: {} · Baseline: {} · Machine: {} (`{}`) · wall time, unpaired tests, Bonferroni over {} benchmark{}, alpha {}\n",
-        md(&describe(ctx.current)),
-        md(&describe(ctx.baseline)),
-        md(&ctx.current.machine.hostname),
-        crate::store::short_fingerprint(&ctx.current.fingerprint),
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" },
-        ctx.alpha
-    );
-    let _ = writeln!(
-        out,
-        "| Benchmark | Baseline | Current | Change [{}] | p | Verdict |",
-        confidence(rows)
-    );
-    out.push_str("|:---|---:|---:|---:|---:|:---|\n");
+/// Longer benchmark names are cut in text, so the numbers stay in view.
+const NAME_WIDTH: usize = 50;
+
+/// The rows as a table. Markdown's cells say each side's number of runs,
+/// which text leaves out to keep a row on one line.
+fn table(rows: &[Row], ctx: &Context, markdown: bool) -> Table {
+    let conf = confidence(rows);
+    let mut t = Table::new(vec![
+        Column::left("benchmark")
+            .markdown_header("Benchmark")
+            .max_width(NAME_WIDTH),
+        Column::right("baseline")
+            .markdown_header("Baseline")
+            .min_width(12),
+        Column::right("current")
+            .markdown_header("Current")
+            .min_width(12),
+        Column::right(format!("change [{conf}]"))
+            .markdown_header(format!("Change [{conf}]"))
+            .min_width(28),
+        Column::right("p").min_width(8),
+        Column::left("verdict").markdown_header("Verdict"),
+    ]);
+    let side = |median: Option<f64>, n: usize| -> Cell {
+        if markdown {
+            format!("{} (n={n})", time(median)).into()
+        } else {
+            time(median).into()
+        }
+    };
     for r in rows {
-        let _ = writeln!(
-            out,
-            "| `{}` | {} (n={}) | {} (n={}) | {} | {} | {} |",
-            md(&r.benchmark),
-            time(r.base_median),
-            r.base_n,
-            time(r.cand_median),
-            r.cand_n,
-            change(r),
-            p_text(r),
-            verdict_text(r, ctx.pct)
-        );
+        t.row(vec![
+            Cell::code(&r.benchmark),
+            side(r.base_median, r.base_n),
+            side(r.cand_median, r.cand_n),
+            change(r).into(),
+            p_text(r).into(),
+            verdict_text(r, ctx.pct).into(),
+        ]);
     }
-    let notes: Vec<String> = footer(rows)
-        .into_iter()
-        .chain(ctx.notes.iter().cloned())
-        .collect();
-    if !notes.is_empty() {
-        out.push('\n');
-    }
-    for n in notes {
-        let _ = writeln!(out, "{}  ", md(&n));
-    }
+    t.notes(footer(rows).into_iter().chain(ctx.notes.iter().cloned()));
+    t
+}
+
+pub fn markdown(rows: &[Row], ctx: &Context) -> String {
+    let about = Cell::Parts(vec![
+        format!(
+            "Current: {} · Baseline: {} · Machine: {} (",
+            describe(ctx.current),
+            describe(ctx.baseline),
+            ctx.current.machine.hostname
+        )
+        .into(),
+        Cell::code(crate::store::short_fingerprint(&ctx.current.fingerprint)),
+        format!(
+            ") · wall time, unpaired tests, Bonferroni over {} benchmark{}, alpha {}",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" },
+            ctx.alpha
+        )
+        .into(),
+    ]);
+    let mut out = table(rows, ctx, true)
+        .title(format!("cmdscope check: {}", headline(rows, ctx)))
+        .intro(about)
+        .markdown();
     for (what, list) in [
         ("Only in the current results", ctx.only_current),
         ("Only in the baseline", ctx.only_baseline),
     ] {
         if !list.is_empty() {
-            let names: Vec<String> = list.iter().map(|n| format!("`{}`", md(n))).collect();
+            let names: Vec<String> = list.iter().map(|n| code(n)).collect();
             let _ = writeln!(out, "\n{what}: {}", names.join(", "));
         }
     }
@@ -211,40 +222,12 @@ pub fn markdown(rows: &[Row], ctx: &Context) -> String {
 }
 
 pub fn text(rows: &[Row], ctx: &Context) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{}", headline(rows, ctx));
-    let _ = writeln!(out, "current:  {}", describe(ctx.current));
-    let _ = writeln!(out, "baseline: {}", describe(ctx.baseline));
-    let w = rows
-        .iter()
-        .map(|r| r.benchmark.chars().count())
-        .max()
-        .unwrap_or(9)
-        .clamp(9, 50);
-    let _ = writeln!(
-        out,
-        "\n{:<w$}  {:>12}  {:>12}  {:>28}  {:>8}  verdict",
-        "benchmark",
-        "baseline",
-        "current",
-        format!("change [{}]", confidence(rows)),
-        "p"
-    );
-    for r in rows {
-        let name: String = r.benchmark.chars().take(50).collect();
-        let _ = writeln!(
-            out,
-            "{name:<w$}  {:>12}  {:>12}  {:>28}  {:>8}  {}",
-            time(r.base_median),
-            time(r.cand_median),
-            change(r),
-            p_text(r),
-            verdict_text(r, ctx.pct)
-        );
-    }
-    for n in footer(rows).iter().chain(ctx.notes) {
-        let _ = writeln!(out, "{n}");
-    }
+    let mut out = table(rows, ctx, false)
+        .title(headline(rows, ctx))
+        .intro(format!("current:  {}", describe(ctx.current)))
+        .intro(format!("baseline: {}", describe(ctx.baseline)))
+        .intro("")
+        .text();
     for (what, list) in [
         ("only in the current results", ctx.only_current),
         ("only in the baseline", ctx.only_baseline),
@@ -310,18 +293,14 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
             c.comparison.verdict.words().to_string()
         }
     };
-    let mut out = String::new();
-    if markdown {
-        let _ = writeln!(
-            out,
-            "### cmdscope check: {}\n\n{}\n",
-            md(&headline),
-            md(&about)
-        );
-        out.push_str("| Benchmark | History | Current | Change | p | Verdict |\n|:---|---:|---:|---:|---:|:---|\n");
-    } else {
-        let _ = writeln!(out, "{headline}\n{about}\n");
-    }
+    let mut t = Table::new(vec![
+        Column::left("Benchmark"),
+        Column::right("History").label("history"),
+        Column::right("Current").label("current"),
+        Column::right("Change").label("change"),
+        Column::right("p"),
+        Column::left("Verdict"),
+    ]);
     for r in rows {
         let cells = match (&r.history, &r.change) {
             (Some(h), Some(c)) => [
@@ -343,35 +322,17 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
                 "no history before this session".into(),
             ],
         };
-        if markdown {
-            let _ = writeln!(
-                out,
-                "| `{}` | {} |",
-                md(&r.benchmark),
-                cells.map(|c| md(&c)).join(" | ")
-            );
-        } else {
-            let named: Vec<String> = ["history", "current", "change", "", ""]
-                .iter()
-                .zip(&cells)
-                .map(|(k, v)| {
-                    if k.is_empty() {
-                        v.clone()
-                    } else {
-                        format!("{k} {v}")
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "{}\n    {}", r.benchmark, named.join(" · "));
-        }
+        let name = std::iter::once(Cell::code(&r.benchmark));
+        t.row(name.chain(cells.map(Cell::from)).collect());
     }
-    if !ctx.notes.is_empty() {
-        out.push('\n');
+    t.notes(ctx.notes.iter().cloned());
+    if markdown {
+        t.title(format!("cmdscope check: {headline}"))
+            .intro(about)
+            .markdown()
+    } else {
+        t.title(headline).intro(about).records()
     }
-    for n in ctx.notes {
-        let _ = writeln!(out, "{}", if markdown { md(n) } else { n.clone() });
-    }
-    out
 }
 
 #[cfg(test)]

@@ -4,11 +4,15 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use crate::report::table::{Column, Table};
 use crate::store::{StoredSession, RUNNING};
 
 /// Identities longer than this are cut with an ellipsis, so that a
 /// benchmark with a long command line keeps the columns readable.
 const IDENTITY_WIDTH: usize = 60;
+
+/// The run count's column: six digits and " runs".
+const RUNS_WIDTH: usize = 11;
 
 /// The sessions with their benchmarks; `medians` by stored cell id,
 /// `filter` keeps the benchmarks whose identity, name or command holds it.
@@ -23,6 +27,8 @@ pub fn render(
     for s in sessions {
         out.push_str(&session_line(s));
         out.push('\n');
+        // As wide as the session's longest identity, shown or not, so
+        // that a filter keeps the columns where they were.
         let width = s
             .cells
             .iter()
@@ -30,6 +36,11 @@ pub fn render(
             .max()
             .unwrap_or(0)
             .min(IDENTITY_WIDTH);
+        let mut t = Table::new(vec![
+            Column::left("").min_width(width).max_width(IDENTITY_WIDTH),
+            Column::right("").min_width(RUNS_WIDTH),
+            Column::left(""),
+        ]);
         for c in &s.cells {
             if let Some(f) = filter {
                 if !(c.identity.contains(f) || c.name.contains(f) || c.command.contains(f)) {
@@ -40,24 +51,17 @@ pub fn render(
                 .get(&c.id)
                 .map(|m| format!("median {}", crate::units::time(*m)))
                 .unwrap_or_else(|| "no time measured".into());
-            let _ = writeln!(
-                out,
-                "    {:<width$}  {:>6} runs  {m}",
-                shorten(&c.identity, IDENTITY_WIDTH),
-                c.runs
-            );
+            t.row(vec![
+                c.identity.as_str().into(),
+                format!("{} runs", c.runs).into(),
+                m.into(),
+            ]);
+        }
+        for line in t.text().lines() {
+            let _ = writeln!(out, "    {line}");
         }
     }
     out
-}
-
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        let s: String = text.chars().take(max - 1).collect();
-        format!("{s}…")
-    }
 }
 
 /// `#12  2025-11-22 10:04:05Z  finished  host [fingerprint]  branch=main commit=abc`

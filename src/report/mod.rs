@@ -21,6 +21,7 @@ pub mod site;
 pub(crate) mod suite_list;
 pub(crate) mod svg;
 pub(crate) mod sweep;
+pub(crate) mod table;
 pub(crate) mod tables;
 pub(crate) mod terminal;
 

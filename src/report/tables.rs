@@ -12,30 +12,16 @@ use std::fmt::Write as _;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::analysis::comparison::{self as engine, format_confidence, format_p, Verdict};
+use crate::analysis::comparison::{
+    self as engine, format_confidence, format_p, Verdict, SESSION_NOTE,
+};
 use crate::analysis::tables::{Cell, CompareOptions, Comparison, MetricTable, Tables};
 use crate::error::Error;
 use crate::metrics::Metric;
 use crate::report::markdown;
+use crate::report::table::{self, Align, Column, Footnotes, Rule, Table};
 use crate::stats::StatsError;
 use crate::units;
-
-// Here, not in the model: which part of a note the legend already says is
-// a matter of layout.
-impl Comparison {
-    /// The note, without the session remark the legend makes once for all.
-    fn own_note(&self) -> Option<&str> {
-        let note = self.result.note.as_deref()?;
-        let note = note
-            .strip_suffix(SESSION_NOTE)
-            .map(|n| n.trim_end_matches("; "))
-            .unwrap_or(note);
-        (!note.is_empty()).then_some(note)
-    }
-}
-
-/// What the engine appends to every cross-session comparison's note.
-const SESSION_NOTE: &str = "session-to-session variation is not in the interval";
 
 /// One line per comparison that failed the gate: metric, benchmark,
 /// candidate and change, with the limit.
@@ -58,7 +44,7 @@ pub fn gate_failures(tables: &Tables) -> Vec<String> {
                         format_confidence(c.result.confidence),
                         fmt_ratio_ci(c.result.ratio_ci),
                         format_p(c.result.p_value),
-                        trim_float(format!("{limit:.2}"))
+                        units::trimmed(limit, 2)
                     ));
                 }
             }
@@ -68,15 +54,7 @@ pub fn gate_failures(tables: &Tables) -> Vec<String> {
 }
 
 fn level_text(level: f64) -> String {
-    trim_float(format!("{:.3}", level * 100.0))
-}
-
-fn trim_float(s: String) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
-    }
+    units::trimmed(level * 100.0, 3)
 }
 
 /// A plain refusal for a median interval that could not be computed.
@@ -131,98 +109,46 @@ fn fmt_spread(c: &Cell) -> Option<String> {
     })
 }
 
-/// Footnotes of one table, numbered in order of first use.
-#[derive(Default)]
-struct Footnotes {
-    texts: Vec<String>,
-}
-
-impl Footnotes {
-    fn number(&mut self, text: &str) -> usize {
-        match self.texts.iter().position(|t| t == text) {
-            Some(i) => i + 1,
-            None => {
-                self.texts.push(text.to_owned());
-                self.texts.len()
-            }
-        }
-    }
-
-    fn mark(&mut self, text: &str) -> String {
-        superscript(self.number(text))
-    }
-
-    /// Markers for several notes: " ¹,³" (empty for none).
-    fn marks(&mut self, texts: &[String]) -> String {
-        if texts.is_empty() {
-            return String::new();
-        }
-        let mut numbers: Vec<usize> = texts.iter().map(|t| self.number(t)).collect();
-        numbers.sort_unstable();
-        numbers.dedup();
-        let marks: Vec<String> = numbers.into_iter().map(superscript).collect();
-        format!(" {}", marks.join(","))
-    }
-
-    fn lines(&self) -> Vec<String> {
-        self.texts
-            .iter()
-            .enumerate()
-            .map(|(i, t)| format!("{} {t}", superscript(i + 1)))
-            .collect()
-    }
-}
-
-fn superscript(n: usize) -> String {
-    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-    n.to_string()
-        .bytes()
-        .map(|b| DIGITS[usize::from(b - b'0')])
-        .collect()
-}
-
 const MISSING: &str = "—";
 const MISSING_NOTE: &str = "— benchmark or metric not in that file";
 
-/// The cells of one table as strings, shared by the text and Markdown
-/// renderers: (group titles with their column spans, header, body, footnotes).
-struct Laid {
-    groups: Vec<(usize, usize, String)>,
-    header: Vec<String>,
-    body: Vec<Vec<String>>,
-    notes: Vec<String>,
-}
-
-fn lay_out(t: &MetricTable, level: f64) -> Laid {
+/// One metric's table, laid out for the text and Markdown renderers: a
+/// group of columns per file (median and n; for a candidate the change
+/// and the ratio), a row per benchmark, the geomean, the footnotes.
+fn lay_out(t: &MetricTable, level: f64) -> Table {
     let mut foot = Footnotes::default();
+    let mut columns = vec![Column::left("").markdown_header("benchmark")];
     let mut groups = Vec::new();
-    let mut header = vec![String::new()];
-    let mut col = 1;
     for (ci, source) in t.columns.iter().enumerate() {
         let width = if ci == 0 { 2 } else { 4 };
-        groups.push((col, width, source.clone()));
-        col += width;
-        header.push("median".into());
-        header.push("n".into());
+        groups.push((columns.len(), width, source.clone()));
+        columns.push(Column::left("median").markdown_align(Align::Right));
+        columns.push(Column::right("n"));
         if ci > 0 {
-            header.push("vs base".into());
+            columns.push(Column::left("vs base"));
             // Every row of a column shares one family, so one confidence.
             let confidence = t
                 .rows
                 .iter()
                 .find_map(|r| r.comparisons[ci].as_ref())
                 .map(|c| format_confidence(c.result.confidence));
-            header.push(match confidence {
+            columns.push(Column::left(match confidence {
                 Some(conf) => format!("ratio [{conf}]"),
                 None => "ratio".into(),
-            });
+            }));
         }
     }
+    let mut table = Table::new(columns).title(title(t)).rule(Rule::Spaced);
+    if let Some(c) = common_line(t) {
+        table = table.intro(c);
+    }
+    for (start, len, source) in groups {
+        table.group(start, len, source);
+    }
 
-    let mut body = Vec::new();
     let mut any_missing = false;
     for r in &t.rows {
-        let mut line = vec![r.label.clone()];
+        let mut line: Vec<String> = Vec::new();
         for ci in 0..t.columns.len() {
             match &r.cells[ci] {
                 Some(c) => {
@@ -245,7 +171,8 @@ fn lay_out(t: &MetricTable, level: f64) -> Laid {
             }
             match &r.comparisons[ci] {
                 Some(c) => {
-                    let notes: Vec<String> = c.own_note().map(str::to_owned).into_iter().collect();
+                    let notes: Vec<String> =
+                        c.result.own_note().map(str::to_owned).into_iter().collect();
                     let marks = foot.marks(&notes);
                     let a = &c.result;
                     let p = if a.p_value.is_nan() {
@@ -281,7 +208,12 @@ fn lay_out(t: &MetricTable, level: f64) -> Laid {
                 }
             }
         }
-        body.push(line);
+        let label = std::iter::once(table::Cell::code(&r.label));
+        table.row(
+            label
+                .chain(line.into_iter().map(table::Cell::from))
+                .collect(),
+        );
     }
     if let Some(g) = &t.geomean {
         let mut line = vec!["geomean".to_owned()];
@@ -302,7 +234,7 @@ fn lay_out(t: &MetricTable, level: f64) -> Laid {
                 line.push(String::new());
             }
         }
-        body.push(line);
+        table.row(line.into_iter().map(table::Cell::from).collect());
     }
 
     let mut notes = foot.lines();
@@ -317,12 +249,8 @@ fn lay_out(t: &MetricTable, level: f64) -> Laid {
             ));
         }
     }
-    Laid {
-        groups,
-        header,
-        body,
-        notes,
-    }
+    table.notes(notes);
+    table
 }
 
 /// What the columns mean, printed once after the tables.
@@ -346,7 +274,7 @@ fn legend(tables: &[MetricTable], opts: &CompareOptions) -> Vec<String> {
              ratio interval has confidence 1 - alpha/m; ~: no difference within ±{}; \
              ?: inconclusive (see the note)",
             opts.alpha,
-            trim_float(format!("{:.3}", opts.precision * 100.0)) + "%"
+            units::trimmed(opts.precision * 100.0, 3) + "%"
         ));
         lines.push(format!("ratio: candidate / baseline, with its interval; {SESSION_NOTE} (runs from different files are different sessions)"));
     }
@@ -384,7 +312,7 @@ fn gate_lines(tables: &[MetricTable], failures: &[String], opts: &CompareOptions
     let Some(limit) = opts.fail_if_slower else {
         return Vec::new();
     };
-    let limit = trim_float(format!("{limit:.2}"));
+    let limit = units::trimmed(limit, 2);
     let gated: Vec<&str> = tables
         .iter()
         .filter(|t| t.is_gated() && t.columns.len() > 1)
@@ -412,64 +340,6 @@ fn gate_lines(tables: &[MetricTable], failures: &[String], opts: &CompareOptions
     lines
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Align {
-    Left,
-    Right,
-}
-
-fn width(s: &str) -> usize {
-    s.chars().count()
-}
-
-fn pad(s: &str, w: usize, align: Align) -> String {
-    let fill = " ".repeat(w.saturating_sub(width(s)));
-    match align {
-        Align::Left => format!("{s}{fill}"),
-        Align::Right => format!("{fill}{s}"),
-    }
-}
-
-fn render_grid(laid: &Laid) -> Vec<String> {
-    const SEP: &str = "  ";
-    let ncols = laid.header.len();
-    let aligns: Vec<Align> = laid
-        .header
-        .iter()
-        .map(|h| if h == "n" { Align::Right } else { Align::Left })
-        .collect();
-    let mut widths = vec![0; ncols];
-    for row in std::iter::once(&laid.header).chain(&laid.body) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(width(cell));
-        }
-    }
-    for (start, len, title) in &laid.groups {
-        let span: usize = widths[*start..start + len].iter().sum::<usize>() + SEP.len() * (len - 1);
-        if width(title) > span {
-            widths[start + len - 1] += width(title) - span;
-        }
-    }
-    let mut out = Vec::new();
-    // Group titles over their columns.
-    let mut line = pad("", widths[0], Align::Left);
-    for (start, len, title) in &laid.groups {
-        let span: usize = widths[*start..start + len].iter().sum::<usize>() + SEP.len() * (len - 1);
-        line.push_str(SEP);
-        line.push_str(&pad(title, span, Align::Left));
-    }
-    out.push(line.trim_end().to_owned());
-    for row in std::iter::once(&laid.header).chain(&laid.body) {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(i, c)| pad(c, widths[i], aligns[i]))
-            .collect();
-        out.push(cells.join(SEP).trim_end().to_owned());
-    }
-    out
-}
-
 /// Aligned columns for a terminal, then the legend, the notes and the gate.
 pub fn render_text(all: &Tables) -> String {
     let (tables, notes, opts) = (&all.tables, &all.notes, &all.options);
@@ -479,17 +349,7 @@ pub fn render_text(all: &Tables) -> String {
         out.push_str("no metric to compare: no benchmark has samples of a metric in the baseline and another file\n");
     }
     for t in tables {
-        let laid = lay_out(t, opts.level);
-        let _ = writeln!(out, "{}", title(t));
-        if let Some(c) = common_line(t) {
-            let _ = writeln!(out, "{c}");
-        }
-        for line in render_grid(&laid) {
-            let _ = writeln!(out, "{line}");
-        }
-        for n in &laid.notes {
-            let _ = writeln!(out, "{n}");
-        }
+        out.push_str(&lay_out(t, opts.level).text());
         out.push('\n');
     }
     for l in legend(tables, opts) {
@@ -517,47 +377,11 @@ pub fn render_markdown(all: &Tables) -> String {
         out.push_str("No metric to compare: no benchmark has samples of a metric in the baseline and another file.\n\n");
     }
     for t in tables {
-        let laid = lay_out(t, opts.level);
-        let _ = writeln!(out, "### {}\n", markdown::cell(&title(t)));
-        if let Some(c) = common_line(t) {
-            let _ = writeln!(out, "{}\n", markdown::cell(&c));
-        }
-        // Header: group titles folded into the first header cell of each group.
-        let mut header = laid.header.clone();
-        header[0] = "benchmark".into();
-        for (start, _, source) in &laid.groups {
-            header[*start] = format!("{source} {}", header[*start]);
-        }
-        let cells: Vec<String> = header.iter().map(|h| markdown::cell(h)).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-        let rule: Vec<&str> = laid
-            .header
-            .iter()
-            .enumerate()
-            .map(|(i, h)| match (i, h.as_str()) {
-                (0, _) => ":--",
-                (_, "n") | (_, "median") => "--:",
-                _ => ":--",
-            })
-            .collect();
-        let _ = writeln!(out, "| {} |", rule.join(" | "));
-        for (ri, row) in laid.body.iter().enumerate() {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    if i == 0 && ri < t.rows.len() {
-                        markdown::code(c)
-                    } else {
-                        markdown::cell(c)
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
-        out.push('\n');
-        for n in &laid.notes {
-            let _ = writeln!(out, "{}  ", markdown::cell(n));
+        let table = lay_out(t, opts.level);
+        out.push_str(&table.markdown());
+        // The notes' paragraph, or the table, ends with a blank line.
+        if !table.has_notes() {
+            out.push('\n');
         }
         out.push('\n');
     }
@@ -612,36 +436,38 @@ fn params_text(params: &[(String, String)]) -> String {
 /// One row per benchmark × metric × column, raw numbers.
 pub fn render_csv(all: &Tables) -> Result<String, Error> {
     let (tables, level) = (&all.tables, all.options.level);
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let to_io = |e: csv::Error| Error::Io(std::io::Error::other(e));
-    w.write_record([
-        "metric",
-        "unit",
-        "higher_is_better",
-        "benchmark",
-        "parameters",
-        "source",
-        "role",
-        "n",
-        "median",
-        "ci_low",
-        "ci_high",
-        "ci_note",
-        "baseline_median",
-        "ratio",
-        "ratio_ci_low",
-        "ratio_ci_high",
-        "confidence",
-        "change_pct",
-        "p_value",
-        "level",
-        "test",
-        "significant",
-        "verdict",
-        "gate_failed",
-        "note",
-    ])
-    .map_err(to_io)?;
+    let mut out = Table::new(
+        [
+            "metric",
+            "unit",
+            "higher_is_better",
+            "benchmark",
+            "parameters",
+            "source",
+            "role",
+            "n",
+            "median",
+            "ci_low",
+            "ci_high",
+            "ci_note",
+            "baseline_median",
+            "ratio",
+            "ratio_ci_low",
+            "ratio_ci_high",
+            "confidence",
+            "change_pct",
+            "p_value",
+            "level",
+            "test",
+            "significant",
+            "verdict",
+            "gate_failed",
+            "note",
+        ]
+        .into_iter()
+        .map(Column::left)
+        .collect(),
+    );
     for t in tables {
         for r in &t.rows {
             for (ci, cell) in r.cells.iter().enumerate() {
@@ -688,14 +514,11 @@ pub fn render_csv(all: &Tables) -> Result<String, Error> {
                         row_note(cmp, r.cells[0].is_some(), true).unwrap_or_default()
                     },
                 ];
-                w.write_record(&record).map_err(to_io)?;
+                out.row(record.into_iter().map(table::Cell::from).collect());
             }
         }
     }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))?;
-    String::from_utf8(bytes).map_err(|e| Error::Io(std::io::Error::other(e)))
+    out.csv()
 }
 
 /// Parameters as a JSON object in their declared order.
@@ -780,9 +603,8 @@ struct JsonSummary<'a> {
 /// A list of comparison objects (summaries when only one dataset is given).
 pub fn render_json(all: &Tables) -> Result<String, Error> {
     let (tables, level) = (&all.tables, all.options.level);
-    let to_io = |e: serde_json::Error| Error::Io(std::io::Error::other(e));
     let single = tables.first().is_some_and(|t| t.columns.len() == 1);
-    let mut text = if single {
+    if single {
         let mut items = Vec::new();
         for t in tables {
             for r in &t.rows {
@@ -802,7 +624,7 @@ pub fn render_json(all: &Tables) -> Result<String, Error> {
                 }
             }
         }
-        serde_json::to_string_pretty(&items).map_err(to_io)?
+        table::json(&items)
     } else {
         let mut items = Vec::new();
         for t in tables {
@@ -846,10 +668,8 @@ pub fn render_json(all: &Tables) -> Result<String, Error> {
                 }
             }
         }
-        serde_json::to_string_pretty(&items).map_err(to_io)?
-    };
-    text.push('\n');
-    Ok(text)
+        table::json(&items)
+    }
 }
 
 #[cfg(test)]
