@@ -394,6 +394,9 @@ fn store_readers_render_as_before() {
         ("check_history_gate.txt", history("17", "text", "5"), 1),
         ("check_history_pass.md", history("16", "markdown", "5"), 0),
         ("check_history_pass.txt", history("16", "text", "5"), 0),
+        // Both checks write a gate of 2.345 % alike.
+        ("check_pct.txt", check("17", "text", "2.345"), 1),
+        ("check_history_pct.txt", history("17", "text", "2.345"), 1),
         ("changes.txt", vec!["changes"], 0),
         ("changes.md", vec!["changes", "--format", "markdown"], 0),
         ("changes.json", vec!["changes", "--format", "json"], 0),

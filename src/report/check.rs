@@ -252,8 +252,10 @@ pub struct HistoryContext<'a> {
 
 /// `check --against history` as Markdown (`markdown`) or text.
 pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool) -> String {
-    let (current, pct) = (ctx.current, ctx.pct);
-    let failing = failing_against_history(rows, pct);
+    let current = ctx.current;
+    let failing = failing_against_history(rows, ctx.pct);
+    // The gate's percentage as check against a baseline writes it.
+    let pct = crate::units::trimmed(ctx.pct, 2);
     let headline = if failing > 0 {
         format!(
             "{failing} benchmark{} significantly slower than its history by more than {}%",
@@ -287,7 +289,7 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
         ctx.alpha
     );
     let verdict = |c: &Change| {
-        if c.fails_gate(pct) {
+        if c.fails_gate(ctx.pct) {
             format!("❌ slower by more than {pct}%")
         } else {
             c.comparison.verdict.words().to_string()
