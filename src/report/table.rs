@@ -236,11 +236,7 @@ impl Table {
         self.rows.push(Row::Span(text.into()));
     }
 
-    /// A line after the table.
-    pub fn note(&mut self, line: impl Into<String>) {
-        self.notes.push(line.into());
-    }
-
+    /// Lines after the table.
     pub fn notes(&mut self, lines: impl IntoIterator<Item = String>) {
         self.notes.extend(lines);
     }
@@ -563,7 +559,7 @@ mod tests {
         .intro("before");
         t.row(vec![Cell::code("a|b"), "1".into(), "x".into()]);
         t.row(vec![Cell::code("a much longer name"), "1234".into()]);
-        t.note("¹ a note");
+        t.notes(["¹ a note".to_string()]);
         t
     }
 
@@ -613,7 +609,7 @@ mod tests {
         ])
         .title("head");
         t.row(vec!["x".into(), "1 ms".into(), "faster".into()]);
-        t.note("end");
+        t.notes(["end".to_string()]);
         assert_eq!(t.records(), "head\n\nx\n    time 1 ms · faster\n\nend\n");
         let mut empty = Table::new(vec![Column::left("a"), Column::left("b")]);
         empty.span_row("nothing | here");
