@@ -38,6 +38,7 @@ use crate::run::schedule::Order;
 use crate::run::session::CellResult;
 use crate::stats;
 use crate::stats::ttest;
+use crate::units;
 
 /// The outcome of one comparison, for the whole crate.
 /// Relative precision adaptive stopping aims for when the user gives no run count.
@@ -1019,9 +1020,7 @@ fn decimals(lo: f64, hi: f64) -> usize {
 }
 
 fn trim_pct(p: f64) -> String {
-    let s = format!("{:.3}", p * 100.0);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s} %")
+    format!("{} %", units::trimmed(p * 100.0, 3))
 }
 
 /// "95 % CI", "97.5 % CI", "99.95 % CI": the interval's real confidence,
@@ -1035,20 +1034,13 @@ pub fn format_confidence(confidence: f64) -> String {
     let d = (1 - miss.log10().floor() as i32).clamp(0, 12);
     let scale = 10f64.powi(d);
     let shown = 100.0 - (miss * scale - 1e-6).ceil() / scale;
-    let text = format!("{shown:.*}", d as usize);
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    format!("{text} % CI")
+    format!("{} % CI", units::trimmed(shown, d as usize))
 }
 
 /// A significance level for humans: "0.05", "0.025", "0.0007".
 pub fn format_level(a: f64) -> String {
     if a >= 0.01 {
-        let s = format!("{a:.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
+        units::trimmed(a, 4)
     } else {
         format!("{a:.1e}")
             .parse::<f64>()

@@ -268,16 +268,7 @@ fn distinct(name: &str, numeric: &[f64], values: Vec<String>) -> Result<Vec<Stri
 
 /// Six significant digits, trailing zeros removed.
 fn format_sig(v: f64) -> String {
-    let s = format!(
-        "{:.*}",
-        (5 - v.abs().log10().floor() as i32).max(0) as usize,
-        v
-    );
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
+    crate::units::trimmed(v, (5 - v.abs().log10().floor() as i32).max(0) as usize)
 }
 
 /// `--parameter-list NAME a,b,c`.
