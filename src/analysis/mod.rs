@@ -9,6 +9,7 @@ pub mod modes;
 pub mod sequential;
 #[cfg(test)]
 pub(crate) mod simulation;
+pub mod source;
 pub mod sweep;
 pub mod tables;
 

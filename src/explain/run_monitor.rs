@@ -10,6 +10,7 @@
 use std::time::{Duration, Instant};
 
 use super::monitor::{self, Monitor};
+use crate::analysis::source::{RunSeries, MONITOR_PREFIX};
 use crate::error::{Error, Result};
 use crate::run::events::{Event, Observer};
 
@@ -62,6 +63,46 @@ pub struct Counts {
     /// Measured runs made before the monitor ended, and how it ended,
     /// when it ended during the session.
     pub ended: Option<(usize, String)>,
+}
+
+impl Counts {
+    /// Keeps the counts of the listed cells only, in that order (a search's
+    /// session holds its tried values, not the whole grid).
+    pub fn select(&mut self, cells: &[usize]) {
+        let mut all = std::mem::take(&mut self.per_run);
+        self.per_run = cells
+            .iter()
+            .map(|&i| all.get_mut(i).map(std::mem::take).unwrap_or_default())
+            .collect();
+    }
+}
+
+/// The counts as the sweep and the search read them (`monitor_NAME`).
+impl RunSeries for Counts {
+    fn series_names(&self) -> Vec<String> {
+        self.names
+            .iter()
+            .map(|n| format!("{MONITOR_PREFIX}{n}"))
+            .collect()
+    }
+
+    fn series(&self, name: &str, cell: usize) -> Vec<f64> {
+        let pattern = name
+            .strip_prefix(MONITOR_PREFIX)
+            .and_then(|n| self.names.iter().position(|m| m == n));
+        pattern.map_or_else(Vec::new, |p| series(self, cell, p))
+    }
+}
+
+/// While the session runs: what was counted so far.
+impl RunSeries for RunMonitor {
+    fn series_names(&self) -> Vec<String> {
+        self.counts.series_names()
+    }
+
+    fn series(&self, name: &str, cell: usize) -> Vec<f64> {
+        self.counts.series(name, cell)
+    }
 }
 
 /// The running monitor and what it counted so far.

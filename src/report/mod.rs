@@ -29,7 +29,6 @@ use crate::analysis::sweep::Sweep;
 use crate::analysis::CellAnalysis;
 use crate::error::Result;
 use crate::explain::run_monitor::Counts;
-use crate::metrics::Metric;
 use crate::run::plan::Parameter;
 use crate::run::session::Session;
 use crate::search::SearchResult;
@@ -58,7 +57,6 @@ pub struct SearchSection<'a> {
     pub result: &'a SearchResult,
     /// Every parameter of the plan, in plan order: the searched grid.
     pub parameters: &'a [Parameter],
-    pub metric: Metric,
     pub maximize: bool,
 }
 
