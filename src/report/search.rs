@@ -197,8 +197,13 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
         .unwrap_or(10);
     let _ = writeln!(
         out,
-        "  {:>w$}  {:>5}  {:>13}  {:>8}  {:>30}",
-        name, runs, "median", "ratio", "interval (p)"
+        "  {:>w$}  {:>n$}  {:>13}  {:>8}  {:>30}",
+        name,
+        runs,
+        "median",
+        "ratio",
+        "interval (p)",
+        n = runs.len().max(5)
     );
     for (i, status, c) in &r.rows {
         let (ratio, ci, words) = match c {
@@ -238,7 +243,7 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:>w$}  {:>5}  {:>13}  {:>8}  {:>30}  {mark}",
+            "  {:>w$}  {:>n$}  {:>13}  {:>8}  {:>30}  {mark}",
             label(*i),
             r.runs_per_value.get(*i).copied().unwrap_or(0),
             r.medians
@@ -246,7 +251,8 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
                 .filter(|v| v.is_finite())
                 .map_or("—".into(), |&v| r.options.format(v)),
             ratio,
-            ci
+            ci,
+            n = runs.len().max(5)
         );
     }
     out.push('\n');

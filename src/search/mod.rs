@@ -32,7 +32,9 @@
 //! time, then once over the whole grid around the best (diagonal
 //! neighbours included), then gives the closest values more runs. With
 //! `--ops` the values compared are per operation (operations per second
-//! when maximising).
+//! when maximising). What is compared is an `analysis::source::Source`: a
+//! per-run metric, a monitor's count per run, or throughput per batch (a
+//! "run" of the race is then a batch).
 //!
 //! Every round after the coarse scan measures the leader beside the values
 //! it races, so each value shares blocks (same round, same block) with the
@@ -54,7 +56,8 @@
 //! - `zoom`: the search along one parameter (the coarse scan and the
 //!   zoom) and the `Bracket`.
 //! - `coordinate`: two or three parameters (lines, polish, tie-break).
-//! - `process`: the measurer that runs the cells through the runner.
+//! - `process`: the measurer that runs the cells through the runner (and
+//!   the monitor), its values per run or per batch from the `Source`.
 //! - `result`: the `SearchResult` the report reads, as a session too.
 //! - `checks`: the flag checks; `stored`: what the store keeps.
 //! - `simulated`: the seeded measurer of the tests and the figures.
