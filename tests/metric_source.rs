@@ -123,6 +123,15 @@ fn a_search_of_a_monitor_count_finds_the_exact_optimum() {
         // Cell k of the grid is x = k + 1.
         assert_eq!(value, hits(position as f64 + 1.0), "cell {position}");
     }
+    // The stored session, untried grid values included, reads back.
+    let o = std::process::Command::new(bin())
+        .args(["report", "--store", "results.sqlite3", "--html", "r.html"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    ok(o);
+    let html = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    assert!(html.contains("monitor_hits"));
 }
 
 /// A sweep of a monitor count: the table, the JSON and the chart show the

@@ -397,4 +397,29 @@ mod tests {
         assert!(parse_matches(&["a=1".into(), "a=2".into()]).is_err());
         assert!(parse_matches(&[]).is_err());
     }
+
+    #[test]
+    fn counts_are_series_by_full_name_and_follow_a_selection_of_cells() {
+        let mut c = Counts {
+            names: vec!["hits".into(), "lines".into()],
+            per_run: vec![
+                vec![vec![1.0, 2.0], vec![10.0]],
+                vec![vec![3.0], vec![30.0]],
+                vec![vec![5.0], vec![50.0]],
+            ],
+            ..Counts::default()
+        };
+        assert_eq!(c.series_names(), ["monitor_hits", "monitor_lines"]);
+        assert_eq!(c.series("monitor_hits", 0), [1.0, 2.0]);
+        assert_eq!(c.series("monitor_lines", 2), [50.0]);
+        // Not a name of this monitor, or a cell out of range: no values.
+        assert!(c.series("hits", 0).is_empty());
+        assert!(c.series("monitor_other", 0).is_empty());
+        assert!(c.series("monitor_hits", 9).is_empty());
+        // A search's session holds its tried cells, in its own order.
+        c.select(&[2, 0, 7]);
+        assert_eq!(c.series("monitor_hits", 0), [5.0]);
+        assert_eq!(c.series("monitor_hits", 1), [1.0, 2.0]);
+        assert!(c.series("monitor_hits", 2).is_empty());
+    }
 }
