@@ -323,7 +323,8 @@ pub fn compare(
     session: &crate::run::session::Session,
     precision: f64,
 ) -> Vec<crate::analysis::comparison::Comparison> {
-    use crate::analysis::comparison::{compare_values, Design, Settings};
+    use crate::analysis::comparison::{compare_values, Design};
+    use crate::analysis::source::Source;
     let mut out = Vec::new();
     let results = &session.results;
     let reference = session.reference;
@@ -331,19 +332,17 @@ pub fn compare(
         return out;
     }
     let paired = session.order == crate::run::schedule::Order::Interleaved;
-    let settings = Settings {
-        alpha: session.final_alpha,
-        family: results.len() - 1,
-        precision,
-        floor: None,
-        cross_session: false,
-        discrete: true,
-        speed_modes: false,
-    };
     for (p, name) in c.names.iter().enumerate() {
         // A name for the session's lifetime: comparisons name metrics with
         // static strings; a handful of patterns per session.
         let metric: &'static str = Box::leak(format!("monitor_{name}").into_boxed_str());
+        // A count's rules, as a sweep or search of it has them.
+        let settings = Source::Series(metric).settings(
+            session.final_alpha,
+            results.len() - 1,
+            precision,
+            None,
+        );
         let base = series(c, reference, p);
         for (i, r) in results.iter().enumerate() {
             if i == reference {
