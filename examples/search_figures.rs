@@ -15,6 +15,7 @@
 
 use std::time::Instant;
 
+use cmdscope::analysis::source::Source;
 use cmdscope::metrics::Metric;
 use cmdscope::search::simulated::Simulated;
 use cmdscope::search::{answer, coordinate, Measurer, RaceState, SearchOptions};
@@ -85,7 +86,7 @@ fn figures(cost: Vec<f64>, dims: &[usize], sigma: f64, seeds: u64, load: bool) -
     let n = cost.len();
     let truth = cost.iter().copied().fold(f64::INFINITY, f64::min);
     let opts = SearchOptions {
-        metric: Metric::WallTime,
+        source: Source::Run(Metric::WallTime),
         maximize: false,
         runs: 10,
         initial_runs: 3,

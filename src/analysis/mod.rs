@@ -9,6 +9,7 @@ pub(crate) mod modes;
 pub mod sequential;
 #[cfg(test)]
 pub(crate) mod simulation;
+pub mod source;
 pub(crate) mod sweep;
 pub(crate) mod tables;
 

@@ -9,7 +9,8 @@
 //! test or by a comparison the report prints above the sweep (so the sweep
 //! never calls "as good" what the summary calls slower).
 
-use crate::analysis::comparison::{self, Comparison, Design, Settings, Verdict};
+use crate::analysis::comparison::{self, Comparison, Design, Verdict};
+use crate::analysis::source::{self, RunSeries, Source};
 use crate::analysis::CellAnalysis;
 use crate::metrics::Metric;
 use crate::run::plan::Parameter;
@@ -22,10 +23,13 @@ pub struct Point {
     pub label: String,
     /// The swept parameter's value as a number, if it is numeric.
     pub x: Option<f64>,
+    /// The value's median (the mean of its batches for throughput: see
+    /// `Source::center_name`).
     pub median: f64,
     pub ci: Option<(f64, f64)>,
     /// Median user + system time.
     pub cpu: Option<f64>,
+    /// Runs (batches for throughput).
     pub runs: usize,
 }
 
@@ -45,7 +49,8 @@ pub struct Curve {
 
 #[derive(Clone, Debug)]
 pub struct Sweep {
-    pub metric: Metric,
+    /// What the curve shows and the set is decided on (`--metric`).
+    pub source: Source,
     pub maximize: bool,
     /// Name of the parameter on the x axis ("a, b" when several vary).
     pub axis: String,
@@ -64,6 +69,22 @@ pub fn better(maximize: bool, a: f64, b: f64) -> bool {
     }
 }
 
+/// What the curve shows (`--metric`), where a monitor count's values are,
+/// and whether higher is better (`--maximize`; throughput always is).
+pub struct Measure<'a> {
+    pub source: &'a Source,
+    /// The counts a `Source::Series` reads.
+    pub series: Option<&'a dyn RunSeries>,
+    pub maximize: bool,
+}
+
+/// A point's center, its interval and the units (runs or batches) behind it.
+struct Center {
+    value: f64,
+    ci: Option<(f64, f64)>,
+    count: usize,
+}
+
 /// How the sweep decides its set: the printed comparisons it must agree
 /// with, and the level and band of its own.
 pub struct SetRules<'a> {
@@ -77,11 +98,20 @@ pub fn build(
     session: &Session,
     analyses: &[CellAnalysis],
     params: &[Parameter],
-    metric: Metric,
-    maximize: bool,
+    measure: &Measure,
     templates: &[String],
     rules: &SetRules,
 ) -> Option<Sweep> {
+    let (source, series) = (measure.source, measure.series);
+    // Throughput is higher-is-better whatever the goal.
+    let maximize = measure.maximize || source.higher_is_better();
+    let tagged = |cell: usize| {
+        let s = match (source, series) {
+            (Source::Series(name), Some(series)) => series.series(name, cell),
+            _ => Vec::new(),
+        };
+        source.tagged(&session.results[cell], &s)
+    };
     let commands = templates.len();
     if params.is_empty() || session.results.is_empty() || commands == 0 {
         return None;
@@ -109,7 +139,7 @@ pub fn build(
             if r.cell.template != g {
                 continue;
             }
-            let Some(m) = analyses.get(cell).and_then(|a| a.get(metric)) else {
+            let Some(center) = center(source, analyses, session, cell, &tagged(cell)) else {
                 continue;
             };
             let label = match single {
@@ -133,12 +163,13 @@ pub fn build(
                 cell,
                 label,
                 x,
-                median: m.summary.median,
-                ci: m.median_ci.as_ref().ok().map(|e| (e.low, e.high)),
-                cpu: analyses[cell]
-                    .get(Metric::CpuTime)
+                median: center.value,
+                ci: center.ci,
+                cpu: analyses
+                    .get(cell)
+                    .and_then(|a| a.get(Metric::CpuTime))
                     .map(|c| c.summary.median),
-                runs: analyses[cell].runs,
+                runs: center.count,
             });
         }
         if single.is_some_and(|p| p.numeric.is_some()) {
@@ -148,7 +179,14 @@ pub fn build(
         // significantly worse than another (all values if none is left).
         let shown: Vec<bool> = points
             .iter()
-            .map(|p| shown_worse(rules, &session.results[p.cell].cell.name, metric, maximize))
+            .map(|p| {
+                shown_worse(
+                    rules,
+                    &session.results[p.cell].cell.name,
+                    source.name(),
+                    maximize,
+                )
+            })
             .collect();
         let pick = |candidates: &mut dyn Iterator<Item = usize>| {
             candidates.reduce(|b, i| {
@@ -161,7 +199,8 @@ pub fn build(
         };
         let best = pick(&mut (0..points.len()).filter(|&i| !shown[i]))
             .or_else(|| pick(&mut (0..points.len())));
-        let (as_good, vs_best) = decide_set(session, &points, best, metric, maximize, rules);
+        let (as_good, vs_best) =
+            decide_set(session, &points, best, (source, &tagged), maximize, rules);
         let command = template.clone();
         curves.push(Curve {
             command,
@@ -172,7 +211,7 @@ pub fn build(
         });
     }
     Some(Sweep {
-        metric,
+        source: source.clone(),
         maximize,
         axis,
         geometric: single.is_some_and(|p| p.geometric),
@@ -182,26 +221,70 @@ pub fn build(
 
 /// A printed comparison shows the cell `name` significantly worse than
 /// another value.
-fn shown_worse(rules: &SetRules, name: &str, metric: Metric, maximize: bool) -> bool {
+fn shown_worse(rules: &SetRules, name: &str, metric: &str, maximize: bool) -> bool {
     let (worse, better) = if maximize {
         (Verdict::Faster, Verdict::Slower)
     } else {
         (Verdict::Slower, Verdict::Faster)
     };
     rules.comparisons.iter().any(|pc| {
-        pc.metric == metric.name()
+        pc.metric == metric
             && ((pc.candidate == name && pc.verdict == worse)
                 || (pc.baseline == name && pc.verdict == better))
     })
 }
 
+/// A value's point on the curve from its values: (center, interval,
+/// units counted). A metric's median and interval are its summary's (the
+/// table above the sweep shows the same); a series' are computed the same
+/// way from its counts; throughput is the mean over batches with Student's
+/// t interval (`analysis::concurrency::cell_throughput`). None: no value.
+fn center(
+    source: &Source,
+    analyses: &[CellAnalysis],
+    session: &Session,
+    cell: usize,
+    tagged: &[(usize, Option<f64>)],
+) -> Option<Center> {
+    match source {
+        Source::Run(m) => {
+            let a = analyses.get(cell)?;
+            let s = a.get(*m)?;
+            Some(Center {
+                value: s.summary.median,
+                ci: s.median_ci.as_ref().ok().map(|e| (e.low, e.high)),
+                count: a.runs,
+            })
+        }
+        Source::Series(_) => {
+            let v = source::values(tagged);
+            Some(Center {
+                value: crate::stats::median(&v)?,
+                ci: crate::stats::median_ci(&v, crate::analysis::LEVEL)
+                    .ok()
+                    .map(|e| (e.low, e.high)),
+                count: v.len(),
+            })
+        }
+        Source::Throughput => {
+            let t = crate::analysis::concurrency::cell_throughput(&session.results[cell])?;
+            Some(Center {
+                value: t.value,
+                ci: t.ci.map(|[lo, hi]| (lo, hi)),
+                count: t.batches,
+            })
+        }
+    }
+}
+
 /// The set of values not significantly worse than the best (see the
-/// module comment), and each value's comparison with the best.
+/// module comment), and each value's comparison with the best. `values`
+/// gives a cell's values with their blocks.
 fn decide_set(
     session: &Session,
     points: &[Point],
     best: Option<usize>,
-    metric: Metric,
+    (source, values): (&Source, &dyn Fn(usize) -> source::Tagged),
     maximize: bool,
     rules: &SetRules,
 ) -> (Vec<usize>, Vec<Option<Comparison>>) {
@@ -213,14 +296,14 @@ fn decide_set(
     } else {
         Verdict::Slower
     };
-    let settings = Settings::for_metric(
-        metric,
+    let settings = source.settings(
         rules.alpha,
-        points.len().saturating_sub(1).max(1),
+        points.len().saturating_sub(1),
         rules.precision,
         session.rss_floor,
     );
     let best_cell = &session.results[points[b].cell];
+    let best_values = values(points[b].cell);
     let mut as_good = Vec::new();
     let mut vs_best = Vec::new();
     for (i, p) in points.iter().enumerate() {
@@ -230,22 +313,23 @@ fn decide_set(
             continue;
         }
         let cell = &session.results[p.cell];
+        let these = values(p.cell);
         let c = if session.order == crate::run::schedule::Order::Interleaved {
-            let (x, y) = comparison::paired_values(best_cell, cell, metric);
+            let (x, y) = source::join_blocks(&best_values, &these);
             comparison::compare_values(&x, &y, Design::Paired, &settings)
         } else {
             comparison::compare_values(
-                &crate::analysis::values(&best_cell.samples, metric),
-                &crate::analysis::values(&cell.samples, metric),
+                &source::values(&best_values),
+                &source::values(&these),
                 Design::Unpaired,
                 &settings,
             )
         };
-        if c.verdict != worse && !shown_worse(rules, &cell.cell.name, metric, maximize) {
+        if c.verdict != worse && !shown_worse(rules, &cell.cell.name, source.name(), maximize) {
             as_good.push(i);
         }
         vs_best.push(Some(c.named(
-            metric.name(),
+            source.name(),
             &best_cell.cell.name,
             &cell.cell.name,
         )));
@@ -323,8 +407,11 @@ mod tests {
                 &session,
                 &analyses,
                 &params,
-                Metric::WallTime,
-                false,
+                &Measure {
+                    source: &Source::Run(Metric::WallTime),
+                    series: None,
+                    maximize: false,
+                },
                 &t,
                 &rules,
             )

@@ -33,6 +33,9 @@ Examples:
   cmdscope run -P b 1 64 --parameter-factor 2 -P j 1 4 --minimize b,j './build -b {b} -j {j}'
   cmdscope run --monitor 'busctl --system monitor org.freedesktop.hostname1' \
       --match Introspect=member=Introspect hostnamectl   # messages per run: monitor_Introspect
+  cmdscope run -P cache 1 64 --minimize cache --metric monitor_Introspect \
+      --monitor 'busctl --system monitor' --match Introspect=member=Introspect './client --cache {cache}'
+  cmdscope run -P j 1 16 --concurrency {j} --maximize j --metric throughput './request.sh'
 ";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -252,11 +255,16 @@ pub struct RunArgs {
     pub minimize: Option<String>,
 
     /// Like --minimize, for the highest value; for a time metric it needs
-    /// --ops and maximises operations per second.
+    /// --ops and maximises operations per second. --metric throughput is
+    /// only maximised.
     #[arg(long, value_name = "VAR", requires = "parameter_scan")]
     pub maximize: Option<String>,
 
-    /// The metric sweeps and searches optimise [default: time_wall_clock].
+    /// What sweeps and searches compare [default: time_wall_clock]: a
+    /// per-run metric (time_cpu, memory_peak_resident, ...), a monitor's
+    /// count monitor_NAME (with --monitor and --match NAME=REGEX), or
+    /// throughput (with --concurrency: completions per second, one value
+    /// per batch; higher is better).
     #[arg(long, value_name = "NAME", default_value = request::DEFAULT_METRIC)]
     pub metric: String,
 

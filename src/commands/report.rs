@@ -314,8 +314,11 @@ pub fn sweep_set(
         &session,
         &analyses,
         &params,
-        Metric::WallTime,
-        false,
+        &crate::analysis::sweep::Measure {
+            source: &crate::analysis::source::Source::Run(Metric::WallTime),
+            series: None,
+            maximize: false,
+        },
         &[args.commands[0].to_string_lossy().into_owned()],
         &crate::analysis::sweep::SetRules {
             comparisons,

@@ -10,6 +10,7 @@
 use std::time::{Duration, Instant};
 
 use super::monitor::{self, Monitor};
+use crate::analysis::source::{RunSeries, MONITOR_PREFIX};
 use crate::error::{Error, Result};
 use crate::run::events::{Event, Observer};
 
@@ -62,6 +63,46 @@ pub struct Counts {
     /// Measured runs made before the monitor ended, and how it ended,
     /// when it ended during the session.
     pub ended: Option<(usize, String)>,
+}
+
+impl Counts {
+    /// Keeps the counts of the listed cells only, in that order (a search's
+    /// session holds its tried values, not the whole grid).
+    pub fn select(&mut self, cells: &[usize]) {
+        let mut all = std::mem::take(&mut self.per_run);
+        self.per_run = cells
+            .iter()
+            .map(|&i| all.get_mut(i).map(std::mem::take).unwrap_or_default())
+            .collect();
+    }
+}
+
+/// The counts as the sweep and the search read them (`monitor_NAME`).
+impl RunSeries for Counts {
+    fn series_names(&self) -> Vec<String> {
+        self.names
+            .iter()
+            .map(|n| format!("{MONITOR_PREFIX}{n}"))
+            .collect()
+    }
+
+    fn series(&self, name: &str, cell: usize) -> Vec<f64> {
+        let pattern = name
+            .strip_prefix(MONITOR_PREFIX)
+            .and_then(|n| self.names.iter().position(|m| m == n));
+        pattern.map_or_else(Vec::new, |p| series(self, cell, p))
+    }
+}
+
+/// While the session runs: what was counted so far.
+impl RunSeries for RunMonitor {
+    fn series_names(&self) -> Vec<String> {
+        self.counts.series_names()
+    }
+
+    fn series(&self, name: &str, cell: usize) -> Vec<f64> {
+        self.counts.series(name, cell)
+    }
 }
 
 /// The running monitor and what it counted so far.
@@ -282,7 +323,8 @@ pub fn compare(
     session: &crate::run::session::Session,
     precision: f64,
 ) -> Vec<crate::analysis::comparison::Comparison> {
-    use crate::analysis::comparison::{compare_values, Design, Settings};
+    use crate::analysis::comparison::{compare_values, Design};
+    use crate::analysis::source::Source;
     let mut out = Vec::new();
     let results = &session.results;
     let reference = session.reference;
@@ -290,19 +332,17 @@ pub fn compare(
         return out;
     }
     let paired = session.order == crate::run::schedule::Order::Interleaved;
-    let settings = Settings {
-        alpha: session.final_alpha,
-        family: results.len() - 1,
-        precision,
-        floor: None,
-        cross_session: false,
-        discrete: true,
-        speed_modes: false,
-    };
     for (p, name) in c.names.iter().enumerate() {
         // A name for the session's lifetime: comparisons name metrics with
         // static strings; a handful of patterns per session.
         let metric: &'static str = Box::leak(format!("monitor_{name}").into_boxed_str());
+        // A count's rules, as a sweep or search of it has them.
+        let settings = Source::Series(metric).settings(
+            session.final_alpha,
+            results.len() - 1,
+            precision,
+            None,
+        );
         let base = series(c, reference, p);
         for (i, r) in results.iter().enumerate() {
             if i == reference {
@@ -355,5 +395,30 @@ mod tests {
         }
         assert!(parse_matches(&["a=1".into(), "a=2".into()]).is_err());
         assert!(parse_matches(&[]).is_err());
+    }
+
+    #[test]
+    fn counts_are_series_by_full_name_and_follow_a_selection_of_cells() {
+        let mut c = Counts {
+            names: vec!["hits".into(), "lines".into()],
+            per_run: vec![
+                vec![vec![1.0, 2.0], vec![10.0]],
+                vec![vec![3.0], vec![30.0]],
+                vec![vec![5.0], vec![50.0]],
+            ],
+            ..Counts::default()
+        };
+        assert_eq!(c.series_names(), ["monitor_hits", "monitor_lines"]);
+        assert_eq!(c.series("monitor_hits", 0), [1.0, 2.0]);
+        assert_eq!(c.series("monitor_lines", 2), [50.0]);
+        // Not a name of this monitor, or a cell out of range: no values.
+        assert!(c.series("hits", 0).is_empty());
+        assert!(c.series("monitor_other", 0).is_empty());
+        assert!(c.series("monitor_hits", 9).is_empty());
+        // A search's session holds its tried cells, in its own order.
+        c.select(&[2, 0, 7]);
+        assert_eq!(c.series("monitor_hits", 0), [5.0]);
+        assert_eq!(c.series("monitor_hits", 1), [1.0, 2.0]);
+        assert!(c.series("monitor_hits", 2).is_empty());
     }
 }

@@ -277,6 +277,9 @@ fn document(report: &Report) -> Value {
     if let Some(c) = report.monitor {
         doc["monitor"] = monitor(c);
     }
+    if let Some(s) = report.sweep {
+        doc["sweep"] = sweep(s, session);
+    }
     if let Some(c) = report.concurrency {
         doc["throughput_comparisons"] = serde_json::to_value(&c.comparisons).unwrap_or_default();
         if !c.scaling.is_empty() {
@@ -288,6 +291,42 @@ fn document(report: &Report) -> Value {
         }
     }
     doc
+}
+
+/// The sweep table: what it shows (`metric`, and `statistic`: the median
+/// of runs, or the mean of batches for throughput), and per curve every
+/// value with its interval, its comparison with the best, the best and
+/// the set as good as it.
+fn sweep(s: &crate::analysis::sweep::Sweep, session: &crate::run::session::Session) -> Value {
+    let curves: Vec<Value> = s
+        .curves
+        .iter()
+        .map(|c| {
+            let label = |i: usize| c.points.get(i).map(|p| p.label.clone());
+            json!({
+                "command": c.command,
+                "points": c.points.iter().enumerate().map(|(i, p)| json!({
+                    "value": p.label,
+                    "result": session.results.get(p.cell).map(|r| r.cell.name.clone()),
+                    "center": num(p.median),
+                    "ci": p.ci.map(|(lo, hi)| json!([num(lo), num(hi)])),
+                    "count": p.runs,
+                    "comparison_with_best": c.vs_best.get(i).cloned().flatten(),
+                })).collect::<Vec<_>>(),
+                "best": c.best.and_then(label),
+                "as_good": c.as_good.iter().filter_map(|&i| label(i)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "metric": s.source.name(),
+        "statistic": s.source.center_name(),
+        "unit": if s.source.per_batch() { "1/s" } else { s.source.unit().symbol() },
+        "counted": if s.source.per_batch() { "batches" } else { "runs" },
+        "goal": if s.maximize { "maximize" } else { "minimize" },
+        "axis": s.axis,
+        "curves": curves,
+    })
 }
 
 /// One throughput curve over N and its Universal Scalability Law fit.
@@ -352,8 +391,9 @@ fn search(s: &SearchSection) -> Value {
     json!({
         "parameters": params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
         "strategy": if params.len() > 1 { "coordinate" } else { "race" },
-        "metric": s.metric.name(),
+        "metric": r.options.source.name(),
         "compared": r.options.quantity(),
+        "counted": if r.options.source.per_batch() { "batches" } else { "runs" },
         "goal": if s.maximize { "maximize" } else { "minimize" },
         "values_tried": r.tried.iter().map(|&i| point(i)).collect::<Vec<_>>(),
         "runs": { "total": r.runs, "per_value": per_value },

@@ -30,7 +30,6 @@ use crate::analysis::sweep::Sweep;
 use crate::analysis::CellAnalysis;
 use crate::error::Result;
 use crate::explain::run_monitor::Counts;
-use crate::metrics::Metric;
 use crate::run::plan::Parameter;
 use crate::run::session::Session;
 use crate::search::SearchResult;
@@ -59,7 +58,6 @@ pub struct SearchSection<'a> {
     pub result: &'a SearchResult,
     /// Every parameter of the plan, in plan order: the searched grid.
     pub parameters: &'a [Parameter],
-    pub metric: Metric,
     pub maximize: bool,
 }
 

@@ -47,7 +47,8 @@ pub fn describe_set(set: &[usize], tried: &[usize], label: impl Fn(usize) -> Str
 /// The search in words: the best value, the set that is as good, what it
 /// cost, and the table of tried values with the comparison behind each.
 pub fn render_text(s: &SearchSection, paint: Paint) -> String {
-    let (r, params, metric, maximize) = (s.result, s.parameters, s.metric, s.maximize);
+    let (r, params, maximize) = (s.result, s.parameters, s.maximize);
+    let metric = &r.options.source;
     let mut out = String::new();
     let goal = if maximize { "highest" } else { "lowest" };
     let label = |i: usize| point_label(params, i);
@@ -85,9 +86,15 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
         },
     );
     let saved = 1.0 - r.runs as f64 / r.full_grid_runs.max(1) as f64;
+    // Throughput is compared per batch: the search counts batches.
+    let runs = if metric.per_batch() {
+        "batches"
+    } else {
+        "runs"
+    };
     let _ = writeln!(
         out,
-        "  tried {} of {} values in {} runs (budget {}); the full grid at {} runs per value takes {} runs ({:.0} % saved)",
+        "  tried {} of {} values in {} {runs} (budget {}); the full grid at {} {runs} per value takes {} {runs} ({:.0} % saved)",
         r.tried.len(),
         size,
         r.runs,
@@ -190,8 +197,13 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
         .unwrap_or(10);
     let _ = writeln!(
         out,
-        "  {:>w$}  {:>5}  {:>13}  {:>8}  {:>30}",
-        name, "runs", "median", "ratio", "interval (p)"
+        "  {:>w$}  {:>n$}  {:>13}  {:>8}  {:>30}",
+        name,
+        runs,
+        "median",
+        "ratio",
+        "interval (p)",
+        n = runs.len().max(5)
     );
     for (i, status, c) in &r.rows {
         let (ratio, ci, words) = match c {
@@ -231,7 +243,7 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:>w$}  {:>5}  {:>13}  {:>8}  {:>30}  {mark}",
+            "  {:>w$}  {:>n$}  {:>13}  {:>8}  {:>30}  {mark}",
             label(*i),
             r.runs_per_value.get(*i).copied().unwrap_or(0),
             r.medians
@@ -239,7 +251,8 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
                 .filter(|v| v.is_finite())
                 .map_or("—".into(), |&v| r.options.format(v)),
             ratio,
-            ci
+            ci,
+            n = runs.len().max(5)
         );
     }
     out.push('\n');

@@ -7,6 +7,7 @@
 use std::fmt::Write;
 
 use crate::analysis::comparison::Verdict;
+use crate::analysis::source::Source;
 use crate::analysis::sweep::{Curve, Sweep};
 use crate::error::{Error, Result};
 use crate::metrics::Unit;
@@ -44,37 +45,37 @@ fn label_width(curve: &Curve, axis: &str) -> usize {
 /// The table and the terminal chart.
 pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
     let mut out = String::new();
-    let unit = sweep.metric.unit();
+    let source = &sweep.source;
+    let center = source.center_name();
+    let format = |v: f64| source.format(v);
     for curve in &sweep.curves {
         let _ = writeln!(
             out,
-            "{} {} over {} ({}, median per value)",
+            "{} {} over {} ({}, {center} per value)",
             paint.bold("Sweep:"),
             paint.bold(&curve.command),
             sweep.axis,
-            sweep.metric.name()
+            source.name()
         );
         let width = label_width(curve, &sweep.axis);
         let _ = writeln!(
             out,
             "  {}  {:>11}  {:>27}  {:>11}  {:>5}  {:>8}",
             pad_left(&sweep.axis, width),
-            "median",
+            center,
             "95 % CI",
             "user+sys",
-            "runs",
+            if source.per_batch() {
+                "batches"
+            } else {
+                "runs"
+            },
             "vs best"
         );
         for (i, p) in curve.points.iter().enumerate() {
             let ci =
-                p.ci.map(|(lo, hi)| {
-                    format!(
-                        "[{} … {}]",
-                        units::quantity(lo, unit),
-                        units::quantity(hi, unit)
-                    )
-                })
-                .unwrap_or_else(|| "(too few runs)".into());
+                p.ci.map(|(lo, hi)| format!("[{} … {}]", format(lo), format(hi)))
+                    .unwrap_or_else(|| "(too few runs)".into());
             let mark = if curve.best == Some(i) {
                 paint.green(" ◀ best")
             } else if curve.as_good.contains(&i) {
@@ -83,6 +84,8 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
                 String::new()
             };
             let vs = match curve.vs_best.get(i).and_then(Option::as_ref) {
+                // No ratio yet (too few runs to compare), as the search's table says.
+                Some(c) if !c.ratio.is_finite() => "n/a".into(),
                 Some(c) => format!("{:.2}x {}", c.ratio, c.verdict.symbol()),
                 None if curve.best == Some(i) => "1x".into(),
                 // An optimum search dropped it against an earlier leader.
@@ -92,7 +95,7 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
                 out,
                 "  {}  {:>11}  {:>27}  {:>11}  {:>5}  {:>8}{mark}",
                 pad_left(&p.label, width),
-                units::quantity(p.median, unit),
+                format(p.median),
                 ci,
                 p.cpu.map(units::time).unwrap_or_default(),
                 p.runs,
@@ -100,17 +103,11 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
             );
         }
         out.push('\n');
-        out.push_str(&bar_chart(curve, &sweep.axis, unit, paint));
+        out.push_str(&bar_chart(curve, &sweep.axis, &format, paint));
         if let Some(b) = curve.best.map(|b| &curve.points[b]) {
             let ci =
-                b.ci.map(|(lo, hi)| {
-                    format!(
-                        " (95 % CI {} … {})",
-                        units::quantity(lo, unit),
-                        units::quantity(hi, unit)
-                    )
-                })
-                .unwrap_or_default();
+                b.ci.map(|(lo, hi)| format!(" (95 % CI {} … {})", format(lo), format(hi)))
+                    .unwrap_or_default();
             // The set, by the engine's test (see `decide_set`), not by
             // overlapping intervals.
             let others: Vec<&str> = curve
@@ -154,10 +151,10 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
             };
             let _ = writeln!(
                 out,
-                "  Best: {} = {} with a median of {}{ci}{tie_note}\n",
+                "  Best: {} = {} with a {center} of {}{ci}{tie_note}\n",
                 sweep.axis,
                 paint.green(&b.label),
-                units::quantity(b.median, unit)
+                format(b.median)
             );
         }
     }
@@ -165,7 +162,7 @@ pub fn render_text(sweep: &Sweep, paint: Paint) -> String {
 }
 
 /// Horizontal bars, one per value: the curve, readable in any terminal.
-fn bar_chart(curve: &Curve, axis: &str, unit: crate::metrics::Unit, paint: Paint) -> String {
+fn bar_chart(curve: &Curve, axis: &str, format: &dyn Fn(f64) -> String, paint: Paint) -> String {
     const WIDTH: f64 = 40.0;
     let max = curve.points.iter().map(|p| p.median).fold(0.0, f64::max);
     let width = label_width(curve, axis);
@@ -188,7 +185,7 @@ fn bar_chart(curve: &Curve, axis: &str, unit: crate::metrics::Unit, paint: Paint
             out,
             "  {} │{bar} {}",
             pad_left(&p.label, width),
-            units::quantity(p.median, unit)
+            format(p.median)
         );
     }
     out.push('\n');
@@ -250,9 +247,10 @@ pub fn render_svg(sweep: &Sweep) -> String {
         });
     }
     let mut title = format!(
-        "{} by {}, median per value",
-        sweep.metric.name(),
-        sweep.axis
+        "{} by {}, {} per value",
+        sweep.source.name(),
+        sweep.axis,
+        sweep.source.center_name()
     );
     // One curve has no legend: its command goes in the title.
     if let [curve] = sweep.curves.as_slice() {
@@ -261,10 +259,10 @@ pub fn render_svg(sweep: &Sweep) -> String {
     let chart = LineChart {
         title,
         x_label: format!("{}{}", sweep.axis, if log { " (log scale)" } else { "" }),
-        y_label: sweep.metric.name().to_string(),
+        y_label: sweep.source.name().to_string(),
         log_x: log,
         x_format: Format::Number,
-        y_format: match sweep.metric.unit() {
+        y_format: match sweep.source.unit() {
             Unit::Seconds => Format::Seconds,
             Unit::Bytes => Format::Bytes,
             Unit::Count => Format::Number,
@@ -284,8 +282,16 @@ pub struct SweepSvg;
 
 impl Exporter for SweepSvg {
     fn render(&self, report: &Report) -> Result<String> {
-        // A concurrency sweep's chart is its throughput curve.
-        if let Some(c) = report.concurrency {
+        // A concurrency sweep's chart is its throughput curve, unless the
+        // sweep was asked for another measure than time or throughput.
+        let measure = report.sweep.map(|s| &s.source);
+        let throughput_chart = measure.is_none_or(|s| {
+            matches!(
+                s,
+                Source::Throughput | Source::Run(crate::metrics::Metric::WallTime)
+            )
+        });
+        if let Some(c) = report.concurrency.filter(|_| throughput_chart) {
             if let Some(s) = c.scaling.first() {
                 return Ok(super::concurrency::render_svg(c, s, report.session));
             }
@@ -318,7 +324,7 @@ mod tests {
             })
             .collect();
         Sweep {
-            metric: Metric::WallTime,
+            source: Source::Run(Metric::WallTime),
             maximize: false,
             axis: "batch".into(),
             geometric: true,

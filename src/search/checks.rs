@@ -1,8 +1,8 @@
 //! The checks of `--minimize/--maximize` against the rest of the command
 //! line: what may be searched, and which goals make sense.
 
+use crate::analysis::source::Source;
 use crate::error::{Error, Result};
-use crate::metrics::Metric;
 use crate::run::plan::Parameter;
 
 /// `--minimize/--maximize VARS`: VARS names every parameter of the plan
@@ -47,12 +47,20 @@ pub fn check_searched(vars: &str, params: &[Parameter], commands: usize) -> Resu
 }
 
 /// `--maximize` of a time is throughput: it needs `--ops` (the search then
-/// maximises operations per second); more time is never better.
-pub fn check_goal(maximize: bool, metric: Metric, ops: bool) -> Result<()> {
-    if maximize && metric.unit() == crate::metrics::Unit::Seconds && !ops {
+/// maximises operations per second); more time is never better. Less
+/// throughput is never better either: `--metric throughput` is maximised.
+/// A monitor count goes either way: lower is better unless `--maximize`.
+pub fn check_goal(maximize: bool, source: &Source, ops: bool) -> Result<()> {
+    if maximize && source.unit() == crate::metrics::Unit::Seconds && !ops {
         return Err(Error::Usage(format!(
             "--maximize on {} would look for the slowest value: give --ops N to maximise operations per second, or use --minimize",
-            metric.name()
+            source.name()
+        )));
+    }
+    if !maximize && source.higher_is_better() {
+        return Err(Error::Usage(format!(
+            "--minimize on {} would look for the fewest completions per second: use --maximize",
+            source.name()
         )));
     }
     Ok(())

@@ -32,7 +32,9 @@
 //! time, then once over the whole grid around the best (diagonal
 //! neighbours included), then gives the closest values more runs. With
 //! `--ops` the values compared are per operation (operations per second
-//! when maximising).
+//! when maximising). What is compared is an `analysis::source::Source`: a
+//! per-run metric, a monitor's count per run, or throughput per batch (a
+//! "run" of the race is then a batch).
 //!
 //! Every round after the coarse scan measures the leader beside the values
 //! it races, so each value shares blocks (same round, same block) with the
@@ -54,7 +56,8 @@
 //! - `zoom`: the search along one parameter (the coarse scan and the
 //!   zoom) and the `Bracket`.
 //! - `coordinate`: two or three parameters (lines, polish, tie-break).
-//! - `process`: the measurer that runs the cells through the runner.
+//! - `process`: the measurer that runs the cells through the runner (and
+//!   the monitor), its values per run or per batch from the `Source`.
 //! - `result`: the `SearchResult` the report reads, as a session too.
 //! - `checks`: the flag checks; `stored`: what the store keeps.
 //! - `simulated`: the seeded measurer of the tests and the figures.
@@ -91,16 +94,20 @@ use crate::run::events::Observer;
 use crate::run::plan::Parameter;
 use crate::run::runner::RunOptions;
 use process::Runner;
+pub use process::SeriesObserver;
 use race::median;
 use zoom::bracket;
 
 /// Searches the grid of `params` (every parameter of the plan, in plan
 /// order; one command): `race` for one parameter, `coordinate` for several.
-pub fn search(
-    base: &RunOptions,
+/// `series` is the monitor, which observes every run; a search of one of
+/// its counts (`Source::Series`) reads them there.
+pub fn search<'a>(
+    base: &'a RunOptions,
     opts: &SearchOptions,
     params: &[Parameter],
-    sink: &mut dyn Observer,
+    sink: &'a mut dyn Observer,
+    series: Option<&'a mut dyn SeriesObserver>,
 ) -> Result<SearchResult> {
     let n = base.cells.iter().filter(|c| !c.calibration).count();
     let dims = dims(params);
@@ -113,7 +120,13 @@ pub fn search(
             opts.runs
         )));
     }
-    let mut m = Runner::new(base, sink, opts, n);
+    if matches!(opts.source, crate::analysis::source::Source::Series(_)) && series.is_none() {
+        return Err(Error::Usage(format!(
+            "--metric {}: no monitor counts in this search (give --monitor)",
+            opts.source.name()
+        )));
+    }
+    let mut m = Runner::new(base, sink, series, opts, n);
     let mut st = RaceState::default();
     let failure = coordinate(&mut m, &dims, opts, &mut st).err();
     let Some(mut session) = m.last.take() else {
@@ -143,7 +156,8 @@ pub fn search(
         }
     }
     let bracket = bracket(&m, &dims, opts, &answer);
-    let runs = m.samples.iter().map(Vec::len).sum();
+    // Runs, or batches when throughput is compared: the units of the budget.
+    let runs = (0..n).map(|i| m.count(i)).sum();
     let runs_per_value = (0..n).map(|i| m.count(i)).collect();
     let medians = (0..n).map(|i| median(&m.values(i))).collect();
     Ok(SearchResult {
@@ -153,6 +167,7 @@ pub fn search(
         rows: answer.rows,
         decisions: st.decisions,
         samples: m.samples,
+        batches: m.batches,
         runs_per_value,
         medians,
         runs,

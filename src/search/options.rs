@@ -2,12 +2,14 @@
 //! precision, budget, and which parameters are ordered.
 
 use super::grid::coarse_points;
-use crate::metrics::Metric;
+use crate::analysis::source::Source;
 use crate::run::plan::Parameter;
 
 #[derive(Clone, Debug)]
 pub struct SearchOptions {
-    pub metric: Metric,
+    /// What is compared (`--metric`): a per-run metric, a monitor count,
+    /// or throughput per batch (then every count here counts batches).
+    pub source: Source,
     pub maximize: bool,
     /// Runs per value of the full grid (and of the final candidates; with
     /// several parameters the closest get up to three times as many).
@@ -35,7 +37,7 @@ impl SearchOptions {
         match (self.per_op, self.maximize) {
             (true, true) => "operations_per_second",
             (true, false) => "time_per_operation",
-            (false, _) => self.metric.name(),
+            (false, _) => self.source.name(),
         }
     }
 
@@ -44,13 +46,13 @@ impl SearchOptions {
         if self.per_op && self.maximize {
             format!("{} ops/s", crate::units::count(v))
         } else {
-            crate::units::quantity(v, self.metric.unit())
+            self.source.format(v)
         }
     }
 
     /// Whether "faster"/"slower" describe the compared values.
     pub fn is_time(&self) -> bool {
-        self.metric.unit() == crate::metrics::Unit::Seconds && !(self.per_op && self.maximize)
+        self.source.unit() == crate::metrics::Unit::Seconds && !(self.per_op && self.maximize)
     }
 
     /// The default budget: 40 % of the full grid's runs, but on a small

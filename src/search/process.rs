@@ -1,15 +1,18 @@
 //! The process measurer: each round of the race an ordinary interleaved
 //! session of the values it measures, run by the runner, its samples
-//! passed on to the session's sink under the grid's cell indices.
+//! passed on to the session's sink (and the monitor) under the grid's cell
+//! indices; the values compared are the `Source`'s, per run or per batch.
 
 use super::measurer::{Block, Measurer};
 use super::options::SearchOptions;
+use crate::analysis::source::{RunSeries, Source};
 use crate::error::Result;
-use crate::metrics::{Metric, Sample};
-use crate::run::events::{Event, Observer};
+use crate::metrics::Sample;
+use crate::run::concurrent::Batches;
+use crate::run::events::{Event, Fanout, Observer};
 use crate::run::runner::{self, RunOptions};
 use crate::run::schedule::RunPolicy;
-use crate::run::session::Session;
+use crate::run::session::{BatchRecord, Session};
 
 /// Passes a round's events on under the grid's cell indices.
 struct Renumber<'a> {
@@ -51,19 +54,33 @@ impl Observer for Renumber<'_> {
     }
 }
 
+/// An observer of the runs that also counts values per run beside them
+/// (the monitor): what a search of a `monitor_NAME` reads.
+pub trait SeriesObserver: Observer + RunSeries {}
+
+impl<T: Observer + RunSeries> SeriesObserver for T {}
+
 /// The real measurer: each round an ordinary interleaved session of the
 /// values it measures, so drift does not bend the curve; run k of a value
-/// in a round belongs to the round's block k.
+/// in a round belongs to the round's block k, and so does its batch k in
+/// concurrency mode. What is compared of each run or batch is the
+/// `Source`'s.
 pub(super) struct Runner<'a> {
     base: &'a RunOptions,
     sink: &'a mut dyn Observer,
-    metric: Metric,
+    /// The monitor a `Series` source reads; it observes every run (before
+    /// `sink`, as in a session without a search).
+    series: Option<&'a mut dyn SeriesObserver>,
+    source: Source,
     /// Per operation (see `SearchOptions::per_op`): operations per second
     /// when maximising, else metric / operations.
     per_op: Option<bool>,
     pub(super) samples: Vec<Vec<Sample>>,
-    /// The block of each sample.
-    blocks: Vec<Vec<Block>>,
+    /// In concurrency mode, the batches of each grid value's samples.
+    pub(super) batches: Vec<Vec<BatchRecord>>,
+    /// Each grid value's compared values (one per run, or per batch) with
+    /// their blocks, in the order measured.
+    units: Vec<Vec<(Block, Option<f64>)>>,
     pub(super) last: Option<Session>,
     round: u64,
 }
@@ -73,27 +90,26 @@ impl<'a> Runner<'a> {
     pub(super) fn new(
         base: &'a RunOptions,
         sink: &'a mut dyn Observer,
+        series: Option<&'a mut dyn SeriesObserver>,
         opts: &SearchOptions,
         n: usize,
     ) -> Runner<'a> {
         Runner {
             base,
             sink,
-            metric: opts.metric,
+            series,
+            source: opts.source.clone(),
             per_op: opts.per_op.then_some(opts.maximize),
             samples: vec![Vec::new(); n],
-            blocks: vec![Vec::new(); n],
+            batches: vec![Vec::new(); n],
+            units: vec![Vec::new(); n],
             last: None,
             round: 0,
         }
     }
 
-    /// The compared value of one run of grid value i, if it counts.
-    fn value(&self, i: usize, s: &Sample) -> Option<f64> {
-        if !s.counts() {
-            return None;
-        }
-        let v = s.get(self.metric)?;
+    /// The compared value of a grid value's metric value `v`.
+    fn per_op(&self, i: usize, v: f64) -> Option<f64> {
         let ops = self.base.cells[i].variant.ops.unwrap_or(1).max(1) as f64;
         match self.per_op {
             Some(true) => (v > 0.0).then(|| ops / v),
@@ -101,36 +117,27 @@ impl<'a> Runner<'a> {
             None => Some(v),
         }
     }
-}
 
-impl Measurer for Runner<'_> {
-    fn values(&self, i: usize) -> Vec<f64> {
-        self.samples[i]
-            .iter()
-            .filter_map(|s| self.value(i, s))
-            .collect()
-    }
-
-    fn count(&self, i: usize) -> usize {
-        self.samples[i].len()
-    }
-
-    fn tagged(&self, i: usize) -> Vec<(Block, Option<f64>)> {
-        self.blocks[i]
-            .iter()
-            .zip(&self.samples[i])
-            .map(|(&b, s)| (b, self.value(i, s)))
-            .collect()
-    }
-
-    fn rss_floor(&self) -> Option<f64> {
-        self.last.as_ref().and_then(|s| s.rss_floor)
-    }
-
-    fn measure(&mut self, points: &[usize], blocks: usize) -> Result<()> {
-        if points.is_empty() || blocks == 0 {
-            return Ok(());
-        }
+    /// Runs one round of `blocks` blocks: per run, or in concurrency mode
+    /// per batch; returns the blocks run (a round of batches runs at most
+    /// what the runner cuts one fixed run count into).
+    fn round(&mut self, points: &[usize], blocks: usize) -> Result<usize> {
+        let (exact, blocks) = if self.source.per_batch() {
+            // Every value makes the same completions per batch (the
+            // runner's size for the round's largest N), `blocks` batches
+            // of them when the runner cuts that many.
+            let largest = points
+                .iter()
+                .filter_map(|&i| self.base.cells[i].variant.concurrency)
+                .max()
+                .unwrap_or(1);
+            let size = Batches::new(largest, None).size;
+            let fits = |k: usize| Batches::new(largest, Some(k * size)).size == size;
+            let k = (1..=blocks).rev().find(|&k| fits(k)).unwrap_or(1);
+            (k * size, k)
+        } else {
+            (blocks, blocks)
+        };
         let mut cells: Vec<_> = points.iter().map(|&i| self.base.cells[i].clone()).collect();
         // With -S the shell calibration runs in every round, interleaved.
         cells.extend(self.base.cells.iter().filter(|c| c.calibration).cloned());
@@ -138,7 +145,7 @@ impl Measurer for Runner<'_> {
         let opts = RunOptions {
             cells,
             policy: RunPolicy {
-                exact: Some(blocks),
+                exact: Some(exact),
                 ..RunPolicy::default()
             },
             warmup: if fresh_warmup { self.base.warmup } else { 0 },
@@ -152,20 +159,72 @@ impl Measurer for Runner<'_> {
         // Round cell k is grid cell points[k]; a calibration cell keeps its index.
         let mut grid_index: Vec<usize> = points.to_vec();
         grid_index.extend((0..self.base.cells.len()).filter(|&i| self.base.cells[i].calibration));
+        let mut observers: Vec<&mut dyn Observer> = Vec::with_capacity(2);
+        if let Some(m) = self.series.as_deref_mut() {
+            observers.push(m);
+        }
+        observers.push(&mut *self.sink);
         let mut sink = Renumber {
-            inner: &mut *self.sink,
+            inner: &mut Fanout(observers),
             grid_index,
         };
         let mut session = runner::run_observed(&opts, &mut sink)?;
         for (&i, r) in points.iter().zip(session.results.iter_mut()) {
-            self.blocks[i].extend((0..r.samples.len()).map(|k| (round, k)));
+            // A monitor's counts of grid value i end with this round's runs.
+            let series = match (&self.source, self.series.as_deref()) {
+                (Source::Series(name), Some(m)) => {
+                    let all = m.series(name, i);
+                    all[all.len().saturating_sub(r.samples.len())..].to_vec()
+                }
+                _ => Vec::new(),
+            };
+            for (block, v) in self.source.tagged(r, &series) {
+                let v = v.and_then(|v| self.per_op(i, v));
+                self.units[i].push(((round, block), v));
+            }
+            let offset = self.samples[i].len();
+            for mut b in r.batches.drain(..) {
+                b.first_sample += offset;
+                // Blocks number a value's batches over the whole search.
+                b.block = self.batches[i].len() + 1;
+                self.batches[i].push(b);
+            }
             self.samples[i].append(&mut r.samples);
         }
         let failed = session.failure.take();
         self.last = Some(session);
         match failed {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => Ok(blocks),
         }
+    }
+}
+
+impl Measurer for Runner<'_> {
+    fn values(&self, i: usize) -> Vec<f64> {
+        crate::analysis::source::values(&self.units[i])
+    }
+
+    fn count(&self, i: usize) -> usize {
+        self.units[i].len()
+    }
+
+    fn tagged(&self, i: usize) -> Vec<(Block, Option<f64>)> {
+        self.units[i].clone()
+    }
+
+    fn rss_floor(&self) -> Option<f64> {
+        self.last.as_ref().and_then(|s| s.rss_floor)
+    }
+
+    fn measure(&mut self, points: &[usize], blocks: usize) -> Result<()> {
+        if points.is_empty() {
+            return Ok(());
+        }
+        let mut left = blocks;
+        while left > 0 {
+            left -= self.round(points, left)?.clamp(1, left);
+        }
+        Ok(())
     }
 }

@@ -107,13 +107,8 @@ fn compare_set(
 
 /// The engine's settings for the search's comparisons among `family` values.
 fn engine_settings(m: &dyn Measurer, opts: &SearchOptions, family: usize) -> Settings {
-    Settings::for_metric(
-        opts.metric,
-        opts.alpha,
-        family.max(1),
-        opts.precision,
-        m.rss_floor(),
-    )
+    opts.source
+        .settings(opts.alpha, family, opts.precision, m.rss_floor())
 }
 
 /// How the race's drops compare a value with the leader: unpaired, on all

@@ -7,7 +7,7 @@ use super::race::{Decision, Status};
 use super::zoom::Bracket;
 use crate::analysis::comparison::Comparison;
 use crate::metrics::Sample;
-use crate::run::session::{CellResult, Session};
+use crate::run::session::{BatchRecord, CellResult, Session};
 
 #[derive(Debug)]
 pub struct SearchResult {
@@ -18,7 +18,9 @@ pub struct SearchResult {
     pub rows: Vec<(usize, Status, Option<Comparison>)>,
     pub decisions: Vec<Decision>,
     pub samples: Vec<Vec<Sample>>,
-    /// Runs and median of the searched metric per grid value (0 and NaN
+    /// In concurrency mode, each grid value's batches.
+    pub batches: Vec<Vec<BatchRecord>>,
+    /// Runs (batches when throughput is compared) and median of the searched metric per grid value (0 and NaN
     /// when not tried).
     pub runs_per_value: Vec<usize>,
     pub medians: Vec<f64>,
@@ -114,7 +116,14 @@ pub fn as_session(result: &mut SearchResult, cells: &[crate::run::plan::Cell]) -
     session.results = result
         .tried
         .iter()
-        .map(|&i| CellResult::new(cells[i].clone(), std::mem::take(&mut result.samples[i])))
+        .map(|&i| CellResult {
+            batches: result
+                .batches
+                .get_mut(i)
+                .map(std::mem::take)
+                .unwrap_or_default(),
+            ..CellResult::new(cells[i].clone(), std::mem::take(&mut result.samples[i]))
+        })
         .collect();
     session.reference = result
         .tried

@@ -18,7 +18,7 @@ pub fn stored_answer(result: &SearchResult, params: &[Parameter]) -> crate::stor
     let setting = |g: usize| point_values(params, g);
     crate::store::StoredSearch {
         parameters: params.iter().map(|p| p.name.clone()).collect(),
-        metric: result.options.metric.name().to_string(),
+        metric: result.options.source.name().to_string(),
         compared: result.options.quantity().to_string(),
         maximize: result.options.maximize,
         best: setting(result.best),

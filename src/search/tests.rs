@@ -5,12 +5,13 @@ use super::grid::{around, grid_index, positions};
 use super::simulated::Simulated;
 use super::zoom::{race, split_gap, zoom_points};
 use super::*;
+use crate::analysis::source::Source;
 use crate::error::Result;
 use crate::metrics::Metric;
 
 fn opts(dims: &[usize], maximize: bool) -> SearchOptions {
     SearchOptions {
-        metric: Metric::WallTime,
+        source: Source::Run(Metric::WallTime),
         maximize,
         runs: 10,
         initial_runs: 3,

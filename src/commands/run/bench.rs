@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use crate::analysis::comparison::{self, Comparison};
 use crate::analysis::sequential::Sequential;
+use crate::analysis::source::Source;
 use crate::analysis::sweep::Sweep;
 use crate::analysis::{self, CellAnalysis};
 use crate::cli::run::{RunArgs, SortOrder, Style, TimeUnit};
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
 use crate::explain::run_monitor::Counts;
-use crate::metrics::Metric;
 use crate::report::csv::Csv;
 use crate::report::json::Json;
 use crate::report::markdown::{Markup, Rows, Table};
@@ -139,7 +139,8 @@ pub fn exports_asked(args: &RunArgs) -> bool {
 struct Prepared {
     opts: RunOptions,
     parameters: Vec<Parameter>,
-    metric: Metric,
+    /// What sweeps and searches compare (`--metric`).
+    source: Source,
     /// `--precision` as a fraction; None with `--runs` and no `--precision`.
     precision: Option<f64>,
     monitor_settle: Duration,
@@ -202,7 +203,6 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
         search: search.as_ref().map(|result| SearchSection {
             result,
             parameters: &prepared.parameters,
-            metric: prepared.metric,
             maximize: args.maximize.is_some(),
         }),
         monitor: monitor.as_ref(),
@@ -247,8 +247,8 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
             c.variant.cpus = Some(commands.clone());
         }
     }
-    let metric = parse_metric(r)?;
-    let monitor_settle = check_goals(args, r, &parameters, metric)?;
+    let source = parse_source(args, r)?;
+    let monitor_settle = check_goals(args, r, &cells, &parameters, &source)?;
     let stdout_exports = check_exports(args, &parameters)?;
 
     let stdout_term = std::io::stdout().is_terminal();
@@ -334,11 +334,11 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
             );
         }
     }
-    let settings = settings(args, r, &opts, precision, metric);
+    let settings = settings(args, r, &opts, precision, &source);
     Ok(Prepared {
         opts,
         parameters,
-        metric,
+        source,
         precision,
         monitor_settle,
         color,
@@ -353,7 +353,7 @@ fn settings(
     r: &Request,
     opts: &RunOptions,
     precision: Option<f64>,
-    metric: Metric,
+    source: &Source,
 ) -> Settings {
     let exports = export_paths(args)
         .map(|(flag, path)| (flag.format, path))
@@ -376,7 +376,7 @@ fn settings(
         until_decided: r.until_decided,
         reference: opts.reference,
         named_reference: r.plan.reference.is_some() || r.reference_name.is_some(),
-        metric: metric.name().to_string(),
+        metric: source.name().to_string(),
         search: args
             .minimize
             .as_ref()
@@ -421,15 +421,18 @@ fn limits(r: &Request) -> Result<(Option<Duration>, RunPolicy)> {
     Ok((timeout, policy))
 }
 
-fn parse_metric(r: &Request) -> Result<Metric> {
-    Metric::from_name(&r.metric).ok_or_else(|| {
-        let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
-        Error::Usage(format!(
-            "unknown --metric '{}': one of {}",
-            r.metric,
-            names.join(", ")
-        ))
-    })
+/// `--metric`: a per-run metric, throughput, or one of the monitor's
+/// counts (`monitor_NAME`, with `--monitor`).
+fn parse_source(args: &RunArgs, r: &Request) -> Result<Source> {
+    let series: Vec<String> = match &args.monitor {
+        Some(_) => crate::explain::run_monitor::parse_matches(&args.matches)?
+            .0
+            .iter()
+            .map(|n| format!("{}{n}", crate::analysis::source::MONITOR_PREFIX))
+            .collect(),
+        None => Vec::new(),
+    };
+    Source::parse(&r.metric, &series)
 }
 
 /// `--minimize`/`--maximize` and `--monitor`, alone and together; returns
@@ -437,15 +440,26 @@ fn parse_metric(r: &Request) -> Result<Metric> {
 fn check_goals(
     args: &RunArgs,
     r: &Request,
+    cells: &[plan::Cell],
     parameters: &[Parameter],
-    metric: Metric,
+    source: &Source,
 ) -> Result<Duration> {
+    if source.per_batch()
+        && cells
+            .iter()
+            .any(|c| !c.calibration && c.variant.concurrency.is_none())
+    {
+        return Err(Error::Usage(format!(
+            "--metric {} is measured per batch of concurrency mode: give --concurrency N (or -P j 1 8 --concurrency {{j}})",
+            source.name()
+        )));
+    }
     let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
     if let Some(var) = search_var {
         crate::search::check_searched(var, parameters, r.plan.commands.len())?;
         crate::search::check_goal(
             args.maximize.is_some(),
-            metric,
+            source,
             r.plan.variant.ops.is_some(),
         )?;
         if r.plan.reference.is_some() {
@@ -457,11 +471,6 @@ fn check_goals(
     }
     if args.monitor.is_some() {
         crate::explain::run_monitor::parse_matches(&args.matches)?;
-        if search_var.is_some() {
-            return Err(Error::Usage(
-                "--monitor counts per run of a whole grid: it does not combine with --minimize/--maximize".into(),
-            ));
-        }
     }
     Duration::try_from_secs_f64(args.monitor_settle)
         .ok()
@@ -574,21 +583,25 @@ fn measure(args: &RunArgs, r: &Request, p: &Prepared) -> Result<Measured> {
     let session = if args.minimize.is_some() || args.maximize.is_some() {
         let full_runs = r.runs.map_or(10, |n| n as usize);
         let sopts = crate::search::SearchOptions {
-            metric: p.metric,
+            source: p.source.clone(),
             maximize: args.maximize.is_some(),
             runs: full_runs,
             initial_runs: 3,
             alpha: r.alpha,
             precision: p.precision.unwrap_or(comparison::DEFAULT_PRECISION),
             per_op: r.plan.variant.ops.is_some()
-                && p.metric.unit() == crate::metrics::Unit::Seconds,
+                && p.source.unit() == crate::metrics::Unit::Seconds,
             budget: crate::search::SearchOptions::default_budget(
                 &crate::search::dims(&p.parameters),
                 full_runs,
             ),
             ordered: crate::search::ordered(&p.parameters),
         };
-        let mut result = crate::search::search(&p.opts, &sopts, &p.parameters, &mut recorder)?;
+        let series = monitor
+            .as_mut()
+            .map(|m| m as &mut dyn crate::search::SeriesObserver);
+        let mut result =
+            crate::search::search(&p.opts, &sopts, &p.parameters, &mut recorder, series)?;
         recorder.keep_search(crate::search::stored_answer(&result, &p.parameters));
         let session = crate::search::as_session(&mut result, &p.opts.cells);
         search = Some(result);
@@ -598,10 +611,17 @@ fn measure(args: &RunArgs, r: &Request, p: &Prepared) -> Result<Measured> {
     } else {
         runner::run_observed(&p.opts, &mut recorder)?
     };
+    let mut monitor = monitor.map(|m| m.finish());
+    if let (Some(c), Some(result)) = (monitor.as_mut(), &search) {
+        // The counts follow the grid's cells, as the stored runs do; the
+        // report's session holds the tried values only.
+        crate::explain::run_monitor::store(c, &mut recorder);
+        c.select(&result.tried);
+    }
     Ok(Measured {
         session,
         search,
-        monitor: monitor.map(|m| m.finish()),
+        monitor,
         recorder,
     })
 }
@@ -639,19 +659,32 @@ fn analyse(args: &RunArgs, r: &Request, p: &Prepared, m: &mut Measured) -> Analy
         // The searched metric's comparisons are the search's own (unpaired:
         // runs of different rounds are not pairs), so the summary and the
         // search's set come from one analysis.
-        comparisons.retain(|c| c.metric != p.metric.name());
+        comparisons.retain(|c| c.metric != p.source.name());
         comparisons.extend(result.comparisons(&p.opts.cells));
     }
     if let Some(c) = &m.monitor {
-        comparisons.extend(crate::explain::run_monitor::compare(c, session, precision));
-        crate::explain::run_monitor::store(c, &mut m.recorder);
+        let mut counted = crate::explain::run_monitor::compare(c, session, precision);
+        if m.search.is_some() {
+            // The searched count's comparisons are the search's own (as
+            // for a metric), and its counts were stored after the search.
+            counted.retain(|c| c.metric != p.source.name());
+        } else {
+            crate::explain::run_monitor::store(c, &mut m.recorder);
+        }
+        comparisons.extend(counted);
     }
     let mut sweep = crate::analysis::sweep::build(
         session,
         &analyses,
         &p.parameters,
-        p.metric,
-        args.maximize.is_some(),
+        &crate::analysis::sweep::Measure {
+            source: &p.source,
+            series: m
+                .monitor
+                .as_ref()
+                .map(|c| c as &dyn crate::analysis::source::RunSeries),
+            maximize: args.maximize.is_some(),
+        },
         &r.plan
             .commands
             .iter()
