@@ -303,3 +303,38 @@ fn hooks_run_once_per_instance() {
     assert_eq!(lines(&before).len(), 12);
     assert_eq!(lines(&after).len(), 12);
 }
+
+/// An instance that fails during a warm-up batch fails the session as a
+/// failing measured instance does: exit 1, one line naming the warm-up.
+#[test]
+fn a_failure_while_warming_up_ends_the_session() {
+    let dir = tempdir();
+    // Exactly one invocation (the first to make the directory) fails.
+    let flaky = script(
+        dir.path(),
+        "flaky.sh",
+        &format!(
+            "mkdir '{}' 2>/dev/null && exit 1\nexit 0",
+            dir.path().join("failed").display()
+        ),
+    );
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "12",
+        "--warmup",
+        "1",
+        "--concurrency",
+        "2",
+        &flaky,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("exited with status 1 during warm-up"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(dir.path().join("failed").is_dir(), "the failing run ran");
+}

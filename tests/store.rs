@@ -1057,7 +1057,11 @@ fn a_version_3_store_upgrades_and_keeps_its_sessions() {
         conn.query_row("SELECT version FROM schema_version", [], |r| r.get(0))
             .unwrap()
     };
-    assert_eq!(version(), 5, "opening migrated it");
+    assert_eq!(
+        version(),
+        cmdscope::store::schema::LATEST,
+        "opening migrated it"
+    );
     assert_eq!(before[0].search, None);
     assert_eq!(before[0].cells[0].runs, 3, "its runs kept");
     // A search lands in the upgraded store.
@@ -1123,7 +1127,11 @@ fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
     let version: i64 = conn
         .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 5, "the run migrated it");
+    assert_eq!(
+        version,
+        cmdscope::store::schema::LATEST,
+        "the run migrated it"
+    );
     let sessions = open(&db).sessions(&Filter::default()).unwrap();
     assert_eq!(sessions.len(), 2);
     assert_eq!(sessions[1].settings, None, "the old session has none");
@@ -1390,5 +1398,47 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
             .count(),
         1,
         "{md}"
+    );
+}
+
+/// A session in concurrency mode keeps its batches: read back, the
+/// throughput, its interval and the throughput comparison are the run's;
+/// the report shows them. A store of version 5 (before batches) upgrades
+/// keeping its sessions.
+#[test]
+fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("v5.db");
+    let o = with_store(&db, &["run", "--runs", "3", "--style", "none", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(&sql_back_to_version(5)).unwrap();
+    }
+    let out = dir.path().join("c.json");
+    concurrency_session_into(db.to_str().unwrap(), &out);
+    let doc = read_json(&out);
+    let mut store = open(&db);
+    let sessions = store.sessions(&Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 2, "the old session kept");
+    assert_eq!(sessions[1].cells[0].runs, 3);
+    assert!(store.batches(sessions[1].cells[0].id).unwrap().is_empty());
+    assert_stored_throughput(&mut store, &doc);
+    // The report says what the run said.
+    let html = dir.path().join("r.html");
+    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<h2>Concurrency</h2>"),
+        "no concurrency section"
+    );
+    let value = doc["results"][0]["throughput"]["value"].as_f64().unwrap();
+    let shown = format!("{}/s", cmdscope::units::significant(value, 4));
+    assert!(page.contains(&shown), "{shown} not in the report");
+    assert!(
+        page.contains("Throughput of &#39;long&#39; is"),
+        "no comparison"
     );
 }

@@ -144,7 +144,8 @@ impl Pool {
         leftovers: &dyn Fn() -> usize,
     ) -> Result<(Batch, usize)> {
         self.grow(n)?;
-        let before = host::snapshot();
+        let disks = host::whole_disks();
+        let before = host::snapshot(&disks);
         let tickets = Arc::new(AtomicUsize::new(0));
         let (out, reports) = mpsc::channel();
         let epoch = Instant::now();
@@ -187,7 +188,7 @@ impl Pool {
             }
         }
         let elapsed = epoch.elapsed().as_secs_f64();
-        let after = host::snapshot();
+        let after = host::snapshot(&disks);
         let left = leftovers();
         instances.sort_by(|a, b| a.span.end.total_cmp(&b.span.end));
         let busy = busy_window(instances.iter().map(|i| &i.span), slots);

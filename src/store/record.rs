@@ -18,13 +18,13 @@
 
 use std::time::SystemTime;
 
-use super::writer::{Link, Msg, RunMsg};
+use super::writer::{BatchMsg, Link, Msg, RunMsg};
 use super::{Location, NewCell, NewSession, Store, StoreError, StoredSearch};
 use crate::error::Error;
 use crate::metrics::Sample;
 use crate::run::events::{Event, Observer};
 use crate::run::plan::Cell;
-use crate::run::session::Session;
+use crate::run::session::{BatchRecord, Session};
 
 /// Which store a command uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -328,13 +328,36 @@ impl Recorder {
 
 impl Observer for Recorder {
     fn event(&mut self, event: &Event<'_>) {
-        if let Event::Sample { cell, sample } = *event {
-            self.sample(cell, sample);
+        match *event {
+            Event::Sample { cell, sample } => self.sample(cell, sample),
+            Event::Batch { cell, batch } => self.batch(cell, batch),
+            _ => {}
         }
     }
 }
 
 impl Recorder {
+    /// A batch goes to the helper after its runs, without waiting, as they
+    /// do.
+    fn batch(&mut self, cell: usize, batch: &BatchRecord) {
+        let Some(Some(pos)) = self.position.get(cell).copied() else {
+            return;
+        };
+        if self.ensure_session().is_none() {
+            return;
+        }
+        let msg = Msg::Batch {
+            cell: pos,
+            batch: BatchMsg::from_batch(batch),
+        };
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        if let Err(e) = link.send(&msg) {
+            self.fail(e);
+        }
+    }
+
     fn sample(&mut self, cell: usize, sample: &Sample) {
         let Some(Some(pos)) = self.position.get(cell).copied() else {
             return; // calibration runs are not stored
