@@ -1442,3 +1442,40 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
         "no comparison"
     );
 }
+
+/// A concurrency session that stopped at a look over batches: the report
+/// replays its looks on the stored batches and compares at the level the
+/// run compared at, throughput and wall time alike.
+#[test]
+fn a_concurrency_session_that_stopped_at_a_look_is_reported_at_its_level() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("c.db");
+    let out = dir.path().join("c.json");
+    concurrency_session_with(
+        db.to_str().unwrap(),
+        &out,
+        &["--until-decided", "--max-time", "120"],
+    );
+    let doc = read_json(&out);
+    assert_eq!(doc["session"]["stop_reason"], "precision", "{doc}");
+    let level = doc["throughput_comparisons"][0]["level"].as_f64().unwrap();
+    assert!(level < 0.05, "a look's level, not alpha: {level}");
+    let mut store = open(&db);
+    assert_stored_throughput(&mut store, &doc);
+    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    let data = cmdscope::commands::report::gather(&mut store, session, 1, true).unwrap();
+    let wall = &doc["comparisons"][0];
+    assert_eq!(data.comparisons.len(), 1);
+    // Equal up to the JSON's rounding of the last digit.
+    let stored = data.comparisons[0].level;
+    for (run, what) in [
+        (wall["level"].as_f64().unwrap(), "wall time"),
+        (level, "throughput"),
+    ] {
+        assert!(
+            (stored - run).abs() <= 1e-12 * run,
+            "{what}: report {stored}, run {run}"
+        );
+    }
+}

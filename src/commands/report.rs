@@ -169,6 +169,7 @@ pub fn gather(
             }
         }
     }
+    let concurrency = stored_concurrency(store, &session)?;
     let (comparisons, compare_notes) = if compare {
         compare_session(
             session.settings.as_ref(),
@@ -177,6 +178,8 @@ pub fn gather(
             session.order.as_deref(),
             &data_cells,
             search_best,
+            // In concurrency mode the looks were taken over batches.
+            concurrency.as_ref().map(|(s, _)| s.final_alpha),
         )
     } else {
         (Vec::new(), Vec::new())
@@ -243,11 +246,10 @@ pub fn gather(
             points: by_identity.remove(id).unwrap_or_default(),
         });
     }
-    let concurrency =
-        stored_concurrency(store, &session)?.map(|(s, analysis)| html::ConcurrencyData {
-            session: std::rc::Rc::new(s),
-            analysis,
-        });
+    let concurrency = concurrency.map(|(s, analysis)| html::ConcurrencyData {
+        session: std::rc::Rc::new(s),
+        analysis,
+    });
     let as_good = sweep_set(
         &session.command_line,
         session.order.as_deref(),
@@ -598,7 +600,7 @@ pub fn compare(
     order: Option<&str>,
     cells: &[CellData],
 ) -> (Vec<Comparison>, Vec<String>) {
-    compare_session(settings, command_line, source, order, cells, None)
+    compare_session(settings, command_line, source, order, cells, None, None)
 }
 
 /// [`compare`], told which cell a search session found best: a search's
@@ -612,6 +614,7 @@ pub fn compare_session(
     order: Option<&str>,
     cells: &[CellData],
     search_best: Option<usize>,
+    batch_level: Option<f64>,
 ) -> (Vec<Comparison>, Vec<String>) {
     let mut notes = Vec::new();
     if cells.len() < 2 {
@@ -649,7 +652,11 @@ pub fn compare_session(
     };
 
     let mut final_alpha = alpha;
-    if let (true, true, Some(p)) = (decided.looks && !searched, interleaved, precision) {
+    if let (Some(level), true) = (batch_level, decided.looks) {
+        // A concurrency session looked at batches, not runs: the level its
+        // looks left (see `stored_concurrency`).
+        final_alpha = level;
+    } else if let (true, true, Some(p)) = (decided.looks && !searched, interleaved, precision) {
         let samples: Vec<&[crate::metrics::Sample]> =
             cells.iter().map(|c| c.samples.as_slice()).collect();
         let blocks = samples.iter().map(|s| s.len()).min().unwrap_or(0);
@@ -739,7 +746,15 @@ mod tests {
             cell("n=3", &noisy(&mut rng, 0.010, 0.01, 10), &[]),
             cell("n=4", &noisy(&mut rng, 0.020, 0.01, 3), &[]),
         ];
-        let (cmp, notes) = compare_session(None, line, "run", Some("interleaved"), &cells, Some(2));
+        let (cmp, notes) = compare_session(
+            None,
+            line,
+            "run",
+            Some("interleaved"),
+            &cells,
+            Some(2),
+            None,
+        );
         let pairs: Vec<(&str, &str)> = cmp
             .iter()
             .map(|c| (c.baseline.as_str(), c.candidate.as_str()))

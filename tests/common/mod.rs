@@ -154,25 +154,32 @@ pub fn tempdir() -> tempfile::TempDir {
 /// A concurrency-mode session at N = 2 of two commands whose throughput
 /// differs twofold, into `store`, its JSON export in `out`.
 pub fn concurrency_session_into(store: &str, out: &Path) {
+    concurrency_session_with(store, out, &["--runs", "40"]);
+}
+
+/// [`concurrency_session_into`] with `how` many runs (`--runs N`, or
+/// `--until-decided` and its budget).
+pub fn concurrency_session_with(store: &str, out: &Path, how: &[&str]) {
+    let mut args = vec!["run", "--style", "none"];
+    args.extend_from_slice(how);
     let o = with_store(
         store,
         &[
-            "run",
-            "--style",
-            "none",
-            "--runs",
-            "40",
-            "--concurrency",
-            "2",
-            "-n",
-            "short",
-            "sleep 0.02",
-            "-n",
-            "long",
-            "sleep 0.04",
-            "--export-json",
-            out.to_str().unwrap(),
-        ],
+            &args[..],
+            &[
+                "--concurrency",
+                "2",
+                "-n",
+                "short",
+                "sleep 0.02",
+                "-n",
+                "long",
+                "sleep 0.04",
+                "--export-json",
+                out.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
 }
@@ -212,6 +219,7 @@ pub fn assert_stored_throughput(store: &mut cmdscope::store::Store, doc: &serde_
     let cmp = &c.comparisons[0];
     close(cmp.ratio, json["ratio"].as_f64().unwrap(), "ratio");
     close(cmp.p_value, json["p_value"].as_f64().unwrap(), "p-value");
+    close(cmp.level, json["level"].as_f64().unwrap(), "level");
     assert_eq!(cmp.verdict.is_significant(), json["significant"] == true);
 }
 
