@@ -1479,3 +1479,47 @@ fn a_concurrency_session_that_stopped_at_a_look_is_reported_at_its_level() {
         );
     }
 }
+
+/// A search in concurrency mode measures in rounds, each counting its
+/// batches from 1: the store still keeps one row per batch, and each of a
+/// cell's runs belongs to exactly one of its batches.
+#[test]
+fn a_searchs_batches_are_stored_one_row_each() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--style",
+            "none",
+            "-P",
+            "n",
+            "1",
+            "4",
+            "--minimize",
+            "n",
+            "--concurrency",
+            "2",
+            "sleep 0.0{n}",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("store"), "{}", stderr(&o));
+    let mut store = open(&db);
+    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    let mut stored = 0;
+    for c in &session.cells {
+        let batches = store.batches(c.id).unwrap();
+        let runs: usize = batches.iter().map(|b| b.spans.len()).sum();
+        assert_eq!(runs as i64, c.runs, "{}: runs in batches", c.name);
+        let mut next = 0;
+        for (k, b) in batches.iter().enumerate() {
+            assert_eq!((b.block, b.first_sample), (k + 1, next), "{}", c.name);
+            next += b.spans.len();
+        }
+        stored += batches.len();
+    }
+    assert!(stored >= 4, "{stored} batches stored");
+}
