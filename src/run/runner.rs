@@ -522,7 +522,9 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             if opts.deadline.is_some_and(|d| first.elapsed() >= d) {
                 scheduler.stop(StopReason::TimeBudget);
             }
-            if let Some(seq) = adaptive.as_mut() {
+            // In concurrency mode the looks are over batches (above): a
+            // single run here is a shell calibration's, not a block's.
+            if let (Some(seq), None) = (adaptive.as_mut(), batches_plan) {
                 let blocks = scheduler.blocks();
                 let block_complete = real_cells.iter().all(|&i| samples[i].len() == blocks);
                 if real_cells.len() == 1 {
