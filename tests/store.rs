@@ -1410,7 +1410,20 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
     let _serial = serial();
     let dir = tempdir();
     let db = dir.path().join("v5.db");
-    let o = with_store(&db, &["run", "--runs", "3", "--style", "none", "true"]);
+    // A concurrency session stored by a cmdscope that kept no batches.
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "8",
+            "--concurrency",
+            "2",
+            "--style",
+            "none",
+            "true",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
@@ -1422,8 +1435,22 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
     let mut store = open(&db);
     let sessions = store.sessions(&Filter::default()).unwrap();
     assert_eq!(sessions.len(), 2, "the old session kept");
-    assert_eq!(sessions[1].cells[0].runs, 3);
+    assert_eq!(sessions[1].cells[0].runs, 8);
     assert!(store.batches(sessions[1].cells[0].id).unwrap().is_empty());
+    // Its report says why it has no throughput.
+    let old = dir.path().join("old.html");
+    let id = sessions[1].id.to_string();
+    let o = with_store(
+        &db,
+        &["report", "--session", &id, "--html", old.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&old).unwrap();
+    assert!(!page.contains("<h2>Concurrency</h2>"));
+    assert!(
+        page.contains("ran in concurrency mode before cmdscope stored its batches"),
+        "no note on the missing throughput"
+    );
     assert_stored_throughput(&mut store, &doc);
     // The report says what the run said.
     let html = dir.path().join("r.html");

@@ -170,6 +170,18 @@ pub fn gather(
         }
     }
     let concurrency = stored_concurrency(store, &session)?;
+    let concurrent = session
+        .settings
+        .as_ref()
+        .is_some_and(|s| s.cells.iter().any(|c| c.variant.concurrency.is_some()));
+    if concurrent && concurrency.is_none() {
+        notes.push(
+            "This session ran in concurrency mode before cmdscope stored its batches (store \
+             schema 6): its throughput cannot be computed again, only its instances' runs are \
+             shown."
+                .to_string(),
+        );
+    }
     let (comparisons, compare_notes) = if compare {
         compare_session(
             session.settings.as_ref(),
