@@ -1550,3 +1550,72 @@ fn a_searchs_batches_are_stored_one_row_each() {
     }
     assert!(stored >= 4, "{stored} batches stored");
 }
+
+/// `kill -9` in concurrency mode: every batch that ended is stored with
+/// its runs (a batch goes to the store right after its runs), so the
+/// unfinished session still has its throughput.
+#[test]
+fn kill_9_keeps_every_finished_batch() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("killed.db");
+    // A precision it cannot reach: only the kill ends it.
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--until-decided",
+            "--max-time",
+            "600",
+        ])
+        .args(["--precision", "0.0001", "--concurrency", "2", "--store"])
+        .arg(&db)
+        .arg("sleep 0.02")
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let batches = || -> i64 {
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM batches", [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    let start = Instant::now();
+    while batches() < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "batches too slow"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // What the orphaned writer had read, committed on its own schedule.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut store = open(&db);
+    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    assert_eq!(session.status, "running", "never finished");
+    let cell = &session.cells[0];
+    let stored = store.batches(cell.id).unwrap();
+    assert!(stored.len() >= 3, "{} batches", stored.len());
+    // Each batch has its eight runs; at most one more batch's runs came
+    // before the kill took its row.
+    let in_batches: usize = stored.iter().map(|b| b.spans.len()).sum();
+    assert_eq!(in_batches, 8 * stored.len());
+    assert!(
+        (in_batches as i64..=in_batches as i64 + 8).contains(&cell.runs),
+        "{} runs for {} batches",
+        cell.runs,
+        stored.len()
+    );
+    let (_, c) = cmdscope::commands::report::stored_concurrency(&mut store, &session)
+        .unwrap()
+        .expect("batches read back");
+    let t = c.cells[0].as_ref().expect("a throughput");
+    assert_eq!(t.batches, stored.len());
+    // Two instances of 20 ms at once make at most 100 a second.
+    assert!(t.value > 0.0 && t.value <= 100.0 * 1.05, "{}/s", t.value);
+}
