@@ -303,3 +303,169 @@ fn hooks_run_once_per_instance() {
     assert_eq!(lines(&before).len(), 12);
     assert_eq!(lines(&after).len(), 12);
 }
+
+/// An instance that fails during a warm-up batch fails the session as a
+/// failing measured instance does: exit 1, one line naming the warm-up.
+#[test]
+fn a_failure_while_warming_up_ends_the_session() {
+    let dir = tempdir();
+    // Exactly one invocation (the first to make the directory) fails.
+    let flaky = script(
+        dir.path(),
+        "flaky.sh",
+        &format!(
+            "mkdir '{}' 2>/dev/null && exit 1\nexit 0",
+            dir.path().join("failed").display()
+        ),
+    );
+    let o = cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "12",
+        "--warmup",
+        "1",
+        "--concurrency",
+        "2",
+        &flaky,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("exited with status 1 during warm-up"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(dir.path().join("failed").is_dir(), "the failing run ran");
+}
+
+/// A pids cgroup of this test's own (cgroup v2, or v1's pids hierarchy),
+/// removed when dropped; Err says why there is none here.
+struct PidsCgroup(std::path::PathBuf);
+
+impl PidsCgroup {
+    fn new() -> Result<PidsCgroup, String> {
+        use std::os::unix::fs::MetadataExt;
+        if std::fs::metadata("/proc/self").map_or(true, |m| m.uid() != 0) {
+            return Err("not root: cannot make a cgroup".into());
+        }
+        let v2 = Path::new("/sys/fs/cgroup");
+        let enabled = std::fs::read_to_string(v2.join("cgroup.subtree_control"))
+            .is_ok_and(|c| c.split_whitespace().any(|w| w == "pids"));
+        let v1 = Path::new("/sys/fs/cgroup/pids");
+        let base = if enabled {
+            v2
+        } else if v1.join("cgroup.procs").exists() {
+            v1
+        } else {
+            return Err("no pids controller (cgroup v2 with pids enabled, or v1's pids)".into());
+        };
+        let dir = base.join(format!("cmdscope-test-{}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        let made = PidsCgroup(dir);
+        if !made.0.join("pids.max").exists() {
+            return Err(format!("{} has no pids.max", made.0.display()));
+        }
+        Ok(made)
+    }
+
+    fn limit(&self, max: usize) {
+        std::fs::write(self.0.join("pids.max"), max.to_string()).unwrap();
+    }
+
+    /// Tasks in the cgroup, once they have had a few seconds to exit.
+    fn left(&self) -> usize {
+        let start = Instant::now();
+        loop {
+            let n = std::fs::read_to_string(self.0.join("pids.current"))
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0);
+            if n == 0 || start.elapsed() > Duration::from_secs(5) {
+                return n;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// cmdscope with `args`, moved into the cgroup before it starts.
+    fn cmdscope(&self, args: &[&str]) -> std::process::Output {
+        let procs = self.0.join("cgroup.procs");
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > '{}' && exec \"$0\" \"$@\"",
+                procs.display()
+            ))
+            .arg(bin())
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("CMDSCOPE_NO_STORE", "1")
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for PidsCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// When the system refuses another process at a large N (EAGAIN from
+/// fork or clone, here a cgroup's pids.max), cmdscope says so in one line
+/// with the N it reached, exits 1, and leaves nothing running. Limits from
+/// too low for the slots themselves up to enough for all eight: both the
+/// slots' start and an instance's start meet the limit, and the session
+/// succeeds once the limit allows it.
+#[test]
+fn too_many_at_once_for_the_process_limit_is_one_line_and_leaves_nothing() {
+    let cgroup = match PidsCgroup::new() {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let (mut slots_refused, mut instance_refused) = (false, false);
+    let mut succeeded = false;
+    for max in 8..=48 {
+        cgroup.limit(max);
+        let o = cgroup.cmdscope(&[
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "16",
+            "--concurrency",
+            "8",
+            "sleep 0.05",
+        ]);
+        assert_eq!(cgroup.left(), 0, "pids.max {max}: processes left behind");
+        if o.status.success() {
+            succeeded = true;
+            break;
+        }
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "pids.max {max}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "pids.max {max}: {err}");
+        let reached: usize = err
+            .split("was reached at ")
+            .nth(1)
+            .and_then(|t| t.strip_suffix("\n").unwrap_or(t).split(" of 8 ").next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("pids.max {max}: no N reached in: {err}"));
+        assert!(reached < 8, "pids.max {max}: {err}");
+        assert!(
+            err.starts_with("cmdscope: error: --concurrency 8: the limit on processes")
+                && err.contains("pids.max")
+                && err.contains("Resource temporarily unavailable"),
+            "pids.max {max}: {err}"
+        );
+        slots_refused |= err.contains("of 8 instance slots started");
+        instance_refused |= err.contains("of 8 instances running at once");
+    }
+    assert!(succeeded, "eight instances never fit under pids.max 48");
+    assert!(slots_refused, "no limit refused the slots themselves");
+    assert!(instance_refused, "no limit refused an instance");
+}

@@ -316,3 +316,91 @@ fn site_renders_in_chromium_with_changes_marked() {
     let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site-screenshot.png");
     let _ = std::fs::copy(&png_path, keep);
 }
+
+/// A stored concurrency sweep's report: per cell its N and throughput,
+/// the scaling curve drawn as `--plot` draws it and the law's fit (or why
+/// it is withheld), with a name that is markup kept as text.
+#[test]
+fn a_concurrency_sweep_renders_its_throughput_and_scaling_curve() {
+    let Some(browser) = chromium() else {
+        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            panic!("the browser test must run in CI, but chromium is not installed");
+        }
+        eprintln!("SKIPPED: report browser test: chromium not found (apt-get install chromium)");
+        return;
+    };
+    let dir = tempdir();
+    let db = dir.path().join("c.db");
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "48",
+            "--style",
+            "none",
+            "-L",
+            "j",
+            "1,2,4",
+            "--concurrency",
+            "{j}",
+            "-n",
+            "<b>sleepy</b> {j}",
+            "sleep 0.02",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = dir.path().join("report.html");
+    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let url = format!("file://{}", html.display());
+    let profile = dir.path().join("profile");
+    let dom = headless(&browser, &profile, &["--dump-dom".into()], &url);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout).to_string();
+    let section = dom
+        .split("<h2>Concurrency</h2>")
+        .nth(1)
+        .expect("a concurrency section")
+        .split("<h2>")
+        .next()
+        .unwrap();
+    assert!(!section.contains("<b>"), "markup from a name");
+    for n in ["1", "2", "4"] {
+        assert!(
+            section.contains(&format!(
+                "&lt;b&gt;sleepy&lt;/b&gt; {n} (j = {n})</td><td class=\"num\">{n}</td>"
+            )),
+            "no row at N = {n}: {section}"
+        );
+    }
+    assert!(section.matches("/s [").count() >= 3, "throughput intervals");
+    assert!(
+        section.contains("throughput by concurrency"),
+        "scaling chart"
+    );
+    assert!(section.contains("class=\"line\""), "the curve is drawn");
+    assert!(
+        section.contains("Universal Scalability Law:"),
+        "the fit's line"
+    );
+    let png_path = dir.path().join("shot.png");
+    let shot = headless(
+        &browser,
+        &profile,
+        &[
+            format!("--screenshot={}", png_path.display()),
+            "--window-size=1200,3000".into(),
+        ],
+        &url,
+    );
+    assert!(shot.status.success());
+    let bytes = std::fs::read(&png_path).expect("screenshot written");
+    assert!(bytes.len() > 20_000, "screenshot of {} bytes", bytes.len());
+    let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("concurrency-report.png");
+    let _ = std::fs::copy(&png_path, keep);
+}

@@ -1057,7 +1057,11 @@ fn a_version_3_store_upgrades_and_keeps_its_sessions() {
         conn.query_row("SELECT version FROM schema_version", [], |r| r.get(0))
             .unwrap()
     };
-    assert_eq!(version(), 5, "opening migrated it");
+    assert_eq!(
+        version(),
+        cmdscope::store::schema::LATEST,
+        "opening migrated it"
+    );
     assert_eq!(before[0].search, None);
     assert_eq!(before[0].cells[0].runs, 3, "its runs kept");
     // A search lands in the upgraded store.
@@ -1123,7 +1127,11 @@ fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
     let version: i64 = conn
         .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 5, "the run migrated it");
+    assert_eq!(
+        version,
+        cmdscope::store::schema::LATEST,
+        "the run migrated it"
+    );
     let sessions = open(&db).sessions(&Filter::default()).unwrap();
     assert_eq!(sessions.len(), 2);
     assert_eq!(sessions[1].settings, None, "the old session has none");
@@ -1391,4 +1399,223 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
         1,
         "{md}"
     );
+}
+
+/// A session in concurrency mode keeps its batches: read back, the
+/// throughput, its interval and the throughput comparison are the run's;
+/// the report shows them. A store of version 5 (before batches) upgrades
+/// keeping its sessions.
+#[test]
+fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("v5.db");
+    // A concurrency session stored by a cmdscope that kept no batches.
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "8",
+            "--concurrency",
+            "2",
+            "--style",
+            "none",
+            "true",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(&sql_back_to_version(5)).unwrap();
+    }
+    let out = dir.path().join("c.json");
+    concurrency_session_into(db.to_str().unwrap(), &out);
+    let doc = read_json(&out);
+    let mut store = open(&db);
+    let sessions = store.sessions(&Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 2, "the old session kept");
+    assert_eq!(sessions[1].cells[0].runs, 8);
+    assert!(store.batches(sessions[1].cells[0].id).unwrap().is_empty());
+    // Its report says why it has no throughput.
+    let old = dir.path().join("old.html");
+    let id = sessions[1].id.to_string();
+    let o = with_store(
+        &db,
+        &["report", "--session", &id, "--html", old.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&old).unwrap();
+    assert!(!page.contains("<h2>Concurrency</h2>"));
+    assert!(
+        page.contains("ran in concurrency mode before cmdscope stored its batches"),
+        "no note on the missing throughput"
+    );
+    assert_stored_throughput(&mut store, &doc);
+    // The report says what the run said.
+    let html = dir.path().join("r.html");
+    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<h2>Concurrency</h2>"),
+        "no concurrency section"
+    );
+    let value = doc["results"][0]["throughput"]["value"].as_f64().unwrap();
+    let shown = format!("{}/s", cmdscope::units::significant(value, 4));
+    assert!(page.contains(&shown), "{shown} not in the report");
+    assert!(
+        page.contains("Throughput of &#39;long&#39; is"),
+        "no comparison"
+    );
+}
+
+/// A concurrency session that stopped at a look over batches: the report
+/// replays its looks on the stored batches and compares at the level the
+/// run compared at, throughput and wall time alike.
+#[test]
+fn a_concurrency_session_that_stopped_at_a_look_is_reported_at_its_level() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("c.db");
+    let out = dir.path().join("c.json");
+    concurrency_session_with(
+        db.to_str().unwrap(),
+        &out,
+        &["--until-decided", "--max-time", "120"],
+    );
+    let doc = read_json(&out);
+    assert_eq!(doc["session"]["stop_reason"], "precision", "{doc}");
+    let level = doc["throughput_comparisons"][0]["level"].as_f64().unwrap();
+    assert!(level < 0.05, "a look's level, not alpha: {level}");
+    let mut store = open(&db);
+    assert_stored_throughput(&mut store, &doc);
+    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    let data = cmdscope::commands::report::gather(&mut store, session, 1, true).unwrap();
+    let wall = &doc["comparisons"][0];
+    assert_eq!(data.comparisons.len(), 1);
+    // Equal up to the JSON's rounding of the last digit.
+    let stored = data.comparisons[0].level;
+    for (run, what) in [
+        (wall["level"].as_f64().unwrap(), "wall time"),
+        (level, "throughput"),
+    ] {
+        assert!(
+            (stored - run).abs() <= 1e-12 * run,
+            "{what}: report {stored}, run {run}"
+        );
+    }
+}
+
+/// A search in concurrency mode measures in rounds, each counting its
+/// batches from 1: the store still keeps one row per batch, and each of a
+/// cell's runs belongs to exactly one of its batches.
+#[test]
+fn a_searchs_batches_are_stored_one_row_each() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let o = with_store(
+        &db,
+        &[
+            "run",
+            "--style",
+            "none",
+            "-P",
+            "n",
+            "1",
+            "4",
+            "--minimize",
+            "n",
+            "--concurrency",
+            "2",
+            "sleep 0.0{n}",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("store"), "{}", stderr(&o));
+    let mut store = open(&db);
+    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    let mut stored = 0;
+    for c in &session.cells {
+        let batches = store.batches(c.id).unwrap();
+        let runs: usize = batches.iter().map(|b| b.spans.len()).sum();
+        assert_eq!(runs as i64, c.runs, "{}: runs in batches", c.name);
+        let mut next = 0;
+        for (k, b) in batches.iter().enumerate() {
+            assert_eq!((b.block, b.first_sample), (k + 1, next), "{}", c.name);
+            next += b.spans.len();
+        }
+        stored += batches.len();
+    }
+    assert!(stored >= 4, "{stored} batches stored");
+}
+
+/// `kill -9` in concurrency mode: every batch that ended is stored with
+/// its runs (a batch goes to the store right after its runs), so the
+/// unfinished session still has its throughput.
+#[test]
+fn kill_9_keeps_every_finished_batch() {
+    let _serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join("killed.db");
+    // A precision it cannot reach: only the kill ends it.
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--until-decided",
+            "--max-time",
+            "600",
+        ])
+        .args(["--precision", "0.0001", "--concurrency", "2", "--store"])
+        .arg(&db)
+        .arg("sleep 0.02")
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let batches = || -> i64 {
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM batches", [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    let start = Instant::now();
+    while batches() < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "batches too slow"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // What the orphaned writer had read, committed on its own schedule.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut store = open(&db);
+    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    assert_eq!(session.status, "running", "never finished");
+    let cell = &session.cells[0];
+    let stored = store.batches(cell.id).unwrap();
+    assert!(stored.len() >= 3, "{} batches", stored.len());
+    // Each batch has its eight runs; at most one more batch's runs came
+    // before the kill took its row.
+    let in_batches: usize = stored.iter().map(|b| b.spans.len()).sum();
+    assert_eq!(in_batches, 8 * stored.len());
+    assert!(
+        (in_batches as i64..=in_batches as i64 + 8).contains(&cell.runs),
+        "{} runs for {} batches",
+        cell.runs,
+        stored.len()
+    );
+    let (_, c) = cmdscope::commands::report::stored_concurrency(&mut store, &session)
+        .unwrap()
+        .expect("batches read back");
+    let t = c.cells[0].as_ref().expect("a throughput");
+    assert_eq!(t.batches, stored.len());
+    // Two instances of 20 ms at once make at most 100 a second.
+    assert!(t.value > 0.0 && t.value <= 100.0 * 1.05, "{}/s", t.value);
 }

@@ -50,6 +50,35 @@ fn postgres_store() {
     foreign_database_is_left_alone(&server);
     changes_finds_the_slower_commit(&server);
     a_search_keeps_its_answer_from_version_3_on(&server);
+    a_concurrency_session_keeps_its_throughput_from_version_5_on(&server);
+}
+
+/// A store of version 5 (before batches) upgrades keeping its sessions, and
+/// a concurrency session's batches round-trip: read back, the throughput,
+/// its interval and the comparison are the run's.
+fn a_concurrency_session_keeps_its_throughput_from_version_5_on(server: &Server) {
+    let url = server.create_db("cmdscope_batches");
+    let o = with_store(&url, &["run", "--runs", "3", "--style", "none", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute(&sql_back_to_version(5)).unwrap();
+    let dir = tempdir();
+    let out = dir.path().join("c.json");
+    concurrency_session_into(&url, &out);
+    let version: i64 = c
+        .query_one("SELECT version FROM schema_version", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        version,
+        cmdscope::store::schema::LATEST,
+        "the run migrated it"
+    );
+    let mut store = Store::open(&Location::Postgres(url.clone())).unwrap();
+    let sessions = store.sessions(&Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 2, "the old session kept");
+    assert_eq!(sessions[1].cells[0].runs, 3);
+    assert_stored_throughput(&mut store, &read_json(&out));
 }
 
 /// A store of version 3 (before the search's column) upgrades keeping its

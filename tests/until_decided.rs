@@ -66,6 +66,79 @@ fn the_time_budget_ends_a_session_that_cannot_decide() {
     assert!((2.0..20.0).contains(&took), "took {took} s");
 }
 
+/// In concurrency mode the looks count batches: a twofold throughput
+/// difference stops at the first look that can decide it (40 batches per
+/// cell with `--until-decided`; see analysis::concurrency's simulation),
+/// long before the budget, and says which has the higher throughput.
+#[test]
+fn concurrency_mode_stops_a_twofold_throughput_difference_at_a_look() {
+    let dir = tempdir();
+    let out = dir.path().join("t.json");
+    let start = Instant::now();
+    ok(cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--until-decided",
+        "--max-time",
+        "120",
+        "--concurrency",
+        "2",
+        "--export-json",
+        out.to_str().unwrap(),
+        "sleep 0.02",
+        "sleep 0.04",
+    ]));
+    let took = start.elapsed().as_secs_f64();
+    let doc = read_json(&out);
+    assert_eq!(doc["session"]["stop_reason"], "precision", "{doc}");
+    let c = &doc["throughput_comparisons"][0];
+    // The engine compares seconds per completion: "slower" is the lower
+    // throughput, of 'sleep 0.04'.
+    assert_eq!(c["verdict"], "slower", "{c}");
+    for r in 0..2 {
+        assert_eq!(doc["results"][r]["throughput"]["batches"], 40, "{doc}");
+    }
+    // 40 batches of 8 instances of at most 40 ms, two at once: about 11 s
+    // on a quiet machine.
+    assert!(took < 100.0, "took {took} s");
+}
+
+/// Identical commands in concurrency mode: the looks over batches do not
+/// call them different (at alpha 0.001, so that this one session is a
+/// fair test of it); the session ends on its budget or on "no
+/// difference", and says so.
+#[test]
+fn concurrency_mode_does_not_stop_identical_commands_as_different() {
+    let dir = tempdir();
+    let out = dir.path().join("t.json");
+    ok(cmdscope(&[
+        "run",
+        "--style",
+        "none",
+        "--until-decided",
+        "--max-time",
+        "8",
+        "--alpha",
+        "0.001",
+        "--concurrency",
+        "2",
+        "--export-json",
+        out.to_str().unwrap(),
+        "sleep 0.01",
+        "sleep 0.01",
+    ]));
+    let doc = read_json(&out);
+    let c = &doc["throughput_comparisons"][0];
+    assert_eq!(c["significant"], false, "{c}");
+    let reason = doc["session"]["stop_reason"].as_str().unwrap_or_default();
+    match reason {
+        "time_budget" => {}
+        "precision" => assert_eq!(c["verdict"], "no difference", "{c}"),
+        other => panic!("stopped for {other}: {doc}"),
+    }
+}
+
 #[test]
 fn until_decided_refuses_what_it_cannot_do() {
     let o = cmdscope(&["run", "--until-decided", "--runs", "5", "true"]);

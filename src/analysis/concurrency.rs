@@ -24,6 +24,7 @@
 use serde::Serialize;
 
 use crate::analysis::comparison::{self, Comparison, Design, Settings};
+use crate::analysis::sequential::Sequential;
 use crate::metrics::Metric;
 use crate::run::host::{DiskRate, HostView, PressureShare};
 use crate::run::session::{BatchRecord, CellResult, Session};
@@ -80,9 +81,9 @@ pub struct Concurrency {
     pub scaling: Vec<Scaling>,
 }
 
-/// The figures of one batch; None when no slot ran two instances one
-/// after the other inside the busy stretch.
-pub fn batch_figures(result: &CellResult, b: &BatchRecord) -> Option<BatchFigures> {
+/// The cycles counted in a batch (see the module's comment): each as its
+/// length and the index of its instance's sample.
+fn cycles(b: &BatchRecord) -> Vec<(f64, usize)> {
     let (from, to) = b.busy;
     // Each slot's instances in the order they ran: an instance's cycle is
     // from its start to the start of the slot's next one (its run and
@@ -105,13 +106,21 @@ pub fn batch_figures(result: &CellResult, b: &BatchRecord) -> Option<BatchFigure
             }
         }
     }
+    cycles
+}
+
+/// Little's law for a closed loop with every slot busy: N instances in
+/// the system, each cycle taking the mean of `cycles`.
+fn throughput_of(b: &BatchRecord, cycles: &[(f64, usize)]) -> Option<f64> {
     let mean_cycle = mean(&cycles.iter().map(|c| c.0).collect::<Vec<_>>())?;
-    if mean_cycle <= 0.0 {
-        return None;
-    }
-    // Little's law for a closed loop with every slot busy: N instances in
-    // the system, each cycle taking `mean_cycle`.
-    let throughput = b.concurrency as f64 / mean_cycle;
+    (mean_cycle > 0.0).then(|| b.concurrency as f64 / mean_cycle)
+}
+
+/// The figures of one batch; None when no slot ran two instances one
+/// after the other inside the busy stretch.
+pub fn batch_figures(result: &CellResult, b: &BatchRecord) -> Option<BatchFigures> {
+    let cycles = cycles(b);
+    let throughput = throughput_of(b, &cycles)?;
     // Rates: throughput times the counted instances' mean amount.
     let per_completion = |metric: Metric| {
         let v = cycles
@@ -143,10 +152,7 @@ pub fn cell_throughput(result: &CellResult) -> Option<CellThroughput> {
         .collect();
     let values: Vec<f64> = figures.iter().map(|f| f.throughput).collect();
     let value = mean(&values)?;
-    let ci = stats::ttest::paired_t(&values, LEVEL)
-        .ok()
-        .filter(|t| t.low.is_finite() && t.high.is_finite())
-        .map(|t| [t.low.max(0.0), t.high]);
+    let ci = interval(&values);
     let all = |f: fn(&BatchFigures) -> Option<f64>| {
         figures
             .iter()
@@ -250,15 +256,134 @@ pub fn analyse(session: &Session, precision: f64) -> Option<Concurrency> {
     })
 }
 
-/// Seconds per completion of each batch, by block.
-fn per_block(result: &CellResult) -> Vec<(usize, f64)> {
-    result
-        .batches
+/// Seconds per completion of each batch, by block: the units the
+/// throughput comparisons and their sequential looks compare.
+fn per_block(batches: &[BatchRecord]) -> Vec<(usize, f64)> {
+    batches
         .iter()
-        .filter_map(|b| batch_figures(result, b))
-        .filter(|f| f.throughput > 0.0)
-        .map(|f| (f.block, 1.0 / f.throughput))
+        .filter_map(|b| throughput_of(b, &cycles(b)).map(|t| (b.block, t)))
+        .filter(|&(_, t)| t > 0.0)
+        .map(|(block, t)| (block, 1.0 / t))
         .collect()
+}
+
+/// The reference's and a candidate's seconds per completion, paired by
+/// block where the order interleaved them (blocks both have), else each
+/// side's own.
+fn pair_blocks(base: &[(usize, f64)], cand: &[(usize, f64)], paired: bool) -> (Vec<f64>, Vec<f64>) {
+    if paired {
+        base.iter()
+            .filter_map(|(k, a)| cand.iter().find(|(j, _)| j == k).map(|(_, b)| (*a, *b)))
+            .unzip()
+    } else {
+        (
+            base.iter().map(|x| x.1).collect(),
+            cand.iter().map(|x| x.1).collect(),
+        )
+    }
+}
+
+/// The cells compared with the reference: those at its concurrency.
+fn compared(concurrency: &[Option<usize>], reference: usize) -> Vec<usize> {
+    let Some(Some(n)) = concurrency.get(reference).copied() else {
+        return Vec::new();
+    };
+    (0..concurrency.len())
+        .filter(|&i| i != reference && concurrency[i] == Some(n))
+        .collect()
+}
+
+/// Adaptive stopping in concurrency mode: the planned look after every
+/// cell has made `blocks` batches, over batches (the comparisons' units),
+/// not runs. `cells` holds each cell's concurrency and batches. With
+/// cells to compare at the reference's N, the look is the sequential
+/// rule's (`Sequential::look_pairs`, spending alpha); without (one cell,
+/// or a sweep of N), the session may stop once every cell's throughput
+/// interval is within the precision, which spends nothing. True when the
+/// session may stop.
+pub fn look(
+    seq: &mut Sequential,
+    cells: &[(Option<usize>, &[BatchRecord])],
+    reference: usize,
+    paired: bool,
+) -> bool {
+    let concurrency: Vec<Option<usize>> = cells.iter().map(|c| c.0).collect();
+    let candidates = compared(&concurrency, reference);
+    if candidates.is_empty() {
+        return cells
+            .iter()
+            .filter(|c| c.0.is_some())
+            .all(|c| precise(seq.precision(), c.1));
+    }
+    if !seq.is_look(cells[reference].1.len()) {
+        return false;
+    }
+    let base = per_block(cells[reference].1);
+    let pairs: Vec<(Vec<f64>, Vec<f64>)> = candidates
+        .iter()
+        .map(|&i| pair_blocks(&base, &per_block(cells[i].1), paired))
+        .collect();
+    let pairs: Vec<(&[f64], &[f64])> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_slice(), b.as_slice()))
+        .collect();
+    seq.look_pairs(&pairs, paired)
+}
+
+/// The level the throughput comparisons of a finished session are made
+/// at when it stopped with sequential looks: its looks replayed on its
+/// batches, as the runner made them (a stored session's report must say
+/// what `run` said).
+pub fn replay_looks(
+    mut seq: Sequential,
+    cells: &[(Option<usize>, &[BatchRecord])],
+    reference: usize,
+    paired: bool,
+) -> f64 {
+    let concurrency: Vec<Option<usize>> = cells.iter().map(|c| c.0).collect();
+    if compared(&concurrency, reference).is_empty() {
+        return seq.final_level();
+    }
+    let made = cells
+        .iter()
+        .filter(|c| c.0.is_some())
+        .map(|c| c.1.len())
+        .min()
+        .unwrap_or(0);
+    for blocks in 1..=made {
+        if !seq.is_look(blocks) {
+            continue;
+        }
+        let prefix: Vec<(Option<usize>, &[BatchRecord])> = cells
+            .iter()
+            .map(|&(n, b)| (n, &b[..blocks.min(b.len())]))
+            .collect();
+        if look(&mut seq, &prefix, reference, paired) {
+            break;
+        }
+    }
+    seq.final_level()
+}
+
+/// Whether a cell's throughput interval (the one `cell_throughput`
+/// shows: Student's t over its batches) is within `precision` of it.
+fn precise(precision: f64, batches: &[BatchRecord]) -> bool {
+    let values: Vec<f64> = batches
+        .iter()
+        .filter_map(|b| throughput_of(b, &cycles(b)))
+        .collect();
+    match (mean(&values), interval(&values)) {
+        (Some(v), Some([lo, hi])) if v > 0.0 => (hi - lo) / 2.0 / v <= precision,
+        _ => false,
+    }
+}
+
+/// Student's t interval of the batches' throughputs (clamped at 0).
+fn interval(values: &[f64]) -> Option<[f64; 2]> {
+    stats::ttest::paired_t(values, LEVEL)
+        .ok()
+        .filter(|t| t.low.is_finite() && t.high.is_finite())
+        .map(|t| [t.low.max(0.0), t.high])
 }
 
 fn compare(session: &Session, cells: &[Option<CellThroughput>], precision: f64) -> Vec<Comparison> {
@@ -274,7 +399,7 @@ fn compare(session: &Session, cells: &[Option<CellThroughput>], precision: f64) 
                 .is_some_and(|c| c.concurrency == base.concurrency)
         })
         .collect();
-    let base_blocks = per_block(&session.results[reference]);
+    let base_blocks = per_block(&session.results[reference].batches);
     let settings = Settings {
         family: pairs.len().max(1),
         ..Settings::new(session.final_alpha, precision)
@@ -282,27 +407,12 @@ fn compare(session: &Session, cells: &[Option<CellThroughput>], precision: f64) 
     pairs
         .into_iter()
         .map(|i| {
-            let cand_blocks = per_block(&session.results[i]);
+            let cand_blocks = per_block(&session.results[i].batches);
             // Paired by block where both have the block; the design is
             // paired only in interleaved order, as for single runs.
-            let (a, b): (Vec<f64>, Vec<f64>) =
-                if session.order == crate::run::schedule::Order::Interleaved {
-                    base_blocks
-                        .iter()
-                        .filter_map(|(k, a)| {
-                            cand_blocks
-                                .iter()
-                                .find(|(j, _)| j == k)
-                                .map(|(_, b)| (*a, *b))
-                        })
-                        .unzip()
-                } else {
-                    (
-                        base_blocks.iter().map(|x| x.1).collect(),
-                        cand_blocks.iter().map(|x| x.1).collect(),
-                    )
-                };
-            let design = if session.order == crate::run::schedule::Order::Interleaved {
+            let paired = session.order == crate::run::schedule::Order::Interleaved;
+            let (a, b) = pair_blocks(&base_blocks, &cand_blocks, paired);
+            let design = if paired {
                 Design::Paired
             } else {
                 Design::Unpaired
@@ -382,6 +492,7 @@ fn t_95(n: usize) -> f64 {
 mod tests {
     use super::*;
     use crate::analysis::comparison::Verdict;
+    use crate::analysis::sequential::UNTIL_DECIDED_LOOKS;
     use crate::analysis::simulation::{Gen, Noise};
     use crate::metrics::Sample;
     use crate::run::concurrent::busy_window;
@@ -486,6 +597,95 @@ mod tests {
         );
         assert!(found * 10 >= sessions * 9, "20 % found {found}/{sessions}");
         assert_eq!(wrong_way, 0);
+    }
+
+    /// A session stopped as the runner stops it with `--until-decided`:
+    /// a look after each block every cell has finished, over batches.
+    /// Returns the blocks made and the session as analysed at its end.
+    fn stopped(full: &Session) -> (usize, Concurrency) {
+        let mut seq = Sequential::until_decided(0.05, 0.01);
+        let blocks = full.results[0].batches.len();
+        let prefix = |k: usize| -> Vec<BatchRecord> { full.results[0].batches[..k].to_vec() };
+        let mut made = blocks;
+        for k in 1..=blocks {
+            let (a, b) = (prefix(k), full.results[1].batches[..k].to_vec());
+            let cells = [(Some(2), a.as_slice()), (Some(2), b.as_slice())];
+            if look(&mut seq, &cells, 0, true) {
+                made = k;
+                break;
+            }
+        }
+        let mut s = Session::empty();
+        for r in &full.results {
+            let mut r = r.clone();
+            r.batches.truncate(made);
+            s.results.push(r);
+        }
+        s.final_alpha = seq.final_level();
+        // The report replays the looks on the stored batches: same level.
+        let cells: Vec<(Option<usize>, &[BatchRecord])> = s
+            .results
+            .iter()
+            .map(|r| (Some(2), r.batches.as_slice()))
+            .collect();
+        let replayed = replay_looks(Sequential::until_decided(0.05, 0.01), &cells, 0, true);
+        assert_eq!(replayed, s.final_alpha, "replayed looks disagree");
+        (made, analyse(&s, 0.01).unwrap())
+    }
+
+    /// Adaptive stopping over batches keeps its promise: on identical
+    /// cells at most alpha of the sessions end "different" (5 %, with the
+    /// simulation's error: at most 37 of 500, 2.5 standard errors above 25),
+    /// and a twofold throughput difference stops at the first look that
+    /// can decide it, always the right way: `--until-decided`'s looks at 10
+    /// and 20 batches have levels (4e-20, 8e-11) below the sign-flip
+    /// resolution 2/2^n of their pairs and are skipped; the look at 40
+    /// (level 1.1e-7) is the first, of 60 batches available.
+    #[test]
+    fn looks_over_batches_keep_alpha_and_stop_a_twofold_difference_early() {
+        let sessions = 500;
+        let mut false_alarms = 0;
+        for seed in 0..sessions {
+            let (_, c) = stopped(&session(seed, 1.0, 60));
+            false_alarms += usize::from(c.comparisons[0].significant);
+        }
+        eprintln!("A/A with looks: {false_alarms}/{sessions} different");
+        assert!(
+            false_alarms <= 37,
+            "A/A different {false_alarms}/{sessions}"
+        );
+        let levels = stats::sequential_alpha(0.05, UNTIL_DECIDED_LOOKS.len() + 1);
+        assert!(!crate::analysis::sequential::look_reachable(20, levels[1]));
+        assert!(crate::analysis::sequential::look_reachable(40, levels[2]));
+        for seed in 0..100 {
+            let (made, c) = stopped(&session(200_000 + seed, 0.5, 60));
+            assert_eq!(made, 40, "seed {seed} stopped after {made} batches");
+            assert_eq!(c.comparisons[0].verdict, Verdict::Faster, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn one_cell_or_a_sweep_stops_on_the_throughput_interval() {
+        // Batches of one cell at N = 2; no comparison, so the look spends
+        // nothing and asks only for the interval within the precision.
+        let s = session(7, 1.0, 40);
+        let seq = Sequential::new(0.05, 0.01);
+        let few = &s.results[0].batches[..3];
+        let wide = Sequential::new(0.05, 10.0);
+        assert!(!look(&mut seq.clone(), &[(Some(2), few)], 0, true));
+        assert!(look(&mut wide.clone(), &[(Some(2), few)], 0, true));
+        // A sweep: cells at different N are not compared.
+        let (a, b) = (&s.results[0].batches[..], &s.results[1].batches[..]);
+        let mut sweep = wide.clone();
+        assert!(look(&mut sweep, &[(Some(1), a), (Some(2), b)], 0, true));
+        assert_eq!(sweep.looks_made(), 0, "no alpha spent");
+        let t = cell_throughput(&s.results[0]).unwrap();
+        let [lo, hi] = t.ci.unwrap();
+        let half = (hi - lo) / 2.0 / t.value;
+        // The interval shown is the one the rule reads.
+        let within = |p: f64| look(&mut Sequential::new(0.05, p), &[(Some(2), a)], 0, true);
+        assert!(within(half * 1.01));
+        assert!(!within(half * 0.99));
     }
 
     #[test]

@@ -101,6 +101,11 @@ impl Sequential {
         self.settled_at.is_none() && self.looks.get(self.passed) == Some(&blocks)
     }
 
+    /// The precision the looks settle "no difference" at (relative).
+    pub fn precision(&self) -> f64 {
+        self.precision
+    }
+
     /// Interim looks actually made (skipped ones excluded).
     pub fn looks_made(&self) -> usize {
         self.made.len()

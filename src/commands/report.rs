@@ -169,6 +169,19 @@ pub fn gather(
             }
         }
     }
+    let concurrency = stored_concurrency(store, &session)?;
+    let concurrent = session
+        .settings
+        .as_ref()
+        .is_some_and(|s| s.cells.iter().any(|c| c.variant.concurrency.is_some()));
+    if concurrent && concurrency.is_none() {
+        notes.push(
+            "This session ran in concurrency mode before cmdscope stored its batches (store \
+             schema 6): its throughput cannot be computed again, only its instances' runs are \
+             shown."
+                .to_string(),
+        );
+    }
     let (comparisons, compare_notes) = if compare {
         compare_session(
             session.settings.as_ref(),
@@ -177,6 +190,8 @@ pub fn gather(
             session.order.as_deref(),
             &data_cells,
             search_best,
+            // In concurrency mode the looks were taken over batches.
+            concurrency.as_ref().map(|(s, _)| s.final_alpha),
         )
     } else {
         (Vec::new(), Vec::new())
@@ -243,6 +258,10 @@ pub fn gather(
             points: by_identity.remove(id).unwrap_or_default(),
         });
     }
+    let concurrency = concurrency.map(|(s, analysis)| html::ConcurrencyData {
+        session: std::rc::Rc::new(s),
+        analysis,
+    });
     let as_good = sweep_set(
         &session.command_line,
         session.order.as_deref(),
@@ -251,6 +270,7 @@ pub fn gather(
         &comparisons,
     );
     Ok(ReportData {
+        concurrency,
         as_good,
         store: store.location().to_string(),
         session,
@@ -259,6 +279,90 @@ pub fn gather(
         history: history_data,
         notes,
     })
+}
+
+/// A stored session run in concurrency mode as `run` held it (each cell
+/// with its runs and batches) and concurrency mode's answers over it, made
+/// as `run` made them: the same reference and precision, and for a session
+/// that stopped with sequential looks the level its looks over batches
+/// left. None when no cell has stored batches.
+pub fn stored_concurrency(
+    store: &mut Store,
+    session: &StoredSession,
+) -> Result<
+    Option<(
+        crate::run::session::Session,
+        crate::analysis::concurrency::Concurrency,
+    )>,
+> {
+    use crate::analysis::concurrency;
+    use crate::run::session::{CellResult, Session};
+    let mut results = Vec::with_capacity(session.cells.len());
+    for (i, c) in session.cells.iter().enumerate() {
+        let batches = store.batches(c.id)?;
+        let ran = session.settings.as_ref().and_then(|s| s.cells.get(i));
+        let mut cell = crate::run::plan::Cell {
+            name: ran.map_or_else(|| c.name.clone(), |r| r.name.clone()),
+            command: c.command.clone(),
+            parameters: c.parameters.clone(),
+            template: ran.map_or(0, |r| r.template),
+            variant: ran.map(|r| r.variant.clone()).unwrap_or_default(),
+            ..crate::run::plan::Cell::default()
+        };
+        // The batches say at which N the cell ran, settings or not.
+        if let Some(b) = batches.first() {
+            cell.variant.concurrency = Some(b.concurrency);
+        }
+        results.push(CellResult {
+            samples: if batches.is_empty() {
+                Vec::new()
+            } else {
+                store.runs(c.id)?
+            },
+            cell,
+            batches,
+        });
+    }
+    if results.iter().all(|r| r.batches.is_empty()) {
+        return Ok(None);
+    }
+    let decided = match session.settings.as_ref() {
+        Some(s) => Decided::stored(s),
+        None => Decided::inferred(&session.command_line, &session.source, &[]).0,
+    };
+    let order = match session.order.as_deref() {
+        Some("sequential") => Order::Sequential,
+        _ => Order::Interleaved,
+    };
+    let reference = decided
+        .reference
+        .filter(|&r| r < results.len())
+        .unwrap_or(0);
+    let precision = decided
+        .precision
+        .unwrap_or(crate::analysis::comparison::DEFAULT_PRECISION);
+    let final_alpha = match (decided.looks, decided.precision, order) {
+        (true, Some(p), Order::Interleaved) => {
+            let seq = if decided.until_decided {
+                Sequential::until_decided(decided.alpha, p)
+            } else {
+                Sequential::new(decided.alpha, p)
+            };
+            let cells: Vec<(Option<usize>, &[crate::run::session::BatchRecord])> = results
+                .iter()
+                .map(|r| (r.cell.variant.concurrency, r.batches.as_slice()))
+                .collect();
+            concurrency::replay_looks(seq, &cells, reference, true)
+        }
+        _ => decided.alpha,
+    };
+    let mut s = Session::empty();
+    s.results = results;
+    s.order = order;
+    s.reference = reference;
+    s.alpha = decided.alpha;
+    s.final_alpha = final_alpha;
+    Ok(concurrency::analyse(&s, precision).map(|c| (s, c)))
 }
 
 /// The values as good as the best on a sweep session's curve, decided by
@@ -511,7 +615,7 @@ pub fn compare(
     order: Option<&str>,
     cells: &[CellData],
 ) -> (Vec<Comparison>, Vec<String>) {
-    compare_session(settings, command_line, source, order, cells, None)
+    compare_session(settings, command_line, source, order, cells, None, None)
 }
 
 /// [`compare`], told which cell a search session found best: a search's
@@ -525,6 +629,7 @@ pub fn compare_session(
     order: Option<&str>,
     cells: &[CellData],
     search_best: Option<usize>,
+    batch_level: Option<f64>,
 ) -> (Vec<Comparison>, Vec<String>) {
     let mut notes = Vec::new();
     if cells.len() < 2 {
@@ -562,7 +667,11 @@ pub fn compare_session(
     };
 
     let mut final_alpha = alpha;
-    if let (true, true, Some(p)) = (decided.looks && !searched, interleaved, precision) {
+    if let (Some(level), true) = (batch_level, decided.looks) {
+        // A concurrency session looked at batches, not runs: the level its
+        // looks left (see `stored_concurrency`).
+        final_alpha = level;
+    } else if let (true, true, Some(p)) = (decided.looks && !searched, interleaved, precision) {
         let samples: Vec<&[crate::metrics::Sample]> =
             cells.iter().map(|c| c.samples.as_slice()).collect();
         let blocks = samples.iter().map(|s| s.len()).min().unwrap_or(0);
@@ -652,7 +761,15 @@ mod tests {
             cell("n=3", &noisy(&mut rng, 0.010, 0.01, 10), &[]),
             cell("n=4", &noisy(&mut rng, 0.020, 0.01, 3), &[]),
         ];
-        let (cmp, notes) = compare_session(None, line, "run", Some("interleaved"), &cells, Some(2));
+        let (cmp, notes) = compare_session(
+            None,
+            line,
+            "run",
+            Some("interleaved"),
+            &cells,
+            Some(2),
+            None,
+        );
         let pairs: Vec<(&str, &str)> = cmp
             .iter()
             .map(|c| (c.baseline.as_str(), c.candidate.as_str()))

@@ -61,6 +61,18 @@ pub struct ReportData {
     /// A one-parameter sweep's or search's values as good as the best (see
     /// `commands::report::sweep_set`), shaded on its curve.
     pub as_good: Option<SweepSet>,
+    /// A session run in concurrency mode: its throughput, host view,
+    /// throughput comparisons and scaling curves.
+    pub concurrency: Option<ConcurrencyData>,
+}
+
+/// Concurrency mode's answers for a stored session (computed by
+/// `analysis::concurrency` from its stored batches) and the session as
+/// `run` held it, whose cells they index.
+#[derive(Clone, Debug)]
+pub struct ConcurrencyData {
+    pub session: std::rc::Rc<crate::run::session::Session>,
+    pub analysis: crate::analysis::concurrency::Concurrency,
 }
 
 /// The values of `parameter` not significantly worse than the best, as
@@ -186,6 +198,7 @@ pub fn render(d: &ReportData) -> String {
     run_order(&mut out, d);
     distributions(&mut out, d);
     comparisons(&mut out, d);
+    concurrency(&mut out, d);
     sweeps(&mut out, d);
     history(&mut out, d);
 
@@ -382,6 +395,76 @@ fn distributions(out: &mut String, d: &ReportData) {
 }
 
 /// What the session's comparisons were decided with, as it was run.
+/// Concurrency mode: per cell its throughput with its interval, the
+/// instances' CPU and I/O rates and the host's view; the throughput
+/// comparisons in the terminal's words; each scaling curve drawn as
+/// `--plot` draws it, with its fit or why it is withheld.
+fn concurrency(out: &mut String, d: &ReportData) {
+    use super::concurrency as words;
+    let Some(data) = &d.concurrency else {
+        return;
+    };
+    let (c, session) = (&data.analysis, &*data.session);
+    out.push_str(
+        "<h2>Concurrency</h2>\n<p class=\"note\">Throughput: completions per second while all \
+         N instances were busy, the mean over batches with its 95 % interval. CPU: the \
+         instances' CPU seconds per second.</p>\n<table class=\"concurrency\"><tr>\
+         <th>Benchmark</th><th>N</th><th>Throughput [95% CI]</th><th>Batches</th>\
+         <th>CPU</th><th>Storage read / written</th><th>Host</th></tr>",
+    );
+    for (r, t) in session.results.iter().zip(&c.cells) {
+        let Some(t) = t else {
+            if let Some(n) = r.cell.variant.concurrency {
+                let _ = write!(
+                    out,
+                    "<tr><td>{}</td><td class=\"num\">{n}</td>\
+                     <td colspan=\"5\">no batch had all its instances busy at once</td></tr>",
+                    escape(&r.cell.name)
+                );
+            }
+            continue;
+        };
+        let rate = |x: f64| format!("{}/s", crate::units::significant(x, 4));
+        let throughput = match t.ci {
+            Some([lo, hi]) => format!("{} [{} … {}]", rate(t.value), rate(lo), rate(hi)),
+            None => format!("{} (one batch: no interval)", rate(t.value)),
+        };
+        let storage = match (t.read_bytes_per_second, t.written_bytes_per_second) {
+            (Some(r), Some(w)) => format!(
+                "{}/s / {}/s",
+                crate::units::bytes(r),
+                crate::units::bytes(w)
+            ),
+            _ => String::new(),
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td>{}</td></tr>",
+            escape(&r.cell.name),
+            t.concurrency,
+            escape(&throughput),
+            t.batches,
+            escape(
+                &t.cpu_utilisation
+                    .map(|u| format!("{u:.2} s per s"))
+                    .unwrap_or_default()
+            ),
+            escape(&storage),
+            escape(&words::host(&t.host).unwrap_or_default())
+        );
+    }
+    out.push_str("</table>\n");
+    for cmp in &c.comparisons {
+        let _ = writeln!(out, "<p>{}</p>", escape(&words::sentence(cmp)));
+    }
+    for s in &c.scaling {
+        out.push_str(&words::render_svg(c, s, session));
+        let _ = writeln!(out, "<p>{}</p>", escape(&words::usl_line(&s.usl)));
+    }
+}
+
 fn settings_line(s: &crate::run::settings::Settings) -> String {
     let precision = match s.precision {
         // Shortest form of the percentage: ±5 %, ±0.5 %.
@@ -758,6 +841,7 @@ mod tests {
                 parameter: "batch".into(),
                 ranges: vec![(16.0, 64.0)],
             }),
+            concurrency: None,
         };
         let html = render(&data);
         if let Some(dir) = std::env::var_os("CMDSCOPE_KEEP_REPORT") {
@@ -823,6 +907,7 @@ mod tests {
                 parameter: "batch".into(),
                 ranges: vec![(16.0, 64.0)],
             }),
+            concurrency: None,
         };
         let html = render(&data);
         assert!(html.contains("dashed: the search&#39;s best; green: as good as it"));
@@ -854,6 +939,7 @@ mod tests {
         let html = render(&ReportData {
             session: s,
             as_good: None,
+            concurrency: None,
             ..data
         });
         assert!(html.contains("dashed: fastest)"), "fastest marked");

@@ -73,6 +73,9 @@ enum Job {
         limit: usize,
         epoch: Instant,
         out: mpsc::Sender<Report>,
+        /// Instances of the batch running now, and the batch's N.
+        running: Arc<AtomicUsize>,
+        n: usize,
     },
 }
 
@@ -109,19 +112,19 @@ impl Pool {
     fn grow(&mut self, n: usize) -> Result<()> {
         while self.workers.len() < n {
             let slot = self.workers.len();
-            let spawner = Spawner::start(self.with_cgroup).map_err(|e| {
-                Error::Failed(format!("could not start instance {} of {n}: {e}", slot + 1))
-            })?;
+            let failed = |e: Error| {
+                if out_of_processes(&e) {
+                    limit_reached(n, slot, "instance slots started", &e)
+                } else {
+                    Error::Failed(format!("could not start instance {} of {n}: {e}", slot + 1))
+                }
+            };
+            let spawner = Spawner::start(self.with_cgroup).map_err(failed)?;
             let (tx, rx) = mpsc::channel::<Job>();
             let thread = std::thread::Builder::new()
                 .name(format!("slot-{slot}"))
                 .spawn(move || work(slot, spawner, rx))
-                .map_err(|e| {
-                    Error::Failed(format!(
-                        "could not start instance {} of {n} (threads: {e})",
-                        slot + 1
-                    ))
-                })?;
+                .map_err(|e| failed(Error::Io(e)))?;
             self.workers.push(Worker {
                 jobs: Some(tx),
                 thread: Some(thread),
@@ -144,8 +147,10 @@ impl Pool {
         leftovers: &dyn Fn() -> usize,
     ) -> Result<(Batch, usize)> {
         self.grow(n)?;
-        let before = host::snapshot();
+        let disks = host::whole_disks();
+        let before = host::snapshot(&disks);
         let tickets = Arc::new(AtomicUsize::new(0));
+        let running = Arc::new(AtomicUsize::new(0));
         let (out, reports) = mpsc::channel();
         let epoch = Instant::now();
         let slots = n.min(completions.max(1));
@@ -159,6 +164,8 @@ impl Pool {
                 limit: completions,
                 epoch,
                 out: out.clone(),
+                running: running.clone(),
+                n,
             };
             if let Some(tx) = &w.jobs {
                 tx.send(job)
@@ -187,7 +194,7 @@ impl Pool {
             }
         }
         let elapsed = epoch.elapsed().as_secs_f64();
-        let after = host::snapshot();
+        let after = host::snapshot(&disks);
         let left = leftovers();
         instances.sort_by(|a, b| a.span.end.total_cmp(&b.span.end));
         let busy = busy_window(instances.iter().map(|i| &i.span), slots);
@@ -229,6 +236,8 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             limit,
             epoch,
             out,
+            running,
+            n,
         } = job;
         let dir = hooks.dirs.get(slot);
         let p = match prepared.entry(cell) {
@@ -281,7 +290,10 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             }
             let mut sample = Sample::new(0);
             let start = epoch.elapsed().as_secs_f64();
+            running.fetch_add(1, Ordering::SeqCst);
             let ran = p.run(&mut sample);
+            // The others running as this one ended (or failed to start).
+            let others = running.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
             let end = epoch.elapsed().as_secs_f64();
             if let Some(d) = dir {
                 d.remove();
@@ -311,6 +323,10 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                         break;
                     }
                 }
+                Err(e) if out_of_processes(&e) => {
+                    fail(limit_reached(n, others, "instances running at once", &e));
+                    break;
+                }
                 Err(e) => {
                     fail(e);
                     break;
@@ -322,6 +338,27 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
     drop(prepared);
     drop(spawner);
     exec::reap_orphans();
+}
+
+/// Whether `e` is the system refusing another process or thread (EAGAIN
+/// from fork or clone: `ulimit -u`, a cgroup's `pids.max`).
+fn out_of_processes(e: &Error) -> bool {
+    match e {
+        Error::Spawn { source, .. } | Error::Io(source) => {
+            source.kind() == std::io::ErrorKind::WouldBlock
+        }
+        _ => false,
+    }
+}
+
+/// The one line that says the system ran out of processes when `reached`
+/// of the `n` instance slots had started (`what`: "instance slots
+/// started") or instances were running at once.
+fn limit_reached(n: usize, reached: usize, what: &str, e: &Error) -> Error {
+    Error::Failed(format!(
+        "--concurrency {n}: the limit on processes (ulimit -u, or a cgroup's pids.max) was \
+         reached at {reached} of {n} {what}: {e}; lower --concurrency or raise the limit"
+    ))
 }
 
 /// The stretch in which all `slots` were busy: from the latest first start

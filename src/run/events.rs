@@ -7,6 +7,7 @@
 
 use crate::metrics::Sample;
 use crate::run::preflight::Check;
+use crate::run::session::BatchRecord;
 
 /// What happens in a session, in order. `cell` indexes the session's cells
 /// (`RunOptions::cells`, calibration cells included).
@@ -39,6 +40,9 @@ pub enum Event<'a> {
         samples: &'a [Sample],
         expected_runs: usize,
     },
+    /// In concurrency mode, a measured batch has ended: its instances'
+    /// `Sample`s came before it, in the order the batch holds them.
+    Batch { cell: usize, batch: &'a BatchRecord },
     /// The session ended, or ends before its first run.
     Finished,
 }

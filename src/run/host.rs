@@ -6,7 +6,7 @@
 //! Parsing is pure (functions of the files' text, tested on copies of
 //! real ones); `snapshot` is the one place that reads the files.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One pressure file's cumulative stall times, in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -39,7 +39,7 @@ pub struct Snapshot {
 }
 
 /// What the host went through between two snapshots.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostView {
     pub seconds: f64,
     /// CPUs busy on average (0 to the number of CPUs), all processes.
@@ -59,7 +59,7 @@ pub struct PressureShare {
     pub full: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DiskRate {
     pub device: String,
     /// Share of the time the device had I/O in flight.
@@ -71,6 +71,32 @@ pub struct DiskRate {
 const RESOURCES: [&str; 3] = ["cpu", "io", "memory"];
 /// /proc/diskstats counts 512-byte sectors whatever the device's own size.
 const SECTOR: f64 = 512.0;
+
+/// A stored view's pressure share, read before its resource's name is
+/// checked to be one of [`RESOURCES`].
+#[derive(Deserialize)]
+struct StoredPressure {
+    resource: String,
+    some: f64,
+    full: Option<f64>,
+}
+
+impl<'de> Deserialize<'de> for PressureShare {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PressureShare, D::Error> {
+        let p = StoredPressure::deserialize(d)?;
+        let resource = RESOURCES
+            .into_iter()
+            .find(|r| *r == p.resource)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("unknown resource '{}'", p.resource))
+            })?;
+        Ok(PressureShare {
+            resource,
+            some: p.some,
+            full: p.full,
+        })
+    }
+}
 
 /// `some avg10=0.00 avg60=0.00 avg300=0.00 total=123` (and `full ...`).
 pub fn parse_pressure(text: &str) -> Option<Pressure> {
@@ -129,8 +155,22 @@ pub fn parse_diskstats(text: &str, whole: &[String]) -> Vec<Disk> {
         .collect()
 }
 
-/// Reads the counters now; whatever the kernel lacks is left out.
-pub fn snapshot() -> Snapshot {
+/// The whole disks' names (/sys/block): listed once per stretch and
+/// handed to both of its snapshots, so that the two list the same disks
+/// and the directory is read once, not twice.
+pub fn whole_disks() -> Vec<String> {
+    std::fs::read_dir("/sys/block")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Reads the counters now, for the disks of `whole` (see [`whole_disks`]);
+/// whatever the kernel lacks is left out.
+pub fn snapshot(whole: &[String]) -> Snapshot {
     let read = |p: &str| std::fs::read_to_string(p).ok();
     let (cpu, cpus) = match read("/proc/stat").as_deref().and_then(parse_stat) {
         Some((c, n)) => (Some(c), n),
@@ -141,15 +181,8 @@ pub fn snapshot() -> Snapshot {
             .as_deref()
             .and_then(parse_pressure)
     });
-    let whole: Vec<String> = std::fs::read_dir("/sys/block")
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
     let disks = read("/proc/diskstats")
-        .map(|t| parse_diskstats(&t, &whole))
+        .map(|t| parse_diskstats(&t, whole))
         .unwrap_or_default();
     Snapshot {
         cpu,
@@ -306,13 +339,18 @@ mod tests {
         assert!((v.disks[0].read_bytes_per_second - 2048.0 * 512.0 / 2.0).abs() < 1e-9);
         assert!((v.disks[0].written_bytes_per_second - 4096.0 * 512.0 / 2.0).abs() < 1e-9);
         assert_eq!(view(&before, &after, 0.0), HostView::default());
+        // The store keeps a view as JSON and reads back the same view.
+        let text = serde_json::to_string(&v).unwrap();
+        assert_eq!(serde_json::from_str::<HostView>(&text).unwrap(), v);
+        let foreign = text.replace("\"io\"", "\"gpu\"");
+        assert!(serde_json::from_str::<HostView>(&foreign).is_err());
     }
 
     #[test]
     fn this_machine_gives_a_snapshot() {
         // Whatever the kernel offers; nothing may panic, and /proc/stat is
         // on every Linux.
-        let s = snapshot();
+        let s = snapshot(&whole_disks());
         assert!(s.cpu.is_some() && s.cpus >= 1, "{s:?}");
     }
 }

@@ -145,7 +145,7 @@ impl Observer for Progress {
                 }
             }
             Event::Finished => self.bar.finish_and_clear(),
-            Event::RunEnded { .. } | Event::Sample { .. } => {}
+            Event::RunEnded { .. } | Event::Sample { .. } | Event::Batch { .. } => {}
         }
     }
 }

@@ -286,9 +286,9 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     }
 
     let mut run_index = 0u64;
-    // The sequential looks count runs per block; batches are not runs
-    // (concurrency mode stops by its run count and time).
-    let mut adaptive = opts.adaptive.clone().filter(|_| batches_plan.is_none());
+    // The sequential looks: over runs per block, or in concurrency mode
+    // over batches (analysis::concurrency::look).
+    let mut adaptive = opts.adaptive.clone();
     let mut next_precision_check = crate::analysis::sequential::LOOKS[0];
     let mut first_measured: Option<std::time::Instant> = None;
     let mut probe = crate::metrics::DisturbanceProbe::open();
@@ -379,6 +379,17 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 failure = Some(Error::Interrupted);
             }
             scheduler.record(step, batch.elapsed);
+            // Warm-up instances are judged as measured ones are: a command
+            // that fails while warming up ends the session here, not after
+            // the measured batches it would fail as well.
+            if let Some(e) = batch
+                .instances
+                .iter()
+                .find_map(|i| judge(&i.sample, cell, opts, measured))
+            {
+                failure.get_or_insert(e);
+                scheduler.stop(StopReason::Failure);
+            }
             if !measured {
                 continue;
             }
@@ -387,10 +398,6 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             for mut inst in batch.instances {
                 inst.sample.run_index = run_index;
                 run_index += 1;
-                if let Some(e) = judge(&inst.sample, cell, opts, true) {
-                    failure.get_or_insert(e);
-                    scheduler.stop(StopReason::Failure);
-                }
                 events.event(&Event::Sample {
                     cell: c,
                     sample: &inst.sample,
@@ -410,6 +417,27 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 elapsed: batch.elapsed,
                 host: batch.host,
             });
+            if let Some(b) = batches[c].last() {
+                events.event(&Event::Batch { cell: c, batch: b });
+            }
+            let first = *first_measured.get_or_insert_with(std::time::Instant::now);
+            if opts.deadline.is_some_and(|d| first.elapsed() >= d) {
+                scheduler.stop(StopReason::TimeBudget);
+            }
+            // The looks count batches: each block's batch of every cell.
+            if let Some(seq) = adaptive.as_mut() {
+                let blocks = scheduler.blocks();
+                if real_cells.iter().all(|&i| batches[i].len() == blocks) {
+                    let cells: Vec<(Option<usize>, &[BatchRecord])> = real_cells
+                        .iter()
+                        .map(|&i| (opts.cells[i].variant.concurrency, batches[i].as_slice()))
+                        .collect();
+                    let paired = opts.order == Order::Interleaved;
+                    if crate::analysis::concurrency::look(seq, &cells, opts.reference, paired) {
+                        scheduler.stop(StopReason::Precision);
+                    }
+                }
+            }
             events.event(&Event::Measured {
                 cell: c,
                 name: &cell.name,
@@ -491,7 +519,9 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             if opts.deadline.is_some_and(|d| first.elapsed() >= d) {
                 scheduler.stop(StopReason::TimeBudget);
             }
-            if let Some(seq) = adaptive.as_mut() {
+            // In concurrency mode the looks are over batches (above): a
+            // single run here is a shell calibration's, not a block's.
+            if let (Some(seq), None) = (adaptive.as_mut(), batches_plan) {
                 let blocks = scheduler.blocks();
                 let block_complete = real_cells.iter().all(|&i| samples[i].len() == blocks);
                 if real_cells.len() == 1 {

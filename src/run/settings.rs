@@ -56,6 +56,11 @@ pub struct CellSettings {
     /// are in the store's cell row).
     pub variant: Variant,
     pub hooks: Hooks,
+    /// Which of the commands given it was made from (`Cell::template`):
+    /// cells of one template that differ only in their concurrency form a
+    /// scaling curve. 0 in settings stored before it was kept.
+    #[serde(default)]
+    pub template: usize,
 }
 
 /// `--minimize`/`--maximize`.
@@ -82,6 +87,7 @@ impl CellSettings {
             parameters: cell.parameters.clone(),
             variant: cell.variant.clone(),
             hooks: cell.hooks.clone(),
+            template: cell.template,
         }
     }
 }
@@ -124,6 +130,7 @@ mod tests {
                     setup: Some("make".into()),
                     ..Hooks::default()
                 },
+                template: 1,
             }],
             order: Order::Interleaved,
             policy: RunPolicy::default(),

@@ -35,6 +35,7 @@ impl Observer for Renumber<'_> {
                 output_shown,
             }),
             Event::RunEnded { cell } => grid(cell).map(|cell| Event::RunEnded { cell }),
+            Event::Batch { cell, batch } => grid(cell).map(|cell| Event::Batch { cell, batch }),
             Event::Measured {
                 cell,
                 name,

@@ -22,6 +22,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::metrics::{Metric, Sample};
 use crate::run::plan::Cell;
+use crate::run::session::{BatchRecord, Span};
 use crate::run::settings::Settings;
 pub use machine::{short_fingerprint, Machine};
 pub use redact::redact;
@@ -422,6 +423,19 @@ const RUN_FIXED: &[&str] = &[
     "timed_out",
 ];
 
+const BATCH_COLUMNS: &[&str] = &[
+    "cell_id",
+    "block_index",
+    "concurrency",
+    "first_seq",
+    "busy_from",
+    "busy_to",
+    "elapsed",
+    "host",
+];
+
+const BATCH_RUN_COLUMNS: &[&str] = &["cell_id", "seq", "slot", "started", "ended"];
+
 fn unix(t: SystemTime) -> f64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
@@ -807,6 +821,113 @@ impl Store {
         ];
         self.write(|db| db.insert_rows("extra_values", &columns, &values))
             .map_err(|e| self.err("cannot record values", e))
+    }
+
+    /// Stores one batch of a cell run N at a time (concurrency mode): its
+    /// row and, per run, its slot and when it ran. The runs themselves are
+    /// the cell's runs from `first_seq` on, stored as every run is.
+    pub fn add_batch(&mut self, cell: i64, b: &BatchRecord) -> Result<()> {
+        let host = serde_json::to_string(&b.host).unwrap_or_else(|_| "{}".into());
+        let row = [
+            Value::Int(cell),
+            Value::Int(b.block as i64),
+            Value::Int(b.concurrency as i64),
+            Value::Int(b.first_sample as i64),
+            Value::Real(b.busy.0),
+            Value::Real(b.busy.1),
+            Value::Real(b.elapsed),
+            Value::Text(host),
+        ];
+        let mut runs = Vec::with_capacity(b.spans.len() * 5);
+        for (k, span) in b.spans.iter().enumerate() {
+            runs.extend([
+                Value::Int(cell),
+                Value::Int((b.first_sample + k) as i64),
+                Value::Int(span.slot as i64),
+                Value::Real(span.start),
+                Value::Real(span.end),
+            ]);
+        }
+        self.write(|db| {
+            db.insert_rows("batches", BATCH_COLUMNS, &row)?;
+            db.insert_rows("batch_runs", BATCH_RUN_COLUMNS, &runs)
+        })
+        .map_err(|e| self.err("cannot record a batch", e))
+    }
+
+    /// A cell's batches, by block, as `run` made them (empty for a cell
+    /// not run in concurrency mode). A batch's `first_sample` indexes the
+    /// cell's runs as [`Store::runs`] returns them. A host view that cannot
+    /// be read is left empty, not refused.
+    pub fn batches(&mut self, cell: i64) -> Result<Vec<BatchRecord>> {
+        let rows = self
+            .db
+            .query(
+                "SELECT block_index, concurrency, first_seq, busy_from, busy_to, elapsed, host \
+                 FROM batches WHERE cell_id = $1 ORDER BY block_index",
+                &[Value::Int(cell)],
+            )
+            .map_err(|e| self.err("cannot read batches", e))?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let spans = self
+            .db
+            .query(
+                "SELECT seq, slot, started, ended FROM batch_runs WHERE cell_id = $1 ORDER BY seq",
+                &[Value::Int(cell)],
+            )
+            .map_err(|e| self.err("cannot read batches", e))?;
+        let spans: Vec<(i64, Span)> = spans
+            .into_iter()
+            .map(|r| {
+                let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
+                (
+                    g(0).int().unwrap_or(-1),
+                    Span {
+                        slot: g(1).int().unwrap_or(0).max(0) as usize,
+                        start: g(2).real().unwrap_or(f64::NAN),
+                        end: g(3).real().unwrap_or(f64::NAN),
+                    },
+                )
+            })
+            .collect();
+        let mut batches: Vec<BatchRecord> = rows
+            .into_iter()
+            .map(|r| {
+                let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
+                let count = |i: usize| g(i).int().unwrap_or(0).max(0) as usize;
+                BatchRecord {
+                    block: count(0),
+                    concurrency: count(1),
+                    first_sample: count(2),
+                    spans: Vec::new(),
+                    busy: (g(3).real().unwrap_or(0.0), g(4).real().unwrap_or(0.0)),
+                    elapsed: g(5).real().unwrap_or(0.0),
+                    host: g(6)
+                        .text()
+                        .and_then(|t| serde_json::from_str(t).ok())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect();
+        // A batch's runs are the sequence numbers from its first up to the
+        // next batch's first.
+        let mut firsts: Vec<usize> = batches.iter().map(|b| b.first_sample).collect();
+        firsts.sort_unstable();
+        for b in &mut batches {
+            let next = firsts
+                .iter()
+                .copied()
+                .find(|&f| f > b.first_sample)
+                .unwrap_or(usize::MAX);
+            b.spans = spans
+                .iter()
+                .filter(|(seq, _)| *seq >= b.first_sample as i64 && (*seq as u64) < next as u64)
+                .map(|(_, s)| *s)
+                .collect();
+        }
+        Ok(batches)
     }
 
     pub fn finish_session(&mut self, session: i64, f: &Finish) -> Result<()> {

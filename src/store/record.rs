@@ -18,13 +18,13 @@
 
 use std::time::SystemTime;
 
-use super::writer::{Link, Msg, RunMsg};
+use super::writer::{BatchMsg, Link, Msg, RunMsg};
 use super::{Location, NewCell, NewSession, Store, StoreError, StoredSearch};
 use crate::error::Error;
 use crate::metrics::Sample;
 use crate::run::events::{Event, Observer};
 use crate::run::plan::Cell;
-use crate::run::session::Session;
+use crate::run::session::{BatchRecord, Session};
 
 /// Which store a command uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,6 +129,8 @@ pub struct Recorder {
     position: Vec<Option<usize>>,
     began: bool,
     next_seq: Vec<i64>,
+    /// Batches sent per stored cell.
+    next_block: Vec<usize>,
     /// A search's answer, written with the end of the session.
     search: Option<StoredSearch>,
 }
@@ -161,6 +163,7 @@ impl Recorder {
             error: None,
             meta,
             next_seq: vec![0; stored.len()],
+            next_block: vec![0; stored.len()],
             cells: stored,
             position,
             began: false,
@@ -191,6 +194,7 @@ impl Recorder {
             position: Vec::new(),
             began: false,
             next_seq: Vec::new(),
+            next_block: Vec::new(),
             search: None,
         }
     }
@@ -328,13 +332,43 @@ impl Recorder {
 
 impl Observer for Recorder {
     fn event(&mut self, event: &Event<'_>) {
-        if let Event::Sample { cell, sample } = *event {
-            self.sample(cell, sample);
+        match *event {
+            Event::Sample { cell, sample } => self.sample(cell, sample),
+            Event::Batch { cell, batch } => self.batch(cell, batch),
+            _ => {}
         }
     }
 }
 
 impl Recorder {
+    /// A batch goes to the helper after its runs, without waiting, as they
+    /// do. Its runs are the cell's last stored ones, and it is numbered
+    /// after the cell's stored batches: in a session these are the
+    /// runner's own numbers, and a search's rounds, each a session of its
+    /// own that counts from its start, still get one key per batch.
+    fn batch(&mut self, cell: usize, batch: &BatchRecord) {
+        let Some(Some(pos)) = self.position.get(cell).copied() else {
+            return;
+        };
+        if self.ensure_session().is_none() {
+            return;
+        }
+        let mut msg = BatchMsg::from_batch(batch);
+        msg.first_seq = (self.next_seq[pos].max(0) as usize).saturating_sub(batch.spans.len());
+        self.next_block[pos] += 1;
+        msg.block = self.next_block[pos];
+        let msg = Msg::Batch {
+            cell: pos,
+            batch: msg,
+        };
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        if let Err(e) = link.send(&msg) {
+            self.fail(e);
+        }
+    }
+
     fn sample(&mut self, cell: usize, sample: &Sample) {
         let Some(Some(pos)) = self.position.get(cell).copied() else {
             return; // calibration runs are not stored

@@ -177,6 +177,35 @@ CREATE TABLE suite_partitions (
 );
 ";
 
+/// Migration 6: concurrency mode's batches (`run --concurrency N`). One
+/// row per batch: its block, N, the sequence number of its first run (its
+/// runs follow in the order they ended), the stretch in which all N slots
+/// were busy, its length, and the host's view over it (JSON, see
+/// `run::host::HostView`); and per run of a batch its slot and when it ran,
+/// in seconds from the batch's start. The throughput is computed from
+/// these, as `run` computes it.
+const V6: &str = "
+CREATE TABLE batches (
+    cell_id BIGINT NOT NULL REFERENCES cells (id),
+    block_index BIGINT NOT NULL,
+    concurrency BIGINT NOT NULL,
+    first_seq BIGINT NOT NULL,
+    busy_from DOUBLE PRECISION NOT NULL,
+    busy_to DOUBLE PRECISION NOT NULL,
+    elapsed DOUBLE PRECISION NOT NULL,
+    host TEXT NOT NULL,
+    PRIMARY KEY (cell_id, block_index)
+);
+CREATE TABLE batch_runs (
+    cell_id BIGINT NOT NULL REFERENCES cells (id),
+    seq BIGINT NOT NULL,
+    slot BIGINT NOT NULL,
+    started DOUBLE PRECISION NOT NULL,
+    ended DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (cell_id, seq)
+);
+";
+
 /// The migrations, in order: `MIGRATIONS[i]` brings a store to version i + 1.
 pub fn migrations(dialect: Dialect) -> Vec<String> {
     let columns: Vec<String> = METRIC_COLUMNS
@@ -194,11 +223,12 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
         // 5: what a `run` session was run with (JSON object, see
         // `run::settings::Settings`); NULL for imports and older sessions.
         "ALTER TABLE sessions ADD COLUMN settings TEXT".to_string(),
+        V6.to_string(),
     ]
 }
 
 /// The schema version this cmdscope writes.
-pub const LATEST: i64 = 5;
+pub const LATEST: i64 = 6;
 
 /// Creates the version table (idempotent; run inside the migration transaction).
 pub const VERSION_TABLE: &str =

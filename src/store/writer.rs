@@ -30,6 +30,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Finish, Location, NewCell, NewSession, Store, StoreError};
 use crate::metrics::{Metric, Sample};
+use crate::run::host::HostView;
+use crate::run::session::{BatchRecord, Span};
 
 /// The hidden subcommand that runs [`serve`].
 pub const SUBCOMMAND: &str = "__store-writer";
@@ -64,6 +66,57 @@ impl RunMsg {
             s.values[i] = f64::from_bits(bits);
         }
         s
+    }
+}
+
+/// A batch, exactly (times as IEEE bits, as a run's values).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BatchMsg {
+    pub block: usize,
+    pub concurrency: usize,
+    pub first_seq: usize,
+    /// (slot, start bits, end bits) per run, in the batch's order.
+    pub spans: Vec<(usize, u64, u64)>,
+    pub busy: (u64, u64),
+    pub elapsed: u64,
+    pub host: HostView,
+}
+
+impl BatchMsg {
+    pub fn from_batch(b: &BatchRecord) -> BatchMsg {
+        BatchMsg {
+            block: b.block,
+            concurrency: b.concurrency,
+            first_seq: b.first_sample,
+            spans: b
+                .spans
+                .iter()
+                .map(|s| (s.slot, s.start.to_bits(), s.end.to_bits()))
+                .collect(),
+            busy: (b.busy.0.to_bits(), b.busy.1.to_bits()),
+            elapsed: b.elapsed.to_bits(),
+            host: b.host.clone(),
+        }
+    }
+
+    pub fn to_batch(&self) -> BatchRecord {
+        BatchRecord {
+            concurrency: self.concurrency,
+            block: self.block,
+            first_sample: self.first_seq,
+            spans: self
+                .spans
+                .iter()
+                .map(|&(slot, start, end)| Span {
+                    slot,
+                    start: f64::from_bits(start),
+                    end: f64::from_bits(end),
+                })
+                .collect(),
+            busy: (f64::from_bits(self.busy.0), f64::from_bits(self.busy.1)),
+            elapsed: f64::from_bits(self.elapsed),
+            host: self.host.clone(),
+        }
     }
 }
 
@@ -122,6 +175,12 @@ pub enum Msg {
     /// The answer of a search session.
     Search {
         search: String,
+    },
+    /// A batch of concurrency mode, after its runs; sent without waiting,
+    /// as runs are.
+    Batch {
+        cell: usize,
+        batch: BatchMsg,
     },
     /// A per-run series of a metric without a column (`run --monitor`'s
     /// counts), one value per run in order (None: no value for that run).
@@ -306,6 +365,14 @@ pub fn serve() -> i32 {
                     Err(e) => Err(e),
                 }
             }
+            // A batch, like runs, is answered only with an error; its
+            // runs, sent before it, are committed first.
+            Ok(Msg::Batch { cell, batch }) => {
+                match state.commit().and_then(|_| state.add_batch(cell, &batch)) {
+                    Ok(()) => continue,
+                    Err(e) => Err(e),
+                }
+            }
             // Every answered message comes after the runs sent before it.
             Ok(msg) => state.commit().and_then(|_| state.handle(msg)),
             Err(e) => Err(StoreError(format!("bad store message: {e}"))),
@@ -361,6 +428,11 @@ impl State {
         })
     }
 
+    fn add_batch(&mut self, cell: usize, batch: &BatchMsg) -> Result<(), StoreError> {
+        let id = self.cell(cell)?;
+        self.store()?.add_batch(id, &batch.to_batch())
+    }
+
     fn handle(&mut self, msg: Msg) -> Result<(), StoreError> {
         match msg {
             Msg::Open { location } => {
@@ -382,6 +454,7 @@ impl State {
                 let samples: Vec<Sample> = runs.iter().map(RunMsg::to_sample).collect();
                 self.store()?.add_runs(id, first_seq, &samples)?;
             }
+            Msg::Batch { cell, batch } => self.add_batch(cell, &batch)?,
             Msg::Replace { cell, runs } => {
                 let id = self.cell(cell)?;
                 let samples: Vec<Sample> = runs.iter().map(RunMsg::to_sample).collect();
@@ -460,5 +533,49 @@ mod tests {
             (back.run_index, back.exit_code, back.timed_out),
             (7, Some(3), true)
         );
+    }
+
+    #[test]
+    fn batches_survive_the_wire_exactly() {
+        let b = BatchRecord {
+            concurrency: 2,
+            block: 3,
+            first_sample: 8,
+            spans: vec![
+                Span {
+                    slot: 1,
+                    start: 0.1 + 0.2,
+                    end: 1.0 / 3.0,
+                },
+                Span {
+                    slot: 0,
+                    start: 0.0,
+                    end: f64::MIN_POSITIVE,
+                },
+            ],
+            busy: (0.1 + 0.2, 2.0 / 3.0),
+            elapsed: 1e-300,
+            host: HostView {
+                seconds: 0.7,
+                cpu_busy: Some(1.25),
+                cpus: 2,
+                ..HostView::default()
+            },
+        };
+        let text = serde_json::to_string(&Msg::Batch {
+            cell: 1,
+            batch: BatchMsg::from_batch(&b),
+        })
+        .unwrap();
+        let Msg::Batch { cell, batch } = serde_json::from_str(&text).unwrap() else {
+            panic!("wrong message");
+        };
+        let back = batch.to_batch();
+        assert_eq!(cell, 1);
+        assert_eq!(back.spans, b.spans);
+        assert_eq!(back.busy, b.busy);
+        assert_eq!(back.elapsed, b.elapsed);
+        assert_eq!(back.host, b.host);
+        assert_eq!((back.block, back.concurrency, back.first_sample), (3, 2, 8));
     }
 }

@@ -108,21 +108,26 @@ pub fn times_around(level: f64, n: usize) -> Vec<f64> {
 }
 
 /// SQL that takes a store of the latest schema back to what cmdscope wrote
-/// at `version`: the columns later migrations added to `sessions` dropped,
+/// at `version`: the columns and tables later migrations added dropped,
 /// the version set. Tests of upgrades and of readers refusing an older
 /// store make their old stores with it, so a new migration is one line here.
 pub fn sql_back_to_version(version: i64) -> String {
-    // (the migration that added it, the column)
-    const ADDED: &[(i64, &str)] = &[(3, "preflight"), (4, "search"), (5, "settings")];
+    // (the migration, the SQL that takes it back), newest first
+    const ADDED: &[(i64, &str)] = &[
+        (6, "DROP TABLE batch_runs; DROP TABLE batches"),
+        (5, "ALTER TABLE sessions DROP COLUMN settings"),
+        (4, "ALTER TABLE sessions DROP COLUMN search"),
+        (3, "ALTER TABLE sessions DROP COLUMN preflight"),
+    ];
     assert_eq!(
-        ADDED.last().map(|a| a.0),
+        ADDED.first().map(|a| a.0),
         Some(cmdscope::store::schema::LATEST),
         "a migration is missing from sql_back_to_version"
     );
     let mut sql: Vec<String> = ADDED
         .iter()
         .filter(|(v, _)| *v > version)
-        .map(|(_, c)| format!("ALTER TABLE sessions DROP COLUMN {c}"))
+        .map(|(_, undo)| undo.to_string())
         .collect();
     sql.push(format!("UPDATE schema_version SET version = {version}"));
     sql.join("; ")
@@ -144,6 +149,78 @@ pub fn cmdscope(args: &[&str]) -> Output {
 pub fn tempdir() -> tempfile::TempDir {
     // Under target/, which is on disk (not tmpfs), so storage I/O is real.
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
+}
+
+/// A concurrency-mode session at N = 2 of two commands whose throughput
+/// differs twofold, into `store`, its JSON export in `out`.
+pub fn concurrency_session_into(store: &str, out: &Path) {
+    concurrency_session_with(store, out, &["--runs", "40"]);
+}
+
+/// [`concurrency_session_into`] with `how` many runs (`--runs N`, or
+/// `--until-decided` and its budget).
+pub fn concurrency_session_with(store: &str, out: &Path, how: &[&str]) {
+    let mut args = vec!["run", "--style", "none"];
+    args.extend_from_slice(how);
+    let o = with_store(
+        store,
+        &[
+            &args[..],
+            &[
+                "--concurrency",
+                "2",
+                "-n",
+                "short",
+                "sleep 0.02",
+                "-n",
+                "long",
+                "sleep 0.04",
+                "--export-json",
+                out.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// A stored concurrency session's throughput, its interval and its
+/// comparison are those of the run's JSON export: read back from the
+/// store through `report`'s reading, not merely present.
+pub fn assert_stored_throughput(store: &mut cmdscope::store::Store, doc: &serde_json::Value) {
+    let sessions = store.sessions(&cmdscope::store::Filter::default()).unwrap();
+    let (session, c) = cmdscope::commands::report::stored_concurrency(store, &sessions[0])
+        .unwrap()
+        .expect("the stored session's batches");
+    assert_eq!(session.results.len(), 2);
+    let close = |a: f64, b: f64, what: &str| {
+        assert!(
+            (a - b).abs() <= 1e-12 * b.abs().max(1e-300),
+            "{what}: stored {a}, run {b}"
+        )
+    };
+    for (i, t) in c.cells.iter().enumerate() {
+        let t = t.as_ref().expect("a throughput for each cell");
+        let json = &doc["results"][i]["throughput"];
+        assert_eq!(t.concurrency, 2);
+        assert_eq!(t.batches as u64, json["batches"].as_u64().unwrap());
+        close(t.value, json["value"].as_f64().unwrap(), "throughput");
+        let [lo, hi] = t.ci.expect("an interval");
+        close(lo, json["ci"][0].as_f64().unwrap(), "interval's low end");
+        close(hi, json["ci"][1].as_f64().unwrap(), "interval's high end");
+        let rows = &doc["results"][i]["measurements"];
+        assert_eq!(
+            session.results[i].samples.len(),
+            rows.as_array().unwrap().len(),
+            "every instance's run stored"
+        );
+    }
+    let json = &doc["throughput_comparisons"][0];
+    let cmp = &c.comparisons[0];
+    close(cmp.ratio, json["ratio"].as_f64().unwrap(), "ratio");
+    close(cmp.p_value, json["p_value"].as_f64().unwrap(), "p-value");
+    close(cmp.level, json["level"].as_f64().unwrap(), "level");
+    assert_eq!(cmp.verdict.is_significant(), json["significant"] == true);
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {
