@@ -126,34 +126,50 @@ fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
     for i in 0..runs.len() {
         assert!(bytes(i) >= 256.0 * 1024.0, "run {i} wrote {}", bytes(i));
     }
-    // Little's law per batch, recomputed from the exported spans: each
-    // slot's instances after its first, started and followed inside the
-    // busy stretch, count with their cycle (start to the slot's next
-    // start); the rate is N times their bytes over their cycles.
+    // Per batch, recomputed from the exported spans: the bytes of the
+    // instances that ended after every slot's first completion and inside
+    // the busy stretch, over the time from that first-completions mark to
+    // the last of them.
     let mut rates = Vec::new();
     for b in r["batches"].as_array().unwrap() {
-        let (from, to) = (
-            b["busy"][0].as_f64().unwrap(),
-            b["busy"][1].as_f64().unwrap(),
-        );
+        let to = b["busy"][1].as_f64().unwrap();
         let first = b["first_run"].as_u64().unwrap() as usize;
-        let mut by_slot: Vec<Vec<(f64, usize)>> = vec![Vec::new(); 3];
-        for (k, s) in b["spans"].as_array().unwrap().iter().enumerate() {
-            let slot = s["slot"].as_u64().unwrap() as usize;
-            by_slot[slot].push((s["start"].as_f64().unwrap(), first + k));
-        }
-        let (mut sum, mut cycles) = (0.0, 0.0);
-        for v in &mut by_slot {
-            v.sort_by(|a, b| a.0.total_cmp(&b.0));
-            for w in v.windows(2).skip(1) {
-                if w[0].0 >= from && w[1].0 <= to {
-                    sum += bytes(w[0].1);
-                    cycles += w[1].0 - w[0].0;
-                }
+        let spans: Vec<(usize, f64, f64)> = b["spans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["slot"].as_u64().unwrap() as usize,
+                    s["start"].as_f64().unwrap(),
+                    s["end"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        // Each slot's earliest instance, and the latest of their ends.
+        let mut first_of: Vec<Option<(f64, f64)>> = vec![None; 3];
+        for &(slot, start, end) in &spans {
+            if first_of[slot].is_none_or(|(s, _)| start < s) {
+                first_of[slot] = Some((start, end));
             }
         }
-        if cycles > 0.0 {
-            rates.push(3.0 * sum / cycles);
+        let Some(ends) = first_of
+            .iter()
+            .map(|f| f.map(|x| x.1))
+            .collect::<Option<Vec<f64>>>()
+        else {
+            continue;
+        };
+        let from = ends.into_iter().fold(f64::NEG_INFINITY, f64::max);
+        let (mut sum, mut last) = (0.0, from);
+        for (k, &(_, _, end)) in spans.iter().enumerate() {
+            if end > from && end <= to {
+                sum += bytes(first + k);
+                last = last.max(end);
+            }
+        }
+        if last > from {
+            rates.push(sum / (last - from));
         }
     }
     assert!(!rates.is_empty(), "no batch had all instances busy: {r}");

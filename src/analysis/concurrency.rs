@@ -5,16 +5,15 @@
 //! scaling curve with a Universal Scalability Law fit.
 //!
 //! A batch's throughput comes from the stretch in which all N slots were
-//! busy, by Little's law for a closed loop: N instances always in the
-//! system, each slot starting its next instance when one ends, so the
-//! throughput is N over the mean cycle (an instance's start to the start
-//! of its slot's next instance) of the instances that started and were
-//! followed inside the stretch, leaving out each slot's first instance
-//! (started with the others, before any queue formed). The ramp-up and
-//! the tail (fewer than N
-//! running) do not dilute it; completions that bunch together (N
-//! instances started at once on fewer CPUs end at once) do not bias it,
-//! as counting completions over a short stretch would. Its CPU use and
+//! busy: the completions counted from the moment every slot had made its
+//! first (the N started together, before any queue formed) to the last
+//! completion inside the stretch, over the time between those two
+//! completions. Both ends are completions, so completions that bunch
+//! together (N instances started at once on fewer CPUs end at once) are
+//! counted once per interval, not once too often; the ramp-up and the tail
+//! (fewer than N running) do not dilute it; and an instance that waits
+//! long for a lock another slot keeps taking is not dropped, as cycles
+//! that had to fit inside the stretch were. Its CPU use and
 //! I/O rates are the throughput times the counted instances' mean CPU
 //! time and bytes: what the instances' own accounting says they used, per
 //! second of the stretch. A cell's throughput is the mean over
@@ -81,51 +80,54 @@ pub struct Concurrency {
     pub scaling: Vec<Scaling>,
 }
 
-/// The cycles counted in a batch (see the module's comment): each as its
-/// length and the index of its instance's sample.
-fn cycles(b: &BatchRecord) -> Vec<(f64, usize)> {
-    let (from, to) = b.busy;
-    // Each slot's instances in the order they ran: an instance's cycle is
-    // from its start to the start of the slot's next one (its run and
-    // the gap before the next: hooks, the spawner's turn).
-    let mut by_slot: Vec<Vec<(f64, usize)>> = vec![Vec::new(); b.concurrency.max(1)];
-    for (k, s) in b.spans.iter().enumerate() {
-        if let Some(v) = by_slot.get_mut(s.slot) {
-            v.push((s.start, b.first_sample + k));
-        }
-    }
-    let mut cycles = Vec::new();
-    for v in &mut by_slot {
-        v.sort_by(|x, y| x.0.total_cmp(&y.0));
-        // Each slot's first instance is left out: the N started together,
-        // before any queue (for a lock, for the CPUs) had formed.
-        for w in v.windows(2).skip(1) {
-            let ((start, i), (next, _)) = (w[0], w[1]);
-            if start >= from && next <= to {
-                cycles.push((next - start, i));
+/// The completions a batch's throughput counts (see the module's
+/// comment): the seconds from the last slot's first completion to the
+/// last completion inside the busy stretch, and the sample indices of the
+/// instances that ended after the first and up to the last.
+fn counted(b: &BatchRecord) -> Option<(f64, Vec<usize>)> {
+    let (_, to) = b.busy;
+    // Each slot's first instance (its earliest start) and when it ended.
+    let slots = b.concurrency.max(1);
+    let mut first: Vec<Option<(f64, f64)>> = vec![None; slots];
+    for s in &b.spans {
+        if let Some(f) = first.get_mut(s.slot) {
+            if f.is_none_or(|(start, _)| s.start < start) {
+                *f = Some((s.start, s.end));
             }
         }
     }
-    cycles
+    let from = first
+        .iter()
+        .map(|f| f.map(|(_, end)| end))
+        .collect::<Option<Vec<f64>>>()?
+        .into_iter()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut last = from;
+    let mut instances = Vec::new();
+    for (k, s) in b.spans.iter().enumerate() {
+        if s.end > from && s.end <= to {
+            last = last.max(s.end);
+            instances.push(b.first_sample + k);
+        }
+    }
+    (last > from && !instances.is_empty()).then_some((last - from, instances))
 }
 
-/// Little's law for a closed loop with every slot busy: N instances in
-/// the system, each cycle taking the mean of `cycles`.
-fn throughput_of(b: &BatchRecord, cycles: &[(f64, usize)]) -> Option<f64> {
-    let mean_cycle = mean(&cycles.iter().map(|c| c.0).collect::<Vec<_>>())?;
-    (mean_cycle > 0.0).then(|| b.concurrency as f64 / mean_cycle)
+/// Completions per second of a batch, from what [`counted`] counts.
+fn batch_throughput(b: &BatchRecord) -> Option<f64> {
+    counted(b).map(|(seconds, instances)| instances.len() as f64 / seconds)
 }
 
-/// The figures of one batch; None when no slot ran two instances one
-/// after the other inside the busy stretch.
+/// The figures of one batch; None when no completion came after every
+/// slot's first one inside the busy stretch.
 pub fn batch_figures(result: &CellResult, b: &BatchRecord) -> Option<BatchFigures> {
-    let cycles = cycles(b);
-    let throughput = throughput_of(b, &cycles)?;
+    let (seconds, instances) = counted(b)?;
+    let throughput = instances.len() as f64 / seconds;
     // Rates: throughput times the counted instances' mean amount.
     let per_completion = |metric: Metric| {
-        let v = cycles
+        let v = instances
             .iter()
-            .map(|&(_, i)| result.samples.get(i).and_then(|s| s.get(metric)))
+            .map(|&i| result.samples.get(i).and_then(|s| s.get(metric)))
             .collect::<Option<Vec<f64>>>()?;
         mean(&v).map(|m| m * throughput)
     };
@@ -261,7 +263,7 @@ pub fn analyse(session: &Session, precision: f64) -> Option<Concurrency> {
 fn per_block(batches: &[BatchRecord]) -> Vec<(usize, f64)> {
     batches
         .iter()
-        .filter_map(|b| throughput_of(b, &cycles(b)).map(|t| (b.block, t)))
+        .filter_map(|b| batch_throughput(b).map(|t| (b.block, t)))
         .filter(|&(_, t)| t > 0.0)
         .map(|(block, t)| (block, 1.0 / t))
         .collect()
@@ -368,10 +370,7 @@ pub fn replay_looks(
 /// Whether a cell's throughput interval (the one `cell_throughput`
 /// shows: Student's t over its batches) is within `precision` of it.
 fn precise(precision: f64, batches: &[BatchRecord]) -> bool {
-    let values: Vec<f64> = batches
-        .iter()
-        .filter_map(|b| throughput_of(b, &cycles(b)))
-        .collect();
+    let values: Vec<f64> = batches.iter().filter_map(batch_throughput).collect();
     match (mean(&values), interval(&values)) {
         (Some(v), Some([lo, hi])) if v > 0.0 => (hi - lo) / 2.0 / v <= precision,
         _ => false,
@@ -720,6 +719,43 @@ mod tests {
         });
         let f = batch_figures(&r, &r.batches[0]).unwrap();
         assert!((f.throughput - 1.0).abs() < 1e-12, "{f:?}");
+    }
+
+    #[test]
+    fn a_slot_the_lock_passes_over_is_not_dropped() {
+        // Two slots on a lock held 10 ms that does not serve its waiters
+        // in order: slot 0 takes it three times while slot 1 waits 30 ms.
+        // The lock makes 100 completions a second whoever holds it. Cycles
+        // that had to fit inside the busy stretch (10, 10, 20 and 20 ms)
+        // read 133 a second: slot 1's long wait straddled the stretch's
+        // start and was never counted.
+        let n = 2;
+        let mut r = CellResult::new(concurrent_cell(n), Vec::new());
+        let span = |slot, start, end| Span { slot, start, end };
+        let spans = vec![
+            span(0, 0.00, 0.01),
+            span(0, 0.01, 0.02),
+            span(0, 0.02, 0.03),
+            span(1, 0.00, 0.04),
+            span(0, 0.03, 0.05),
+            span(1, 0.04, 0.06),
+            span(0, 0.05, 0.07),
+            span(1, 0.06, 0.08),
+        ];
+        let busy = busy_window(&spans, n);
+        assert_eq!(busy, (0.0, 0.07));
+        r.samples = vec![Sample::new(0); spans.len()];
+        r.batches.push(BatchRecord {
+            concurrency: n,
+            block: 1,
+            first_sample: 0,
+            spans,
+            busy,
+            elapsed: 0.08,
+            host: HostView::default(),
+        });
+        let f = batch_figures(&r, &r.batches[0]).unwrap();
+        assert!((f.throughput - 100.0).abs() < 1e-9, "{f:?}");
     }
 
     #[test]

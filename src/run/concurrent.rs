@@ -398,7 +398,7 @@ pub struct Batches {
 /// busy for a while (`RUNS_PER_SLOT` each, where the runs allow).
 const MAX_BLOCKS: usize = 10;
 /// Each slot makes about this many runs in a batch: the throughput counts
-/// each slot's cycles after its first instance, so a slot needs three or
+/// the completions after every slot's first one, so a slot needs three or
 /// more, and the busy stretch is then most of the batch.
 const RUNS_PER_SLOT: usize = 4;
 
