@@ -18,8 +18,10 @@ pub enum Event<'a> {
     /// so this comes after the session's first runs (at the latest with
     /// `Finished`), between two runs, never while one is measured.
     Checked { preflight: &'a [Check] },
-    /// A run (warm-up or measured) is about to start. `output_shown`: its
-    /// output goes to the terminal (`--show-output`).
+    /// A run (warm-up or measured) is about to start, or, when the spawner
+    /// makes it from a schedule (`run::ahead`), is being made or was made
+    /// and is about to be taken in. `output_shown`: its output goes to the
+    /// terminal (`--show-output`, never in a schedule).
     RunStarting {
         cell: usize,
         name: &'a str,

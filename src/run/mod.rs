@@ -7,6 +7,7 @@
 //! benchmark asks for (`request`) and what the session was run with
 //! (`settings`).
 
+pub mod ahead;
 pub mod concurrent;
 pub mod events;
 pub mod hooks;
