@@ -363,6 +363,11 @@ pub struct Spawner {
     left_in_spawner: std::cell::Cell<usize>,
     /// Runs not yet read of each SCHEDULE sent and not yet DONE, in order.
     scheduled: std::cell::RefCell<std::collections::VecDeque<usize>>,
+    /// When an interruption cut the schedules (CLOCK_MONOTONIC seconds):
+    /// a run that ended before it is a finished run.
+    interrupted_at: std::cell::Cell<Option<f64>>,
+    /// A report read ahead to see whether its run ended before that.
+    peeked: std::cell::Cell<Option<RunResult>>,
 }
 
 /// More than this many bytes of children (a hundred or so pids) and the
@@ -499,6 +504,8 @@ impl Spawner {
             hook_leftovers: std::cell::RefCell::new(Vec::new()),
             left_in_spawner: std::cell::Cell::new(0),
             scheduled: std::cell::RefCell::new(std::collections::VecDeque::new()),
+            interrupted_at: std::cell::Cell::new(None),
+            peeked: std::cell::Cell::new(None),
         })
     }
 
@@ -645,6 +652,8 @@ impl Spawner {
             let mut ignore = || {};
             self.next_report(&mut ignore)?;
         }
+        self.peeked.set(None);
+        self.interrupted_at.set(None);
         self.send(&header(MSG_RESUME, 0), &[])
     }
 
@@ -652,6 +661,36 @@ impl Spawner {
     fn cut(&self) {
         // SAFETY: a signal to our own helper process.
         unsafe { libc::kill(self.pid(), libc::SIGUSR1) };
+    }
+
+    /// Ctrl-C while runs are scheduled: the spawner makes no further run,
+    /// the one running is killed, and the moment is kept (once).
+    fn interrupt(&self) {
+        if self.interrupted_at.get().is_none() {
+            self.interrupted_at.set(Some(monotonic()));
+            self.cut();
+            self.kill_run();
+        }
+    }
+
+    /// After Ctrl-C: whether the next scheduled run ended before it (its
+    /// report was on its way): a finished run, to be taken in as such.
+    pub fn finished_before_interrupt(&self) -> Result<bool> {
+        if !self.scheduled() {
+            return Ok(false);
+        }
+        self.interrupt();
+        let next = match self.peeked.take() {
+            Some(res) => Some(res),
+            None => self.next_report(&mut || {})?,
+        };
+        self.peeked.set(next);
+        Ok(next.is_some_and(|res| self.ended_before_interrupt(&res)))
+    }
+
+    fn ended_before_interrupt(&self, res: &RunResult) -> bool {
+        let end = res.end_sec as f64 + res.end_nsec as f64 * 1e-9;
+        res.failed_step == 0 && self.interrupted_at.get().is_some_and(|at| end < at)
     }
 
     /// Reads the spawner's next report of a scheduled run, passing over the
@@ -802,6 +841,17 @@ impl Drop for Spawner {
             let _ = std::fs::remove_dir(dir);
         }
     }
+}
+
+/// CLOCK_MONOTONIC now, in seconds: the spawner's clock.
+fn monotonic() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into ts.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 fn header(kind: u32, len: usize) -> Vec<u8> {
@@ -1062,14 +1112,8 @@ impl Prepared {
     /// clock around it (a run taken from a schedule was timed by it alone).
     pub fn last_span(&self) -> Option<(Instant, Instant)> {
         let (start, end) = self.last?;
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes into ts.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        let now = monotonic();
         let then = Instant::now();
-        let now = ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
         let at = |t: f64| then.checked_sub(Duration::from_secs_f64((now - t).max(0.0)));
         Some((at(start)?, at(end)?))
     }
@@ -1176,25 +1220,26 @@ impl Prepared {
     /// to empty). Ctrl-C cuts the schedule and kills the run.
     pub fn take(&mut self, sample: &mut Sample) -> Result<Outcome> {
         let spawner = self.spawner.clone();
-        let mut interrupted = false;
+        if signals::received().is_some() {
+            spawner.interrupt();
+        }
         let mut on_interrupt = || {
-            if !interrupted && signals::received().is_some() {
-                interrupted = true;
-                spawner.cut();
-                spawner.kill_run();
+            if signals::received().is_some() {
+                spawner.interrupt();
             }
         };
-        let Some(res) = spawner.next_report(&mut on_interrupt)? else {
-            // The spawner ended its schedules before this run (it was cut).
-            return Ok(Outcome::Interrupted);
+        let res = match spawner.peeked.take() {
+            Some(res) => res,
+            None => match spawner.next_report(&mut on_interrupt)? {
+                Some(res) => res,
+                // The spawner ended its schedules before this run.
+                None => return Ok(Outcome::Interrupted),
+            },
         };
-        if interrupted || signals::received().is_some() {
-            spawner.cut();
-            spawner.kill_run();
-            self.fill(&res, sample)?;
+        self.fill(&res, sample)?;
+        if spawner.interrupted_at.get().is_some() && !spawner.ended_before_interrupt(&res) {
             return Ok(Outcome::Interrupted);
         }
-        self.fill(&res, sample)?;
         Ok(Outcome::Finished)
     }
 

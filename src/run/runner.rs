@@ -343,7 +343,12 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         if ahead.as_ref().is_none_or(Ahead::idle) {
             check_machine(&mut window, &mut checks, events, preflight::WINDOW);
         }
-        if signals::received().is_some() {
+        // Runs the spawner made from its schedule before Ctrl-C are
+        // finished runs (their reports were on their way): taken in first.
+        let finished_before = signals::received().is_some()
+            && !ahead.as_ref().is_none_or(Ahead::idle)
+            && spawner.finished_before_interrupt().unwrap_or(false);
+        if signals::received().is_some() && !finished_before {
             scheduler.stop(StopReason::Interrupted);
             failure = Some(Error::Interrupted);
         }
