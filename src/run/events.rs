@@ -50,6 +50,13 @@ pub enum Event<'a> {
 /// stop the benchmark).
 pub trait Observer {
     fn event(&mut self, event: &Event<'_>);
+
+    /// Whether it watches each run as it happens, between `RunStarting`
+    /// and `RunEnded` (a monitor counting a run's lines): the runs are
+    /// then made one at a time, never ahead from a schedule (`run::ahead`).
+    fn watches_runs(&self) -> bool {
+        false
+    }
 }
 
 /// Observes nothing.
@@ -67,5 +74,9 @@ impl Observer for Fanout<'_> {
         for o in &mut self.0 {
             o.event(event);
         }
+    }
+
+    fn watches_runs(&self) -> bool {
+        self.0.iter().any(|o| o.watches_runs())
     }
 }

@@ -225,6 +225,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             opts.ignore_failure,
             IgnoreFailure::None | IgnoreFailure::All
         )
+        && !events.watches_runs()
         && std::env::var_os("CMDSCOPE_NO_SCHEDULE").is_none_or(|v| v == "0"))
     .then(|| {
         let eligible = opts

@@ -49,6 +49,10 @@ impl Observer for Renumber<'_> {
             self.inner.event(&e);
         }
     }
+
+    fn watches_runs(&self) -> bool {
+        self.inner.watches_runs()
+    }
 }
 
 /// The real measurer: each round an ordinary interleaved session of the
