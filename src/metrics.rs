@@ -222,6 +222,15 @@ impl DisturbanceProbe {
         ]
     }
 
+    /// Whether [`DisturbanceProbe::read`] for a run of about
+    /// `expected_wall` seconds reads nothing: every source is absent or
+    /// too dear for such a run.
+    pub fn reads_nothing(&self, expected_wall: Option<f64>) -> bool {
+        let cheap = |cost: f64| expected_wall.is_none_or(|w| 2.0 * cost <= Self::MAX_COST * w);
+        !(self.pressure.is_some() && cheap(self.cost[0])
+            || self.stat.is_some() && cheap(self.cost[1]))
+    }
+
     /// The counters now, reading only the sources cheap enough for a run
     /// of about `expected_wall` seconds (None: unknown, read all).
     pub fn read(&mut self, expected_wall: Option<f64>) -> DisturbanceCounters {

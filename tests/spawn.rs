@@ -324,3 +324,88 @@ fn a_server_started_by_setup_lives_through_the_runs_and_not_beyond() {
     let left = left_running(&marker);
     assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
 }
+
+/// The spawner of the cmdscope process `pid`: its child named
+/// `cmdscope-spawn`, once it has started.
+fn spawner_of(pid: u32) -> Option<u32> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(10) {
+        let children =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        for child in children.split_whitespace() {
+            let comm = std::fs::read_to_string(format!("/proc/{child}/comm")).unwrap_or_default();
+            if comm.trim() == "cmdscope-spawn" {
+                return child.parse().ok();
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    None
+}
+
+/// Whether process `pid` is gone (or a zombie) within five seconds.
+fn gone(pid: u32) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(5) {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat
+            .rsplit(')')
+            .next()
+            .is_none_or(|s| s.trim_start().starts_with('Z'))
+        {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn a_kill_9_while_the_spawner_makes_a_schedule_leaves_no_process() {
+    // Short runs with a fixed count: the spawner makes them from
+    // schedules, as the runs' subreaper. Each leaves a sleeper, which the
+    // spawner kills after the run, and which must not survive cmdscope.
+    let marker = sleeper(4);
+    let mut child = Command::new(bin())
+        .args(["run", "--runs", "100000", "--style", "none"])
+        .arg(format!("sh -c '(setsid {marker}&); exit 0'"))
+        .env("CMDSCOPE_NO_STORE", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run cmdscope");
+    let spawner = spawner_of(child.id()).expect("a spawner");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(gone(spawner), "the spawner outlived cmdscope");
+    let left = left_running(&marker);
+    assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
+}
+
+#[test]
+fn a_schedule_ends_at_the_failing_run_as_runs_alone_do() {
+    // The 40th run fails: the session stops there, and the spawner, which
+    // makes the short runs from schedules, makes no run after it.
+    let dir = tempdir();
+    let count = dir.path().join("count");
+    let c = count.display();
+    for alone in ["0", "1"] {
+        let _ = std::fs::remove_file(&count);
+        let o = Command::new(bin())
+            .args(["run", "--runs", "500", "--style", "none"])
+            .arg(format!("sh -c 'echo x >> {c}; test $(wc -l < {c}) -lt 40'"))
+            .env("CMDSCOPE_NO_STORE", "1")
+            .env("CMDSCOPE_NO_SCHEDULE", alone)
+            .output()
+            .expect("run cmdscope");
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("exited with status 1"),
+            "{}",
+            stderr(&o)
+        );
+        let lines = std::fs::read_to_string(&count).unwrap().lines().count();
+        assert_eq!(lines, 40, "runs made (CMDSCOPE_NO_SCHEDULE={alone})");
+    }
+}

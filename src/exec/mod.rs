@@ -18,7 +18,7 @@ pub use held::HeldCommand;
 
 pub use spawn::{
     environment, resolve_program, resolve_user, Credentials, Input, Outcome, Output, Prepared,
-    SpawnConfig, Spawner,
+    SpawnConfig, Spawner, SCHEDULE_MAX,
 };
 
 /// Makes this process the reaper of orphaned descendants, so processes that

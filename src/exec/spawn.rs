@@ -4,8 +4,9 @@
 //! built by build.rs and embedded): see the comment at its top for why. The
 //! spawner reads `/proc/<pid>/io` between `waitid(WNOWAIT)` and `wait4` and
 //! gets the child's own rusage from `wait4`; this side prepares each command
-//! once, asks for runs, opens perf counters on the waiting child, enforces
-//! timeouts and kills trees.
+//! once, asks for runs (one at a time, or a schedule of runs the spawner
+//! makes back to back: `Spawner::schedule`, `Prepared::take`), opens perf
+//! counters on the waiting child, enforces timeouts and kills trees.
 
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -284,6 +285,12 @@ const MSG_RUN: u32 = 2;
 const MSG_GO: u32 = 3;
 const MSG_PID: u32 = 4;
 const MSG_RESULT: u32 = 5;
+const MSG_SCHEDULE: u32 = 6;
+const MSG_DONE: u32 = 7;
+const MSG_RESUME: u32 = 8;
+const S_STOP_ON_FAILURE: u32 = 1;
+/// The most runs one SCHEDULE message may hold (`SCHEDULE_MAX` in spawner.c).
+pub const SCHEDULE_MAX: usize = 256;
 const F_CWD: u32 = 1;
 const F_NICE: u32 = 2;
 const F_CPUS: u32 = 4;
@@ -319,6 +326,7 @@ struct RunResult {
     read_bytes: u64,
     write_bytes: u64,
     cancelled_write_bytes: u64,
+    leftovers: i64,
 }
 
 /// A RESULT message: header and report.
@@ -350,6 +358,16 @@ pub struct Spawner {
     settled: std::cell::RefCell<Vec<u8>>,
     /// Processes the hooks left running, protected until the session ends.
     hook_leftovers: std::cell::RefCell<Vec<libc::pid_t>>,
+    /// Processes runs left running that the spawner killed itself (once it
+    /// has made a schedule, it is the runs' subreaper), not yet counted.
+    left_in_spawner: std::cell::Cell<usize>,
+    /// Runs not yet read of each SCHEDULE sent and not yet DONE, in order.
+    scheduled: std::cell::RefCell<std::collections::VecDeque<usize>>,
+    /// When an interruption cut the schedules (CLOCK_MONOTONIC seconds):
+    /// a run that ended before it is a finished run.
+    interrupted_at: std::cell::Cell<Option<f64>>,
+    /// A report read ahead to see whether its run ended before that.
+    peeked: std::cell::Cell<Option<RunResult>>,
 }
 
 /// More than this many bytes of children (a hundred or so pids) and the
@@ -484,6 +502,10 @@ impl Spawner {
             children,
             settled: std::cell::RefCell::new(Vec::new()),
             hook_leftovers: std::cell::RefCell::new(Vec::new()),
+            left_in_spawner: std::cell::Cell::new(0),
+            scheduled: std::cell::RefCell::new(std::collections::VecDeque::new()),
+            interrupted_at: std::cell::Cell::new(None),
+            peeked: std::cell::Cell::new(None),
         })
     }
 
@@ -516,15 +538,16 @@ impl Spawner {
     /// that already exited are reaped. Nothing else is touched: the
     /// helpers and what the hooks started are protected.
     pub fn kill_leftovers(&self) -> usize {
+        let killed = self.left_in_spawner.take();
         if self.unchanged() {
-            return 0;
+            return killed;
         }
         let left = tree::unprotected().len();
         if left > 0 {
             self.kill_run();
         }
         self.settle();
-        left
+        left + killed
     }
 
     /// After a hook: what it left running (a server for the runs, say)
@@ -570,6 +593,151 @@ impl Spawner {
         let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
         let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
         Some(kib * 1024.0)
+    }
+
+    /// Hands `runs` to the spawner, to be made back to back in this order
+    /// without a request per run (spawner.c, `schedule`); their reports
+    /// are read with [`Prepared::take`], in the same order. With
+    /// `stop_on_failure` the spawner stops after a run that exits non-zero
+    /// or is killed, and makes no run of the schedules behind it until
+    /// [`Spawner::finish_schedules`].
+    pub fn schedule(&self, runs: &[&Prepared], stop_on_failure: bool) -> Result<()> {
+        for chunk in runs.chunks(SCHEDULE_MAX) {
+            let flags = if stop_on_failure {
+                S_STOP_ON_FAILURE
+            } else {
+                0
+            };
+            let mut message = header(MSG_SCHEDULE, 8 + 4 * chunk.len());
+            message.extend_from_slice(&flags.to_ne_bytes());
+            message.extend_from_slice(&(chunk.len() as u32).to_ne_bytes());
+            for p in chunk {
+                message.extend_from_slice(&p.id.to_ne_bytes());
+            }
+            self.send(&message, &[])?;
+            self.scheduled.borrow_mut().push_back(chunk.len());
+        }
+        Ok(())
+    }
+
+    /// Whether runs handed over by [`Spawner::schedule`] are still to be read.
+    pub fn scheduled(&self) -> bool {
+        !self.scheduled.borrow().is_empty()
+    }
+
+    /// Stops the schedules still running (the runner wants no more of
+    /// their runs: the session stops, or the schedule went another way than
+    /// handed over) and reads what is left of them, then lets the spawner
+    /// take schedules again. The runs made meanwhile are discarded (their
+    /// leftovers counted). After an interruption, every run still made is
+    /// killed until the spawner says it is done.
+    pub fn finish_schedules(&self) -> Result<()> {
+        if !self.scheduled() {
+            return Ok(());
+        }
+        self.cut();
+        while self.scheduled() {
+            if signals::received().is_some() {
+                self.kill_run();
+            }
+            let mut fds = [libc::pollfd {
+                fd: self.sock.0,
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            // SAFETY: fds holds one valid pollfd.
+            if unsafe { libc::poll(fds.as_mut_ptr(), 1, 10) } <= 0 {
+                continue;
+            }
+            let mut ignore = || {};
+            self.next_report(&mut ignore)?;
+        }
+        self.peeked.set(None);
+        self.interrupted_at.set(None);
+        self.send(&header(MSG_RESUME, 0), &[])
+    }
+
+    /// Asks the spawner to make no further run of its schedules.
+    fn cut(&self) {
+        // SAFETY: a signal to our own helper process.
+        unsafe { libc::kill(self.pid(), libc::SIGUSR1) };
+    }
+
+    /// Ctrl-C while runs are scheduled: the spawner makes no further run,
+    /// the one running is killed, and the moment is kept (once).
+    fn interrupt(&self) {
+        if self.interrupted_at.get().is_none() {
+            self.interrupted_at.set(Some(monotonic()));
+            self.cut();
+            self.kill_run();
+        }
+    }
+
+    /// After Ctrl-C: whether the next scheduled run ended before it (its
+    /// report was on its way): a finished run, to be taken in as such.
+    pub fn finished_before_interrupt(&self) -> Result<bool> {
+        if !self.scheduled() {
+            return Ok(false);
+        }
+        self.interrupt();
+        let next = match self.peeked.take() {
+            Some(res) => Some(res),
+            None => self.next_report(&mut || {})?,
+        };
+        self.peeked.set(next);
+        Ok(next.is_some_and(|res| self.ended_before_interrupt(&res)))
+    }
+
+    fn ended_before_interrupt(&self, res: &RunResult) -> bool {
+        let end = res.end_sec as f64 + res.end_nsec as f64 * 1e-9;
+        res.failed_step == 0 && self.interrupted_at.get().is_some_and(|at| end < at)
+    }
+
+    /// Reads the spawner's next report of a scheduled run, passing over the
+    /// DONE of finished schedules: None when none is left.
+    fn next_report(&self, on_interrupt: &mut dyn FnMut()) -> Result<Option<RunResult>> {
+        loop {
+            if !self.scheduled() {
+                return Ok(None);
+            }
+            let (kind, len) = self.recv_header(on_interrupt)?;
+            match kind {
+                MSG_DONE => {
+                    self.scheduled.borrow_mut().pop_front();
+                }
+                MSG_RESULT if len as usize == std::mem::size_of::<RunResult>() => {
+                    let mut res = RunResult::default();
+                    // SAFETY: RunResult is plain data, viewed as its bytes.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            (&mut res as *mut RunResult).cast::<u8>(),
+                            std::mem::size_of::<RunResult>(),
+                        )
+                    };
+                    self.recv(bytes, on_interrupt)?;
+                    let last = match self.scheduled.borrow_mut().front_mut() {
+                        Some(left) => {
+                            *left = left.saturating_sub(1);
+                            *left == 0
+                        }
+                        None => false,
+                    };
+                    if last {
+                        // Its DONE follows at once: read now, so that no
+                        // message of a schedule is left when none is due.
+                        let (kind, _) = self.recv_header(on_interrupt)?;
+                        if kind != MSG_DONE {
+                            return Err(Spawner::gone());
+                        }
+                        self.scheduled.borrow_mut().pop_front();
+                    }
+                    self.left_in_spawner
+                        .set(self.left_in_spawner.get() + res.leftovers.max(0) as usize);
+                    return Ok(Some(res));
+                }
+                _ => return Err(Spawner::gone()),
+            }
+        }
     }
 
     fn gone() -> Error {
@@ -653,6 +821,9 @@ impl Spawner {
 
 impl Drop for Spawner {
     fn drop(&mut self) {
+        if self.scheduled() {
+            self.cut();
+        }
         // Closing the socket makes the spawner exit.
         drop(std::mem::replace(&mut self.sock, Fd(-1)));
         let _ = self.child.wait();
@@ -670,6 +841,17 @@ impl Drop for Spawner {
             let _ = std::fs::remove_dir(dir);
         }
     }
+}
+
+/// CLOCK_MONOTONIC now, in seconds: the spawner's clock.
+fn monotonic() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into ts.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 fn header(kind: u32, len: usize) -> Vec<u8> {
@@ -731,6 +913,11 @@ pub struct Prepared {
     /// `--output FILE`, kept open to empty it before every run, as
     /// hyperfine does (the spawner's copy appends, so it writes from 0).
     truncate: Fd,
+    /// Its output goes to the terminal (`--show-output`).
+    shown: bool,
+    /// When the last run started and ended, on the spawner's clock
+    /// (CLOCK_MONOTONIC), in seconds.
+    last: Option<(f64, f64)>,
 }
 
 impl Prepared {
@@ -903,7 +1090,32 @@ impl Prepared {
             piped_bytes: 0,
             rewind,
             truncate,
+            shown: config.output == Output::Inherit,
+            last: None,
         })
+    }
+
+    /// Whether a run of this command may be made from a schedule
+    /// ([`Spawner::schedule`]): nothing needs doing around it here (no
+    /// timeout to watch, counters to open, output to drain or show, input
+    /// to rewind or output file to empty).
+    pub fn schedulable(&self) -> bool {
+        self.timeout.is_none()
+            && self.counters.is_none()
+            && self.pipe_read.0 < 0
+            && self.rewind.0 < 0
+            && self.truncate.0 < 0
+            && !self.shown
+    }
+
+    /// When the last run started and ended: the spawner's readings of the
+    /// clock around it (a run taken from a schedule was timed by it alone).
+    pub fn last_span(&self) -> Option<(Instant, Instant)> {
+        let (start, end) = self.last?;
+        let now = monotonic();
+        let then = Instant::now();
+        let at = |t: f64| then.checked_sub(Duration::from_secs_f64((now - t).max(0.0)));
+        Some((at(start)?, at(end)?))
     }
 
     /// The resolved program path.
@@ -927,6 +1139,8 @@ impl Prepared {
             }
         }
         let spawner = self.spawner.clone();
+        // A report of a schedule cannot be taken for this run's.
+        spawner.finish_schedules()?;
         // The header alone: its length field carries the id (spawner.c).
         let request = header(MSG_RUN, self.id as usize);
         let deadline = self.timeout.map(|t| Instant::now() + t);
@@ -980,6 +1194,9 @@ impl Prepared {
             return Err(Spawner::gone());
         }
         let res = reply.res;
+        spawner
+            .left_in_spawner
+            .set(spawner.left_in_spawner.get() + res.leftovers.max(0) as usize);
         if interrupted {
             outcome = Outcome::Interrupted;
         }
@@ -988,6 +1205,48 @@ impl Prepared {
             spawner.kill_run();
         }
         self.drain_pipe();
+        self.fill(&res, sample)?;
+        if let Some(c) = &counters {
+            c.read_into(sample);
+        }
+        sample.timed_out = outcome == Outcome::TimedOut;
+        Ok(outcome)
+    }
+
+    /// The report of the next run the spawner made from its schedule
+    /// ([`Spawner::schedule`]), which must be a run of this command: every
+    /// metric of [`Prepared::run`] but the counters (a schedule holds no run
+    /// with counters, an output pipe, an input to rewind or an output file
+    /// to empty). Ctrl-C cuts the schedule and kills the run.
+    pub fn take(&mut self, sample: &mut Sample) -> Result<Outcome> {
+        let spawner = self.spawner.clone();
+        if signals::received().is_some() {
+            spawner.interrupt();
+        }
+        let mut on_interrupt = || {
+            if signals::received().is_some() {
+                spawner.interrupt();
+            }
+        };
+        let res = match spawner.peeked.take() {
+            Some(res) => res,
+            None => match spawner.next_report(&mut on_interrupt)? {
+                Some(res) => res,
+                // The spawner ended its schedules before this run.
+                None => return Ok(Outcome::Interrupted),
+            },
+        };
+        self.fill(&res, sample)?;
+        if spawner.interrupted_at.get().is_some() && !spawner.ended_before_interrupt(&res) {
+            return Ok(Outcome::Interrupted);
+        }
+        Ok(Outcome::Finished)
+    }
+
+    /// Fills `sample` from the spawner's report of a run, or says why the
+    /// command could not start.
+    fn fill(&mut self, res: &RunResult, sample: &mut Sample) -> Result<()> {
+        self.last = None;
         if res.failed_step != 0 {
             let step = match res.failed_step {
                 1 => "starting a process",
@@ -1011,6 +1270,11 @@ impl Prepared {
             });
         }
 
+        let at = |sec: i64, nsec: i64| sec as f64 + nsec as f64 * 1e-9;
+        self.last = Some((
+            at(res.start_sec, res.start_nsec),
+            at(res.end_sec, res.end_nsec),
+        ));
         let wall =
             (res.end_sec - res.start_sec) as f64 + (res.end_nsec - res.start_nsec) as f64 * 1e-9;
         sample.set(Metric::WallTime, wall);
@@ -1023,9 +1287,6 @@ impl Prepared {
             );
             sample.set(Metric::IoReadChars, res.rchar as f64);
             sample.set(Metric::IoWriteChars, res.wchar as f64);
-        }
-        if let Some(c) = &counters {
-            c.read_into(sample);
         }
 
         let user = timeval_seconds(res.utime_sec, res.utime_usec);
@@ -1044,8 +1305,7 @@ impl Prepared {
         } else if libc::WIFSIGNALED(status) {
             sample.signal = Some(libc::WTERMSIG(status));
         }
-        sample.timed_out = outcome == Outcome::TimedOut;
-        Ok(outcome)
+        Ok(())
     }
 
     /// Waits for the spawner's report while draining the output pipe and

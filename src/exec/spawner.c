@@ -21,8 +21,11 @@
  *
  * Why not glibc's posix_spawn here: it maps and unmaps a stack per call and
  * makes about 120 rt_sigaction calls in the child to reset handlers. This
- * process installs no handler and runs with default dispositions and the
- * harness's original signal mask, so the child needs no signal work at all:
+ * process catches only SIGTERM (its parent's death) and SIGUSR1 (a schedule
+ * cut short), both reset by exec, and otherwise runs with default
+ * dispositions and the harness's original signal mask, so the child needs
+ * no signal work (but where cmdscope was started with SIGUSR1 ignored or
+ * blocked, which the child then restores):
  * clone(CLONE_VM | CLONE_VFORK) on a preallocated stack, set up descriptors
  * and attributes, exec. The child never touches the helper's memory except
  * to record why a step failed.
@@ -62,7 +65,22 @@
 
 #define SOCK 3
 
-enum { MSG_PREPARE = 1, MSG_RUN = 2, MSG_GO = 3, MSG_PID = 4, MSG_RESULT = 5 };
+enum {
+    MSG_PREPARE = 1,
+    MSG_RUN = 2,
+    MSG_GO = 3,
+    MSG_PID = 4,
+    MSG_RESULT = 5,
+    MSG_SCHEDULE = 6,
+    MSG_DONE = 7,
+    MSG_RESUME = 8,
+};
+
+/* Flags of a SCHEDULE. */
+enum { S_STOP_ON_FAILURE = 1 };
+
+/* The most runs one SCHEDULE may hold (its ids are read onto the stack). */
+#define SCHEDULE_MAX 256
 
 enum {
     F_CWD = 1,
@@ -108,6 +126,7 @@ struct result {
     int64_t maxrss_kib, minflt, majflt, nvcsw, nivcsw;
     int64_t io_ok;
     uint64_t rchar, wchar, read_bytes, write_bytes, cancelled_write_bytes;
+    int64_t leftovers; /* processes the run left running, killed (batch mode) */
 };
 
 struct command {
@@ -283,6 +302,10 @@ static void prepare(uint32_t len, int *fds, int nfds) {
     trim();
 }
 
+/* SIGUSR1 as cmdscope was started with it, which the commands must get:
+ * ignored, or blocked (exec keeps both), though this process catches it. */
+static int usr1_ignored, usr1_blocked;
+
 static void child_fail(struct child_ctx *ctx, int step) {
     ctx->error = errno;
     ctx->failed_step = step;
@@ -295,6 +318,13 @@ static int child_main(void *arg) {
     /* Its own process group: a timeout kills the group, and a terminal's
      * Ctrl-C reaches the harness, which then cleans up. */
     if (setpgid(0, 0) != 0) child_fail(ctx, STEP_SETPGID);
+    if (usr1_ignored) signal(SIGUSR1, SIG_IGN);
+    if (usr1_blocked) {
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &usr1, NULL);
+    }
     if ((c->flags & F_CGROUP) && cgroup_procs >= 0 && write(cgroup_procs, "0", 1) != 1)
         child_fail(ctx, STEP_CGROUP);
     for (int i = 0; i < 3; i++)
@@ -367,7 +397,63 @@ static void parent_died(int sig) {
     _exit(0);
 }
 
-static void run(uint32_t id) {
+/* Batch mode (see `schedule`): set by SIGUSR1, from cmdscope, which cuts the
+ * batch short (Ctrl-C); cleared by a RESUME. */
+static volatile sig_atomic_t stop_batch;
+
+static void stop_requested(int sig) {
+    (void)sig;
+    stop_batch = 1;
+}
+
+/* Batch mode makes this process the subreaper of the runs, so that what a
+ * run leaves running is adopted here, where it is killed before the next
+ * run starts; this is our own children file, kept open. */
+static int children_fd = -1;
+
+/* After a run (batch mode): kills and reaps what it left running, with its
+ * process groups, until our children file is empty; returns how many
+ * processes that was. One pread when nothing was left. */
+static int64_t kill_leftovers(void) {
+    pid_t seen[64];
+    int nseen = 0;
+    int64_t count = 0;
+    /* Bounded (about ten seconds), as cmdscope's own cleanup, in case a
+     * process we may not kill never exits. */
+    for (int round = 0; round < 10000; round++) {
+        char text[4096];
+        ssize_t n = pread(children_fd, text, sizeof text - 1, 0);
+        if (n <= 0) break;
+        /* Exited ones first (they are listed until reaped), then list
+         * again: what is listed then was still running. */
+        int status, reaped = 0;
+        while (waitpid(-1, &status, WNOHANG) > 0) reaped = 1;
+        if (reaped) continue;
+        pid_t child = 0;
+        for (ssize_t i = 0; i <= n; i++) {
+            if (i < n && text[i] >= '0' && text[i] <= '9') {
+                child = child * 10 + (text[i] - '0');
+                continue;
+            }
+            if (child <= 0) continue;
+            kill(-child, SIGKILL);
+            kill(child, SIGKILL);
+            int known = 0;
+            for (int k = 0; k < nseen; k++) known |= seen[k] == child;
+            if (!known) {
+                count++;
+                if (nseen < 64) seen[nseen++] = child;
+            }
+            child = 0;
+        }
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+    return count;
+}
+
+/* Runs command `id` once and fills `res`. */
+static void run_one(uint32_t id, struct result *out) {
     struct result res;
     memset(&res, 0, sizeof res);
     if (id >= ncommands) _exit(3);
@@ -379,7 +465,7 @@ static void run(uint32_t id) {
     if (pid < 0) {
         res.failed_step = STEP_CLONE;
         res.error = errno;
-        send_msg(MSG_RESULT, &res, sizeof res);
+        *out = res;
         return;
     }
     res.pid = pid;
@@ -391,7 +477,7 @@ static void run(uint32_t id) {
         running = 0;
         res.failed_step = ctx.failed_step;
         res.error = ctx.error;
-        send_msg(MSG_RESULT, &res, sizeof res);
+        *out = res;
         return;
     }
     int io = -1;
@@ -442,8 +528,72 @@ static void run(uint32_t id) {
     res.majflt = ru.ru_majflt;
     res.nvcsw = ru.ru_nvcsw;
     res.nivcsw = ru.ru_nivcsw;
+    if (children_fd >= 0) res.leftovers = kill_leftovers();
+    *out = res;
+}
+
+static void run(uint32_t id) {
+    struct result res;
+    run_one(id, &res);
     send_msg(MSG_RESULT, &res, sizeof res);
 }
+
+/* Reports of a schedule's runs not yet written: written together, one
+ * write for up to FLUSH_RUNS runs or for the runs of FLUSH_NS, so that the
+ * write and cmdscope's wake-up are not paid per run. */
+#define FLUSH_RUNS 8
+#define FLUSH_NS 2000000L
+
+struct report {
+    struct header h;
+    struct result res;
+};
+
+static struct report unsent[FLUSH_RUNS];
+static int nunsent;
+
+static void flush_reports(void) {
+    if (nunsent > 0) write_full(SOCK, unsent, (size_t)nunsent * sizeof unsent[0]);
+    nunsent = 0;
+}
+
+/* SCHEDULE {flags, count, count ids}: runs them back to back without waiting
+ * for a request per run, writes the runs' RESULTs as they end (grouped, see
+ * `flush_reports`; cmdscope reads them off the critical path), then DONE
+ * with the number made in its length field. Stops early on SIGUSR1 (Ctrl-C in cmdscope)
+ * and, with S_STOP_ON_FAILURE, after a run that failed, as the per-run
+ * path would stop the session there; either stop holds for the batches
+ * already queued behind this one until cmdscope sends RESUME. */
+static void schedule(uint32_t len) {
+    uint32_t head[2];
+    uint32_t ids[SCHEDULE_MAX];
+    if (len < sizeof head || read_full(SOCK, head, sizeof head) != 0) _exit(3);
+    uint32_t count = head[1];
+    if (count > SCHEDULE_MAX || len != sizeof head + count * sizeof(uint32_t) ||
+        read_full(SOCK, ids, count * sizeof(uint32_t)) != 0)
+        _exit(3);
+    if (children_fd < 0) {
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        children_fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+        if (children_fd < 0) _exit(3);
+    }
+    uint32_t made = 0;
+    int64_t since = 0; /* end of the first run not yet written, ns */
+    while (made < count && !stop_batch) {
+        struct report *r = &unsent[nunsent++];
+        run_one(ids[made++], &r->res);
+        r->h.type = MSG_RESULT;
+        r->h.len = sizeof r->res;
+        int64_t end = r->res.end_sec * 1000000000L + r->res.end_nsec;
+        if (nunsent == 1) since = end;
+        if ((head[0] & S_STOP_ON_FAILURE) && (r->res.failed_step != 0 || r->res.status != 0)) stop_batch = 1;
+        if (nunsent == FLUSH_RUNS || end - since >= FLUSH_NS) flush_reports();
+    }
+    flush_reports();
+    struct header done = {MSG_DONE, made};
+    write_full(SOCK, &done, sizeof done);
+}
+
 
 int main(int argc, char **argv) {
     /* The harness ignores SIGPIPE (the Rust runtime does) and catches
@@ -456,6 +606,18 @@ int main(int argc, char **argv) {
     memset(&died, 0, sizeof died);
     died.sa_handler = parent_died;
     sigaction(SIGTERM, &died, NULL);
+    /* cmdscope cuts a batch short with SIGUSR1 (no SA_RESTART: a wait in
+     * progress returns, and the loops around it retry). */
+    struct sigaction stop, before;
+    memset(&stop, 0, sizeof stop);
+    stop.sa_handler = stop_requested;
+    sigaction(SIGUSR1, &stop, &before);
+    usr1_ignored = before.sa_handler == SIG_IGN;
+    sigset_t mask, usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_UNBLOCK, &usr1, &mask);
+    usr1_blocked = sigismember(&mask, SIGUSR1);
     if (getppid() == 1) parent_died(SIGTERM); /* died before we got here */
     /* Started from a memfd, its name would be the descriptor's number: a
      * name people (and `ps`, and the commands' parent checks) recognise. */
@@ -500,11 +662,15 @@ int main(int argc, char **argv) {
                 memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
             }
         }
-        spin = h.type == MSG_RUN;
+        spin = h.type == MSG_RUN || h.type == MSG_SCHEDULE;
         if (h.type == MSG_PREPARE) {
             prepare(h.len, fds, nfds);
         } else if (h.type == MSG_RUN) {
             run(h.len);
+        } else if (h.type == MSG_SCHEDULE) {
+            schedule(h.len);
+        } else if (h.type == MSG_RESUME) {
+            stop_batch = 0;
         } else {
             return 3;
         }

@@ -185,6 +185,10 @@ impl Observer for RunMonitor {
             _ => {}
         }
     }
+
+    fn watches_runs(&self) -> bool {
+        self.monitor.is_some()
+    }
 }
 
 impl RunMonitor {

@@ -71,6 +71,8 @@ enum Job {
         hooks: Arc<Instances>,
         tickets: Arc<AtomicUsize>,
         limit: usize,
+        /// How many slots share the tickets.
+        slots: usize,
         epoch: Instant,
         out: mpsc::Sender<Report>,
         /// Instances of the batch running now, and the batch's N.
@@ -162,6 +164,7 @@ impl Pool {
                 hooks: hooks.clone(),
                 tickets: tickets.clone(),
                 limit: completions,
+                slots,
                 epoch,
                 out: out.clone(),
                 running: running.clone(),
@@ -234,6 +237,7 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             hooks,
             tickets,
             limit,
+            slots,
             epoch,
             out,
             running,
@@ -259,6 +263,15 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                 }
             }
         };
+        // One slot with nothing to do between its instances: they are made
+        // from schedules, as single runs are (`run::ahead`), so that N = 1
+        // costs what single runs cost. `handed`: runs handed over, not taken.
+        let ahead = slots == 1
+            && p.schedulable()
+            && dir.is_none()
+            && hooks.cell.hooks.prepare.is_none()
+            && hooks.cell.hooks.conclude.is_none();
+        let mut handed = 0;
         let mut made = Vec::new();
         // A failure stops every slot: no more tickets.
         let fail = |e: Error| {
@@ -266,8 +279,18 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             let _ = out.send(Report::Failed(e));
         };
         loop {
-            if signals::received().is_some() || tickets.fetch_add(1, Ordering::SeqCst) >= limit {
+            let ticket = tickets.fetch_add(1, Ordering::SeqCst);
+            if signals::received().is_some() || ticket >= limit {
                 break;
+            }
+            if ahead && handed == 0 {
+                // The slot's own tickets: no other slot takes any.
+                let runs = vec![&*p; (limit - ticket).min(exec::SCHEDULE_MAX)];
+                if let Err(e) = spawner.schedule(&runs, false) {
+                    fail(e);
+                    break;
+                }
+                handed = runs.len();
             }
             if let Some(hook) = &hooks.cell.hooks.prepare {
                 let ran = crate::run::hooks::run(
@@ -289,12 +312,22 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                 }
             }
             let mut sample = Sample::new(0);
-            let start = epoch.elapsed().as_secs_f64();
             running.fetch_add(1, Ordering::SeqCst);
-            let ran = p.run(&mut sample);
+            let (ran, start, end) = if ahead {
+                handed -= 1;
+                let ran = p.take(&mut sample);
+                let since = |t: Instant| t.saturating_duration_since(epoch).as_secs_f64();
+                let (start, end) = p
+                    .last_span()
+                    .map_or((0.0, 0.0), |(s, e)| (since(s), since(e)));
+                (ran, start, end)
+            } else {
+                let start = epoch.elapsed().as_secs_f64();
+                let ran = p.run(&mut sample);
+                (ran, start, epoch.elapsed().as_secs_f64())
+            };
             // The others running as this one ended (or failed to start).
             let others = running.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
-            let end = epoch.elapsed().as_secs_f64();
             if let Some(d) = dir {
                 d.remove();
             }
@@ -331,6 +364,12 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                     fail(e);
                     break;
                 }
+            }
+        }
+        if handed > 0 {
+            // Stopped early: the rest of the schedule is not wanted.
+            if let Err(e) = spawner.finish_schedules() {
+                fail(e);
             }
         }
         let _ = out.send(Report::Finished(made));

@@ -19,8 +19,10 @@ pub enum Event<'a> {
     /// so this comes after the session's first runs (at the latest with
     /// `Finished`), between two runs, never while one is measured.
     Checked { preflight: &'a [Check] },
-    /// A run (warm-up or measured) is about to start. `output_shown`: its
-    /// output goes to the terminal (`--show-output`).
+    /// A run (warm-up or measured) is about to start, or, when the spawner
+    /// makes it from a schedule (`run::ahead`), is being made or was made
+    /// and is about to be taken in. `output_shown`: its output goes to the
+    /// terminal (`--show-output`, never in a schedule).
     RunStarting {
         cell: usize,
         name: &'a str,
@@ -52,6 +54,13 @@ pub enum Event<'a> {
 /// stop the benchmark).
 pub trait Observer {
     fn event(&mut self, event: &Event<'_>);
+
+    /// Whether it watches each run as it happens, between `RunStarting`
+    /// and `RunEnded` (a monitor counting a run's lines): the runs are
+    /// then made one at a time, never ahead from a schedule (`run::ahead`).
+    fn watches_runs(&self) -> bool {
+        false
+    }
 }
 
 /// Hands every event to each observer in turn, in the order given.
@@ -62,5 +71,9 @@ impl Observer for Fanout<'_> {
         for o in &mut self.0 {
             o.event(event);
         }
+    }
+
+    fn watches_runs(&self) -> bool {
+        self.0.iter().any(|o| o.watches_runs())
     }
 }

@@ -7,6 +7,7 @@
 //! benchmark asks for (`request`) and what the session was run with
 //! (`settings`).
 
+pub(crate) mod ahead;
 pub(crate) mod concurrent;
 pub(crate) mod events;
 pub(crate) mod hooks;

@@ -16,6 +16,7 @@ use crate::exec::perf::Availability;
 use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
+use crate::run::ahead::Ahead;
 use crate::run::concurrent::{Batches, Instances, Pool};
 use crate::run::events::{Event, Fanout, Observer};
 use crate::run::plan::Cell;
@@ -210,6 +211,44 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         run_dirs.push(run_dir);
     }
 
+    // Runs handed to the spawner ahead (run::ahead): only where the steps
+    // do not depend on the runs' times and nothing but the run happens
+    // between two runs. CMDSCOPE_NO_SCHEDULE=1 runs every step alone (to
+    // compare the two paths).
+    let mut ahead = (opts.policy.exact.is_some()
+        && opts.adaptive.is_none()
+        && opts.deadline.is_none()
+        && matches!(
+            opts.ignore_failure,
+            IgnoreFailure::None | IgnoreFailure::All
+        )
+        && !events.watches_runs()
+        && std::env::var_os("CMDSCOPE_NO_SCHEDULE").is_none_or(|v| v == "0"))
+    .then(|| {
+        let eligible = opts
+            .cells
+            .iter()
+            .zip(&run_dirs)
+            .zip(&prepared)
+            .map(|((cell, dir), p)| {
+                p.schedulable()
+                    && dir.is_none()
+                    && cell.hooks.prepare.is_none()
+                    && cell.hooks.conclude.is_none()
+                    && cell.variant.concurrency.is_none()
+            })
+            .collect();
+        let hooks_between = opts.order == Order::Sequential
+            && opts
+                .cells
+                .iter()
+                .any(|c| c.hooks.setup.is_some() || c.hooks.cleanup.is_some());
+        Ahead::new(
+            eligible,
+            opts.ignore_failure == IgnoreFailure::None,
+            hooks_between,
+        )
+    });
     let mut window = Some(window.opened());
     let mut checks: Vec<preflight::Check> = Vec::new();
     if let Some(cpu) = opts.isolate {
@@ -297,8 +336,17 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         .filter(|&i| !opts.cells[i].calibration)
         .collect();
     loop {
-        check_machine(&mut window, &mut checks, events, preflight::WINDOW);
-        if signals::received().is_some() {
+        // Never while the spawner makes runs handed over: the checks read
+        // /proc between two runs.
+        if ahead.as_ref().is_none_or(Ahead::idle) {
+            check_machine(&mut window, &mut checks, events, preflight::WINDOW);
+        }
+        // Runs the spawner made from its schedule before Ctrl-C are
+        // finished runs (their reports were on their way): taken in first.
+        let finished_before = signals::received().is_some()
+            && !ahead.as_ref().is_none_or(Ahead::idle)
+            && spawner.finished_before_interrupt().unwrap_or(false);
+        if signals::received().is_some() && !finished_before {
             scheduler.stop(StopReason::Interrupted);
             failure = Some(Error::Interrupted);
         }
@@ -466,13 +514,34 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             output_shown: *opts.output_of(cell) == Output::Inherit && !cell.calibration,
         });
         let mut sample = Sample::new(run_index);
-        // The machine's counters around the run, only where reading them
-        // costs at most 0.2 % of the cell's last run (`DisturbanceProbe`).
-        let before = probe.read(last_wall[c]);
-        let ran = prepared[c].run(&mut sample);
-        let after = probe.read(last_wall[c]);
+        let window_due = window.as_ref().map(|w| w.elapsed() >= preflight::WINDOW);
+        let handed = ahead.as_mut().and_then(|a| {
+            a.take(
+                step,
+                &scheduler,
+                &spawner,
+                &mut prepared,
+                &|c| probe.reads_nothing(last_wall[c]),
+                window_due,
+                &mut sample,
+            )
+        });
+        let ran = match handed {
+            // Made by the spawner from its schedule: only for runs with
+            // nothing to read around them.
+            Some(ran) => ran,
+            None => {
+                // The machine's counters around the run, only where reading
+                // them costs at most 0.2 % of the cell's last run
+                // (`DisturbanceProbe`).
+                let before = probe.read(last_wall[c]);
+                let ran = prepared[c].run(&mut sample);
+                let after = probe.read(last_wall[c]);
+                sample.disturbance = probe.between(before, after);
+                ran
+            }
+        };
         events.event(&Event::RunEnded { cell: c });
-        sample.disturbance = probe.between(before, after);
         // Every run ends with its whole tree: what it left running is
         // killed now, before anything else runs.
         let left = spawner.kill_leftovers();
@@ -553,6 +622,12 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 samples: &samples[c],
                 expected_runs: scheduler.expected_runs(),
             });
+        }
+    }
+    // What the spawner still holds is not wanted (the session stopped).
+    if let Some(a) = ahead.as_mut() {
+        if let Err(e) = a.cut(&spawner) {
+            failure.get_or_insert(e);
         }
     }
     let rss_floor = spawner.peak_resident_bytes();

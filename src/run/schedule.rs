@@ -62,6 +62,7 @@ pub enum StopReason {
     Failure,
 }
 
+#[derive(Clone)]
 pub struct Scheduler {
     cells: usize,
     order: Order,

@@ -53,6 +53,10 @@ impl Observer for Renumber<'_> {
             self.inner.event(&e);
         }
     }
+
+    fn watches_runs(&self) -> bool {
+        self.inner.watches_runs()
+    }
 }
 
 /// An observer of the runs that also counts values per run beside them
