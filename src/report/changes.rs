@@ -70,7 +70,7 @@ fn metric_name(h: &History) -> &str {
 
 /// A point as text names it: its session(s) and its index, the `index` of
 /// the JSON (from 0).
-fn point(h: &History, i: usize) -> String {
+pub(crate) fn point(h: &History, i: usize) -> String {
     h.points
         .get(i)
         .map(|p| format!("{}, point {i}", p.describe()))
@@ -78,7 +78,7 @@ fn point(h: &History, i: usize) -> String {
 }
 
 /// `11 of 12 benchmarks changed at #30 (…, commit=c15): …`
-fn shift_text(s: &MachineShift) -> String {
+pub(crate) fn shift_text(s: &MachineShift) -> String {
     format!(
         "{} of {} benchmarks on {} [{}] changed at {}: the machine or its environment changed?",
         s.benchmarks.len(),
@@ -90,7 +90,7 @@ fn shift_text(s: &MachineShift) -> String {
 }
 
 /// `faster −7.3 % (99 % CI …) for 4 points, p < 0.001, then back: +5.3 % (…), p = 0.002`
-fn episode_text(h: &History, e: &Episode) -> String {
+pub(crate) fn episode_text(h: &History, e: &Episode) -> String {
     let n = e.end + 1 - e.start;
     format!(
         "{} {} for {n} point{}, {}, then back: {}, {}",
@@ -264,7 +264,7 @@ pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
 }
 
 #[derive(Serialize)]
-struct JsonChange<'a> {
+pub(crate) struct JsonChange<'a> {
     first_after: &'a Point,
     last_before: &'a Point,
     direction: &'static str,
@@ -273,7 +273,7 @@ struct JsonChange<'a> {
 }
 
 #[derive(Serialize)]
-struct JsonEpisode<'a> {
+pub(crate) struct JsonEpisode<'a> {
     start: usize,
     end: usize,
     first_in: &'a Point,
@@ -299,7 +299,7 @@ struct JsonHistory<'a> {
 }
 
 #[derive(Serialize)]
-struct JsonShift<'a> {
+pub(crate) struct JsonShift<'a> {
     fingerprint: &'a str,
     hostname: &'a str,
     at: &'a Point,
@@ -308,7 +308,7 @@ struct JsonShift<'a> {
     benchmarks: &'a [String],
 }
 
-fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>> {
+pub(crate) fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>> {
     Some(JsonChange {
         first_after: h.points.get(c.index)?,
         last_before: h.points.get(c.index.checked_sub(1)?)?,
@@ -317,7 +317,7 @@ fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>> {
     })
 }
 
-fn episode<'a>(h: &'a History, e: &'a Episode) -> Option<JsonEpisode<'a>> {
+pub(crate) fn episode<'a>(h: &'a History, e: &'a Episode) -> Option<JsonEpisode<'a>> {
     Some(JsonEpisode {
         start: e.start,
         end: e.end,
@@ -328,6 +328,17 @@ fn episode<'a>(h: &'a History, e: &'a Episode) -> Option<JsonEpisode<'a>> {
         enter: entry(h, &e.enter)?,
         leave: entry(h, &e.leave)?,
     })
+}
+
+pub(crate) fn shift(s: &MachineShift) -> JsonShift<'_> {
+    JsonShift {
+        fingerprint: &s.fingerprint,
+        hostname: &s.hostname,
+        at: &s.point,
+        changed: s.benchmarks.len(),
+        of: s.of,
+        benchmarks: &s.benchmarks,
+    }
 }
 
 pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
@@ -348,17 +359,7 @@ pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
             }
         })
         .collect();
-    let shifts: Vec<JsonShift> = shifts
-        .iter()
-        .map(|s| JsonShift {
-            fingerprint: &s.fingerprint,
-            hostname: &s.hostname,
-            at: &s.point,
-            changed: s.benchmarks.len(),
-            of: s.of,
-            benchmarks: &s.benchmarks,
-        })
-        .collect();
+    let shifts: Vec<JsonShift> = shifts.iter().map(shift).collect();
     let mut s = serde_json::to_string_pretty(
         &serde_json::json!({ "histories": list, "machine_shifts": shifts }),
     )

@@ -7,6 +7,7 @@
 //! plain function of the same model (`terminal::render`).
 
 pub mod changes;
+pub mod changes_at;
 pub mod check;
 pub mod concurrency;
 pub mod csv;
