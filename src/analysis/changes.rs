@@ -825,8 +825,13 @@ pub fn analyse_each<E>(
 }
 
 /// [`analyse`] of one history.
-pub fn analyse_one(h: History, p: &Params) -> Analysed {
-    let runs = h.runs();
+pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
+    // Taken out of the points for the analysis and put back after it.
+    let runs: Vec<Vec<f64>> = h
+        .points
+        .iter_mut()
+        .map(|p| std::mem::take(&mut p.runs))
+        .collect();
     let p = Params {
         metric: Metric::from_name(&h.metric),
         metric_name: metric_name(&h),
@@ -841,12 +846,16 @@ pub fn analyse_one(h: History, p: &Params) -> Analysed {
         }
         Some(_) => NewestStatus::NoChange,
     };
+    let medians = runs.iter().map(|r| PointMedian::of(r)).collect();
+    for (point, r) in h.points.iter_mut().zip(runs) {
+        point.runs = r;
+    }
     Analysed {
         changes: found.changes,
         episodes: found.episodes,
         newest: newest.filter(|_| newest_status == NewestStatus::Changed),
         newest_status,
-        medians: h.points.iter().map(|p| PointMedian::of(&p.runs)).collect(),
+        medians,
         history: h,
     }
 }

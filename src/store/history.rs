@@ -184,11 +184,18 @@ pub fn each(store: &mut Store, q: &Query, mut f: impl FnMut(History) -> Result<(
     sessions.retain(|s| s.status != crate::store::RUNNING);
     sessions.reverse();
     let heads = heads(&sessions, q.order_by.as_deref());
-    let at: HashMap<i64, u32> = sessions
+    // (session id, its index), by id: looked up once per cell.
+    let mut at: Vec<(i64, u32)> = sessions
         .iter()
         .enumerate()
         .map(|(i, s)| (s.id, i as u32))
         .collect();
+    at.sort_unstable();
+    let at = |id: i64| {
+        at.binary_search_by_key(&id, |&(s, _)| s)
+            .ok()
+            .map(|k| at[k].1)
+    };
     drop(sessions);
     let wanted = |identity: &str, name: &str, command: &str| {
         q.benchmark
@@ -214,7 +221,7 @@ pub fn each(store: &mut Store, q: &Query, mut f: impl FnMut(History) -> Result<(
                 if !wanted(&c.identity, &c.name, &c.command) {
                     continue;
                 }
-                let Some(&session) = at.get(&c.session) else {
+                let Some(session) = at(c.session) else {
                     continue;
                 };
                 let b = match numbers.get(&c.identity) {
@@ -394,6 +401,9 @@ fn group(
     metric: &str,
     order_by: Option<&str>,
 ) -> Vec<History> {
+    if order_by.is_none() {
+        return by_session(heads, identity, rows, metric);
+    }
     // fingerprint -> (hostname, keys in first-seen order, key -> point).
     type Points = (String, Vec<String>, HashMap<String, Point>);
     let mut groups: BTreeMap<&str, Points> = BTreeMap::new();
@@ -445,6 +455,48 @@ fn group(
                 hostname,
                 points: keys.iter().filter_map(|k| points.remove(k)).collect(),
             }
+        })
+        .collect()
+}
+
+/// [`group`] with one point per session: the rows come oldest session
+/// first, so a session's rows follow each other and a point is the last
+/// one of its machine or a new one (no map of points by key).
+fn by_session(
+    heads: &[Head],
+    identity: &str,
+    rows: impl IntoIterator<Item = (usize, Vec<f64>)>,
+    metric: &str,
+) -> Vec<History> {
+    // fingerprint -> (hostname, points).
+    let mut groups: BTreeMap<&str, (String, Vec<Point>)> = BTreeMap::new();
+    for (s, v) in rows {
+        let head = &heads[s];
+        if v.is_empty() || head.key.is_none() {
+            continue;
+        }
+        let g = groups
+            .entry(head.fingerprint.as_str())
+            .or_insert_with(|| (head.hostname.clone(), Vec::new()));
+        match g.1.last_mut() {
+            Some(p) if p.sessions.last().map(|r| r.id) == Some(head.session.id) => {
+                p.runs.extend_from_slice(&v)
+            }
+            _ => g.1.push(Point {
+                sessions: vec![Arc::clone(&head.session)],
+                key: None,
+                runs: v,
+            }),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(fingerprint, (hostname, points))| History {
+            benchmark: identity.to_string(),
+            metric: metric.to_string(),
+            fingerprint: fingerprint.to_string(),
+            hostname,
+            points,
         })
         .collect()
 }

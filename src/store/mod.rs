@@ -875,13 +875,22 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(|r| {
-                let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
+                // Moved out of the row, not copied: a million cells are
+                // read this way.
+                let mut r = r.into_iter();
+                let mut int = || r.next().and_then(|v| v.int()).unwrap_or(0);
+                let (id, session) = (int(), int());
+                let mut text = || match r.next() {
+                    Some(Value::Text(t)) => t,
+                    Some(other) => other.string(),
+                    None => String::new(),
+                };
                 CellRow {
-                    id: g(0).int().unwrap_or(0),
-                    session: g(1).int().unwrap_or(0),
-                    identity: g(2).string(),
-                    name: g(3).string(),
-                    command: g(4).string(),
+                    id,
+                    session,
+                    identity: text(),
+                    name: text(),
+                    command: text(),
                 }
             })
             .collect())
