@@ -201,17 +201,19 @@ impl Backend for Postgres {
         params: &[Value],
         f: &mut dyn FnMut(i64, f64),
     ) -> Result<()> {
-        use postgres::fallible_iterator::FallibleIterator;
         let stmt = self.statement(sql)?;
         let [id_col, value_col] = stmt.columns() else {
             return Err(StoreError(format!("query_pairs needs two columns: {sql}")));
         };
         let (id_type, value_type) = (id_col.type_().clone(), value_col.type_().clone());
         let bound = Self::bind(&stmt, params)?;
-        let refs = bound.iter().map(|b| b.as_ref() as &(dyn ToSql + Sync));
-        let mut rows = self.client.query_raw(&stmt, refs).map_err(pg_error)?;
-        // Typed rows read straight into numbers: no row of values per run.
-        while let Some(row) = rows.next().map_err(pg_error)? {
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+        // All rows at once (the synchronous client's row-by-row iterator
+        // waits on its runtime once per row, which costs more than the
+        // rows), then typed rows read straight into numbers: no row of
+        // values per run.
+        let rows = self.client.query(&stmt, &refs).map_err(pg_error)?;
+        for row in &rows {
             let id = match id_type {
                 Type::INT8 => row.try_get::<_, Option<i64>>(0),
                 Type::INT4 => row.try_get::<_, Option<i32>>(0).map(|x| x.map(i64::from)),
