@@ -173,3 +173,134 @@ fn changes_names_the_commit_that_made_a_benchmark_touch_25_percent_more_memory()
     let o = with_store(&db, &["changes", "no-such-benchmark"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `changes --run ID` and `--since ID|DATE` over real stored sessions:
+/// the session that made `work` touch 25 % more memory introduced its
+/// change, later sessions are at the changed level, earlier ones are not;
+/// `--since` keeps only change points at or after its start and finds
+/// them where the whole history puts them.
+#[test]
+fn changes_of_one_session_and_since_a_session_or_a_date() {
+    let dir = tempdir();
+    let db = dir.path().join("history.db");
+    for i in 1..=12 {
+        session(&db, &format!("c{i:02}"), if i < 7 { 40 } else { 50 }, 20);
+    }
+    let json = |extra: &[&str]| {
+        let mut args = vec!["changes", "--metric", FAULTS, "--format", "json"];
+        args.extend_from_slice(extra);
+        let o = with_store(&db, &args);
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&out(&o)).expect("JSON")
+    };
+    let at = |id: &str| {
+        let doc = json(&["--run", id]);
+        assert_eq!(
+            doc["run"]["session"]["id"].as_i64(),
+            id.parse().ok(),
+            "{doc}"
+        );
+        assert_eq!(doc["benchmarks"].as_array().unwrap().len(), 3, "{doc}");
+        doc
+    };
+    let bench = |doc: &serde_json::Value, name: &str| {
+        doc["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["benchmark"] == name)
+            .unwrap()
+            .clone()
+    };
+
+    // Session #7 (commit c07) introduced work's change; steady and gate
+    // have none there and are at their first level.
+    let doc = at("7");
+    let work = bench(&doc, "work");
+    assert_eq!(work["index"], 6, "{work}");
+    assert_eq!(work["changes"].as_array().unwrap().len(), 1, "{work}");
+    assert_eq!(work["changes"][0]["direction"], "higher");
+    assert_eq!(work["regime"], "since_change");
+    assert_eq!(work["changed_regime"], true);
+    for name in ["steady", "gate"] {
+        let b = bench(&doc, name);
+        assert_eq!(b["changes"].as_array().unwrap().len(), 0, "{b}");
+        assert_eq!(b["changed_regime"], false, "{b}");
+    }
+    // Later sessions did not change it but are at the changed level;
+    // earlier ones are at the first.
+    let work = bench(&at("10"), "work");
+    assert_eq!(work["changes"].as_array().unwrap().len(), 0, "{work}");
+    assert_eq!(work["regime"], "since_change", "{work}");
+    assert_eq!(work["regime_change"]["index"], 6, "{work}");
+    let work = bench(&at("3"), "work");
+    assert_eq!(
+        (work["regime"].as_str(), work["index"].as_i64()),
+        (Some("first"), Some(2))
+    );
+
+    let o = with_store(&db, &["changes", "--metric", FAULTS, "--run", "7"]);
+    let text = out(&o);
+    assert!(text.starts_with("session #7 ("), "{text}");
+    assert!(
+        text.contains("commit=c07): in 3 benchmark histories, a change at 1 of them"),
+        "{text}"
+    );
+    assert!(text.contains("  change here: higher +"), "{text}");
+    let o = with_store(
+        &db,
+        &[
+            "changes", "--metric", FAULTS, "--run", "7", "--format", "markdown",
+        ],
+    );
+    let md = out(&o);
+    let row = md.lines().find(|l| l.starts_with("| `work`")).expect(&md);
+    assert!(
+        row.contains("higher +") && row.contains("commit=c07"),
+        "{md}"
+    );
+
+    // --since: the change at #7 is kept from #7 (or a moment before it) on
+    // and gone from #8 on; the histories are the same.
+    let whole = json(&[]);
+    assert_eq!(json(&["--since", "2000-01-01"]), whole);
+    let from7 = json(&["--since", "7"]);
+    assert_eq!(from7, whole);
+    let from8 = json(&["--since", "8"]);
+    let changes = |doc: &serde_json::Value| -> usize {
+        doc["histories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["changes"].as_array().unwrap().len())
+            .sum()
+    };
+    assert_eq!((changes(&whole), changes(&from8)), (1, 0));
+    assert_eq!(
+        from8["histories"][0]["points"],
+        whole["histories"][0]["points"]
+    );
+
+    // Unknown ids and dates, and nothing since: one line, exit 2.
+    for (args, says) in [
+        (vec!["--run", "99"], "no session #99"),
+        (vec!["--run", "nightly"], "no suite run 'nightly'"),
+        (vec!["--since", "99"], "no session #99"),
+        (
+            vec!["--since", "yesterday"],
+            "--since takes a session's id or a date",
+        ),
+        (vec!["--since", "2099-01-01"], "at or after --since"),
+        (vec!["--since", "7", "--run", "7"], "cannot be used with"),
+    ] {
+        let mut a = vec!["changes"];
+        a.extend_from_slice(&args);
+        let o = with_store(&db, &a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", out(&o));
+        let err = stderr(&o);
+        assert!(err.contains(says), "{args:?}: {err}");
+        if !args.contains(&"--run") || !args.contains(&"--since") {
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        }
+    }
+}

@@ -760,14 +760,78 @@ pub fn metric_name(h: &History) -> &'static str {
 
 /// Each history's change points and episodes, and its newest point against
 /// the segment before it (with the engine's settings for the history's
-/// metric).
+/// metric), in the order given, on every core ([`analyse_each`]).
 pub fn analyse(histories: Vec<History>, p: &Params) -> Vec<Analysed> {
-    histories.into_iter().map(|h| analyse_one(h, p)).collect()
+    let fed: Result<(), std::convert::Infallible> = Ok(());
+    analyse_each(p, true, |send| {
+        histories.into_iter().for_each(send);
+        fed
+    })
+    .unwrap_or_default()
+}
+
+/// [`analyse_one`] of every history `feed` hands to its argument, on
+/// every core, the answers in the order fed. `feed` runs on this thread
+/// (it reads the store) and worker threads analyse: a queue of at most two
+/// histories per worker between them, so the histories in memory are
+/// those being analysed and a few waiting, never all. Without
+/// `keep_runs`, each history's runs are dropped once it is analysed (the
+/// answers keep the points' sessions, which the histories share). Each
+/// history's analysis is its own, so the answers are those of one thread.
+pub fn analyse_each<E>(
+    p: &Params,
+    keep_runs: bool,
+    feed: impl FnOnce(&mut dyn FnMut(History)) -> Result<(), E>,
+) -> Result<Vec<Analysed>, E> {
+    use std::sync::{mpsc, Arc, Mutex};
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (to_workers, queue) = mpsc::sync_channel::<(usize, History)>(2 * workers);
+    // Held by the workers only: if they all stop, sending fails instead of
+    // waiting for ever.
+    let queue = Arc::new(Mutex::new(queue));
+    let (answer, answers) = mpsc::channel::<(usize, Analysed)>();
+    let fed = std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (queue, answer) = (Arc::clone(&queue), answer.clone());
+            scope.spawn(move || loop {
+                // The lock is held while waiting for a history, not while
+                // analysing it.
+                let next = queue.lock().map(|q| q.recv());
+                let Ok(Ok((i, h))) = next else { break };
+                let mut a = analyse_one(h, p);
+                if !keep_runs {
+                    for point in &mut a.history.points {
+                        point.runs = Vec::new();
+                    }
+                }
+                if answer.send((i, a)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop((queue, answer));
+        let mut n = 0;
+        let fed = feed(&mut |h| {
+            let _ = to_workers.send((n, h));
+            n += 1;
+        });
+        drop(to_workers);
+        fed
+    });
+    fed?;
+    let mut all: Vec<(usize, Analysed)> = answers.into_iter().collect();
+    all.sort_by_key(|(i, _)| *i);
+    Ok(all.into_iter().map(|(_, a)| a).collect())
 }
 
 /// [`analyse`] of one history.
-pub fn analyse_one(h: History, p: &Params) -> Analysed {
-    let runs = h.runs();
+pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
+    // Taken out of the points for the analysis and put back after it.
+    let runs: Vec<Vec<f64>> = h
+        .points
+        .iter_mut()
+        .map(|p| std::mem::take(&mut p.runs))
+        .collect();
     let p = Params {
         metric: Metric::from_name(&h.metric),
         metric_name: metric_name(&h),
@@ -782,12 +846,16 @@ pub fn analyse_one(h: History, p: &Params) -> Analysed {
         }
         Some(_) => NewestStatus::NoChange,
     };
+    let medians = runs.iter().map(|r| PointMedian::of(r)).collect();
+    for (point, r) in h.points.iter_mut().zip(runs) {
+        point.runs = r;
+    }
     Analysed {
         changes: found.changes,
         episodes: found.episodes,
         newest: newest.filter(|_| newest_status == NewestStatus::Changed),
         newest_status,
-        medians: h.points.iter().map(|p| PointMedian::of(&p.runs)).collect(),
+        medians,
         history: h,
     }
 }
@@ -899,6 +967,7 @@ pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
     out
 }
 
+pub mod select;
 pub mod simulated;
 
 #[cfg(test)]

@@ -31,6 +31,15 @@ Examples:
   cmdscope changes                                   # every benchmark, ordered by session time
   cmdscope changes 'make test' --order-by commit --format markdown
   cmdscope changes --fail-on-new-regression --threshold 5   # CI gate on the newest session
+  cmdscope changes --run 42                          # what session #42 changed, benchmark by benchmark
+  cmdscope changes --run $SLURM_JOB_ID               # the same for a suite run's sessions
+  cmdscope changes --since 2026-11-01                # change points from that day on
+  cmdscope changes --since 42 --format json          # change points at or after session #42
+
+--run ID is a suite run's id (its partitions' sessions) or a session's id;
+--since takes a session's id or a date (2026-11-01, 2026-11-01T12:00:00Z,
+'2026-11-01 12:00:00', UTC). Either only selects: the change points are
+found on whole histories, so they are the same with them as without.
 
 Exit status: 0 done; 1 with --fail-on-new-regression, a benchmark's newest
 session is significantly slower than the segment before it by more than PCT;
@@ -151,6 +160,11 @@ pub struct ChangesArgs {
     /// appear, or numerically when every value is a number.
     #[arg(long, value_name = "LABEL")]
     pub order_by: Option<String>,
+
+    /// Only change points at or after this session (an id) or moment (a
+    /// date, UTC): the histories are still analysed whole.
+    #[arg(long, value_name = "ID|DATE", conflicts_with = "run")]
+    pub since: Option<String>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = ChangesFormat::Text)]

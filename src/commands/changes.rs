@@ -3,13 +3,15 @@
 //! `report::changes` as text, Markdown or JSON, and a CI gate on the
 //! newest session.
 
-use crate::analysis::changes::{analyse_one, machine_shifts, Analysed, Params};
+use crate::analysis::changes::select::{self, Since, Target};
+use crate::analysis::changes::{analyse_each, machine_shifts, Analysed, Params};
 use crate::cli::store::{ChangesArgs, ChangesFormat};
 use crate::error::{exit, Error, Result};
 use crate::report::changes::{json, markdown, text};
-use crate::store::history::{self, Query};
+use crate::report::changes_at;
+use crate::store::history::{self, Query, SessionRef};
 use crate::store::record::open_read_only;
-use crate::store::Store;
+use crate::store::{Filter, Store, StoredSession};
 
 pub fn params(alpha: f64) -> Result<Params> {
     crate::cli::check_alpha(alpha)?;
@@ -30,24 +32,106 @@ fn min_change(pct: f64) -> Result<f64> {
 }
 
 /// Every matching history's changes, sorted by machine then benchmark,
-/// with one benchmark's runs in memory at a time: each history is analysed
-/// as it is read, and only the answers (with the points' sessions, which
-/// the histories share) are kept, not the runs.
+/// with few benchmarks' runs in memory at a time: histories are analysed
+/// (on every core) as they are read, and only the answers (with the
+/// points' sessions, which the histories share) are kept, not the runs.
 pub fn analysed(store: &mut Store, query: &Query, p: &Params) -> Result<Vec<Analysed>> {
-    let mut all = Vec::new();
-    history::each(store, query, |h| {
-        let mut a = analyse_one(h, p);
-        for point in &mut a.history.points {
-            point.runs = Vec::new();
-        }
-        all.push(a);
-        Ok(())
+    let mut all = analyse_each(p, false, |send| {
+        history::each(store, query, |h| {
+            send(h);
+            Ok(())
+        })
     })?;
     all.sort_by(|a, b| {
         (&a.history.fingerprint, &a.history.benchmark)
             .cmp(&(&b.history.fingerprint, &b.history.benchmark))
     });
     Ok(all)
+}
+
+/// The session (or a suite run's sessions) `--run` names: a suite run
+/// when one has this id, else the session with this id.
+fn target(store: &mut Store, id: &str) -> Result<Target> {
+    let of_run = store.session_heads(&Filter {
+        labels: vec![(crate::suite::RUN_LABEL.to_string(), id.to_string())],
+        ..Filter::default()
+    })?;
+    if !of_run.is_empty() {
+        let mut sessions: Vec<SessionRef> = of_run.iter().map(session_ref).collect();
+        sessions.reverse();
+        return Ok(Target::SuiteRun {
+            id: id.to_string(),
+            sessions,
+        });
+    }
+    let Ok(number) = id.parse::<i64>() else {
+        return Err(super::nothing_found(
+            store,
+            &format!("suite run '{id}' (nor a session: not a number)"),
+        ));
+    };
+    Ok(Target::Session(session(store, number)?))
+}
+
+/// Session `id`, which must have finished: an unfinished session's runs
+/// are in no history.
+fn session(store: &mut Store, id: i64) -> Result<SessionRef> {
+    let found = store.session_heads(&Filter {
+        session: Some(id),
+        ..Filter::default()
+    })?;
+    let Some(s) = found.first() else {
+        return Err(super::nothing_found(
+            store,
+            &format!("session #{id} (nor a suite run '{id}')"),
+        ));
+    };
+    if s.status == crate::store::RUNNING {
+        return Err(Error::Usage(format!(
+            "session #{id} has not finished (or was killed): its runs are in no history"
+        )));
+    }
+    Ok(session_ref(s))
+}
+
+fn session_ref(s: &StoredSession) -> SessionRef {
+    SessionRef {
+        id: s.id,
+        started: s.started.clone(),
+        started_unix: s.started_unix,
+        labels: s.labels.clone(),
+        search: None,
+    }
+}
+
+/// `--since`: a session's id, or a date (UTC).
+fn since(store: &mut Store, text: &str) -> Result<Since> {
+    let text = text.trim();
+    if let Ok(id) = text.parse::<i64>() {
+        let found = store.session_heads(&Filter {
+            session: Some(id),
+            ..Filter::default()
+        })?;
+        return match found.first() {
+            Some(s) => Ok(Since::session(&session_ref(s))),
+            None => Err(super::nothing_found(store, &format!("session #{id}"))),
+        };
+    }
+    // A day alone starts at midnight.
+    let full = if text.len() == 10 {
+        format!("{text}T00:00:00Z")
+    } else {
+        text.to_string()
+    };
+    let moment = humantime::parse_rfc3339_weak(&full).map_err(|_| {
+        Error::Usage(format!(
+            "--since takes a session's id or a date (2026-11-01, 2026-11-01T12:00:00Z), got '{text}'"
+        ))
+    })?;
+    let unix = moment
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    Ok(Since::moment(unix))
 }
 
 pub fn run(args: &ChangesArgs) -> Result<i32> {
@@ -58,6 +142,15 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
     };
     history::metric(args.metric.as_deref())?;
     let mut store = open_read_only(args.store.store.as_deref())?;
+    // Checked before the histories are read: an unknown id fails at once.
+    let target = match &args.sessions.run {
+        Some(id) => Some(target(&mut store, id)?),
+        None => None,
+    };
+    let since = match &args.since {
+        Some(text) => Some(since(&mut store, text)?),
+        None => None,
+    };
     let query = Query {
         benchmark: args.benchmark.clone(),
         labels: crate::store::parse_labels(&args.sessions.labels)?,
@@ -70,17 +163,48 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
         return Err(super::nothing_found(&store, "matching benchmark history"));
     }
     let shifts = machine_shifts(&analysed);
-    let out = match args.format {
-        ChangesFormat::Text => text(&analysed, &shifts),
-        ChangesFormat::Markdown => markdown(&analysed, &shifts),
-        ChangesFormat::Json => json(&analysed, &shifts),
-    };
-    crate::output::print(&crate::output::escape_controls(&out));
     let failing = analysed.iter().any(|a| {
         a.newest
             .as_ref()
             .is_some_and(|c| c.fails_gate(args.threshold))
     });
+    let out = if let Some(target) = target {
+        let ids = target.ids();
+        let at = select::at_sessions(&analysed, &ids);
+        if at.is_empty() {
+            return Err(Error::Usage(format!(
+                "{} is in no matching benchmark history in store '{}'",
+                match &target {
+                    Target::Session(s) => format!("session #{}", s.id),
+                    Target::SuiteRun { id, .. } => format!("suite run '{id}'"),
+                },
+                store.location()
+            )));
+        }
+        let shifts = select::shifts_at(&shifts, &ids);
+        match args.format {
+            ChangesFormat::Text => changes_at::text(&target, &at, &shifts),
+            ChangesFormat::Markdown => changes_at::markdown(&target, &at, &shifts),
+            ChangesFormat::Json => changes_at::json(&target, &at, &shifts),
+        }
+    } else {
+        let (analysed, shifts) = match &since {
+            Some(s) => select::since(analysed, shifts, s),
+            None => (analysed, shifts),
+        };
+        if analysed.is_empty() {
+            return Err(super::nothing_found(
+                &store,
+                "matching benchmark history with a session at or after --since",
+            ));
+        }
+        match args.format {
+            ChangesFormat::Text => text(&analysed, &shifts),
+            ChangesFormat::Markdown => markdown(&analysed, &shifts),
+            ChangesFormat::Json => json(&analysed, &shifts),
+        }
+    };
+    crate::output::print(&crate::output::escape_controls(&out));
     Ok(if args.fail_on_new_regression && failing {
         exit::FAILURE
     } else {

@@ -71,7 +71,7 @@ fn metric_name(h: &History) -> &str {
 
 /// A point as text names it: its session(s) and its index, the `index` of
 /// the JSON (from 0).
-fn point(h: &History, i: usize) -> String {
+pub(crate) fn point(h: &History, i: usize) -> String {
     h.points
         .get(i)
         .map(|p| format!("{}, point {i}", p.describe()))
@@ -79,7 +79,7 @@ fn point(h: &History, i: usize) -> String {
 }
 
 /// `11 of 12 benchmarks changed at #30 (…, commit=c15): …`
-fn shift_text(s: &MachineShift) -> String {
+pub(crate) fn shift_text(s: &MachineShift) -> String {
     format!(
         "{} of {} benchmarks on {} [{}] changed at {}: the machine or its environment changed?",
         s.benchmarks.len(),
@@ -91,7 +91,7 @@ fn shift_text(s: &MachineShift) -> String {
 }
 
 /// `faster −7.3 % (99 % CI …) for 4 points, p < 0.001, then back: +5.3 % (…), p = 0.002`
-fn episode_text(h: &History, e: &Episode) -> String {
+pub(crate) fn episode_text(h: &History, e: &Episode) -> String {
     let n = e.end + 1 - e.start;
     format!(
         "{} {} for {n} point{}, {}, then back: {}, {}",
@@ -276,7 +276,7 @@ pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
 }
 
 #[derive(Serialize)]
-struct JsonChange<'a> {
+pub(crate) struct JsonChange<'a> {
     first_after: &'a Point,
     last_before: &'a Point,
     direction: &'static str,
@@ -285,7 +285,7 @@ struct JsonChange<'a> {
 }
 
 #[derive(Serialize)]
-struct JsonEpisode<'a> {
+pub(crate) struct JsonEpisode<'a> {
     start: usize,
     end: usize,
     first_in: &'a Point,
@@ -311,7 +311,7 @@ struct JsonHistory<'a> {
 }
 
 #[derive(Serialize)]
-struct JsonShift<'a> {
+pub(crate) struct JsonShift<'a> {
     fingerprint: &'a str,
     hostname: &'a str,
     at: &'a Point,
@@ -320,7 +320,7 @@ struct JsonShift<'a> {
     benchmarks: &'a [String],
 }
 
-fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>> {
+pub(crate) fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>> {
     Some(JsonChange {
         first_after: h.points.get(c.index)?,
         last_before: h.points.get(c.index.checked_sub(1)?)?,
@@ -329,7 +329,7 @@ fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>> {
     })
 }
 
-fn episode<'a>(h: &'a History, e: &'a Episode) -> Option<JsonEpisode<'a>> {
+pub(crate) fn episode<'a>(h: &'a History, e: &'a Episode) -> Option<JsonEpisode<'a>> {
     Some(JsonEpisode {
         start: e.start,
         end: e.end,
@@ -340,6 +340,17 @@ fn episode<'a>(h: &'a History, e: &'a Episode) -> Option<JsonEpisode<'a>> {
         enter: entry(h, &e.enter)?,
         leave: entry(h, &e.leave)?,
     })
+}
+
+pub(crate) fn shift(s: &MachineShift) -> JsonShift<'_> {
+    JsonShift {
+        fingerprint: &s.fingerprint,
+        hostname: &s.hostname,
+        at: &s.point,
+        changed: s.benchmarks.len(),
+        of: s.of,
+        benchmarks: &s.benchmarks,
+    }
 }
 
 pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
@@ -360,17 +371,7 @@ pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
             }
         })
         .collect();
-    let shifts: Vec<JsonShift> = shifts
-        .iter()
-        .map(|s| JsonShift {
-            fingerprint: &s.fingerprint,
-            hostname: &s.hostname,
-            at: &s.point,
-            changed: s.benchmarks.len(),
-            of: s.of,
-            benchmarks: &s.benchmarks,
-        })
-        .collect();
+    let shifts: Vec<JsonShift> = shifts.iter().map(shift).collect();
     // Plain data with string keys: serializing it does not fail.
     table::json(&serde_json::json!({ "histories": list, "machine_shifts": shifts }))
         .unwrap_or_else(|_| "{}\n".into())

@@ -7,6 +7,7 @@
 //! plain function of the same model (`terminal::render`).
 
 pub mod changes;
+pub(crate) mod changes_at;
 pub(crate) mod check;
 pub(crate) mod concurrency;
 pub(crate) mod csv;

@@ -184,53 +184,79 @@ pub fn each(store: &mut Store, q: &Query, mut f: impl FnMut(History) -> Result<(
     sessions.retain(|s| s.status != crate::store::RUNNING);
     sessions.reverse();
     let heads = heads(&sessions, q.order_by.as_deref());
-    let at: HashMap<i64, u32> = sessions
+    // (session id, its index), by id: looked up once per cell.
+    let mut at: Vec<(i64, u32)> = sessions
         .iter()
         .enumerate()
         .map(|(i, s)| (s.id, i as u32))
         .collect();
+    at.sort_unstable();
+    let at = |id: i64| {
+        at.binary_search_by_key(&id, |&(s, _)| s)
+            .ok()
+            .map(|k| at[k].1)
+    };
     drop(sessions);
     let wanted = |identity: &str, name: &str, command: &str| {
         q.benchmark
             .as_deref()
             .is_none_or(|b| identity.contains(b) || name.contains(b) || command.contains(b))
     };
-    // Per benchmark: its values, and per cell (session, start, length).
+    // Per benchmark: its values, and per cell (session, id, start, length).
     #[derive(Default)]
     struct Runs {
         values: Vec<f64>,
-        cells: Vec<(u32, usize, usize)>,
+        cells: Vec<(u32, i64, usize, usize)>,
     }
-    let mut benchmarks: BTreeMap<String, Runs> = BTreeMap::new();
+    // Benchmarks by identity, numbered as first seen.
+    let mut numbers: HashMap<String, usize> = HashMap::new();
+    let mut benchmarks: Vec<(String, Runs)> = Vec::new();
     if let Some((first, last)) = store.cell_ids()? {
         let mut lo = first;
         while lo <= last {
             let hi = lo.saturating_add(RANGE - 1).min(last);
-            let cells: Vec<(i64, u32, String)> = store
-                .cells_in_range(lo, hi)?
-                .into_iter()
-                .filter(|c| wanted(&c.identity, &c.name, &c.command))
-                .filter_map(|c| Some((c.id, *at.get(&c.session)?, c.identity)))
-                .collect();
-            lo = hi.saturating_add(1);
-            let ids: Vec<i64> = cells.iter().map(|c| c.0).collect();
-            let mut values = read_values(store, &ids, chosen)?;
-            for (id, session, identity) in cells {
-                let Some(v) = values.remove(&id) else {
+            // (cell id, session, benchmark), by id.
+            let mut cells: Vec<(i64, u32, usize)> = Vec::new();
+            for c in store.cells_in_range(lo, hi)? {
+                if !wanted(&c.identity, &c.name, &c.command) {
+                    continue;
+                }
+                let Some(session) = at(c.session) else {
                     continue;
                 };
-                let runs = benchmarks.entry(identity).or_default();
-                runs.cells.push((session, runs.values.len(), v.len()));
-                runs.values.extend_from_slice(&v);
+                let b = match numbers.get(&c.identity) {
+                    Some(&b) => b,
+                    None => {
+                        numbers.insert(c.identity.clone(), benchmarks.len());
+                        benchmarks.push((c.identity, Runs::default()));
+                        benchmarks.len() - 1
+                    }
+                };
+                cells.push((c.id, session, b));
+            }
+            lo = hi.saturating_add(1);
+            let ids: Vec<i64> = cells.iter().map(|c| c.0).collect();
+            let values = read_values(store, &ids, chosen)?;
+            for (k, &(id, session, b)) in cells.iter().enumerate() {
+                let v = values.of(k);
+                if v.is_empty() {
+                    continue;
+                }
+                let runs = &mut benchmarks[b].1;
+                runs.cells.push((session, id, runs.values.len(), v.len()));
+                runs.values.extend_from_slice(v);
             }
         }
     }
+    drop(numbers);
+    // By identity, as the caller expects.
+    benchmarks.sort_by(|a, b| a.0.cmp(&b.0));
     let metric_name = chosen.map_or(Metric::WallTime.name(), |m| m.name());
-    while let Some((identity, mut runs)) = benchmarks.pop_first() {
+    for (identity, mut runs) in benchmarks {
         // Oldest session first; a session's cells in id order.
-        runs.cells.sort_by_key(|c| c.0);
+        runs.cells.sort_by_key(|c| (c.0, c.1));
         let values = std::mem::take(&mut runs.values);
-        let rows = runs.cells.iter().map(|&(s, start, len)| {
+        let rows = runs.cells.iter().map(|&(s, _, start, len)| {
             let v = values[start..start + len].to_vec();
             (s as usize, v)
         });
@@ -241,39 +267,95 @@ pub fn each(store: &mut Store, q: &Query, mut f: impl FnMut(History) -> Result<(
     Ok(())
 }
 
-/// Run values of cells `ids` for `metric` (None: wall time, else Go's
-/// sec/op). When the cells are most of an id range, the range is scanned
-/// instead of looking cells up by id.
-fn read_values(
-    store: &mut Store,
-    ids: &[i64],
-    metric: Option<Metric>,
-) -> Result<HashMap<i64, Vec<f64>>> {
+/// The values of a list of cells, each cell's runs in one slice.
+struct CellValues {
+    /// Cell `k`'s values are `values[starts[k]..starts[k + 1]]`.
+    starts: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl CellValues {
+    fn of(&self, k: usize) -> &[f64] {
+        &self.values[self.starts[k]..self.starts[k + 1]]
+    }
+
+    /// From one list per cell.
+    fn from_lists(lists: impl IntoIterator<Item = Vec<f64>>) -> CellValues {
+        let mut out = CellValues {
+            starts: vec![0],
+            values: Vec::new(),
+        };
+        for v in lists {
+            out.values.extend_from_slice(&v);
+            out.starts.push(out.values.len());
+        }
+        out
+    }
+}
+
+/// Run values of cells `ids` for `metric` (None: wall time,
+/// else Go's sec/op), cell by cell in the order of `ids`. When the cells
+/// are most of an id range, the range is scanned instead of looking cells
+/// up by id, and its values go straight from the backend into one array
+/// (grouped by cell, each cell's runs in the order read), with no map or
+/// list per cell.
+fn read_values(store: &mut Store, ids: &[i64], metric: Option<Metric>) -> Result<CellValues> {
     let column = metric.unwrap_or(Metric::WallTime);
     let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) else {
-        return Ok(HashMap::new());
+        return Ok(CellValues::from_lists(Vec::new()));
     };
     let dense = ids.len() >= 1000 && (ids.len() as f64) * 2.0 >= (hi - lo + 1) as f64;
-    let mut values = if dense {
-        let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
-        let mut v = store.metric_values_in_range(lo, hi, column)?;
-        v.retain(|id, _| wanted.contains(id));
-        v
+    let mut out = if dense {
+        // Cell id - lo -> its position in `ids` (u32::MAX: not wanted).
+        let mut slot = vec![u32::MAX; (hi - lo + 1) as usize];
+        for (k, &id) in ids.iter().enumerate() {
+            slot[(id - lo) as usize] = k as u32;
+        }
+        let mut read: Vec<(u32, f64)> = Vec::new();
+        store.each_metric_value_in_range(lo, hi, column, &mut |id, v| {
+            if let Some(&k) = slot.get((id - lo) as usize) {
+                if k != u32::MAX {
+                    read.push((k, v));
+                }
+            }
+        })?;
+        // A counting sort by cell, stable: each cell's runs in read order.
+        let mut starts = vec![0usize; ids.len() + 1];
+        for &(k, _) in &read {
+            starts[k as usize + 1] += 1;
+        }
+        for k in 0..ids.len() {
+            starts[k + 1] += starts[k];
+        }
+        let mut next = starts.clone();
+        let mut values = vec![0.0; read.len()];
+        for (k, v) in read {
+            values[next[k as usize]] = v;
+            next[k as usize] += 1;
+        }
+        CellValues { starts, values }
     } else {
-        store.metric_values(ids, column)?
+        let mut map = store.metric_values(ids, column)?;
+        CellValues::from_lists(ids.iter().map(|id| map.remove(id).unwrap_or_default()))
     };
     if metric.is_none() {
         // Imported Go benchmarks have no wall time: their sec/op instead.
-        let missing: Vec<i64> = ids
-            .iter()
-            .copied()
-            .filter(|id| values.get(id).is_none_or(Vec::is_empty))
+        let missing: Vec<i64> = (0..ids.len())
+            .filter(|&k| out.of(k).is_empty())
+            .map(|k| ids[k])
             .collect();
         if !missing.is_empty() {
-            values.extend(time_values_of(store, &missing)?);
+            let mut extra = time_values_of(store, &missing)?;
+            let lists: Vec<Vec<f64>> = (0..ids.len())
+                .map(|k| match extra.remove(&ids[k]) {
+                    Some(v) if out.of(k).is_empty() => v,
+                    _ => out.of(k).to_vec(),
+                })
+                .collect();
+            out = CellValues::from_lists(lists);
         }
     }
-    Ok(values)
+    Ok(out)
 }
 
 /// One session as its histories' points refer to it: shared by the points
@@ -319,6 +401,9 @@ fn group(
     metric: &str,
     order_by: Option<&str>,
 ) -> Vec<History> {
+    if order_by.is_none() {
+        return by_session(heads, identity, rows, metric);
+    }
     // fingerprint -> (hostname, keys in first-seen order, key -> point).
     type Points = (String, Vec<String>, HashMap<String, Point>);
     let mut groups: BTreeMap<&str, Points> = BTreeMap::new();
@@ -370,6 +455,48 @@ fn group(
                 hostname,
                 points: keys.iter().filter_map(|k| points.remove(k)).collect(),
             }
+        })
+        .collect()
+}
+
+/// [`group`] with one point per session: the rows come oldest session
+/// first, so a session's rows follow each other and a point is the last
+/// one of its machine or a new one (no map of points by key).
+fn by_session(
+    heads: &[Head],
+    identity: &str,
+    rows: impl IntoIterator<Item = (usize, Vec<f64>)>,
+    metric: &str,
+) -> Vec<History> {
+    // fingerprint -> (hostname, points).
+    let mut groups: BTreeMap<&str, (String, Vec<Point>)> = BTreeMap::new();
+    for (s, v) in rows {
+        let head = &heads[s];
+        if v.is_empty() || head.key.is_none() {
+            continue;
+        }
+        let g = groups
+            .entry(head.fingerprint.as_str())
+            .or_insert_with(|| (head.hostname.clone(), Vec::new()));
+        match g.1.last_mut() {
+            Some(p) if p.sessions.last().map(|r| r.id) == Some(head.session.id) => {
+                p.runs.extend_from_slice(&v)
+            }
+            _ => g.1.push(Point {
+                sessions: vec![Arc::clone(&head.session)],
+                key: None,
+                runs: v,
+            }),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(fingerprint, (hostname, points))| History {
+            benchmark: identity.to_string(),
+            metric: metric.to_string(),
+            fingerprint: fingerprint.to_string(),
+            hostname,
+            points,
         })
         .collect()
 }
@@ -516,14 +643,17 @@ mod tests {
         let ids: Vec<i64> = all.iter().map(|c| c.id).collect();
         let dense = read_values(&mut store, &ids, None).unwrap();
         let lookup = store.metric_values(&ids, Metric::WallTime).unwrap();
-        assert_eq!(dense.len(), 1100);
-        for (id, mut v) in dense {
+        assert_eq!(dense.starts.len(), 1101);
+        for (k, id) in ids.iter().enumerate() {
+            let mut v = dense.of(k).to_vec();
             v.sort_by(f64::total_cmp);
-            assert_eq!(Some(&v), lookup.get(&id));
+            assert_eq!(Some(&v), lookup.get(id));
         }
+        // The timed-out run is in neither.
+        assert_eq!(dense.values.len(), 1100 * 3 - 11);
         // A few cells: looked up by id, the same values.
         let few = read_values(&mut store, &ids[..5], None).unwrap();
-        assert_eq!(few.get(&all[0].id), lookup.get(&all[0].id));
+        assert_eq!(Some(&few.of(0).to_vec()), lookup.get(&all[0].id));
     }
 
     /// The store read one benchmark at a time gives the histories that

@@ -90,6 +90,16 @@ pub trait Backend: Send {
     fn batch(&mut self, sql: &str) -> Result<()>;
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64>;
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>>;
+    /// Runs a query of two columns, an integer and a number, handing each
+    /// row to `f` as it comes, without building rows of [`Value`]s: the
+    /// path of millions of run values. A row with either column NULL (or
+    /// text) is skipped, as [`Value::int`] and [`Value::real`] skip it.
+    fn query_pairs(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        f: &mut dyn FnMut(i64, f64),
+    ) -> Result<()>;
     /// Inserts many rows (`values` holds `columns.len()` values per row),
     /// inside the caller's transaction, as fast as the backend allows.
     fn insert_rows(&mut self, table: &str, columns: &[&str], values: &[Value]) -> Result<()>;
@@ -440,18 +450,6 @@ fn unix(t: SystemTime) -> f64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
-}
-
-/// Adds (cell id, value) rows to each cell's values.
-fn collect_values(out: &mut HashMap<i64, Vec<f64>>, rows: Vec<Vec<Value>>) {
-    for r in rows {
-        if let (Some(c), Some(v)) = (
-            r.first().and_then(Value::int),
-            r.get(1).and_then(Value::real),
-        ) {
-            out.entry(c).or_default().push(v);
-        }
-    }
 }
 
 fn params_json(p: &[(String, String)]) -> String {
@@ -998,13 +996,22 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(|r| {
-                let g = |i: usize| r.get(i).cloned().unwrap_or(Value::Null);
+                // Moved out of the row, not copied: a million cells are
+                // read this way.
+                let mut r = r.into_iter();
+                let mut int = || r.next().and_then(|v| v.int()).unwrap_or(0);
+                let (id, session) = (int(), int());
+                let mut text = || match r.next() {
+                    Some(Value::Text(t)) => t,
+                    Some(other) => other.string(),
+                    None => String::new(),
+                };
                 CellRow {
-                    id: g(0).int().unwrap_or(0),
-                    session: g(1).int().unwrap_or(0),
-                    identity: g(2).string(),
-                    name: g(3).string(),
-                    command: g(4).string(),
+                    id,
+                    session,
+                    identity: text(),
+                    name: text(),
+                    command: text(),
                 }
             })
             .collect())
@@ -1185,25 +1192,24 @@ impl Store {
         }
         for chunk in cells.chunks(500) {
             let (list, params) = in_list(chunk);
-            let rows = self
-                .db
-                .query(
+            self.db
+                .query_pairs(
                     &format!(
                         "SELECT cell_id, {} FROM runs WHERE cell_id IN ({list}) AND timed_out = 0 \
                          ORDER BY cell_id, seq",
                         metric.name()
                     ),
                     &params,
+                    &mut |c, v| out.entry(c).or_default().push(v),
                 )
                 .map_err(|e| self.err("cannot read runs", e))?;
-            collect_values(&mut out, rows);
         }
         Ok(out)
     }
 
     /// Values of one metric column for every cell with an id in
     /// `first..=last` (runs that did not time out), read as index range
-    /// scans of at most `RANGE_CELLS` ids: for histories, which want most
+    /// scans of at most 20,000 ids (2,000 on PostgreSQL): for histories, which want most
     /// cells of the store, this is several times faster than lists of ids.
     /// Runs of a cell come in no particular order.
     pub fn metric_values_in_range(
@@ -1212,10 +1218,31 @@ impl Store {
         last: i64,
         metric: Metric,
     ) -> Result<HashMap<i64, Vec<f64>>> {
-        const RANGE_CELLS: i64 = 20_000;
         let mut out: HashMap<i64, Vec<f64>> = HashMap::new();
+        self.each_metric_value_in_range(first, last, metric, &mut |c, v| {
+            out.entry(c).or_default().push(v)
+        })?;
+        Ok(out)
+    }
+
+    /// [`Store::metric_values_in_range`], each (cell id, value) handed to
+    /// `f` as the backend reads it: no row of values and no map entry per
+    /// run, which is what reading ten million runs costs.
+    pub fn each_metric_value_in_range(
+        &mut self,
+        first: i64,
+        last: i64,
+        metric: Metric,
+        f: &mut dyn FnMut(i64, f64),
+    ) -> Result<()> {
+        // PostgreSQL's client holds a query's rows until its end (see
+        // `Backend::query_pairs`): shorter ranges keep that to about 2 MB.
+        let range_cells: i64 = match self.db.dialect() {
+            Dialect::Sqlite => 20_000,
+            Dialect::Postgres => 2_000,
+        };
         if !schema::has_column(metric) {
-            return Ok(out);
+            return Ok(());
         }
         let sql = format!(
             "SELECT cell_id, {} FROM runs WHERE cell_id >= $1 AND cell_id <= $2 AND timed_out = 0",
@@ -1223,15 +1250,13 @@ impl Store {
         );
         let mut lo = first;
         while lo <= last {
-            let hi = lo.saturating_add(RANGE_CELLS - 1).min(last);
-            let rows = self
-                .db
-                .query(&sql, &[Value::Int(lo), Value::Int(hi)])
+            let hi = lo.saturating_add(range_cells - 1).min(last);
+            self.db
+                .query_pairs(&sql, &[Value::Int(lo), Value::Int(hi)], f)
                 .map_err(|e| self.err("cannot read runs", e))?;
-            collect_values(&mut out, rows);
             lo = hi.saturating_add(1);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Series of metrics without a column (imports), per metric.

@@ -195,6 +195,46 @@ impl Backend for Postgres {
         rows.iter().map(read_row).collect()
     }
 
+    fn query_pairs(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        f: &mut dyn FnMut(i64, f64),
+    ) -> Result<()> {
+        let stmt = self.statement(sql)?;
+        let [id_col, value_col] = stmt.columns() else {
+            return Err(StoreError(format!("query_pairs needs two columns: {sql}")));
+        };
+        let (id_type, value_type) = (id_col.type_().clone(), value_col.type_().clone());
+        let bound = Self::bind(&stmt, params)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+        // All rows at once (the synchronous client's row-by-row iterator
+        // waits on its runtime once per row, which costs more than the
+        // rows), then typed rows read straight into numbers: no row of
+        // values per run.
+        let rows = self.client.query(&stmt, &refs).map_err(pg_error)?;
+        for row in &rows {
+            let id = match id_type {
+                Type::INT8 => row.try_get::<_, Option<i64>>(0),
+                Type::INT4 => row.try_get::<_, Option<i32>>(0).map(|x| x.map(i64::from)),
+                _ => return Err(StoreError(format!("column 1 of {sql} is not an integer"))),
+            }
+            .map_err(pg_error)?;
+            let value = match value_type {
+                Type::FLOAT8 => row.try_get::<_, Option<f64>>(1),
+                Type::INT8 => row
+                    .try_get::<_, Option<i64>>(1)
+                    .map(|x| x.map(|i| i as f64)),
+                _ => return Err(StoreError(format!("column 2 of {sql} is not a number"))),
+            }
+            .map_err(pg_error)?;
+            if let (Some(id), Some(value)) = (id, value) {
+                f(id, value);
+            }
+        }
+        Ok(())
+    }
+
     fn insert_rows(&mut self, table: &str, columns: &[&str], values: &[Value]) -> Result<()> {
         let width = columns.len();
         if width == 0 || values.is_empty() {

@@ -376,15 +376,10 @@ impl Recorder {
         if self.ensure_session().is_none() {
             return;
         }
-        let msg = Msg::Runs {
-            cell: pos,
-            first_seq: self.next_seq[pos],
-            runs: vec![RunMsg::from_sample(sample)],
-        };
         let Some(link) = self.store.as_mut() else {
             return;
         };
-        match link.send(&msg) {
+        match link.send_run(pos, self.next_seq[pos], sample) {
             Ok(()) => self.next_seq[pos] += 1,
             Err(e) => self.fail(e),
         }

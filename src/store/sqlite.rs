@@ -295,6 +295,31 @@ impl Backend for Sqlite {
         Ok(out)
     }
 
+    fn query_pairs(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        f: &mut dyn FnMut(i64, f64),
+    ) -> Result<()> {
+        let mut stmt = self.conn.prepare_cached(&placeholders(sql)).map_err(e)?;
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(e)?;
+        while let Some(row) = rows.next().map_err(e)? {
+            let id = match row.get_ref(0).map_err(e)? {
+                ValueRef::Integer(i) => i,
+                ValueRef::Real(x) => x as i64,
+                _ => continue,
+            };
+            match row.get_ref(1).map_err(e)? {
+                ValueRef::Real(x) => f(id, x),
+                ValueRef::Integer(i) => f(id, i as f64),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     fn insert_rows(&mut self, table: &str, columns: &[&str], values: &[Value]) -> Result<()> {
         if columns.is_empty() || values.is_empty() {
             return Ok(());

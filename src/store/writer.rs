@@ -11,8 +11,10 @@
 //!
 //! Protocol: one JSON message per line on the helper's stdin, one answer
 //! per line on its stdout (`ok`, or `err <message>`). Runs are the
-//! exception: they are sent without waiting (answered only with an `err`),
-//! so the measuring loop pays one pipe write per run, not a commit. The
+//! exception: each is one binary record of fixed size ([`RunRecord`],
+//! both ends being the same executable), sent without waiting (answered
+//! only with an `err`), so the measuring loop pays one pipe write per run,
+//! not a commit, and neither end formats or parses text per run. The
 //! helper commits the runs it has read when its input has nothing more for
 //! the moment, in one transaction, then lets the next ones gather for
 //! [`RUNS_PAUSE`]: a commit and a wake-up every few milliseconds rather than
@@ -120,6 +122,71 @@ impl BatchMsg {
     }
 }
 
+/// One measured run on the pipe, as the measuring loop sends it: a fixed
+/// number of bytes, written with one `write` (less than `PIPE_BUF`, so
+/// never interleaved or cut), and read back exactly (values as IEEE bits).
+/// It starts with a zero byte, which no JSON message starts with.
+pub struct RunRecord;
+
+impl RunRecord {
+    /// The first byte of a record.
+    pub const TAG: u8 = 0;
+    /// Tag, cell (u32), sequence number (i64), run index (u64), flags
+    /// (u8: exit code, signal, timed out), exit code and signal (i32),
+    /// then every metric's value (u64 bits), little-endian.
+    pub const LEN: usize = 1 + 4 + 8 + 8 + 1 + 4 + 4 + 8 * Metric::COUNT;
+
+    pub fn encode(cell: usize, seq: i64, s: &Sample) -> [u8; RunRecord::LEN] {
+        let mut out = [0u8; RunRecord::LEN];
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        put(&[RunRecord::TAG]);
+        put(&(cell as u32).to_le_bytes());
+        put(&seq.to_le_bytes());
+        put(&s.run_index.to_le_bytes());
+        let flags = u8::from(s.exit_code.is_some())
+            | u8::from(s.signal.is_some()) << 1
+            | u8::from(s.timed_out) << 2;
+        put(&[flags]);
+        put(&s.exit_code.unwrap_or(0).to_le_bytes());
+        put(&s.signal.unwrap_or(0).to_le_bytes());
+        for v in &s.values {
+            put(&v.to_bits().to_le_bytes());
+        }
+        out
+    }
+
+    /// The cell, sequence number and run of a record.
+    pub fn decode(b: &[u8; RunRecord::LEN]) -> (usize, i64, Sample) {
+        let mut at = 0;
+        let mut take = |n: usize| {
+            at += n;
+            &b[at - n..at]
+        };
+        let _tag = take(1);
+        let u32_ = |x: &[u8]| u32::from_le_bytes(x.try_into().unwrap_or_default());
+        let u64_ = |x: &[u8]| u64::from_le_bytes(x.try_into().unwrap_or_default());
+        let cell = u32_(take(4)) as usize;
+        let seq = u64_(take(8)) as i64;
+        let mut s = Sample::new(u64_(take(8)));
+        let flags = take(1)[0];
+        let exit_code = u32_(take(4)) as i32;
+        let signal = u32_(take(4)) as i32;
+        s.exit_code = (flags & 1 != 0).then_some(exit_code);
+        s.signal = (flags & 2 != 0).then_some(signal);
+        s.timed_out = flags & 4 != 0;
+        for v in &mut s.values {
+            *v = f64::from_bits(u64_(take(8)));
+        }
+        (cell, seq, s)
+    }
+}
+
+const _: () = assert!(RunRecord::LEN <= libc::PIPE_BUF);
+
 /// A session's start on the pipe: seconds since the epoch (0 for a clock
 /// before it, as the store reads them).
 pub(super) mod unix_seconds {
@@ -155,11 +222,6 @@ pub enum Msg {
     Begin {
         session: Box<NewSession>,
         cells: Vec<NewCell>,
-    },
-    Runs {
-        cell: usize,
-        first_seq: i64,
-        runs: Vec<RunMsg>,
     },
     Replace {
         cell: usize,
@@ -238,8 +300,24 @@ impl Link {
         Ok(link)
     }
 
-    /// Sends a message without waiting for an answer (runs). A dead helper
-    /// shows at once as a broken pipe; a store error at the next `call`.
+    /// Sends one run as a [`RunRecord`], without waiting for an answer:
+    /// one `write`, so a finished run is in the pipe (and so stored) even
+    /// if cmdscope is killed right after. A dead helper shows at once as a
+    /// broken pipe; a store error at the next `call`.
+    pub fn send_run(&mut self, cell: usize, seq: i64, sample: &Sample) -> Result<(), StoreError> {
+        let gone = || {
+            StoreError(format!(
+                "store '{}': the store writer stopped unexpectedly",
+                self.shown
+            ))
+        };
+        let record = RunRecord::encode(cell, seq, sample);
+        let stdin = self.stdin.as_mut().ok_or_else(gone)?;
+        stdin.write_all(&record).map_err(|_| gone())
+    }
+
+    /// Sends a message without waiting for an answer (a batch: answered
+    /// only with an error, at the next `call`).
     pub fn send(&mut self, msg: &Msg) -> Result<(), StoreError> {
         let gone = StoreError(format!(
             "store '{}': the store writer stopped unexpectedly",
@@ -257,20 +335,13 @@ impl Link {
 
     /// Sends a message and waits for its answer.
     pub fn call(&mut self, msg: &Msg) -> Result<(), StoreError> {
+        self.send(msg)?;
         let gone = || {
             StoreError(format!(
                 "store '{}': the store writer stopped unexpectedly",
                 self.shown
             ))
         };
-        let mut text = serde_json::to_string(msg)
-            .map_err(|e| StoreError(format!("cannot encode a store message: {e}")))?;
-        text.push('\n');
-        let stdin = self.stdin.as_mut().ok_or_else(gone)?;
-        stdin
-            .write_all(text.as_bytes())
-            .and_then(|_| stdin.flush())
-            .map_err(|_| gone())?;
         self.line.clear();
         match self.stdout.read_line(&mut self.line) {
             Ok(0) | Err(_) => Err(gone()),
@@ -333,6 +404,7 @@ pub fn serve() -> i32 {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         libc::signal(libc::SIGTERM, libc::SIG_IGN);
     }
+    use std::io::Read;
     use std::os::fd::FromRawFd;
     // SAFETY: descriptor 0 is this process's standard input, which nothing
     // else in this process reads.
@@ -340,42 +412,43 @@ pub fn serve() -> i32 {
     let mut out = std::io::stdout().lock();
     let mut state = State::default();
     let mut line = String::new();
+    let mut record = [0u8; RunRecord::LEN];
     loop {
-        line.clear();
-        if !matches!(input.read_line(&mut line), Ok(n) if n > 0) {
-            // End of input (cmdscope finished, or died): keep what it sent.
+        // End of input (cmdscope finished, or died): keep what it sent.
+        let Some(&first) = input.fill_buf().ok().and_then(|b| b.first()) else {
             let _ = state.commit();
             break;
-        }
-        let answer = match serde_json::from_str::<Msg>(&line) {
-            Ok(Msg::Runs {
-                cell,
-                first_seq,
-                runs,
-            }) => {
-                state.pending_runs += runs.len();
-                state.pending.push((cell, first_seq, runs));
-                if state.pending_runs < RUNS_BATCH && input_ready(&input) {
-                    continue;
-                }
-                let committed = state.commit();
-                std::thread::sleep(RUNS_PAUSE);
-                match committed {
-                    Ok(()) => continue,
-                    Err(e) => Err(e),
-                }
+        };
+        let answer = if first == RunRecord::TAG {
+            // Records are written whole (one write below PIPE_BUF): a
+            // short one can only be a foreign writer's; keep what came.
+            if input.read_exact(&mut record).is_err() {
+                let _ = state.commit();
+                break;
             }
-            // A batch, like runs, is answered only with an error; its
-            // runs, sent before it, are committed first.
-            Ok(Msg::Batch { cell, batch }) => {
-                match state.commit().and_then(|_| state.add_batch(cell, &batch)) {
-                    Ok(()) => continue,
-                    Err(e) => Err(e),
-                }
+            match state.take_runs(RunRecord::decode(&record), &input) {
+                None => continue,
+                Some(failed) => failed,
             }
-            // Every answered message comes after the runs sent before it.
-            Ok(msg) => state.commit().and_then(|_| state.handle(msg)),
-            Err(e) => Err(StoreError(format!("bad store message: {e}"))),
+        } else {
+            line.clear();
+            if !matches!(input.read_line(&mut line), Ok(n) if n > 0) {
+                let _ = state.commit();
+                break;
+            }
+            match serde_json::from_str::<Msg>(&line) {
+                // A batch, like runs, is answered only with an error; its
+                // runs, sent before it, are committed first.
+                Ok(Msg::Batch { cell, batch }) => {
+                    match state.commit().and_then(|_| state.add_batch(cell, &batch)) {
+                        Ok(()) => continue,
+                        Err(e) => Err(e),
+                    }
+                }
+                // Every answered message comes after the runs sent before it.
+                Ok(msg) => state.commit().and_then(|_| state.handle(msg)),
+                Err(e) => Err(StoreError(format!("bad store message: {e}"))),
+            }
         };
         if !reply(&mut out, answer) {
             break;
@@ -389,8 +462,8 @@ struct State {
     store: Option<Store>,
     session: Option<i64>,
     cells: Vec<i64>,
-    /// Runs read and not yet committed: (cell, first sequence number, runs).
-    pending: Vec<(usize, i64, Vec<RunMsg>)>,
+    /// Runs read and not yet committed: (cell, sequence number, run).
+    pending: Vec<(usize, i64, Sample)>,
     pending_runs: usize,
 }
 
@@ -408,6 +481,25 @@ impl State {
             .ok_or_else(|| StoreError(format!("no cell {i} in this session")))
     }
 
+    /// Takes runs in. They are committed, in one transaction with those
+    /// before them, when the input has nothing more for the moment or a
+    /// batch is full; then the helper pauses for [`RUNS_PAUSE`] so that
+    /// the next ones gather. Some(error) when that commit failed.
+    fn take_runs(
+        &mut self,
+        (cell, first_seq, run): (usize, i64, Sample),
+        input: &BufReader<std::fs::File>,
+    ) -> Option<Result<(), StoreError>> {
+        self.pending_runs += 1;
+        self.pending.push((cell, first_seq, run));
+        if self.pending_runs < RUNS_BATCH && input_ready(input) {
+            return None;
+        }
+        let committed = self.commit();
+        std::thread::sleep(RUNS_PAUSE);
+        committed.err().map(Err)
+    }
+
     /// Commits the pending runs in one transaction.
     fn commit(&mut self) -> Result<(), StoreError> {
         if self.pending.is_empty() {
@@ -420,9 +512,8 @@ impl State {
             .map(|(cell, _, _)| self.cell(*cell))
             .collect::<Result<Vec<i64>, StoreError>>()?;
         self.store()?.atomically(|store| {
-            for ((_, first_seq, runs), id) in pending.iter().zip(ids) {
-                let samples: Vec<Sample> = runs.iter().map(RunMsg::to_sample).collect();
-                store.add_runs(id, *first_seq, &samples)?;
+            for ((_, seq, run), id) in pending.iter().zip(ids) {
+                store.add_runs(id, *seq, std::slice::from_ref(run))?;
             }
             Ok::<(), StoreError>(())
         })
@@ -444,15 +535,6 @@ impl State {
                 let ids = store.add_cells(id, &cells)?;
                 self.session = Some(id);
                 self.cells = ids;
-            }
-            Msg::Runs {
-                cell,
-                first_seq,
-                runs,
-            } => {
-                let id = self.cell(cell)?;
-                let samples: Vec<Sample> = runs.iter().map(RunMsg::to_sample).collect();
-                self.store()?.add_runs(id, first_seq, &samples)?;
             }
             Msg::Batch { cell, batch } => self.add_batch(cell, &batch)?,
             Msg::Replace { cell, runs } => {
@@ -512,18 +594,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_run_record_is_read_back_exactly() {
+        let mut s = Sample::new(u64::MAX - 1);
+        s.exit_code = Some(-3);
+        s.signal = None;
+        s.timed_out = true;
+        s.set(Metric::WallTime, 0.1 + 0.2);
+        s.set(Metric::UserTime, -0.0);
+        s.values[Metric::COUNT - 1] = f64::from_bits(0x7ff8_0000_0000_0001);
+        let record = RunRecord::encode(70_000, i64::MAX, &s);
+        assert_eq!(record[0], RunRecord::TAG);
+        let (cell, seq, back) = RunRecord::decode(&record);
+        assert_eq!((cell, seq), (70_000, i64::MAX));
+        assert_eq!(
+            (back.run_index, back.exit_code, back.signal, back.timed_out),
+            (u64::MAX - 1, Some(-3), None, true)
+        );
+        let bits = |x: &Sample| x.values.map(f64::to_bits);
+        assert_eq!(
+            bits(&back),
+            bits(&s),
+            "every value, NaN payloads and -0 included"
+        );
+        let mut killed = Sample::new(0);
+        killed.signal = Some(9);
+        let (_, _, back) = RunRecord::decode(&RunRecord::encode(0, 0, &killed));
+        assert_eq!(
+            (back.exit_code, back.signal, back.timed_out),
+            (None, Some(9), false)
+        );
+    }
+
+    #[test]
     fn runs_survive_the_wire_exactly() {
         let mut s = Sample::new(7);
         s.exit_code = Some(3);
         s.timed_out = true;
         s.set(Metric::WallTime, 0.1 + 0.2);
-        let text = serde_json::to_string(&Msg::Runs {
+        let text = serde_json::to_string(&Msg::Replace {
             cell: 1,
-            first_seq: 4,
             runs: vec![RunMsg::from_sample(&s)],
         })
         .unwrap();
-        let Msg::Runs { runs, .. } = serde_json::from_str(&text).unwrap() else {
+        let Msg::Replace { runs, .. } = serde_json::from_str(&text).unwrap() else {
             panic!("wrong message");
         };
         let back = runs[0].to_sample();

@@ -391,3 +391,84 @@ fn a_long_history_keeps_its_steps_and_a_short_episode() {
         assert!(got.abs_diff(want) <= 1, "{points:?}");
     }
 }
+
+/// `changes --run` and `--since` select from the analysis of the whole
+/// history: a session's change points and level, and the change points at
+/// or after a session or a moment.
+#[test]
+fn a_sessions_changes_and_level_and_the_changes_since_a_session() {
+    use super::select::{at_sessions, since, Regime, Since};
+    // +10 % from session 20 on; 7 % slower for sessions 50..=53, then back.
+    let level = |i: usize| {
+        let step = if i >= 20 { 1.10 } else { 1.0 };
+        let episode = if (50..54).contains(&i) { 1.07 } else { 1.0 };
+        0.1 * step * episode
+    };
+    let h = history(9100, 80, level);
+    let all = analyse(
+        stored(&[simulated::Series {
+            kind: simulated::Kind::Step,
+            name: "b".into(),
+            sessions: h,
+            changes: vec![20],
+            episodes: vec![(50, 53)],
+        }]),
+        &Params::default(),
+    );
+    let a = &all[0];
+    assert_eq!(a.changes.len(), 1, "{:?}", a.changes);
+    assert_eq!(a.episodes.len(), 1, "{:?}", a.episodes);
+    let cp = a.changes[0].index;
+    let (start, end) = (a.episodes[0].start, a.episodes[0].end);
+    assert!(
+        cp.abs_diff(20) <= 1 && start.abs_diff(50) <= 1 && end.abs_diff(53) <= 1,
+        "{cp} {start} {end}"
+    );
+    // Session ids are point indices + 1.
+    let at = |i: usize| {
+        let mut v = at_sessions(&all, &[i as i64 + 1]);
+        assert_eq!(v.len(), 1);
+        v.remove(0)
+    };
+    let here = at(cp);
+    assert!(here.introduced() && here.changes.len() == 1);
+    assert!(matches!(here.regime, Regime::Since(c) if c.index == cp));
+    let before = at(cp - 1);
+    assert!(!before.introduced() && !before.regime.changed());
+    assert_eq!(before.regime, Regime::First);
+    let entering = at(start);
+    assert_eq!(entering.entered.len(), 1);
+    assert!(matches!(entering.regime, Regime::Episode(_)));
+    assert!(matches!(at(end).regime, Regime::Episode(_)) && !at(end).introduced());
+    let back = at(end + 1);
+    assert_eq!(back.left.len(), 1);
+    assert!(matches!(back.regime, Regime::Since(c) if c.index == cp));
+    let later = at(70);
+    assert!(!later.introduced() && later.regime.changed());
+    assert!(at_sessions(&all, &[1000]).is_empty());
+
+    let from = |i: usize| Since::session(&a.history.points[i].sessions[0]);
+    let kept = |s: Since| {
+        let (k, _) = since(all.clone(), Vec::new(), &s);
+        k.first().map(|a| (a.changes.len(), a.episodes.len()))
+    };
+    assert_eq!(kept(from(0)), Some((1, 1)));
+    assert_eq!(kept(from(cp)), Some((1, 1)));
+    assert_eq!(kept(from(cp + 1)), Some((0, 1)));
+    // An episode counts while its point after (where it ends) is kept.
+    assert_eq!(kept(from(end + 1)), Some((0, 1)));
+    assert_eq!(kept(from(end + 2)), Some((0, 0)));
+    // A moment: sessions started at or after it; after the newest, no history.
+    let t = a.history.points[cp].sessions[0].started_unix;
+    assert_eq!(kept(Since::moment(t)), Some((1, 1)));
+    assert_eq!(kept(Since::moment(t + 0.5)), Some((0, 1)));
+    assert_eq!(kept(Since::moment(2e9)), None);
+    // Sessions started in the same second are ordered by id.
+    let s = &a.history.points[cp].sessions[0];
+    let twin = |id: i64| crate::store::history::SessionRef {
+        id,
+        ..(**s).clone()
+    };
+    assert!(Since::session(s).admits(&twin(s.id + 1)));
+    assert!(!Since::session(s).admits(&twin(s.id - 1)));
+}

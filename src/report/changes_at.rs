@@ -1,0 +1,229 @@
+//! `changes --run`: what one session (or a suite run's sessions) did in
+//! each history it is part of, as text, Markdown and JSON, in the words
+//! and JSON objects of `changes` (`report::changes`).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::analysis::changes::select::{AtPoint, Regime, Target};
+use crate::analysis::changes::MachineShift;
+use crate::analysis::comparison::format_p;
+use crate::report::changes::{
+    change_text, direction, entry, episode, episode_text, point, shift, shift_text, JsonChange,
+    JsonEpisode, JsonShift,
+};
+use crate::report::markdown::cell as md;
+use crate::report::table;
+use crate::store::history::{Point, SessionRef};
+
+fn title(t: &Target) -> String {
+    match t {
+        Target::Session(s) => format!("session {}", s.describe()),
+        Target::SuiteRun { id, sessions } => format!(
+            "suite run {id} ({} session{})",
+            sessions.len(),
+            if sessions.len() == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// The level a point is at, in words.
+fn regime_text(at: &AtPoint) -> String {
+    let h = &at.analysed.history;
+    match at.regime {
+        Regime::First => "at the history's first level (no change in force before it)".into(),
+        Regime::Since(c) if c.index == at.index => {
+            "at the level this change set (from this point on)".into()
+        }
+        Regime::Since(c) => format!(
+            "in a changed level: {} {} since {}",
+            direction(h, c),
+            change_text(c),
+            point(h, c.index)
+        ),
+        Regime::Episode(e) => format!(
+            "in an episode, points {} to {}: {}",
+            e.start,
+            e.end,
+            episode_text(h, e)
+        ),
+        Regime::Newest(c) => format!(
+            "the newest point, {} {} than the {} before it, {}",
+            direction(h, c),
+            change_text(c),
+            c.before.last + 1 - c.before.first,
+            format_p(c.comparison.p_value)
+        ),
+    }
+}
+
+pub fn text(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> String {
+    let mut out = String::new();
+    let introduced = all.iter().filter(|a| a.introduced()).count();
+    let _ = writeln!(
+        out,
+        "{}: in {} benchmark histor{}, a change at {} of them",
+        title(target),
+        all.len(),
+        if all.len() == 1 { "y" } else { "ies" },
+        introduced
+    );
+    for at in all {
+        let h = &at.analysed.history;
+        let _ = writeln!(
+            out,
+            "{} on {} [{}]: {}",
+            h.benchmark,
+            h.hostname,
+            crate::store::short_fingerprint(&h.fingerprint),
+            point(h, at.index)
+        );
+        for c in &at.changes {
+            let _ = writeln!(
+                out,
+                "  change here: {} {}, {} (last before: {})",
+                direction(h, c),
+                change_text(c),
+                format_p(c.comparison.p_value),
+                point(h, c.index.saturating_sub(1))
+            );
+        }
+        for e in &at.entered {
+            let _ = writeln!(out, "  episode starts here: {}", episode_text(h, e));
+        }
+        for e in &at.left {
+            let _ = writeln!(
+                out,
+                "  episode ends before here (back at the level before it): {}",
+                episode_text(h, e)
+            );
+        }
+        let _ = writeln!(out, "  {}", regime_text(at));
+    }
+    for s in shifts {
+        let _ = writeln!(out, "{}", shift_text(s));
+    }
+    out
+}
+
+pub fn markdown(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> String {
+    let mut out = format!("### cmdscope changes: {}\n\n", md(&title(target)));
+    out.push_str(
+        "| Benchmark | Machine | Point | Change here | Level |\n|:---|:---|:---|:---|:---|\n",
+    );
+    for at in all {
+        let h = &at.analysed.history;
+        let mut here: Vec<String> = at
+            .changes
+            .iter()
+            .map(|c| format!("{} {}", direction(h, c), change_text(c)))
+            .collect();
+        here.extend(
+            at.entered
+                .iter()
+                .map(|e| format!("episode starts: {}", episode_text(h, e))),
+        );
+        here.extend(
+            at.left
+                .iter()
+                .map(|e| format!("episode ends: {}", episode_text(h, e))),
+        );
+        let _ = writeln!(
+            out,
+            "| `{}` | {} `{}` | {} | {} | {} |",
+            md(&h.benchmark),
+            md(&h.hostname),
+            crate::store::short_fingerprint(&h.fingerprint),
+            md(&point(h, at.index)),
+            md(&here.join("; ")),
+            md(&regime_text(at))
+        );
+    }
+    if !shifts.is_empty() {
+        out.push('\n');
+        for s in shifts {
+            let _ = writeln!(out, "- {}", md(&shift_text(s)));
+        }
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct JsonAt<'a> {
+    benchmark: &'a str,
+    metric: &'a str,
+    fingerprint: &'a str,
+    hostname: &'a str,
+    points: usize,
+    index: usize,
+    point: &'a Point,
+    changes: Vec<JsonChange<'a>>,
+    episodes_entered: Vec<JsonEpisode<'a>>,
+    episodes_left: Vec<JsonEpisode<'a>>,
+    /// `first`, `since_change`, `episode` or `newest`.
+    regime: &'static str,
+    changed_regime: bool,
+    /// The change whose level the point is at (`since_change`), or the
+    /// newest point's comparison (`newest`).
+    regime_change: Option<JsonChange<'a>>,
+    regime_episode: Option<JsonEpisode<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonTarget<'a> {
+    session: Option<&'a SessionRef>,
+    suite_run: Option<&'a str>,
+    sessions: Vec<&'a SessionRef>,
+}
+
+pub fn json(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> String {
+    let list: Vec<JsonAt> = all
+        .iter()
+        .map(|at| {
+            let h = &at.analysed.history;
+            let (regime, regime_change, regime_episode) = match at.regime {
+                Regime::First => ("first", None, None),
+                Regime::Since(c) => ("since_change", entry(h, c), None),
+                Regime::Episode(e) => ("episode", None, episode(h, e)),
+                Regime::Newest(c) => ("newest", entry(h, c), None),
+            };
+            JsonAt {
+                benchmark: &h.benchmark,
+                metric: &h.metric,
+                fingerprint: &h.fingerprint,
+                hostname: &h.hostname,
+                points: h.points.len(),
+                index: at.index,
+                point: &h.points[at.index],
+                changes: at.changes.iter().filter_map(|c| entry(h, c)).collect(),
+                episodes_entered: at.entered.iter().filter_map(|e| episode(h, e)).collect(),
+                episodes_left: at.left.iter().filter_map(|e| episode(h, e)).collect(),
+                regime,
+                changed_regime: at.regime.changed(),
+                regime_change,
+                regime_episode,
+            }
+        })
+        .collect();
+    let target = match target {
+        Target::Session(s) => JsonTarget {
+            session: Some(s),
+            suite_run: None,
+            sessions: vec![s],
+        },
+        Target::SuiteRun { id, sessions } => JsonTarget {
+            session: None,
+            suite_run: Some(id),
+            sessions: sessions.iter().collect(),
+        },
+    };
+    let shifts: Vec<JsonShift> = shifts.iter().map(|s| shift(s)).collect();
+    // Plain data with string keys: serializing it does not fail.
+    table::json(&serde_json::json!({
+        "run": target,
+        "benchmarks": list,
+        "machine_shifts": shifts,
+    }))
+    .unwrap_or_else(|_| "{}\n".into())
+}
