@@ -126,50 +126,60 @@ fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
     for i in 0..runs.len() {
         assert!(bytes(i) >= 256.0 * 1024.0, "run {i} wrote {}", bytes(i));
     }
-    // Per batch, recomputed from the exported spans: the bytes of the
-    // instances that ended after every slot's first completion and inside
-    // the busy stretch, over the time from that first-completions mark to
-    // the last of them.
+    // Per batch, recomputed from the exported spans: over the stretch from
+    // every slot's first completion to the first slot's last, the slots'
+    // progress (linear between a slot's completions) per second, times
+    // the mean bytes of the instances that ended in the stretch.
+    let progress = |ends: &[f64], t: f64| {
+        let done = ends.iter().filter(|&&e| e <= t).count();
+        match (done.checked_sub(1).map(|i| ends[i]), ends.get(done)) {
+            (Some(last), Some(&next)) if next > last => done as f64 + (t - last) / (next - last),
+            _ => done as f64,
+        }
+    };
     let mut rates = Vec::new();
     for b in r["batches"].as_array().unwrap() {
-        let to = b["busy"][1].as_f64().unwrap();
         let first = b["first_run"].as_u64().unwrap() as usize;
-        let spans: Vec<(usize, f64, f64)> = b["spans"]
+        let spans: Vec<(usize, f64)> = b["spans"]
             .as_array()
             .unwrap()
             .iter()
             .map(|s| {
                 (
                     s["slot"].as_u64().unwrap() as usize,
-                    s["start"].as_f64().unwrap(),
                     s["end"].as_f64().unwrap(),
                 )
             })
             .collect();
-        // Each slot's earliest instance, and the latest of their ends.
-        let mut first_of: Vec<Option<(f64, f64)>> = vec![None; 3];
-        for &(slot, start, end) in &spans {
-            if first_of[slot].is_none_or(|(s, _)| start < s) {
-                first_of[slot] = Some((start, end));
-            }
+        let mut ends: Vec<Vec<f64>> = vec![Vec::new(); 3];
+        for &(slot, end) in &spans {
+            ends[slot].push(end);
         }
-        let Some(ends) = first_of
-            .iter()
-            .map(|f| f.map(|x| x.1))
-            .collect::<Option<Vec<f64>>>()
-        else {
+        if ends.iter().any(Vec::is_empty) {
             continue;
-        };
-        let from = ends.into_iter().fold(f64::NEG_INFINITY, f64::max);
-        let (mut sum, mut last) = (0.0, from);
-        for (k, &(_, _, end)) in spans.iter().enumerate() {
-            if end > from && end <= to {
-                sum += bytes(first + k);
-                last = last.max(end);
-            }
         }
-        if last > from {
-            rates.push(sum / (last - from));
+        for e in &mut ends {
+            e.sort_by(f64::total_cmp);
+        }
+        let from = ends.iter().map(|e| e[0]).fold(f64::NEG_INFINITY, f64::max);
+        let to = ends
+            .iter()
+            .map(|e| e[e.len() - 1])
+            .fold(f64::INFINITY, f64::min);
+        if to <= from {
+            continue;
+        }
+        let completions: f64 = ends
+            .iter()
+            .map(|e| progress(e, to) - progress(e, from))
+            .sum();
+        let counted: Vec<f64> = (spans.iter().enumerate())
+            .filter(|(_, &(_, end))| end > from && end <= to)
+            .map(|(k, _)| bytes(first + k))
+            .collect();
+        if !counted.is_empty() {
+            let mean = counted.iter().sum::<f64>() / counted.len() as f64;
+            rates.push(completions / (to - from) * mean);
         }
     }
     assert!(!rates.is_empty(), "no batch had all instances busy: {r}");

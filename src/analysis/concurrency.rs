@@ -4,16 +4,18 @@
 //! the same N through the one engine; and over a concurrency sweep the
 //! scaling curve with a Universal Scalability Law fit.
 //!
-//! A batch's throughput comes from the stretch in which all N slots were
-//! busy: the completions counted from the moment every slot had made its
-//! first (the N started together, before any queue formed) to the last
-//! completion inside the stretch, over the time between those two
-//! completions. Both ends are completions, so completions that bunch
-//! together (N instances started at once on fewer CPUs end at once) are
-//! counted once per interval, not once too often; the ramp-up and the tail
-//! (fewer than N running) do not dilute it; and an instance that waits
-//! long for a lock another slot keeps taking is not dropped, as cycles
-//! that had to fit inside the stretch were. Its CPU use and
+//! A batch's throughput comes from the stretch in which every slot was
+//! making completions: from the moment every slot had made its first (the
+//! N started together, before any queue formed) to the moment the first
+//! slot made its last (then fewer than N run). Over that stretch each
+//! slot's progress is read off its own completions, linear between two of
+//! them, and the throughput is the slots' progress together over the
+//! stretch's length. So completions that bunch together (N instances
+//! started at once on fewer CPUs end at once) count neither once too often
+//! nor once too few at either edge; the ramp-up and the tail do not dilute
+//! it; and an instance that waits long for a lock another slot keeps
+//! taking counts for the part of its wait inside the stretch, where
+//! cycles that had to fit inside it dropped it. Its CPU use and
 //! I/O rates are the throughput times the counted instances' mean CPU
 //! time and bytes: what the instances' own accounting says they used, per
 //! second of the stretch. A cell's throughput is the mean over
@@ -80,49 +82,65 @@ pub struct Concurrency {
     pub scaling: Vec<Scaling>,
 }
 
-/// The completions a batch's throughput counts (see the module's
-/// comment): the seconds from the last slot's first completion to the
-/// last completion inside the busy stretch, and the sample indices of the
-/// instances that ended after the first and up to the last.
-fn counted(b: &BatchRecord) -> Option<(f64, Vec<usize>)> {
-    let (_, to) = b.busy;
-    // Each slot's first instance (its earliest start) and when it ended.
+/// What a batch's throughput counts (see the module's comment): the
+/// seconds from the moment every slot had made its first completion to
+/// the moment the first slot made its last, the completions made between
+/// them (each slot's progress read off its own completions, linear
+/// between two of them), and the sample indices of the instances that
+/// ended in that stretch.
+fn counted(b: &BatchRecord) -> Option<(f64, f64, Vec<usize>)> {
     let slots = b.concurrency.max(1);
-    let mut first: Vec<Option<(f64, f64)>> = vec![None; slots];
+    let mut ends: Vec<Vec<f64>> = vec![Vec::new(); slots];
     for s in &b.spans {
-        if let Some(f) = first.get_mut(s.slot) {
-            if f.is_none_or(|(start, _)| s.start < start) {
-                *f = Some((s.start, s.end));
-            }
+        if let Some(e) = ends.get_mut(s.slot) {
+            e.push(s.end);
         }
     }
-    let from = first
+    if ends.iter().any(Vec::is_empty) {
+        return None;
+    }
+    for e in &mut ends {
+        e.sort_by(f64::total_cmp);
+    }
+    let from = ends.iter().map(|e| e[0]).fold(f64::NEG_INFINITY, f64::max);
+    let to = ends
         .iter()
-        .map(|f| f.map(|(_, end)| end))
-        .collect::<Option<Vec<f64>>>()?
-        .into_iter()
-        .fold(f64::NEG_INFINITY, f64::max);
-    let mut last = from;
-    let mut instances = Vec::new();
-    for (k, s) in b.spans.iter().enumerate() {
-        if s.end > from && s.end <= to {
-            last = last.max(s.end);
-            instances.push(b.first_sample + k);
-        }
+        .map(|e| e[e.len() - 1])
+        .fold(f64::INFINITY, f64::min);
+    if to.partial_cmp(&from) != Some(std::cmp::Ordering::Greater) {
+        return None;
     }
-    (last > from && !instances.is_empty()).then_some((last - from, instances))
+    let completions: f64 = ends
+        .iter()
+        .map(|e| progress(e, to) - progress(e, from))
+        .sum();
+    let instances: Vec<usize> = (b.spans.iter().enumerate())
+        .filter(|(_, s)| s.end > from && s.end <= to)
+        .map(|(k, _)| b.first_sample + k)
+        .collect();
+    (completions > 0.0).then_some((to - from, completions, instances))
+}
+
+/// Completions a slot had made by `t`, its ends sorted and `t` within
+/// them: whole ones, plus the share of the cycle under way.
+fn progress(ends: &[f64], t: f64) -> f64 {
+    let done = ends.partition_point(|&e| e <= t);
+    match (done.checked_sub(1).map(|i| ends[i]), ends.get(done)) {
+        (Some(last), Some(&next)) if next > last => done as f64 + (t - last) / (next - last),
+        _ => done as f64,
+    }
 }
 
 /// Completions per second of a batch, from what [`counted`] counts.
 fn batch_throughput(b: &BatchRecord) -> Option<f64> {
-    counted(b).map(|(seconds, instances)| instances.len() as f64 / seconds)
+    counted(b).map(|(seconds, completions, _)| completions / seconds)
 }
 
 /// The figures of one batch; None when no completion came after every
 /// slot's first one inside the busy stretch.
 pub fn batch_figures(result: &CellResult, b: &BatchRecord) -> Option<BatchFigures> {
-    let (seconds, instances) = counted(b)?;
-    let throughput = instances.len() as f64 / seconds;
+    let (seconds, completions, instances) = counted(b)?;
+    let throughput = completions / seconds;
     // Rates: throughput times the counted instances' mean amount.
     let per_completion = |metric: Metric| {
         let v = instances
@@ -719,6 +737,43 @@ mod tests {
         });
         let f = batch_figures(&r, &r.batches[0]).unwrap();
         assert!((f.throughput - 1.0).abs() < 1e-12, "{f:?}");
+    }
+
+    #[test]
+    fn bunches_that_straddle_the_stretchs_edges_are_counted_in_part() {
+        // Four instances at once on two CPUs, ending in bunches every
+        // 0.2 s, slot j 5 ms after slot 0: twenty a second. The stretch
+        // starts at the last of the first bunch and ends at the first of
+        // the last; counting the completions inside it read 9 in 0.585 s
+        // (15.4 a second): the last bunch counted one of its four.
+        let n = 4;
+        let mut r = CellResult::new(concurrent_cell(n), Vec::new());
+        let spans: Vec<Span> = (0..4)
+            .flat_map(|k| {
+                (0..n).map(move |slot| Span {
+                    slot,
+                    start: if k == 0 {
+                        0.0
+                    } else {
+                        0.2 * k as f64 + 0.005 * slot as f64
+                    },
+                    end: 0.2 * (k + 1) as f64 + 0.005 * slot as f64,
+                })
+            })
+            .collect();
+        let busy = busy_window(&spans, n);
+        r.samples = vec![Sample::new(0); spans.len()];
+        r.batches.push(BatchRecord {
+            concurrency: n,
+            block: 1,
+            first_sample: 0,
+            spans,
+            busy,
+            elapsed: 0.815,
+            host: HostView::default(),
+        });
+        let f = batch_figures(&r, &r.batches[0]).unwrap();
+        assert!((f.throughput - 20.0).abs() < 1e-9, "{f:?}");
     }
 
     #[test]
