@@ -14,7 +14,7 @@ use crate::report::changes::{
     JsonEpisode, JsonShift,
 };
 use crate::report::markdown::cell as md;
-use crate::report::table;
+use crate::report::table::{self, Cell, Column, Table};
 use crate::store::history::{Point, SessionRef};
 
 fn title(t: &Target) -> String {
@@ -108,10 +108,14 @@ pub fn text(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> Strin
 }
 
 pub fn markdown(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> String {
-    let mut out = format!("### cmdscope changes: {}\n\n", md(&title(target)));
-    out.push_str(
-        "| Benchmark | Machine | Point | Change here | Level |\n|:---|:---|:---|:---|:---|\n",
-    );
+    let mut t = Table::new(vec![
+        Column::left("Benchmark"),
+        Column::left("Machine"),
+        Column::left("Point"),
+        Column::left("Change here"),
+        Column::left("Level"),
+    ])
+    .title(format!("cmdscope changes: {}", title(target)));
     for at in all {
         let h = &at.analysed.history;
         let mut here: Vec<String> = at
@@ -129,17 +133,18 @@ pub fn markdown(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> S
                 .iter()
                 .map(|e| format!("episode ends: {}", episode_text(h, e))),
         );
-        let _ = writeln!(
-            out,
-            "| `{}` | {} `{}` | {} | {} | {} |",
-            md(&h.benchmark),
-            md(&h.hostname),
-            crate::store::short_fingerprint(&h.fingerprint),
-            md(&point(h, at.index)),
-            md(&here.join("; ")),
-            md(&regime_text(at))
-        );
+        t.row(vec![
+            Cell::code(h.benchmark.as_str()),
+            Cell::Parts(vec![
+                Cell::Text(format!("{} ", h.hostname)),
+                Cell::code(crate::store::short_fingerprint(&h.fingerprint)),
+            ]),
+            point(h, at.index).into(),
+            here.join("; ").into(),
+            regime_text(at).into(),
+        ]);
     }
+    let mut out = t.markdown();
     if !shifts.is_empty() {
         out.push('\n');
         for s in shifts {
