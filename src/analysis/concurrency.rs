@@ -526,6 +526,24 @@ mod tests {
         }
     }
 
+    /// A cell of `n` slots with one batch of these runs, its busy stretch
+    /// and length read off them.
+    fn with_batch(n: usize, spans: Vec<Span>, samples: Vec<Sample>) -> CellResult {
+        let mut r = CellResult::new(concurrent_cell(n), samples);
+        let busy = busy_window(&spans, n);
+        let elapsed = spans.iter().map(|s| s.end).fold(0.0, f64::max);
+        r.batches.push(BatchRecord {
+            concurrency: n,
+            block: 1,
+            first_sample: 0,
+            spans,
+            busy,
+            elapsed,
+            host: HostView::default(),
+        });
+        r
+    }
+
     /// One batch of `k` completions on `n` slots, closed loop, each run
     /// taking `cost` times a noise factor and the block's load.
     fn simulate_batch(
@@ -710,7 +728,6 @@ mod tests {
         // Four slots start together on one lock held 1 s at a time: they
         // end at 1, 2, 3, 4, then 5, 6, ... Throughput is one a second.
         let n = 4;
-        let mut r = CellResult::new(concurrent_cell(n), Vec::new());
         let mut spans = Vec::new();
         let mut start = [0.0; 4];
         for k in 0..12 {
@@ -723,18 +740,8 @@ mod tests {
             });
             start[slot] = end;
         }
-        let busy = busy_window(&spans, n);
-        assert_eq!(busy, (0.0, 9.0));
-        r.samples = vec![Sample::new(0); spans.len()];
-        r.batches.push(BatchRecord {
-            concurrency: n,
-            block: 1,
-            first_sample: 0,
-            spans,
-            busy,
-            elapsed: 12.0,
-            host: HostView::default(),
-        });
+        let r = with_batch(n, spans, vec![Sample::new(0); 12]);
+        assert_eq!(r.batches[0].busy, (0.0, 9.0));
         let f = batch_figures(&r, &r.batches[0]).unwrap();
         assert!((f.throughput - 1.0).abs() < 1e-12, "{f:?}");
     }
@@ -747,7 +754,6 @@ mod tests {
         // the last; counting the completions inside it read 9 in 0.585 s
         // (15.4 a second): the last bunch counted one of its four.
         let n = 4;
-        let mut r = CellResult::new(concurrent_cell(n), Vec::new());
         let spans: Vec<Span> = (0..4)
             .flat_map(|k| {
                 (0..n).map(move |slot| Span {
@@ -761,17 +767,7 @@ mod tests {
                 })
             })
             .collect();
-        let busy = busy_window(&spans, n);
-        r.samples = vec![Sample::new(0); spans.len()];
-        r.batches.push(BatchRecord {
-            concurrency: n,
-            block: 1,
-            first_sample: 0,
-            spans,
-            busy,
-            elapsed: 0.815,
-            host: HostView::default(),
-        });
+        let r = with_batch(n, spans, vec![Sample::new(0); 16]);
         let f = batch_figures(&r, &r.batches[0]).unwrap();
         assert!((f.throughput - 20.0).abs() < 1e-9, "{f:?}");
     }
@@ -785,7 +781,6 @@ mod tests {
         // read 133 a second: slot 1's long wait straddled the stretch's
         // start and was never counted.
         let n = 2;
-        let mut r = CellResult::new(concurrent_cell(n), Vec::new());
         let span = |slot, start, end| Span { slot, start, end };
         let spans = vec![
             span(0, 0.00, 0.01),
@@ -797,18 +792,8 @@ mod tests {
             span(0, 0.05, 0.07),
             span(1, 0.06, 0.08),
         ];
-        let busy = busy_window(&spans, n);
-        assert_eq!(busy, (0.0, 0.07));
-        r.samples = vec![Sample::new(0); spans.len()];
-        r.batches.push(BatchRecord {
-            concurrency: n,
-            block: 1,
-            first_sample: 0,
-            spans,
-            busy,
-            elapsed: 0.08,
-            host: HostView::default(),
-        });
+        let r = with_batch(n, spans, vec![Sample::new(0); 8]);
+        assert_eq!(r.batches[0].busy, (0.0, 0.07));
         let f = batch_figures(&r, &r.batches[0]).unwrap();
         assert!((f.throughput - 100.0).abs() < 1e-9, "{f:?}");
     }
@@ -820,12 +805,6 @@ mod tests {
         // CPUs make 20 a second; counting the completions between the
         // first and the last end would read 15 / 0.6 s = 25.
         let n = 4;
-        let mut r = CellResult::new(concurrent_cell(n), Vec::new());
-        for _ in 0..4 * n {
-            let mut sample = Sample::new(0);
-            sample.set(Metric::CpuTime, 0.1);
-            r.samples.push(sample);
-        }
         let spans: Vec<Span> = (0..4)
             .flat_map(|k| {
                 (0..n).map(move |slot| Span {
@@ -835,15 +814,10 @@ mod tests {
                 })
             })
             .collect();
-        r.batches.push(BatchRecord {
-            concurrency: n,
-            block: 1,
-            first_sample: 0,
-            spans,
-            busy: (0.0, 0.8),
-            elapsed: 0.8,
-            host: HostView::default(),
-        });
+        let mut sample = Sample::new(0);
+        sample.set(Metric::CpuTime, 0.1);
+        let r = with_batch(n, spans, vec![sample; 4 * n]);
+        assert_eq!(r.batches[0].busy, (0.0, 0.8));
         let f = batch_figures(&r, &r.batches[0]).unwrap();
         assert!((f.throughput - 20.0).abs() < 1e-9, "{f:?}");
         // Two CPUs' worth of CPU time a second, not more.
@@ -875,28 +849,12 @@ mod tests {
             span(0, 3.0, 4.0),
             span(1, 3.5, 4.5),
         ];
-        let mut r = CellResult::new(
-            Cell {
-                variant: crate::run::plan::Variant {
-                    concurrency: Some(2),
-                    ..Default::default()
-                },
-                ..Cell::default()
-            },
-            spans.iter().map(|_| sample(0.5, 0.0, 100.0)).collect(),
-        );
-        r.batches.push(BatchRecord {
-            concurrency: 2,
-            block: 1,
-            first_sample: 0,
-            spans,
-            busy: (0.5, 4.0),
-            elapsed: 4.5,
-            host: HostView::default(),
-        });
+        let samples = spans.iter().map(|_| sample(0.5, 0.0, 100.0)).collect();
+        let r = with_batch(2, spans, samples);
+        assert_eq!(r.batches[0].busy, (0.5, 4.0));
         let f = batch_figures(&r, &r.batches[0]).unwrap();
-        // Cycles of 1 s (each slot's second and third instances, inside
-        // 0.5..4): two instances in the system, two a second.
+        // From every slot's first completion (1.5 s) to the first slot's
+        // last (4 s), each slot makes 2.5 completions: two a second.
         assert!((f.throughput - 2.0).abs() < 1e-12, "{f:?}");
         assert!((f.cpu.unwrap() - 1.0).abs() < 1e-12, "{f:?}");
         assert!((f.written_bytes_per_second.unwrap() - 200.0).abs() < 1e-9);
