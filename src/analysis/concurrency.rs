@@ -103,10 +103,8 @@ fn counted(b: &BatchRecord) -> Option<(f64, f64, Vec<usize>)> {
         e.sort_by(f64::total_cmp);
     }
     let from = ends.iter().map(|e| e[0]).fold(f64::NEG_INFINITY, f64::max);
-    let to = ends
-        .iter()
-        .map(|e| e[e.len() - 1])
-        .fold(f64::INFINITY, f64::min);
+    // The busy stretch ends when the first slot made its last completion.
+    let to = b.busy.1;
     if to.partial_cmp(&from) != Some(std::cmp::Ordering::Greater) {
         return None;
     }
