@@ -449,7 +449,10 @@ fn the_files_open_in_their_viewers() {
 
 #[test]
 fn short_missing_and_failing_commands_are_one_line_errors() {
-    let o = cmdscope(&["explain", "--profile", "true"]);
+    // One sample per 50 ms of CPU time: `true` uses about a millisecond,
+    // far from a sample even on a slow machine (at the default 999 Hz a
+    // slow machine's exec and dynamic loading can reach one).
+    let o = cmdscope(&["explain", "--profile", "--frequency", "20", "true"]);
     one_line_error(&o, "too short to sample");
     let o = cmdscope(&["explain", "--profile", "/nonexistent/program"]);
     one_line_error(&o, "command not found");
