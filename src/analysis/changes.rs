@@ -159,11 +159,16 @@ impl Change {
 /// until every one left is confirmed: a rejected split must not shorten
 /// its neighbours' windows.
 pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
-    let summaries = summaries(sessions);
-    let sigma = session_sd(&summaries);
-    let sums = Prefix::new(&hampel(&summaries));
+    detect_from(sessions, &summaries(sessions), p)
+}
+
+/// [`detect`] with the sessions' [`summaries`] already made.
+fn detect_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Vec<Change> {
+    let sigma = session_sd(summaries);
+    let y = hampel(summaries);
+    let sums = Prefix::new(&y);
     let n = summaries.len();
-    let mut points = change_points(&summaries, p);
+    let mut points = change_points_of_cleaned(&y, p);
     loop {
         let mut out = Vec::new();
         let mut kept = Vec::new();
@@ -226,8 +231,13 @@ pub struct Found {
 /// before the first (the same comparison as a change's, between those two
 /// sides, each within its neighbouring segments).
 pub fn find(sessions: &[Vec<f64>], p: &Params) -> Found {
-    let all = detect(sessions, p);
-    let sigma = session_sd(&summaries(sessions));
+    find_from(sessions, &summaries(sessions), p)
+}
+
+/// [`find`] with the sessions' [`summaries`] already made.
+fn find_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Found {
+    let all = detect_from(sessions, summaries, p);
+    let sigma = session_sd(summaries);
     let mut found = Found::default();
     let mut k = 0;
     while k < all.len() {
@@ -256,19 +266,43 @@ pub fn find(sessions: &[Vec<f64>], p: &Params) -> Found {
     found
 }
 
-/// Median of log values (NaN when there is none).
+/// Median of the finite log values (NaN when there is none).
 pub fn summary(runs: &[f64]) -> f64 {
-    let logs: Vec<f64> = runs.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
-    median(&logs).unwrap_or(f64::NAN)
+    // A history has a summary per session, by the ten thousand: sessions
+    // of a few runs take their logs in a buffer on the stack.
+    let mut small = [0.0; 32];
+    let mut large = Vec::new();
+    let buf = if runs.len() <= small.len() {
+        &mut small[..]
+    } else {
+        large.resize(runs.len(), 0.0);
+        &mut large[..]
+    };
+    let mut k = 0;
+    for v in runs.iter().filter(|v| **v > 0.0).map(|v| v.ln()) {
+        if v.is_finite() {
+            buf[k] = v;
+            k += 1;
+        }
+    }
+    if k == 0 {
+        return f64::NAN;
+    }
+    crate::stats::median_select(&mut buf[..k])
+}
+
+/// Whether every finite value is positive: times, summarised by logs.
+fn all_positive(sessions: &[Vec<f64>]) -> bool {
+    sessions
+        .iter()
+        .flatten()
+        .all(|v| *v > 0.0 || !v.is_finite())
 }
 
 /// One summary per session: log medians when every value is positive
 /// (times), else plain medians (counts with zeros, which have no log).
 pub fn summaries(sessions: &[Vec<f64>]) -> Vec<f64> {
-    let positive = sessions
-        .iter()
-        .flatten()
-        .all(|v| *v > 0.0 || !v.is_finite());
+    let positive = all_positive(sessions);
     sessions
         .iter()
         .map(|r| {
@@ -398,14 +432,22 @@ pub fn newest_against_history(sessions: &[Vec<f64>], p: &Params) -> Option<Chang
 
 /// The comparison behind [`newest_against_history`], whatever its verdict.
 pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
+    let older = sessions.len().checked_sub(1)?;
+    newest_comparison_from(sessions, &summaries(&sessions[..older]), p)
+}
+
+/// [`newest_comparison`] with the [`summaries`] of every session but the
+/// newest already made.
+fn newest_comparison_from(sessions: &[Vec<f64>], older: &[f64], p: &Params) -> Option<Change> {
     let n = sessions.len();
     if n < 2 {
         return None;
     }
-    let summaries = summaries(&sessions[..n - 1]);
-    let start = detect(&sessions[..n - 1], p).last().map_or(0, |c| c.index);
+    let start = detect_from(&sessions[..n - 1], older, p)
+        .last()
+        .map_or(0, |c| c.index);
     let from = start.max((n - 1).saturating_sub(p.window));
-    compare_sides(sessions, from..n - 1, n - 1..n, p, session_sd(&summaries))
+    compare_sides(sessions, from..n - 1, n - 1..n, p, session_sd(older))
 }
 
 /// Indices where a new segment starts (ascending), from session summaries.
@@ -416,15 +458,19 @@ pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
 /// segments (a ramp cut into pieces is a trend, a staircase is steps); then
 /// each location refined within its neighbours.
 pub fn change_points(summaries: &[f64], p: &Params) -> Vec<usize> {
-    let y = hampel(summaries);
+    change_points_of_cleaned(&hampel(summaries), p)
+}
+
+/// [`change_points`] of summaries already cleaned by [`hampel`].
+fn change_points_of_cleaned(y: &[f64], p: &Params) -> Vec<usize> {
     let n = y.len();
     let m = p.min_segment.max(1);
     if n < 2 * m {
         return Vec::new();
     }
-    let sigma = noise_sd(&y).max(MIN_SIGMA);
+    let sigma = noise_sd(y).max(MIN_SIGMA);
     let beta = p.penalty * (n as f64).ln() * sigma * sigma;
-    let sums = Prefix::new(&y);
+    let sums = Prefix::new(y);
     let locations = if n <= p.exact_up_to {
         (0..=n).collect()
     } else {
@@ -837,8 +883,17 @@ pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
         metric_name: metric_name(&h),
         ..*p
     };
-    let found = find(&runs, &p);
-    let newest = newest_comparison(&runs, &p);
+    // Summaries made once: the newest session's comparison uses those of
+    // the sessions before it, the same unless the newest alone has a value
+    // that is not positive (which makes every summary a plain median).
+    let all = summaries(&runs);
+    let found = find_from(&runs, &all, &p);
+    let older = runs.len().saturating_sub(1);
+    let newest = if all_positive(&runs) == all_positive(&runs[..older]) {
+        newest_comparison_from(&runs, &all[..older], &p)
+    } else {
+        newest_comparison(&runs, &p)
+    };
     let newest_status = match &newest {
         None => NewestStatus::NotComputed,
         Some(c) if c.comparison.verdict.is_significant() && c.is_at_least(p.min_change) => {

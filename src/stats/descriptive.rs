@@ -51,34 +51,43 @@ pub(super) fn select(buf: &mut [f64], k: usize) -> f64 {
 /// full sort: each quantile is one O(n) selection plus an O(n) scan for its
 /// right neighbour. `qs` must be ascending; `buf` is reordered.
 fn quantiles_select(buf: &mut [f64], qs: &[f64]) -> Vec<f64> {
-    let n = buf.len();
     let mut out = Vec::with_capacity(qs.len());
     // Everything before `base` is <= everything from `base` on, so later
     // (larger) quantiles only need to search buf[base..].
     let mut base = 0;
     for &q in qs {
-        let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
-        let lo = (h.floor() as usize).clamp(base, n - 1);
-        let frac = h - lo as f64;
-        let (_, v, right) = buf[base..].select_nth_unstable_by(lo - base, f64::total_cmp);
-        let x_lo = *v;
-        let value = if frac > 0.0 && !right.is_empty() {
-            let x_hi = right.iter().copied().fold(f64::INFINITY, f64::min);
-            lerp(x_lo, x_hi, frac)
-        } else {
-            x_lo
-        };
+        let (value, lo) = quantile_from(buf, base, q);
         out.push(value);
         base = lo;
     }
     out
 }
 
+/// One type-7 quantile of `buf[base..]`, whose values are all >= those
+/// before `base`; returns it and the rank selected, the next call's base.
+fn quantile_from(buf: &mut [f64], base: usize, q: f64) -> (f64, usize) {
+    let n = buf.len();
+    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+    let lo = (h.floor() as usize).clamp(base, n - 1);
+    let frac = h - lo as f64;
+    let (_, v, right) = buf[base..].select_nth_unstable_by(lo - base, f64::total_cmp);
+    let x_lo = *v;
+    let value = if frac > 0.0 && !right.is_empty() {
+        let x_hi = right.iter().copied().fold(f64::INFINITY, f64::min);
+        lerp(x_lo, x_hi, frac)
+    } else {
+        x_lo
+    };
+    (value, lo)
+}
+
 /// Median of a non-empty buffer of finite values, reordering it (selection,
 /// not a full sort). The one median of the crate: `median` and every
 /// caller that already owns a scratch buffer use it.
 pub fn median_select(buf: &mut [f64]) -> f64 {
-    quantiles_select(buf, &[0.5])[0]
+    // No list of one quantile: medians of a few values are computed by the
+    // million over a history.
+    quantile_from(buf, 0, 0.5).0
 }
 
 /// Median (mean of the two middle values for an even count); None when
@@ -189,8 +198,8 @@ pub fn thin(values: &[f64], max: usize) -> Vec<f64> {
 /// Median of the finite values (stored data may hold NaN for a missing
 /// measurement); None when there are none.
 pub fn median_finite(values: &[f64]) -> Option<f64> {
-    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    median(&v)
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    (!v.is_empty()).then(|| median_select(&mut v))
 }
 
 #[cfg(test)]

@@ -171,10 +171,19 @@ pub fn load(store: &mut Store, q: &Query) -> Result<Vec<History>> {
 /// table in random order, many times slower): the sessions without their
 /// cells, then each range's cells and values, the values kept as one
 /// array per benchmark (8 bytes a value) until that benchmark's history is
-/// built, handed to `f` and freed.
-pub fn each(store: &mut Store, q: &Query, mut f: impl FnMut(History) -> Result<()>) -> Result<()> {
-    /// Cell ids read per query.
-    const RANGE: i64 = 20_000;
+/// built, handed to `f` and freed. A large store's two halves of cell ids
+/// are read at once by two connections.
+pub fn each(store: &mut Store, q: &Query, f: impl FnMut(History) -> Result<()>) -> Result<()> {
+    each_in(store, q, RANGE, f)
+}
+
+/// [`each`], reading `per_query` cells per query.
+fn each_in(
+    store: &mut Store,
+    q: &Query,
+    per_query: i64,
+    mut f: impl FnMut(History) -> Result<()>,
+) -> Result<()> {
     let chosen = metric(q.metric.as_deref())?;
     let mut sessions = store.session_heads(&Filter {
         labels: q.labels.clone(),
@@ -202,53 +211,36 @@ pub fn each(store: &mut Store, q: &Query, mut f: impl FnMut(History) -> Result<(
             .as_deref()
             .is_none_or(|b| identity.contains(b) || name.contains(b) || command.contains(b))
     };
-    // Per benchmark: its values, and per cell (session, id, start, length).
-    #[derive(Default)]
-    struct Runs {
-        values: Vec<f64>,
-        cells: Vec<(u32, i64, usize, usize)>,
-    }
-    // Benchmarks by identity, numbered as first seen.
-    let mut numbers: HashMap<String, usize> = HashMap::new();
-    let mut benchmarks: Vec<(String, Runs)> = Vec::new();
-    if let Some((first, last)) = store.cell_ids()? {
-        let mut lo = first;
-        while lo <= last {
-            let hi = lo.saturating_add(RANGE - 1).min(last);
-            // (cell id, session, benchmark), by id.
-            let mut cells: Vec<(i64, u32, usize)> = Vec::new();
-            for c in store.cells_in_range(lo, hi)? {
-                if !wanted(&c.identity, &c.name, &c.command) {
-                    continue;
-                }
-                let Some(session) = at(c.session) else {
-                    continue;
-                };
-                let b = match numbers.get(&c.identity) {
-                    Some(&b) => b,
-                    None => {
-                        numbers.insert(c.identity.clone(), benchmarks.len());
-                        benchmarks.push((c.identity, Runs::default()));
-                        benchmarks.len() - 1
-                    }
-                };
-                cells.push((c.id, session, b));
-            }
-            lo = hi.saturating_add(1);
-            let ids: Vec<i64> = cells.iter().map(|c| c.0).collect();
-            let values = read_values(store, &ids, chosen)?;
-            for (k, &(id, session, b)) in cells.iter().enumerate() {
-                let v = values.of(k);
-                if v.is_empty() {
-                    continue;
-                }
-                let runs = &mut benchmarks[b].1;
-                runs.cells.push((session, id, runs.values.len(), v.len()));
-                runs.values.extend_from_slice(v);
+    let from = Ranges {
+        at: &at,
+        wanted: &wanted,
+        metric: chosen,
+        per_query,
+    };
+    let mut benchmarks = match store.cell_ids()? {
+        None => Vec::new(),
+        // Large stores are read by two connections, each half of the
+        // cells, on two threads: reading is most of the time before the
+        // first history can be analysed. A store that cannot be opened a
+        // second time is read by this connection alone.
+        Some((first, last)) if last - first >= 2 * per_query => {
+            let middle = first + (last - first) / 2;
+            let location = store.opened().clone();
+            let (low, high) = std::thread::scope(|scope| {
+                let high = scope.spawn(|| {
+                    let mut other = Store::open_read_only(&location).ok()?;
+                    Some(from.read(&mut other, middle + 1, last))
+                });
+                let low = from.read(store, first, middle);
+                (low, high.join().ok().flatten())
+            });
+            match high {
+                Some(high) => merge(low?, high?),
+                None => merge(low?, from.read(store, middle + 1, last)?),
             }
         }
-    }
-    drop(numbers);
+        Some((first, last)) => from.read(store, first, last)?,
+    };
     // By identity, as the caller expects.
     benchmarks.sort_by(|a, b| a.0.cmp(&b.0));
     let metric_name = chosen.map_or(Metric::WallTime.name(), |m| m.name());
@@ -265,6 +257,115 @@ pub fn each(store: &mut Store, q: &Query, mut f: impl FnMut(History) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Cell ids read per query.
+const RANGE: i64 = 20_000;
+
+/// One benchmark's values, and per cell (session, id, start, length).
+#[derive(Default)]
+struct Runs {
+    values: Vec<f64>,
+    cells: Vec<(u32, i64, usize, usize)>,
+}
+
+/// What decides which cells are read, and into which point.
+struct Ranges<'a> {
+    /// A session id's index among the sessions read (None: not read).
+    at: &'a (dyn Fn(i64) -> Option<u32> + Sync),
+    /// Whether a cell (identity, name, command) is of a benchmark asked for.
+    wanted: &'a (dyn Fn(&str, &str, &str) -> bool + Sync),
+    metric: Option<Metric>,
+    /// Cell ids read per query.
+    per_query: i64,
+}
+
+impl Ranges<'_> {
+    /// The cells with ids in `first..=last` and their values, by benchmark
+    /// identity in the order first seen.
+    fn read(&self, store: &mut Store, first: i64, last: i64) -> Result<Vec<(String, Runs)>> {
+        let mut numbers: HashMap<String, usize> = HashMap::new();
+        let mut benchmarks: Vec<(String, Runs)> = Vec::new();
+        let mut lo = first;
+        while lo <= last {
+            let hi = lo.saturating_add(self.per_query - 1).min(last);
+            // (cell id, session, benchmark), by id.
+            let mut cells: Vec<(i64, u32, usize)> = Vec::new();
+            for c in store.cells_in_range(lo, hi)? {
+                if !(self.wanted)(&c.identity, &c.name, &c.command) {
+                    continue;
+                }
+                let Some(session) = (self.at)(c.session) else {
+                    continue;
+                };
+                let b = match numbers.get(&c.identity) {
+                    Some(&b) => b,
+                    None => {
+                        numbers.insert(c.identity.clone(), benchmarks.len());
+                        benchmarks.push((c.identity, Runs::default()));
+                        benchmarks.len() - 1
+                    }
+                };
+                cells.push((c.id, session, b));
+            }
+            lo = hi.saturating_add(1);
+            let ids: Vec<i64> = cells.iter().map(|c| c.0).collect();
+            let values = read_values(store, &ids, self.metric)?;
+            for (k, &(id, session, b)) in cells.iter().enumerate() {
+                let v = values.of(k);
+                if v.is_empty() {
+                    continue;
+                }
+                let runs = &mut benchmarks[b].1;
+                runs.cells.push((session, id, runs.values.len(), v.len()));
+                runs.values.extend_from_slice(v);
+            }
+        }
+        // The arrays' spare capacity (up to half of them) is most of the
+        // memory `changes` may not use.
+        for (_, runs) in &mut benchmarks {
+            runs.values.shrink_to_fit();
+            runs.cells.shrink_to_fit();
+        }
+        Ok(benchmarks)
+    }
+}
+
+/// The benchmarks of two halves read apart, as one read would have them
+/// (the order of cells does not matter: each history sorts its own).
+fn merge(mut low: Vec<(String, Runs)>, high: Vec<(String, Runs)>) -> Vec<(String, Runs)> {
+    let mut index: HashMap<String, usize> = low
+        .iter()
+        .enumerate()
+        .map(|(k, (identity, _))| (identity.clone(), k))
+        .collect();
+    for (identity, runs) in high {
+        match index.get(&identity) {
+            Some(&k) => {
+                // Joined into arrays of the exact size: growing one would
+                // hold twice its size for a moment.
+                let into = &mut low[k].1;
+                let offset = into.values.len();
+                let mut values = Vec::with_capacity(offset + runs.values.len());
+                values.extend_from_slice(&into.values);
+                values.extend_from_slice(&runs.values);
+                into.values = values;
+                let mut cells = Vec::with_capacity(into.cells.len() + runs.cells.len());
+                cells.extend_from_slice(&into.cells);
+                cells.extend(
+                    runs.cells
+                        .into_iter()
+                        .map(|(s, id, start, len)| (s, id, start + offset, len)),
+                );
+                into.cells = cells;
+            }
+            None => {
+                index.insert(identity.clone(), low.len());
+                low.push((identity, runs));
+            }
+        }
+    }
+    low
 }
 
 /// The values of a list of cells, each cell's runs in one slice.
@@ -724,6 +825,18 @@ mod tests {
                 ..Query::default()
             };
             let read = load(&mut store, &q).unwrap();
+            // Read in ranges of 2 cells, halves by two connections: the same.
+            let mut halves = Vec::new();
+            each_in(&mut store, &q, 2, |h| {
+                halves.push(h);
+                Ok(())
+            })
+            .unwrap();
+            halves.sort_by(|a, b| a.benchmark.cmp(&b.benchmark));
+            assert_eq!(halves.len(), read.len());
+            for (h, r) in halves.iter().zip(&read) {
+                assert_eq!((&h.benchmark, &h.points), (&r.benchmark, &r.points));
+            }
             let all = |_: &StoredCell| true;
             let grouped = assemble(&sessions, values.clone(), "time_wall_clock", order_by, &all);
             assert_eq!(read.len(), 2);

@@ -419,6 +419,8 @@ pub struct ExtraSeries {
 /// An open store, migrated to [`LATEST`].
 pub struct Store {
     db: Box<dyn Backend>,
+    /// Where it was opened, to open it again (a second reader).
+    opened: Location,
     location: String,
     /// Inside [`Store::atomically`]: writes join its transaction.
     in_transaction: bool,
@@ -525,9 +527,15 @@ impl Store {
         };
         Ok(Store {
             db,
+            opened: location.clone(),
             location: shown,
             in_transaction: false,
         })
+    }
+
+    /// Where the store was opened, as given (with a password if it had one).
+    pub fn opened(&self) -> &Location {
+        &self.opened
     }
 
     /// The location, password removed.
