@@ -69,6 +69,11 @@ fn fitting_scale(seconds: f64) -> TimeScale {
 
 /// A time in the unit that fits it.
 pub fn time(seconds: f64) -> String {
+    // Nothing at all reads as such ("0 s", a σ of no variation), not as a
+    // rounded measurement ("0.000 s").
+    if seconds == 0.0 {
+        return format!("0 {}", scale_for(seconds).symbol());
+    }
     time_in(seconds, scale_for(seconds))
 }
 
@@ -223,6 +228,8 @@ mod tests {
         assert_eq!(time(2.5e-4), "250.0 µs");
         assert_eq!(time(3.0), "3.000 s");
         assert_eq!(time(5e-8), "50.00 ns");
+        assert_eq!(time(0.0), "0 s");
+        assert_eq!(time(1e-12), "0.001 ns");
         assert_eq!(bytes(100.0 * 1024.0 * 1024.0), "100.0 MiB");
         assert_eq!(bytes(512.0), "512 B");
         assert_eq!(count(78.0), "78");
