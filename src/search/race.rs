@@ -169,22 +169,14 @@ fn relative(m: &dyn Measurer, anchor: usize, x: usize) -> Option<f64> {
     if a.len() < MIN_N {
         return None;
     }
-    let walsh = |d: &[f64]| {
-        let mut w = Vec::with_capacity(d.len() * (d.len() + 1) / 2);
-        for i in 0..d.len() {
-            for j in i..d.len() {
-                w.push((d[i] + d[j]) / 2.0);
-            }
-        }
-        crate::stats::median(&w)
-    };
+    let estimate = crate::stats::hodges_lehmann_estimate;
     if a.iter().chain(&b).all(|&v| v > 0.0) {
         let d: Vec<f64> = a.iter().zip(&b).map(|(p, q)| (q / p).ln()).collect();
-        walsh(&d).map(f64::exp)
+        estimate(&d).map(f64::exp)
     } else {
         let d: Vec<f64> = a.iter().zip(&b).map(|(p, q)| q - p).collect();
         let scale = median(&a).abs().max(f64::MIN_POSITIVE);
-        walsh(&d).map(|d| 1.0 + d / scale)
+        estimate(&d).map(|d| 1.0 + d / scale)
     }
 }
 

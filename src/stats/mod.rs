@@ -56,7 +56,8 @@ pub use descriptive::{
 };
 pub use distributions::{normal_cdf, normal_quantile};
 pub use intervals::{
-    hodges_lehmann_paired, hodges_lehmann_shift, median_ci, median_ci_ranks, Estimate,
+    hodges_lehmann_estimate, hodges_lehmann_paired, hodges_lehmann_shift, median_ci,
+    median_ci_ranks, Estimate,
 };
 pub use outliers::outliers;
 pub use rank::{mann_whitney, wilcoxon_signed_rank, TestResult};
