@@ -265,11 +265,19 @@ pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
             if all.len() == 1 { "y" } else { "ies" }
         ));
     }
+    markdown_with_shifts(&t, shifts)
+}
+
+/// A table's Markdown followed by the machine shifts, one item each.
+pub(crate) fn markdown_with_shifts(
+    t: &Table,
+    shifts: &[impl std::borrow::Borrow<MachineShift>],
+) -> String {
     let mut out = t.markdown();
     if !shifts.is_empty() {
         out.push('\n');
         for s in shifts {
-            let _ = writeln!(out, "- {}", md(&shift_text(s)));
+            let _ = writeln!(out, "- {}", md(&shift_text(s.borrow())));
         }
     }
     out

@@ -10,10 +10,9 @@ use crate::analysis::changes::select::{AtPoint, Regime, Target};
 use crate::analysis::changes::MachineShift;
 use crate::analysis::comparison::format_p;
 use crate::report::changes::{
-    change_text, direction, entry, episode, episode_text, point, shift, shift_text, JsonChange,
-    JsonEpisode, JsonShift,
+    change_text, direction, entry, episode, episode_text, markdown_with_shifts, point, shift,
+    shift_text, JsonChange, JsonEpisode, JsonShift,
 };
-use crate::report::markdown::cell as md;
 use crate::report::table::{self, Cell, Column, Table};
 use crate::store::history::{Point, SessionRef};
 
@@ -144,14 +143,7 @@ pub fn markdown(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> S
             regime_text(at).into(),
         ]);
     }
-    let mut out = t.markdown();
-    if !shifts.is_empty() {
-        out.push('\n');
-        for s in shifts {
-            let _ = writeln!(out, "- {}", md(&shift_text(s)));
-        }
-    }
-    out
+    markdown_with_shifts(&t, shifts)
 }
 
 #[derive(Serialize)]

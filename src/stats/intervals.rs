@@ -806,7 +806,10 @@ mod tests {
             let e = hodges_lehmann_estimate(&d).unwrap();
             assert_close!(e, median_of_sorted(&walsh), 1e-12);
             if n >= 6 {
-                assert_eq!(Some(e), hodges_lehmann_paired(&d, 0.95).ok().map(|e| e.value));
+                assert_eq!(
+                    Some(e),
+                    hodges_lehmann_paired(&d, 0.95).ok().map(|e| e.value)
+                );
             }
         }
         // R: wilcox.test(x, y, paired = TRUE, conf.int = TRUE) on the
