@@ -49,6 +49,7 @@ fn postgres_store() {
     newer_schema_and_bad_password(&server);
     foreign_database_is_left_alone(&server);
     changes_finds_the_slower_commit(&server);
+    histories_read_by_ranges_are_sqlites(&server);
     a_search_keeps_its_answer_from_version_3_on(&server);
     a_concurrency_session_keeps_its_throughput_from_version_5_on(&server);
 }
@@ -198,6 +199,88 @@ fn changes_finds_the_slower_commit(server: &Server) {
     no_password(&o);
     let row = md.lines().find(|l| l.starts_with("| `work`")).expect(&md);
     assert!(row.contains("commit=c5") && row.contains("slower"), "{md}");
+}
+
+/// Histories of more than a thousand cells are read by ranges of cell ids,
+/// on PostgreSQL one array of values per cell: the same runs, in the same
+/// order, as SQLite's rows give (a timed-out run left out, a value not
+/// measured skipped).
+fn histories_read_by_ranges_are_sqlites(server: &Server) {
+    use cmdscope::metrics::{Metric, Sample};
+    use cmdscope::store::history::{load, Query};
+    use cmdscope::store::{Finish, Machine, NewCell, NewSession};
+    let dir = tempdir();
+    let url = server.create_db("cmdscope_ranges");
+    let mut stores = [
+        Store::open(&Location::Postgres(url)).unwrap(),
+        Store::open(&Location::Sqlite(dir.path().join("ranges.db"))).unwrap(),
+    ];
+    let cells: Vec<NewCell> = (0..100)
+        .map(|i| NewCell {
+            identity: format!("b{i:02}"),
+            name: format!("b{i:02}"),
+            command: format!("b{i:02}"),
+            parameters: Vec::new(),
+            variant: "{}".into(),
+        })
+        .collect();
+    for store in &mut stores {
+        for s in 0..21u64 {
+            let id = store
+                .begin_session(&NewSession {
+                    started: std::time::UNIX_EPOCH + Duration::from_secs(1_000 + s),
+                    source: "run".into(),
+                    command_line: String::new(),
+                    order: None,
+                    seed: None,
+                    shell: None,
+                    machine: Machine::current(),
+                    labels: Vec::new(),
+                    settings: None,
+                })
+                .unwrap();
+            for (i, cell) in store.add_cells(id, &cells).unwrap().into_iter().enumerate() {
+                // Runs in an order their values do not sort into.
+                let runs: Vec<Sample> = (0..4u64)
+                    .map(|r| {
+                        let mut x = Sample::new(r);
+                        let v = (s * 1000 + i as u64 * 10 + (3 - r)) as f64;
+                        if !(r == 1 && i == 5) {
+                            x.set(Metric::WallTime, v);
+                        }
+                        x.timed_out = r == 2 && i == 7;
+                        x
+                    })
+                    .collect();
+                store.add_runs(cell, 0, &runs).unwrap();
+            }
+            let finish = Finish {
+                status: "finished".into(),
+                stop_reason: None,
+                shell_overhead: None,
+                preflight: None,
+            };
+            store.finish_session(id, &finish).unwrap();
+        }
+    }
+    let [pg, sqlite] = stores.map(|mut s| load(&mut s, &Query::default()).unwrap());
+    assert_eq!(pg.len(), 100);
+    for (p, q) in pg.iter().zip(&sqlite) {
+        assert_eq!(p.benchmark, q.benchmark);
+        assert_eq!(p.runs(), q.runs(), "{}", p.benchmark);
+    }
+    let b05 = pg.iter().find(|h| h.benchmark == "b05").unwrap();
+    assert_eq!(
+        b05.points[0].runs,
+        [53.0, 51.0, 50.0],
+        "not measured: skipped"
+    );
+    let b07 = pg.iter().find(|h| h.benchmark == "b07").unwrap();
+    assert_eq!(
+        b07.points[20].runs,
+        [20073.0, 20072.0, 20070.0],
+        "timed out: left out"
+    );
 }
 
 fn concurrent_writers_lose_no_rows(server: &Server) {

@@ -100,6 +100,17 @@ pub trait Backend: Send {
         params: &[Value],
         f: &mut dyn FnMut(i64, f64),
     ) -> Result<()>;
+    /// Runs a query of two columns, an integer and an array of numbers,
+    /// handing each element (NULLs skipped) to `f` with the integer, in
+    /// the array's order: one row per cell instead of one per run, where
+    /// rows cost more than their values. PostgreSQL only (SQLite has no
+    /// arrays, and its rows are cheap).
+    fn query_lists(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        f: &mut dyn FnMut(i64, f64),
+    ) -> Result<()>;
     /// Inserts many rows (`values` holds `columns.len()` values per row),
     /// inside the caller's transaction, as fast as the backend allows.
     fn insert_rows(&mut self, table: &str, columns: &[&str], values: &[Value]) -> Result<()>;
@@ -1252,16 +1263,33 @@ impl Store {
         if !schema::has_column(metric) {
             return Ok(());
         }
-        let sql = format!(
-            "SELECT cell_id, {} FROM runs WHERE cell_id >= $1 AND cell_id <= $2 AND timed_out = 0",
-            metric.name()
-        );
+        let column = metric.name();
+        let postgres = self.db.dialect() == Dialect::Postgres;
+        let sql = if postgres {
+            // One row per cell: PostgreSQL's rows cost the client about
+            // 150 ns each, more than their 16 bytes. The subquery's order
+            // is the arrays' (array_agg's own ORDER BY sorts each group
+            // again, which cost the server 40 % more).
+            format!(
+                "SELECT cell_id, array_agg(v) FROM (SELECT cell_id, {column}::float8 AS v FROM runs \
+                 WHERE cell_id >= $1 AND cell_id <= $2 AND timed_out = 0 ORDER BY cell_id, seq) r \
+                 GROUP BY cell_id ORDER BY cell_id"
+            )
+        } else {
+            format!(
+                "SELECT cell_id, {column} FROM runs WHERE cell_id >= $1 AND cell_id <= $2 AND timed_out = 0"
+            )
+        };
         let mut lo = first;
         while lo <= last {
             let hi = lo.saturating_add(range_cells - 1).min(last);
-            self.db
-                .query_pairs(&sql, &[Value::Int(lo), Value::Int(hi)], f)
-                .map_err(|e| self.err("cannot read runs", e))?;
+            let params = [Value::Int(lo), Value::Int(hi)];
+            if postgres {
+                self.db.query_lists(&sql, &params, f)
+            } else {
+                self.db.query_pairs(&sql, &params, f)
+            }
+            .map_err(|e| self.err("cannot read runs", e))?;
             lo = hi.saturating_add(1);
         }
         Ok(())

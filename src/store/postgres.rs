@@ -235,6 +235,34 @@ impl Backend for Postgres {
         Ok(())
     }
 
+    fn query_lists(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        f: &mut dyn FnMut(i64, f64),
+    ) -> Result<()> {
+        let stmt = self.statement(sql)?;
+        let bound = Self::bind(&stmt, params)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+        for row in &self.client.query(&stmt, &refs).map_err(pg_error)? {
+            let id = match stmt.columns().first().map(|c| c.type_()) {
+                Some(&Type::INT8) => row.try_get::<_, Option<i64>>(0),
+                Some(&Type::INT4) => row.try_get::<_, Option<i32>>(0).map(|x| x.map(i64::from)),
+                _ => return Err(StoreError(format!("column 1 of {sql} is not an integer"))),
+            }
+            .map_err(pg_error)?;
+            let values = row
+                .try_get::<_, Option<Vec<Option<f64>>>>(1)
+                .map_err(pg_error)?;
+            if let (Some(id), Some(values)) = (id, values) {
+                for v in values.into_iter().flatten() {
+                    f(id, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn insert_rows(&mut self, table: &str, columns: &[&str], values: &[Value]) -> Result<()> {
         let width = columns.len();
         if width == 0 || values.is_empty() {
