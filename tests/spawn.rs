@@ -62,6 +62,88 @@ fn c_parent_reading(parent: &std::path::Path, runs: usize, argv: &[&str]) -> f64
     median_of(values)
 }
 
+/// I/O counts read as a minimal C parent reads them (scripts/procio.c:
+/// the child's own /proc/<pid>/io as a zombie), to the byte: characters
+/// read and written by `cat` of a file, and by `dd` writing with fsync, in
+/// runs made back to back from a schedule and in runs made one at a time
+/// (a prepare hook between them).
+#[test]
+fn io_counts_read_like_a_minimal_c_parent() {
+    let dir = tempdir();
+    let reference = dir.path().join("procio");
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/procio.c");
+    let built = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&reference)
+        .arg(source)
+        .status();
+    if !matches!(built, Ok(s) if s.success()) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs a C compiler (cc) to build scripts/procio.c"
+        );
+        eprintln!("skipped: no working C compiler (cc) to build the reference parent");
+        return;
+    }
+    let input = dir.path().join("in.bin");
+    let data: Vec<u8> = (0..100_003u32).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(&input, data).unwrap();
+    let output = dir.path().join("out.bin");
+    let (cat, dd) = ("/bin/cat", "/bin/dd");
+    if !std::path::Path::new(dd).exists() || !std::path::Path::new(cat).exists() {
+        eprintln!("skipped: no /bin/cat or /bin/dd");
+        return;
+    }
+    let commands = [
+        vec![cat.to_string(), input.display().to_string()],
+        vec![
+            dd.to_string(),
+            format!("if={}", input.display()),
+            format!("of={}", output.display()),
+            "bs=4096".into(),
+            "conv=fsync".into(),
+            "status=none".into(),
+        ],
+    ];
+    for argv in &commands {
+        let o = Command::new(&reference).args(argv).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        let want: Vec<f64> = text
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        for extra in [&[][..], &["--prepare", "true"][..]] {
+            let json = dir.path().join("io.json");
+            let mut args = vec!["run", "-N", "--runs", "3", "--style", "none"];
+            args.extend_from_slice(extra);
+            let line = argv.join(" ");
+            args.extend(["--export-json", json.to_str().unwrap(), &line]);
+            let o = cmdscope(&args);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let doc = read_json(&json);
+            for run in doc["results"][0]["measurements"].as_array().unwrap() {
+                let got = |k: &str| run[k]["value"].as_f64().unwrap();
+                assert_eq!(
+                    got("io_read_chars"),
+                    want[0],
+                    "{line} {extra:?}: characters read"
+                );
+                assert_eq!(
+                    got("io_write_chars"),
+                    want[1],
+                    "{line} {extra:?}: characters written"
+                );
+                assert_eq!(
+                    got("io_write_bytes"),
+                    want[3],
+                    "{line} {extra:?}: bytes written"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn peak_memory_reads_like_a_minimal_c_parent_and_is_never_inherited() {
     let dir = tempdir();
