@@ -25,7 +25,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A test's turn, its directory and the path of its store `name` there.
+/// A test's turn (see [`serial`]), its directory and the path `name` in it.
 fn serial_db(
     name: &str,
 ) -> (
@@ -65,20 +65,46 @@ fn exported_runs(out: &Path) -> usize {
         .len()
 }
 
-/// The schema version of the SQLite store at `db`, read with SQL.
-fn schema_version(db: &Path) -> i64 {
+/// Runs SQL `statements` on the SQLite store at `db`, behind cmdscope's back.
+fn sql(db: &Path, statements: &str) {
     rusqlite::Connection::open(db)
         .unwrap()
-        .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+        .execute_batch(statements)
+        .unwrap();
+}
+
+/// The one number a SQL `query` on the SQLite store at `db` selects.
+fn sql_number(db: &Path, query: &str) -> i64 {
+    rusqlite::Connection::open(db)
         .unwrap()
+        .query_row(query, [], |r| r.get(0))
+        .unwrap()
+}
+
+/// The schema version of the SQLite store at `db`, read with SQL.
+fn schema_version(db: &Path) -> i64 {
+    sql_number(db, "SELECT version FROM schema_version")
 }
 
 /// Takes the SQLite store at `db` back to what cmdscope wrote at `version`.
 fn back_to_version(db: &Path, version: i64) {
-    rusqlite::Connection::open(db)
-        .unwrap()
-        .execute_batch(&sql_back_to_version(version))
-        .unwrap();
+    sql(db, &sql_back_to_version(version));
+}
+
+/// `run` of `runs` runs of `true` into `store`, exporting its JSON to `out`.
+fn run_true_exporting(store: impl AsRef<OsStr>, runs: &str, out: &Path) -> Output {
+    let out = out.to_str().unwrap();
+    let args = [
+        "run",
+        "--runs",
+        runs,
+        "--style",
+        "none",
+        "--export-json",
+        out,
+        "true",
+    ];
+    with_store(store, &args)
 }
 
 #[test]
@@ -282,19 +308,7 @@ fn unreadable_store_is_a_clear_error_and_the_export_is_written() {
     );
 
     let out = dir.path().join("out.json");
-    let o = with_store(
-        &db,
-        &[
-            "run",
-            "--runs",
-            "3",
-            "--style",
-            "none",
-            "--export-json",
-            out.to_str().unwrap(),
-            "true",
-        ],
-    );
+    let o = run_true_exporting(&db, "3", &out);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(error_line(&o).contains("not a database"));
     assert_eq!(exported_runs(&out), 3);
@@ -306,11 +320,7 @@ fn unreadable_store_is_a_clear_error_and_the_export_is_written() {
 fn newer_schema_is_refused_and_left_alone() {
     let (_serial, dir, db) = serial_db("new.db");
     record_true(&db, "2");
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute("UPDATE schema_version SET version = 99", [])
-            .unwrap();
-    }
+    sql(&db, "UPDATE schema_version SET version = 99");
     let o = with_store(&db, &["history"]);
     assert_eq!(o.status.code(), Some(2));
     let line = error_line(&o);
@@ -319,26 +329,11 @@ fn newer_schema_is_refused_and_left_alone() {
         "{line}"
     );
     let out = dir.path().join("out.json");
-    let o = with_store(
-        &db,
-        &[
-            "run",
-            "--runs",
-            "2",
-            "--style",
-            "none",
-            "--export-json",
-            out.to_str().unwrap(),
-            "true",
-        ],
-    );
+    let o = run_true_exporting(&db, "2", &out);
     assert_eq!(o.status.code(), Some(2));
     assert!(out.exists());
     assert_eq!(schema_version(&db), 99);
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let n: i64 = conn
-        .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
-        .unwrap();
+    let n = sql_number(&db, "SELECT COUNT(*) FROM runs");
     assert_eq!(n, 2, "nothing written to a newer store");
 }
 
@@ -352,13 +347,7 @@ fn postgres_down_is_a_clear_error_without_the_password_and_the_export_is_written
     let dir = tempdir();
     let out = dir.path().join("out.json");
     let url = format!("postgres://bob:hunter2@127.0.0.1:{port}/results");
-    let o = isolated()
-        .args(["run", "--runs", "3", "--style", "none", "--store", &url])
-        .arg("--export-json")
-        .arg(&out)
-        .arg("true")
-        .output()
-        .unwrap();
+    let o = run_true_exporting(&url, "3", &out);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(!err.contains("hunter2"), "password printed: {err}");
@@ -517,7 +506,6 @@ fn history_filters_by_command_label_and_machine() {
             "run", "--runs", "2", "--style", "none", "--label", "branch=x", "true",
         ],
     );
-
     let text = |o: Output| String::from_utf8_lossy(&o.stdout).to_string();
     let all = text(with_store(&db, &["history"]));
     assert!(
@@ -563,7 +551,6 @@ fn report_is_self_contained_and_escapes_user_text() {
         );
     }
     let (_, html) = html_report(&db, &dir.path().join("r.html"), &[]);
-
     assert!(
         !html.to_lowercase().contains("<script"),
         "no script element at all"
@@ -1029,10 +1016,7 @@ fn a_report_shows_the_settings_its_session_ran_with() {
     assert!(!page.contains("read back"), "{page}");
     // The same session without its stored settings (as stored before they
     // were kept): read back from its command line, and said so once.
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .execute("UPDATE sessions SET settings = NULL", [])
-        .unwrap();
+    sql(&db, "UPDATE sessions SET settings = NULL");
     let (_, page) = html_report(&db, &html, &[]);
     assert_eq!(settings_row(&page), "");
     assert_eq!(
@@ -1177,12 +1161,10 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
             "true",
         ],
     );
-    let sql = rusqlite::Connection::open(&db).unwrap();
-    sql.execute(
+    sql(
+        &db,
         "UPDATE sessions SET settings = (SELECT settings FROM sessions WHERE id = 3) WHERE id = 2",
-        [],
-    )
-    .unwrap();
+    );
     // 10 % is within the ±50 % the session asked to resolve: no regression.
     let (code, md, err) = check(&[]);
     assert_eq!(code, Some(0), "{md}{err}");
@@ -1198,12 +1180,11 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
     );
     // A run session stored before settings were kept: read back from its
     // command line, and said so.
-    sql.execute(
+    sql(
+        &db,
         "UPDATE sessions SET settings = NULL, source = 'run', \
          command_line = 'cmdscope run --alpha 0.01 --precision 50 -- work' WHERE id = 2",
-        [],
-    )
-    .unwrap();
+    );
     let (code, md, err) = check(&[]);
     assert_eq!(code, Some(0), "{md}{err}");
     assert!(md.contains("alpha 0.01"), "{md}");

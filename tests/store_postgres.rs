@@ -37,7 +37,18 @@ fn client(url: &str) -> postgres::Client {
     postgres::Client::connect(url, postgres::NoTls).unwrap()
 }
 
-/// The schema version of the store at `url`, read with SQL.
+/// A new database `name` holding one session of three runs of `true`,
+/// taken back to what cmdscope wrote at `version`: its URL, and a client
+/// to read its schema version with.
+fn store_of_version(server: &Server, name: &str, version: i64) -> (String, postgres::Client) {
+    let url = server.create_db(name);
+    record_true(&url, "3");
+    let mut c = client(&url);
+    c.batch_execute(&sql_back_to_version(version)).unwrap();
+    (url, c)
+}
+
+/// The schema version of the store `c` is connected to, read with SQL.
 fn schema_version(c: &mut postgres::Client) -> i64 {
     c.query_one("SELECT version FROM schema_version", &[])
         .unwrap()
@@ -72,10 +83,7 @@ fn postgres_store() {
 /// a concurrency session's batches round-trip: read back, the throughput,
 /// its interval and the comparison are the run's.
 fn a_concurrency_session_keeps_its_throughput_from_version_5_on(server: &Server) {
-    let url = server.create_db("cmdscope_batches");
-    record_true(&url, "3");
-    let mut c = client(&url);
-    c.batch_execute(&sql_back_to_version(5)).unwrap();
+    let (url, mut c) = store_of_version(server, "cmdscope_batches", 5);
     let dir = tempdir();
     let out = dir.path().join("c.json");
     concurrency_session_into(&url, &out);
@@ -94,10 +102,8 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on(server: &Server)
 /// A store of version 3 (before the search's column) upgrades keeping its
 /// sessions, and a search's answer round-trips through PostgreSQL.
 fn a_search_keeps_its_answer_from_version_3_on(server: &Server) {
-    let url = server.create_db("cmdscope_search");
-    record_true(&url, "3");
-    let mut c = client(&url);
-    c.batch_execute(&sql_back_to_version(3)).unwrap();
+    let (url, mut c) = store_of_version(server, "cmdscope_search", 3);
+
     let before = all_sessions(&mut open_store(&url));
     assert_eq!(
         schema_version(&mut c),
