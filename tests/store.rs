@@ -3,15 +3,19 @@
 //! (history, check, report, import).
 
 mod common;
+#[path = "common/store.rs"]
+mod stores;
 
-use std::path::Path;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use cmdscope::import::dataset::{Benchmark, Dataset, Series};
 use cmdscope::metrics::Metric;
-use cmdscope::store::{Filter, Location, Machine, Store};
+use cmdscope::store::{Machine, StoredSession};
 use common::*;
+use stores::*;
 
 /// The tests here measure and spawn a lot on a small machine: one at a
 /// time, so that one test's load does not decide another's verdict.
@@ -21,27 +25,92 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn open(path: &Path) -> Store {
-    Store::open(&Location::Sqlite(path.to_path_buf())).expect("open store")
+/// A test's turn (see [`serial`]), its directory and the path `name` in it.
+fn serial_db(
+    name: &str,
+) -> (
+    std::sync::MutexGuard<'static, ()>,
+    tempfile::TempDir,
+    PathBuf,
+) {
+    let serial = serial();
+    let dir = tempdir();
+    let db = dir.path().join(name);
+    (serial, dir, db)
+}
+
+/// Every session in the SQLite store at `db`, newest first.
+fn sessions_in(db: &Path) -> Vec<StoredSession> {
+    all_sessions(&mut open_store(db))
 }
 
 /// (sessions, runs) in the store.
 fn count(path: &Path) -> (usize, i64) {
-    let sessions = open(path).sessions(&Filter::default()).expect("sessions");
-    let runs = sessions
-        .iter()
-        .flat_map(|s| s.cells.iter())
-        .map(|c| c.runs)
-        .sum();
-    (sessions.len(), runs)
+    sessions_and_runs(&mut open_store(path))
+}
+
+/// cmdscope with `data` as XDG_DATA_HOME (where the default store is)
+/// and no store chosen by the caller's environment.
+fn in_data_home(data: &Path) -> Command {
+    let mut command = isolated();
+    command.env("XDG_DATA_HOME", data);
+    command
+}
+
+/// The runs of the first command in the JSON export at `out`.
+fn exported_runs(out: &Path) -> usize {
+    read_json(out)["results"][0]["measurements"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+/// Runs SQL `statements` on the SQLite store at `db`, behind cmdscope's back.
+fn sql(db: &Path, statements: &str) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .execute_batch(statements)
+        .unwrap();
+}
+
+/// The one number a SQL `query` on the SQLite store at `db` selects.
+fn sql_number(db: &Path, query: &str) -> i64 {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(query, [], |r| r.get(0))
+        .unwrap()
+}
+
+/// The schema version of the SQLite store at `db`, read with SQL.
+fn schema_version(db: &Path) -> i64 {
+    sql_number(db, "SELECT version FROM schema_version")
+}
+
+/// Takes the SQLite store at `db` back to what cmdscope wrote at `version`.
+fn back_to_version(db: &Path, version: i64) {
+    sql(db, &sql_back_to_version(version));
+}
+
+/// `run` of `runs` runs of `true` into `store`, exporting its JSON to `out`.
+fn run_true_exporting(store: impl AsRef<OsStr>, runs: &str, out: &Path) -> Output {
+    let out = out.to_str().unwrap();
+    let args = [
+        "run",
+        "--runs",
+        runs,
+        "--style",
+        "none",
+        "--export-json",
+        out,
+        "true",
+    ];
+    with_store(store, &args)
 }
 
 #[test]
 fn records_a_session_with_labels_machine_and_every_metric() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("s.db");
-    let o = with_store(
+    let (_serial, _dir, db) = serial_db("s.db");
+    recorded(
         &db,
         &[
             "run",
@@ -59,9 +128,8 @@ fn records_a_session_with_labels_machine_and_every_metric() {
             &format!("{} busy 1", fixture()),
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let mut store = open(&db);
-    let sessions = store.sessions(&Filter::default()).unwrap();
+    let mut store = open_store(&db);
+    let sessions = all_sessions(&mut store);
     assert_eq!(sessions.len(), 1);
     let s = &sessions[0];
     assert_eq!(s.status, "finished");
@@ -98,7 +166,7 @@ fn records_a_session_with_labels_machine_and_every_metric() {
 fn no_store_records_nothing_and_the_default_store_is_per_user() {
     let _serial = serial();
     let dir = tempdir();
-    let o = Command::new(bin())
+    let o = in_data_home(dir.path())
         .args([
             "run",
             "--runs",
@@ -108,37 +176,28 @@ fn no_store_records_nothing_and_the_default_store_is_per_user() {
             "--no-store",
             "true",
         ])
-        .env("XDG_DATA_HOME", dir.path())
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let default = dir.path().join("cmdscope/results.sqlite3");
     assert!(!default.exists());
-    let o = Command::new(bin())
+    let o = in_data_home(dir.path())
         .args(["run", "--runs", "2", "--style", "none", "true"])
-        .env("XDG_DATA_HOME", dir.path())
         .env("CMDSCOPE_NO_STORE", "1")
-        .env_remove("CMDSCOPE_STORE")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!default.exists(), "CMDSCOPE_NO_STORE=1 records nothing");
-    let o = Command::new(bin())
+    let o = in_data_home(dir.path())
         .args(["run", "--runs", "2", "--style", "none", "true"])
-        .env("XDG_DATA_HOME", dir.path())
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(count(&default), (1, 2));
     // CMDSCOPE_STORE overrides the default.
     let other = dir.path().join("other.db");
-    let o = Command::new(bin())
+    let o = in_data_home(dir.path())
         .args(["run", "--runs", "3", "--style", "none", "true"])
-        .env("XDG_DATA_HOME", dir.path())
         .env("CMDSCOPE_STORE", &other)
         .output()
         .unwrap();
@@ -148,14 +207,9 @@ fn no_store_records_nothing_and_the_default_store_is_per_user() {
 }
 
 /// `history` in a data directory, with CMDSCOPE_STORE set or not.
-fn history_in(data: &Path, env_store: Option<&Path>, args: &[&str]) -> std::process::Output {
-    let mut command = Command::new(bin());
-    command
-        .arg("history")
-        .args(args)
-        .env("XDG_DATA_HOME", data)
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE");
+fn history_in(data: &Path, env_store: Option<&Path>, args: &[&str]) -> Output {
+    let mut command = in_data_home(data);
+    command.arg("history").args(args);
     if let Some(store) = env_store {
         command.env("CMDSCOPE_STORE", store);
     }
@@ -193,31 +247,11 @@ fn history_before_the_first_run_is_empty_but_a_named_store_must_exist() {
 
 #[test]
 fn four_concurrent_runs_lose_no_rows() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("shared.db");
+    let (_serial, _dir, db) = serial_db("shared.db");
     let runs = 40;
-    let children: Vec<_> = (0..4)
-        .map(|i| {
-            Command::new(bin())
-                .args(["run", "--style", "none", "--runs", &runs.to_string()])
-                .args(["--label", &format!("writer={i}")])
-                .arg("--store")
-                .arg(&db)
-                .arg("true")
-                .arg(format!("{} busy 1", fixture()))
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn")
-        })
-        .collect();
-    for c in children {
-        let o = c.wait_with_output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-    }
+    four_concurrent_writers(&db, runs);
     assert_eq!(count(&db), (4, 4 * 2 * runs));
-    let sessions = open(&db).sessions(&Filter::default()).unwrap();
+    let sessions = sessions_in(&db);
     let mut writers: Vec<&str> = sessions.iter().filter_map(|s| s.label("writer")).collect();
     writers.sort();
     assert_eq!(writers, vec!["0", "1", "2", "3"]);
@@ -225,42 +259,23 @@ fn four_concurrent_runs_lose_no_rows() {
 
 #[test]
 fn kill_9_keeps_every_finished_run() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("killed.db");
+    let (_serial, dir, db) = serial_db("killed.db");
     let counter = dir.path().join("finished-runs");
-    let mut child = Command::new(bin())
-        .args(["run", "--style", "none", "--runs", "100000"])
-        .arg("--store")
-        .arg(&db)
-        .arg("--conclude")
-        .arg(format!("echo x >> '{}'", counter.display()))
-        .arg(format!("{} sleep 5", fixture()))
-        .stdout(Stdio::null())
+    let mut child = counted_run(&db, "100000", &counter, &[])
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    loop {
-        let done = std::fs::read_to_string(&counter)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
-        if done >= 25 {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "runs too slow");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_finished_runs(&counter, 25);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let finished = std::fs::read_to_string(&counter).unwrap().lines().count() as i64;
-    let mut store = open(&db);
+    let finished = finished_runs(&counter);
+    let mut store = open_store(&db);
     // The store writer, orphaned, commits what it has read on its own
     // schedule (runs gather for a moment between its commits): give it
     // that moment, not more.
     let waited = Instant::now();
     let sessions = loop {
-        let sessions = store.sessions(&Filter::default()).unwrap();
+        let sessions = all_sessions(&mut store);
         let stored = sessions.first().map_or(0, |s| s.cells[0].runs);
         if stored >= finished || waited.elapsed() > Duration::from_secs(5) {
             break sessions;
@@ -270,27 +285,19 @@ fn kill_9_keeps_every_finished_run() {
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].status, "running", "never finished");
     let stored = sessions[0].cells[0].runs;
-    // A run is stored before its conclude hook runs: every run whose hook
-    // ran is stored, plus at most the one killed between the two.
-    assert!(
-        stored >= finished && stored <= finished + 1,
-        "stored {stored} runs, {finished} finished"
-    );
+    assert_finished_runs_stored(stored, finished);
     assert_eq!(
         store.runs(sessions[0].cells[0].id).unwrap().len() as i64,
         stored
     );
     // The CLI reads it too.
-    let o = with_store(&db, &["history"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = recorded(&db, &["history"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("unfinished"));
 }
 
 #[test]
 fn unreadable_store_is_a_clear_error_and_the_export_is_written() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("garbage.db");
+    let (_serial, dir, db) = serial_db("garbage.db");
     std::fs::write(&db, vec![0x5au8; 8192]).unwrap();
     let o = with_store(&db, &["history"]);
     assert_eq!(o.status.code(), Some(2));
@@ -301,44 +308,19 @@ fn unreadable_store_is_a_clear_error_and_the_export_is_written() {
     );
 
     let out = dir.path().join("out.json");
-    let o = with_store(
-        &db,
-        &[
-            "run",
-            "--runs",
-            "3",
-            "--style",
-            "none",
-            "--export-json",
-            out.to_str().unwrap(),
-            "true",
-        ],
-    );
+    let o = run_true_exporting(&db, "3", &out);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(error_line(&o).contains("not a database"));
-    assert_eq!(
-        read_json(&out)["results"][0]["measurements"]
-            .as_array()
-            .unwrap()
-            .len(),
-        3
-    );
+    assert_eq!(exported_runs(&out), 3);
     // The garbage was not touched.
     assert_eq!(std::fs::read(&db).unwrap(), vec![0x5au8; 8192]);
 }
 
 #[test]
 fn newer_schema_is_refused_and_left_alone() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("new.db");
-    let o = with_store(&db, &["run", "--runs", "2", "--style", "none", "true"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute("UPDATE schema_version SET version = 99", [])
-            .unwrap();
-    }
+    let (_serial, dir, db) = serial_db("new.db");
+    record_true(&db, "2");
+    sql(&db, "UPDATE schema_version SET version = 99");
     let o = with_store(&db, &["history"]);
     assert_eq!(o.status.code(), Some(2));
     let line = error_line(&o);
@@ -347,29 +329,11 @@ fn newer_schema_is_refused_and_left_alone() {
         "{line}"
     );
     let out = dir.path().join("out.json");
-    let o = with_store(
-        &db,
-        &[
-            "run",
-            "--runs",
-            "2",
-            "--style",
-            "none",
-            "--export-json",
-            out.to_str().unwrap(),
-            "true",
-        ],
-    );
+    let o = run_true_exporting(&db, "2", &out);
     assert_eq!(o.status.code(), Some(2));
     assert!(out.exists());
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let v: i64 = conn
-        .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(v, 99);
-    let n: i64 = conn
-        .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
-        .unwrap();
+    assert_eq!(schema_version(&db), 99);
+    let n = sql_number(&db, "SELECT COUNT(*) FROM runs");
     assert_eq!(n, 2, "nothing written to a newer store");
 }
 
@@ -383,15 +347,7 @@ fn postgres_down_is_a_clear_error_without_the_password_and_the_export_is_written
     let dir = tempdir();
     let out = dir.path().join("out.json");
     let url = format!("postgres://bob:hunter2@127.0.0.1:{port}/results");
-    let o = Command::new(bin())
-        .args(["run", "--runs", "3", "--style", "none", "--store", &url])
-        .arg("--export-json")
-        .arg(&out)
-        .arg("true")
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .output()
-        .unwrap();
+    let o = run_true_exporting(&url, "3", &out);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(!err.contains("hunter2"), "password printed: {err}");
@@ -401,13 +357,7 @@ fn postgres_down_is_a_clear_error_without_the_password_and_the_export_is_written
             && line.contains("cannot connect"),
         "{line}"
     );
-    assert_eq!(
-        read_json(&out)["results"][0]["measurements"]
-            .as_array()
-            .unwrap()
-            .len(),
-        3
-    );
+    assert_eq!(exported_runs(&out), 3);
     // The other commands say the same, and so does the environment variable.
     let o = Command::new(bin())
         .arg("history")
@@ -427,15 +377,10 @@ fn postgres_down_is_a_clear_error_without_the_password_and_the_export_is_written
 
 #[test]
 fn the_default_store_failing_only_warns() {
-    let _serial = serial();
-    let dir = tempdir();
-    let blocker = dir.path().join("not-a-dir");
+    let (_serial, _dir, blocker) = serial_db("not-a-dir");
     std::fs::write(&blocker, "x").unwrap();
-    let o = Command::new(bin())
+    let o = in_data_home(&blocker)
         .args(["run", "--runs", "2", "--style", "none", "true"])
-        .env("XDG_DATA_HOME", &blocker)
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -449,11 +394,9 @@ fn the_default_store_failing_only_warns() {
 
 #[test]
 fn shell_mode_stores_the_values_it_reports() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("s.db");
+    let (_serial, dir, db) = serial_db("s.db");
     let out = dir.path().join("out.json");
-    let o = with_store(
+    recorded(
         &db,
         &[
             "run",
@@ -468,7 +411,6 @@ fn shell_mode_stores_the_values_it_reports() {
             "echo hi",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);
     let exported: Vec<f64> = doc["results"][0]["measurements"]
         .as_array()
@@ -476,8 +418,8 @@ fn shell_mode_stores_the_values_it_reports() {
         .iter()
         .map(|m| m["time_wall_clock"]["value"].as_f64().unwrap())
         .collect();
-    let mut store = open(&db);
-    let s = &store.sessions(&Filter::default()).unwrap()[0];
+    let mut store = open_store(&db);
+    let s = &all_sessions(&mut store)[0];
     assert_eq!(s.cells.len(), 1, "the calibration cell is not stored");
     assert!(s.shell_overhead.unwrap() > 0.0);
     let stored: Vec<f64> = store
@@ -500,36 +442,22 @@ fn shell_mode_stores_the_values_it_reports() {
 /// real change of wall time (real runs into the store are tested above).
 fn run_labelled(db: &Path, label: &str, ms: &str) {
     let ms: f64 = ms.parse().unwrap();
-    let dir = tempdir();
-    let file = dir.path().join("session.json");
-    write_results_file(
-        &file,
+    import_times(
+        db,
+        label,
         &[
             ("work", times_around(ms / 1e3, 12)),
             ("steady", times_around(0.002, 12)),
         ],
     );
-    let o = with_store(db, &["import", "--label", label, file.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
 fn check_gates_on_a_significant_slowdown_against_the_baseline() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("ci.db");
+    let (_serial, _dir, db) = serial_db("ci.db");
     run_labelled(&db, "branch=main", "3");
     run_labelled(&db, "branch=feature", "15");
-    let o = with_store(
-        &db,
-        &[
-            "check",
-            "--baseline",
-            "branch=main",
-            "--fail-if-slower",
-            "10",
-        ],
-    );
+    let o = check_slower(&db, "branch=main", "10", &[]);
     let md = String::from_utf8_lossy(&o.stdout).to_string();
     assert_eq!(o.status.code(), Some(1), "{md}{}", stderr(&o));
     assert!(
@@ -542,18 +470,7 @@ fn check_gates_on_a_significant_slowdown_against_the_baseline() {
     assert!(work.contains("❌"), "{work}");
     assert!(md.lines().any(|l| l.starts_with("| `steady`")), "{md}");
     // A threshold above the slowdown passes; text output too.
-    let o = with_store(
-        &db,
-        &[
-            "check",
-            "--baseline",
-            "branch=main",
-            "--fail-if-slower",
-            "2000",
-            "--format",
-            "text",
-        ],
-    );
+    let o = check_slower(&db, "branch=main", "2000", &["--format", "text"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -562,16 +479,7 @@ fn check_gates_on_a_significant_slowdown_against_the_baseline() {
     );
     // The latest session is the baseline itself: it is compared with the previous one.
     run_labelled(&db, "branch=main", "3");
-    let o = with_store(
-        &db,
-        &[
-            "check",
-            "--baseline",
-            "branch=main",
-            "--fail-if-slower",
-            "60",
-        ],
-    );
+    let o = check_slower(&db, "branch=main", "60", &[]);
     let md = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{md}");
     assert!(
@@ -590,17 +498,14 @@ fn check_gates_on_a_significant_slowdown_against_the_baseline() {
 
 #[test]
 fn history_filters_by_command_label_and_machine() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("h.db");
+    let (_serial, _dir, db) = serial_db("h.db");
     run_labelled(&db, "branch=main", "1");
-    let o = with_store(
+    recorded(
         &db,
         &[
             "run", "--runs", "2", "--style", "none", "--label", "branch=x", "true",
         ],
     );
-    assert!(o.status.success());
     let text = |o: Output| String::from_utf8_lossy(&o.stdout).to_string();
     let all = text(with_store(&db, &["history"]));
     assert!(
@@ -624,11 +529,9 @@ fn history_filters_by_command_label_and_machine() {
 
 #[test]
 fn report_is_self_contained_and_escapes_user_text() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("r.db");
+    let (_serial, dir, db) = serial_db("r.db");
     for _ in 0..2 {
-        let o = with_store(
+        recorded(
             &db,
             &[
                 "run",
@@ -646,12 +549,8 @@ fn report_is_self_contained_and_escapes_user_text() {
                 "sh -c 'exit 0'",
             ],
         );
-        assert!(o.status.success(), "{}", stderr(&o));
     }
-    let html_path = dir.path().join("r.html");
-    let o = with_store(&db, &["report", "--html", html_path.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(&html_path).unwrap();
+    let (_, html) = html_report(&db, &dir.path().join("r.html"), &[]);
     assert!(
         !html.to_lowercase().contains("<script"),
         "no script element at all"
@@ -684,10 +583,8 @@ fn series(metric: &str, unit: &str, values: &[f64]) -> Series {
 
 #[test]
 fn imported_datasets_become_sessions_that_check_can_gate() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("imp.db");
-    let mut store = open(&db);
+    let (_serial, _dir, db) = serial_db("imp.db");
+    let mut store = open_store(&db);
     let machine = Machine::current();
     let hyperfine = Dataset {
         source: "h.json".into(),
@@ -739,7 +636,7 @@ fn imported_datasets_become_sessions_that_check_can_gate() {
     )
     .unwrap();
     cmdscope::commands::import::store_dataset(&mut store, &go(150.0), &[], &machine, "y").unwrap();
-    let sessions = store.sessions(&Filter::default()).unwrap();
+    let sessions = all_sessions(&mut store);
     assert_eq!(sessions.len(), 3);
     let h = sessions.iter().find(|s| s.id == id).unwrap();
     assert_eq!(h.source, "import:hyperfine-2");
@@ -761,16 +658,7 @@ fn imported_datasets_become_sessions_that_check_can_gate() {
     );
     drop(store);
     // The gate works on Go's sec/op.
-    let o = with_store(
-        &db,
-        &[
-            "check",
-            "--baseline",
-            "branch=main",
-            "--fail-if-slower",
-            "10",
-        ],
-    );
+    let o = check_slower(&db, "branch=main", "10", &[]);
     let md = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{md}{}", stderr(&o));
     assert!(
@@ -782,20 +670,17 @@ fn imported_datasets_become_sessions_that_check_can_gate() {
 /// Needs the importers of the `compare` branch (`crate::import::read_dataset`).
 #[test]
 fn import_command_reads_hyperfine_json() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("i.db");
+    let (_serial, dir, db) = serial_db("i.db");
     let file = dir.path().join("hf.json");
     std::fs::write(
         &file,
         r#"{"results":[{"command":"sleep 0.1","mean":0.1,"stddev":0.0,"median":0.1,"user":0.0,"system":0.0,"min":0.1,"max":0.1,"times":[0.1,0.1,0.1],"exit_codes":[0,0,0]}]}"#,
     )
     .unwrap();
-    let o = with_store(
+    recorded(
         &db,
         &["import", "--label", "commit=x", file.to_str().unwrap()],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(count(&db), (1, 3));
 }
 
@@ -822,30 +707,15 @@ fn children_with(pid: u32, needle: &str) -> Vec<u32> {
 
 #[test]
 fn a_store_failing_mid_run_keeps_measuring_and_exports() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("mid.db");
+    let (_serial, dir, db) = serial_db("mid.db");
     let out = dir.path().join("out.json");
     let counter = dir.path().join("finished");
-    let child = Command::new(bin())
-        .args(["run", "--style", "none", "--runs", "150", "--store"])
-        .arg(&db)
-        .arg("--export-json")
-        .arg(&out)
-        .arg("--conclude")
-        .arg(format!("echo x >> '{}'", counter.display()))
-        .arg(format!("{} sleep 5", fixture()))
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .stdout(Stdio::null())
+    let export = [OsStr::new("--export-json"), out.as_os_str()];
+    let child = counted_run(&db, "150", &counter, &export)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while std::fs::read_to_string(&counter).map_or(0, |t| t.lines().count()) < 10 {
-        assert!(start.elapsed() < Duration::from_secs(60));
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_finished_runs(&counter, 10);
     // The store goes away in the middle of the session.
     let writers = children_with(child.id(), "__store-writer");
     assert_eq!(writers.len(), 1, "one store writer");
@@ -858,13 +728,7 @@ fn a_store_failing_mid_run_keeps_measuring_and_exports() {
         "{line}"
     );
     // Measuring went on: all runs exported; the store kept those before.
-    assert_eq!(
-        read_json(&out)["results"][0]["measurements"]
-            .as_array()
-            .unwrap()
-            .len(),
-        150
-    );
+    assert_eq!(exported_runs(&out), 150);
     // What the writer had committed when it died: runs are sent to it
     // without waiting for their commit, so on a busy machine it may be a
     // few runs behind the ten whose conclude hook ran.
@@ -875,9 +739,7 @@ fn a_store_failing_mid_run_keeps_measuring_and_exports() {
 
 #[test]
 fn a_timeout_kills_the_benchmark_tree_but_not_the_store_writer() {
-    let _serial = serial();
-    let dir = tempdir();
-    let store = dir.path().join("t.sqlite3");
+    let (_serial, _dir, store) = serial_db("t.sqlite3");
     let token = format!("cmdscope-store-timeout-{}", std::process::id());
     let o = with_store(
         &store,
@@ -914,27 +776,9 @@ fn a_timeout_kills_the_benchmark_tree_but_not_the_store_writer() {
     assert_eq!(count(&store).0, 2);
 }
 
-/// Runs a search into `db`, exporting its JSON to `out`.
-fn search_into(db: &Path, out: &Path, scan: &[&str]) {
-    let mut args = vec![
-        "run",
-        "--style",
-        "none",
-        "--runs",
-        "5",
-        "--export-json",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(scan);
-    let o = with_store(db, &args);
-    assert!(o.status.success(), "{}", stderr(&o));
-}
-
 #[test]
 fn a_search_keeps_its_answer_and_the_report_and_site_show_it() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("search.db");
+    let (_serial, dir, db) = serial_db("search.db");
     let out = dir.path().join("search.json");
     // One parameter by wall time: its set is shaded on the report's curve.
     search_into(
@@ -951,16 +795,14 @@ fn a_search_keeps_its_answer_and_the_report_and_site_show_it() {
         ],
     );
     let export = read_json(&out);
-    let sessions = open(&db).sessions(&Filter::default()).unwrap();
+    let sessions = sessions_in(&db);
     let stored = sessions[0].search.clone().expect("the answer is stored");
     assert_stored_search(&stored, &export);
     assert!(stored.runs < stored.grid_runs, "{stored:?}");
     let best = &stored.best[0].1;
 
     let html_path = dir.path().join("r.html");
-    let o = with_store(&db, &["report", "--html", html_path.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(&html_path).unwrap();
+    let (_, html) = html_report(&db, &html_path, &[]);
     assert!(
         html.contains("dashed: the search&#39;s best; green: as good as it"),
         "best marked, set shaded"
@@ -1001,21 +843,18 @@ fn a_search_keeps_its_answer_and_the_report_and_site_show_it() {
         ],
     );
     let export = read_json(&out);
-    let sessions = open(&db).sessions(&Filter::default()).unwrap();
+    let sessions = sessions_in(&db);
     let two = sessions[0].search.clone().expect("the answer is stored");
     assert_stored_search(&two, &export);
     assert_eq!(two.parameters, ["a", "b"]);
-    let o = with_store(&db, &["report", "--html", html_path.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(&html_path).unwrap();
+    let (_, html) = html_report(&db, &html_path, &[]);
     let words = format!("a={} b={}", two.best[0].1, two.best[1].1);
     assert!(html.contains(&format!("Search: {words}")), "{words}");
     assert!(!html.contains("green: as good as"), "nothing shaded");
 
     // The site: each benchmark's page lists its newest search's answer.
     let site = dir.path().join("site");
-    let o = with_store(&db, &["report", "--site", site.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    recorded(&db, &["report", "--site", site.to_str().unwrap()]);
     let mut pages = 0;
     for entry in std::fs::read_dir(&site).unwrap() {
         let path = entry.unwrap().path();
@@ -1040,25 +879,14 @@ fn a_search_keeps_its_answer_and_the_report_and_site_show_it() {
 
 #[test]
 fn a_version_3_store_upgrades_and_keeps_its_sessions() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("v3.db");
-    let o = with_store(&db, &["run", "--runs", "3", "--style", "none", "true"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (_serial, dir, db) = serial_db("v3.db");
+    record_true(&db, "3");
     // Back to what cmdscope wrote before the search's column.
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute_batch(&sql_back_to_version(3)).unwrap();
-    }
-    let before = open(&db).sessions(&Filter::default()).unwrap();
+    back_to_version(&db, 3);
+    let before = sessions_in(&db);
     assert_eq!(before.len(), 1);
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let version = || -> i64 {
-        conn.query_row("SELECT version FROM schema_version", [], |r| r.get(0))
-            .unwrap()
-    };
     assert_eq!(
-        version(),
+        schema_version(&db),
         cmdscope::store::schema::LATEST,
         "opening migrated it"
     );
@@ -1071,7 +899,7 @@ fn a_version_3_store_upgrades_and_keeps_its_sessions() {
         &out,
         &["-P", "n", "1", "6", "--minimize", "n", "sleep 0.00{n}"],
     );
-    let after = open(&db).sessions(&Filter::default()).unwrap();
+    let after = sessions_in(&db);
     assert_eq!(after.len(), 2);
     assert_eq!(after[1], before[0], "the old session unchanged");
     assert_stored_search(after[0].search.as_ref().unwrap(), &read_json(&out));
@@ -1079,16 +907,10 @@ fn a_version_3_store_upgrades_and_keeps_its_sessions() {
 
 #[test]
 fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("v4.db");
-    let o = with_store(&db, &["run", "--runs", "3", "--style", "none", "true"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (_serial, _dir, db) = serial_db("v4.db");
+    record_true(&db, "3");
     // Back to what cmdscope wrote before the settings' column.
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute_batch(&sql_back_to_version(4)).unwrap();
-    }
+    back_to_version(&db, 4);
     // Readers refuse it untouched; the next run migrates it.
     let o = with_store(&db, &["history"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -1097,7 +919,7 @@ fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
         "{}",
         stderr(&o)
     );
-    let o = with_store(
+    recorded(
         &db,
         &[
             "run",
@@ -1122,17 +944,12 @@ fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
             "-",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let version: i64 = conn
-        .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
-        .unwrap();
     assert_eq!(
-        version,
+        schema_version(&db),
         cmdscope::store::schema::LATEST,
         "the run migrated it"
     );
-    let sessions = open(&db).sessions(&Filter::default()).unwrap();
+    let sessions = sessions_in(&db);
     assert_eq!(sessions.len(), 2);
     assert_eq!(sessions[1].settings, None, "the old session has none");
     let s = sessions[0]
@@ -1157,10 +974,8 @@ fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
 
 #[test]
 fn a_report_shows_the_settings_its_session_ran_with() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("settings.db");
-    let o = with_store(
+    let (_serial, dir, db) = serial_db("settings.db");
+    recorded(
         &db,
         &[
             "run",
@@ -1182,7 +997,6 @@ fn a_report_shows_the_settings_its_session_ran_with() {
             "two",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let settings_row = |page: &str| -> String {
         page.split("<th>Settings</th><td>")
             .nth(1)
@@ -1193,9 +1007,7 @@ fn a_report_shows_the_settings_its_session_ran_with() {
     // The report is made without those flags: the stored settings, not
     // today's defaults (alpha 0.05, ±1 %, the first command).
     let html = dir.path().join("r.html");
-    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let (_, page) = html_report(&db, &html, &[]);
     assert_eq!(
         settings_row(&page),
         "alpha 0.01, precision ±5 %, reference &#39;two&#39;"
@@ -1204,13 +1016,8 @@ fn a_report_shows_the_settings_its_session_ran_with() {
     assert!(!page.contains("read back"), "{page}");
     // The same session without its stored settings (as stored before they
     // were kept): read back from its command line, and said so once.
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .execute("UPDATE sessions SET settings = NULL", [])
-        .unwrap();
-    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    sql(&db, "UPDATE sessions SET settings = NULL");
+    let (_, page) = html_report(&db, &html, &[]);
     assert_eq!(settings_row(&page), "");
     assert_eq!(
         page.matches("read back from its command line").count(),
@@ -1224,9 +1031,7 @@ fn a_searchs_stored_runs_are_its_values_runs_with_the_shell_taken_out() {
     // A command that needs a shell: the runs streamed raw are replaced at
     // the end by the values with the shell's start-up subtracted, each in
     // the cell it was measured as (the search tries only some values).
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("search-shell.db");
+    let (_serial, dir, db) = serial_db("search-shell.db");
     let out = dir.path().join("search-shell.json");
     search_into(
         &db,
@@ -1244,8 +1049,8 @@ fn a_searchs_stored_runs_are_its_values_runs_with_the_shell_taken_out() {
     let export = read_json(&out);
     let results = export["results"].as_array().unwrap();
     assert!(results.len() < 12, "the search tried fewer than 12 values");
-    let mut store = open(&db);
-    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    let mut store = open_store(&db);
+    let session = all_sessions(&mut store).remove(0);
     let mut stored_with_runs = 0;
     for cell in &session.cells {
         let runs = store.runs(cell.id).unwrap();
@@ -1284,10 +1089,8 @@ fn a_one_letter_password_is_hidden_in_the_location_not_searched_for_in_messages(
     // Nothing listens on port 1: the connection is refused at once.
     for password in ["o", "e", "r"] {
         let url = format!("postgres://bob:{password}@127.0.0.1:1/db");
-        let o = Command::new(bin())
+        let o = isolated()
             .args(["history", "--store", &url])
-            .env_remove("CMDSCOPE_STORE")
-            .env_remove("CMDSCOPE_NO_STORE")
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -1308,16 +1111,14 @@ fn a_one_letter_password_is_hidden_in_the_location_not_searched_for_in_messages(
 fn the_site_replaces_a_planted_link_and_leaves_its_target_alone() {
     let dir = tempdir();
     let db = dir.path().join("s.db");
-    let o = with_store(&db, &["run", "--runs", "3", "--style", "none", "true"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    record_true(&db, "3");
     // Someone who can write into the published directory plants a link.
     let victim = dir.path().join("victim");
     std::fs::write(&victim, "precious\n").unwrap();
     let site = dir.path().join("public");
     std::fs::create_dir(&site).unwrap();
     std::os::unix::fs::symlink(&victim, site.join("index.html")).unwrap();
-    let o = with_store(&db, &["report", "--site", site.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    recorded(&db, &["report", "--site", site.to_str().unwrap()]);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     let index = site.join("index.html");
     assert!(std::fs::symlink_metadata(&index).unwrap().is_file());
@@ -1326,9 +1127,7 @@ fn the_site_replaces_a_planted_link_and_leaves_its_target_alone() {
 
 #[test]
 fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("levels.db");
+    let (_serial, _dir, db) = serial_db("levels.db");
     // Session 1 the baseline; session 2 has `work` 10 % slower (fixed
     // times: a significant slowdown at any usual level).
     run_labelled(&db, "branch=main", "3");
@@ -1347,7 +1146,7 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
     assert!(!md.contains("read back"), "{md}");
     // Session 2 as if run with --alpha 0.01 --precision 50: settings taken
     // from a real run that asked for them.
-    let o = with_store(
+    recorded(
         &db,
         &[
             "run",
@@ -1362,13 +1161,10 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
             "true",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let sql = rusqlite::Connection::open(&db).unwrap();
-    sql.execute(
+    sql(
+        &db,
         "UPDATE sessions SET settings = (SELECT settings FROM sessions WHERE id = 3) WHERE id = 2",
-        [],
-    )
-    .unwrap();
+    );
     // 10 % is within the ±50 % the session asked to resolve: no regression.
     let (code, md, err) = check(&[]);
     assert_eq!(code, Some(0), "{md}{err}");
@@ -1384,12 +1180,11 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
     );
     // A run session stored before settings were kept: read back from its
     // command line, and said so.
-    sql.execute(
+    sql(
+        &db,
         "UPDATE sessions SET settings = NULL, source = 'run', \
          command_line = 'cmdscope run --alpha 0.01 --precision 50 -- work' WHERE id = 2",
-        [],
-    )
-    .unwrap();
+    );
     let (code, md, err) = check(&[]);
     assert_eq!(code, Some(0), "{md}{err}");
     assert!(md.contains("alpha 0.01"), "{md}");
@@ -1407,11 +1202,9 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
 /// keeping its sessions.
 #[test]
 fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("v5.db");
+    let (_serial, dir, db) = serial_db("v5.db");
     // A concurrency session stored by a cmdscope that kept no batches.
-    let o = with_store(
+    recorded(
         &db,
         &[
             "run",
@@ -1424,28 +1217,19 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
             "true",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute_batch(&sql_back_to_version(5)).unwrap();
-    }
+    back_to_version(&db, 5);
     let out = dir.path().join("c.json");
     concurrency_session_into(db.to_str().unwrap(), &out);
     let doc = read_json(&out);
-    let mut store = open(&db);
-    let sessions = store.sessions(&Filter::default()).unwrap();
+    let mut store = open_store(&db);
+    let sessions = all_sessions(&mut store);
     assert_eq!(sessions.len(), 2, "the old session kept");
     assert_eq!(sessions[1].cells[0].runs, 8);
     assert!(store.batches(sessions[1].cells[0].id).unwrap().is_empty());
     // Its report says why it has no throughput.
     let old = dir.path().join("old.html");
     let id = sessions[1].id.to_string();
-    let o = with_store(
-        &db,
-        &["report", "--session", &id, "--html", old.to_str().unwrap()],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let page = std::fs::read_to_string(&old).unwrap();
+    let (_, page) = html_report(&db, &old, &["--session", &id]);
     assert!(!page.contains("<h2>Concurrency</h2>"));
     assert!(
         page.contains("ran in concurrency mode before cmdscope stored its batches"),
@@ -1454,9 +1238,7 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
     assert_stored_throughput(&mut store, &doc);
     // The report says what the run said.
     let html = dir.path().join("r.html");
-    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let (_, page) = html_report(&db, &html, &[]);
     assert!(
         page.contains("<h2>Concurrency</h2>"),
         "no concurrency section"
@@ -1475,9 +1257,7 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
 /// run compared at, throughput and wall time alike.
 #[test]
 fn a_concurrency_session_that_stopped_at_a_look_is_reported_at_its_level() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("c.db");
+    let (_serial, dir, db) = serial_db("c.db");
     let out = dir.path().join("c.json");
     concurrency_session_with(
         db.to_str().unwrap(),
@@ -1488,9 +1268,9 @@ fn a_concurrency_session_that_stopped_at_a_look_is_reported_at_its_level() {
     assert_eq!(doc["session"]["stop_reason"], "precision", "{doc}");
     let level = doc["throughput_comparisons"][0]["level"].as_f64().unwrap();
     assert!(level < 0.05, "a look's level, not alpha: {level}");
-    let mut store = open(&db);
+    let mut store = open_store(&db);
     assert_stored_throughput(&mut store, &doc);
-    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    let session = all_sessions(&mut store).remove(0);
     let data = cmdscope::commands::report::gather(&mut store, session, 1, true).unwrap();
     let wall = &doc["comparisons"][0];
     assert_eq!(data.comparisons.len(), 1);
@@ -1512,10 +1292,8 @@ fn a_concurrency_session_that_stopped_at_a_look_is_reported_at_its_level() {
 /// cell's runs belongs to exactly one of its batches.
 #[test]
 fn a_searchs_batches_are_stored_one_row_each() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("s.db");
-    let o = with_store(
+    let (_serial, _dir, db) = serial_db("s.db");
+    let o = recorded(
         &db,
         &[
             "run",
@@ -1532,10 +1310,9 @@ fn a_searchs_batches_are_stored_one_row_each() {
             "sleep 0.0{n}",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("store"), "{}", stderr(&o));
-    let mut store = open(&db);
-    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    let mut store = open_store(&db);
+    let session = all_sessions(&mut store).remove(0);
     let mut stored = 0;
     for c in &session.cells {
         let batches = store.batches(c.id).unwrap();
@@ -1556,11 +1333,9 @@ fn a_searchs_batches_are_stored_one_row_each() {
 /// unfinished session still has its throughput.
 #[test]
 fn kill_9_keeps_every_finished_batch() {
-    let _serial = serial();
-    let dir = tempdir();
-    let db = dir.path().join("killed.db");
+    let (_serial, _dir, db) = serial_db("killed.db");
     // A precision it cannot reach: only the kill ends it.
-    let mut child = Command::new(bin())
+    let mut child = isolated()
         .args([
             "run",
             "--style",
@@ -1572,8 +1347,6 @@ fn kill_9_keeps_every_finished_batch() {
         .args(["--precision", "0.0001", "--concurrency", "2", "--store"])
         .arg(&db)
         .arg("sleep 0.02")
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -1595,8 +1368,8 @@ fn kill_9_keeps_every_finished_batch() {
     child.wait().unwrap();
     // What the orphaned writer had read, committed on its own schedule.
     std::thread::sleep(Duration::from_millis(500));
-    let mut store = open(&db);
-    let session = store.sessions(&Filter::default()).unwrap().remove(0);
+    let mut store = open_store(&db);
+    let session = all_sessions(&mut store).remove(0);
     assert_eq!(session.status, "running", "never finished");
     let cell = &session.cells[0];
     let stored = store.batches(cell.id).unwrap();

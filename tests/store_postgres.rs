@@ -13,13 +13,15 @@
 mod common;
 #[path = "common/postgres.rs"]
 mod pg;
+#[path = "common/store.rs"]
+mod stores;
 
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Output, Stdio};
+use std::time::Duration;
 
-use cmdscope::store::{Filter, Location, Store};
 use common::*;
 use pg::*;
+use stores::*;
 
 fn no_password(o: &Output) {
     for text in [&o.stdout, &o.stderr] {
@@ -28,6 +30,29 @@ fn no_password(o: &Output) {
             "password printed"
         );
     }
+}
+
+/// A client of the database at `url`, for the SQL a test runs itself.
+fn client(url: &str) -> postgres::Client {
+    postgres::Client::connect(url, postgres::NoTls).unwrap()
+}
+
+/// A new database `name` holding one session of three runs of `true`,
+/// taken back to what cmdscope wrote at `version`: its URL, and a client
+/// to read its schema version with.
+fn store_of_version(server: &Server, name: &str, version: i64) -> (String, postgres::Client) {
+    let url = server.create_db(name);
+    record_true(&url, "3");
+    let mut c = client(&url);
+    c.batch_execute(&sql_back_to_version(version)).unwrap();
+    (url, c)
+}
+
+/// The schema version of the store `c` is connected to, read with SQL.
+fn schema_version(c: &mut postgres::Client) -> i64 {
+    c.query_one("SELECT version FROM schema_version", &[])
+        .unwrap()
+        .get(0)
 }
 
 #[test]
@@ -58,25 +83,17 @@ fn postgres_store() {
 /// a concurrency session's batches round-trip: read back, the throughput,
 /// its interval and the comparison are the run's.
 fn a_concurrency_session_keeps_its_throughput_from_version_5_on(server: &Server) {
-    let url = server.create_db("cmdscope_batches");
-    let o = with_store(&url, &["run", "--runs", "3", "--style", "none", "true"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    c.batch_execute(&sql_back_to_version(5)).unwrap();
+    let (url, mut c) = store_of_version(server, "cmdscope_batches", 5);
     let dir = tempdir();
     let out = dir.path().join("c.json");
     concurrency_session_into(&url, &out);
-    let version: i64 = c
-        .query_one("SELECT version FROM schema_version", &[])
-        .unwrap()
-        .get(0);
     assert_eq!(
-        version,
+        schema_version(&mut c),
         cmdscope::store::schema::LATEST,
         "the run migrated it"
     );
-    let mut store = Store::open(&Location::Postgres(url.clone())).unwrap();
-    let sessions = store.sessions(&Filter::default()).unwrap();
+    let mut store = open_store(&url);
+    let sessions = all_sessions(&mut store);
     assert_eq!(sessions.len(), 2, "the old session kept");
     assert_eq!(sessions[1].cells[0].runs, 3);
     assert_stored_throughput(&mut store, &read_json(&out));
@@ -85,21 +102,11 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on(server: &Server)
 /// A store of version 3 (before the search's column) upgrades keeping its
 /// sessions, and a search's answer round-trips through PostgreSQL.
 fn a_search_keeps_its_answer_from_version_3_on(server: &Server) {
-    let url = server.create_db("cmdscope_search");
-    let o = with_store(&url, &["run", "--runs", "3", "--style", "none", "true"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    c.batch_execute(&sql_back_to_version(3)).unwrap();
-    let before = Store::open(&Location::Postgres(url.clone()))
-        .unwrap()
-        .sessions(&Filter::default())
-        .unwrap();
-    let version: i64 = c
-        .query_one("SELECT version FROM schema_version", &[])
-        .unwrap()
-        .get(0);
+    let (url, mut c) = store_of_version(server, "cmdscope_search", 3);
+
+    let before = all_sessions(&mut open_store(&url));
     assert_eq!(
-        version,
+        schema_version(&mut c),
         cmdscope::store::schema::LATEST,
         "opening migrated it"
     );
@@ -107,16 +114,10 @@ fn a_search_keeps_its_answer_from_version_3_on(server: &Server) {
     assert_eq!(before[0].search, None);
     let dir = tempdir();
     let out = dir.path().join("s.json");
-    let o = with_store(
+    let o = search_into(
         &url,
+        &out,
         &[
-            "run",
-            "--style",
-            "none",
-            "--runs",
-            "5",
-            "--export-json",
-            out.to_str().unwrap(),
             "-P",
             "a",
             "1",
@@ -130,12 +131,8 @@ fn a_search_keeps_its_answer_from_version_3_on(server: &Server) {
             &format!("{} sleep {{a}}{{b}}", fixture()),
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     no_password(&o);
-    let after = Store::open(&Location::Postgres(url))
-        .unwrap()
-        .sessions(&Filter::default())
-        .unwrap();
+    let after = all_sessions(&mut open_store(&url));
     assert_eq!(after.len(), 2);
     assert_eq!(after[1], before[0], "the old session unchanged");
     assert_stored_search(after[0].search.as_ref().unwrap(), &read_json(&out));
@@ -144,7 +141,7 @@ fn a_search_keeps_its_answer_from_version_3_on(server: &Server) {
 /// A database with tables of its own is not a store: no command adds to it.
 fn foreign_database_is_left_alone(server: &Server) {
     let url = server.create_db("cmdscope_foreign");
-    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut c = client(&url);
     c.batch_execute("CREATE TABLE customers (id BIGINT); INSERT INTO customers VALUES (1)")
         .unwrap();
     for args in [
@@ -175,23 +172,12 @@ fn foreign_database_is_left_alone(server: &Server) {
 /// found there.
 fn changes_finds_the_slower_commit(server: &Server) {
     let url = server.create_db("cmdscope_changes");
-    let dir = tempdir();
     // Imported sessions with fixed times: load between real sessions would
     // be a real change of wall time.
     for i in 1..=8 {
-        let file = dir.path().join(format!("s{i}.json"));
         let level = if i < 5 { 0.020 } else { 0.025 };
-        write_results_file(&file, &[("work", times_around(level, 5))]);
-        let o = with_store(
-            &url,
-            &[
-                "import",
-                "--label",
-                &format!("commit=c{i}"),
-                file.to_str().unwrap(),
-            ],
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
+        let label = format!("commit=c{i}");
+        import_times(&url, &label, &[("work", times_around(level, 5))]);
     }
     let o = with_store(&url, &["changes", "--format", "markdown"]);
     let md = String::from_utf8_lossy(&o.stdout);
@@ -211,10 +197,7 @@ fn histories_read_by_ranges_are_sqlites(server: &Server) {
     use cmdscope::store::{Finish, Machine, NewCell, NewSession};
     let dir = tempdir();
     let url = server.create_db("cmdscope_ranges");
-    let mut stores = [
-        Store::open(&Location::Postgres(url)).unwrap(),
-        Store::open(&Location::Sqlite(dir.path().join("ranges.db"))).unwrap(),
-    ];
+    let mut stores = [open_store(&url), open_store(dir.path().join("ranges.db"))];
     let cells: Vec<NewCell> = (0..100)
         .map(|i| NewCell {
             identity: format!("b{i:02}"),
@@ -286,38 +269,20 @@ fn histories_read_by_ranges_are_sqlites(server: &Server) {
 fn concurrent_writers_lose_no_rows(server: &Server) {
     let url = server.create_db("cmdscope_concurrent");
     let runs = 30;
-    let children: Vec<_> = (0..4)
-        .map(|i| {
-            Command::new(bin())
-                .args(["run", "--style", "none", "--runs", &runs.to_string()])
-                .args(["--label", &format!("writer={i}"), "--store", &url])
-                .arg("true")
-                .arg(format!("{} busy 1", fixture()))
-                .env_remove("CMDSCOPE_STORE")
-                .env_remove("CMDSCOPE_NO_STORE")
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let o = c.wait_with_output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
+    for o in four_concurrent_writers(&url, runs) {
         no_password(&o);
     }
-    let mut store = Store::open(&Location::Postgres(url.clone())).unwrap();
+    let mut store = open_store(&url);
     assert!(!store.location().contains(PASSWORD));
-    let sessions = store.sessions(&Filter::default()).unwrap();
-    assert_eq!(sessions.len(), 4);
-    let total: i64 = sessions.iter().flat_map(|s| &s.cells).map(|c| c.runs).sum();
+    let (sessions, total) = sessions_and_runs(&mut store);
+    assert_eq!(sessions, 4);
     assert_eq!(total, 4 * 2 * runs);
 }
 
 fn full_round_trip(server: &Server) {
     let url = server.create_db("cmdscope_roundtrip");
     for (label, ms) in [("branch=main", "3"), ("branch=feature", "30")] {
-        let o = with_store(
+        let o = recorded(
             &url,
             &[
                 "run",
@@ -338,41 +303,27 @@ fn full_round_trip(server: &Server) {
                 "true",
             ],
         );
-        assert!(o.status.success(), "{}", stderr(&o));
         no_password(&o);
     }
-    let o = with_store(&url, &["history"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = recorded(&url, &["history"]);
     let h = String::from_utf8_lossy(&o.stdout);
     assert!(
         h.contains("#2") && h.contains("branch=feature") && h.contains("<script>"),
         "{h}"
     );
-    let o = with_store(
-        &url,
-        &[
-            "check",
-            "--baseline",
-            "branch=main",
-            "--fail-if-slower",
-            "20",
-        ],
-    );
+    let o = check_slower(&url, "branch=main", "20", &[]);
     let md = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{md}{}", stderr(&o));
     assert!(md.contains("❌"));
     let dir = tempdir();
-    let html = dir.path().join("r.html");
-    let o = with_store(&url, &["report", "--html", html.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (o, text) = html_report(&url, &dir.path().join("r.html"), &[]);
     no_password(&o);
-    let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.contains("&lt;script&gt;") && !text.contains("<script"));
     assert!(!text.contains(PASSWORD), "password in the report");
     assert!(text.contains("postgres://cmdscope:***@"));
     // The command line stored with the session has its password removed too.
-    let mut store = Store::open(&Location::Postgres(url)).unwrap();
-    let s = store.sessions(&Filter::default()).unwrap();
+    let mut store = open_store(&url);
+    let s = all_sessions(&mut store);
     assert!(s.iter().all(|s| !s.command_line.contains(PASSWORD)));
     // Values come back as written, NULLs included.
     let runs = store.runs(s[0].cells[0].id).unwrap();
@@ -410,41 +361,24 @@ fn kill_9_keeps_every_finished_run(server: &Server) {
     let url = server.create_db("cmdscope_killed");
     let dir = tempdir();
     let counter = dir.path().join("finished");
-    let mut child = Command::new(bin())
-        .args([
-            "run", "--style", "none", "--runs", "100000", "--store", &url,
-        ])
-        .arg("--conclude")
-        .arg(format!("echo x >> '{}'", counter.display()))
-        .arg(format!("{} sleep 5", fixture()))
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .stdout(Stdio::null())
+    let mut child = counted_run(&url, "100000", &counter, &[])
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while std::fs::read_to_string(&counter).map_or(0, |t| t.lines().count()) < 20 {
-        assert!(start.elapsed() < Duration::from_secs(60));
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_finished_runs(&counter, 20);
     child.kill().unwrap();
     child.wait().unwrap();
-    let finished = std::fs::read_to_string(&counter).unwrap().lines().count() as i64;
-    let mut store = Store::open(&Location::Postgres(url)).unwrap();
-    let s = store.sessions(&Filter::default()).unwrap();
+    let finished = finished_runs(&counter);
+    let s = all_sessions(&mut open_store(&url));
     assert_eq!(s[0].status, "running");
-    let stored = s[0].cells[0].runs;
-    assert!(
-        stored >= finished && stored <= finished + 1,
-        "{stored} stored, {finished} finished"
-    );
+    assert_finished_runs_stored(s[0].cells[0].runs, finished);
 }
 
 fn newer_schema_and_bad_password(server: &Server) {
     let url = server.create_db("cmdscope_newer");
-    drop(Store::open(&Location::Postgres(url.clone())).unwrap());
-    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    drop(open_store(&url));
+    let mut c = client(&url);
+
     c.batch_execute("UPDATE schema_version SET version = 42")
         .unwrap();
     let o = with_store(&url, &["history"]);

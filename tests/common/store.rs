@@ -1,0 +1,178 @@
+//! Steps the store's tests take again and again, on SQLite and on
+//! PostgreSQL alike: recording sessions with `cmdscope run`, reading them
+//! back, the concurrent writers and the killed run, a search, a check and a
+//! report on a store. Shared by tests/store.rs and tests/store_postgres.rs;
+//! `store` is an SQLite path or a PostgreSQL URL throughout.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use cmdscope::store::{Filter, Location, Store, StoredSession};
+
+use crate::common::{bin, fixture, lines, stderr, tempdir, with_store, write_results_file};
+
+/// cmdscope with no store chosen by the caller's environment.
+pub fn isolated() -> Command {
+    let mut command = Command::new(bin());
+    command
+        .env_remove("CMDSCOPE_STORE")
+        .env_remove("CMDSCOPE_NO_STORE");
+    command
+}
+
+/// [`with_store`] after asserting that the command succeeded.
+pub fn recorded(store: impl AsRef<OsStr>, args: &[&str]) -> Output {
+    let o = with_store(store, args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
+/// A session of `runs` runs of `true` recorded into `store`.
+pub fn record_true(store: impl AsRef<OsStr>, runs: &str) -> Output {
+    recorded(store, &["run", "--runs", runs, "--style", "none", "true"])
+}
+
+/// The store at `store`, opened (and migrated) through the API.
+pub fn open_store(store: impl AsRef<OsStr>) -> Store {
+    let text = store.as_ref().to_str().expect("a store named in UTF-8");
+    Store::open(&Location::parse(text)).expect("open store")
+}
+
+/// Every session in the store, newest first.
+pub fn all_sessions(store: &mut Store) -> Vec<StoredSession> {
+    store.sessions(&Filter::default()).expect("sessions")
+}
+
+/// (sessions, runs of all their cells) in the store.
+pub fn sessions_and_runs(store: &mut Store) -> (usize, i64) {
+    let sessions = all_sessions(store);
+    let runs = sessions.iter().flat_map(|s| &s.cells).map(|c| c.runs).sum();
+    (sessions.len(), runs)
+}
+
+/// Four `run`s at once into one store, each of `runs` runs of two
+/// commands and labelled `writer=0` to `writer=3`; each must succeed.
+pub fn four_concurrent_writers(store: impl AsRef<OsStr>, runs: i64) -> Vec<Output> {
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            isolated()
+                .args(["run", "--style", "none", "--runs", &runs.to_string()])
+                .args(["--label", &format!("writer={i}")])
+                .arg("--store")
+                .arg(store.as_ref())
+                .arg("true")
+                .arg(format!("{} busy 1", fixture()))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "{}", stderr(&o));
+            o
+        })
+        .collect()
+}
+
+/// A `run` of `runs` 5 ms sleeps into `store` (with `extra` options) whose
+/// conclude hook adds a line to `counter` after each run is stored: spawn
+/// it, and count its finished runs with [`finished_runs`].
+pub fn counted_run(
+    store: impl AsRef<OsStr>,
+    runs: &str,
+    counter: &Path,
+    extra: &[&OsStr],
+) -> Command {
+    let mut command = isolated();
+    command
+        .args(["run", "--style", "none", "--runs", runs, "--store"])
+        .arg(store.as_ref())
+        .args(extra)
+        .arg("--conclude")
+        .arg(format!("echo x >> '{}'", counter.display()))
+        .arg(format!("{} sleep 5", fixture()))
+        .stdout(Stdio::null());
+    command
+}
+
+/// The runs of a [`counted_run`] whose conclude hook ran.
+pub fn finished_runs(counter: &Path) -> i64 {
+    lines(counter).len() as i64
+}
+
+/// Waits (a minute at most) until `n` runs of a [`counted_run`] finished.
+pub fn wait_for_finished_runs(counter: &Path, n: i64) {
+    let start = Instant::now();
+    while finished_runs(counter) < n {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "runs too slow: {} of {n} in a minute",
+            finished_runs(counter)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A run is stored before its conclude hook runs: every run whose hook ran
+/// is stored, plus at most the one killed between the two.
+pub fn assert_finished_runs_stored(stored: i64, finished: i64) {
+    assert!(
+        stored >= finished && stored <= finished + 1,
+        "stored {stored} runs, {finished} finished"
+    );
+}
+
+/// Runs a search (`scan`: its parameters, goal and command) into `store`,
+/// exporting its JSON to `out`.
+pub fn search_into(store: impl AsRef<OsStr>, out: &Path, scan: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "5",
+        "--export-json",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(scan);
+    recorded(store, &args)
+}
+
+/// `check --baseline <baseline> --fail-if-slower <percent>` and `extra`.
+pub fn check_slower(
+    store: impl AsRef<OsStr>,
+    baseline: &str,
+    percent: &str,
+    extra: &[&str],
+) -> Output {
+    let mut args = vec!["check", "--baseline", baseline, "--fail-if-slower", percent];
+    args.extend_from_slice(extra);
+    with_store(store, &args)
+}
+
+/// `report` (with `extra` options) written to `html`, which must succeed:
+/// its output and the page.
+pub fn html_report(store: impl AsRef<OsStr>, html: &Path, extra: &[&str]) -> (Output, String) {
+    let mut args = vec!["report"];
+    args.extend_from_slice(extra);
+    args.extend(["--html", html.to_str().unwrap()]);
+    let o = recorded(store, &args);
+    let page = std::fs::read_to_string(html).unwrap();
+    (o, page)
+}
+
+/// A session of fixed times (`results`: each benchmark's times in
+/// seconds) imported into `store` with `label`.
+pub fn import_times(store: impl AsRef<OsStr>, label: &str, results: &[(&str, Vec<f64>)]) -> Output {
+    let dir = tempdir();
+    let file = dir.path().join("session.json");
+    write_results_file(&file, results);
+    recorded(store, &["import", "--label", label, file.to_str().unwrap()])
+}
