@@ -399,3 +399,22 @@ pub fn refused(o: &Output, needle: &str) {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
     assert!(stderr(o).contains(needle), "{}", stderr(o));
 }
+
+/// The exported comparisons of `metric`, in their order.
+pub fn comparisons_of<'a>(doc: &'a serde_json::Value, metric: &str) -> Vec<&'a serde_json::Value> {
+    doc["comparisons"]
+        .as_array()
+        .expect("a comparisons array")
+        .iter()
+        .filter(|c| c["metric"] == metric)
+        .collect()
+}
+
+/// Whether `suite list --format json` printed a cell of `benchmark`.
+pub fn lists_benchmark(o: &Output, benchmark: &str) -> bool {
+    json(o)
+        .as_array()
+        .expect("a JSON array of cells")
+        .iter()
+        .any(|c| c["benchmark"] == benchmark)
+}
