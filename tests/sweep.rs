@@ -65,11 +65,8 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
     assert!(stdout.contains("% saved"));
     // The summary shows the search's own comparisons; its footer names one
     // Bonferroni family only when every line has the same.
-    let families: std::collections::BTreeSet<u64> = doc["comparisons"]
-        .as_array()
-        .unwrap()
+    let families: std::collections::BTreeSet<u64> = comparisons_of(&doc, "time_wall_clock")
         .iter()
-        .filter(|c| c["metric"] == "time_wall_clock")
         .map(|c| c["family"].as_u64().unwrap())
         .collect();
     assert!(!families.is_empty());
