@@ -555,29 +555,18 @@ fn store_with_a_session(dir: &Path) -> std::path::PathBuf {
 fn readers_of_a_store_leave_nothing_beside_it_and_change_nothing() {
     let dir = tempdir();
     let store = store_with_a_session(dir.path());
-    let listing = |d: &Path| {
-        let mut names: Vec<String> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
+    let state = || {
+        let (names, bytes) = beside_and_bytes(dir.path(), &store);
+        let modified = std::fs::metadata(&store).unwrap().modified().unwrap();
+        (names, bytes, modified)
     };
-    let before = (
-        listing(dir.path()),
-        std::fs::read(&store).unwrap(),
-        std::fs::metadata(&store).unwrap().modified().unwrap(),
-    );
+    let before = state();
     let out = tempdir();
     let html = out.path().join("r.html");
     let html = html.to_str().unwrap();
     for args in [&["history"][..], &["changes"], &["report", "--html", html]] {
         ok(with_store(&store, args));
-        let after = (
-            listing(dir.path()),
-            std::fs::read(&store).unwrap(),
-            std::fs::metadata(&store).unwrap().modified().unwrap(),
-        );
+        let after = state();
         assert_eq!(after.0, before.0, "{args:?} left files beside the store");
         assert!(after.1 == before.1, "{args:?} changed the store's bytes");
         assert_eq!(after.2, before.2, "{args:?} touched the store");
@@ -641,6 +630,12 @@ fn listing(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// The names in `dir` and the bytes of `store`: what a reader or a refused
+/// writer must leave as they were.
+fn beside_and_bytes(dir: &Path, store: &Path) -> (Vec<String>, Vec<u8>) {
+    (listing(dir), std::fs::read(store).unwrap())
 }
 
 #[test]
@@ -757,7 +752,7 @@ fn a_read_only_store_file_is_refused_by_writers_and_left_as_it_was() {
     if is_root() {
         std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
     }
-    let before = (listing(dir.path()), std::fs::read(&store).unwrap());
+    let before = beside_and_bytes(dir.path(), &store);
     for args in [
         &["run", "--runs", "1", "--style", "none", "true"][..],
         &["import", "more.json"],
@@ -777,7 +772,7 @@ fn a_read_only_store_file_is_refused_by_writers_and_left_as_it_was() {
         let err = stderr(&o);
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains("cannot write it"), "{args:?}: {err}");
-        let after = (listing(dir.path()), std::fs::read(&store).unwrap());
+        let after = beside_and_bytes(dir.path(), &store);
         assert_eq!(after.0, before.0, "{args:?} left files beside the store");
         assert!(after.1 == before.1, "{args:?} changed the store's bytes");
     }
@@ -792,7 +787,7 @@ fn readers_refuse_a_store_of_an_older_schema_and_leave_it_unchanged() {
         .unwrap()
         .execute_batch(&sql_back_to_version(3))
         .unwrap();
-    let before = (listing(dir.path()), std::fs::read(&store).unwrap());
+    let before = beside_and_bytes(dir.path(), &store);
     let out = tempdir();
     let html = out.path().join("r.html");
     let html = html.to_str().unwrap();
@@ -814,7 +809,7 @@ fn readers_refuse_a_store_of_an_older_schema_and_leave_it_unchanged() {
             "{}",
             stderr(&o)
         );
-        let after = (listing(dir.path()), std::fs::read(&store).unwrap());
+        let after = beside_and_bytes(dir.path(), &store);
         assert_eq!(after.0, before.0, "{args:?} left files beside the store");
         assert!(after.1 == before.1, "{args:?} changed the store");
         assert!(!out.path().join("r.html").exists());

@@ -37,9 +37,8 @@ fn work_under_one_lock_does_not_scale() {
         "locked.sh",
         &format!("exec flock -x '{}' sleep 0.08", lock.display()),
     );
-    let out = dir.path().join("out.json");
     let plot = dir.path().join("scaling.svg");
-    let o = cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--style",
         "none",
@@ -50,20 +49,16 @@ fn work_under_one_lock_does_not_scale() {
         "1,2,3,4",
         "--concurrency",
         "{j}",
-        "--export-json",
-        out.to_str().unwrap(),
         "--plot",
         plot.to_str().unwrap(),
         &work,
     ]);
-    ok(o);
     // The chart of a concurrency sweep is its throughput curve.
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("throughput by concurrency"),
         "{svg}"
     );
-    let doc = read_json(&out);
     let rates: Vec<f64> = (0..4).map(|i| throughput(&doc, i)).collect();
     for (i, r) in rates.iter().enumerate() {
         assert_eq!(doc["results"][i]["runs"], 32, "{}", doc["results"][i]);
@@ -103,8 +98,7 @@ fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
             dir.path().display()
         ),
     );
-    let out = dir.path().join("out.json");
-    ok(cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--style",
         "none",
@@ -112,11 +106,8 @@ fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
         "60",
         "--concurrency",
         "3",
-        "--export-json",
-        out.to_str().unwrap(),
         &work,
-    ]));
-    let doc = read_json(&out);
+    ]);
     let r = &doc["results"][0];
     let written = r["io_rates"]["written_bytes_per_second"]
         .as_f64()
@@ -199,8 +190,7 @@ fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
 fn sixty_four_at_once_record_every_run_and_leave_nothing() {
     let dir = tempdir();
     let work = script(dir.path(), "short.sh", "sleep 0.01");
-    let out = dir.path().join("out.json");
-    ok(cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--style",
         "none",
@@ -208,11 +198,8 @@ fn sixty_four_at_once_record_every_run_and_leave_nothing() {
         "200",
         "--concurrency",
         "64",
-        "--export-json",
-        out.to_str().unwrap(),
         &work,
-    ]));
-    let doc = read_json(&out);
+    ]);
     assert_eq!(doc["results"][0]["runs"], 200);
     assert_eq!(
         doc["results"][0]["measurements"].as_array().unwrap().len(),
@@ -272,10 +259,8 @@ fn quiet_machine_cpu_work_scales_to_the_cpus() {
         eprintln!("skipped: the figures are for 2 CPUs, this machine has {cpus}");
         return;
     }
-    let dir = tempdir();
     let work = format!("{} work 20", fixture());
-    let out = dir.path().join("out.json");
-    ok(cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--style",
         "none",
@@ -286,11 +271,8 @@ fn quiet_machine_cpu_work_scales_to_the_cpus() {
         "1,2,4",
         "--concurrency",
         "{j}",
-        "--export-json",
-        out.to_str().unwrap(),
         &work,
-    ]));
-    let doc = read_json(&out);
+    ]);
     let (one, two, four) = (
         throughput(&doc, 0),
         throughput(&doc, 1),

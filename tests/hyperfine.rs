@@ -15,7 +15,7 @@ fn input_file_is_read_from_its_start_by_every_run_and_hook() {
     let log = dir.path().join("hashes");
     let f = fixture();
     let hash = format!("{f} hashin {}", log.display());
-    let o = cmdscope(&[
+    ok(cmdscope(&[
         "run",
         "--runs",
         "3",
@@ -31,8 +31,7 @@ fn input_file_is_read_from_its_start_by_every_run_and_hook() {
         &hash,
         &hash,
         &format!("{f} hashin {}", log.display()),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     let got = lines(&log);
     // Per command 2 warm-ups + 3 runs, each with a prepare; setup and cleanup.
     assert_eq!(got.len(), 2 * (5 + 5) + 2, "{got:?}");
@@ -49,15 +48,14 @@ fn output_file_holds_exactly_one_run_of_output() {
     let dir = tempdir();
     let out = dir.path().join("out.txt");
     let f = fixture();
-    let o = cmdscope(&[
+    ok(cmdscope(&[
         "run",
         "--runs",
         "4",
         "--output",
         out.to_str().unwrap(),
         &format!("{f} spew 1000"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     // Emptied before every run, as hyperfine does: what is left is one run's.
     assert_eq!(std::fs::metadata(&out).unwrap().len(), 1000);
 }
@@ -68,7 +66,7 @@ fn setup_and_cleanup_bracket_their_command_in_sequential_order() {
     let log = dir.path().join("order");
     let f = fixture();
     let l = log.display();
-    let o = cmdscope(&[
+    ok(cmdscope(&[
         "run",
         "--runs",
         "2",
@@ -85,8 +83,7 @@ fn setup_and_cleanup_bracket_their_command_in_sequential_order() {
         &format!("{f} log {l} cleanup-{{v}}"),
         &format!("{f} log {l} run-a-{{v}}"),
         &format!("{f} log {l} run-b-{{v}}"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     let want: Vec<String> = ["x", "y"]
         .iter()
         .flat_map(|v| {
@@ -109,10 +106,9 @@ fn different_setups_run_sequentially_by_default_and_refuse_interleaving() {
     let l = log.display();
     let setup = format!("{f} log {l} setup-{{v}}");
     let cmd = format!("{f} log {l} run-{{v}}");
-    let o = cmdscope(&[
+    let o = ok(cmdscope(&[
         "run", "--runs", "2", "-L", "v", "1,2", "--setup", &setup, &cmd,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     assert!(stderr(&o).contains("sequential order"), "{}", stderr(&o));
     assert_eq!(
         lines(&log),
@@ -145,7 +141,7 @@ fn a_shared_setup_brackets_all_interleaved_runs_once() {
     let log = dir.path().join("order");
     let f = fixture();
     let l = log.display();
-    let o = cmdscope(&[
+    ok(cmdscope(&[
         "run",
         "--runs",
         "3",
@@ -155,8 +151,7 @@ fn a_shared_setup_brackets_all_interleaved_runs_once() {
         &format!("{f} log {l} cleanup"),
         &format!("{f} log {l} run"),
         &format!("{f} log {l} run"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     let got = lines(&log);
     assert_eq!(got.first().map(String::as_str), Some("setup"));
     assert_eq!(got.last().map(String::as_str), Some("cleanup"));
@@ -171,7 +166,7 @@ fn shell_syntax_runs_through_sh_and_plain_commands_are_executed_directly() {
     let f = fixture();
     let data = dir.path().join("f");
     std::fs::write(&data, "a\nb\nc\n").unwrap();
-    let o = cmdscope(&[
+    let o = ok(cmdscope(&[
         "run",
         "--runs",
         "2",
@@ -185,8 +180,7 @@ fn shell_syntax_runs_through_sh_and_plain_commands_are_executed_directly() {
         &format!("echo x >> {}", log.display()),
         &format!("cat {} | wc -l", data.display()),
         &format!("{f} parent {}", parents.display()),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     // As hyperfine: the redirection appends (2 runs), the pipe counts lines.
     assert_eq!(lines(&log), ["x", "x"]);
     assert_eq!(
@@ -221,9 +215,8 @@ fn exit_is_a_builtin_and_ignore_failure_takes_hyperfines_forms() {
 fn shell_option_takes_a_value_as_hyperfine_does() {
     let dir = tempdir();
     let out = dir.path().join("out");
-    let json = dir.path().join("r.json");
     // One benchmark run by bash, not two benchmarks.
-    let o = cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--runs",
         "1",
@@ -231,12 +224,8 @@ fn shell_option_takes_a_value_as_hyperfine_does() {
         "bash --norc",
         "--output",
         out.to_str().unwrap(),
-        "--export-json",
-        json.to_str().unwrap(),
         "echo $BASH_VERSION",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&json);
     assert_eq!(doc["results"].as_array().unwrap().len(), 1);
     assert!(
         std::fs::read_to_string(&out).unwrap().trim().len() > 2,
@@ -260,9 +249,7 @@ fn shell_option_takes_a_value_as_hyperfine_does() {
 
 #[test]
 fn parameters_in_run_options_work_with_a_shell() {
-    let dir = tempdir();
-    let json = dir.path().join("r.json");
-    let o = cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--runs",
         "2",
@@ -273,12 +260,8 @@ fn parameters_in_run_options_work_with_a_shell() {
         "0,5",
         "--env-size",
         "{n}",
-        "--export-json",
-        json.to_str().unwrap(),
         "true",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&json);
     let names: Vec<&str> = doc["results"]
         .as_array()
         .unwrap()
@@ -313,8 +296,7 @@ fn usage_errors_are_one_line_and_keep_clap_tips() {
 #[test]
 fn terminal_lines_use_one_unit_integer_counts_and_plurals() {
     let f = fixture();
-    let o = cmdscope(&["run", "--runs", "4", &format!("{f} sleep 20")]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(cmdscope(&["run", "--runs", "4", &format!("{f} sleep 20")]));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     for line in text
         .lines()
@@ -344,15 +326,14 @@ fn terminal_lines_use_one_unit_integer_counts_and_plurals() {
 #[test]
 fn time_unit_forces_one_unit() {
     let f = fixture();
-    let o = cmdscope(&[
+    let o = ok(cmdscope(&[
         "run",
         "--runs",
         "2",
         "-u",
         "microsecond",
         &format!("{f} sleep 20"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let mean = text.lines().find(|l| l.contains("mean ±")).unwrap();
     assert!(mean.contains("µs") && !mean.contains("ms"), "{mean}");
@@ -393,7 +374,7 @@ fn markup_exports_have_hyperfines_columns_and_sort() {
         dir.path().join("r.adoc"),
         dir.path().join("r.org"),
     );
-    let o = cmdscope(&[
+    ok(cmdscope(&[
         "run",
         "--runs",
         "3",
@@ -409,8 +390,7 @@ fn markup_exports_have_hyperfines_columns_and_sort() {
         // pull their ratio out of 2–4, as it did for 30 and 10 ms.
         &format!("{f} sleep 150"),
         &format!("{f} sleep 50"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     let md = std::fs::read_to_string(md).unwrap();
     assert!(
         md.starts_with("| Command | Mean [ms] | Min [ms] | Max [ms] | Relative |"),
@@ -449,7 +429,7 @@ fn markup_exports_have_hyperfines_columns_and_sort() {
 
 #[test]
 fn unicode_parameter_names_and_cjk_values_align() {
-    let o = cmdscope(&[
+    let o = ok(cmdscope(&[
         "run",
         "--runs",
         "2",
@@ -457,8 +437,7 @@ fn unicode_parameter_names_and_cjk_values_align() {
         "並列",
         "一,二二,三三三",
         "echo {並列}",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     // Bar lines: the '│' is in the same terminal column (CJK takes two).
     let columns: Vec<usize> = text
@@ -480,15 +459,14 @@ fn unicode_parameter_names_and_cjk_values_align() {
 
 #[test]
 fn show_output_is_labelled_by_command() {
-    let o = cmdscope(&[
+    let o = ok(cmdscope(&[
         "run",
         "--runs",
         "3",
         "--show-output",
         "echo out-a",
         "echo out-b",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let mut current = None;
     let mut seen = 0;
@@ -538,13 +516,12 @@ fn warnings_fire_on_injected_outliers_drift_and_fast_starts() {
         (fast, "turbo boost"),
     ] {
         let state = dir.path().join(format!("state-{}", needle.len()));
-        let o = cmdscope(&[
+        let o = ok(cmdscope(&[
             "run",
             "--runs",
             "30",
             &format!("{f} steps {} {}", state.display(), list(&steps)),
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        ]));
         let text = String::from_utf8_lossy(&o.stdout).into_owned();
         assert!(text.contains(needle), "{needle}: {text}");
     }

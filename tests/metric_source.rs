@@ -50,6 +50,16 @@ fn run_monitored(dir: &Path, args: &[&str]) -> std::process::Output {
     cmd.output().expect("run cmdscope")
 }
 
+/// [`run_monitored`] with `args` and `--export-json out.json`, which must
+/// succeed: its output and the JSON it exported.
+fn monitored_export(dir: &Path, args: &[&str]) -> (std::process::Output, Value) {
+    let o = ok(run_monitored(
+        dir,
+        &[args, &["--export-json", "out.json"]].concat(),
+    ));
+    (o, read_json(&dir.join("out.json")))
+}
+
 /// The count is deterministic, so the search must find its exact minimum,
 /// and every count it read must be the script's: the monitor's counts are
 /// attributed to the grid value that made them across the search's rounds
@@ -58,7 +68,7 @@ fn run_monitored(dir: &Path, args: &[&str]) -> std::process::Output {
 fn a_search_of_a_monitor_count_finds_the_exact_optimum() {
     let d = tempdir();
     let script = valley(d.path());
-    let o = run_monitored(
+    let (o, doc) = monitored_export(
         d.path(),
         &[
             "-P",
@@ -69,15 +79,11 @@ fn a_search_of_a_monitor_count_finds_the_exact_optimum() {
             "x",
             "--metric",
             "monitor_hits",
-            "--export-json",
-            "out.json",
             "--store",
             "results.sqlite3",
             &format!("{script} {{x}}"),
         ],
     );
-    let o = ok(o);
-    let doc = read_json(&d.path().join("out.json"));
     let search = &doc["search"];
     assert_eq!(search["metric"], "monitor_hits", "{search}");
     assert_eq!(search["counted"], "runs");
@@ -141,7 +147,7 @@ fn a_search_of_a_monitor_count_finds_the_exact_optimum() {
 fn a_sweep_of_a_monitor_count_shows_the_count() {
     let d = tempdir();
     let script = valley(d.path());
-    let o = run_monitored(
+    let (o, doc) = monitored_export(
         d.path(),
         &[
             "-L",
@@ -151,15 +157,11 @@ fn a_sweep_of_a_monitor_count_shows_the_count() {
             "5",
             "--metric",
             "monitor_hits",
-            "--export-json",
-            "out.json",
             "--plot",
             "sweep.svg",
             &format!("{script} {{x}}"),
         ],
     );
-    let o = ok(o);
-    let doc = read_json(&d.path().join("out.json"));
     let sweep = &doc["sweep"];
     assert_eq!(sweep["metric"], "monitor_hits");
     assert_eq!(sweep["statistic"], "median");
@@ -243,9 +245,7 @@ fn metrics_that_do_not_exist_here_are_one_line_errors() {
 /// are in its result, as many as the search counted.
 #[test]
 fn a_throughput_search_finds_the_n_that_completes_most() {
-    let d = tempdir();
-    let out = d.path().join("out.json");
-    let o = cmdscope(&[
+    let (o, doc) = exported(&[
         "run",
         "--style",
         "basic",
@@ -259,12 +259,8 @@ fn a_throughput_search_finds_the_n_that_completes_most() {
         "j",
         "--metric",
         "throughput",
-        "--export-json",
-        out.to_str().unwrap(),
         "sleep 0.05",
     ]);
-    let o = ok(o);
-    let doc = read_json(&out);
     let search = &doc["search"];
     assert_eq!(search["metric"], "throughput", "{search}");
     assert_eq!(search["counted"], "batches");
@@ -311,8 +307,7 @@ fn a_throughput_search_finds_the_n_that_completes_most() {
 fn a_throughput_sweep_shows_throughput_per_n() {
     let d = tempdir();
     let lock = d.path().join("lock");
-    let out = d.path().join("out.json");
-    ok(cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--style",
         "none",
@@ -325,11 +320,8 @@ fn a_throughput_sweep_shows_throughput_per_n() {
         "{j}",
         "--metric",
         "throughput",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("flock -x {} sleep 0.02", lock.display()),
-    ]));
-    let doc = read_json(&out);
+    ]);
     let sweep = &doc["sweep"];
     assert_eq!(sweep["goal"], "maximize", "{sweep}");
     assert_eq!(sweep["counted"], "batches");

@@ -48,15 +48,65 @@ fn headless(browser: &Path, profile: &Path, extra: &[String], url: &str) -> std:
         .expect("run chromium")
 }
 
+/// Chromium, or `None` after saying that the `what` browser test is
+/// skipped; in CI a missing browser fails the test.
+fn browser_or_skip(what: &str) -> Option<PathBuf> {
+    let browser = chromium();
+    if browser.is_none() {
+        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            panic!("the browser test must run in CI, but chromium is not installed");
+        }
+        eprintln!("SKIPPED: {what} browser test: chromium not found (apt-get install chromium)");
+    }
+    browser
+}
+
+/// The DOM of the page at `url` as the browser built it.
+fn dump_dom(browser: &Path, profile: &Path, url: &str) -> String {
+    let o = headless(browser, profile, &["--dump-dom".into()], url);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+/// A screenshot of the page at `url` in a window of `size` ("W,H"), as
+/// PNG bytes, written to `png`.
+fn screenshot(browser: &Path, profile: &Path, png: &Path, size: &str, url: &str) -> Vec<u8> {
+    let shot = headless(
+        browser,
+        profile,
+        &[
+            format!("--screenshot={}", png.display()),
+            format!("--window-size={size}"),
+        ],
+        url,
+    );
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    std::fs::read(png).expect("screenshot written")
+}
+
+/// A PNG's first frame: its description and pixels.
+fn decode(bytes: Vec<u8>) -> (png::OutputInfo, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
+    let info = reader.next_frame(&mut buf).expect("PNG frame");
+    (info, buf)
+}
+
+/// Keeps a copy of the picture under the target directory, for people.
+fn keep(png: &Path, name: &str) {
+    let _ = std::fs::copy(png, PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name));
+}
+
 const EVIL: &str = "<script>alert(1)</script>";
 
 #[test]
 fn report_renders_in_chromium_and_user_text_stays_text() {
-    let Some(browser) = chromium() else {
-        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-            panic!("the browser test must run in CI, but chromium is not installed");
-        }
-        eprintln!("SKIPPED: report browser test: chromium not found (apt-get install chromium)");
+    let Some(browser) = browser_or_skip("report") else {
         return;
     };
     let dir = tempdir();
@@ -66,40 +116,34 @@ fn report_renders_in_chromium_and_user_text_stays_text() {
     // one that would call alert() if it were ever run by the browser.
     let shell_evil = format!("<img src=x onerror=alert(2)>$(touch {})", marker.display());
     for (label, ms) in [("<b>base</b>", "2"), ("<i>next</i>", "3")] {
-        let o = Command::new(bin())
-            .args(["run", "--runs", "8", "--style", "none", "--store"])
-            .arg(&db)
-            .args(["--label", &format!("who={label}")])
-            .args(["-n", EVIL, &format!("{} busy {ms}", fixture())])
-            .args(["-n", &shell_evil, &format!("{} busy 1", fixture())])
-            .env_remove("CMDSCOPE_STORE")
-            .env_remove("CMDSCOPE_NO_STORE")
-            .output()
-            .unwrap();
+        let o = with_store(
+            &db,
+            &[
+                "run",
+                "--runs",
+                "8",
+                "--style",
+                "none",
+                "--label",
+                &format!("who={label}"),
+                "-n",
+                EVIL,
+                &format!("{} busy {ms}", fixture()),
+                "-n",
+                &shell_evil,
+                &format!("{} busy 1", fixture()),
+            ],
+        );
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let html = dir.path().join("report.html");
-    let o = Command::new(bin())
-        .args(["report", "--store"])
-        .arg(&db)
-        .arg("--html")
-        .arg(&html)
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .output()
-        .unwrap();
+    let o = with_store(&db, &["report", "--html", html.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let url = format!("file://{}", html.display());
     let profile = dir.path().join("profile");
 
     // The DOM as the browser built it.
-    let dom = headless(&browser, &profile, &["--dump-dom".into()], &url);
-    assert!(
-        dom.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dom.stderr)
-    );
-    let dom = String::from_utf8_lossy(&dom.stdout).to_string();
+    let dom = dump_dom(&browser, &profile, &url);
     assert!(
         dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
         "escaped name in the DOM"
@@ -121,26 +165,9 @@ fn report_renders_in_chromium_and_user_text_stays_text() {
 
     // The picture: non-trivial, many colours (charts drawn, not a blank page).
     let png_path = dir.path().join("shot.png");
-    let shot = headless(
-        &browser,
-        &profile,
-        &[
-            format!("--screenshot={}", png_path.display()),
-            "--window-size=1200,2000".into(),
-        ],
-        &url,
-    );
-    assert!(
-        shot.status.success(),
-        "{}",
-        String::from_utf8_lossy(&shot.stderr)
-    );
-    let bytes = std::fs::read(&png_path).expect("screenshot written");
+    let bytes = screenshot(&browser, &profile, &png_path, "1200,2000", &url);
     assert!(bytes.len() > 20_000, "screenshot of {} bytes", bytes.len());
-    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
-    let info = reader.next_frame(&mut buf).expect("PNG frame");
+    let (info, buf) = decode(bytes);
     assert_eq!((info.width, info.height), (1200, 2000));
     let channels = info.color_type.samples();
     let mut colours = std::collections::HashSet::new();
@@ -164,8 +191,7 @@ fn report_renders_in_chromium_and_user_text_stays_text() {
     );
     // If a script had run, alert() would have blocked or failed the
     // screenshot; the CSP forbids scripts anyway. Keep the picture for people.
-    let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-screenshot.png");
-    let _ = std::fs::copy(&png_path, keep);
+    keep(&png_path, "report-screenshot.png");
 }
 
 /// `report --site`: the index links every benchmark, a benchmark's page has
@@ -173,11 +199,7 @@ fn report_renders_in_chromium_and_user_text_stays_text() {
 /// commit, and names and labels that are markup stay text.
 #[test]
 fn site_renders_in_chromium_with_changes_marked() {
-    let Some(browser) = chromium() else {
-        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-            panic!("the browser test must run in CI, but chromium is not installed");
-        }
-        eprintln!("SKIPPED: site browser test: chromium not found (apt-get install chromium)");
+    let Some(browser) = browser_or_skip("site") else {
         return;
     };
     let dir = tempdir();
@@ -198,39 +220,22 @@ fn site_renders_in_chromium_with_changes_marked() {
                 ("second", times_around(0.005, 6)),
             ],
         );
-        let o = Command::new(bin())
-            .args(["import", "--store"])
-            .arg(&db)
-            .args(["--label", &format!("commit=<i>c{i}</i>")])
-            .arg(&file)
-            .env_remove("CMDSCOPE_STORE")
-            .env_remove("CMDSCOPE_NO_STORE")
-            .output()
-            .unwrap();
+        let o = with_store(
+            &db,
+            &[
+                "import",
+                "--label",
+                &format!("commit=<i>c{i}</i>"),
+                file.to_str().unwrap(),
+            ],
+        );
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let site = dir.path().join("site");
-    let o = Command::new(bin())
-        .args(["report", "--store"])
-        .arg(&db)
-        .arg("--site")
-        .arg(&site)
-        .env_remove("CMDSCOPE_STORE")
-        .env_remove("CMDSCOPE_NO_STORE")
-        .output()
-        .unwrap();
+    let o = with_store(&db, &["report", "--site", site.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let profile = dir.path().join("profile");
-    let dom = |page: &Path| {
-        let o = headless(
-            &browser,
-            &profile,
-            &["--dump-dom".into()],
-            &format!("file://{}", page.display()),
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).to_string()
-    };
+    let dom = |page: &Path| dump_dom(&browser, &profile, &format!("file://{}", page.display()));
 
     let index = dom(&site.join("index.html"));
     let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;";
@@ -284,25 +289,14 @@ fn site_renders_in_chromium_with_changes_marked() {
 
     // The picture: drawn, with the change mark's colour (#d55e00).
     let png_path = dir.path().join("site.png");
-    let shot = headless(
+    let bytes = screenshot(
         &browser,
         &profile,
-        &[
-            format!("--screenshot={}", png_path.display()),
-            "--window-size=1000,1300".into(),
-        ],
+        &png_path,
+        "1000,1300",
         &format!("file://{}", page_path.display()),
     );
-    assert!(
-        shot.status.success(),
-        "{}",
-        String::from_utf8_lossy(&shot.stderr)
-    );
-    let bytes = std::fs::read(&png_path).expect("screenshot written");
-    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
-    let info = reader.next_frame(&mut buf).expect("PNG frame");
+    let (info, buf) = decode(bytes);
     let channels = info.color_type.samples();
     let orange = buf[..info.buffer_size()]
         .chunks(channels)
@@ -313,8 +307,7 @@ fn site_renders_in_chromium_with_changes_marked() {
         })
         .count();
     assert!(orange > 150, "change mark drawn on {orange} pixels only");
-    let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site-screenshot.png");
-    let _ = std::fs::copy(&png_path, keep);
+    keep(&png_path, "site-screenshot.png");
 }
 
 /// A stored concurrency sweep's report: per cell its N and throughput,
@@ -322,11 +315,7 @@ fn site_renders_in_chromium_with_changes_marked() {
 /// it is withheld), with a name that is markup kept as text.
 #[test]
 fn a_concurrency_sweep_renders_its_throughput_and_scaling_curve() {
-    let Some(browser) = chromium() else {
-        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-            panic!("the browser test must run in CI, but chromium is not installed");
-        }
-        eprintln!("SKIPPED: report browser test: chromium not found (apt-get install chromium)");
+    let Some(browser) = browser_or_skip("report") else {
         return;
     };
     let dir = tempdir();
@@ -355,13 +344,7 @@ fn a_concurrency_sweep_renders_its_throughput_and_scaling_curve() {
     assert!(o.status.success(), "{}", stderr(&o));
     let url = format!("file://{}", html.display());
     let profile = dir.path().join("profile");
-    let dom = headless(&browser, &profile, &["--dump-dom".into()], &url);
-    assert!(
-        dom.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dom.stderr)
-    );
-    let dom = String::from_utf8_lossy(&dom.stdout).to_string();
+    let dom = dump_dom(&browser, &profile, &url);
     let section = dom
         .split("<h2>Concurrency</h2>")
         .nth(1)
@@ -389,18 +372,7 @@ fn a_concurrency_sweep_renders_its_throughput_and_scaling_curve() {
         "the fit's line"
     );
     let png_path = dir.path().join("shot.png");
-    let shot = headless(
-        &browser,
-        &profile,
-        &[
-            format!("--screenshot={}", png_path.display()),
-            "--window-size=1200,3000".into(),
-        ],
-        &url,
-    );
-    assert!(shot.status.success());
-    let bytes = std::fs::read(&png_path).expect("screenshot written");
+    let bytes = screenshot(&browser, &profile, &png_path, "1200,3000", &url);
     assert!(bytes.len() > 20_000, "screenshot of {} bytes", bytes.len());
-    let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("concurrency-report.png");
-    let _ = std::fs::copy(&png_path, keep);
+    keep(&png_path, "concurrency-report.png");
 }

@@ -9,22 +9,16 @@ use std::time::Duration;
 
 #[test]
 fn peak_memory_is_per_command_and_not_inherited() {
-    let dir = tempdir();
-    let out = dir.path().join("mem.json");
     let f = fixture();
-    let o = cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--runs",
         "5",
         "--order",
         "sequential",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{f} alloc 100"),
         &format!("{f} alloc 1"),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
     let big = median(&doc, 0, "memory_peak_resident");
     let small = median(&doc, 1, "memory_peak_resident");
     // 100 MiB touched plus the program's own few MiB of baseline.
@@ -52,19 +46,14 @@ fn peak_memory_is_per_command_and_not_inherited() {
 #[test]
 fn storage_bytes_written_are_exact() {
     let dir = tempdir();
-    let out = dir.path().join("io.json");
     let target = dir.path().join("data.bin");
     let bytes = 8 * 1048576;
-    let o = cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--runs",
         "3",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{} write {bytes} {}", fixture(), target.display()),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
     let written = median(&doc, 0, "io_write_bytes");
     assert_within(written, bytes as f64, 0.01, "bytes written with fsync");
     let chars = median(&doc, 0, "io_write_chars");
@@ -116,26 +105,38 @@ fn stop_on_timeout_ends_with_status_1() {
     assert!(stderr(&o).contains("timed out"));
 }
 
+/// cmdscope started with `args`, recording nothing, its output discarded.
+fn start(args: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .env("CMDSCOPE_NO_STORE", "1")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `signal` to `child` after `ms` milliseconds.
+fn signal_after(child: &std::process::Child, ms: u64, signal: libc::c_int) {
+    std::thread::sleep(Duration::from_millis(ms));
+    // SAFETY: kill has no memory effects; the child is not yet reaped, so
+    // its pid is still its own.
+    unsafe { libc::kill(child.id() as i32, signal) };
+}
+
 #[test]
 fn sigint_exports_finished_runs_and_exits_130() {
     let dir = tempdir();
     let out = dir.path().join("int.json");
-    let mut child = Command::new(bin())
-        .env("CMDSCOPE_NO_STORE", "1")
-        .args([
-            "run",
-            "--runs",
-            "1000",
-            "--export-json",
-            out.to_str().unwrap(),
-            &format!("{} sleep 50", fixture()),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1200));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut child = start(&[
+        "run",
+        "--runs",
+        "1000",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("{} sleep 50", fixture()),
+    ]);
+    signal_after(&child, 1200, libc::SIGINT);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let doc = read_json(&out);
@@ -150,20 +151,13 @@ fn sigint_exports_finished_runs_and_exits_130() {
 
 #[test]
 fn sigterm_behaves_like_sigint() {
-    let mut child = Command::new(bin())
-        .env("CMDSCOPE_NO_STORE", "1")
-        .args([
-            "run",
-            "--runs",
-            "1000",
-            &format!("{} sleep 30000", fixture()),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut child = start(&[
+        "run",
+        "--runs",
+        "1000",
+        &format!("{} sleep 30000", fixture()),
+    ]);
+    signal_after(&child, 500, libc::SIGTERM);
     let start = std::time::Instant::now();
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert!(
@@ -183,8 +177,13 @@ fn failing_command_stops_unless_ignored() {
         "{e}"
     );
 
-    let o = cmdscope(&["run", "--runs", "3", "-i", &format!("{f} exit 3")]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(cmdscope(&[
+        "run",
+        "--runs",
+        "3",
+        "-i",
+        &format!("{f} exit 3"),
+    ]));
     assert!(String::from_utf8_lossy(&o.stdout).contains("did not exit with status 0 (3)"));
 
     let o = cmdscope(&[
@@ -291,27 +290,20 @@ fn non_utf8_arguments_are_passed_as_bytes() {
 
 #[test]
 fn output_that_is_closed_or_huge_keeps_memory_bounded() {
-    let dir = tempdir();
-    let out = dir.path().join("inner.json");
     let f = fixture();
-    let o = cmdscope(&["run", "--runs", "2", &format!("{f} closeout 5")]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ok(cmdscope(&[
+        "run",
+        "--runs",
+        "2",
+        &format!("{f} closeout 5"),
+    ]));
     // cmdscope measuring cmdscope: the inner one drains 256 MiB of output
     // through a pipe; its peak memory must stay small.
     let inner = format!(
         "{} run --runs 1 --output pipe --style none '{f} spew 268435456'",
         bin().display()
     );
-    let o = cmdscope(&[
-        "run",
-        "--runs",
-        "1",
-        "--export-json",
-        out.to_str().unwrap(),
-        &inner,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
+    let (_, doc) = exported(&["run", "--runs", "1", &inner]);
     let rss = median(&doc, 0, "memory_peak_resident");
     assert!(rss < 32.0 * 1048576.0, "inner cmdscope peak RSS {rss}");
     assert!(
@@ -365,7 +357,7 @@ fn csv_and_markdown_exports() {
     let dir = tempdir();
     let csv = dir.path().join("r.csv");
     let md = dir.path().join("r.md");
-    let o = cmdscope(&[
+    ok(cmdscope(&[
         "run",
         "--runs",
         "3",
@@ -376,8 +368,7 @@ fn csv_and_markdown_exports() {
         "true",
         "-n",
         "pipe|name",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ]));
     let c = std::fs::read_to_string(&csv).unwrap();
     assert!(c.starts_with("command,mean,stddev,median,user,system,min,max"));
     assert_eq!(c.lines().count(), 2);
@@ -387,19 +378,13 @@ fn csv_and_markdown_exports() {
 
 #[test]
 fn counters_are_collected_or_reported_unavailable() {
-    let dir = tempdir();
-    let out = dir.path().join("c.json");
-    let o = cmdscope(&[
+    let (o, doc) = exported(&[
         "run",
         "--runs",
         "3",
         "--counters",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{} busy 10", fixture()),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
     // Software counters are always there: the task clock is the CPU time
     // of the command, so it agrees with the rusage user+system time.
     let task = median(&doc, 0, "task_clock");
@@ -425,16 +410,7 @@ fn a_single_command_stops_once_its_median_is_known_to_the_precision() {
     // like `true`) is noisy enough to need a few hundred runs, more than the
     // last planned look (160) of comparisons, and the 3 s budget allows
     // several thousand.
-    let dir = tempdir();
-    let out = dir.path().join("one.json");
-    let o = cmdscope(&[
-        "run",
-        "--export-json",
-        out.to_str().unwrap(),
-        &format!("{} busy 0", fixture()),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
+    let (_, doc) = exported(&["run", &format!("{} busy 0", fixture())]);
     let times: Vec<f64> = doc["results"][0]["times"]
         .as_array()
         .unwrap()
@@ -475,21 +451,16 @@ fn a_single_command_stops_once_its_median_is_known_to_the_precision() {
 fn too_few_runs_still_give_a_summary_and_every_comparison() {
     // hyperfine prints a relative speed even from two runs; cmdscope says
     // how the medians compare and why there is no verdict yet.
-    let dir = tempdir();
-    let out = dir.path().join("two.json");
     let f = fixture();
-    let o = cmdscope(&[
+    let (o, doc) = exported(&[
         "run",
         "--runs",
         "2",
-        "--export-json",
-        out.to_str().unwrap(),
         // Long enough that a busy machine's late wake-ups (a few ms)
         // cannot bring the ratio of 3 near 1.
         &format!("{f} sleep 20"),
         &format!("{f} sleep 60"),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     let line = text
         .lines()
@@ -499,12 +470,8 @@ fn too_few_runs_still_give_a_summary_and_every_comparison() {
         line.contains("need at least 3 paired runs for a verdict, have 2"),
         "{line}"
     );
-    let doc = read_json(&out);
-    let wall = doc["comparisons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["metric"] == "time_wall_clock")
+    let wall = *comparisons_of(&doc, "time_wall_clock")
+        .first()
         .expect("the requested comparison is exported");
     assert_eq!(wall["verdict"], "inconclusive");
     assert_eq!(
@@ -520,22 +487,15 @@ fn sigint_while_the_spawner_makes_a_schedule_exports_finished_runs() {
     // Runs of /bin/true with a fixed count: made from schedules.
     let dir = tempdir();
     let out = dir.path().join("int.json");
-    let mut child = Command::new(bin())
-        .env("CMDSCOPE_NO_STORE", "1")
-        .args([
-            "run",
-            "--runs",
-            "10000000",
-            "--export-json",
-            out.to_str().unwrap(),
-            "/bin/true",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut child = start(&[
+        "run",
+        "--runs",
+        "10000000",
+        "--export-json",
+        out.to_str().unwrap(),
+        "/bin/true",
+    ]);
+    signal_after(&child, 1500, libc::SIGINT);
     let start = std::time::Instant::now();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
@@ -562,18 +522,17 @@ fn sigint_loses_no_run_the_spawner_finished_from_its_schedule() {
     let dir = tempdir();
     let out = dir.path().join("int.json");
     let count = dir.path().join("count");
-    let mut child = Command::new(bin())
-        .env("CMDSCOPE_NO_STORE", "1")
-        .args(["run", "--runs", "10000000", "--style", "none"])
-        .arg("--export-json")
-        .arg(&out)
-        .arg(format!("sh -c 'echo x >> {}'", count.display()))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut child = start(&[
+        "run",
+        "--runs",
+        "10000000",
+        "--style",
+        "none",
+        "--export-json",
+        out.to_str().unwrap(),
+        &format!("sh -c 'echo x >> {}'", count.display()),
+    ]);
+    signal_after(&child, 1500, libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     let doc = read_json(&out);
     let exported = doc["results"][0]["measurements"].as_array().unwrap().len();

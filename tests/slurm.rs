@@ -362,11 +362,7 @@ fn slurm_array_partitions_meet_in_postgres() {
             )
             .output()
             .unwrap());
-            json(&o)
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|c| c["benchmark"] == "slow")
+            lists_benchmark(&o, "slow")
         })
         .unwrap();
     let o = ok(cs(

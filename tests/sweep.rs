@@ -4,15 +4,20 @@ mod common;
 
 use common::*;
 
+/// `run --style basic` with `args`, exported: its output and JSON.
+fn basic_run(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    exported(&[&["run", "--style", "basic"], args].concat())
+}
+
+/// The search's best value of the parameter `b`.
+fn best_b(search: &serde_json::Value) -> f64 {
+    search["best"]["b"].as_str().unwrap().parse().unwrap()
+}
+
 #[test]
 fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
     // Cost A/b + B*b µs has its optimum at sqrt(A/B) = 64.
-    let dir = tempdir();
-    let out = dir.path().join("min.json");
-    let o = cmdscope(&[
-        "run",
-        "--style",
-        "basic",
+    let (o, doc) = basic_run(&[
         "-P",
         "b",
         "1",
@@ -23,14 +28,10 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
         "b",
         "--runs",
         "7",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{} ushape-sleep {{b}} 60000 14.65", fixture()),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
     let search = &doc["search"];
-    let best: f64 = search["best"]["b"].as_str().unwrap().parse().unwrap();
+    let best = best_b(search);
     assert!(
         [32.0, 64.0, 128.0].contains(&best),
         "best {best} is not within one grid step of 64"
@@ -64,11 +65,8 @@ fn minimize_finds_the_optimum_of_a_u_shaped_cost_with_few_runs() {
     assert!(stdout.contains("% saved"));
     // The summary shows the search's own comparisons; its footer names one
     // Bonferroni family only when every line has the same.
-    let families: std::collections::BTreeSet<u64> = doc["comparisons"]
-        .as_array()
-        .unwrap()
+    let families: std::collections::BTreeSet<u64> = comparisons_of(&doc, "time_wall_clock")
         .iter()
-        .filter(|c| c["metric"] == "time_wall_clock")
         .map(|c| c["family"].as_u64().unwrap())
         .collect();
     assert!(!families.is_empty());
@@ -92,26 +90,18 @@ fn minimize_zooms_into_a_fine_linear_grid() {
     // machine does not flatten the 5 % band. A walk from a
     // coarse scan stops hundreds of values away; the zoom narrows the
     // bracket threefold per level, within 2 % of the grid's runs.
-    let dir = tempdir();
-    let out = dir.path().join("fine.json");
-    let o = cmdscope(&[
-        "run",
-        "--style",
-        "basic",
+    let (o, doc) = basic_run(&[
         "-P",
         "b",
         "1",
         "4096",
         "--minimize",
         "b",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{} ushape-sleep {{b}} 1600000 400", fixture()),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = &read_json(&out)["search"];
+    let s = &doc["search"];
     let cost = |b: f64| 1600000.0 / b + 400.0 * b;
-    let best: f64 = s["best"]["b"].as_str().unwrap().parse().unwrap();
+    let best = best_b(s);
     assert!(
         cost(best) <= 1.05 * cost(63.0),
         "best b = {best}: {:.1} % above the optimum",
@@ -148,7 +138,6 @@ fn search_on_a_flat_bottom_is_within_5_percent_of_the_grid_in_40_percent_of_its_
     // judged by the true cost of its answer: a measured grid beside them
     // is no reference on a busy machine, where a sleeper waits up to about
     // 13 ms for a CPU (hence tens of ms here, not a few).
-    let dir = tempdir();
     let command = format!("{} ushape-sleep {{b}} 120000 29.3 60000", fixture());
     let cost = |b: f64| 60000.0 + 120000.0 / b + 29.3 * b;
     let grid_best = (0..14)
@@ -156,9 +145,8 @@ fn search_on_a_flat_bottom_is_within_5_percent_of_the_grid_in_40_percent_of_its_
         .fold(f64::INFINITY, f64::min);
     let mut good = 0;
     let mut report = Vec::new();
-    for k in 0..10 {
-        let path = dir.path().join(format!("search{k}.json"));
-        let o = cmdscope(&[
+    for _ in 0..10 {
+        let (_, doc) = exported(&[
             "run",
             "--style",
             "none",
@@ -172,14 +160,10 @@ fn search_on_a_flat_bottom_is_within_5_percent_of_the_grid_in_40_percent_of_its_
             "2",
             "--minimize",
             "b",
-            "--export-json",
-            path.to_str().unwrap(),
             &command,
         ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let doc = read_json(&path);
         let s = &doc["search"];
-        let best: f64 = s["best"]["b"].as_str().unwrap().parse().unwrap();
+        let best = best_b(s);
         let runs = s["runs"]["total"].as_u64().unwrap();
         let grid_runs = s["grid_runs"].as_u64().unwrap();
         assert_eq!(grid_runs, 140);
@@ -200,12 +184,7 @@ fn minimize_over_two_parameters_by_coordinate_search() {
     // (c = 2 costs 34 % more at its own best b), and with it b = 256 at
     // 69 ms (128 is 15 % above, 512 20 %). Tens of ms: a sleeper that
     // wakes on a busy machine waits up to about 13 ms for a CPU.
-    let dir = tempdir();
-    let out = dir.path().join("two.json");
-    let o = cmdscope(&[
-        "run",
-        "--style",
-        "basic",
+    let (o, doc) = basic_run(&[
         "-P",
         "b",
         "8",
@@ -217,13 +196,9 @@ fn minimize_over_two_parameters_by_coordinate_search() {
         "1,2,4,8,16",
         "--minimize",
         "b,c",
-        "--export-json",
-        out.to_str().unwrap(),
         // {c}00: the cost per item is 100 c µs.
         &format!("{} ushape-sleep {{b}} 6000000 {{c}}00 20000", fixture()),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
     let s = &doc["search"];
     assert_eq!(s["strategy"], "coordinate");
     assert_eq!(s["grid_runs"], 8 * 5 * 10);
@@ -261,8 +236,7 @@ fn minimize_over_two_parameters_by_coordinate_search() {
         "b",
         "echo {b} {c}",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--minimize b,c"), "{}", stderr(&o));
+    refused(&o, "--minimize b,c");
 }
 
 #[test]
@@ -273,12 +247,7 @@ fn minimize_over_two_scans_each_with_its_own_step() {
     // best b 52 %). Slept, tens of ms: a sleeper that wakes on a busy
     // machine waits up to about 13 ms for a CPU, which would flatten
     // differences of a few ms.
-    let dir = tempdir();
-    let out = dir.path().join("scans.json");
-    let o = cmdscope(&[
-        "run",
-        "--style",
-        "basic",
+    let (_, doc) = basic_run(&[
         "-P",
         "b",
         "8",
@@ -293,13 +262,9 @@ fn minimize_over_two_scans_each_with_its_own_step() {
         "2",
         "--minimize",
         "b,c",
-        "--export-json",
-        out.to_str().unwrap(),
         // {c}00: the cost per item is 100 c µs.
         &format!("{} ushape-sleep {{b}} 6000000 {{c}}00 20000", fixture()),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
     let s = &doc["search"];
     // Each step went to its own -P: 7 geometric values of b, 3 of c.
     assert_eq!(s["grid_runs"], 7 * 3 * 10, "{s}");
@@ -326,20 +291,14 @@ fn minimize_over_two_scans_each_with_its_own_step() {
         "5",
         "echo {b} {c}",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("comes before any -P"), "{}", stderr(&o));
+    refused(&o, "comes before any -P");
 }
 
 #[test]
 fn minimize_searches_any_metric() {
     // Peak memory grows with the allocation: 8 MiB is best, the rest are
     // significantly larger by the exact rank test.
-    let dir = tempdir();
-    let out = dir.path().join("mem.json");
-    let o = cmdscope(&[
-        "run",
-        "--style",
-        "basic",
+    let (_, doc) = basic_run(&[
         "-P",
         "mib",
         "8",
@@ -350,12 +309,9 @@ fn minimize_searches_any_metric() {
         "memory_peak_resident",
         "--minimize",
         "mib",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{} alloc {{mib}}", fixture()),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = &read_json(&out)["search"];
+    let s = &doc["search"];
     assert_eq!(s["metric"], "memory_peak_resident");
     assert_eq!(s["best"]["mib"], "8");
     assert_eq!(
@@ -379,13 +335,8 @@ fn maximize_throughput_with_ops() {
     // operations per second rise with b towards 1/146.5 µs = 6.8 k/s
     // (5.4 k/s at 512, 6.0 k/s at 1024). Tens of ms: a sleeper that wakes
     // on a busy machine waits up to about 13 ms for a CPU.
-    let dir = tempdir();
-    let out = dir.path().join("ops.json");
     let command = format!("{} ushape-sleep {{b}} 60000 146.5 20000", fixture());
-    let o = cmdscope(&[
-        "run",
-        "--style",
-        "basic",
+    let (o, doc) = basic_run(&[
         "-P",
         "b",
         "1",
@@ -396,12 +347,9 @@ fn maximize_throughput_with_ops() {
         "b",
         "--ops",
         "{b}",
-        "--export-json",
-        out.to_str().unwrap(),
         &command,
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = &read_json(&out)["search"];
+    let s = &doc["search"];
     assert_eq!(s["goal"], "maximize");
     assert_eq!(s["compared"], "operations_per_second");
     assert!(
@@ -424,17 +372,15 @@ fn maximize_throughput_with_ops() {
     assert!(stdout.contains("ops/s"), "{stdout}");
     // Without --ops, maximising a time is refused.
     let o = cmdscope(&["run", "-P", "b", "1", "4", "--maximize", "b", &command]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--ops"), "{}", stderr(&o));
+    refused(&o, "--ops");
 }
 
 #[test]
 fn sweep_over_a_list_and_a_scan_with_table_and_plot() {
     let dir = tempdir();
-    let out = dir.path().join("sweep.json");
     let svg = dir.path().join("sweep.svg");
     let f = fixture();
-    let o = cmdscope(&[
+    let (o, doc) = exported(&[
         "run",
         "--runs",
         "6",
@@ -448,14 +394,10 @@ fn sweep_over_a_list_and_a_scan_with_table_and_plot() {
         "25",
         "-D",
         "10",
-        "--export-json",
-        out.to_str().unwrap(),
         "--plot",
         svg.to_str().unwrap(),
         &format!("{f} busy {{ms}}"),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
     let results = doc["results"].as_array().unwrap();
     assert_eq!(results.len(), 3);
     let medians: Vec<f64> = (0..3).map(|i| median(&doc, i, "time_wall_clock")).collect();

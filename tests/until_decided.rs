@@ -7,25 +7,16 @@ mod common;
 use common::*;
 use std::time::Instant;
 
+/// `run --style none --until-decided` with `args`: the JSON it exported.
+fn until_decided(args: &[&str]) -> serde_json::Value {
+    exported(&[&["run", "--style", "none", "--until-decided"], args].concat()).1
+}
+
 #[test]
 fn a_clear_difference_stops_at_a_look_long_before_the_time_budget() {
-    let dir = tempdir();
-    let out = dir.path().join("t.json");
     let start = Instant::now();
-    ok(cmdscope(&[
-        "run",
-        "--style",
-        "none",
-        "--until-decided",
-        "--max-time",
-        "60",
-        "--export-json",
-        out.to_str().unwrap(),
-        "sleep 0.01",
-        "sleep 0.03",
-    ]));
+    let doc = until_decided(&["--max-time", "60", "sleep 0.01", "sleep 0.03"]);
     let took = start.elapsed().as_secs_f64();
-    let doc = read_json(&out);
     let c = &doc["comparisons"][0];
     assert_eq!(c["metric"], "time_wall_clock");
     assert_eq!(c["verdict"], "slower", "{c}");
@@ -37,27 +28,18 @@ fn a_clear_difference_stops_at_a_look_long_before_the_time_budget() {
 
 #[test]
 fn the_time_budget_ends_a_session_that_cannot_decide() {
-    let dir = tempdir();
-    let out = dir.path().join("t.json");
     let start = Instant::now();
     // Identical commands cannot be told apart to ±0.01 % in 2 s: the
     // budget ends the session, whatever the verdict.
-    ok(cmdscope(&[
-        "run",
-        "--style",
-        "none",
-        "--until-decided",
+    let doc = until_decided(&[
         "--max-time",
         "2",
         "--precision",
         "0.01",
-        "--export-json",
-        out.to_str().unwrap(),
         "sleep 0.005",
         "sleep 0.005",
-    ]));
+    ]);
     let took = start.elapsed().as_secs_f64();
-    let doc = read_json(&out);
     assert_eq!(doc["session"]["stop_reason"], "time_budget", "{doc}");
     let runs = doc["results"][0]["times"].as_array().unwrap().len();
     // 2 s of 5 ms runs, two per block: at most 200 blocks however fast
@@ -72,25 +54,16 @@ fn the_time_budget_ends_a_session_that_cannot_decide() {
 /// long before the budget, and says which has the higher throughput.
 #[test]
 fn concurrency_mode_stops_a_twofold_throughput_difference_at_a_look() {
-    let dir = tempdir();
-    let out = dir.path().join("t.json");
     let start = Instant::now();
-    ok(cmdscope(&[
-        "run",
-        "--style",
-        "none",
-        "--until-decided",
+    let doc = until_decided(&[
         "--max-time",
         "120",
         "--concurrency",
         "2",
-        "--export-json",
-        out.to_str().unwrap(),
         "sleep 0.02",
         "sleep 0.04",
-    ]));
+    ]);
     let took = start.elapsed().as_secs_f64();
-    let doc = read_json(&out);
     assert_eq!(doc["session"]["stop_reason"], "precision", "{doc}");
     let c = &doc["throughput_comparisons"][0];
     // The engine compares seconds per completion: "slower" is the lower
@@ -110,25 +83,16 @@ fn concurrency_mode_stops_a_twofold_throughput_difference_at_a_look() {
 /// difference", and says so.
 #[test]
 fn concurrency_mode_does_not_stop_identical_commands_as_different() {
-    let dir = tempdir();
-    let out = dir.path().join("t.json");
-    ok(cmdscope(&[
-        "run",
-        "--style",
-        "none",
-        "--until-decided",
+    let doc = until_decided(&[
         "--max-time",
         "8",
         "--alpha",
         "0.001",
         "--concurrency",
         "2",
-        "--export-json",
-        out.to_str().unwrap(),
         "sleep 0.01",
         "sleep 0.01",
-    ]));
-    let doc = read_json(&out);
+    ]);
     let c = &doc["throughput_comparisons"][0];
     assert_eq!(c["significant"], false, "{c}");
     let reason = doc["session"]["stop_reason"].as_str().unwrap_or_default();

@@ -40,9 +40,7 @@ fn env_size_pads_the_childs_environment() {
 
 #[test]
 fn env_size_as_a_parameter_is_compared() {
-    let dir = tempdir();
-    let out = dir.path().join("e.json");
-    let o = cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--runs",
         "8",
@@ -53,12 +51,8 @@ fn env_size_as_a_parameter_is_compared() {
         "0,20000",
         "--env-size",
         "{n}",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{} busy 1", fixture()),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
     assert_eq!(doc["results"][1]["variant"]["env_size"], 20000);
     let c = doc["comparisons"].as_array().unwrap();
     assert!(c.iter().any(|c| c["metric"] == "time_wall_clock"));
@@ -167,9 +161,7 @@ fn cpus_and_nice_apply_to_the_command() {
 
 #[test]
 fn ops_reports_time_per_operation() {
-    let dir = tempdir();
-    let out = dir.path().join("ops.json");
-    let o = cmdscope(&[
+    let (o, doc) = exported(&[
         "run",
         "--runs",
         "6",
@@ -177,13 +169,9 @@ fn ops_reports_time_per_operation() {
         "basic",
         "--ops",
         "1000",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{} busy 10", fixture()),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("Per operation:"));
-    let doc = read_json(&out);
     let per = doc["results"][0]["per_operation"]["time_wall_clock"]["median"]
         .as_f64()
         .unwrap();

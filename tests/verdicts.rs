@@ -27,11 +27,9 @@ fn verdict(a: &str, b: &str) -> (String, f64, [f64; 2], Duration) {
     let took = start.elapsed();
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = read_json(&out);
-    let c = doc["comparisons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["metric"] == "time_wall_clock")
+    let c = comparisons_of(&doc, "time_wall_clock")
+        .first()
+        .copied()
         .cloned()
         .expect("a wall-time comparison");
     (
@@ -93,7 +91,7 @@ fn identical_commands_and_a_five_percent_difference() {
     assert!(right >= 9, "5 % slower: {right}/10 in the right direction");
 }
 
-/// The small-sample case: `--runs 6` with three commands of 10,
+/// A small-sample case: `--runs 6` with three commands of 10,
 /// 100 and 200 ms. Two comparisons with the first at 0.025 each; the exact
 /// signed-rank test cannot go below 2/64 at 6 pairs, so this needs the
 /// t-test on log ratios. Both differences must come out "slower", with the
@@ -101,28 +99,17 @@ fn identical_commands_and_a_five_percent_difference() {
 #[test]
 fn six_runs_call_both_differences() {
     let f = fixture();
-    let dir = tempdir();
-    let out = dir.path().join("six.json");
-    let o = cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--style",
         "none",
         "--runs",
         "6",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{f} sleep 20"),
         &format!("{f} sleep 200"),
         &format!("{f} sleep 400"),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
-    let walls: Vec<&serde_json::Value> = doc["comparisons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["metric"] == "time_wall_clock")
-        .collect();
+    let walls = comparisons_of(&doc, "time_wall_clock");
     assert_eq!(walls.len(), 2, "{walls:?}");
     for (c, expected) in walls.iter().zip([10.0, 20.0]) {
         assert_eq!(c["verdict"], "slower", "{c}");
@@ -149,9 +136,7 @@ fn six_runs_call_both_differences() {
 #[test]
 fn a_twelve_value_sweep_at_seven_runs_calls_the_extremes() {
     let f = fixture();
-    let dir = tempdir();
-    let out = dir.path().join("sweep.json");
-    let o = cmdscope(&[
+    let (_, doc) = exported(&[
         "run",
         "--style",
         "none",
@@ -160,18 +145,9 @@ fn a_twelve_value_sweep_at_seven_runs_calls_the_extremes() {
         "-L",
         "ms",
         "1,1.5,2.2,3.2,4.7,6.9,10,15,22,32,47,70",
-        "--export-json",
-        out.to_str().unwrap(),
         &format!("{f} sleep {{ms}}"),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = read_json(&out);
-    let walls: Vec<&serde_json::Value> = doc["comparisons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["metric"] == "time_wall_clock")
-        .collect();
+    let walls = comparisons_of(&doc, "time_wall_clock");
     assert_eq!(walls.len(), 11, "every comparison appears");
     let last = walls.last().unwrap();
     assert!(last["candidate"].as_str().unwrap().contains("70"), "{last}");

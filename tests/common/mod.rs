@@ -379,3 +379,42 @@ pub fn left_running(token: &str) -> Vec<String> {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// cmdscope with `args` (the subcommand first) and `--export-json` into a
+/// fresh temporary file, which must succeed: its output and the JSON it
+/// exported.
+pub fn exported(args: &[&str]) -> (Output, serde_json::Value) {
+    let dir = tempdir();
+    let out = dir.path().join("export.json");
+    let mut all = args.to_vec();
+    all.splice(1..1, ["--export-json", out.to_str().unwrap()]);
+    let o = cmdscope(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&out);
+    (o, doc)
+}
+
+/// A refused invocation: exit 2, with `needle` on stderr.
+pub fn refused(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains(needle), "{}", stderr(o));
+}
+
+/// The exported comparisons of `metric`, in their order.
+pub fn comparisons_of<'a>(doc: &'a serde_json::Value, metric: &str) -> Vec<&'a serde_json::Value> {
+    doc["comparisons"]
+        .as_array()
+        .expect("a comparisons array")
+        .iter()
+        .filter(|c| c["metric"] == metric)
+        .collect()
+}
+
+/// Whether `suite list --format json` printed a cell of `benchmark`.
+pub fn lists_benchmark(o: &Output, benchmark: &str) -> bool {
+    json(o)
+        .as_array()
+        .expect("a JSON array of cells")
+        .iter()
+        .any(|c| c["benchmark"] == benchmark)
+}
