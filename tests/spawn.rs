@@ -296,9 +296,10 @@ fn cpus_that_do_not_exist_are_a_usage_error() {
     }
 }
 
-/// 100 timeouts of the reproducer leave no process behind; with
-/// `no_cgroup`, through the /proc scan alone (the path where cgroup v2 is
-/// not available), else through the session cgroup where it is.
+/// 100 timeouts of a command whose sleepers stay in its group, leave it
+/// (setsid) and double-fork leave no process behind; with `no_cgroup`,
+/// through the /proc scan alone (the path where cgroup v2 is not
+/// available), else through the session cgroup where it is.
 fn hundred_timeouts_leave_nothing(no_cgroup: bool) {
     let marker = format!("cmdscope-timeout-marker-{}-{no_cgroup}", std::process::id());
     let f = fixture();

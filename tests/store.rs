@@ -270,18 +270,7 @@ fn kill_9_keeps_every_finished_run() {
     child.wait().unwrap();
     let finished = finished_runs(&counter);
     let mut store = open_store(&db);
-    // The store writer, orphaned, commits what it has read on its own
-    // schedule (runs gather for a moment between its commits): give it
-    // that moment, not more.
-    let waited = Instant::now();
-    let sessions = loop {
-        let sessions = all_sessions(&mut store);
-        let stored = sessions.first().map_or(0, |s| s.cells[0].runs);
-        if stored >= finished || waited.elapsed() > Duration::from_secs(5) {
-            break sessions;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let sessions = sessions_once_stored(&mut store, finished);
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].status, "running", "never finished");
     let stored = sessions[0].cells[0].runs;

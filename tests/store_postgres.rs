@@ -369,7 +369,7 @@ fn kill_9_keeps_every_finished_run(server: &Server) {
     child.kill().unwrap();
     child.wait().unwrap();
     let finished = finished_runs(&counter);
-    let s = all_sessions(&mut open_store(&url));
+    let s = sessions_once_stored(&mut open_store(&url), finished);
     assert_eq!(s[0].status, "running");
     assert_finished_runs_stored(s[0].cells[0].runs, finished);
 }

@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn the_final_analysis_spends_what_the_looks_left() {
-        // The case: sessions of 0.2 s and 0.4 s end on the time
+        // Sessions of 0.2 s and 0.4 s end on the time
         // budget after 10-11 blocks; their final analysis must not be
         // tested at the next look's increment.
         let mut g = Gen::new(7);

@@ -178,7 +178,8 @@ mod tests {
     /// LocationDiffers)`, commit f10218a38794, exact with ties for samples
     /// of at most 25), printed by a throwaway Go program.
     const MW_REFERENCE: &[(&[f64], &[f64], f64)] = &[
-        // The reproducer: allocs/op ten 2s against six 2s, four 3s.
+        // Counts with ties, as Go benchmarks report allocs/op: ten 2s
+        // against six 2s and four 3s.
         (
             &[2.; 10],
             &[2., 2., 2., 2., 2., 2., 3., 3., 3., 3.],

@@ -120,6 +120,22 @@ pub fn wait_for_finished_runs(counter: &Path, n: i64) {
     }
 }
 
+/// The sessions once the first cell holds `finished` runs, or after 5 s:
+/// a store writer orphaned by a `kill -9` commits what it has read on its
+/// own schedule (runs gather for a moment between its commits), so the
+/// reader gives it that moment, not more.
+pub fn sessions_once_stored(store: &mut Store, finished: i64) -> Vec<StoredSession> {
+    let waited = Instant::now();
+    loop {
+        let sessions = all_sessions(store);
+        let stored = sessions.first().map_or(0, |s| s.cells[0].runs);
+        if stored >= finished || waited.elapsed() > Duration::from_secs(5) {
+            return sessions;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A run is stored before its conclude hook runs: every run whose hook ran
 /// is stored, plus at most the one killed between the two.
 pub fn assert_finished_runs_stored(stored: i64, finished: i64) {
