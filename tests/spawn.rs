@@ -64,7 +64,8 @@ fn c_parent_reading(parent: &std::path::Path, runs: usize, argv: &[&str]) -> f64
 
 /// I/O counts read as a minimal C parent reads them (scripts/procio.c:
 /// the child's own /proc/<pid>/io as a zombie), to the byte: characters
-/// read and written by `cat` of a file, and by `dd` writing with fsync, in
+/// read and written by `cat` of a file, and by `dd` writing with fsync
+/// (and the bytes it stored at least its data), in
 /// runs made back to back from a schedule and in runs made one at a time
 /// (a prepare hook between them).
 #[test]
@@ -134,11 +135,19 @@ fn io_counts_read_like_a_minimal_c_parent() {
                     want[1],
                     "{line} {extra:?}: characters written"
                 );
-                assert_eq!(
-                    got("io_write_bytes"),
-                    want[3],
-                    "{line} {extra:?}: bytes written"
-                );
+                // Bytes that reached storage are the file system's to
+                // count (blocks, metadata, the journal), not the same in
+                // every run: none for cat to /dev/null, at least the data
+                // for dd with fsync.
+                let stored = got("io_write_bytes");
+                if argv[0] == cat {
+                    assert_eq!(stored, 0.0, "{line} {extra:?}: bytes written");
+                } else {
+                    assert!(
+                        stored >= 100_003.0,
+                        "{line} {extra:?}: bytes written {stored}"
+                    );
+                }
             }
         }
     }
