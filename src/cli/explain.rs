@@ -90,12 +90,12 @@ pub struct ExplainArgs {
     pub profile: bool,
 
     /// Runs per cell with --profile.
-    #[arg(long, value_name = "N", requires = "profile", default_value_t = 10,
+    #[arg(long, value_name = "N", requires = "profile", default_value_t = crate::profile::DEFAULT_RUNS as u64,
           value_parser = clap::value_parser!(u64).range(3..=10000))]
     pub runs: u64,
 
     /// Samples per second of CPU time with --profile.
-    #[arg(long, value_name = "HZ", requires = "profile", default_value_t = 999,
+    #[arg(long, value_name = "HZ", requires = "profile", default_value_t = crate::profile::DEFAULT_FREQUENCY,
           value_parser = clap::value_parser!(u64).range(1..=100000))]
     pub frequency: u64,
 
