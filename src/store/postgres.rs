@@ -71,6 +71,27 @@ impl Postgres {
             .map(|(v, ty)| typed(v, ty))
             .collect()
     }
+
+    /// A query's statement and all its rows at once (the synchronous
+    /// client's row-by-row iterator waits on its runtime once per row,
+    /// which costs more than the rows).
+    fn rows(&mut self, sql: &str, params: &[Value]) -> Result<(Statement, Vec<postgres::Row>)> {
+        let stmt = self.statement(sql)?;
+        let bound = Self::bind(&stmt, params)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+        let rows = self.client.query(&stmt, &refs).map_err(pg_error)?;
+        Ok((stmt, rows))
+    }
+}
+
+/// The first column of `row`, of type `ty`, as an integer.
+fn first_integer(row: &postgres::Row, ty: &Type, sql: &str) -> Result<Option<i64>> {
+    match *ty {
+        Type::INT8 => row.try_get::<_, Option<i64>>(0),
+        Type::INT4 => row.try_get::<_, Option<i32>>(0).map(|x| x.map(i64::from)),
+        _ => return Err(StoreError(format!("column 1 of {sql} is not an integer"))),
+    }
+    .map_err(pg_error)
 }
 
 fn pg_error(err: postgres::Error) -> StoreError {
@@ -188,10 +209,7 @@ impl Backend for Postgres {
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
-        let stmt = self.statement(sql)?;
-        let bound = Self::bind(&stmt, params)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-        let rows = self.client.query(&stmt, &refs).map_err(pg_error)?;
+        let (_, rows) = self.rows(sql, params)?;
         rows.iter().map(read_row).collect()
     }
 
@@ -201,26 +219,14 @@ impl Backend for Postgres {
         params: &[Value],
         f: &mut dyn FnMut(i64, f64),
     ) -> Result<()> {
-        let stmt = self.statement(sql)?;
+        let (stmt, rows) = self.rows(sql, params)?;
         let [id_col, value_col] = stmt.columns() else {
             return Err(StoreError(format!("query_pairs needs two columns: {sql}")));
         };
-        let (id_type, value_type) = (id_col.type_().clone(), value_col.type_().clone());
-        let bound = Self::bind(&stmt, params)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-        // All rows at once (the synchronous client's row-by-row iterator
-        // waits on its runtime once per row, which costs more than the
-        // rows), then typed rows read straight into numbers: no row of
-        // values per run.
-        let rows = self.client.query(&stmt, &refs).map_err(pg_error)?;
+        // Typed rows read straight into numbers: no row of values per run.
         for row in &rows {
-            let id = match id_type {
-                Type::INT8 => row.try_get::<_, Option<i64>>(0),
-                Type::INT4 => row.try_get::<_, Option<i32>>(0).map(|x| x.map(i64::from)),
-                _ => return Err(StoreError(format!("column 1 of {sql} is not an integer"))),
-            }
-            .map_err(pg_error)?;
-            let value = match value_type {
+            let id = first_integer(row, id_col.type_(), sql)?;
+            let value = match *value_col.type_() {
                 Type::FLOAT8 => row.try_get::<_, Option<f64>>(1),
                 Type::INT8 => row
                     .try_get::<_, Option<i64>>(1)
@@ -241,16 +247,12 @@ impl Backend for Postgres {
         params: &[Value],
         f: &mut dyn FnMut(i64, f64),
     ) -> Result<()> {
-        let stmt = self.statement(sql)?;
-        let bound = Self::bind(&stmt, params)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-        for row in &self.client.query(&stmt, &refs).map_err(pg_error)? {
-            let id = match stmt.columns().first().map(|c| c.type_()) {
-                Some(&Type::INT8) => row.try_get::<_, Option<i64>>(0),
-                Some(&Type::INT4) => row.try_get::<_, Option<i32>>(0).map(|x| x.map(i64::from)),
-                _ => return Err(StoreError(format!("column 1 of {sql} is not an integer"))),
-            }
-            .map_err(pg_error)?;
+        let (stmt, rows) = self.rows(sql, params)?;
+        let Some(id_col) = stmt.columns().first() else {
+            return Err(StoreError(format!("query_lists needs two columns: {sql}")));
+        };
+        for row in &rows {
+            let id = first_integer(row, id_col.type_(), sql)?;
             let values = row
                 .try_get::<_, Option<Vec<Option<f64>>>>(1)
                 .map_err(pg_error)?;
