@@ -744,6 +744,24 @@ mod tests {
         assert!((f.throughput - 1.0).abs() < 1e-12, "{f:?}");
     }
 
+    /// Four runs in each of `n` slots, all starting at 0 and ending in
+    /// bunches every 0.2 s, slot j `stagger` seconds after slot 0.
+    fn bunches(n: usize, stagger: f64) -> Vec<Span> {
+        (0..4)
+            .flat_map(|k| {
+                (0..n).map(move |slot| Span {
+                    slot,
+                    start: if k == 0 {
+                        0.0
+                    } else {
+                        0.2 * k as f64 + stagger * slot as f64
+                    },
+                    end: 0.2 * (k + 1) as f64 + stagger * slot as f64,
+                })
+            })
+            .collect()
+    }
+
     #[test]
     fn bunches_that_straddle_the_stretchs_edges_are_counted_in_part() {
         // Four instances at once on two CPUs, ending in bunches every
@@ -752,20 +770,7 @@ mod tests {
         // the last; counting the completions inside it read 9 in 0.585 s
         // (15.4 a second): the last bunch counted one of its four.
         let n = 4;
-        let spans: Vec<Span> = (0..4)
-            .flat_map(|k| {
-                (0..n).map(move |slot| Span {
-                    slot,
-                    start: if k == 0 {
-                        0.0
-                    } else {
-                        0.2 * k as f64 + 0.005 * slot as f64
-                    },
-                    end: 0.2 * (k + 1) as f64 + 0.005 * slot as f64,
-                })
-            })
-            .collect();
-        let r = with_batch(n, spans, vec![Sample::new(0); 16]);
+        let r = with_batch(n, bunches(n, 0.005), vec![Sample::new(0); 16]);
         let f = batch_figures(&r, &r.batches[0]).unwrap();
         assert!((f.throughput - 20.0).abs() < 1e-9, "{f:?}");
     }
@@ -803,18 +808,9 @@ mod tests {
         // CPUs make 20 a second; counting the completions between the
         // first and the last end would read 15 / 0.6 s = 25.
         let n = 4;
-        let spans: Vec<Span> = (0..4)
-            .flat_map(|k| {
-                (0..n).map(move |slot| Span {
-                    slot,
-                    start: 0.2 * k as f64,
-                    end: 0.2 * (k + 1) as f64,
-                })
-            })
-            .collect();
         let mut sample = Sample::new(0);
         sample.set(Metric::CpuTime, 0.1);
-        let r = with_batch(n, spans, vec![sample; 4 * n]);
+        let r = with_batch(n, bunches(n, 0.0), vec![sample; 4 * n]);
         assert_eq!(r.batches[0].busy, (0.0, 0.8));
         let f = batch_figures(&r, &r.batches[0]).unwrap();
         assert!((f.throughput - 20.0).abs() < 1e-9, "{f:?}");
