@@ -32,22 +32,17 @@ fn hits(x: f64) -> f64 {
 
 /// `cmdscope run` in `dir` with the monitor following `dir/log`.
 fn run_monitored(dir: &Path, args: &[&str]) -> std::process::Output {
-    let mut cmd = std::process::Command::new(bin());
-    cmd.arg("run")
-        .args(["--style", "basic"])
+    let monitor = [
         // Above the default, so a loaded machine's tail still delivers a
         // run's lines within its window.
-        .args(["--monitor-settle", "0.3"])
-        .args(["--monitor", "exec tail -n0 -F log", "--match", "hits=^hit$"])
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .env_remove("CMDSCOPE_STORE");
-    if !args.contains(&"--store") {
-        cmd.env("CMDSCOPE_NO_STORE", "1");
-    }
-    cmd.output().expect("run cmdscope")
+        "--monitor-settle",
+        "0.3",
+        "--monitor",
+        "exec tail -n0 -F log",
+        "--match",
+        "hits=^hit$",
+    ];
+    run_in(dir, &[&monitor[..], args].concat())
 }
 
 /// [`run_monitored`] with `args` and `--export-json out.json`, which must

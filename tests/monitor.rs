@@ -5,23 +5,6 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::process::Output;
-
-/// `cmdscope run` in `dir`, storing nothing unless `--store` is given.
-fn run_in(dir: &std::path::Path, args: &[&str]) -> Output {
-    let mut cmd = std::process::Command::new(bin());
-    cmd.arg("run")
-        .args(["--style", "basic"])
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .env_remove("CMDSCOPE_STORE");
-    if !args.contains(&"--store") {
-        cmd.env("CMDSCOPE_NO_STORE", "1");
-    }
-    cmd.output().expect("run cmdscope")
-}
 
 fn counts(doc: &Value, result: usize, name: &str) -> Vec<Value> {
     doc["results"][result]["monitor"][format!("monitor_{name}")]

@@ -418,3 +418,19 @@ pub fn lists_benchmark(o: &Output, benchmark: &str) -> bool {
         .iter()
         .any(|c| c["benchmark"] == benchmark)
 }
+
+/// `cmdscope run --style basic` in `dir`, storing nothing unless `--store` is given.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.arg("run")
+        .args(["--style", "basic"])
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE");
+    if !args.contains(&"--store") {
+        cmd.env("CMDSCOPE_NO_STORE", "1");
+    }
+    cmd.output().expect("run cmdscope")
+}
