@@ -302,7 +302,11 @@ fn all_positive(sessions: &[Vec<f64>]) -> bool {
 /// One summary per session: log medians when every value is positive
 /// (times), else plain medians (counts with zeros, which have no log).
 pub fn summaries(sessions: &[Vec<f64>]) -> Vec<f64> {
-    let positive = all_positive(sessions);
+    summaries_as(sessions, all_positive(sessions))
+}
+
+/// [`summaries`], log medians when `positive` (else plain medians).
+fn summaries_as(sessions: &[Vec<f64>], positive: bool) -> Vec<f64> {
     sessions
         .iter()
         .map(|r| {
@@ -886,10 +890,12 @@ pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
     // Summaries made once: the newest session's comparison uses those of
     // the sessions before it, the same unless the newest alone has a value
     // that is not positive (which makes every summary a plain median).
-    let all = summaries(&runs);
-    let found = find_from(&runs, &all, &p);
     let older = runs.len().saturating_sub(1);
-    let newest = if all_positive(&runs) == all_positive(&runs[..older]) {
+    let before_newest = all_positive(&runs[..older]);
+    let positive = before_newest && all_positive(&runs[older..]);
+    let all = summaries_as(&runs, positive);
+    let found = find_from(&runs, &all, &p);
+    let newest = if positive == before_newest {
         newest_comparison_from(&runs, &all[..older], &p)
     } else {
         newest_comparison(&runs, &p)

@@ -169,7 +169,7 @@ fn relative(m: &dyn Measurer, anchor: usize, x: usize) -> Option<f64> {
     if a.len() < MIN_N {
         return None;
     }
-    let estimate = crate::stats::hodges_lehmann_estimate;
+    use crate::stats::hodges_lehmann_estimate as estimate;
     if a.iter().chain(&b).all(|&v| v > 0.0) {
         let d: Vec<f64> = a.iter().zip(&b).map(|(p, q)| (q / p).ln()).collect();
         estimate(&d).map(f64::exp)
