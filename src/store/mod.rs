@@ -104,13 +104,15 @@ pub trait Backend: Send {
     /// handing each element (NULLs skipped) to `f` with the integer, in
     /// the array's order: one row per cell instead of one per run, where
     /// rows cost more than their values. PostgreSQL only (SQLite has no
-    /// arrays, and its rows are cheap).
+    /// arrays, and its rows are cheap): other backends refuse.
     fn query_lists(
         &mut self,
         sql: &str,
-        params: &[Value],
-        f: &mut dyn FnMut(i64, f64),
-    ) -> Result<()>;
+        _params: &[Value],
+        _f: &mut dyn FnMut(i64, f64),
+    ) -> Result<()> {
+        Err(StoreError(format!("this store has no arrays: {sql}")))
+    }
     /// Inserts many rows (`values` holds `columns.len()` values per row),
     /// inside the caller's transaction, as fast as the backend allows.
     fn insert_rows(&mut self, table: &str, columns: &[&str], values: &[Value]) -> Result<()>;

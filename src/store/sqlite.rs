@@ -320,15 +320,6 @@ impl Backend for Sqlite {
         Ok(())
     }
 
-    fn query_lists(
-        &mut self,
-        sql: &str,
-        _params: &[Value],
-        _f: &mut dyn FnMut(i64, f64),
-    ) -> Result<()> {
-        Err(StoreError(format!("SQLite has no arrays: {sql}")))
-    }
-
     fn insert_rows(&mut self, table: &str, columns: &[&str], values: &[Value]) -> Result<()> {
         if columns.is_empty() || values.is_empty() {
             return Ok(());
