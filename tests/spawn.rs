@@ -9,17 +9,17 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// scripts/maxrss.c compiled with the system's C compiler: the minimal C
+/// scripts/`name`.c compiled with the system's C compiler: a minimal C
 /// parent that cmdscope's readings are compared with. None (test skipped)
 /// when there is no C compiler outside CI; in CI it must exist.
-fn c_parent(dir: &std::path::Path) -> Option<PathBuf> {
-    let exe = dir.join("maxrss");
-    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/maxrss.c");
+fn c_parent(dir: &std::path::Path, name: &str) -> Option<PathBuf> {
+    let exe = dir.join(name);
+    let source = format!("{}/scripts/{name}.c", env!("CARGO_MANIFEST_DIR"));
     let build = |extra: &[&str]| {
         Command::new("cc")
             .args(["-O2", "-o"])
             .arg(&exe)
-            .arg(source)
+            .arg(&source)
             .args(extra)
             .status()
     };
@@ -30,7 +30,7 @@ fn c_parent(dir: &std::path::Path) -> Option<PathBuf> {
     }
     assert!(
         std::env::var_os("CI").is_none(),
-        "CI needs a C compiler (cc) to build scripts/maxrss.c"
+        "CI needs a C compiler (cc) to build scripts/{name}.c"
     );
     eprintln!("skipped: no working C compiler (cc) to build the reference parent");
     None
@@ -71,21 +71,9 @@ fn c_parent_reading(parent: &std::path::Path, runs: usize, argv: &[&str]) -> f64
 #[test]
 fn io_counts_read_like_a_minimal_c_parent() {
     let dir = tempdir();
-    let reference = dir.path().join("procio");
-    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/procio.c");
-    let built = Command::new("cc")
-        .args(["-O2", "-o"])
-        .arg(&reference)
-        .arg(source)
-        .status();
-    if !matches!(built, Ok(s) if s.success()) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI needs a C compiler (cc) to build scripts/procio.c"
-        );
-        eprintln!("skipped: no working C compiler (cc) to build the reference parent");
+    let Some(reference) = c_parent(dir.path(), "procio") else {
         return;
-    }
+    };
     let input = dir.path().join("in.bin");
     let data: Vec<u8> = (0..100_003u32).map(|i| (i * 7919 % 251) as u8).collect();
     std::fs::write(&input, data).unwrap();
@@ -156,7 +144,7 @@ fn io_counts_read_like_a_minimal_c_parent() {
 #[test]
 fn peak_memory_reads_like_a_minimal_c_parent_and_is_never_inherited() {
     let dir = tempdir();
-    let Some(parent) = c_parent(dir.path()) else {
+    let Some(parent) = c_parent(dir.path(), "maxrss") else {
         return;
     };
     let f = fixture();
