@@ -96,6 +96,10 @@ pub struct Sample {
     /// What disturbed the run, where the kernel tells (not a metric of the
     /// command's own: the machine's state while it ran).
     pub disturbance: Disturbance,
+    /// The spawner's serial number of the scheduled run this was read from
+    /// (`exec::Spawner::next_serial`), None for a run made alone: the store
+    /// writer knows by it which runs cmdscope sent before it died.
+    pub scheduled: Option<u64>,
 }
 
 impl Sample {
@@ -108,6 +112,7 @@ impl Sample {
             removed: false,
             values: [f64::NAN; Metric::COUNT],
             disturbance: Disturbance::default(),
+            scheduled: None,
         }
     }
 

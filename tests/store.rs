@@ -284,6 +284,26 @@ fn kill_9_keeps_every_finished_run() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("unfinished"));
 }
 
+/// Runs the spawner made from a schedule whose reports cmdscope had not
+/// read (or read and not yet sent) when it was killed: the store writer
+/// reads them from its copy of the spawner's socket and stores them.
+#[test]
+fn kill_9_during_a_schedule_keeps_every_finished_run() {
+    let (_serial, dir, db) = serial_db("killed.db");
+    let counter = dir.path().join("runs-made");
+    let lines = kill_9_scheduled_run(&db, &counter, 300);
+    let mut store = open_store(&db);
+    let sessions = sessions_once_stored(&mut store, lines - 1);
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].status, "running", "never finished");
+    let runs = store.runs(sessions[0].cells[0].id).unwrap();
+    assert_scheduled_runs_stored(runs.len() as i64, lines);
+    // In order, as cmdscope would have stored them.
+    let indices: Vec<u64> = runs.iter().map(|r| r.run_index).collect();
+    assert_eq!(indices, (0..runs.len() as u64).collect::<Vec<_>>());
+    assert!(runs.iter().all(|r| r.exit_code == Some(0)));
+}
+
 #[test]
 fn unreadable_store_is_a_clear_error_and_the_export_is_written() {
     let (_serial, dir, db) = serial_db("garbage.db");

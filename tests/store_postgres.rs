@@ -372,6 +372,14 @@ fn kill_9_keeps_every_finished_run(server: &Server) {
     let s = sessions_once_stored(&mut open_store(&url), finished);
     assert_eq!(s[0].status, "running");
     assert_finished_runs_stored(s[0].cells[0].runs, finished);
+
+    // Runs made from a schedule, whose reports cmdscope may not have read.
+    let url = server.create_db("cmdscope_killed_scheduled");
+    let counter = dir.path().join("made");
+    let lines = kill_9_scheduled_run(&url, &counter, 200);
+    let s = sessions_once_stored(&mut open_store(&url), lines - 1);
+    assert_eq!(s[0].status, "running");
+    assert_scheduled_runs_stored(s[0].cells[0].runs, lines);
 }
 
 fn newer_schema_and_bad_password(server: &Server) {

@@ -327,6 +327,63 @@ struct RunResult {
     write_bytes: u64,
     cancelled_write_bytes: u64,
     leftovers: i64,
+    /// A scheduled run's number among the runs handed over (see
+    /// [`Spawner::schedule`]); -1 for a run made alone.
+    serial: i64,
+}
+
+impl RunResult {
+    /// Fills `sample` with every metric the report holds, or says which
+    /// step of starting the command failed, with its errno.
+    fn fill(&self, sample: &mut Sample) -> std::result::Result<(), (&'static str, i32)> {
+        let res = self;
+        if res.failed_step != 0 {
+            let step = match res.failed_step {
+                1 => "starting a process",
+                2 => "redirecting input or output",
+                3 => "changing to the working directory",
+                4 => "setting the niceness (below 0 needs root)",
+                5 => "pinning to --cpus",
+                6 => "switching user",
+                7 => "waiting for the perf counters",
+                9 => "creating its process group",
+                10 => "joining the session's cgroup",
+                _ => "exec",
+            };
+            return Err((step, res.error as i32));
+        }
+        let wall =
+            (res.end_sec - res.start_sec) as f64 + (res.end_nsec - res.start_nsec) as f64 * 1e-9;
+        sample.set(Metric::WallTime, wall);
+        if res.io_ok != 0 {
+            sample.set(Metric::IoReadBytes, res.read_bytes as f64);
+            // Net of writes truncated away before reaching storage.
+            sample.set(
+                Metric::IoWriteBytes,
+                res.write_bytes.saturating_sub(res.cancelled_write_bytes) as f64,
+            );
+            sample.set(Metric::IoReadChars, res.rchar as f64);
+            sample.set(Metric::IoWriteChars, res.wchar as f64);
+        }
+
+        let user = timeval_seconds(res.utime_sec, res.utime_usec);
+        let sys = timeval_seconds(res.stime_sec, res.stime_usec);
+        sample.set(Metric::UserTime, user);
+        sample.set(Metric::SystemTime, sys);
+        sample.set(Metric::CpuTime, user + sys);
+        sample.set(Metric::PeakRss, res.maxrss_kib as f64 * 1024.0);
+        sample.set(Metric::MinorFaults, res.minflt as f64);
+        sample.set(Metric::MajorFaults, res.majflt as f64);
+        sample.set(Metric::VoluntaryCtx, res.nvcsw as f64);
+        sample.set(Metric::InvoluntaryCtx, res.nivcsw as f64);
+        let status = res.status as i32;
+        if libc::WIFEXITED(status) {
+            sample.exit_code = Some(libc::WEXITSTATUS(status));
+        } else if libc::WIFSIGNALED(status) {
+            sample.signal = Some(libc::WTERMSIG(status));
+        }
+        Ok(())
+    }
 }
 
 /// A RESULT message: header and report.
@@ -368,6 +425,12 @@ pub struct Spawner {
     interrupted_at: std::cell::Cell<Option<f64>>,
     /// A report read ahead to see whether its run ended before that.
     peeked: std::cell::Cell<Option<RunResult>>,
+    /// Scheduled runs handed over so far: the next one's serial number.
+    handed: std::cell::Cell<u64>,
+    /// The last report of a scheduled run taken was only peeked at: it
+    /// stays in the socket until its sample has gone on (see
+    /// [`Spawner::catch_up`]).
+    unconsumed: std::cell::Cell<bool>,
 }
 
 /// More than this many bytes of children (a hundred or so pids) and the
@@ -506,6 +569,8 @@ impl Spawner {
             scheduled: std::cell::RefCell::new(std::collections::VecDeque::new()),
             interrupted_at: std::cell::Cell::new(None),
             peeked: std::cell::Cell::new(None),
+            handed: std::cell::Cell::new(0),
+            unconsumed: std::cell::Cell::new(false),
         })
     }
 
@@ -616,8 +681,25 @@ impl Spawner {
             }
             self.send(&message, &[])?;
             self.scheduled.borrow_mut().push_back(chunk.len());
+            self.handed.set(self.handed.get() + chunk.len() as u64);
         }
         Ok(())
+    }
+
+    /// The serial number the next run handed to [`Spawner::schedule`]
+    /// will have: scheduled runs are numbered from 0 in the order handed
+    /// over, made or not, and [`Prepared::take`] gives each sample its
+    /// run's number.
+    pub fn next_serial(&self) -> u64 {
+        self.handed.get()
+    }
+
+    /// The descriptor of our end of the spawner's socket. The store writer
+    /// keeps a copy of it: should cmdscope die, the reports of scheduled
+    /// runs it never read are still there, and the writer stores them
+    /// ([`unread_reports`]).
+    pub fn socket(&self) -> std::os::fd::RawFd {
+        self.sock.0
     }
 
     /// Whether runs handed over by [`Spawner::schedule`] are still to be read.
@@ -632,6 +714,7 @@ impl Spawner {
     /// leftovers counted). After an interruption, every run still made is
     /// killed until the spawner says it is done.
     pub fn finish_schedules(&self) -> Result<()> {
+        self.catch_up(&mut || {})?;
         if !self.scheduled() {
             return Ok(());
         }
@@ -694,49 +777,80 @@ impl Spawner {
     }
 
     /// Reads the spawner's next report of a scheduled run, passing over the
-    /// DONE of finished schedules: None when none is left.
+    /// DONE of finished schedules: None when none is left. The report is
+    /// peeked at, not consumed: it leaves the socket at the next read
+    /// ([`Spawner::catch_up`]), once its sample has gone to the store, so
+    /// that a `kill -9` of cmdscope in between leaves it for the store
+    /// writer to take in.
     fn next_report(&self, on_interrupt: &mut dyn FnMut()) -> Result<Option<RunResult>> {
+        self.catch_up(on_interrupt)?;
         loop {
             if !self.scheduled() {
                 return Ok(None);
             }
-            let (kind, len) = self.recv_header(on_interrupt)?;
-            match kind {
+            let reply = self.peek_reply(on_interrupt)?;
+            match reply.kind {
                 MSG_DONE => {
+                    self.recv(&mut [0u8; 8], on_interrupt)?;
                     self.scheduled.borrow_mut().pop_front();
                 }
-                MSG_RESULT if len as usize == std::mem::size_of::<RunResult>() => {
-                    let mut res = RunResult::default();
-                    // SAFETY: RunResult is plain data, viewed as its bytes.
-                    let bytes = unsafe {
-                        std::slice::from_raw_parts_mut(
-                            (&mut res as *mut RunResult).cast::<u8>(),
-                            std::mem::size_of::<RunResult>(),
-                        )
-                    };
-                    self.recv(bytes, on_interrupt)?;
-                    let last = match self.scheduled.borrow_mut().front_mut() {
-                        Some(left) => {
-                            *left = left.saturating_sub(1);
-                            *left == 0
-                        }
-                        None => false,
-                    };
-                    if last {
-                        // Its DONE follows at once: read now, so that no
-                        // message of a schedule is left when none is due.
-                        let (kind, _) = self.recv_header(on_interrupt)?;
-                        if kind != MSG_DONE {
-                            return Err(Spawner::gone());
-                        }
-                        self.scheduled.borrow_mut().pop_front();
+                MSG_RESULT if reply.len as usize == std::mem::size_of::<RunResult>() => {
+                    self.unconsumed.set(true);
+                    if let Some(left) = self.scheduled.borrow_mut().front_mut() {
+                        *left = left.saturating_sub(1);
                     }
+                    let res = reply.res;
                     self.left_in_spawner
                         .set(self.left_in_spawner.get() + res.leftovers.max(0) as usize);
                     return Ok(Some(res));
                 }
                 _ => return Err(Spawner::gone()),
             }
+        }
+    }
+
+    /// Consumes the report last peeked at, then the DONE of a schedule
+    /// whose runs are all read: after this no message of a schedule is
+    /// left in the socket unless one is due.
+    fn catch_up(&self, on_interrupt: &mut dyn FnMut()) -> Result<()> {
+        if self.unconsumed.replace(false) {
+            let mut reply = Reply::default();
+            self.recv(reply_bytes(&mut reply), on_interrupt)?;
+        }
+        while self.scheduled.borrow().front() == Some(&0) {
+            let (kind, _) = self.recv_header(on_interrupt)?;
+            if kind != MSG_DONE {
+                return Err(Spawner::gone());
+            }
+            self.scheduled.borrow_mut().pop_front();
+        }
+        Ok(())
+    }
+
+    /// The next message of a schedule, left in the socket: a DONE (its
+    /// header) or a whole RESULT. The spawner writes whole messages, so
+    /// a part of one is seen only for the moment the rest takes to come.
+    fn peek_reply(&self, on_interrupt: &mut dyn FnMut()) -> Result<Reply> {
+        let mut reply = Reply::default();
+        loop {
+            let bytes = reply_bytes(&mut reply);
+            let want = bytes.len();
+            // SAFETY: bytes is valid for writing its length.
+            let n =
+                unsafe { libc::recv(self.sock.0, bytes.as_mut_ptr().cast(), want, libc::MSG_PEEK) };
+            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                on_interrupt();
+                continue;
+            }
+            if n <= 0 {
+                return Err(Spawner::gone());
+            }
+            let n = n as usize;
+            if n == want || (n >= 8 && reply.kind == MSG_DONE) {
+                return Ok(reply);
+            }
+            // The rest of a message on its way.
+            std::thread::sleep(std::time::Duration::from_micros(20));
         }
     }
 
@@ -749,41 +863,12 @@ impl Spawner {
     fn send(&self, bytes: &[u8], fds: &[i32]) -> Result<()> {
         let mut sent = 0;
         while sent < bytes.len() {
-            let mut iov = libc::iovec {
-                iov_base: bytes[sent..].as_ptr() as *mut libc::c_void,
-                iov_len: bytes.len() - sent,
-            };
-            let mut control = [0u64; 8];
-            // SAFETY: msghdr is plain data; every pointer outlives the call.
-            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            if sent == 0 && !fds.is_empty() {
-                let len = std::mem::size_of_val(fds) as u32;
-                // SAFETY: control is large enough for three descriptors.
-                unsafe {
-                    msg.msg_control = control.as_mut_ptr().cast();
-                    msg.msg_controllen = libc::CMSG_SPACE(len) as _;
-                    let cm = libc::CMSG_FIRSTHDR(&msg);
-                    (*cm).cmsg_level = libc::SOL_SOCKET;
-                    (*cm).cmsg_type = libc::SCM_RIGHTS;
-                    (*cm).cmsg_len = libc::CMSG_LEN(len) as _;
-                    std::ptr::copy_nonoverlapping(
-                        fds.as_ptr(),
-                        libc::CMSG_DATA(cm).cast(),
-                        fds.len(),
-                    );
-                }
+            let part = if sent == 0 { fds } else { &[] };
+            match send_part(self.sock.0, &bytes[sent..], part) {
+                Ok(n) => sent += n,
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(_) => return Err(Spawner::gone()),
             }
-            // SAFETY: msg describes valid buffers.
-            let n = unsafe { libc::sendmsg(self.sock.0, &msg, libc::MSG_NOSIGNAL) };
-            if n < 0 {
-                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                return Err(Spawner::gone());
-            }
-            sent += n as usize;
         }
         Ok(())
     }
@@ -824,7 +909,11 @@ impl Drop for Spawner {
         if self.scheduled() {
             self.cut();
         }
-        // Closing the socket makes the spawner exit.
+        // The end of our writing makes the spawner exit: a shutdown, since
+        // closing our descriptor does not end the socket while the store
+        // writer holds a copy of it.
+        // SAFETY: a shutdown of a descriptor we own.
+        unsafe { libc::shutdown(self.sock.0, libc::SHUT_WR) };
         drop(std::mem::replace(&mut self.sock, Fd(-1)));
         let _ = self.child.wait();
         super::tree::unprotect(self.child.id() as libc::pid_t);
@@ -852,6 +941,173 @@ fn monotonic() -> f64 {
     // SAFETY: clock_gettime writes into ts.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// One `sendmsg` of `bytes` on `sock`, with `fds` (at most three) as
+/// SCM_RIGHTS: the bytes sent.
+fn send_part(sock: i32, bytes: &[u8], fds: &[i32]) -> std::io::Result<usize> {
+    let mut iov = libc::iovec {
+        iov_base: bytes.as_ptr() as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is plain data; every pointer outlives the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    if !fds.is_empty() {
+        let fds = &fds[..fds.len().min(3)];
+        let len = std::mem::size_of_val(fds) as u32;
+        // SAFETY: control is large enough for three descriptors.
+        unsafe {
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = libc::CMSG_SPACE(len) as _;
+            let cm = libc::CMSG_FIRSTHDR(&msg);
+            (*cm).cmsg_level = libc::SOL_SOCKET;
+            (*cm).cmsg_type = libc::SCM_RIGHTS;
+            (*cm).cmsg_len = libc::CMSG_LEN(len) as _;
+            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(cm).cast(), fds.len());
+        }
+    }
+    // SAFETY: msg describes valid buffers.
+    let n = unsafe { libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// Passes a copy of descriptor `fd` to the process at the other end of
+/// the datagram socket `sock` ([`receive_descriptor`]).
+pub fn send_descriptor(sock: i32, fd: i32) -> std::io::Result<()> {
+    loop {
+        match send_part(sock, &[0], &[fd]) {
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            r => return r.map(|_| ()),
+        }
+    }
+}
+
+/// The descriptor the next message on socket `sock` carries
+/// ([`send_descriptor`]), close-on-exec.
+pub fn receive_descriptor(sock: i32) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is plain data; every pointer outlives the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    loop {
+        // SAFETY: msg describes valid buffers.
+        let n = unsafe { libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        if n >= 0 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+    // SAFETY: the kernel filled msg's control buffer; a descriptor it
+    // carries is new in this process and owned here.
+    unsafe {
+        let cm = libc::CMSG_FIRSTHDR(&msg);
+        if cm.is_null()
+            || (*cm).cmsg_level != libc::SOL_SOCKET
+            || (*cm).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(std::io::Error::other("no descriptor came"));
+        }
+        let mut fd = -1i32;
+        std::ptr::copy_nonoverlapping(libc::CMSG_DATA(cm).cast::<i32>(), &mut fd, 1);
+        Ok(std::os::fd::OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// A reply as its bytes, to be read into.
+fn reply_bytes(reply: &mut Reply) -> &mut [u8] {
+    // SAFETY: Reply is plain data, viewed as its bytes.
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            (reply as *mut Reply).cast::<u8>(),
+            std::mem::size_of::<Reply>(),
+        )
+    }
+}
+
+/// The reports of scheduled runs left unread in the spawner's socket
+/// `socket` (a copy of cmdscope's end) once cmdscope is gone: each run's
+/// serial number (see [`Spawner::next_serial`]) and its sample, as
+/// [`Prepared::take`] would have filled it, in the order made; runs that
+/// could not start are left out. Reads until the spawner has closed its
+/// end (it writes the reports of the runs that ended before cmdscope's
+/// death, then exits), waiting at most `patience` for each message.
+pub fn unread_reports(socket: std::os::fd::RawFd, patience: Duration) -> Vec<(u64, Sample)> {
+    let mut out = Vec::new();
+    let mut reply = Reply::default();
+    loop {
+        let mut header = [0u8; 8];
+        if !read_within(socket, &mut header, patience) {
+            break;
+        }
+        let kind = u32::from_ne_bytes([header[0], header[1], header[2], header[3]]);
+        let len = u32::from_ne_bytes([header[4], header[5], header[6], header[7]]) as usize;
+        match kind {
+            MSG_DONE => continue,
+            MSG_RESULT if len == std::mem::size_of::<RunResult>() => {}
+            // Not a schedule's message: nothing after it can be read as one.
+            _ => break,
+        }
+        if !read_within(socket, &mut reply_bytes(&mut reply)[8..], patience) {
+            break;
+        }
+        let res = reply.res;
+        let mut sample = Sample::new(0);
+        if res.serial >= 0 && res.fill(&mut sample).is_ok() {
+            sample.scheduled = Some(res.serial as u64);
+            out.push((res.serial as u64, sample));
+        }
+    }
+    out
+}
+
+/// Reads exactly `buf.len()` bytes, waiting at most `patience` for each
+/// part; false at the end of the stream, an error or the wait's end.
+fn read_within(fd: std::os::fd::RawFd, buf: &mut [u8], patience: Duration) -> bool {
+    let mut got = 0;
+    while got < buf.len() {
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = patience.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd.
+        let ready = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if ready < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        if ready <= 0 {
+            return false;
+        }
+        // SAFETY: the rest of buf is valid for writing.
+        let n = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        if n <= 0 {
+            return false;
+        }
+        got += n as usize;
+    }
+    true
 }
 
 fn header(kind: u32, len: usize) -> Vec<u8> {
@@ -1237,6 +1493,7 @@ impl Prepared {
             },
         };
         self.fill(&res, sample)?;
+        sample.scheduled = u64::try_from(res.serial).ok();
         if spawner.interrupted_at.get().is_some() && !spawner.ended_before_interrupt(&res) {
             return Ok(Outcome::Interrupted);
         }
@@ -1247,20 +1504,7 @@ impl Prepared {
     /// command could not start.
     fn fill(&mut self, res: &RunResult, sample: &mut Sample) -> Result<()> {
         self.last = None;
-        if res.failed_step != 0 {
-            let step = match res.failed_step {
-                1 => "starting a process",
-                2 => "redirecting input or output",
-                3 => "changing to the working directory",
-                4 => "setting the niceness (below 0 needs root)",
-                5 => "pinning to --cpus",
-                6 => "switching user",
-                7 => "waiting for the perf counters",
-                9 => "creating its process group",
-                10 => "joining the session's cgroup",
-                _ => "exec",
-            };
-            let errno = res.error as i32;
+        if let Err((step, errno)) = res.fill(sample) {
             return Err(Error::Spawn {
                 command: self.path.to_string_lossy().into_owned(),
                 source: std::io::Error::new(
@@ -1269,42 +1513,11 @@ impl Prepared {
                 ),
             });
         }
-
         let at = |sec: i64, nsec: i64| sec as f64 + nsec as f64 * 1e-9;
         self.last = Some((
             at(res.start_sec, res.start_nsec),
             at(res.end_sec, res.end_nsec),
         ));
-        let wall =
-            (res.end_sec - res.start_sec) as f64 + (res.end_nsec - res.start_nsec) as f64 * 1e-9;
-        sample.set(Metric::WallTime, wall);
-        if res.io_ok != 0 {
-            sample.set(Metric::IoReadBytes, res.read_bytes as f64);
-            // Net of writes truncated away before reaching storage.
-            sample.set(
-                Metric::IoWriteBytes,
-                res.write_bytes.saturating_sub(res.cancelled_write_bytes) as f64,
-            );
-            sample.set(Metric::IoReadChars, res.rchar as f64);
-            sample.set(Metric::IoWriteChars, res.wchar as f64);
-        }
-
-        let user = timeval_seconds(res.utime_sec, res.utime_usec);
-        let sys = timeval_seconds(res.stime_sec, res.stime_usec);
-        sample.set(Metric::UserTime, user);
-        sample.set(Metric::SystemTime, sys);
-        sample.set(Metric::CpuTime, user + sys);
-        sample.set(Metric::PeakRss, res.maxrss_kib as f64 * 1024.0);
-        sample.set(Metric::MinorFaults, res.minflt as f64);
-        sample.set(Metric::MajorFaults, res.majflt as f64);
-        sample.set(Metric::VoluntaryCtx, res.nvcsw as f64);
-        sample.set(Metric::InvoluntaryCtx, res.nivcsw as f64);
-        let status = res.status as i32;
-        if libc::WIFEXITED(status) {
-            sample.exit_code = Some(libc::WEXITSTATUS(status));
-        } else if libc::WIFSIGNALED(status) {
-            sample.signal = Some(libc::WTERMSIG(status));
-        }
         Ok(())
     }
 

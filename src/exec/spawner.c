@@ -42,9 +42,13 @@
  *   harness -> helper: PREPARE (with stdin/stdout/stderr as SCM_RIGHTS),
  *                      RUN (the header alone, its length field holding the
  *                      command's id: one read per run), GO (read by the
- *                      waiting child).
- *   helper -> harness: PID {pid} (counters only), RESULT {struct result}.
- * The helper exits when the harness closes the socket.
+ *                      waiting child), SCHEDULE {flags, count, ids} (runs
+ *                      made back to back, see `schedule`), RESUME.
+ *   helper -> harness: PID {pid} (counters only), RESULT {struct result},
+ *                      DONE (a schedule's end, its length the runs made).
+ * The helper exits when the harness shuts its end of the socket down (the
+ * store writer may hold a copy of that end: see `schedule`), or when the
+ * harness dies.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -128,6 +132,7 @@ struct result {
     int64_t io_ok;
     uint64_t rchar, wchar, read_bytes, write_bytes, cancelled_write_bytes;
     int64_t leftovers; /* processes the run left running, killed (batch mode) */
+    int64_t serial;    /* a scheduled run's number (see `schedule`), else -1 */
 };
 
 struct command {
@@ -361,11 +366,26 @@ static uint64_t field(const char *text, const char *key) {
 /* The command running now (its own process group), for `parent_died`. */
 static volatile pid_t running;
 
+/* Set while a schedule is being made (see `schedule`): cmdscope's death
+ * then ends it, after its finished runs' reports are written, instead of
+ * ending this process at once. */
+static volatile sig_atomic_t in_schedule, parent_gone;
+/* When cmdscope died (CLOCK_MONOTONIC, ns): a run that ended before it is
+ * a finished run. */
+static volatile int64_t died_at;
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
 /* cmdscope is gone (the kernel's parent-death signal, asked for as SIGTERM
  * so that it can be caught): the running command and its process group go
  * with it, so a `kill -9` of cmdscope leaves nothing behind. */
 static void parent_died(int sig) {
     (void)sig;
+    died_at = now_ns();
     pid_t pid = running;
     if (pid > 0) {
         kill(-pid, SIGKILL);
@@ -395,7 +415,11 @@ static void parent_died(int sig) {
             kill(child, SIGKILL);
         }
     }
-    _exit(0);
+    /* In a schedule, the reports of its finished runs are still to be
+     * written: the store writer reads what cmdscope did not (see
+     * `schedule`). Anywhere else every report is written already. */
+    if (!in_schedule) _exit(0);
+    parent_gone = 1;
 }
 
 /* Batch mode (see `schedule`): set by SIGUSR1, from cmdscope, which cuts the
@@ -460,6 +484,7 @@ static int64_t kill_leftovers(void) {
 static void run_one(uint32_t id, struct result *out) {
     struct result res;
     memset(&res, 0, sizeof res);
+    res.serial = -1;
     if (id >= ncommands) _exit(3);
     const struct command *c = commands[id];
     struct child_ctx ctx = {c, 0, 0};
@@ -482,6 +507,11 @@ static void run_one(uint32_t id, struct result *out) {
     }
     res.pid = pid;
     running = pid;
+    if (parent_gone) {
+        /* cmdscope died as this run started: it goes too. */
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+    }
     if (ctx.failed_step) {
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -561,13 +591,23 @@ static void flush_reports(void) {
     nunsent = 0;
 }
 
+/* Runs handed over in SCHEDULEs so far: a scheduled run's serial number is
+ * its position among them, counted alike by cmdscope (made or not). */
+static uint64_t scheduled_total;
+
 /* SCHEDULE {flags, count, count ids}: runs them back to back without waiting
  * for a request per run, writes the runs' RESULTs as they end (grouped, see
  * `flush_reports`; cmdscope reads them off the critical path), then DONE
  * with the number made in its length field. Stops early on SIGUSR1 (Ctrl-C in cmdscope)
  * and, with S_STOP_ON_FAILURE, after a run that failed, as the per-run
  * path would stop the session there; either stop holds for the batches
- * already queued behind this one until cmdscope sends RESUME. */
+ * already queued behind this one until cmdscope sends RESUME.
+ *
+ * When cmdscope dies meanwhile, the runs that ended before its death are
+ * still reported, and this process exits: the store writer holds a copy
+ * of cmdscope's end of the socket and stores the reports cmdscope never
+ * read, so a `kill -9` loses no finished run (the run then in progress,
+ * killed, is not one). */
 static void schedule(uint32_t len) {
     uint32_t head[2];
     uint32_t ids[SCHEDULE_MAX];
@@ -581,23 +621,37 @@ static void schedule(uint32_t len) {
         children_fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
         if (children_fd < 0) _exit(3);
     }
+    uint64_t first = scheduled_total;
+    scheduled_total += count;
+    in_schedule = 1;
     uint32_t made = 0;
     int64_t since = 0; /* end of the first run not yet written, ns */
-    while (made < count && !stop_batch) {
+    while (made < count && !stop_batch && !parent_gone) {
         struct report *r = &unsent[nunsent++];
-        run_one(ids[made++], &r->res);
+        run_one(ids[made], &r->res);
+        r->res.serial = (int64_t)(first + made);
+        made++;
         r->h.type = MSG_RESULT;
         r->h.len = sizeof r->res;
         int64_t end = r->res.end_sec * 1000000000L + r->res.end_nsec;
+        if (parent_gone) {
+            /* Killed by `parent_died`, unless it had ended before: a run
+             * that exited by itself is a finished run. */
+            int status = (int)r->res.status;
+            if (r->res.failed_step != 0 || (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && end >= died_at))
+                nunsent--;
+            break;
+        }
         if (nunsent == 1) since = end;
         if ((head[0] & S_STOP_ON_FAILURE) && (r->res.failed_step != 0 || r->res.status != 0)) stop_batch = 1;
         if (nunsent == FLUSH_RUNS || end - since >= FLUSH_NS) flush_reports();
     }
     flush_reports();
+    if (parent_gone) _exit(0);
     struct header done = {MSG_DONE, made};
     write_full(SOCK, &done, sizeof done);
+    in_schedule = 0;
 }
-
 
 int main(int argc, char **argv) {
     /* The harness ignores SIGPIPE (the Rust runtime does) and catches
@@ -637,6 +691,7 @@ int main(int argc, char **argv) {
     int spin = 0;
     for (;;) {
         struct header h;
+        if (parent_gone) _exit(0); /* it died as a schedule ended */
         /* After a run, the next request usually follows within microseconds:
          * watching for it for a short while (50 µs) saves the sleep and the
          * wake-up that would add about 12 µs to every run. */

@@ -59,6 +59,11 @@ impl Ahead {
         }
     }
 
+    /// Whether any cell's runs may go into a schedule.
+    pub fn may_schedule(&self) -> bool {
+        self.eligible.iter().any(|&e| e)
+    }
+
     /// Whether the spawner has no run of ours to make: the runner may read
     /// the machine without overlapping a run.
     pub fn idle(&self) -> bool {
@@ -69,7 +74,8 @@ impl Ahead {
     /// spawner's schedule; None when it is to run alone. `quiet(c)`:
     /// nothing is read around cell `c`'s runs (the machine's counters
     /// would cost too much for them). `window`: the machine checks' window
-    /// is open (Some), and due to close (Some(true)).
+    /// is open (Some), and due to close (Some(true)). `announce(first,
+    /// steps)` is told of every schedule before the spawner gets it.
     #[allow(clippy::too_many_arguments)]
     pub fn take(
         &mut self,
@@ -79,6 +85,7 @@ impl Ahead {
         prepared: &mut [Prepared],
         quiet: &dyn Fn(usize) -> bool,
         window: Option<bool>,
+        announce: &mut dyn FnMut(u64, &[Step]),
         sample: &mut Sample,
     ) -> Option<Result<Outcome>> {
         let c = cell_of(step)?;
@@ -101,13 +108,16 @@ impl Ahead {
                 let mut shadow = scheduler.clone();
                 shadow.record(step, 0.0);
                 self.shadow = Some(shadow);
-                if let Err(e) = self.hand_over(c, true, spawner, prepared, quiet, window) {
+                if let Err(e) =
+                    self.hand_over(step, true, spawner, prepared, quiet, window, announce)
+                {
                     return Some(Err(e));
                 }
             }
         }
         if self.issued.len() <= depth(window) / 2 {
-            if let Err(e) = self.hand_over(c, false, spawner, prepared, quiet, window) {
+            if let Err(e) = self.hand_over(step, false, spawner, prepared, quiet, window, announce)
+            {
                 return Some(Err(e));
             }
         }
@@ -115,25 +125,33 @@ impl Ahead {
     }
 
     /// Hands the spawner the steps to come, up to the depth allowed: the
-    /// shadow's next ones, after the run of cell `now` being taken if
+    /// shadow's next ones, after `now`, the step being taken, if
     /// `with_now` (it is already out of the scheduler).
+    #[allow(clippy::too_many_arguments)]
     fn hand_over(
         &mut self,
-        now: usize,
+        now: Step,
         with_now: bool,
         spawner: &Spawner,
         prepared: &[Prepared],
         quiet: &dyn Fn(usize) -> bool,
         window: Option<bool>,
+        announce: &mut dyn FnMut(u64, &[Step]),
     ) -> Result<()> {
-        let mut cells: Vec<usize> = if with_now { vec![now] } else { Vec::new() };
+        let mut steps: Vec<Step> = if with_now { vec![now] } else { Vec::new() };
         if window == Some(true) {
             // The window closes once the spawner has made what it holds.
             self.shadow = None;
         }
-        let mut last = self.issued.back().copied().and_then(cell_of).unwrap_or(now);
+        let mut last = self
+            .issued
+            .back()
+            .copied()
+            .and_then(cell_of)
+            .or(cell_of(now))
+            .unwrap_or_default();
         while let Some(shadow) = self.shadow.as_mut() {
-            if self.issued.len() + cells.len() >= depth(window) {
+            if self.issued.len() + steps.len() >= depth(window) {
                 break;
             }
             let step = shadow.next_step();
@@ -147,13 +165,18 @@ impl Ahead {
             };
             shadow.record(step, 0.0);
             self.issued.push_back(step);
-            cells.push(c);
+            steps.push(step);
             last = c;
         }
-        if cells.is_empty() {
+        if steps.is_empty() {
             return Ok(());
         }
-        let runs: Vec<&Prepared> = cells.iter().map(|&c| &prepared[c]).collect();
+        let runs: Vec<&Prepared> = steps
+            .iter()
+            .filter_map(|&s| cell_of(s))
+            .map(|c| &prepared[c])
+            .collect();
+        announce(spawner.next_serial(), &steps);
         spawner.schedule(&runs, self.stop_on_failure)
     }
 
@@ -201,6 +224,9 @@ mod tests {
 
     /// Drives `scheduler` as the runner does, every step through `ahead`;
     /// stops at the first sample `stop` says ends the session, then cuts.
+    /// Checks that every schedule was announced before the spawner had
+    /// it, with serial numbers counting on, and that each sample carries
+    /// its step's.
     fn drive(
         ahead: &mut Ahead,
         scheduler: &mut Scheduler,
@@ -209,6 +235,12 @@ mod tests {
         stop: impl Fn(&Sample) -> bool,
     ) -> Vec<(usize, Sample)> {
         let mut made = Vec::new();
+        let mut announced: Vec<Step> = Vec::new();
+        let mut announce = |first: u64, steps: &[Step]| {
+            assert_eq!(first, announced.len() as u64, "serials count on");
+            assert_eq!(spawner.next_serial(), first, "announced first");
+            announced.extend_from_slice(steps);
+        };
         loop {
             let step = scheduler.next_step();
             let Some(c) = cell_of(step) else { break };
@@ -221,10 +253,13 @@ mod tests {
                     prepared,
                     &|_| true,
                     None,
+                    &mut announce,
                     &mut sample,
                 )
                 .expect("every step is handed to the spawner");
             assert_eq!(ran.expect("a report"), Outcome::Finished);
+            let serial = sample.scheduled.expect("a scheduled run's serial") as usize;
+            assert_eq!(serial, made.len(), "taken in the order handed over");
             scheduler.record(step, sample.get(Metric::WallTime).unwrap());
             let last = stop(&sample);
             made.push((c, sample));
@@ -234,6 +269,9 @@ mod tests {
         }
         ahead.cut(spawner).expect("cut");
         assert!(!spawner.scheduled());
+        for (k, (c, _)) in made.iter().enumerate() {
+            assert_eq!(cell_of(announced[k]), Some(*c), "run {k} announced");
+        }
         made
     }
 
@@ -324,6 +362,7 @@ mod tests {
                 &mut prepared,
                 &|_| true,
                 None,
+                &mut |_, _| {},
                 &mut sample,
             );
             assert_eq!(ran.expect("handed over").unwrap(), Outcome::Finished);

@@ -7,6 +7,7 @@
 
 use crate::metrics::Sample;
 use crate::run::preflight::Check;
+use crate::run::schedule::Step;
 use crate::run::session::BatchRecord;
 
 /// What happens in a session, in order. `cell` indexes the session's cells
@@ -45,6 +46,14 @@ pub enum Event<'a> {
     /// In concurrency mode, a measured batch has ended: its instances'
     /// `Sample`s came before it, in the order the batch holds them.
     Batch { cell: usize, batch: &'a BatchRecord },
+    /// Runs may be made from schedules (`run::ahead`) by the spawner
+    /// whose socket (our end) is `socket`: the store writer keeps a copy,
+    /// to store the reports cmdscope could not read should it die.
+    Schedules { socket: std::os::fd::RawFd },
+    /// Steps handed to the spawner as a schedule, just before it gets
+    /// them: their runs' serial numbers count from `first` in this order
+    /// (`exec::Spawner::next_serial`).
+    Scheduled { first: u64, steps: &'a [Step] },
     /// The session ended, or ends before its first run.
     Finished,
 }

@@ -145,7 +145,11 @@ impl Observer for Progress {
                 }
             }
             Event::Finished => self.bar.finish_and_clear(),
-            Event::RunEnded { .. } | Event::Sample { .. } | Event::Batch { .. } => {}
+            Event::RunEnded { .. }
+            | Event::Sample { .. }
+            | Event::Batch { .. }
+            | Event::Schedules { .. }
+            | Event::Scheduled { .. } => {}
         }
     }
 }

@@ -292,6 +292,11 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     // Processes killed after runs that left them running, per cell name.
     let mut leftovers: Vec<(String, usize)> = Vec::new();
 
+    if ahead.as_ref().is_some_and(Ahead::may_schedule) {
+        events.event(&Event::Schedules {
+            socket: spawner.socket(),
+        });
+    }
     events.event(&Event::Started {
         expected_runs: scheduler.expected_runs(),
     });
@@ -523,6 +528,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 &mut prepared,
                 &|c| probe.reads_nothing(last_wall[c]),
                 window_due,
+                &mut |first, steps| events.event(&Event::Scheduled { first, steps }),
                 &mut sample,
             )
         });

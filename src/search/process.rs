@@ -11,7 +11,7 @@ use crate::metrics::Sample;
 use crate::run::concurrent::Batches;
 use crate::run::events::{Event, Fanout, Observer};
 use crate::run::runner::{self, RunOptions};
-use crate::run::schedule::RunPolicy;
+use crate::run::schedule::{RunPolicy, Step};
 use crate::run::session::{BatchRecord, Session};
 
 /// Passes a round's events on under the grid's cell indices.
@@ -47,6 +47,22 @@ impl Observer for Renumber<'_> {
                 samples,
                 expected_runs,
             }),
+            Event::Scheduled { first, steps } => {
+                // A step of a cell outside the grid is stored nowhere.
+                let steps: Vec<Step> = steps
+                    .iter()
+                    .map(|&step| match step {
+                        Step::Measure(c) => grid(c).map_or(Step::Done, Step::Measure),
+                        Step::Warmup(c) => grid(c).map_or(Step::Done, Step::Warmup),
+                        Step::Done => Step::Done,
+                    })
+                    .collect();
+                self.inner.event(&Event::Scheduled {
+                    first,
+                    steps: &steps,
+                });
+                return;
+            }
             other => Some(other),
         };
         if let Some(e) = renumbered {

@@ -24,6 +24,7 @@ use crate::error::Error;
 use crate::metrics::Sample;
 use crate::run::events::{Event, Observer};
 use crate::run::plan::Cell;
+use crate::run::schedule::Step;
 use crate::run::session::{BatchRecord, Session};
 
 /// Which store a command uses.
@@ -335,12 +336,48 @@ impl Observer for Recorder {
         match *event {
             Event::Sample { cell, sample } => self.sample(cell, sample),
             Event::Batch { cell, batch } => self.batch(cell, batch),
+            Event::Schedules { socket } => self.watch(socket),
+            Event::Scheduled { first, steps } => self.scheduled(first, steps),
             _ => {}
         }
     }
 }
 
 impl Recorder {
+    /// The helper keeps a copy of the spawner's socket, to store the runs
+    /// made from schedules whose reports cmdscope never read, should it
+    /// die (`writer::Msg::Watch`).
+    fn watch(&mut self, socket: std::os::fd::RawFd) {
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        if let Err(e) = link.watch(socket) {
+            self.fail(e);
+        }
+    }
+
+    /// Tells the helper where each scheduled run goes, before the spawner
+    /// makes it: the session must exist by then, for the helper to store
+    /// the runs cmdscope did not.
+    fn scheduled(&mut self, first: u64, steps: &[Step]) {
+        let cells: Vec<Option<usize>> = steps
+            .iter()
+            .map(|&step| match step {
+                Step::Measure(c) => self.position.get(c).copied().flatten(),
+                Step::Warmup(_) | Step::Done => None,
+            })
+            .collect();
+        if cells.iter().any(Option::is_some) && self.ensure_session().is_none() {
+            return;
+        }
+        let Some(link) = self.store.as_mut() else {
+            return;
+        };
+        if let Err(e) = link.send(&Msg::Scheduled { first, cells }) {
+            self.fail(e);
+        }
+    }
+
     /// A batch goes to the helper after its runs, without waiting, as they
     /// do. Its runs are the cell's last stored ones, and it is numbered
     /// after the cell's stored batches: in a session these are the

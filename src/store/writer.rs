@@ -131,10 +131,12 @@ pub struct RunRecord;
 impl RunRecord {
     /// The first byte of a record.
     pub const TAG: u8 = 0;
-    /// Tag, cell (u32), sequence number (i64), run index (u64), flags
-    /// (u8: exit code, signal, timed out), exit code and signal (i32),
-    /// then every metric's value (u64 bits), little-endian.
-    pub const LEN: usize = 1 + 4 + 8 + 8 + 1 + 4 + 4 + 8 * Metric::COUNT;
+    /// Tag, cell (u32), sequence number (i64), run index (u64), the
+    /// spawner's serial number of a scheduled run (u64, `u64::MAX` for a
+    /// run made alone), flags (u8: exit code, signal, timed out), exit
+    /// code and signal (i32), then every metric's value (u64 bits),
+    /// little-endian.
+    pub const LEN: usize = 1 + 4 + 8 + 8 + 8 + 1 + 4 + 4 + 8 * Metric::COUNT;
 
     pub fn encode(cell: usize, seq: i64, s: &Sample) -> [u8; RunRecord::LEN] {
         let mut out = [0u8; RunRecord::LEN];
@@ -147,6 +149,7 @@ impl RunRecord {
         put(&(cell as u32).to_le_bytes());
         put(&seq.to_le_bytes());
         put(&s.run_index.to_le_bytes());
+        put(&s.scheduled.unwrap_or(u64::MAX).to_le_bytes());
         let flags = u8::from(s.exit_code.is_some())
             | u8::from(s.signal.is_some()) << 1
             | u8::from(s.timed_out) << 2;
@@ -172,6 +175,7 @@ impl RunRecord {
         let cell = u32_(take(4)) as usize;
         let seq = u64_(take(8)) as i64;
         let mut s = Sample::new(u64_(take(8)));
+        s.scheduled = Some(u64_(take(8))).filter(|&n| n != u64::MAX);
         let flags = take(1)[0];
         let exit_code = u32_(take(4)) as i32;
         let signal = u32_(take(4)) as i32;
@@ -252,12 +256,36 @@ pub enum Msg {
         unit: String,
         values: Vec<Option<f64>>,
     },
+    /// The spawner's socket, passed on the control channel just before
+    /// this message: a copy of cmdscope's end, kept until the session
+    /// ends, whose unread reports are stored should cmdscope die
+    /// ([`State::recover`]). Sent without waiting.
+    Watch,
+    /// The session no longer needs the spawner's socket watched.
+    Unwatch,
+    /// Scheduled runs handed to the spawner, from serial number `first`
+    /// on: the stored cell of each, None for a run not stored (a warm-up,
+    /// a calibration). Sent without waiting, before the spawner has them.
+    Scheduled {
+        first: u64,
+        cells: Vec<Option<usize>>,
+    },
 }
+
+/// The control channel's descriptor in the helper: a datagram socket on
+/// which cmdscope passes descriptors ([`Msg::Watch`]).
+const CONTROL_FD: i32 = 3;
+
+/// How long the helper waits for each unread report once cmdscope is
+/// gone: the spawner writes them as soon as the run it kills has ended.
+const RECOVERY_PATIENCE: Duration = Duration::from_secs(10);
 
 /// cmdscope's end of the pipe.
 pub struct Link {
     /// The store's location for messages (password removed).
     shown: String,
+    /// The control channel: descriptors for the helper ([`Link::watch`]).
+    control: Option<std::os::fd::OwnedFd>,
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -271,13 +299,32 @@ impl Link {
         let fail = |what: String| StoreError(format!("store '{shown}': {what}"));
         let exe = std::env::current_exe()
             .map_err(|e| fail(format!("cannot find cmdscope's executable: {e}")))?;
-        let mut child = Command::new(exe)
+        let (control, theirs) = control_channel()
+            .map_err(|e| fail(format!("cannot make the store writer's channel: {e}")))?;
+        let mut command = Command::new(exe);
+        command
             .arg(SUBCOMMAND)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::inherit());
+        {
+            use std::os::fd::AsRawFd;
+            use std::os::unix::process::CommandExt;
+            let theirs = theirs.as_raw_fd();
+            // SAFETY: only dup2, async-signal-safe, between fork and exec.
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::dup2(theirs, CONTROL_FD) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let mut child = command
             .spawn()
             .map_err(|e| fail(format!("cannot start the store writer: {e}")))?;
+        drop(theirs);
         // Not part of any benchmark: a timeout's clean-up must spare it.
         crate::exec::tree::protect(child.id() as libc::pid_t);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -287,6 +334,7 @@ impl Link {
         };
         let mut link = Link {
             shown: shown.clone(),
+            control: Some(control),
             child,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
@@ -333,6 +381,19 @@ impl Link {
             .map_err(|_| gone)
     }
 
+    /// Gives the helper a copy of the spawner's socket `socket`
+    /// ([`Msg::Watch`]), so that a `kill -9` of cmdscope loses no run the
+    /// spawner made from a schedule. Errors are the next `call`'s.
+    pub fn watch(&mut self, socket: std::os::fd::RawFd) -> Result<(), StoreError> {
+        use std::os::fd::AsRawFd;
+        let Some(control) = &self.control else {
+            return Ok(());
+        };
+        crate::exec::send_descriptor(control.as_raw_fd(), socket)
+            .map_err(|e| StoreError(format!("cannot pass the spawner's socket: {e}")))?;
+        self.send(&Msg::Watch)
+    }
+
     /// Sends a message and waits for its answer.
     pub fn call(&mut self, msg: &Msg) -> Result<(), StoreError> {
         self.send(msg)?;
@@ -361,10 +422,41 @@ impl Link {
 
 impl Drop for Link {
     fn drop(&mut self) {
+        // The session ends here, whether finished or not: the helper must
+        // not read the spawner's socket, which cmdscope still owns.
+        if self.control.take().is_some() {
+            let _ = self.send(&Msg::Unwatch);
+        }
         // End of input: the helper exits.
         self.stdin = None;
         let _ = self.child.wait();
     }
+}
+
+/// A datagram socket pair: ours, and the helper's end, which becomes its
+/// [`CONTROL_FD`].
+fn control_channel() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut pair = [-1; 2];
+    // SAFETY: pair holds two ints.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            0,
+            pair.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned here.
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(pair[0]),
+            std::os::fd::OwnedFd::from_raw_fd(pair[1]),
+        )
+    })
 }
 
 /// The helper's side: serves messages until end of input. Exit status 0.
@@ -414,9 +506,11 @@ pub fn serve() -> i32 {
     let mut line = String::new();
     let mut record = [0u8; RunRecord::LEN];
     loop {
-        // End of input (cmdscope finished, or died): keep what it sent.
+        // End of input (cmdscope finished, or died): keep what it sent,
+        // then what it did not read.
         let Some(&first) = input.fill_buf().ok().and_then(|b| b.first()) else {
             let _ = state.commit();
+            state.recover();
             break;
         };
         let answer = if first == RunRecord::TAG {
@@ -424,6 +518,7 @@ pub fn serve() -> i32 {
             // short one can only be a foreign writer's; keep what came.
             if input.read_exact(&mut record).is_err() {
                 let _ = state.commit();
+                state.recover();
                 break;
             }
             match state.take_runs(RunRecord::decode(&record), &input) {
@@ -434,9 +529,23 @@ pub fn serve() -> i32 {
             line.clear();
             if !matches!(input.read_line(&mut line), Ok(n) if n > 0) {
                 let _ = state.commit();
+                state.recover();
                 break;
             }
             match serde_json::from_str::<Msg>(&line) {
+                // Unanswered too; they concern runs still to come.
+                Ok(Msg::Watch) => {
+                    state.watch();
+                    continue;
+                }
+                Ok(Msg::Unwatch) => {
+                    state.watched = None;
+                    continue;
+                }
+                Ok(Msg::Scheduled { first, cells }) => {
+                    state.scheduled(first, cells);
+                    continue;
+                }
                 // A batch, like runs, is answered only with an error; its
                 // runs, sent before it, are committed first.
                 Ok(Msg::Batch { cell, batch }) => {
@@ -465,6 +574,16 @@ struct State {
     /// Runs read and not yet committed: (cell, sequence number, run).
     pending: Vec<(usize, i64, Sample)>,
     pending_runs: usize,
+    /// The copy of the spawner's socket ([`Msg::Watch`]).
+    watched: Option<std::os::fd::OwnedFd>,
+    /// Scheduled runs not yet sent by cmdscope, by serial number, in
+    /// order: the stored cell of each, or None.
+    tags: std::collections::VecDeque<(u64, Option<usize>)>,
+    /// The highest serial number of the runs received.
+    last_serial: Option<u64>,
+    /// The next sequence number of each cell, and the next run index.
+    next_seq: Vec<i64>,
+    next_run_index: u64,
 }
 
 impl State {
@@ -490,6 +609,16 @@ impl State {
         (cell, first_seq, run): (usize, i64, Sample),
         input: &BufReader<std::fs::File>,
     ) -> Option<Result<(), StoreError>> {
+        if let Some(n) = self.next_seq.get_mut(cell) {
+            *n = (*n).max(first_seq + 1);
+        }
+        self.next_run_index = self.next_run_index.max(run.run_index + 1);
+        if let Some(serial) = run.scheduled {
+            self.last_serial = Some(serial);
+            while self.tags.front().is_some_and(|&(s, _)| s <= serial) {
+                self.tags.pop_front();
+            }
+        }
         self.pending_runs += 1;
         self.pending.push((cell, first_seq, run));
         if self.pending_runs < RUNS_BATCH && input_ready(input) {
@@ -519,6 +648,63 @@ impl State {
         })
     }
 
+    /// Takes the spawner's socket from the control channel; a new spawner
+    /// numbers its runs from 0 again.
+    fn watch(&mut self) {
+        self.watched = crate::exec::receive_descriptor(CONTROL_FD).ok();
+        self.tags.clear();
+        self.last_serial = None;
+    }
+
+    fn scheduled(&mut self, first: u64, cells: Vec<Option<usize>>) {
+        let after = self.last_serial;
+        self.tags.extend(
+            (first..)
+                .zip(cells)
+                .filter(|&(s, _)| after.is_none_or(|l| s > l)),
+        );
+    }
+
+    /// After cmdscope's death: stores the runs the spawner made from its
+    /// schedules whose reports cmdscope never read (or read and never
+    /// sent), as cmdscope would have stored them: in their cells, after
+    /// the runs it sent, in the order made. Warm-ups and runs not stored
+    /// are passed over. Without a watched socket (the session ended, or
+    /// never scheduled a run) there is nothing to do.
+    fn recover(&mut self) {
+        let Some(socket) = self.watched.take() else {
+            return;
+        };
+        if self.session.is_none() {
+            return;
+        }
+        use std::os::fd::AsRawFd;
+        for (serial, mut run) in crate::exec::unread_reports(socket.as_raw_fd(), RECOVERY_PATIENCE)
+        {
+            // Sent by cmdscope already (peeked at, not yet consumed).
+            if self.last_serial.is_some_and(|l| serial <= l) {
+                continue;
+            }
+            let Some(cell) = self.tag(serial) else {
+                continue;
+            };
+            let Some(seq) = self.next_seq.get_mut(cell) else {
+                continue;
+            };
+            run.run_index = self.next_run_index;
+            self.next_run_index += 1;
+            self.pending.push((cell, *seq, run));
+            *seq += 1;
+        }
+        let _ = self.commit();
+    }
+
+    /// The stored cell of scheduled run `serial`, if it is stored.
+    fn tag(&self, serial: u64) -> Option<usize> {
+        let i = self.tags.binary_search_by_key(&serial, |&(s, _)| s).ok()?;
+        self.tags[i].1
+    }
+
     fn add_batch(&mut self, cell: usize, batch: &BatchMsg) -> Result<(), StoreError> {
         let id = self.cell(cell)?;
         self.store()?.add_batch(id, &batch.to_batch())
@@ -534,9 +720,14 @@ impl State {
                 let id = store.begin_session(&session)?;
                 let ids = store.add_cells(id, &cells)?;
                 self.session = Some(id);
+                self.next_seq = vec![0; ids.len()];
+                self.next_run_index = 0;
                 self.cells = ids;
             }
             Msg::Batch { cell, batch } => self.add_batch(cell, &batch)?,
+            Msg::Watch => self.watch(),
+            Msg::Unwatch => self.watched = None,
+            Msg::Scheduled { first, cells } => self.scheduled(first, cells),
             Msg::Replace { cell, runs } => {
                 let id = self.cell(cell)?;
                 let samples: Vec<Sample> = runs.iter().map(RunMsg::to_sample).collect();
@@ -571,6 +762,7 @@ impl State {
                 shell_overhead,
                 preflight,
             } => {
+                self.watched = None;
                 let session = self
                     .session
                     .ok_or_else(|| StoreError("no session to finish".into()))?;

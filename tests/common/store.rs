@@ -136,6 +136,45 @@ pub fn sessions_once_stored(store: &mut Store, finished: i64) -> Vec<StoredSessi
     }
 }
 
+/// A session of `fixture log COUNTER x` into `store`, many runs and no
+/// warm-up: nothing happens between two runs, so the spawner makes them
+/// from schedules, and each run's line in `counter` says it ran.
+pub fn scheduled_counted_run(store: impl AsRef<OsStr>, counter: &Path) -> Command {
+    let mut command = isolated();
+    command
+        .args([
+            "run", "--style", "none", "--warmup", "0", "--runs", "1000000",
+        ])
+        .arg("--store")
+        .arg(store.as_ref())
+        .arg(format!("{} log '{}' x", fixture(), counter.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+/// `kill -9` of a [`scheduled_counted_run`] once `at_least` runs wrote
+/// their line; returns the lines written when everything has stopped
+/// (the session's spawner and its run included).
+pub fn kill_9_scheduled_run(store: impl AsRef<OsStr>, counter: &Path, at_least: i64) -> i64 {
+    let mut child = scheduled_counted_run(store, counter).spawn().unwrap();
+    wait_for_finished_runs(counter, at_least);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let token = counter.to_string_lossy().into_owned();
+    assert_eq!(crate::common::left_running(&token), Vec::<String>::new());
+    finished_runs(counter)
+}
+
+/// Runs made from a schedule: every run that wrote its line is stored,
+/// but the one killed after writing it, before it ended.
+pub fn assert_scheduled_runs_stored(stored: i64, lines: i64) {
+    assert!(
+        stored == lines || stored == lines - 1,
+        "stored {stored} runs, {lines} wrote their line"
+    );
+}
+
 /// A run is stored before its conclude hook runs: every run whose hook ran
 /// is stored, plus at most the one killed between the two.
 pub fn assert_finished_runs_stored(stored: i64, finished: i64) {
