@@ -287,11 +287,20 @@ fn kill_9_keeps_every_finished_run() {
 /// Runs the spawner made from a schedule whose reports cmdscope had not
 /// read (or read and not yet sent) when it was killed: the store writer
 /// reads them from its copy of the spawner's socket and stores them.
+/// Killed while running, and killed after being stopped for a while, as a
+/// busy machine may leave it, while the spawner made up to a schedule's
+/// worth of runs (a few hundred) that no one read.
 #[test]
 fn kill_9_during_a_schedule_keeps_every_finished_run() {
+    for stopped in [None, Some(Duration::from_millis(400))] {
+        kill_9_during_a_schedule(stopped);
+    }
+}
+
+fn kill_9_during_a_schedule(stopped: Option<Duration>) {
     let (_serial, dir, db) = serial_db("killed.db");
     let counter = dir.path().join("runs-made");
-    let lines = kill_9_scheduled_run(&db, &counter, 300);
+    let lines = kill_9_scheduled_run(&db, &counter, 300, stopped);
     let mut store = open_store(&db);
     let sessions = sessions_once_stored(&mut store, lines - 1);
     assert_eq!(sessions.len(), 1);

@@ -376,7 +376,7 @@ fn kill_9_keeps_every_finished_run(server: &Server) {
     // Runs made from a schedule, whose reports cmdscope may not have read.
     let url = server.create_db("cmdscope_killed_scheduled");
     let counter = dir.path().join("made");
-    let lines = kill_9_scheduled_run(&url, &counter, 200);
+    let lines = kill_9_scheduled_run(&url, &counter, 200, Some(Duration::from_millis(300)));
     let s = sessions_once_stored(&mut open_store(&url), lines - 1);
     assert_eq!(s[0].status, "running");
     assert_scheduled_runs_stored(s[0].cells[0].runs, lines);

@@ -155,10 +155,22 @@ pub fn scheduled_counted_run(store: impl AsRef<OsStr>, counter: &Path) -> Comman
 
 /// `kill -9` of a [`scheduled_counted_run`] once `at_least` runs wrote
 /// their line; returns the lines written when everything has stopped
-/// (the session's spawner and its run included).
-pub fn kill_9_scheduled_run(store: impl AsRef<OsStr>, counter: &Path, at_least: i64) -> i64 {
+/// (the session's spawner and its run included). With `stopped`,
+/// cmdscope is stopped (SIGSTOP) that long before the kill: the spawner
+/// goes on making the runs it was handed, whose reports no one reads.
+pub fn kill_9_scheduled_run(
+    store: impl AsRef<OsStr>,
+    counter: &Path,
+    at_least: i64,
+    stopped: Option<Duration>,
+) -> i64 {
     let mut child = scheduled_counted_run(store, counter).spawn().unwrap();
     wait_for_finished_runs(counter, at_least);
+    if let Some(pause) = stopped {
+        // SAFETY: a signal to our own child, not yet reaped.
+        unsafe { libc::kill(child.id() as i32, libc::SIGSTOP) };
+        std::thread::sleep(pause);
+    }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let token = counter.to_string_lossy().into_owned();
