@@ -463,6 +463,73 @@ fn concurrency(out: &mut String, d: &ReportData) {
         out.push_str(&words::render_svg(c, s, session));
         let _ = writeln!(out, "<p>{}</p>", escape(&words::usl_line(&s.usl)));
     }
+    host_pressure(out, session);
+}
+
+/// The host's view batch by batch, one bar per batch in the order of the
+/// blocks, coloured by benchmark: the share of the batch's time some task
+/// stalled on the CPU, I/O or memory (pressure stall information, "some"),
+/// and the busiest disk's busy share: which benchmark's batches found the
+/// machine, not the command, to be the limit. A chart per resource that
+/// stalled at all.
+fn host_pressure(out: &mut String, session: &crate::run::session::Session) {
+    use crate::report::svg::{Bar, BarChart, Format};
+    let mut batches: Vec<(usize, &crate::run::session::BatchRecord)> = session
+        .results
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.batches.iter().map(move |b| (i, b)))
+        .collect();
+    batches.sort_by_key(|&(cell, b)| (b.block, cell));
+    let groups: Vec<String> = session
+        .results
+        .iter()
+        .map(|r| r.cell.name.clone())
+        .collect();
+    type Share = fn(&crate::run::host::HostView, &str) -> Option<f64>;
+    let pressure: Share = |h, resource| {
+        h.pressure
+            .iter()
+            .find(|p| p.resource == resource)
+            .map(|p| p.some)
+    };
+    let disk: Share = |h, _| h.disks.iter().map(|d| d.busy).reduce(f64::max);
+    let charts: [(&str, &str, Share); 4] = [
+        ("cpu", "CPU pressure: some task waiting for a CPU", pressure),
+        (
+            "io",
+            "I/O pressure: some task waiting for storage",
+            pressure,
+        ),
+        (
+            "memory",
+            "memory pressure: some task waiting for memory",
+            pressure,
+        ),
+        ("disk", "the busiest disk: I/O in flight", disk),
+    ];
+    for (resource, title, share) in charts {
+        let bars: Vec<Bar> = batches
+            .iter()
+            .map(|&(cell, b)| Bar {
+                value: share(&b.host, resource).map_or(f64::NAN, |v| 100.0 * v),
+                group: cell,
+            })
+            .collect();
+        if !bars.iter().any(|b| b.value > 0.0) {
+            continue;
+        }
+        let chart = BarChart {
+            title: format!("{title}, batch by batch"),
+            x_label: "batch, in the order of the blocks".into(),
+            y_label: "% of the batch's time".into(),
+            y_format: Format::Number,
+            groups: groups.clone(),
+            bars,
+        };
+        out.push_str(&chart.render());
+        out.push('\n');
+    }
 }
 
 fn settings_line(s: &crate::run::settings::Settings) -> String {
@@ -818,6 +885,68 @@ mod tests {
             times,
             monitor: vec![],
         }
+    }
+
+    #[test]
+    fn the_hosts_pressure_is_drawn_batch_by_batch_for_what_stalled() {
+        use crate::run::host::{DiskRate, HostView, PressureShare};
+        use crate::run::session::{BatchRecord, CellResult, Session};
+        let host = |io: f64, disk: f64| HostView {
+            pressure: vec![
+                PressureShare {
+                    resource: "cpu",
+                    some: 0.0,
+                    full: None,
+                },
+                PressureShare {
+                    resource: "io",
+                    some: io,
+                    full: Some(io / 2.0),
+                },
+            ],
+            disks: vec![DiskRate {
+                device: "vda".into(),
+                busy: disk,
+                read_bytes_per_second: 0.0,
+                written_bytes_per_second: 1e6,
+            }],
+            ..HostView::default()
+        };
+        let batch = |block: usize, io: f64, disk: f64| BatchRecord {
+            concurrency: 2,
+            block,
+            first_sample: 0,
+            spans: vec![],
+            busy: (0.0, 1.0),
+            elapsed: 1.0,
+            host: host(io, disk),
+        };
+        let mut session = Session::empty();
+        let mut disk = CellResult::from_wall_times("<on disk>", &[0.1]);
+        disk.batches = vec![batch(1, 0.25, 0.8), batch(0, 0.5, 0.9)];
+        let mut memory = CellResult::from_wall_times("in memory", &[0.1]);
+        memory.batches = vec![batch(0, 0.0, 0.0), batch(1, 0.0, 0.0)];
+        session.results = vec![disk, memory];
+        let mut out = String::new();
+        host_pressure(&mut out, &session);
+        // CPU never stalled and memory was not read: no chart for them.
+        assert!(!out.contains("CPU pressure") && !out.contains("memory pressure"));
+        assert_eq!(out.matches("<svg").count(), 2, "I/O and the disk");
+        let io = out.split("the busiest disk").next().unwrap();
+        // Four bars, in block order: the disk cell's 50 %, then 0, 25, 0.
+        let heights: Vec<f64> = io
+            .split("class=\"bar\"")
+            .skip(1)
+            .map(|bar| {
+                let h = bar.split("height=\"").nth(1).unwrap();
+                h[..h.find('"').unwrap()].parse().unwrap()
+            })
+            .collect();
+        assert_eq!(heights.len(), 4, "{io}");
+        assert!(heights[0] > 0.0 && heights[1] == 0.0 && heights[3] == 0.0);
+        assert!((heights[2] / heights[0] - 0.5).abs() < 0.01, "{heights:?}");
+        assert!(out.contains("&lt;on disk&gt;"), "names escaped");
+        assert!(!out.contains("<on disk>"));
     }
 
     #[test]
