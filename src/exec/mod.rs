@@ -20,7 +20,7 @@ pub use spawn::{
     environment, resolve_program, resolve_user, Credentials, Input, Outcome, Output, Prepared,
     SpawnConfig, Spawner, SCHEDULE_MAX,
 };
-pub(crate) use spawn::{receive_descriptor, send_descriptor, unread_reports};
+pub(crate) use spawn::{receive_descriptor, send_descriptor, socket_pair, unread_reports};
 
 /// Makes this process the reaper of orphaned descendants, so processes that
 /// a benchmarked command leaves behind (double forks, daemons) stay findable

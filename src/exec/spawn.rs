@@ -499,20 +499,9 @@ impl Spawner {
             }
             written += n as usize;
         }
-        let mut pair = [-1; 2];
-        // SAFETY: pair holds two ints.
-        if unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-                0,
-                pair.as_mut_ptr(),
-            )
-        } != 0
-        {
-            return Err(failed("socketpair", std::io::Error::last_os_error()));
-        }
-        let (ours, theirs) = (Fd(pair[0]), Fd(pair[1]));
+        let (ours, theirs) = socket_pair(libc::SOCK_STREAM).map_err(|e| failed("socketpair", e))?;
+        use std::os::fd::IntoRawFd;
+        let (ours, theirs) = (Fd(ours.into_raw_fd()), Fd(theirs.into_raw_fd()));
         // The mask the commands must start with: ours, as we were started.
         // SAFETY: sigprocmask with a NULL set only reads the mask.
         let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -975,6 +964,34 @@ fn send_part(sock: i32, bytes: &[u8], fds: &[i32]) -> std::io::Result<usize> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(n as usize)
+}
+
+/// A connected pair of Unix sockets of `kind` (`SOCK_STREAM`,
+/// `SOCK_DGRAM`), close-on-exec.
+pub fn socket_pair(
+    kind: libc::c_int,
+) -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut pair = [-1; 2];
+    // SAFETY: pair holds two ints.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            kind | libc::SOCK_CLOEXEC,
+            0,
+            pair.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned here.
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(pair[0]),
+            std::os::fd::OwnedFd::from_raw_fd(pair[1]),
+        )
+    })
 }
 
 /// Passes a copy of descriptor `fd` to the process at the other end of

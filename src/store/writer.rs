@@ -299,7 +299,8 @@ impl Link {
         let fail = |what: String| StoreError(format!("store '{shown}': {what}"));
         let exe = std::env::current_exe()
             .map_err(|e| fail(format!("cannot find cmdscope's executable: {e}")))?;
-        let (control, theirs) = control_channel()
+        // A datagram pair: ours, and the helper's end, its CONTROL_FD.
+        let (control, theirs) = crate::exec::socket_pair(libc::SOCK_DGRAM)
             .map_err(|e| fail(format!("cannot make the store writer's channel: {e}")))?;
         let mut command = Command::new(exe);
         command
@@ -431,32 +432,6 @@ impl Drop for Link {
         self.stdin = None;
         let _ = self.child.wait();
     }
-}
-
-/// A datagram socket pair: ours, and the helper's end, which becomes its
-/// [`CONTROL_FD`].
-fn control_channel() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
-    use std::os::fd::FromRawFd;
-    let mut pair = [-1; 2];
-    // SAFETY: pair holds two ints.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
-            0,
-            pair.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned here.
-    Ok(unsafe {
-        (
-            std::os::fd::OwnedFd::from_raw_fd(pair[0]),
-            std::os::fd::OwnedFd::from_raw_fd(pair[1]),
-        )
-    })
 }
 
 /// The helper's side: serves messages until end of input. Exit status 0.
