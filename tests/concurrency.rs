@@ -232,6 +232,83 @@ fn sixty_four_at_once_record_every_run_and_leave_nothing() {
     assert!(left.is_empty(), "left running after kill -9: {left:?}");
 }
 
+/// `--timeout` at N = 2 kills the timed-out instance alone. The instance
+/// that takes the lock sleeps past the timeout; its neighbour finds the
+/// lock taken and sleeps 0.1 s. A timed-out instance is recorded as a
+/// single run's timeout is (timed out, its exit code and signal those of a
+/// timed-out single run, its wall time the timeout), every other instance
+/// is an ordinary run (exit 0, no signal: never killed with its
+/// neighbour), and the session carries on and succeeds, as single runs do.
+#[test]
+fn a_timeout_kills_the_timed_out_instance_alone() {
+    let dir = tempdir();
+    let lock = dir.path().join("lock");
+    let work = script(
+        dir.path(),
+        "maybe_slow.sh",
+        &format!("flock -n '{}' sleep 5 || sleep 0.1", lock.display()),
+    );
+    let timeout = 0.5;
+    let wall = |m: &serde_json::Value| m["time_wall_clock"]["value"].as_f64().unwrap();
+    let (_, doc) = exported(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "16",
+        "--concurrency",
+        "2",
+        "--timeout",
+        "0.5",
+        &work,
+    ]);
+    let runs = doc["results"][0]["measurements"].as_array().unwrap();
+    assert_eq!(runs.len(), 16);
+    let (slow, fast): (Vec<_>, Vec<_>) = runs.iter().partition(|m| m["timed_out"] == true);
+    // One lock holder at a time, 0.5 s each, beside 0.1 s neighbours.
+    assert!(!slow.is_empty() && fast.len() > slow.len(), "{runs:?}");
+    for m in &fast {
+        assert_eq!(m["exit_code"], 0, "an ordinary run: {m}");
+        assert!(m.get("signal").is_none(), "killed with its neighbour: {m}");
+        assert!(wall(m) < timeout, "{m}");
+    }
+    // A timed-out single run, for its exit code and signal: the first run
+    // takes the marker and sleeps past the timeout, the next do not.
+    let marker = dir.path().join("marker");
+    let first_slow = script(
+        dir.path(),
+        "first_slow.sh",
+        &format!(
+            "if [ -e '{0}' ]; then sleep 0.1; else touch '{0}'; sleep 5; fi",
+            marker.display()
+        ),
+    );
+    let (_, single) = exported(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "3",
+        "--timeout",
+        "0.5",
+        &first_slow,
+    ]);
+    let single = single["results"][0]["measurements"].as_array().unwrap();
+    let reference = single.iter().find(|m| m["timed_out"] == true).unwrap();
+    for m in &slow {
+        assert_eq!(m["exit_code"], reference["exit_code"], "{m}");
+        assert_eq!(m["signal"], reference["signal"], "{m}");
+        // Killed at the timeout: the deadline is set as the request goes
+        // out, a moment before the spawner starts the clock, and the kill
+        // and reap come within a poll's millisecond plus the scheduling
+        // delays of a busy machine (tenths of a second at worst).
+        assert!(
+            wall(m) > timeout - 0.05 && wall(m) < timeout + 0.3,
+            "wall of a timed-out instance: {m}"
+        );
+    }
+}
+
 #[test]
 fn concurrency_out_of_range_is_one_line() {
     one_line_error(

@@ -11,7 +11,10 @@
 //!
 //! What an instance leaves running is killed when the whole batch has
 //! ended, not after each instance: the leftover scan cannot tell one
-//! instance's orphans from another instance still running.
+//! instance's orphans from another instance still running. A timeout
+//! kills the timed-out instance's tree alone (its spawner's descendants,
+//! each with its process group); the other instances run on, and the
+//! instance is recorded as a single run's timeout is.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -122,6 +125,8 @@ impl Pool {
                 }
             };
             let spawner = Spawner::start(self.with_cgroup).map_err(failed)?;
+            // A timed-out instance is killed alone: its neighbours run on.
+            spawner.confine_kills();
             let (tx, rx) = mpsc::channel::<Job>();
             let thread = std::thread::Builder::new()
                 .name(format!("slot-{slot}"))
