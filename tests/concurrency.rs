@@ -272,6 +272,16 @@ fn a_timeout_kills_the_timed_out_instance_alone() {
         assert!(m.get("signal").is_none(), "killed with its neighbour: {m}");
         assert!(wall(m) < timeout, "{m}");
     }
+    // The per-instance latency is the ordinary runs' (0.1 s sleeps), the
+    // timed-out ones left out as from every statistic; its median is the
+    // cell's median.
+    let r = &doc["results"][0];
+    let latency = &r["latency"];
+    assert_eq!(latency["count"].as_u64(), Some(fast.len() as u64), "{latency}");
+    let q = |k: &str| latency[k].as_f64().unwrap();
+    assert!(q("p10") >= 0.1 && q("p99") < timeout, "{latency}");
+    assert!(q("p10") <= q("median") && q("median") <= q("p90") && q("p90") <= q("p99"));
+    assert_eq!(latency["median"], r["median"], "{latency}");
     // A timed-out single run, for its exit code and signal: the first run
     // takes the marker and sleeps past the timeout, the next do not.
     let marker = dir.path().join("marker");

@@ -59,6 +59,36 @@ pub struct CellThroughput {
     pub written_bytes_per_second: Option<f64>,
     /// The host over all the cell's batches (time-weighted).
     pub host: HostView,
+    /// Each instance's wall time: what one user of N at once waits.
+    pub latency: Option<Latency>,
+}
+
+/// Quantiles of the instances' wall times (R type 7), over the runs every
+/// statistic counts (timed-out ones left out). The median's interval is
+/// the cell's own (its wall-time summary).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Latency {
+    pub count: usize,
+    pub p10: f64,
+    pub median: f64,
+    pub p90: f64,
+    pub p99: f64,
+}
+
+fn latency(result: &CellResult) -> Option<Latency> {
+    let mut walls = super::values(&result.samples, Metric::WallTime);
+    if walls.is_empty() || walls.iter().any(|w| !w.is_finite()) {
+        return None;
+    }
+    walls.sort_by(f64::total_cmp);
+    let q = |p: f64| stats::quantile_sorted(&walls, p);
+    Some(Latency {
+        count: walls.len(),
+        p10: q(0.10),
+        median: q(0.5),
+        p90: q(0.90),
+        p99: q(0.99),
+    })
 }
 
 /// Throughput against N for cells that differ only in their concurrency.
@@ -187,6 +217,7 @@ pub fn cell_throughput(result: &CellResult) -> Option<CellThroughput> {
         read_bytes_per_second: all(|f| f.read_bytes_per_second),
         written_bytes_per_second: all(|f| f.written_bytes_per_second),
         host: combined_host(&result.batches),
+        latency: latency(result),
     })
 }
 
@@ -923,5 +954,37 @@ mod tests {
         assert!((t.value - 2.0).abs() < 1e-12);
         // One batch: no interval.
         assert_eq!(t.ci, None);
+    }
+
+    #[test]
+    fn latency_quantiles_are_r_type_7_of_the_runs_that_count() {
+        // Wall times 1..=20 s and one timed-out run, left out. R:
+        // quantile(1:20, c(.1, .5, .9, .99)) = 2.9, 10.5, 18.1, 19.81.
+        let mut samples: Vec<Sample> = (1..=20).map(|_| sample(0.1, 0.0, 0.0)).collect();
+        for (k, s) in samples.iter_mut().enumerate() {
+            s.set(Metric::WallTime, (k + 1) as f64);
+        }
+        let mut late = sample(0.1, 0.0, 0.0);
+        late.set(Metric::WallTime, 100.0);
+        late.timed_out = true;
+        samples.push(late);
+        let spans = (0..21)
+            .map(|k| Span {
+                slot: k % 2,
+                start: k as f64,
+                end: k as f64 + 1.0,
+            })
+            .collect();
+        let r = with_batch(2, spans, samples);
+        let l = cell_throughput(&r).unwrap().latency.unwrap();
+        assert_eq!(l.count, 20);
+        for (got, want) in [
+            (l.p10, 2.9),
+            (l.median, 10.5),
+            (l.p90, 18.1),
+            (l.p99, 19.81),
+        ] {
+            assert!((got - want).abs() < 1e-9, "{l:?}");
+        }
     }
 }

@@ -38,6 +38,17 @@ pub fn render_text(c: &Concurrency, session: &Session, paint: Paint) -> String {
         };
         let _ = writeln!(out, "  {}  (N = {})", r.cell.name, t.concurrency);
         let _ = writeln!(out, "    Throughput:  {}", throughput(t));
+        if let Some(l) = t.latency {
+            let _ = writeln!(
+                out,
+                "    Latency:     median {}, p10 {}, p90 {}, p99 {} per instance ({} runs)",
+                units::time(l.median),
+                units::time(l.p10),
+                units::time(l.p90),
+                units::time(l.p99),
+                l.count
+            );
+        }
         let mut use_line = Vec::new();
         if let Some(cpu) = t.cpu_utilisation {
             use_line.push(format!("CPU {cpu:.2} s per s"));

@@ -227,6 +227,12 @@ fn document(report: &Report) -> Value {
                     "unit": "1/s",
                     "batches": t.batches,
                 });
+                if let Some(l) = t.latency {
+                    o["latency"] = json!({
+                        "p10": num(l.p10), "median": num(l.median), "p90": num(l.p90),
+                        "p99": num(l.p99), "count": l.count, "unit": "s",
+                    });
+                }
                 o["cpu_utilisation"] = t.cpu_utilisation.map_or(Value::Null, num);
                 o["io_rates"] = json!({
                     "read_bytes_per_second": t.read_bytes_per_second.map(num),
