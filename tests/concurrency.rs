@@ -277,7 +277,11 @@ fn a_timeout_kills_the_timed_out_instance_alone() {
     // cell's median.
     let r = &doc["results"][0];
     let latency = &r["latency"];
-    assert_eq!(latency["count"].as_u64(), Some(fast.len() as u64), "{latency}");
+    assert_eq!(
+        latency["count"].as_u64(),
+        Some(fast.len() as u64),
+        "{latency}"
+    );
     let q = |k: &str| latency[k].as_f64().unwrap();
     assert!(q("p10") >= 0.1 && q("p99") < timeout, "{latency}");
     assert!(q("p10") <= q("median") && q("median") <= q("p90") && q("p90") <= q("p99"));
@@ -317,6 +321,49 @@ fn a_timeout_kills_the_timed_out_instance_alone() {
             "wall of a timed-out instance: {m}"
         );
     }
+}
+
+/// The JSON's throughput comparison carries the throughput ratio the
+/// terminal prints, with its interval, beside the engine's ratio of
+/// seconds per completion (its inverse). Each run is its sleep plus the
+/// start of a process (a few ms, more on a busy machine): `sleep 0.04`
+/// against `sleep 0.02` makes (20 + s) / (40 + s) times the completions,
+/// 0.5 with no start-up cost and 0.67 with a 20 ms one.
+#[test]
+fn the_json_throughput_ratio_is_the_one_printed() {
+    let (o, doc) = exported(&[
+        "run",
+        "--style",
+        "basic",
+        "--runs",
+        "40",
+        "--concurrency",
+        "2",
+        "-n",
+        "short",
+        "sleep 0.02",
+        "-n",
+        "long",
+        "sleep 0.04",
+    ]);
+    let c = &doc["throughput_comparisons"][0];
+    let f = |k: &str| c[k].as_f64().unwrap_or_else(|| panic!("no {k}: {c}"));
+    let g = |k: &str, i: usize| c[k][i].as_f64().unwrap_or_else(|| panic!("no {k}: {c}"));
+    let r = f("throughput_ratio");
+    assert!((0.45..=0.7).contains(&r), "{c}");
+    assert!((r * f("ratio") - 1.0).abs() < 1e-12, "{c}");
+    let (lo, hi) = (g("throughput_ratio_ci", 0), g("throughput_ratio_ci", 1));
+    assert!(lo <= r && r <= hi, "{c}");
+    assert!((lo * g("ratio_ci", 1) - 1.0).abs() < 1e-12, "{c}");
+    assert!((hi * g("ratio_ci", 0) - 1.0).abs() < 1e-12, "{c}");
+    // The sentence, whatever its verdict, gives the same ratio and interval.
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("Throughput") && l.contains("'long'") && l.contains("'short'"))
+        .unwrap_or_else(|| panic!("no comparison in:\n{text}"));
+    assert!(line.contains(&format!("{r:.2}")), "{r:.2}: {line}");
+    assert!(line.contains(&format!("{lo:.2}–{hi:.2}")), "{line}");
 }
 
 #[test]

@@ -112,6 +112,13 @@ pub struct Concurrency {
     pub scaling: Vec<Scaling>,
 }
 
+/// A throughput comparison's throughput ratio (candidate over baseline)
+/// and its interval: the engine compared seconds per completion, so they
+/// are the inverses of its ratio and interval.
+pub fn throughput_ratio(c: &Comparison) -> (f64, [f64; 2]) {
+    (1.0 / c.ratio, [1.0 / c.ratio_ci[1], 1.0 / c.ratio_ci[0]])
+}
+
 /// What a batch's throughput counts (see the module's comment): the
 /// seconds from the moment every slot had made its first completion to
 /// the moment the first slot made its last, the completions made between

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::paint::Paint;
 use crate::analysis::comparison::{self, Comparison, Verdict};
-use crate::analysis::concurrency::{CellThroughput, Concurrency, Scaling};
+use crate::analysis::concurrency::{throughput_ratio, CellThroughput, Concurrency, Scaling};
 use crate::run::concurrent::{Batches, FEWEST_BATCHES, MIN_RUNS_PER_SLOT};
 use crate::run::host::HostView;
 use crate::run::schedule::StopReason;
@@ -169,7 +169,7 @@ pub fn host(h: &HostView) -> Option<String> {
 pub fn sentence(c: &Comparison) -> String {
     let p = comparison::format_p(c.p_value);
     let conf = comparison::format_confidence(c.confidence);
-    let (r, lo, hi) = (1.0 / c.ratio, 1.0 / c.ratio_ci[1], 1.0 / c.ratio_ci[0]);
+    let (r, [lo, hi]) = throughput_ratio(c);
     let (a, b) = (&c.candidate, &c.baseline);
     match c.verdict {
         Verdict::Faster | Verdict::Slower => format!(

@@ -287,7 +287,19 @@ fn document(report: &Report) -> Value {
         doc["sweep"] = sweep(s, session);
     }
     if let Some(c) = report.concurrency {
-        doc["throughput_comparisons"] = serde_json::to_value(&c.comparisons).unwrap_or_default();
+        // The engine's `ratio` is of seconds per completion; the throughput
+        // ratio the terminal prints goes beside it, named as such.
+        doc["throughput_comparisons"] = json!(c
+            .comparisons
+            .iter()
+            .map(|cmp| {
+                let mut v = serde_json::to_value(cmp).unwrap_or_default();
+                let (r, [lo, hi]) = analysis::concurrency::throughput_ratio(cmp);
+                v["throughput_ratio"] = num(r);
+                v["throughput_ratio_ci"] = json!([num(lo), num(hi)]);
+                v
+            })
+            .collect::<Vec<_>>());
         if !c.scaling.is_empty() {
             doc["scaling"] = json!(c
                 .scaling
