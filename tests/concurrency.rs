@@ -26,8 +26,8 @@ fn throughput(doc: &serde_json::Value, i: usize) -> f64 {
 
 /// Work serialised by an exclusive lock cannot go faster with more
 /// instances: throughput stays at one lock holder's rate whatever N, and
-/// contention near 1 fits it. The held work is a sleep, so the rate
-/// holds on a busy machine too.
+/// the law is fitted to it with contention near 1. The held work is a
+/// sleep, so the rate holds on a busy machine too.
 #[test]
 fn work_under_one_lock_does_not_scale() {
     let dir = tempdir();
@@ -43,7 +43,7 @@ fn work_under_one_lock_does_not_scale() {
         "--style",
         "none",
         "--runs",
-        "32",
+        "60",
         "-L",
         "j",
         "1,2,3,4",
@@ -61,34 +61,49 @@ fn work_under_one_lock_does_not_scale() {
     );
     let rates: Vec<f64> = (0..4).map(|i| throughput(&doc, i)).collect();
     for (i, r) in rates.iter().enumerate() {
-        assert_eq!(doc["results"][i]["runs"], 32, "{}", doc["results"][i]);
+        assert_eq!(doc["results"][i]["runs"], 60, "{}", doc["results"][i]);
+        // Five batches of three completions per slot at N = 4: every
+        // point has an interval, so the fit weighs the points by it.
+        assert_eq!(doc["results"][i]["throughput"]["batches"], 5);
         assert_eq!(doc["results"][i]["concurrency"], i + 1);
         // One holder at a time: at most 12.5 completions a second (80 ms
         // each), and a busy machine only slows it.
         assert!(*r <= 12.5 * 1.05, "N = {}: {r}/s", i + 1);
     }
-    for r in &rates[1..] {
-        assert_within(*r, rates[0], 0.15, "throughput against N = 1");
+    // From N = 2 on the lock is never idle: one holder's rate at every N.
+    // N = 1 is slower by the start of `flock` outside the lock (see
+    // below), which a loaded machine stretches.
+    for r in &rates[2..] {
+        assert_within(*r, rates[1], 0.15, "throughput against N = 2");
     }
+    assert!(rates[0] <= rates[1] * 1.05, "{rates:?}");
     let usl = &doc["scaling"][0]["usl"];
-    // Contention near 1 (all serial) is within the fit's interval: the
-    // unlocked start of each instance (a few ms of the 80) lets N = 2 gain
-    // a little over N = 1, which the fit may also read as contention below
-    // 1 with some coherency.
-    if let Some(sigma) = usl["sigma"]["ci"][1].as_f64() {
-        assert!(sigma >= 0.8, "contention of a lock: {usl}");
-    } else {
-        // A flat curve may also be refused, never fitted as scaling.
-        assert!(usl["note"].is_string(), "{usl}");
-    }
+    eprintln!("lock: {rates:?}, {usl}");
+    // The fit is given: a flat curve with an interval at every point is
+    // what the law describes with contention near 1. Near, not at: each
+    // instance starts `flock` outside the lock (a fork and an exec, s ms),
+    // which a second instance overlaps with the holder's h ms. One
+    // instance then makes 1 / (h + s) a second, more make 1 / h, and the
+    // law through those points has contention (h - s) / (h + s), that is
+    // 2 X(1) / X(N > 1) - 1 from the measured rates: 0.87 here at
+    // s = 6 ms, whatever the load makes of s.
+    let sigma = usl["sigma"]["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("the fit is withheld for a lock's flat curve: {usl}"));
+    let held = rates[1..].iter().sum::<f64>() / 3.0;
+    let expected = 2.0 * rates[0] / held - 1.0;
+    assert!(
+        sigma <= 1.0 && (sigma - expected).abs() <= 0.1,
+        "contention of a lock {sigma}, expected {expected}: {usl}"
+    );
 }
 
 /// Every instance writes and syncs 256 KiB: the cell's aggregate write
-/// rate is the bytes its instances' own counts say they wrote, over the
-/// stretch in which all were busy (recomputed here from the exported
-/// spans); the host's disks are reported.
+/// rate is what the instances' own counts say they wrote per second,
+/// checked against each batch's bytes over its whole length; the host's
+/// disks saw the writes.
 #[test]
-fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
+fn aggregate_writes_are_the_instances_writes_per_second() {
     let dir = tempdir();
     let work = script(
         dir.path(),
@@ -98,12 +113,13 @@ fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
             dir.path().display()
         ),
     );
+    // Ten batches of eight completions per slot.
     let (_, doc) = exported(&[
         "run",
         "--style",
         "none",
         "--runs",
-        "60",
+        "240",
         "--concurrency",
         "3",
         &work,
@@ -117,69 +133,47 @@ fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
     for i in 0..runs.len() {
         assert!(bytes(i) >= 256.0 * 1024.0, "run {i} wrote {}", bytes(i));
     }
-    // Per batch, recomputed from the exported spans: over the stretch from
-    // every slot's first completion to the first slot's last, the slots'
-    // progress (linear between a slot's completions) per second, times
-    // the mean bytes of the instances that ended in the stretch.
-    let progress = |ends: &[f64], t: f64| {
-        let done = ends.iter().filter(|&&e| e <= t).count();
-        match (done.checked_sub(1).map(|i| ends[i]), ends.get(done)) {
-            (Some(last), Some(&next)) if next > last => done as f64 + (t - last) / (next - last),
-            _ => done as f64,
-        }
-    };
-    let mut rates = Vec::new();
-    for b in r["batches"].as_array().unwrap() {
-        let first = b["first_run"].as_u64().unwrap() as usize;
-        let spans: Vec<(usize, f64)> = b["spans"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                (
-                    s["slot"].as_u64().unwrap() as usize,
-                    s["end"].as_f64().unwrap(),
-                )
-            })
-            .collect();
-        let mut ends: Vec<Vec<f64>> = vec![Vec::new(); 3];
-        for &(slot, end) in &spans {
-            ends[slot].push(end);
-        }
-        if ends.iter().any(Vec::is_empty) {
-            continue;
-        }
-        for e in &mut ends {
-            e.sort_by(f64::total_cmp);
-        }
-        let from = ends.iter().map(|e| e[0]).fold(f64::NEG_INFINITY, f64::max);
-        let to = ends
-            .iter()
-            .map(|e| e[e.len() - 1])
-            .fold(f64::INFINITY, f64::min);
-        if to <= from {
-            continue;
-        }
-        let completions: f64 = ends
-            .iter()
-            .map(|e| progress(e, to) - progress(e, from))
-            .sum();
-        let counted: Vec<f64> = (spans.iter().enumerate())
-            .filter(|(_, &(_, end))| end > from && end <= to)
-            .map(|(k, _)| bytes(first + k))
-            .collect();
-        if !counted.is_empty() {
-            let mean = counted.iter().sum::<f64>() / counted.len() as f64;
-            rates.push(completions / (to - from) * mean);
-        }
-    }
-    assert!(!rates.is_empty(), "no batch had all instances busy: {r}");
-    let expected = rates.iter().sum::<f64>() / rates.len() as f64;
-    assert_within(written, expected, 0.05, "aggregate write rate");
+    // The independent figure: each batch's bytes, all its instances', over
+    // its whole length, from its start to its last end. The rate counts
+    // only the stretch in which all three were busy, so it differs by what
+    // the batch's edges hold: the start, where all three begin together
+    // (as busy as the stretch, or faster, on a disk queue that is empty),
+    // and the tail, in which fewer than three run, at most one instance's
+    // time in each slot. With eight per slot the stretch is about seven
+    // instance times and the whole batch at most nine: the whole-batch
+    // figure is between 7/9 of the rate (all tail) and a little above it
+    // (a faster start), and the mean of ten batches is within that.
+    let batches = r["batches"].as_array().unwrap();
+    assert_eq!(batches.len(), 10, "{r}");
+    let whole: Vec<f64> = batches
+        .iter()
+        .map(|b| {
+            let first = b["first_run"].as_u64().unwrap() as usize;
+            let n = b["runs"].as_u64().unwrap() as usize;
+            let total: f64 = (first..first + n).map(bytes).sum();
+            total / b["elapsed"].as_f64().unwrap()
+        })
+        .collect();
+    let whole = whole.iter().sum::<f64>() / whole.len() as f64;
+    eprintln!("whole batches / rate: {}", whole / written);
     assert!(
-        r["host"]["disks"].is_array(),
-        "host view without disks: {}",
-        r["host"]
+        whole >= written * 7.0 / 9.0 && whole <= written * 1.15,
+        "whole batches {whole} B/s against the rate {written} B/s"
+    );
+    // The disks: fsync put the bytes on one of them, so at least one was
+    // busy or written to. A machine whose /proc/diskstats lists no disk
+    // (a container on tmpfs alone) has nothing to show.
+    let disks = r["host"]["disks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("host view without disks: {}", r["host"]));
+    if disks.is_empty() {
+        eprintln!("skipped the disk check: /proc/diskstats lists no disk here");
+        return;
+    }
+    assert!(
+        disks.iter().any(|d| d["busy"].as_f64().unwrap_or(0.0) > 0.0
+            || d["written_bytes_per_second"].as_f64().unwrap_or(0.0) > 0.0),
+        "fsync wrote {written} B/s and no disk saw it: {disks:?}"
     );
 }
 
