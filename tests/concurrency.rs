@@ -26,8 +26,11 @@ fn throughput(doc: &serde_json::Value, i: usize) -> f64 {
 
 /// Work serialised by an exclusive lock cannot go faster with more
 /// instances: throughput stays at one lock holder's rate whatever N, and
-/// contention near 1 fits it. The held work is a sleep, so the rate
-/// holds on a busy machine too.
+/// the law is fitted to it with contention near 1. The held work is a
+/// sleep, so the rate holds on a busy machine too, and a long one (0.2 s),
+/// so that a second instance starts `flock` while the first holds the
+/// lock even when a loaded machine takes a tenth of a second to start it
+/// (with 0.08 s the lock sat idle at N = 2 beside a fork storm).
 #[test]
 fn work_under_one_lock_does_not_scale() {
     let dir = tempdir();
@@ -35,7 +38,7 @@ fn work_under_one_lock_does_not_scale() {
     let work = script(
         dir.path(),
         "locked.sh",
-        &format!("exec flock -x '{}' sleep 0.08", lock.display()),
+        &format!("exec flock -x '{}' sleep 0.2", lock.display()),
     );
     let plot = dir.path().join("scaling.svg");
     let (_, doc) = exported(&[
@@ -43,7 +46,7 @@ fn work_under_one_lock_does_not_scale() {
         "--style",
         "none",
         "--runs",
-        "32",
+        "48",
         "-L",
         "j",
         "1,2,3,4",
@@ -61,34 +64,49 @@ fn work_under_one_lock_does_not_scale() {
     );
     let rates: Vec<f64> = (0..4).map(|i| throughput(&doc, i)).collect();
     for (i, r) in rates.iter().enumerate() {
-        assert_eq!(doc["results"][i]["runs"], 32, "{}", doc["results"][i]);
+        assert_eq!(doc["results"][i]["runs"], 48, "{}", doc["results"][i]);
+        // Four batches of three completions per slot at N = 4: every
+        // point has an interval, so the fit weighs the points by it.
+        assert_eq!(doc["results"][i]["throughput"]["batches"], 4);
         assert_eq!(doc["results"][i]["concurrency"], i + 1);
-        // One holder at a time: at most 12.5 completions a second (80 ms
+        // One holder at a time: at most 5 completions a second (200 ms
         // each), and a busy machine only slows it.
-        assert!(*r <= 12.5 * 1.05, "N = {}: {r}/s", i + 1);
+        assert!(*r <= 5.0 * 1.05, "N = {}: {r}/s", i + 1);
     }
-    for r in &rates[1..] {
-        assert_within(*r, rates[0], 0.15, "throughput against N = 1");
+    // From N = 2 on the lock is never idle: one holder's rate at every N.
+    // N = 1 is slower by the start of `flock` outside the lock (see
+    // below), which a loaded machine stretches.
+    for r in &rates[2..] {
+        assert_within(*r, rates[1], 0.15, "throughput against N = 2");
     }
+    assert!(rates[0] <= rates[1] * 1.05, "{rates:?}");
     let usl = &doc["scaling"][0]["usl"];
-    // Contention near 1 (all serial) is within the fit's interval: the
-    // unlocked start of each instance (a few ms of the 80) lets N = 2 gain
-    // a little over N = 1, which the fit may also read as contention below
-    // 1 with some coherency.
-    if let Some(sigma) = usl["sigma"]["ci"][1].as_f64() {
-        assert!(sigma >= 0.8, "contention of a lock: {usl}");
-    } else {
-        // A flat curve may also be refused, never fitted as scaling.
-        assert!(usl["note"].is_string(), "{usl}");
-    }
+    eprintln!("lock: {rates:?}, {usl}");
+    // The fit is given: a flat curve with an interval at every point is
+    // what the law describes with contention near 1. Near, not at: each
+    // instance starts `flock` outside the lock (a fork and an exec, s ms),
+    // which a second instance overlaps with the holder's 200 ms. One
+    // instance then makes 1 / (200 + s) a second, more make 1 / 200, and
+    // the law through those points has contention (200 - s) / (200 + s):
+    // at least 0.75 while s is under 28 ms (6 ms on a quiet machine, 20
+    // with this file's other tests running beside it). A load that slows
+    // the lock's hand-over as waiters grow bends the curve down, which
+    // the law reads as coherency, not as less contention.
+    let sigma = usl["sigma"]["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("the fit is withheld for a lock's flat curve: {usl}"));
+    assert!(
+        (0.75..=1.0).contains(&sigma),
+        "contention of a lock {sigma}: {usl}"
+    );
 }
 
 /// Every instance writes and syncs 256 KiB: the cell's aggregate write
-/// rate is the bytes its instances' own counts say they wrote, over the
-/// stretch in which all were busy (recomputed here from the exported
-/// spans); the host's disks are reported.
+/// rate is what the instances' own counts say they wrote per second,
+/// checked against each batch's bytes over its whole length; the host's
+/// disks saw the writes.
 #[test]
-fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
+fn aggregate_writes_are_the_instances_writes_per_second() {
     let dir = tempdir();
     let work = script(
         dir.path(),
@@ -98,12 +116,13 @@ fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
             dir.path().display()
         ),
     );
+    // Ten batches of eight completions per slot.
     let (_, doc) = exported(&[
         "run",
         "--style",
         "none",
         "--runs",
-        "60",
+        "240",
         "--concurrency",
         "3",
         &work,
@@ -117,69 +136,47 @@ fn aggregate_writes_are_the_instances_writes_over_the_busy_stretch() {
     for i in 0..runs.len() {
         assert!(bytes(i) >= 256.0 * 1024.0, "run {i} wrote {}", bytes(i));
     }
-    // Per batch, recomputed from the exported spans: over the stretch from
-    // every slot's first completion to the first slot's last, the slots'
-    // progress (linear between a slot's completions) per second, times
-    // the mean bytes of the instances that ended in the stretch.
-    let progress = |ends: &[f64], t: f64| {
-        let done = ends.iter().filter(|&&e| e <= t).count();
-        match (done.checked_sub(1).map(|i| ends[i]), ends.get(done)) {
-            (Some(last), Some(&next)) if next > last => done as f64 + (t - last) / (next - last),
-            _ => done as f64,
-        }
-    };
-    let mut rates = Vec::new();
-    for b in r["batches"].as_array().unwrap() {
-        let first = b["first_run"].as_u64().unwrap() as usize;
-        let spans: Vec<(usize, f64)> = b["spans"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                (
-                    s["slot"].as_u64().unwrap() as usize,
-                    s["end"].as_f64().unwrap(),
-                )
-            })
-            .collect();
-        let mut ends: Vec<Vec<f64>> = vec![Vec::new(); 3];
-        for &(slot, end) in &spans {
-            ends[slot].push(end);
-        }
-        if ends.iter().any(Vec::is_empty) {
-            continue;
-        }
-        for e in &mut ends {
-            e.sort_by(f64::total_cmp);
-        }
-        let from = ends.iter().map(|e| e[0]).fold(f64::NEG_INFINITY, f64::max);
-        let to = ends
-            .iter()
-            .map(|e| e[e.len() - 1])
-            .fold(f64::INFINITY, f64::min);
-        if to <= from {
-            continue;
-        }
-        let completions: f64 = ends
-            .iter()
-            .map(|e| progress(e, to) - progress(e, from))
-            .sum();
-        let counted: Vec<f64> = (spans.iter().enumerate())
-            .filter(|(_, &(_, end))| end > from && end <= to)
-            .map(|(k, _)| bytes(first + k))
-            .collect();
-        if !counted.is_empty() {
-            let mean = counted.iter().sum::<f64>() / counted.len() as f64;
-            rates.push(completions / (to - from) * mean);
-        }
-    }
-    assert!(!rates.is_empty(), "no batch had all instances busy: {r}");
-    let expected = rates.iter().sum::<f64>() / rates.len() as f64;
-    assert_within(written, expected, 0.05, "aggregate write rate");
+    // The independent figure: each batch's bytes, all its instances', over
+    // its whole length, from its start to its last end. The rate counts
+    // only the stretch in which all three were busy, so it differs by what
+    // the batch's edges hold: the start, where all three begin together
+    // (as busy as the stretch, or faster, on a disk queue that is empty),
+    // and the tail, in which fewer than three run, at most one instance's
+    // time in each slot. With eight per slot the stretch is about seven
+    // instance times and the whole batch at most nine: the whole-batch
+    // figure is between 7/9 of the rate (all tail) and a little above it
+    // (a faster start), and the mean of ten batches is within that.
+    let batches = r["batches"].as_array().unwrap();
+    assert_eq!(batches.len(), 10, "{r}");
+    let whole: Vec<f64> = batches
+        .iter()
+        .map(|b| {
+            let first = b["first_run"].as_u64().unwrap() as usize;
+            let n = b["runs"].as_u64().unwrap() as usize;
+            let total: f64 = (first..first + n).map(bytes).sum();
+            total / b["elapsed"].as_f64().unwrap()
+        })
+        .collect();
+    let whole = whole.iter().sum::<f64>() / whole.len() as f64;
+    eprintln!("whole batches / rate: {}", whole / written);
     assert!(
-        r["host"]["disks"].is_array(),
-        "host view without disks: {}",
-        r["host"]
+        whole >= written * 7.0 / 9.0 && whole <= written * 1.15,
+        "whole batches {whole} B/s against the rate {written} B/s"
+    );
+    // The disks: fsync put the bytes on one of them, so at least one was
+    // busy or written to. A machine whose /proc/diskstats lists no disk
+    // (a container on tmpfs alone) has nothing to show.
+    let disks = r["host"]["disks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("host view without disks: {}", r["host"]));
+    if disks.is_empty() {
+        eprintln!("skipped the disk check: /proc/diskstats lists no disk here");
+        return;
+    }
+    assert!(
+        disks.iter().any(|d| d["busy"].as_f64().unwrap_or(0.0) > 0.0
+            || d["written_bytes_per_second"].as_f64().unwrap_or(0.0) > 0.0),
+        "fsync wrote {written} B/s and no disk saw it: {disks:?}"
     );
 }
 
@@ -230,6 +227,142 @@ fn sixty_four_at_once_record_every_run_and_leave_nothing() {
     child.wait().unwrap();
     let left = left_running(&marker);
     assert!(left.is_empty(), "left running after kill -9: {left:?}");
+}
+
+/// `--timeout` at N = 2 kills the timed-out instance alone. The instance
+/// that takes the lock sleeps past the timeout; its neighbour finds the
+/// lock taken and sleeps 0.1 s. A timed-out instance is recorded as a
+/// single run's timeout is (timed out, its exit code and signal those of a
+/// timed-out single run, its wall time the timeout), every other instance
+/// is an ordinary run (exit 0, no signal: never killed with its
+/// neighbour), and the session carries on and succeeds, as single runs do.
+#[test]
+fn a_timeout_kills_the_timed_out_instance_alone() {
+    let dir = tempdir();
+    let lock = dir.path().join("lock");
+    let work = script(
+        dir.path(),
+        "maybe_slow.sh",
+        &format!("flock -n '{}' sleep 5 || sleep 0.1", lock.display()),
+    );
+    let timeout = 0.5;
+    let wall = |m: &serde_json::Value| m["time_wall_clock"]["value"].as_f64().unwrap();
+    let (_, doc) = exported(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "16",
+        "--concurrency",
+        "2",
+        "--timeout",
+        "0.5",
+        &work,
+    ]);
+    let runs = doc["results"][0]["measurements"].as_array().unwrap();
+    assert_eq!(runs.len(), 16);
+    let (slow, fast): (Vec<_>, Vec<_>) = runs.iter().partition(|m| m["timed_out"] == true);
+    // One lock holder at a time, 0.5 s each, beside 0.1 s neighbours.
+    assert!(!slow.is_empty() && fast.len() > slow.len(), "{runs:?}");
+    for m in &fast {
+        assert_eq!(m["exit_code"], 0, "an ordinary run: {m}");
+        assert!(m.get("signal").is_none(), "killed with its neighbour: {m}");
+        assert!(wall(m) < timeout, "{m}");
+    }
+    // The per-instance latency is the ordinary runs' (0.1 s sleeps), the
+    // timed-out ones left out as from every statistic; its median is the
+    // cell's median.
+    let r = &doc["results"][0];
+    let latency = &r["latency"];
+    assert_eq!(
+        latency["count"].as_u64(),
+        Some(fast.len() as u64),
+        "{latency}"
+    );
+    let q = |k: &str| latency[k].as_f64().unwrap();
+    assert!(q("p10") >= 0.1 && q("p99") < timeout, "{latency}");
+    assert!(q("p10") <= q("median") && q("median") <= q("p90") && q("p90") <= q("p99"));
+    assert_eq!(latency["median"], r["median"], "{latency}");
+    // A timed-out single run, for its exit code and signal: the first run
+    // takes the marker and sleeps past the timeout, the next do not.
+    let marker = dir.path().join("marker");
+    let first_slow = script(
+        dir.path(),
+        "first_slow.sh",
+        &format!(
+            "if [ -e '{0}' ]; then sleep 0.1; else touch '{0}'; sleep 5; fi",
+            marker.display()
+        ),
+    );
+    let (_, single) = exported(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "3",
+        "--timeout",
+        "0.5",
+        &first_slow,
+    ]);
+    let single = single["results"][0]["measurements"].as_array().unwrap();
+    let reference = single.iter().find(|m| m["timed_out"] == true).unwrap();
+    for m in &slow {
+        assert_eq!(m["exit_code"], reference["exit_code"], "{m}");
+        assert_eq!(m["signal"], reference["signal"], "{m}");
+        // Killed at the timeout: the deadline is set as the request goes
+        // out, a moment before the spawner starts the clock, and the kill
+        // and reap come within a poll's millisecond plus the scheduling
+        // delays of a busy machine (tenths of a second at worst).
+        assert!(
+            wall(m) > timeout - 0.05 && wall(m) < timeout + 0.3,
+            "wall of a timed-out instance: {m}"
+        );
+    }
+}
+
+/// The JSON's throughput comparison carries the throughput ratio the
+/// terminal prints, with its interval, beside the engine's ratio of
+/// seconds per completion (its inverse); a difference it finds has the
+/// direction of the ratio: `sleep 0.04` makes fewer completions than
+/// `sleep 0.02`, never more (a loaded machine may leave it undecided).
+#[test]
+fn the_json_throughput_ratio_is_the_one_printed() {
+    let (o, doc) = exported(&[
+        "run",
+        "--style",
+        "basic",
+        "--runs",
+        "40",
+        "--concurrency",
+        "2",
+        "-n",
+        "short",
+        "sleep 0.02",
+        "-n",
+        "long",
+        "sleep 0.04",
+    ]);
+    let c = &doc["throughput_comparisons"][0];
+    let f = |k: &str| c[k].as_f64().unwrap_or_else(|| panic!("no {k}: {c}"));
+    let g = |k: &str, i: usize| c[k][i].as_f64().unwrap_or_else(|| panic!("no {k}: {c}"));
+    let r = f("throughput_ratio");
+    assert_ne!(c["verdict"], "faster", "{c}");
+    if c["significant"] == true {
+        assert!(c["verdict"] == "slower" && r < 1.0, "{c}");
+    }
+    assert!((r * f("ratio") - 1.0).abs() < 1e-12, "{c}");
+    let (lo, hi) = (g("throughput_ratio_ci", 0), g("throughput_ratio_ci", 1));
+    assert!(lo <= r && r <= hi, "{c}");
+    assert!((lo * g("ratio_ci", 1) - 1.0).abs() < 1e-12, "{c}");
+    assert!((hi * g("ratio_ci", 0) - 1.0).abs() < 1e-12, "{c}");
+    // The sentence, whatever its verdict, gives the same ratio and interval.
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("Throughput") && l.contains("'long'") && l.contains("'short'"))
+        .unwrap_or_else(|| panic!("no comparison in:\n{text}"));
+    assert!(line.contains(&format!("{r:.2}")), "{r:.2}: {line}");
+    assert!(line.contains(&format!("{lo:.2}–{hi:.2}")), "{line}");
 }
 
 #[test]

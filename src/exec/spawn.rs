@@ -431,6 +431,9 @@ pub struct Spawner {
     /// stays in the socket until its sample has gone on (see
     /// [`Spawner::catch_up`]).
     unconsumed: std::cell::Cell<bool>,
+    /// One of several spawners whose commands run at once (see
+    /// [`Spawner::confine_kills`]).
+    confined: std::cell::Cell<bool>,
 }
 
 /// More than this many bytes of children (a hundred or so pids) and the
@@ -560,6 +563,7 @@ impl Spawner {
             peeked: std::cell::Cell::new(None),
             handed: std::cell::Cell::new(0),
             unconsumed: std::cell::Cell::new(false),
+            confined: std::cell::Cell::new(false),
         })
     }
 
@@ -626,10 +630,23 @@ impl Spawner {
         self.cgroup.is_some()
     }
 
+    /// For one of several spawners whose commands run at once (concurrency
+    /// mode's slots): a timeout or an interruption kills this spawner's
+    /// command tree only, never the commands of the others; what escaped
+    /// the tree is the caller's to kill when all have ended.
+    pub fn confine_kills(&self) {
+        self.confined.set(true);
+    }
+
     /// Kills every process of a run: the whole session cgroup at once when
     /// there is one (nothing in it escapes, however it detached), then the
-    /// harness's process tree until a scan proves it empty.
+    /// harness's process tree until a scan proves it empty; for a confined
+    /// spawner, its own descendants only.
     fn kill_run(&self) {
+        if self.confined.get() {
+            tree::kill_descendants(self.pid());
+            return;
+        }
         if let Some(dir) = &self.cgroup {
             let _ = std::fs::write(dir.join("cgroup.kill"), "1");
         }

@@ -104,6 +104,30 @@ fn is_zombie(pid: libc::pid_t) -> bool {
         .unwrap_or(true)
 }
 
+/// SIGKILLs every descendant of `root` (not `root` itself), each with its
+/// process group, until a scan finds none alive: the command tree of one
+/// spawner among several whose commands run at once. What left that tree
+/// (orphans the harness adopted) is not found here; the caller kills it
+/// once every command has ended.
+pub fn kill_descendants(root: libc::pid_t) {
+    // Bounded as `kill_all` is.
+    for _ in 0..10_000 {
+        let (live, _) = scan_except(root, &[]);
+        if live.is_empty() {
+            return;
+        }
+        for pid in live {
+            // SAFETY: kill of a descendant pid we just listed, and of the
+            // group it leads (if it leads one: the commands do).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// SIGKILLs the process group `pgid` (when known) and every descendant of
 /// the harness except its own helpers (and what they protect), until the
 /// tree is provably empty.

@@ -6,8 +6,10 @@ use std::fmt::Write as _;
 
 use super::paint::Paint;
 use crate::analysis::comparison::{self, Comparison, Verdict};
-use crate::analysis::concurrency::{CellThroughput, Concurrency, Scaling};
+use crate::analysis::concurrency::{throughput_ratio, CellThroughput, Concurrency, Scaling};
+use crate::run::concurrent::{Batches, FEWEST_BATCHES, MIN_RUNS_PER_SLOT};
 use crate::run::host::HostView;
+use crate::run::schedule::StopReason;
 use crate::run::session::Session;
 use crate::stats::{UslOutcome, Withheld};
 use crate::units;
@@ -36,6 +38,17 @@ pub fn render_text(c: &Concurrency, session: &Session, paint: Paint) -> String {
         };
         let _ = writeln!(out, "  {}  (N = {})", r.cell.name, t.concurrency);
         let _ = writeln!(out, "    Throughput:  {}", throughput(t));
+        if let Some(l) = t.latency {
+            let _ = writeln!(
+                out,
+                "    Latency:     median {}, p10 {}, p90 {}, p99 {} per instance ({} runs)",
+                units::time(l.median),
+                units::time(l.p10),
+                units::time(l.p90),
+                units::time(l.p99),
+                l.count
+            );
+        }
         let mut use_line = Vec::new();
         if let Some(cpu) = t.cpu_utilisation {
             use_line.push(format!("CPU {cpu:.2} s per s"));
@@ -54,6 +67,9 @@ pub fn render_text(c: &Concurrency, session: &Session, paint: Paint) -> String {
             let _ = writeln!(out, "    Host:        {h}");
         }
     }
+    if let Some(line) = too_few_batches(session) {
+        let _ = writeln!(out, "  {line}");
+    }
     for cmp in &c.comparisons {
         let line = sentence(cmp);
         let line = match cmp.verdict {
@@ -68,6 +84,35 @@ pub fn render_text(c: &Concurrency, session: &Session, paint: Paint) -> String {
     }
     out.push('\n');
     out
+}
+
+/// Where a fixed `--runs` made fewer batches per cell than an interval
+/// and a comparison need, one line that says so and names the `--runs`
+/// that makes enough.
+fn too_few_batches(session: &Session) -> Option<String> {
+    if session.stop_reason != Some(StopReason::RunCount) {
+        return None;
+    }
+    let cells = || {
+        session
+            .results
+            .iter()
+            .filter(|r| r.cell.variant.concurrency.is_some())
+    };
+    let largest = cells().filter_map(|r| r.cell.variant.concurrency).max()?;
+    let fewest = cells().min_by_key(|r| r.batches.len())?;
+    let made = fewest.batches.len();
+    (made < FEWEST_BATCHES).then(|| {
+        format!(
+            "--runs {} makes {made} batch{} per cell at N up to {largest} (each needs {} \
+             completions per instance): too few for an interval and a comparison; --runs {} \
+             makes {FEWEST_BATCHES}",
+            fewest.samples.len(),
+            if made == 1 { "" } else { "es" },
+            MIN_RUNS_PER_SLOT,
+            Batches::runs_for(largest, FEWEST_BATCHES)
+        )
+    })
 }
 
 fn throughput(t: &CellThroughput) -> String {
@@ -124,7 +169,7 @@ pub fn host(h: &HostView) -> Option<String> {
 pub fn sentence(c: &Comparison) -> String {
     let p = comparison::format_p(c.p_value);
     let conf = comparison::format_confidence(c.confidence);
-    let (r, lo, hi) = (1.0 / c.ratio, 1.0 / c.ratio_ci[1], 1.0 / c.ratio_ci[0]);
+    let (r, [lo, hi]) = throughput_ratio(c);
     let (a, b) = (&c.candidate, &c.baseline);
     match c.verdict {
         Verdict::Faster | Verdict::Slower => format!(

@@ -227,6 +227,12 @@ fn document(report: &Report) -> Value {
                     "unit": "1/s",
                     "batches": t.batches,
                 });
+                if let Some(l) = t.latency {
+                    o["latency"] = json!({
+                        "p10": num(l.p10), "median": num(l.median), "p90": num(l.p90),
+                        "p99": num(l.p99), "count": l.count, "unit": "s",
+                    });
+                }
                 o["cpu_utilisation"] = t.cpu_utilisation.map_or(Value::Null, num);
                 o["io_rates"] = json!({
                     "read_bytes_per_second": t.read_bytes_per_second.map(num),
@@ -281,7 +287,19 @@ fn document(report: &Report) -> Value {
         doc["sweep"] = sweep(s, session);
     }
     if let Some(c) = report.concurrency {
-        doc["throughput_comparisons"] = serde_json::to_value(&c.comparisons).unwrap_or_default();
+        // The engine's `ratio` is of seconds per completion; the throughput
+        // ratio the terminal prints goes beside it, named as such.
+        doc["throughput_comparisons"] = json!(c
+            .comparisons
+            .iter()
+            .map(|cmp| {
+                let mut v = serde_json::to_value(cmp).unwrap_or_default();
+                let (r, [lo, hi]) = analysis::concurrency::throughput_ratio(cmp);
+                v["throughput_ratio"] = num(r);
+                v["throughput_ratio_ci"] = json!([num(lo), num(hi)]);
+                v
+            })
+            .collect::<Vec<_>>());
         if !c.scaling.is_empty() {
             doc["scaling"] = json!(c
                 .scaling

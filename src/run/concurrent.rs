@@ -11,7 +11,10 @@
 //!
 //! What an instance leaves running is killed when the whole batch has
 //! ended, not after each instance: the leftover scan cannot tell one
-//! instance's orphans from another instance still running.
+//! instance's orphans from another instance still running. A timeout
+//! kills the timed-out instance's tree alone (its spawner's descendants,
+//! each with its process group); the other instances run on, and the
+//! instance is recorded as a single run's timeout is.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -122,6 +125,8 @@ impl Pool {
                 }
             };
             let spawner = Spawner::start(self.with_cgroup).map_err(failed)?;
+            // A timed-out instance is killed alone: its neighbours run on.
+            spawner.confine_kills();
             let (tx, rx) = mpsc::channel::<Job>();
             let thread = std::thread::Builder::new()
                 .name(format!("slot-{slot}"))
@@ -426,10 +431,13 @@ pub fn busy_window<'a>(spans: impl IntoIterator<Item = &'a Span>, slots: usize) 
 /// that blocks pair across cells as single runs do.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Batches {
-    /// Completions per batch.
+    /// Completions per batch (the largest, when `--runs` fixed them).
     pub size: usize,
     /// Completions per cell in all, when `--runs` fixed them.
     pub total: Option<usize>,
+    /// Batches per cell, when `--runs` fixed them: their sizes differ by
+    /// one at most, so the last is never a remnant.
+    blocks: usize,
 }
 
 /// Blocks a fixed `--runs` is cut into, at most: enough pairs for the
@@ -440,6 +448,17 @@ const MAX_BLOCKS: usize = 10;
 /// the completions after every slot's first one, so a slot needs three or
 /// more, and the busy stretch is then most of the batch.
 const RUNS_PER_SLOT: usize = 4;
+/// Blocks a fixed `--runs` is cut into, at least, where it allows
+/// `MIN_RUNS_PER_SLOT` per slot: fewer than four runs per slot rather than
+/// fewer batches, so that the throughput has an interval worth reading
+/// (Student's t on 4 degrees of freedom) and comparisons have pairs.
+const MIN_BLOCKS: usize = 5;
+/// The fewest runs per slot in a batch: with two, the stretch in which
+/// every slot is busy is often empty and the estimate biased (see
+/// docs/STATISTICS.md, "Concurrency mode").
+pub const MIN_RUNS_PER_SLOT: usize = 3;
+/// The fewest batches per cell with an interval and a comparison.
+pub const FEWEST_BATCHES: usize = 3;
 
 impl Batches {
     /// `largest` is the largest concurrency of the session's cells; `runs`
@@ -448,23 +467,47 @@ impl Batches {
         let largest = largest.max(1);
         match runs {
             Some(r) => {
-                let blocks = (r / (RUNS_PER_SLOT * largest)).clamp(1, MAX_BLOCKS);
+                let mut blocks = (r / (RUNS_PER_SLOT * largest)).clamp(1, MAX_BLOCKS);
+                if blocks < MIN_BLOCKS {
+                    let fewer_per_slot = (r / (MIN_RUNS_PER_SLOT * largest)).min(MIN_BLOCKS);
+                    blocks = blocks.max(fewer_per_slot);
+                }
                 Batches {
                     size: r.div_ceil(blocks).max(1),
                     total: Some(r),
+                    blocks,
                 }
             }
             None => Batches {
                 size: RUNS_PER_SLOT * largest,
                 total: None,
+                blocks: 0,
             },
         }
+    }
+
+    /// The `--runs` that cuts into `batches` batches at `largest` N (the
+    /// fewest runs that do, below `MIN_BLOCKS`).
+    pub fn runs_for(largest: usize, batches: usize) -> usize {
+        batches * MIN_RUNS_PER_SLOT * largest.max(1)
+    }
+
+    /// Batches per cell, when `--runs` fixed them.
+    pub fn count(&self) -> Option<usize> {
+        self.total.map(|t| self.blocks.min(t).max(1))
+    }
+
+    /// Completions made by the end of batch `i` of a fixed `--runs`.
+    fn made_by(&self, total: usize, i: usize) -> usize {
+        // In 128 bits: a --runs near the largest integer must not overflow.
+        let blocks = self.count().unwrap_or(1) as u128;
+        (total as u128 * i as u128 / blocks) as usize
     }
 
     /// The scheduler's policy in batches: the runs it counts are batches.
     pub fn policy(&self, runs: crate::run::schedule::RunPolicy) -> crate::run::schedule::RunPolicy {
         crate::run::schedule::RunPolicy {
-            exact: self.total.map(|t| t.div_ceil(self.size)),
+            exact: self.count(),
             min_runs: runs.min_runs.div_ceil(self.size).max(3),
             max_runs: runs.max_runs.map(|m| m.div_ceil(self.size).max(1)),
             min_time: runs.min_time,
@@ -473,9 +516,12 @@ impl Batches {
 
     /// Completions the next batch of a cell makes, having made `done`.
     pub fn next(&self, done: usize) -> usize {
-        match self.total {
-            Some(t) => self.size.min(t.saturating_sub(done)),
-            None => self.size,
+        match (self.total, self.count()) {
+            (Some(t), Some(blocks)) => (1..=blocks)
+                .map(|i| self.made_by(t, i))
+                .find(|&end| end > done)
+                .map_or(0, |end| end - done),
+            _ => self.size,
         }
     }
 }
@@ -515,12 +561,50 @@ mod tests {
             batches += 1;
         }
         assert_eq!((done, batches), (100, 6));
-        // Fewer runs than four per slot: one batch of all of them.
+        // Fewer runs than three per slot: one batch of all of them.
         let b = Batches::new(64, Some(64));
         assert_eq!((b.size, b.next(0), b.next(64)), (64, 64, 0));
         let b = Batches::new(3, Some(7));
         assert_eq!(b.next(0) + b.next(b.next(0)), 7);
         let open = Batches::new(2, None);
         assert_eq!((open.size, open.next(1000)), (8, 8));
+    }
+
+    #[test]
+    fn too_few_runs_for_five_batches_of_four_per_slot_make_three_per_slot() {
+        // 40 runs up to N = 8: one batch of five per slot would be the
+        // four-per-slot rule's; three or more per slot allow only one too.
+        assert_eq!(Batches::new(8, Some(40)).count(), Some(1));
+        // 60 runs at N = 3: five batches of four per slot.
+        let b = Batches::new(3, Some(60));
+        assert_eq!((b.size, b.count()), (12, Some(5)));
+        // 120 runs up to N = 8: three batches of five per slot would be
+        // the four-per-slot rule's; five of three per slot instead.
+        let b = Batches::new(8, Some(120));
+        assert_eq!((b.size, b.count()), (24, Some(5)));
+        // 10 runs at N = 5 make one batch; `runs_for` names the --runs
+        // that make three, at every N.
+        assert_eq!(Batches::new(5, Some(10)).count(), Some(1));
+        for n in [1, 2, 3, 5, 8, 64] {
+            let r = Batches::runs_for(n, FEWEST_BATCHES);
+            assert_eq!(Batches::new(n, Some(r)).count(), Some(3), "N = {n}");
+            assert!(Batches::new(n, Some(r - 1)).count() < Some(3), "N = {n}");
+            // Never fewer than three runs per slot in any batch, and the
+            // runs asked for exactly, in the batches counted.
+            for r in [r, 5 * r, 17 * r + 3, 30 * r - 1] {
+                let b = Batches::new(n, Some(r));
+                let (mut done, mut made) = (0, 0);
+                while b.next(done) > 0 {
+                    let k = b.next(done);
+                    assert!(
+                        k >= MIN_RUNS_PER_SLOT * n && k <= b.size,
+                        "N = {n}, --runs {r}: {b:?}"
+                    );
+                    done += k;
+                    made += 1;
+                }
+                assert_eq!((done, Some(made)), (r, b.count()), "N = {n}");
+            }
+        }
     }
 }
