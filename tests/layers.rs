@@ -4,8 +4,8 @@
 //! exceptions listed with their reasons).
 //!
 //! Imports are read as text (`crate::a::b` and `super::` paths, brace groups
-//! included), outside comments and outside the test module at the end of a
-//! file; a path names the longest module prefix that is a file of `src/`.
+//! included), outside comments and outside the items under `#[cfg(test)]`
+//! (see [`code`]); a path names the longest module prefix that is a file of `src/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -43,21 +43,135 @@ fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
     out
 }
 
-/// The file's code without comments and without its trailing test module.
+/// The file's code without comments and without the items under
+/// `#[cfg(test)]` (a test module, or whatever single item follows the
+/// attribute), so that test-only imports and test text are not checked but
+/// everything after them is. String and character literals are kept as they
+/// are, and a brace, `//` or `#[cfg(test)]` inside one is not code.
 fn code(text: &str) -> String {
+    let (clean, literal) = strip_comments(text);
+    const TEST: &str = "#[cfg(test)]";
     let mut out = String::new();
-    for line in text.lines() {
-        if line.starts_with("#[cfg(test)]") {
-            break;
+    let mut i = 0;
+    while i < clean.len() {
+        if !literal[i] && clean[i..].starts_with(TEST) {
+            i = item_end(&clean, &literal, i + TEST.len());
+            continue;
         }
-        let line = match line.find("//") {
-            Some(i) => &line[..i],
-            None => line,
-        };
-        out.push_str(line);
-        out.push('\n');
+        let c = clean[i..].chars().next().unwrap();
+        out.push(c);
+        i += c.len_utf8();
     }
     out
+}
+
+/// `text` without its comments (line, block and nested block comments; a
+/// comment's newlines kept), and for each byte of the result whether it
+/// belongs to a string or character literal.
+fn strip_comments(text: &str) -> (String, Vec<bool>) {
+    let b = text.as_bytes();
+    let (mut out, mut literal) = (String::new(), Vec::new());
+    fn keep(out: &mut String, literal: &mut Vec<bool>, s: &str, lit: bool) {
+        out.push_str(s);
+        literal.extend(std::iter::repeat_n(lit, s.len()));
+    }
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &text[i..];
+        let after_ident = i > 0 && is_ident(b[i - 1] as char);
+        if rest.starts_with("//") {
+            i += rest.find('\n').unwrap_or(rest.len());
+        } else if rest.starts_with("/*") {
+            let (mut depth, mut j) = (0usize, i);
+            while j < b.len() {
+                if text[j..].starts_with("/*") {
+                    depth += 1;
+                    j += 2;
+                } else if text[j..].starts_with("*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if b[j] == b'\n' {
+                        keep(&mut out, &mut literal, "\n", false);
+                    }
+                    j += 1;
+                }
+            }
+            i = j;
+        } else if let Some(len) = raw_string(rest).filter(|_| !after_ident) {
+            keep(&mut out, &mut literal, &rest[..len], true);
+            i += len;
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            let end = (j + 1).min(b.len());
+            keep(&mut out, &mut literal, &text[i..end], true);
+            i = end;
+        } else if let Some(len) = char_literal(rest) {
+            keep(&mut out, &mut literal, &rest[..len], true);
+            i += len;
+        } else {
+            let c = rest.chars().next().unwrap();
+            keep(&mut out, &mut literal, &rest[..c.len_utf8()], false);
+            i += c.len_utf8();
+        }
+    }
+    (out, literal)
+}
+
+/// The length of the raw string literal (`r"…"`, `r#"…"#`, `br"…"`) that
+/// `text` starts with.
+fn raw_string(text: &str) -> Option<usize> {
+    let body = text.strip_prefix("br").or_else(|| text.strip_prefix('r'))?;
+    let hashes = body.len() - body.trim_start_matches('#').len();
+    let inner = body[hashes..].strip_prefix('"')?;
+    let close = format!("\"{}", "#".repeat(hashes));
+    let end = inner.find(&close)?;
+    Some(text.len() - inner.len() + end + close.len())
+}
+
+/// The length of the character literal (`'x'`, `'\n'`, `'\u{1f}'`) that
+/// `text` starts with; None for a lifetime or a label (`'a`).
+fn char_literal(text: &str) -> Option<usize> {
+    let body = text.strip_prefix('\'')?;
+    if let Some(escaped) = body.strip_prefix('\\') {
+        let end = escaped.get(1..)?.find('\'')? + 1;
+        return Some(2 + end + 1);
+    }
+    let c = body.chars().next()?;
+    body[c.len_utf8()..]
+        .starts_with('\'')
+        .then_some(1 + c.len_utf8() + 1)
+}
+
+/// Where the item that starts at `from` ends: after the `;` or `,` at its
+/// own depth, after the `}` that closes its body, or before a closing
+/// bracket it did not open (the end of the block around it). Attributes
+/// before the item are part of it. Generics (`<A, B>`) are not brackets, so
+/// an item with them may end early: test code is then checked, never code
+/// hidden.
+fn item_end(text: &str, literal: &[bool], from: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, c) in text[from..].char_indices() {
+        let at = from + j;
+        if literal[at] {
+            continue;
+        }
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => return at,
+            '}' if depth == 1 => return at + 1,
+            ')' | ']' | '}' => depth -= 1,
+            ';' | ',' if depth == 0 => return at + 1,
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 fn is_ident(c: char) -> bool {
@@ -497,4 +611,41 @@ fn the_reader_sees_paths_through_groups_and_super() {
         !names.iter().any(|n| n.starts_with("commands")),
         "{names:?}"
     );
+}
+
+#[test]
+fn the_reader_skips_only_the_test_items() {
+    // Mirrors a mod.rs that declares a test-only module among the others:
+    // everything after it is code again.
+    let text = r##"pub mod a;
+#[cfg(test)]
+pub(crate) mod simulation;
+use crate::kept::before;
+#[cfg(test)]
+#[allow(dead_code)]
+fn only_in_tests() -> [u8; 2] { let _ = "}"; let _ = '{'; crate::hidden::one(); [0, 1] }
+/* use crate::hidden::block; /* nested */ still a comment */
+use crate::kept::after; // use crate::hidden::comment;
+const TEXT: &str = r#"#[cfg(test)] { "#;
+pub fn f<'a>(x: &'a str) -> &'a str { crate::kept::call(); x }
+#[cfg(test)]
+mod tests {
+    use crate::hidden::tests;
+    const S: &str = "{ not a brace";
+    fn g() -> char { '}' }
+}
+pub fn last() { crate::kept::last(); }
+"##;
+    let own = vec!["analysis".to_string()];
+    let names: Vec<String> = paths(&code(text), &own).iter().map(|p| name(p)).collect();
+    for kept in ["kept::before", "kept::after", "kept::call", "kept::last"] {
+        assert!(
+            names.contains(&kept.to_string()),
+            "{kept} missing: {names:?}"
+        );
+    }
+    assert!(!names.iter().any(|n| n.starts_with("hidden")), "{names:?}");
+    // An item under `#[cfg(test)]` inside a block ends with that block.
+    let inner = "fn f() {\n    #[cfg(test)]\n    let x = 1\n}\nuse crate::kept::out;\n";
+    assert_eq!(code(inner), "fn f() {\n    }\nuse crate::kept::out;\n");
 }
