@@ -86,6 +86,71 @@ impl StoredCellFigures {
     }
 }
 
+/// Median time of one benchmark in one stored session, with its median's
+/// interval (None when too few runs give one).
+#[derive(Clone, Debug)]
+pub struct HistoryPoint {
+    pub session: i64,
+    pub started_unix: f64,
+    pub median: f64,
+    pub ci: Option<[f64; 2]>,
+}
+
+/// One benchmark's points over the sessions the HTML report shows.
+#[derive(Clone, Debug)]
+pub struct HistoryData {
+    pub identity: String,
+    pub points: Vec<HistoryPoint>,
+}
+
+/// Each of `identities`' history (once per identity, in their order) over
+/// `sessions` (in their order): one point per session holding a benchmark
+/// of that identity with a finite time, from the session's first such
+/// benchmark; `times` are the stored times by cell id.
+pub fn stored_history(
+    sessions: &[&crate::store::StoredSession],
+    identities: &[&str],
+    times: &std::collections::HashMap<i64, Vec<f64>>,
+) -> Vec<HistoryData> {
+    let mut by_identity: std::collections::HashMap<&str, Vec<HistoryPoint>> =
+        std::collections::HashMap::new();
+    for s in sessions {
+        for c in &s.cells {
+            if !identities.contains(&c.identity.as_str()) {
+                continue;
+            }
+            let Some(v) = times.get(&c.id) else {
+                continue;
+            };
+            let Some(m) = stats::median_finite(v) else {
+                continue;
+            };
+            let points = by_identity.entry(c.identity.as_str()).or_default();
+            if points.iter().any(|p| p.session == s.id) {
+                continue;
+            }
+            let ci = stats::median_ci(v, LEVEL).ok().map(|e| [e.low, e.high]);
+            points.push(HistoryPoint {
+                session: s.id,
+                started_unix: s.started_unix,
+                median: m,
+                ci,
+            });
+        }
+    }
+    let mut out: Vec<HistoryData> = Vec::new();
+    for id in identities {
+        if out.iter().any(|h| h.identity == *id) {
+            continue;
+        }
+        out.push(HistoryData {
+            identity: id.to_string(),
+            points: by_identity.remove(id).unwrap_or_default(),
+        });
+    }
+    out
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct CellAnalysis {
     pub metrics: Vec<MetricSummary>,
@@ -335,5 +400,77 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.contains("left out of the statistics")));
+    }
+
+    fn stored(id: i64, cells: &[(&str, i64)]) -> crate::store::StoredSession {
+        crate::store::StoredSession {
+            id,
+            started: String::new(),
+            started_unix: 100.0 * id as f64,
+            finished_unix: None,
+            status: "finished".into(),
+            stop_reason: None,
+            source: "run".into(),
+            tool_version: String::new(),
+            command_line: String::new(),
+            order: None,
+            shell_overhead: None,
+            fingerprint: String::new(),
+            machine: crate::store::Machine {
+                hostname: String::new(),
+                cpu_model: String::new(),
+                cores: 1,
+                memory_bytes: 1,
+                kernel: String::new(),
+                governor: None,
+                load: None,
+            },
+            labels: Vec::new(),
+            cells: cells
+                .iter()
+                .map(|&(identity, cell)| crate::store::StoredCell {
+                    id: cell,
+                    position: 0,
+                    identity: identity.into(),
+                    name: identity.into(),
+                    command: identity.into(),
+                    parameters: Vec::new(),
+                    variant: String::new(),
+                    runs: 1,
+                })
+                .collect(),
+            preflight: None,
+            search: None,
+            settings: None,
+        }
+    }
+
+    #[test]
+    fn stored_history_has_a_point_per_session_and_identity() {
+        let one = stored(1, &[("a", 11), ("b", 12)]);
+        let two = stored(2, &[("a", 21), ("a", 22), ("c", 23)]);
+        let times = std::collections::HashMap::from([
+            (11, (1..=10).map(f64::from).collect::<Vec<f64>>()),
+            (12, vec![f64::NAN, f64::NAN]),
+            (21, vec![3.0]),
+            (22, vec![9.0]),
+            (23, vec![1.0]),
+        ]);
+        let h = stored_history(&[&one, &two], &["a", "b", "a"], &times);
+        let ids: Vec<&str> = h.iter().map(|d| d.identity.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        let a: Vec<(i64, f64, f64, Option<[f64; 2]>)> = h[0]
+            .points
+            .iter()
+            .map(|p| (p.session, p.started_unix, p.median, p.ci))
+            .collect();
+        // 1..=10: median 5.5; the 95 % order-statistic interval is
+        // [x(2), x(9)] (binomial(10, 1/2) tails: 1.1 % below 2, 5.5 % below 3).
+        // One run gives no interval; the session's second "a" is not read.
+        assert_eq!(
+            a,
+            [(1, 100.0, 5.5, Some([2.0, 9.0])), (2, 200.0, 3.0, None)]
+        );
+        assert!(h[1].points.is_empty(), "no finite time, no point");
     }
 }

@@ -1,18 +1,15 @@
 //! `cmdscope report`: gathers a session, its comparisons and its
 //! benchmarks' history from the store and writes the HTML report.
 
-use std::collections::HashMap;
-
 use crate::analysis::comparison::{compare_values, Comparison, Design, Settings};
 use crate::analysis::sequential::{Sequential, LOOKS, UNTIL_DECIDED_LOOKS};
-use crate::analysis::LEVEL;
 use crate::analysis::MAX_VALUES;
 use crate::cli::run::RunArgs;
 use crate::cli::store::ReportArgs;
 use crate::cli::{Cli, Command};
 use crate::error::{exit, Result};
 use crate::metrics::{block_pairs, Metric};
-use crate::report::html::{self, CellData, HistoryData, HistoryPoint, ReportData};
+use crate::report::html::{self, CellData, ReportData};
 use crate::run::schedule::Order;
 use crate::stats::thin;
 use crate::store::history::time_values;
@@ -221,43 +218,7 @@ pub fn gather(
         .filter(|c| identities.contains(&c.identity.as_str()))
         .collect();
     let hist_times = time_values(store, &hist_cells)?;
-    let mut by_identity: HashMap<&str, Vec<HistoryPoint>> = HashMap::new();
-    for s in &recent {
-        for c in &s.cells {
-            if !identities.contains(&c.identity.as_str()) {
-                continue;
-            }
-            let Some(v) = hist_times.get(&c.id) else {
-                continue;
-            };
-            let Some(m) = crate::stats::median_finite(v) else {
-                continue;
-            };
-            let points = by_identity.entry(c.identity.as_str()).or_default();
-            if points.iter().any(|p| p.session == s.id) {
-                continue;
-            }
-            let ci = crate::stats::median_ci(v, LEVEL)
-                .ok()
-                .map(|e| [e.low, e.high]);
-            points.push(HistoryPoint {
-                session: s.id,
-                started_unix: s.started_unix,
-                median: m,
-                ci,
-            });
-        }
-    }
-    let mut history_data = Vec::new();
-    for id in &identities {
-        if history_data.iter().any(|h: &HistoryData| h.identity == *id) {
-            continue;
-        }
-        history_data.push(HistoryData {
-            identity: id.to_string(),
-            points: by_identity.remove(id).unwrap_or_default(),
-        });
-    }
+    let history_data = crate::analysis::stored_history(&recent, &identities, &hist_times);
     let concurrency = concurrency.map(|(s, analysis)| html::ConcurrencyData {
         session: std::rc::Rc::new(s),
         analysis,
