@@ -49,9 +49,15 @@ fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
 /// everything after them is. String and character literals are kept as they
 /// are, and a brace, `//` or `#[cfg(test)]` inside one is not code.
 fn code(text: &str) -> String {
+    read(text).0
+}
+
+/// [`code`], with for each of its bytes whether it belongs to a string or
+/// character literal.
+fn read(text: &str) -> (String, Vec<bool>) {
     let (clean, literal) = strip_comments(text);
     const TEST: &str = "#[cfg(test)]";
-    let mut out = String::new();
+    let (mut out, mut mask) = (String::new(), Vec::new());
     let mut i = 0;
     while i < clean.len() {
         if !literal[i] && clean[i..].starts_with(TEST) {
@@ -60,9 +66,10 @@ fn code(text: &str) -> String {
         }
         let c = clean[i..].chars().next().unwrap();
         out.push(c);
+        mask.extend_from_slice(&literal[i..i + c.len_utf8()]);
         i += c.len_utf8();
     }
-    out
+    (out, mask)
 }
 
 /// `text` without its comments (line, block and nested block comments; a
@@ -569,12 +576,146 @@ fn the_layer_check_sees_an_arrow_up() {
     assert_eq!(layer(&m("nowhere")), None);
 }
 
+/// What a command file may not do with text, found in its code (see
+/// [`read`]): each finding as "what (the code around it)".
+///
+/// Commands hand their models to `report/` (or `explain/`) for their words
+/// and print what those return. They may build error values, names, labels,
+/// file paths and one-line diagnostics (`eprint_line!`) with `format!`, so
+/// the rule is on the means of writing output, not on `format!` itself:
+/// - no `write!`, `writeln!`, `print!`, `println!`, `eprint!`, `eprintln!`,
+///   and no `stdout()` or `stderr()` of their own but to ask whether it is a
+///   terminal: stdout is `output::print`'s, stderr `eprint_line!`'s;
+/// - no text built piece by piece (`push_str`), and no JSON of their own
+///   (`serde_json::to_string*`);
+/// - no line breaks in a `format!` or `eprint_line!` (a text of several
+///   lines is a rendering; a diagnostic is one line), and no width,
+///   alignment or precision in their placeholders (`{:<8}`, `{x:>5}`,
+///   `{:.2}`: laying out columns and rounding numbers is the renderers' and
+///   `units`' work);
+/// - what `output::print` and `output::print_bytes` are given holds no
+///   `format!` and no string literal of the command's: a renderer made it;
+///   `print_line!` only as `print_line!("{}", …)` with the same rule on
+///   what it prints (a renderer's text on a line of its own).
+fn text_written(text: &str) -> Vec<String> {
+    let (code, literal) = read(text);
+    let mut found = Vec::new();
+    let around = |at: usize| -> String {
+        let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = code[at..].find('\n').map_or(code.len(), |i| at + i);
+        code[line_start..line_end].trim().to_string()
+    };
+    // Every occurrence of `word` in code (not in a literal) that does not
+    // continue an identifier or a path segment before it.
+    let at = |word: &str| -> Vec<usize> {
+        code.match_indices(word)
+            .map(|(i, _)| i)
+            .filter(|&i| !literal[i])
+            .filter(|&i| !code[..i].ends_with(|c: char| is_ident(c)))
+            .collect()
+    };
+    for mac in [
+        "write!(",
+        "writeln!(",
+        "print!(",
+        "println!(",
+        "eprint!(",
+        "eprintln!(",
+        "stdout()",
+        "stderr()",
+        "push_str(",
+        "serde_json::to_string",
+    ] {
+        for i in at(mac) {
+            if mac.ends_with("()") && code[i + mac.len()..].starts_with(".is_terminal()") {
+                continue;
+            }
+            found.push(format!("{mac} ({})", around(i)));
+        }
+    }
+    for mac in ["format!(", "eprint_line!("] {
+        for i in at(mac) {
+            let start = i + mac.len();
+            let Some(lit) = literal_after(&code, &literal, start) else {
+                continue;
+            };
+            if let Some(why) = layout(lit) {
+                found.push(format!("{why} in {mac} ({})", around(i)));
+            }
+        }
+    }
+    for call in ["output::print(", "output::print_bytes(", "print_line!("] {
+        for i in at(call) {
+            let mut start = i + call.len();
+            if call == "print_line!(" {
+                match literal_after(&code, &literal, start) {
+                    Some("\"{}\"") => {
+                        start = code[start..].find(',').map_or(start, |c| start + c + 1)
+                    }
+                    _ => {
+                        found.push(format!("print_line! of its own text ({})", around(i)));
+                        continue;
+                    }
+                }
+            }
+            let end = item_end(&code, &literal, start);
+            let arg = &code[start..end];
+            let has_literal = literal[start..end].iter().any(|&l| l);
+            if arg.contains("format!(") || has_literal {
+                found.push(format!("text of its own printed ({})", around(i)));
+            }
+        }
+    }
+    found
+}
+
+/// The string literal that starts `code[from..]` after blanks, if any.
+fn literal_after<'a>(code: &'a str, literal: &[bool], from: usize) -> Option<&'a str> {
+    let start = from + (code[from..].len() - code[from..].trim_start().len());
+    if start >= code.len() || !literal[start] {
+        return None;
+    }
+    let len = literal[start..].iter().take_while(|&&l| l).count();
+    Some(&code[start..start + len])
+}
+
+/// Why a format string lays text out, if it does: a line break, or a
+/// placeholder with a width, an alignment or a precision.
+fn layout(lit: &str) -> Option<&'static str> {
+    let mut chars = lit.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('n') => return Some("a line break"),
+                // A backslash at the end of a line continues the string.
+                Some('\n') => while chars.next_if(|c| c.is_whitespace()).is_some() {},
+                _ => {}
+            },
+            '\n' => return Some("a line break"),
+            '{' if chars.next_if_eq(&'{').is_some() => {}
+            '{' => {
+                let spec: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                if let Some((_, spec)) = spec.split_once(':') {
+                    if spec.contains(['<', '>', '^', '.'])
+                        || spec.contains(|c: char| c.is_ascii_digit())
+                    {
+                        return Some("a laid-out placeholder");
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Every command hands its model to `report/` (or `explain/`) for its words.
 #[test]
 fn commands_hand_their_text_to_the_renderers() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
     let mut bad = Vec::new();
     let mut stack = vec![dir.clone()];
+    let mut files = 0;
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
             let path = entry.unwrap().path();
@@ -582,18 +723,79 @@ fn commands_hand_their_text_to_the_renderers() {
                 stack.push(path);
                 continue;
             }
+            if path.extension().is_none_or(|e| e != "rs") || path.ends_with("tests.rs") {
+                continue;
+            }
+            files += 1;
             let rel = path
                 .strip_prefix(&dir)
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            let text = code(&std::fs::read_to_string(&path).unwrap());
-            if text.contains("writeln!(") || text.contains("write!(") {
-                bad.push(rel);
+            for f in text_written(&std::fs::read_to_string(&path).unwrap()) {
+                bad.push(format!("{rel}: {f}"));
             }
         }
     }
-    assert!(bad.is_empty(), "commands writing formatted text: {bad:?}");
+    assert!(files > 10, "read only {files} command files");
+    assert!(
+        bad.is_empty(),
+        "commands writing text themselves:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_text_rule_tells_renderings_from_errors_and_paths() {
+    let allowed = r#"
+fn run() -> Result<i32> {
+    let path = format!("/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor");
+    if bad {
+        return Err(Error::Usage(format!("'{x}' is not a number: {e:?} (0x{n:x})")));
+    }
+    crate::eprint_line!("cmdscope: warning: {e}");
+    let out = crate::report::doctor::text(&checks, fixed.as_ref());
+    crate::output::print(&crate::output::escape_controls(&out));
+    crate::print_line!("{}", suite_list::json(&listed)?);
+    let colour = std::io::stderr().is_terminal();
+    let _ = "print!(";
+    Ok(0)
+}
+#[cfg(test)]
+mod tests {
+    fn t() { println!("{:>8}\n", 1); }
+}
+"#;
+    assert_eq!(text_written(allowed), Vec::<String>::new());
+    let written = r#"
+fn run() {
+    out.push_str(&render(&checks));
+    out.push_str(&format!("{status:<8} {}\n", c.name));
+    let line = format!("{:.2} ± {err:.2}", ratio);
+    crate::output::print(&format!("No sessions in store '{}' match.", s));
+    crate::output::print("done");
+    println!("{}", x);
+    std::io::stdout().lock();
+    crate::print_line!("run id: {run_id}");
+    crate::print_line!("{}", format!("{x}"));
+    let doc = serde_json::to_string_pretty(&status);
+    crate::eprint_line!("first line\nsecond line");
+    let long = format!("a \
+        continued line {x}");
+}
+"#;
+    let found = text_written(written);
+    let count = |what: &str| found.iter().filter(|f| f.starts_with(what)).count();
+    assert_eq!(count("push_str("), 2, "{found:#?}");
+    assert_eq!(count("a laid-out placeholder in format!("), 2, "{found:#?}");
+    assert_eq!(count("a line break in format!("), 0, "{found:#?}");
+    assert_eq!(count("a line break in eprint_line!("), 1, "{found:#?}");
+    assert_eq!(count("text of its own printed"), 3, "{found:#?}");
+    assert_eq!(count("println!("), 1, "{found:#?}");
+    assert_eq!(count("stdout()"), 1, "{found:#?}");
+    assert_eq!(count("print_line! of its own text"), 1, "{found:#?}");
+    assert_eq!(count("serde_json::to_string"), 1, "{found:#?}");
+    assert_eq!(found.len(), 12, "{found:#?}");
 }
 
 #[test]

@@ -266,6 +266,13 @@ fn difference_json(p: &Profile, d: &PairDiff) -> Vec<Value> {
         .collect()
 }
 
+/// `explain --profile --json`'s document: the profile under `"profile"`,
+/// ending with a line break.
+pub fn document(p: &Profile) -> String {
+    let doc = json!({ "profile": json(p) });
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}
+
 /// The JSON `profile` object.
 pub fn json(p: &Profile) -> Value {
     let cells: Vec<Value> = p
