@@ -1,7 +1,8 @@
 //! The layout's promise, checked on the code: imports between the files of
 //! `src/` form no circle, every file has a layer of docs/ARCHITECTURE.md's
-//! table, and no file imports one of a layer above its own (but the known
-//! exceptions listed with their reasons).
+//! table, no file imports one of a layer above its own, commands compute
+//! no statistics, and command files write no text themselves (the rule is
+//! at [`text_written`]).
 //!
 //! Imports are read as text (`crate::a::b` and `super::` paths, brace groups
 //! included), outside comments and outside the items under `#[cfg(test)]`
@@ -442,6 +443,14 @@ fn imports_into(
                 .map(move |d| format!("{} -> {}", name(from), name(d)))
         })
         .collect()
+}
+
+#[test]
+fn commands_compute_no_statistics() {
+    // Every estimate a command shows comes through `analysis/`, which
+    // decides how it is computed (pairing, subsampling, levels).
+    let bad = imports_into(&graph(), "commands", &[&["stats"]]);
+    assert!(bad.is_empty(), "commands importing stats: {bad:?}");
 }
 
 #[test]
