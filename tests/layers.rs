@@ -597,11 +597,11 @@ fn the_layer_check_sees_an_arrow_up() {
 ///   terminal: stdout is `output::print`'s, stderr `eprint_line!`'s;
 /// - no text built piece by piece (`push_str`), and no JSON of their own
 ///   (`serde_json::to_string*`);
-/// - no line breaks in a `format!` or `eprint_line!` (a text of several
+/// - no line break in any string or character literal (a text of several
 ///   lines is a rendering; a diagnostic is one line), and no width,
-///   alignment or precision in their placeholders (`{:<8}`, `{x:>5}`,
-///   `{:.2}`: laying out columns and rounding numbers is the renderers' and
-///   `units`' work);
+///   alignment or precision in the placeholders of a `format!` or
+///   `eprint_line!` (`{:<8}`, `{x:>5}`, `{:.2}`: laying out columns and
+///   rounding numbers is the renderers' and `units`' work);
 /// - what `output::print` and `output::print_bytes` are given holds no
 ///   `format!` and no string literal of the command's: a renderer made it;
 ///   `print_line!` only as `print_line!("{}", …)` with the same rule on
@@ -642,14 +642,22 @@ fn text_written(text: &str) -> Vec<String> {
             found.push(format!("{mac} ({})", around(i)));
         }
     }
+    let mut i = 0;
+    while i < code.len() {
+        let len = literal[i..].iter().take_while(|&&l| l).count();
+        if len > 0 && line_break(&code[i..i + len]) {
+            found.push(format!("a line break ({})", around(i)));
+        }
+        i += len.max(1);
+    }
     for mac in ["format!(", "eprint_line!("] {
         for i in at(mac) {
             let start = i + mac.len();
             let Some(lit) = literal_after(&code, &literal, start) else {
                 continue;
             };
-            if let Some(why) = layout(lit) {
-                found.push(format!("{why} in {mac} ({})", around(i)));
+            if laid_out(lit) {
+                found.push(format!("a laid-out placeholder in {mac} ({})", around(i)));
             }
         }
     }
@@ -688,19 +696,31 @@ fn literal_after<'a>(code: &'a str, literal: &[bool], from: usize) -> Option<&'a
     Some(&code[start..start + len])
 }
 
-/// Why a format string lays text out, if it does: a line break, or a
-/// placeholder with a width, an alignment or a precision.
-fn layout(lit: &str) -> Option<&'static str> {
-    let mut chars = lit.chars().peekable();
+/// Whether a literal's text holds a line break (`\n`, or a new line not
+/// continued by a backslash).
+fn line_break(lit: &str) -> bool {
+    let mut chars = lit.chars();
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
-                Some('n') => return Some("a line break"),
+                Some('n') => return true,
                 // A backslash at the end of a line continues the string.
-                Some('\n') => while chars.next_if(|c| c.is_whitespace()).is_some() {},
+                Some('\n') => {}
                 _ => {}
             },
-            '\n' => return Some("a line break"),
+            '\n' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether a format string has a placeholder with a width, an alignment or
+/// a precision.
+fn laid_out(lit: &str) -> bool {
+    let mut chars = lit.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
             '{' if chars.next_if_eq(&'{').is_some() => {}
             '{' => {
                 let spec: String = chars.by_ref().take_while(|&c| c != '}').collect();
@@ -708,14 +728,14 @@ fn layout(lit: &str) -> Option<&'static str> {
                     if spec.contains(['<', '>', '^', '.'])
                         || spec.contains(|c: char| c.is_ascii_digit())
                     {
-                        return Some("a laid-out placeholder");
+                        return true;
                     }
                 }
             }
             _ => {}
         }
     }
-    None
+    false
 }
 
 /// Every command hands its model to `report/` (or `explain/`) for its words.
@@ -791,20 +811,21 @@ fn run() {
     crate::eprint_line!("first line\nsecond line");
     let long = format!("a \
         continued line {x}");
+    let text = lines.join("\n");
+    out.push('\n');
 }
 "#;
     let found = text_written(written);
     let count = |what: &str| found.iter().filter(|f| f.starts_with(what)).count();
     assert_eq!(count("push_str("), 2, "{found:#?}");
     assert_eq!(count("a laid-out placeholder in format!("), 2, "{found:#?}");
-    assert_eq!(count("a line break in format!("), 0, "{found:#?}");
-    assert_eq!(count("a line break in eprint_line!("), 1, "{found:#?}");
+    assert_eq!(count("a line break"), 4, "{found:#?}");
     assert_eq!(count("text of its own printed"), 3, "{found:#?}");
     assert_eq!(count("println!("), 1, "{found:#?}");
     assert_eq!(count("stdout()"), 1, "{found:#?}");
     assert_eq!(count("print_line! of its own text"), 1, "{found:#?}");
     assert_eq!(count("serde_json::to_string"), 1, "{found:#?}");
-    assert_eq!(found.len(), 12, "{found:#?}");
+    assert_eq!(found.len(), 15, "{found:#?}");
 }
 
 #[test]
