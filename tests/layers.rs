@@ -1,11 +1,12 @@
 //! The layout's promise, checked on the code: imports between the files of
 //! `src/` form no circle, every file has a layer of docs/ARCHITECTURE.md's
-//! table, and no file imports one of a layer above its own (but the known
-//! exceptions listed with their reasons).
+//! table, no file imports one of a layer above its own, commands compute
+//! no statistics, and command files write no text themselves (the rule is
+//! at [`text_written`]).
 //!
 //! Imports are read as text (`crate::a::b` and `super::` paths, brace groups
-//! included), outside comments and outside the test module at the end of a
-//! file; a path names the longest module prefix that is a file of `src/`.
+//! included), outside comments and outside the items under `#[cfg(test)]`
+//! (see [`code`]); a path names the longest module prefix that is a file of `src/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -43,21 +44,142 @@ fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
     out
 }
 
-/// The file's code without comments and without its trailing test module.
+/// The file's code without comments and without the items under
+/// `#[cfg(test)]` (a test module, or whatever single item follows the
+/// attribute), so that test-only imports and test text are not checked but
+/// everything after them is. String and character literals are kept as they
+/// are, and a brace, `//` or `#[cfg(test)]` inside one is not code.
 fn code(text: &str) -> String {
-    let mut out = String::new();
-    for line in text.lines() {
-        if line.starts_with("#[cfg(test)]") {
-            break;
+    read(text).0
+}
+
+/// [`code`], with for each of its bytes whether it belongs to a string or
+/// character literal.
+fn read(text: &str) -> (String, Vec<bool>) {
+    let (clean, literal) = strip_comments(text);
+    const TEST: &str = "#[cfg(test)]";
+    let (mut out, mut mask) = (String::new(), Vec::new());
+    let mut i = 0;
+    while i < clean.len() {
+        if !literal[i] && clean[i..].starts_with(TEST) {
+            i = item_end(&clean, &literal, i + TEST.len());
+            continue;
         }
-        let line = match line.find("//") {
-            Some(i) => &line[..i],
-            None => line,
-        };
-        out.push_str(line);
-        out.push('\n');
+        let c = clean[i..].chars().next().unwrap();
+        out.push(c);
+        mask.extend_from_slice(&literal[i..i + c.len_utf8()]);
+        i += c.len_utf8();
     }
-    out
+    (out, mask)
+}
+
+/// `text` without its comments (line, block and nested block comments; a
+/// comment's newlines kept), and for each byte of the result whether it
+/// belongs to a string or character literal.
+fn strip_comments(text: &str) -> (String, Vec<bool>) {
+    let b = text.as_bytes();
+    let (mut out, mut literal) = (String::new(), Vec::new());
+    fn keep(out: &mut String, literal: &mut Vec<bool>, s: &str, lit: bool) {
+        out.push_str(s);
+        literal.extend(std::iter::repeat_n(lit, s.len()));
+    }
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &text[i..];
+        let after_ident = i > 0 && is_ident(b[i - 1] as char);
+        if rest.starts_with("//") {
+            i += rest.find('\n').unwrap_or(rest.len());
+        } else if rest.starts_with("/*") {
+            let (mut depth, mut j) = (0usize, i);
+            while j < b.len() {
+                if text[j..].starts_with("/*") {
+                    depth += 1;
+                    j += 2;
+                } else if text[j..].starts_with("*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if b[j] == b'\n' {
+                        keep(&mut out, &mut literal, "\n", false);
+                    }
+                    j += 1;
+                }
+            }
+            i = j;
+        } else if let Some(len) = raw_string(rest).filter(|_| !after_ident) {
+            keep(&mut out, &mut literal, &rest[..len], true);
+            i += len;
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            let end = (j + 1).min(b.len());
+            keep(&mut out, &mut literal, &text[i..end], true);
+            i = end;
+        } else if let Some(len) = char_literal(rest) {
+            keep(&mut out, &mut literal, &rest[..len], true);
+            i += len;
+        } else {
+            let c = rest.chars().next().unwrap();
+            keep(&mut out, &mut literal, &rest[..c.len_utf8()], false);
+            i += c.len_utf8();
+        }
+    }
+    (out, literal)
+}
+
+/// The length of the raw string literal (`r"…"`, `r#"…"#`, `br"…"`) that
+/// `text` starts with.
+fn raw_string(text: &str) -> Option<usize> {
+    let body = text.strip_prefix("br").or_else(|| text.strip_prefix('r'))?;
+    let hashes = body.len() - body.trim_start_matches('#').len();
+    let inner = body[hashes..].strip_prefix('"')?;
+    let close = format!("\"{}", "#".repeat(hashes));
+    let end = inner.find(&close)?;
+    Some(text.len() - inner.len() + end + close.len())
+}
+
+/// The length of the character literal (`'x'`, `'\n'`, `'\u{1f}'`) that
+/// `text` starts with; None for a lifetime or a label (`'a`).
+fn char_literal(text: &str) -> Option<usize> {
+    let body = text.strip_prefix('\'')?;
+    if let Some(escaped) = body.strip_prefix('\\') {
+        let end = escaped.get(1..)?.find('\'')? + 1;
+        return Some(2 + end + 1);
+    }
+    let c = body.chars().next()?;
+    body[c.len_utf8()..]
+        .starts_with('\'')
+        .then_some(1 + c.len_utf8() + 1)
+}
+
+/// Where the item that starts at `from` ends: after the `;` or `,` at its
+/// own depth, after the `}` that closes its body, or before a closing
+/// bracket it did not open (the end of the block around it). Attributes
+/// before the item are part of it. Generics (`<A, B>`) are not brackets, so
+/// an item with them may end early: test code is then checked, never code
+/// hidden.
+fn item_end(text: &str, literal: &[bool], from: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, c) in text[from..].char_indices() {
+        let at = from + j;
+        if literal[at] {
+            continue;
+        }
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => return at,
+            '}' if depth == 1 => return at + 1,
+            ')' | ']' | '}' => depth -= 1,
+            ';' | ',' if depth == 0 => return at + 1,
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 fn is_ident(c: char) -> bool {
@@ -324,6 +446,14 @@ fn imports_into(
 }
 
 #[test]
+fn commands_compute_no_statistics() {
+    // Every estimate a command shows comes through `analysis/`, which
+    // decides how it is computed (pairing, subsampling, levels).
+    let bad = imports_into(&graph(), "commands", &[&["stats"]]);
+    assert!(bad.is_empty(), "commands importing stats: {bad:?}");
+}
+
+#[test]
 fn analysis_renders_nothing_and_report_decides_nothing() {
     let g = graph();
     // The answers know neither their words nor the command line.
@@ -455,12 +585,166 @@ fn the_layer_check_sees_an_arrow_up() {
     assert_eq!(layer(&m("nowhere")), None);
 }
 
+/// What a command file may not do with text, found in its code (see
+/// [`read`]): each finding as "what (the code around it)".
+///
+/// Commands hand their models to `report/` (or `explain/`) for their words
+/// and print what those return. They may build error values, names, labels,
+/// file paths and one-line diagnostics (`eprint_line!`) with `format!`, so
+/// the rule is on the means of writing output, not on `format!` itself:
+/// - no `write!`, `writeln!`, `print!`, `println!`, `eprint!`, `eprintln!`,
+///   and no `stdout()` or `stderr()` of their own but to ask whether it is a
+///   terminal: stdout is `output::print`'s, stderr `eprint_line!`'s;
+/// - no text built piece by piece (`push_str`), and no JSON of their own
+///   (`serde_json::to_string*`);
+/// - no line break in any string or character literal (a text of several
+///   lines is a rendering; a diagnostic is one line), and no width,
+///   alignment or precision in the placeholders of a `format!` or
+///   `eprint_line!` (`{:<8}`, `{x:>5}`, `{:.2}`: laying out columns and
+///   rounding numbers is the renderers' and `units`' work);
+/// - what `output::print` and `output::print_bytes` are given holds no
+///   `format!` and no string literal of the command's: a renderer made it;
+///   `print_line!` only as `print_line!("{}", …)` with the same rule on
+///   what it prints (a renderer's text on a line of its own).
+fn text_written(text: &str) -> Vec<String> {
+    let (code, literal) = read(text);
+    let mut found = Vec::new();
+    let around = |at: usize| -> String {
+        let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = code[at..].find('\n').map_or(code.len(), |i| at + i);
+        code[line_start..line_end].trim().to_string()
+    };
+    // Every occurrence of `word` in code (not in a literal) that does not
+    // continue an identifier or a path segment before it.
+    let at = |word: &str| -> Vec<usize> {
+        code.match_indices(word)
+            .map(|(i, _)| i)
+            .filter(|&i| !literal[i])
+            .filter(|&i| !code[..i].ends_with(|c: char| is_ident(c)))
+            .collect()
+    };
+    for mac in [
+        "write!(",
+        "writeln!(",
+        "print!(",
+        "println!(",
+        "eprint!(",
+        "eprintln!(",
+        "stdout()",
+        "stderr()",
+        "push_str(",
+        "serde_json::to_string",
+    ] {
+        for i in at(mac) {
+            if mac.ends_with("()") && code[i + mac.len()..].starts_with(".is_terminal()") {
+                continue;
+            }
+            found.push(format!("{mac} ({})", around(i)));
+        }
+    }
+    let mut i = 0;
+    while i < code.len() {
+        let len = literal[i..].iter().take_while(|&&l| l).count();
+        if len > 0 && line_break(&code[i..i + len]) {
+            found.push(format!("a line break ({})", around(i)));
+        }
+        i += len.max(1);
+    }
+    for mac in ["format!(", "eprint_line!("] {
+        for i in at(mac) {
+            let start = i + mac.len();
+            let Some(lit) = literal_after(&code, &literal, start) else {
+                continue;
+            };
+            if laid_out(lit) {
+                found.push(format!("a laid-out placeholder in {mac} ({})", around(i)));
+            }
+        }
+    }
+    for call in ["output::print(", "output::print_bytes(", "print_line!("] {
+        for i in at(call) {
+            let mut start = i + call.len();
+            if call == "print_line!(" {
+                match literal_after(&code, &literal, start) {
+                    Some("\"{}\"") => {
+                        start = code[start..].find(',').map_or(start, |c| start + c + 1)
+                    }
+                    _ => {
+                        found.push(format!("print_line! of its own text ({})", around(i)));
+                        continue;
+                    }
+                }
+            }
+            let end = item_end(&code, &literal, start);
+            let arg = &code[start..end];
+            let has_literal = literal[start..end].iter().any(|&l| l);
+            if arg.contains("format!(") || has_literal {
+                found.push(format!("text of its own printed ({})", around(i)));
+            }
+        }
+    }
+    found
+}
+
+/// The string literal that starts `code[from..]` after blanks, if any.
+fn literal_after<'a>(code: &'a str, literal: &[bool], from: usize) -> Option<&'a str> {
+    let start = from + (code[from..].len() - code[from..].trim_start().len());
+    if start >= code.len() || !literal[start] {
+        return None;
+    }
+    let len = literal[start..].iter().take_while(|&&l| l).count();
+    Some(&code[start..start + len])
+}
+
+/// Whether a literal's text holds a line break (`\n`, or a new line not
+/// continued by a backslash).
+fn line_break(lit: &str) -> bool {
+    let mut chars = lit.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('n') => return true,
+                // A backslash at the end of a line continues the string.
+                Some('\n') => {}
+                _ => {}
+            },
+            '\n' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether a format string has a placeholder with a width, an alignment or
+/// a precision.
+fn laid_out(lit: &str) -> bool {
+    let mut chars = lit.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.next_if_eq(&'{').is_some() => {}
+            '{' => {
+                let spec: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                if let Some((_, spec)) = spec.split_once(':') {
+                    if spec.contains(['<', '>', '^', '.'])
+                        || spec.contains(|c: char| c.is_ascii_digit())
+                    {
+                        return true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Every command hands its model to `report/` (or `explain/`) for its words.
 #[test]
 fn commands_hand_their_text_to_the_renderers() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
     let mut bad = Vec::new();
     let mut stack = vec![dir.clone()];
+    let mut files = 0;
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
             let path = entry.unwrap().path();
@@ -468,18 +752,80 @@ fn commands_hand_their_text_to_the_renderers() {
                 stack.push(path);
                 continue;
             }
+            if path.extension().is_none_or(|e| e != "rs") || path.ends_with("tests.rs") {
+                continue;
+            }
+            files += 1;
             let rel = path
                 .strip_prefix(&dir)
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            let text = code(&std::fs::read_to_string(&path).unwrap());
-            if text.contains("writeln!(") || text.contains("write!(") {
-                bad.push(rel);
+            for f in text_written(&std::fs::read_to_string(&path).unwrap()) {
+                bad.push(format!("{rel}: {f}"));
             }
         }
     }
-    assert!(bad.is_empty(), "commands writing formatted text: {bad:?}");
+    assert!(files > 10, "read only {files} command files");
+    assert!(
+        bad.is_empty(),
+        "commands writing text themselves:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_text_rule_tells_renderings_from_errors_and_paths() {
+    let allowed = r#"
+fn run() -> Result<i32> {
+    let path = format!("/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor");
+    if bad {
+        return Err(Error::Usage(format!("'{x}' is not a number: {e:?} (0x{n:x})")));
+    }
+    crate::eprint_line!("cmdscope: warning: {e}");
+    let out = crate::report::doctor::text(&checks, fixed.as_ref());
+    crate::output::print(&crate::output::escape_controls(&out));
+    crate::print_line!("{}", suite_list::json(&listed)?);
+    let colour = std::io::stderr().is_terminal();
+    let _ = "print!(";
+    Ok(0)
+}
+#[cfg(test)]
+mod tests {
+    fn t() { println!("{:>8}\n", 1); }
+}
+"#;
+    assert_eq!(text_written(allowed), Vec::<String>::new());
+    let written = r#"
+fn run() {
+    out.push_str(&render(&checks));
+    out.push_str(&format!("{status:<8} {}\n", c.name));
+    let line = format!("{:.2} ± {err:.2}", ratio);
+    crate::output::print(&format!("No sessions in store '{}' match.", s));
+    crate::output::print("done");
+    println!("{}", x);
+    std::io::stdout().lock();
+    crate::print_line!("run id: {run_id}");
+    crate::print_line!("{}", format!("{x}"));
+    let doc = serde_json::to_string_pretty(&status);
+    crate::eprint_line!("first line\nsecond line");
+    let long = format!("a \
+        continued line {x}");
+    let text = lines.join("\n");
+    out.push('\n');
+}
+"#;
+    let found = text_written(written);
+    let count = |what: &str| found.iter().filter(|f| f.starts_with(what)).count();
+    assert_eq!(count("push_str("), 2, "{found:#?}");
+    assert_eq!(count("a laid-out placeholder in format!("), 2, "{found:#?}");
+    assert_eq!(count("a line break"), 4, "{found:#?}");
+    assert_eq!(count("text of its own printed"), 3, "{found:#?}");
+    assert_eq!(count("println!("), 1, "{found:#?}");
+    assert_eq!(count("stdout()"), 1, "{found:#?}");
+    assert_eq!(count("print_line! of its own text"), 1, "{found:#?}");
+    assert_eq!(count("serde_json::to_string"), 1, "{found:#?}");
+    assert_eq!(found.len(), 15, "{found:#?}");
 }
 
 #[test]
@@ -497,4 +843,41 @@ fn the_reader_sees_paths_through_groups_and_super() {
         !names.iter().any(|n| n.starts_with("commands")),
         "{names:?}"
     );
+}
+
+#[test]
+fn the_reader_skips_only_the_test_items() {
+    // Mirrors a mod.rs that declares a test-only module among the others:
+    // everything after it is code again.
+    let text = r##"pub mod a;
+#[cfg(test)]
+pub(crate) mod simulation;
+use crate::kept::before;
+#[cfg(test)]
+#[allow(dead_code)]
+fn only_in_tests() -> [u8; 2] { let _ = "}"; let _ = '{'; crate::hidden::one(); [0, 1] }
+/* use crate::hidden::block; /* nested */ still a comment */
+use crate::kept::after; // use crate::hidden::comment;
+const TEXT: &str = r#"#[cfg(test)] { "#;
+pub fn f<'a>(x: &'a str) -> &'a str { crate::kept::call(); x }
+#[cfg(test)]
+mod tests {
+    use crate::hidden::tests;
+    const S: &str = "{ not a brace";
+    fn g() -> char { '}' }
+}
+pub fn last() { crate::kept::last(); }
+"##;
+    let own = vec!["analysis".to_string()];
+    let names: Vec<String> = paths(&code(text), &own).iter().map(|p| name(p)).collect();
+    for kept in ["kept::before", "kept::after", "kept::call", "kept::last"] {
+        assert!(
+            names.contains(&kept.to_string()),
+            "{kept} missing: {names:?}"
+        );
+    }
+    assert!(!names.iter().any(|n| n.starts_with("hidden")), "{names:?}");
+    // An item under `#[cfg(test)]` inside a block ends with that block.
+    let inner = "fn f() {\n    #[cfg(test)]\n    let x = 1\n}\nuse crate::kept::out;\n";
+    assert_eq!(code(inner), "fn f() {\n    }\nuse crate::kept::out;\n");
 }

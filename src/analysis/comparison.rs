@@ -979,6 +979,70 @@ pub fn compare_cells(
     out
 }
 
+/// One stored benchmark as [`compare_stored`] reads it: its runs in block
+/// order and the wall times that count.
+pub struct StoredRuns<'a> {
+    pub name: &'a str,
+    pub samples: &'a [crate::metrics::Sample],
+    pub times: &'a [f64],
+}
+
+/// A stored session's wall-time comparisons of the `included` cells with
+/// `reference`, as `run` made them: Bonferroni over the comparisons at
+/// `alpha`, each pair paired by block when `by_block` (interleaved runs;
+/// a block where either side timed out is dropped for that pair) and it
+/// has blocks, else unpaired; more than [`MAX_VALUES`] values compared on
+/// an evenly spaced subsample.
+///
+/// [`MAX_VALUES`]: crate::analysis::MAX_VALUES
+pub fn compare_stored(
+    cells: &[StoredRuns],
+    included: &[usize],
+    reference: usize,
+    alpha: f64,
+    precision: f64,
+    by_block: bool,
+) -> Vec<Comparison> {
+    use crate::analysis::MAX_VALUES;
+    let Some(base) = cells.get(reference) else {
+        return Vec::new();
+    };
+    let settings = Settings::for_metric(
+        Metric::WallTime,
+        alpha,
+        included.len().saturating_sub(1),
+        precision,
+        None,
+    );
+    let mut out = Vec::new();
+    for &i in included {
+        if i == reference {
+            continue;
+        }
+        let c = &cells[i];
+        let blocks = crate::metrics::block_pairs(base.samples, c.samples, Metric::WallTime);
+        let (b, x, design) = if by_block && !blocks.0.is_empty() {
+            (
+                stats::thin(&blocks.0, MAX_VALUES),
+                stats::thin(&blocks.1, MAX_VALUES),
+                Design::Paired,
+            )
+        } else {
+            (
+                stats::thin(base.times, MAX_VALUES),
+                stats::thin(c.times, MAX_VALUES),
+                Design::Unpaired,
+            )
+        };
+        out.push(compare_values(&b, &x, design, &settings).named(
+            Metric::WallTime.name(),
+            base.name,
+            c.name,
+        ));
+    }
+    out
+}
+
 /// Seconds one block of runs takes: the cells' mean wall times together.
 fn seconds_per_block(results: &[CellResult]) -> f64 {
     results
@@ -1596,5 +1660,68 @@ mod tests {
         assert_eq!(format_level(0.025), "0.025");
         assert_eq!(format_level(0.00068), "0.00068");
         assert_eq!(format_level(0.0007), "0.0007");
+    }
+
+    #[test]
+    fn stored_comparisons_pair_by_block_when_asked_and_thin_long_histories() {
+        use crate::analysis::MAX_VALUES;
+        use crate::metrics::Sample;
+        let runs = |center: f64, n: usize, timed_out: Option<usize>| -> Vec<Sample> {
+            (0..n)
+                .map(|k| {
+                    let mut s = Sample::new(k as u64);
+                    s.set(
+                        Metric::WallTime,
+                        center * (1.0 + 0.01 * ((k * 7) % 5) as f64),
+                    );
+                    s.exit_code = Some(0);
+                    s.timed_out = Some(k) == timed_out;
+                    s
+                })
+                .collect()
+        };
+        let (a, b, c) = (
+            runs(1.0, 3000, None),
+            runs(1.1, 3000, None),
+            runs(1.2, 30, Some(4)),
+        );
+        let times: Vec<Vec<f64>> = [&a, &b, &c]
+            .iter()
+            .map(|s| crate::analysis::values(s, Metric::WallTime))
+            .collect();
+        let cells: Vec<StoredRuns> = [("a", &a), ("b", &b), ("c", &c)]
+            .iter()
+            .zip(&times)
+            .map(|((name, s), t)| StoredRuns {
+                name,
+                samples: s,
+                times: t,
+            })
+            .collect();
+        let by_block = compare_stored(&cells, &[0, 1, 2], 0, 0.05, 0.01, true);
+        let names: Vec<(&str, &str)> = by_block
+            .iter()
+            .map(|c| (c.baseline.as_str(), c.candidate.as_str()))
+            .collect();
+        assert_eq!(names, [("a", "b"), ("a", "c")]);
+        for c in &by_block {
+            assert!(c.paired, "{c:?}");
+            // Bonferroni over the two comparisons.
+            assert!((c.confidence - 0.975).abs() < 1e-12, "{}", c.confidence);
+        }
+        // 3000 blocks compared on an evenly spaced subsample; c's timed-out
+        // run drops its block: 29 pairs of 30.
+        assert!(
+            (MAX_VALUES / 2..=MAX_VALUES).contains(&by_block[0].n),
+            "{}",
+            by_block[0].n
+        );
+        assert_eq!(by_block[1].n, 29);
+        let unpaired = compare_stored(&cells, &[0, 2], 0, 0.05, 0.01, false);
+        assert_eq!(unpaired.len(), 1);
+        assert!(!unpaired[0].paired);
+        assert!((unpaired[0].confidence - 0.95).abs() < 1e-12);
+        assert_eq!(unpaired[0].n, 29, "the smaller sample: c's counted runs");
+        assert!(compare_stored(&cells, &[0, 1], 5, 0.05, 0.01, true).is_empty());
     }
 }

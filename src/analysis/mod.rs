@@ -86,6 +86,71 @@ impl StoredCellFigures {
     }
 }
 
+/// Median time of one benchmark in one stored session, with its median's
+/// interval (None when too few runs give one).
+#[derive(Clone, Debug)]
+pub struct HistoryPoint {
+    pub session: i64,
+    pub started_unix: f64,
+    pub median: f64,
+    pub ci: Option<[f64; 2]>,
+}
+
+/// One benchmark's points over the sessions the HTML report shows.
+#[derive(Clone, Debug)]
+pub struct HistoryData {
+    pub identity: String,
+    pub points: Vec<HistoryPoint>,
+}
+
+/// Each of `identities`' history (once per identity, in their order) over
+/// `sessions` (in their order): one point per session holding a benchmark
+/// of that identity with a finite time, from the session's first such
+/// benchmark; `times` are the stored times by cell id.
+pub fn stored_history(
+    sessions: &[&crate::store::StoredSession],
+    identities: &[&str],
+    times: &std::collections::HashMap<i64, Vec<f64>>,
+) -> Vec<HistoryData> {
+    let mut by_identity: std::collections::HashMap<&str, Vec<HistoryPoint>> =
+        std::collections::HashMap::new();
+    for s in sessions {
+        for c in &s.cells {
+            if !identities.contains(&c.identity.as_str()) {
+                continue;
+            }
+            let Some(v) = times.get(&c.id) else {
+                continue;
+            };
+            let Some(m) = stats::median_finite(v) else {
+                continue;
+            };
+            let points = by_identity.entry(c.identity.as_str()).or_default();
+            if points.iter().any(|p| p.session == s.id) {
+                continue;
+            }
+            let ci = stats::median_ci(v, LEVEL).ok().map(|e| [e.low, e.high]);
+            points.push(HistoryPoint {
+                session: s.id,
+                started_unix: s.started_unix,
+                median: m,
+                ci,
+            });
+        }
+    }
+    let mut out: Vec<HistoryData> = Vec::new();
+    for id in identities {
+        if out.iter().any(|h| h.identity == *id) {
+            continue;
+        }
+        out.push(HistoryData {
+            identity: id.to_string(),
+            points: by_identity.remove(id).unwrap_or_default(),
+        });
+    }
+    out
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct CellAnalysis {
     pub metrics: Vec<MetricSummary>,
@@ -102,6 +167,58 @@ impl CellAnalysis {
     pub fn get(&self, metric: Metric) -> Option<&MetricSummary> {
         self.metrics.iter().find(|m| m.metric == metric)
     }
+}
+
+/// One command's entry in hyperfine's Relative column.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RelativeMean {
+    /// The command the others are divided by.
+    Reference,
+    /// Mean wall time over the reference's, with the standard deviations
+    /// of both means propagated to the ratio to first order (hyperfine's
+    /// formula): ratio × √((sd/mean)² + (sd_ref/mean_ref)²).
+    Ratio { ratio: f64, error: f64 },
+}
+
+/// hyperfine's Relative column: each cell's mean wall time relative to the
+/// `named` reference (`--reference`), else to the cell with the lowest
+/// mean. None for a cell with no wall time, and for every cell when the
+/// reference has no wall time or a mean that is not above zero.
+pub fn relative_means(
+    analyses: &[CellAnalysis],
+    named: Option<usize>,
+) -> Vec<Option<RelativeMean>> {
+    let mean_of = |a: &CellAnalysis| {
+        a.get(Metric::WallTime)
+            .map(|m| (m.summary.mean, m.summary.stddev))
+    };
+    let index = named.or_else(|| {
+        (0..analyses.len())
+            .filter_map(|i| mean_of(&analyses[i]).map(|(m, _)| (i, m)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
+    });
+    let reference = index.and_then(|i| analyses.get(i).and_then(mean_of).map(|r| (i, r)));
+    let Some((index, (rm, rsd))) = reference.filter(|(_, (rm, _))| *rm > 0.0) else {
+        return vec![None; analyses.len()];
+    };
+    analyses
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let (mean, sd) = mean_of(a)?;
+            if i == index {
+                return Some(RelativeMean::Reference);
+            }
+            let ratio = mean / rm;
+            let error = if mean > 0.0 {
+                ratio * ((sd / mean).powi(2) + (rsd / rm).powi(2)).sqrt()
+            } else {
+                0.0
+            };
+            Some(RelativeMean::Ratio { ratio, error })
+        })
+        .collect()
 }
 
 /// Values of one metric over the runs that count for statistics.
@@ -335,5 +452,127 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.contains("left out of the statistics")));
+    }
+
+    fn stored(id: i64, cells: &[(&str, i64)]) -> crate::store::StoredSession {
+        crate::store::StoredSession {
+            id,
+            started: String::new(),
+            started_unix: 100.0 * id as f64,
+            finished_unix: None,
+            status: "finished".into(),
+            stop_reason: None,
+            source: "run".into(),
+            tool_version: String::new(),
+            command_line: String::new(),
+            order: None,
+            shell_overhead: None,
+            fingerprint: String::new(),
+            machine: crate::store::Machine {
+                hostname: String::new(),
+                cpu_model: String::new(),
+                cores: 1,
+                memory_bytes: 1,
+                kernel: String::new(),
+                governor: None,
+                load: None,
+            },
+            labels: Vec::new(),
+            cells: cells
+                .iter()
+                .map(|&(identity, cell)| crate::store::StoredCell {
+                    id: cell,
+                    position: 0,
+                    identity: identity.into(),
+                    name: identity.into(),
+                    command: identity.into(),
+                    parameters: Vec::new(),
+                    variant: String::new(),
+                    runs: 1,
+                })
+                .collect(),
+            preflight: None,
+            search: None,
+            settings: None,
+        }
+    }
+
+    #[test]
+    fn stored_history_has_a_point_per_session_and_identity() {
+        let one = stored(1, &[("a", 11), ("b", 12)]);
+        let two = stored(2, &[("a", 21), ("a", 22), ("c", 23)]);
+        let times = std::collections::HashMap::from([
+            (11, (1..=10).map(f64::from).collect::<Vec<f64>>()),
+            (12, vec![f64::NAN, f64::NAN]),
+            (21, vec![3.0]),
+            (22, vec![9.0]),
+            (23, vec![1.0]),
+        ]);
+        let h = stored_history(&[&one, &two], &["a", "b", "a"], &times);
+        let ids: Vec<&str> = h.iter().map(|d| d.identity.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        let a: Vec<(i64, f64, f64, Option<[f64; 2]>)> = h[0]
+            .points
+            .iter()
+            .map(|p| (p.session, p.started_unix, p.median, p.ci))
+            .collect();
+        // 1..=10: median 5.5; the 95 % order-statistic interval is
+        // [x(2), x(9)] (binomial(10, 1/2) tails: 1.1 % below 2, 5.5 % below 3).
+        // One run gives no interval; the session's second "a" is not read.
+        assert_eq!(
+            a,
+            [(1, 100.0, 5.5, Some([2.0, 9.0])), (2, 200.0, 3.0, None)]
+        );
+        assert!(h[1].points.is_empty(), "no finite time, no point");
+    }
+
+    #[test]
+    fn relative_means_divide_by_the_named_reference_else_the_fastest() {
+        let slow = [1.9, 2.0, 2.1]; // mean 2, sd 0.1
+        let fast = [0.95, 1.0, 1.05]; // mean 1, sd 0.05
+        let a = analyse(&session(&[&slow, &fast, &[]]));
+        let r = relative_means(&a, None);
+        assert_eq!(r[1], Some(RelativeMean::Reference));
+        assert_eq!(r[2], None, "no runs, no entry");
+        let Some(RelativeMean::Ratio { ratio, error }) = r[0] else {
+            panic!("{r:?}")
+        };
+        // hyperfine's propagation: 2 × √(0.05² + 0.05²).
+        assert!((ratio - 2.0).abs() < 1e-12, "{ratio}");
+        assert!((error - 2.0 * 0.005f64.sqrt()).abs() < 1e-12, "{error}");
+        let named = relative_means(&a, Some(0));
+        assert_eq!(named[0], Some(RelativeMean::Reference));
+        assert!(
+            matches!(named[1], Some(RelativeMean::Ratio { ratio, .. }) if (ratio - 0.5).abs() < 1e-12),
+            "{named:?}"
+        );
+        // A reference with no runs, or with a zero mean, relates nothing.
+        assert_eq!(relative_means(&a, Some(2)), [None, None, None]);
+        let zero = analyse(&session(&[&[0.0, 0.0], &slow]));
+        assert_eq!(relative_means(&zero, None), [None, None]);
+    }
+
+    #[test]
+    fn the_relative_error_is_the_spread_of_the_ratio() {
+        use rand::{Rng, SeedableRng};
+        // The propagated error is the standard deviation of the ratio of two
+        // independent draws with those means and deviations (to first order:
+        // within a few percent at 5 % relative spread).
+        let a = analyse(&session(&[&[1.9, 2.0, 2.1], &[0.95, 1.0, 1.05]]));
+        let Some(RelativeMean::Ratio { error, .. }) = relative_means(&a, None)[0] else {
+            panic!()
+        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut normal = |mean: f64, sd: f64| {
+            mean + sd * stats::normal_quantile(rng.random_range(1e-12..1.0 - 1e-12))
+        };
+        let ratios: Vec<f64> = (0..100_000)
+            .map(|_| normal(2.0, 0.1) / normal(1.0, 0.05))
+            .collect();
+        let simulated = stats::summarize(&ratios).unwrap().stddev;
+        assert!(
+            (error / simulated - 1.0).abs() < 0.03,
+            "propagated {error}, simulated {simulated}"
+        );
     }
 }

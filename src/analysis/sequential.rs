@@ -232,6 +232,39 @@ impl Sequential {
     }
 }
 
+/// The level a finished session's comparisons are made at when it stopped
+/// with sequential looks over its runs: the looks replayed on the stored
+/// runs of interleaved cells (each cell's samples in block order), as the
+/// runner made them, so that a stored session's report says what `run`
+/// said. `until_decided`: the looks were `--until-decided`'s.
+pub fn replay_runs(
+    cells: &[&[crate::metrics::Sample]],
+    reference: usize,
+    alpha: f64,
+    precision: f64,
+    until_decided: bool,
+) -> f64 {
+    let blocks = cells.iter().map(|s| s.len()).min().unwrap_or(0);
+    let (mut seq, looks) = if until_decided {
+        (
+            Sequential::until_decided(alpha, precision),
+            UNTIL_DECIDED_LOOKS,
+        )
+    } else {
+        (Sequential::new(alpha, precision), LOOKS)
+    };
+    for &b in looks.iter().take_while(|&&b| b <= blocks) {
+        if !seq.is_look(b) {
+            break;
+        }
+        let prefix: Vec<&[crate::metrics::Sample]> = cells.iter().map(|s| &s[..b]).collect();
+        if seq.look_runs(&prefix, reference) {
+            break;
+        }
+    }
+    seq.final_level()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -550,5 +583,44 @@ mod tests {
             eprintln!("power, 2x at 6 runs, 2 comparisons, {noise:?} noise: {hits}/200");
             assert!(hits >= at_least, "{noise:?}: {hits}/200");
         }
+    }
+
+    #[test]
+    fn replayed_runs_give_the_level_the_runner_stopped_at() {
+        use crate::metrics::{Metric, Sample};
+        let runs = |center: f64, n: usize| -> Vec<Sample> {
+            (0..n)
+                .map(|k| {
+                    let mut s = Sample::new(k as u64);
+                    s.set(
+                        Metric::WallTime,
+                        center * (1.0 + 0.01 * ((k * 7) % 5) as f64),
+                    );
+                    s.exit_code = Some(0);
+                    s
+                })
+                .collect()
+        };
+        let (a, b) = (runs(1.0, 200), runs(2.0, 200));
+        // The runner: a look at each planned point until one settles.
+        let mut live = Sequential::new(0.05, 0.01);
+        let mut stopped = None;
+        for &n in LOOKS {
+            if live.is_look(n) && live.look_runs(&[&a[..n], &b[..n]], 0) {
+                stopped = Some(n);
+                break;
+            }
+        }
+        let n = stopped.expect("a doubled time settles at a look");
+        let level = live.final_level();
+        assert!(level < 0.05, "a look's own level: {level}");
+        // The stored session holds the runs made until it stopped.
+        assert_eq!(
+            replay_runs(&[&a[..n], &b[..n]], 0, 0.05, 0.01, false),
+            level
+        );
+        // Before the first look nothing is spent: the whole alpha is left.
+        let left = replay_runs(&[&a[..5], &b[..5]], 0, 0.05, 0.01, false);
+        assert!(left > 0.0499 && left <= 0.05, "{left}");
     }
 }

@@ -17,6 +17,15 @@ Examples:
   cmdscope man suite submit | man -l -
 ";
 
+/// `man`'s root page lists the subcommands as pages of their own; this says
+/// where those come from.
+pub const MAN_SUBCOMMAND_PAGES: &str = "\
+.SH \"SUBCOMMAND PAGES\"
+Each subcommand has a page of its own: \\fBcmdscope man run\\fR prints
+\\fIcmdscope\\-run\\fR(1), \\fBcmdscope man suite submit\\fR prints
+\\fIcmdscope\\-suite\\-submit\\fR(1).
+";
+
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {
     /// The shell to print the completion script for.

@@ -4,7 +4,7 @@
 
 use clap::CommandFactory;
 
-use crate::cli::completions::{CompletionsArgs, ManArgs};
+use crate::cli::completions::{CompletionsArgs, ManArgs, MAN_SUBCOMMAND_PAGES};
 use crate::cli::Cli;
 use crate::error::{exit, Error, Result};
 
@@ -24,15 +24,6 @@ pub fn completions(args: &CompletionsArgs) -> Result<i32> {
     crate::output::print_bytes(&script);
     Ok(exit::OK)
 }
-
-/// The root page lists the subcommands as pages of their own; this says
-/// where those come from.
-const SUBCOMMAND_PAGES: &str = "\
-.SH \"SUBCOMMAND PAGES\"
-Each subcommand has a page of its own: \\fBcmdscope man run\\fR prints
-\\fIcmdscope\\-run\\fR(1), \\fBcmdscope man suite submit\\fR prints
-\\fIcmdscope\\-suite\\-submit\\fR(1).
-";
 
 /// Prints the roff page of cmdscope, or of the subcommand named by the
 /// path in `args` (`run`, `suite submit`), as `man` expects it.
@@ -63,7 +54,7 @@ pub fn man(args: &ManArgs) -> Result<i32> {
         .source(format!("cmdscope {version}"))
         .render(&mut roff)?;
     if args.subcommand.is_empty() {
-        roff.extend_from_slice(SUBCOMMAND_PAGES.as_bytes());
+        roff.extend_from_slice(MAN_SUBCOMMAND_PAGES.as_bytes());
     }
     crate::output::print_bytes(&roff);
     Ok(exit::OK)

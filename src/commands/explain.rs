@@ -133,8 +133,7 @@ fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> 
         }
     }
     if let Some(path) = &args.json {
-        let doc = serde_json::json!({ "profile": crate::report::profile::json(&profile) });
-        let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+        let text = crate::report::profile::document(&profile);
         crate::output::write_file(path, text.as_bytes())?;
     }
     if !args.json.as_deref().is_some_and(crate::output::is_stdout) {

@@ -17,10 +17,8 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
     if args.store.store.is_none() {
         if let Some(Location::Sqlite(path)) = Location::default_location() {
             if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
-                crate::output::print(&crate::output::escape_controls(&format!(
-                    "No sessions yet: the default store '{}' does not exist until a run records one.\n",
-                    path.display()
-                )));
+                let out = crate::report::history::no_store_yet(&path);
+                crate::output::print(&crate::output::escape_controls(&out));
                 return Ok(exit::OK);
             }
         }
@@ -34,10 +32,8 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
         None => store.sessions(&filter)?,
     };
     if sessions.is_empty() {
-        crate::output::print(&crate::output::escape_controls(&format!(
-            "No sessions in store '{}' match.\n",
-            store.location()
-        )));
+        let out = crate::report::history::none_match(store.location());
+        crate::output::print(&crate::output::escape_controls(&out));
         return Ok(exit::OK);
     }
     let cells: Vec<_> = sessions.iter().flat_map(|s| s.cells.iter()).collect();

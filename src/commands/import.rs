@@ -17,6 +17,7 @@ use crate::cli::store::ImportArgs;
 use crate::error::{exit, Result};
 use crate::import::dataset::Dataset;
 use crate::metrics::{Metric, Sample};
+use crate::report::import::Imported;
 use crate::store::record::open_required;
 use crate::store::{
     parse_labels, with_parameters, ExtraSeries, Finish, Machine, NewCell, NewSession, Store,
@@ -39,8 +40,8 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     let machine = Machine::current();
     // One transaction for the whole invocation: an import that fails or is
     // killed stores none of its files, so it can simply be run again.
-    let lines = store.atomically(|store| -> Result<Vec<String>> {
-        let mut lines = Vec::new();
+    let imported = store.atomically(|store| -> Result<Vec<Imported>> {
+        let mut imported = Vec::new();
         for (file, d) in &datasets {
             let (id, runs) = store_dataset(
                 store,
@@ -49,20 +50,18 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
                 &machine,
                 &format!("cmdscope import {}", file.display()),
             )?;
-            lines.push(format!(
-                "{}: {} ({}) stored as session #{id}: {} benchmark{}, {runs} runs\n",
-                store.location(),
-                file.display(),
-                d.format,
-                d.benchmarks.len(),
-                if d.benchmarks.len() == 1 { "" } else { "s" }
-            ));
+            imported.push(Imported {
+                file: file.display().to_string(),
+                format: d.format.clone(),
+                session: id,
+                benchmarks: d.benchmarks.len(),
+                runs,
+            });
         }
-        Ok(lines)
+        Ok(imported)
     })?;
-    for line in lines {
-        crate::output::print(&crate::output::escape_controls(&line));
-    }
+    let out = crate::report::import::render(store.location(), &imported);
+    crate::output::print(&crate::output::escape_controls(&out));
     Ok(exit::OK)
 }
 

@@ -1,20 +1,16 @@
 //! `cmdscope report`: gathers a session, its comparisons and its
 //! benchmarks' history from the store and writes the HTML report.
 
-use std::collections::HashMap;
-
-use crate::analysis::comparison::{compare_values, Comparison, Design, Settings};
-use crate::analysis::sequential::{Sequential, LOOKS, UNTIL_DECIDED_LOOKS};
-use crate::analysis::LEVEL;
+use crate::analysis::comparison::{compare_stored, Comparison, StoredRuns};
+use crate::analysis::sequential::{replay_runs, Sequential};
 use crate::analysis::MAX_VALUES;
 use crate::cli::run::RunArgs;
 use crate::cli::store::ReportArgs;
 use crate::cli::{Cli, Command};
 use crate::error::{exit, Result};
-use crate::metrics::{block_pairs, Metric};
-use crate::report::html::{self, CellData, HistoryData, HistoryPoint, ReportData};
+use crate::metrics::Metric;
+use crate::report::html::{self, CellData, ReportData};
 use crate::run::schedule::Order;
-use crate::stats::thin;
 use crate::store::history::time_values;
 use crate::store::record::open_read_only;
 use crate::store::{Filter, Store, StoredSearch, StoredSession};
@@ -221,43 +217,7 @@ pub fn gather(
         .filter(|c| identities.contains(&c.identity.as_str()))
         .collect();
     let hist_times = time_values(store, &hist_cells)?;
-    let mut by_identity: HashMap<&str, Vec<HistoryPoint>> = HashMap::new();
-    for s in &recent {
-        for c in &s.cells {
-            if !identities.contains(&c.identity.as_str()) {
-                continue;
-            }
-            let Some(v) = hist_times.get(&c.id) else {
-                continue;
-            };
-            let Some(m) = crate::stats::median_finite(v) else {
-                continue;
-            };
-            let points = by_identity.entry(c.identity.as_str()).or_default();
-            if points.iter().any(|p| p.session == s.id) {
-                continue;
-            }
-            let ci = crate::stats::median_ci(v, LEVEL)
-                .ok()
-                .map(|e| [e.low, e.high]);
-            points.push(HistoryPoint {
-                session: s.id,
-                started_unix: s.started_unix,
-                median: m,
-                ci,
-            });
-        }
-    }
-    let mut history_data = Vec::new();
-    for id in &identities {
-        if history_data.iter().any(|h: &HistoryData| h.identity == *id) {
-            continue;
-        }
-        history_data.push(HistoryData {
-            identity: id.to_string(),
-            points: by_identity.remove(id).unwrap_or_default(),
-        });
-    }
+    let history_data = crate::analysis::stored_history(&recent, &identities, &hist_times);
     let concurrency = concurrency.map(|(s, analysis)| html::ConcurrencyData {
         session: std::rc::Rc::new(s),
         analysis,
@@ -674,62 +634,28 @@ pub fn compare_session(
     } else if let (true, true, Some(p)) = (decided.looks && !searched, interleaved, precision) {
         let samples: Vec<&[crate::metrics::Sample]> =
             cells.iter().map(|c| c.samples.as_slice()).collect();
-        let blocks = samples.iter().map(|s| s.len()).min().unwrap_or(0);
-        let (mut seq, looks) = if decided.until_decided {
-            (Sequential::until_decided(alpha, p), UNTIL_DECIDED_LOOKS)
-        } else {
-            (Sequential::new(alpha, p), LOOKS)
-        };
-        for &b in looks.iter().take_while(|&&b| b <= blocks) {
-            if !seq.is_look(b) {
-                break;
-            }
-            let prefix: Vec<&[crate::metrics::Sample]> = samples.iter().map(|s| &s[..b]).collect();
-            if seq.look_runs(&prefix, reference) {
-                break;
-            }
-        }
-        final_alpha = seq.final_level();
+        final_alpha = replay_runs(&samples, reference, alpha, p, decided.until_decided);
     }
 
     if included.len() < 2 {
         return (Vec::new(), notes);
     }
-    let settings = Settings::for_metric(
-        Metric::WallTime,
+    let runs: Vec<StoredRuns> = cells
+        .iter()
+        .map(|c| StoredRuns {
+            name: &c.name,
+            samples: &c.samples,
+            times: &c.times,
+        })
+        .collect();
+    let out = compare_stored(
+        &runs,
+        &included,
+        reference,
         final_alpha,
-        included.len() - 1,
         precision.unwrap_or(crate::analysis::comparison::DEFAULT_PRECISION),
-        None,
+        interleaved && !searched,
     );
-    let base = &cells[reference];
-    let mut out = Vec::new();
-    for &i in &included {
-        if i == reference {
-            continue;
-        }
-        let c = &cells[i];
-        let blocks = block_pairs(&base.samples, &c.samples, Metric::WallTime);
-        let paired = interleaved && !searched && !blocks.0.is_empty();
-        let (b, x, design) = if paired {
-            (
-                thin(&blocks.0, MAX_VALUES),
-                thin(&blocks.1, MAX_VALUES),
-                Design::Paired,
-            )
-        } else {
-            (
-                thin(&base.times, MAX_VALUES),
-                thin(&c.times, MAX_VALUES),
-                Design::Unpaired,
-            )
-        };
-        out.push(compare_values(&b, &x, design, &settings).named(
-            Metric::WallTime.name(),
-            &base.name,
-            &c.name,
-        ));
-    }
     if cells.iter().any(|c| c.times.len() > MAX_VALUES) {
         notes.push(format!(
             "Benchmarks with more than {MAX_VALUES} runs are compared on an evenly spaced \

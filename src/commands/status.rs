@@ -5,17 +5,14 @@
 use crate::cli::store::{StatusArgs, StatusFormat};
 use crate::error::{exit, Result};
 use crate::store::record::open_read_only;
-use crate::suite::status::{read, text};
+use crate::suite::status::{json, read, text};
 
 pub fn run(args: &StatusArgs) -> Result<i32> {
     let mut store = open_read_only(args.store.store.as_deref())?;
     let s = read(&mut store, &args.run)?;
     match args.format {
         StatusFormat::Text => crate::output::print(&text(&s)),
-        StatusFormat::Json => crate::print_line!(
-            "{}",
-            serde_json::to_string_pretty(&s).unwrap_or_else(|_| "{}".into())
-        ),
+        StatusFormat::Json => crate::output::print(&json(&s)),
     }
     Ok(if s.complete { exit::OK } else { exit::FAILURE })
 }

@@ -150,6 +150,14 @@ impl CellProfile {
         let n = self.runs.len().max(1) as f64;
         self.runs.iter().map(RunStacks::sampled).sum::<f64>() / n
     }
+
+    /// Mean wall time and CPU time measured per run (0 without runs).
+    pub fn measured_per_run(&self) -> (f64, f64) {
+        let n = self.runs.len().max(1) as f64;
+        let wall = self.runs.iter().map(|r| r.wall).sum::<f64>() / n;
+        let cpu = self.runs.iter().map(|r| r.cpu).sum::<f64>() / n;
+        (wall, cpu)
+    }
 }
 
 /// One function's change from the baseline to the candidate.

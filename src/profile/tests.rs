@@ -116,3 +116,31 @@ fn self_and_total_count_a_recursive_function_once_per_sample() {
     let f2 = c.functions.iter().find(|f| f.frame == 2).unwrap();
     assert!((f2.self_time - 0.004).abs() < 1e-12);
 }
+
+#[test]
+fn measured_per_run_is_the_mean_of_the_runs() {
+    let runs = [(0.010, 0.004), (0.030, 0.008)]
+        .iter()
+        .map(|&(wall, cpu)| RunStacks {
+            wall,
+            cpu,
+            ..RunStacks::default()
+        })
+        .collect();
+    let c = CellProfile {
+        name: "x".into(),
+        runs,
+        functions: Vec::new(),
+        hot_stacks: Vec::new(),
+        off_cpu_stacks: Vec::new(),
+        blocked: 0.0,
+        runnable: 0.0,
+    };
+    let (wall, cpu) = c.measured_per_run();
+    assert!((wall - 0.020).abs() < 1e-15 && (cpu - 0.006).abs() < 1e-15);
+    let none = CellProfile {
+        runs: Vec::new(),
+        ..c
+    };
+    assert_eq!(none.measured_per_run(), (0.0, 0.0));
+}

@@ -14,6 +14,19 @@ const IDENTITY_WIDTH: usize = 60;
 /// The run count's column: six digits and " runs".
 const RUNS_WIDTH: usize = 11;
 
+/// What `history` says when the default store does not exist yet.
+pub fn no_store_yet(path: &std::path::Path) -> String {
+    format!(
+        "No sessions yet: the default store '{}' does not exist until a run records one.\n",
+        path.display()
+    )
+}
+
+/// What `history` says when no stored session matches.
+pub fn none_match(store: &str) -> String {
+    format!("No sessions in store '{store}' match.\n")
+}
+
 /// The sessions with their benchmarks; `medians` by stored cell id,
 /// `filter` keeps the benchmarks whose identity, name or command holds it.
 /// Untrusted text (names, commands, labels) is escaped by the caller's

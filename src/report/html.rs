@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::StoredCellFigures;
+use crate::analysis::{HistoryData, StoredCellFigures};
 use crate::metrics::{Metric, Sample};
 use crate::report::svg::{
     escape, Bar, BarChart, BoxPlot, BoxStats, Format, IntervalChart, IntervalRow, LineChart, Point,
@@ -32,21 +32,6 @@ pub struct CellData {
     pub monitor: Vec<(String, Vec<f64>)>,
     /// The figures shown of it, computed by `analysis`.
     pub figures: StoredCellFigures,
-}
-
-/// Median time of one benchmark in one session.
-#[derive(Clone, Debug)]
-pub struct HistoryPoint {
-    pub session: i64,
-    pub started_unix: f64,
-    pub median: f64,
-    pub ci: Option<[f64; 2]>,
-}
-
-#[derive(Clone, Debug)]
-pub struct HistoryData {
-    pub identity: String,
-    pub points: Vec<HistoryPoint>,
 }
 
 #[derive(Clone, Debug)]
@@ -958,7 +943,7 @@ mod tests {
             comparisons: vec![],
             history: vec![HistoryData {
                 identity: "<id>".into(),
-                points: vec![HistoryPoint {
+                points: vec![crate::analysis::HistoryPoint {
                     session: 7,
                     started_unix: 1_735_689_600.0,
                     median: 0.002,

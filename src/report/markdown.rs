@@ -6,7 +6,7 @@
 //! median per run (`monitor_NAME`).
 
 use super::{Exporter, Report};
-use crate::analysis::CellAnalysis;
+use crate::analysis::{CellAnalysis, RelativeMean};
 use crate::error::Result;
 use crate::metrics::Metric;
 use crate::units::{self, TimeScale};
@@ -79,11 +79,10 @@ impl Exporter for Table {
     }
 }
 
-/// The Relative column divides by the report's named reference, else by
-/// the fastest.
+/// The Relative column is `analysis::relative_means`: over the report's
+/// named reference, else over the fastest.
 fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
     let (session, analyses) = (report.session, report.analyses);
-    let reference = report.named_reference;
     let mean_of = |a: &CellAnalysis| a.get(Metric::WallTime).map(|m| m.summary.mean);
     // hyperfine's unit: the forced one, else ms unless the first command
     // takes a second or more.
@@ -94,19 +93,7 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
         TimeScale::Second
     });
     let v = |x: f64| format!("{:.1}", scale.of(x));
-    // Relative to the --reference command, else to the fastest (hyperfine's rule).
-    let reference_index = reference.or_else(|| {
-        (0..analyses.len())
-            .filter(|&i| mean_of(&analyses[i]).is_some())
-            .min_by(|&a, &b| {
-                let m = |i: usize| mean_of(&analyses[i]).unwrap_or(f64::INFINITY);
-                m(a).total_cmp(&m(b))
-            })
-    });
-    let reference = reference_index
-        .and_then(|i| analyses.get(i))
-        .and_then(|a| a.get(Metric::WallTime))
-        .map(|m| (m.summary.mean, m.summary.stddev));
+    let relatives = crate::analysis::relative_means(analyses, report.named_reference);
     let monitor = |cell: usize| -> Vec<(String, String)> {
         report
             .monitor
@@ -131,23 +118,9 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
             continue;
         };
         let s = &w.summary;
-        let relative = match reference {
-            Some((rm, _)) if Some(i) == reference_index || rm <= 0.0 => {
-                if rm > 0.0 {
-                    "1.00".to_string()
-                } else {
-                    String::new()
-                }
-            }
-            Some((rm, rsd)) => {
-                let ratio = s.mean / rm;
-                let err = if s.mean > 0.0 {
-                    ratio * ((s.stddev / s.mean).powi(2) + (rsd / rm).powi(2)).sqrt()
-                } else {
-                    0.0
-                };
-                format!("{ratio:.2} ± {err:.2}")
-            }
+        let relative = match relatives[i] {
+            Some(RelativeMean::Reference) => "1.00".to_string(),
+            Some(RelativeMean::Ratio { ratio, error }) => format!("{ratio:.2} ± {error:.2}"),
             None => String::new(),
         };
         let median = match &w.median_ci {

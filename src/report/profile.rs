@@ -108,9 +108,7 @@ pub fn terminal(p: &Profile, top: usize) -> String {
 }
 
 fn cell_text(p: &Profile, c: &CellProfile, top: usize, out: &mut String) {
-    let n = c.runs.len().max(1) as f64;
-    let wall: f64 = c.runs.iter().map(|r| r.wall).sum::<f64>() / n;
-    let cpu: f64 = c.runs.iter().map(|r| r.cpu).sum::<f64>() / n;
+    let (wall, cpu) = c.measured_per_run();
     out.push_str(&format!(
         "{}: {} runs, {} samples; per run: {} sampled on the CPU, {} CPU measured, {} wall\n",
         c.name,
@@ -264,6 +262,13 @@ fn difference_json(p: &Profile, d: &PairDiff) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+/// `explain --profile --json`'s document: the profile under `"profile"`,
+/// ending with a line break.
+pub fn document(p: &Profile) -> String {
+    let doc = json!({ "profile": json(p) });
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }
 
 /// The JSON `profile` object.

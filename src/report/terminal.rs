@@ -345,6 +345,22 @@ fn render_comparisons(
     out.push('\n');
 }
 
+/// The line `run --suite` prints before each benchmark of its partition:
+/// its name, its cells, and `index` (from 0) of `count`.
+pub fn suite_benchmark(
+    name: &str,
+    cells: usize,
+    index: usize,
+    count: usize,
+    partition: impl std::fmt::Display,
+) -> String {
+    format!(
+        "== {name} ({cells} cell{}; benchmark {} of {count} in partition {partition})\n",
+        if cells == 1 { "" } else { "s" },
+        index + 1
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,5 +439,17 @@ mod tests {
         );
         // Without a monitor, no such line.
         assert!(!render(&f.report(), PLAIN).contains("Monitor (median)"));
+    }
+
+    #[test]
+    fn a_suite_benchmark_is_announced_with_its_place_in_the_partition() {
+        assert_eq!(
+            suite_benchmark("sort", 1, 0, 3, "2/4"),
+            "== sort (1 cell; benchmark 1 of 3 in partition 2/4)\n"
+        );
+        assert_eq!(
+            suite_benchmark("grep", 4, 2, 3, "1/1"),
+            "== grep (4 cells; benchmark 3 of 3 in partition 1/1)\n"
+        );
     }
 }

@@ -127,6 +127,11 @@ pub fn read(store: &mut Store, run: &str) -> Result<Status> {
     Ok(status(run, &rows, &runs, sessions.len()))
 }
 
+/// The status as one JSON document, ending with a line break.
+pub fn json(s: &Status) -> String {
+    serde_json::to_string_pretty(s).unwrap_or_else(|_| "{}".into()) + "\n"
+}
+
 pub fn text(s: &Status) -> String {
     let mut out = String::new();
     let _ = writeln!(

@@ -244,11 +244,8 @@ fn run_benchmarks(
                 .collect::<HashSet<_>>(),
         );
         if args.style != Style::None {
-            crate::print_line!(
-                "== {name} ({n} cell{}; benchmark {} of {count} in partition {partition})",
-                if n == 1 { "" } else { "s" },
-                i + 1
-            );
+            let heading = crate::report::terminal::suite_benchmark(&name, n, i, count, partition);
+            crate::output::print(&heading);
         }
         // The suite's own flags give the store, the style and the labels.
         match super::bench::run_request(args, &b) {
