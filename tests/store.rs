@@ -1023,6 +1023,20 @@ fn a_report_shows_the_settings_its_session_ran_with() {
     );
     assert!(page.contains("Comparisons with two"), "{page}");
     assert!(!page.contains("read back"), "{page}");
+    // The stored settings changed behind cmdscope's back while the stored
+    // command line still says alpha 0.01, 5 % and 'two': the report
+    // follows the settings, so it cannot be reading the command line.
+    sql(
+        &db,
+        "UPDATE sessions SET settings = json_set(settings, '$.alpha', 0.002, \
+         '$.precision', 0.03, '$.reference', 0)",
+    );
+    let (_, page) = html_report(&db, &html, &[]);
+    assert_eq!(
+        settings_row(&page),
+        "alpha 0.002, precision ±3 %, reference &#39;one&#39;"
+    );
+    assert!(page.contains("Comparisons with one"), "{page}");
     // The same session without its stored settings (as stored before they
     // were kept): read back from its command line, and said so once.
     sql(&db, "UPDATE sessions SET settings = NULL");
