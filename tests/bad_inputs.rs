@@ -779,10 +779,10 @@ fn a_read_only_store_file_is_refused_by_writers_and_left_as_it_was() {
 }
 
 #[test]
-fn readers_refuse_a_store_of_an_older_schema_and_leave_it_unchanged() {
+fn readers_read_a_store_of_an_older_schema_as_it_is_and_leave_it_unchanged() {
     let dir = tempdir();
     let store = store_with_a_session(dir.path());
-    // Back to what cmdscope wrote before migration 4 (and 5).
+    // Back to what cmdscope wrote before migration 4 (and 5 and 6).
     rusqlite::Connection::open(&store)
         .unwrap()
         .execute_batch(&sql_back_to_version(3))
@@ -791,34 +791,66 @@ fn readers_refuse_a_store_of_an_older_schema_and_leave_it_unchanged() {
     let out = tempdir();
     let html = out.path().join("r.html");
     let html = html.to_str().unwrap();
-    for args in [
-        &["history"][..],
-        &["changes"],
-        &["report", "--html", html],
-        &["check", "--baseline", "a=b"],
-        &["status", "--run", "x"],
+    let latest = cmdscope::store::schema::LATEST;
+    let note = format!(
+        "cmdscope: note: store '{}' has schema version 3, older than this cmdscope's \
+         ({latest}): read as it is, without search answers, session settings and concurrency \
+         batches (the next run or import with it upgrades it)",
+        store.display()
+    );
+    for (args, status) in [
+        (&["history"][..], 0),
+        (&["changes"], 0),
+        (&["report", "--html", html], 0),
+        // Read, then found wanting: no baseline, no run of that name.
+        (&["check", "--baseline", "a=b"], 2),
+        (&["status", "--run", "x"], 2),
     ] {
         let o = with_store(&store, args);
-        let latest = cmdscope::store::schema::LATEST;
-        one_line_error(
-            &o,
-            &format!("has schema version 3, older than this cmdscope's ({latest})"),
-        );
-        assert!(
-            stderr(&o).contains("(run, import) upgrades it"),
-            "{}",
-            stderr(&o)
-        );
+        assert_eq!(o.status.code(), Some(status), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().next(), Some(note.as_str()), "{args:?}");
         let after = beside_and_bytes(dir.path(), &store);
         assert_eq!(after.0, before.0, "{args:?} left files beside the store");
         assert!(after.1 == before.1, "{args:?} changed the store");
-        assert!(!out.path().join("r.html").exists());
     }
-    // The next writer upgrades it; then it reads.
+    assert!(std::fs::read_to_string(html)
+        .unwrap()
+        .contains("<td>a</td>"));
+    // Where the reader may write nothing (a read-only copy in a read-only
+    // directory, read as a user permissions apply to), it is read too.
+    use std::os::unix::fs::PermissionsExt;
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let copy = ro.join("s.sqlite");
+    std::fs::copy(&store, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let o = unprivileged()
+        .args(["history", "--store"])
+        .arg(&copy)
+        .env("NO_COLOR", "1")
+        .env_remove("CMDSCOPE_STORE")
+        .output()
+        .expect("run cmdscope");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = ok(o);
+    assert!(
+        stderr(&o).contains("has schema version 3"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("3 runs"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(listing(&ro), ["s.sqlite"]);
+    // The next writer upgrades it; then it reads without a note.
     let more = dir.path().join("more.json");
     std::fs::write(&more, r#"{"results":[{"command":"b","times":[0.1,0.2]}]}"#).unwrap();
     ok(with_store(&store, &["import", more.to_str().unwrap()]));
     let o = ok(with_store(&store, &["history"]));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("3 runs") && text.contains("2 runs"), "{text}");
+    assert_eq!(stderr(&o), "");
 }

@@ -226,3 +226,181 @@ fn a_closed_pipe_ends_the_page_quietly() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(o.stderr.is_empty(), "{}", stderr(&o));
 }
+
+/// Every visible subcommand's path (`["run"]`, `["suite", "submit"]`,
+/// ...), from the parser itself.
+fn subcommand_paths() -> Vec<Vec<String>> {
+    use clap::CommandFactory;
+    fn walk(cmd: &clap::Command, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            path.push(sub.get_name().to_string());
+            out.push(path.clone());
+            walk(sub, path, out);
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(&cmdscope::cli::Cli::command(), &mut Vec::new(), &mut out);
+    out
+}
+
+/// The examples of `cmdscope PATH --help` printed 80 columns wide, each
+/// as the shell reads it (a line ending in a backslash goes on), once
+/// every line is checked to be whole: narrower than 80 columns, so that
+/// nothing was wrapped, and either an example's first line (`cmdscope`,
+/// `sudo cmdscope`) or the continuation of the line before.
+fn help_examples(path: &[String]) -> Vec<String> {
+    let o = Command::new(bin())
+        .args(path)
+        .arg("--help")
+        .env("COLUMNS", "80")
+        .env("LINES", "24")
+        .env_remove("CMDSCOPE_STORE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run cmdscope");
+    let help = text(&ok(o));
+    let Some((_, section)) = help.split_once("Examples:\n") else {
+        return Vec::new();
+    };
+    let mut examples = Vec::new();
+    let mut continued: Option<String> = None;
+    for line in section.lines().take_while(|l| !l.trim().is_empty()) {
+        assert!(
+            line.chars().count() < 80,
+            "{path:?}: 80 columns or wider: {line}"
+        );
+        let start = match continued.take() {
+            Some(start) => start + " ",
+            None => {
+                let first = line.trim_start();
+                assert!(
+                    first.starts_with("cmdscope ") || first.starts_with("sudo cmdscope "),
+                    "{path:?}: neither an example nor the continuation of one (a wrapped \
+                     line?): {line}"
+                );
+                String::new()
+            }
+        };
+        let line = line.trim();
+        match line.strip_suffix('\\') {
+            Some(part) => continued = Some(start + part.trim_end()),
+            None => examples.push(start + line),
+        }
+    }
+    assert!(continued.is_none(), "{path:?}: the last example goes on");
+    examples
+}
+
+/// Every example of every subcommand's help can be copied as printed: each
+/// line whole, no quote left open (sh reads it), and cmdscope's own
+/// parser takes the command (before any pipe or redirection).
+#[test]
+fn every_help_example_is_whole_and_parses() {
+    use clap::Parser;
+    let mut count = 0;
+    for path in subcommand_paths() {
+        for example in help_examples(&path) {
+            let sh = Command::new("sh")
+                .args(["-n", "-c", &example])
+                .output()
+                .expect("run sh");
+            assert!(
+                sh.status.success(),
+                "{path:?}: sh cannot read {example}: {}",
+                stderr(&sh)
+            );
+            let words = shlex::split(&example).expect("sh read it");
+            let words: Vec<&str> = words
+                .iter()
+                .map(String::as_str)
+                .skip_while(|w| *w == "sudo")
+                .take_while(|w| !matches!(*w, "|" | ">" | ">>"))
+                .collect();
+            if let Err(e) = cmdscope::cli::Cli::try_parse_from(&words) {
+                panic!("{path:?}: {example}: {e}");
+            }
+            count += 1;
+        }
+    }
+    assert!(count >= 50, "only {count} examples found");
+}
+
+/// Examples of `run --help` this test does not run, and why; it runs
+/// every other one as written.
+const NOT_RUN: &[(&str, &str)] = &[
+    ("--user", "needs root"),
+    ("busctl", "needs the system's D-Bus"),
+    ("'rg ", "needs ripgrep"),
+];
+
+/// A directory holding what `run --help`'s examples name: a project to
+/// build (here and in `src`), a list of `files`, and stand-ins for the
+/// reader's own programs (`./request.sh`, `./bench`, ...) that do nothing.
+fn examples_directory(d: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    let makefile = "# TODO: nothing to build\nall:\n\t@true\n";
+    std::fs::write(d.join("Makefile"), makefile).unwrap();
+    std::fs::write(d.join("src/Makefile"), makefile).unwrap();
+    std::fs::write(d.join("files"), "Makefile\nsrc/Makefile\n").unwrap();
+    for program in ["container-init", "request.sh", "bench", "build", "client"] {
+        let p = d.join(program);
+        std::fs::write(&p, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// The examples of `run --help` run as written, each in an
+/// [`examples_directory`] of its own.
+#[test]
+fn run_help_examples_run_as_written() {
+    let dir = tempdir();
+    let bin_dir = bin().parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(bin_dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let data = tempdir();
+    let examples: Vec<String> = help_examples(&["run".to_string()])
+        .into_iter()
+        .filter(
+            |example| match NOT_RUN.iter().find(|(what, _)| example.contains(what)) {
+                Some((_, why)) => {
+                    eprintln!("not run ({why}): {example}");
+                    false
+                }
+                None => true,
+            },
+        )
+        .collect();
+    assert!(examples.len() >= 14, "only {} examples", examples.len());
+    // All at once: each takes seconds (sweeps of 3 s per value), and only
+    // whether it works is checked here, not what it measures.
+    let children: Vec<_> = examples
+        .iter()
+        .enumerate()
+        .map(|(i, example)| {
+            // Not one directory for all: one example's files (an export
+            // replaced, a plot) would come and go under another's `find`.
+            let d = dir.path().join(i.to_string());
+            examples_directory(&d);
+            Command::new("sh")
+                .args(["-c", example])
+                .current_dir(&d)
+                .env("PATH", &path)
+                .env("XDG_DATA_HOME", data.path())
+                .env("CMDSCOPE_NO_STORE", "1")
+                .env_remove("CMDSCOPE_STORE")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("run sh")
+        })
+        .collect();
+    for (example, child) in examples.iter().zip(children) {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{example}: {}", stderr(&o));
+    }
+}

@@ -929,14 +929,14 @@ fn a_version_4_store_upgrades_and_new_sessions_keep_their_settings() {
     record_true(&db, "3");
     // Back to what cmdscope wrote before the settings' column.
     back_to_version(&db, 4);
-    // Readers refuse it untouched; the next run migrates it.
-    let o = with_store(&db, &["history"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // Readers read it as it is; the next run migrates it.
+    let o = ok(with_store(&db, &["history"]));
     assert!(
-        stderr(&o).contains("older than this cmdscope's"),
+        stderr(&o).contains("has schema version 4, older than this cmdscope's"),
         "{}",
         stderr(&o)
     );
+    assert_eq!(schema_version(&db), 4, "history upgraded it");
     recorded(
         &db,
         &[
@@ -1032,6 +1032,20 @@ fn a_report_shows_the_settings_its_session_ran_with() {
     );
     assert!(page.contains("Comparisons with two"), "{page}");
     assert!(!page.contains("read back"), "{page}");
+    // The stored settings changed behind cmdscope's back while the stored
+    // command line still says alpha 0.01, 5 % and 'two': the report
+    // follows the settings, so it cannot be reading the command line.
+    sql(
+        &db,
+        "UPDATE sessions SET settings = json_set(settings, '$.alpha', 0.002, \
+         '$.precision', 0.03, '$.reference', 0)",
+    );
+    let (_, page) = html_report(&db, &html, &[]);
+    assert_eq!(
+        settings_row(&page),
+        "alpha 0.002, precision ±3 %, reference &#39;one&#39;"
+    );
+    assert!(page.contains("Comparisons with one"), "{page}");
     // The same session without its stored settings (as stored before they
     // were kept): read back from its command line, and said so once.
     sql(&db, "UPDATE sessions SET settings = NULL");
@@ -1409,4 +1423,111 @@ fn kill_9_keeps_every_finished_batch() {
     assert_eq!(t.batches, stored.len());
     // Two instances of 20 ms at once make at most 100 a second.
     assert!(t.value > 0.0 && t.value <= 100.0 * 1.05, "{}/s", t.value);
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A store made by this cmdscope and taken back to version 4 (before
+/// settings) or 5 (before batches) is read as it is by history, report,
+/// check and changes: each works, says once what the store lacks, and
+/// leaves it as it was (its version, its bytes, no file beside it).
+#[test]
+fn readers_read_stores_of_versions_4_and_5_as_they_are() {
+    for version in [4, 5] {
+        let (_serial, dir, db) = serial_db(&format!("v{version}.db"));
+        for label in ["kind=base", "kind=new"] {
+            recorded(
+                &db,
+                &[
+                    "run",
+                    "--runs",
+                    "5",
+                    "--alpha",
+                    "0.02",
+                    "--style",
+                    "none",
+                    "--label",
+                    label,
+                    "-n",
+                    "one",
+                    "true",
+                    "-n",
+                    "two",
+                    "true",
+                    "--reference-name",
+                    "two",
+                ],
+            );
+        }
+        back_to_version(&db, version);
+        let out = tempdir();
+        let html = out.path().join("r.html");
+        let before = (names_in(dir.path()), std::fs::read(&db).unwrap());
+        let lacks = cmdscope::store::schema::lacks(version);
+        let read = |args: &[&str]| -> String {
+            let o = ok(with_store(&db, args));
+            let err = stderr(&o);
+            let note = format!(
+                "has schema version {version}, older than this cmdscope's ({}): read as it is, \
+                 without {lacks} (",
+                cmdscope::store::schema::LATEST
+            );
+            assert_eq!(err.matches(&note).count(), 1, "{args:?}: {err}");
+            assert_eq!(
+                (names_in(dir.path()), std::fs::read(&db).unwrap()),
+                before,
+                "{args:?} changed the store or left files beside it"
+            );
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        let history = read(&["history"]);
+        assert!(
+            history.contains("#2") && history.contains("#1") && history.contains("5 runs"),
+            "{history}"
+        );
+        let check = read(&[
+            "check",
+            "--baseline",
+            "kind=base",
+            "--fail-if-slower",
+            "1000",
+        ]);
+        assert!(
+            check.contains("one") && check.contains("two"),
+            "v{version}: {check}"
+        );
+        let changes = read(&["changes"]);
+        assert!(
+            changes.contains("one") && changes.contains("2 points"),
+            "{changes}"
+        );
+        read(&["report", "--html", html.to_str().unwrap()]);
+        let page = std::fs::read_to_string(&html).unwrap();
+        if version >= 5 {
+            // The settings stored with the session, in a store that keeps them.
+            assert!(
+                page.contains(
+                    "<th>Settings</th><td>alpha 0.02, a fixed run count, reference &#39;two&#39;"
+                ),
+                "{page}"
+            );
+        } else {
+            assert!(!page.contains("<th>Settings</th>"), "{page}");
+            assert_eq!(
+                page.matches("read back from its command line").count(),
+                1,
+                "{page}"
+            );
+        }
+        assert!(page.contains("Comparisons with two"), "{page}");
+        assert_eq!(schema_version(&db), version, "a reader upgraded it");
+    }
 }

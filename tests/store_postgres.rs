@@ -77,6 +77,50 @@ fn postgres_store() {
     histories_read_by_ranges_are_sqlites(&server);
     a_search_keeps_its_answer_from_version_3_on(&server);
     a_concurrency_session_keeps_its_throughput_from_version_5_on(&server);
+    readers_read_a_store_of_version_4_as_it_is(&server);
+}
+
+/// A store taken back to version 4 (before settings and batches) is read
+/// as it is by history, changes, report and check, as SQLite's is: each
+/// says once what the store lacks, and none upgrades it.
+fn readers_read_a_store_of_version_4_as_it_is(server: &Server) {
+    let (url, mut c) = store_of_version(server, "cmdscope_v4_read", 4);
+    let dir = tempdir();
+    let html = dir.path().join("r.html");
+    let html = html.to_str().unwrap();
+    for (args, status) in [
+        (&["history"][..], 0),
+        (&["changes"], 0),
+        (&["report", "--html", html], 0),
+        // Read, then found wanting: the store has no such baseline.
+        (&["check", "--baseline", "a=b"], 2),
+    ] {
+        let o = with_store(&url, args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(status), "{args:?}: {err}");
+        assert_eq!(
+            err.matches("has schema version 4, older than this cmdscope's")
+                .count(),
+            1,
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("without session settings and concurrency batches"),
+            "{err}"
+        );
+        no_password(&o);
+        if status == 2 {
+            assert!(err.contains("no baseline session labelled a=b"), "{err}");
+        }
+    }
+    let history = String::from_utf8_lossy(&ok(with_store(&url, &["history"])).stdout).into_owned();
+    assert!(
+        history.contains("true") && history.contains("3 runs"),
+        "{history}"
+    );
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("<code>true</code>"), "{page}");
+    assert_eq!(schema_version(&mut c), 4, "a reader upgraded it");
 }
 
 /// A store of version 5 (before batches) upgrades keeping its sessions, and

@@ -666,7 +666,8 @@ fn numbers_run_refuses_are_refused_before_anything_runs_with_their_position() {
 #[test]
 fn a_runs_merged_report_names_every_cell_by_its_benchmark() {
     // `sleep 0.001` is a cell of benchmark `a` and of the sweep: the merged
-    // report tells them apart by the benchmarks' names.
+    // report tells them apart by the benchmarks' names. Their alphas are
+    // not the default, and differ: the report shows each one's settings.
     let dir = tempdir();
     let d = dir.path();
     let s = d.join("named.toml");
@@ -675,6 +676,7 @@ fn a_runs_merged_report_names_every_cell_by_its_benchmark() {
         r#"
 [defaults]
 runs = 2
+alpha = 0.02
 
 [[benchmark]]
 name = "a"
@@ -684,6 +686,8 @@ command = "sleep 0.001"
 name = "sweep"
 command = "sleep 0.00{n}"
 parameters = { n = [1, 2] }
+alpha = 0.01
+precision = 20
 "#,
     )
     .unwrap();
@@ -706,6 +710,46 @@ parameters = { n = [1, 2] }
         assert!(page.contains(&format!("<td>{name}</td>")), "{name}: {page}");
     }
     assert!(!page.contains("could not be read back"), "{page}");
+    let settings_rows = |page: &str| -> Vec<String> {
+        page.split("<th>Settings</th><td>")
+            .skip(1)
+            .map(|rest| rest.split("</td>").next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        settings_rows(&page),
+        [
+            "alpha 0.02, a fixed run count, reference &#39;sleep 0.001&#39;, \
+             suite benchmark &#39;a&#39;",
+            "alpha 0.01, precision ±20 %, reference &#39;sleep 0.001&#39;, \
+             suite benchmark &#39;sweep&#39;"
+        ],
+        "{page}"
+    );
+    assert!(!page.contains("stored before cmdscope kept"), "{page}");
+    // The settings are the stored ones, not read back from command lines:
+    // a session stored without them has none to show, and says so.
+    rusqlite::Connection::open(d.join("store.db"))
+        .unwrap()
+        .execute_batch(
+            "UPDATE sessions SET settings = NULL WHERE id = \
+             (SELECT session_id FROM labels WHERE key = 'cmdscope.benchmark' AND value = 'a')",
+        )
+        .unwrap();
+    ok(cs(
+        d,
+        &["report", "--run", "named", "--html", html.to_str().unwrap()],
+    )
+    .output()
+    .unwrap());
+    let page = std::fs::read_to_string(&html).unwrap();
+    let rows = settings_rows(&page);
+    assert_eq!(rows.len(), 1, "{page}");
+    assert!(rows[0].starts_with("alpha 0.01, "), "{page}");
+    assert!(
+        page.contains("of this run was stored before cmdscope kept a session&#39;s settings"),
+        "{page}"
+    );
     // A benchmark's own session reports the settings the suite gave it.
     let own = d.join("own.html");
     ok(cs(
@@ -727,7 +771,7 @@ parameters = { n = [1, 2] }
         .and_then(|rest| rest.split("</td>").next())
         .unwrap_or_default();
     assert!(
-        settings.starts_with("alpha 0.05, a fixed run count, reference ")
+        settings.starts_with("alpha 0.01, precision ±20 %, reference ")
             && settings.contains("sleep 0.001")
             && settings.ends_with("suite benchmark &#39;sweep&#39;"),
         "{settings}: {page}"

@@ -5,8 +5,9 @@ use clap::Args;
 
 pub const COMPLETIONS_EXAMPLES: &str = "\
 Examples:
-  cmdscope completions bash > ~/.local/share/bash-completion/completions/cmdscope
-  cmdscope completions zsh > ~/.zfunc/_cmdscope     # with fpath+=(~/.zfunc) before compinit
+  cmdscope completions bash \\
+      > ~/.local/share/bash-completion/completions/cmdscope
+  cmdscope completions zsh > ~/.zfunc/_cmdscope   # fpath+=(~/.zfunc), compinit
   cmdscope completions fish > ~/.config/fish/completions/cmdscope.fish
 ";
 

@@ -7,7 +7,7 @@ Examples:
   cmdscope doctor                    # ok / WARN / unknown for each check
   cmdscope doctor --cpus 2,3         # the checks for the CPUs you will pin to
   cmdscope doctor --json | jq .status
-  sudo cmdscope doctor --fix         # performance governor, turbo off; prints how to undo
+  sudo cmdscope doctor --fix   # performance governor, turbo off; prints undo
 ";
 
 #[derive(Args, Debug)]

@@ -12,11 +12,13 @@ pub const EXPLAIN_EXAMPLES: &str = "\
 Examples:
   cmdscope explain 'ruby -e \"100.times { system(%q(/bin/true)) }\"'
   cmdscope explain --json explain.json 'make -j2'
-  cmdscope explain --profile --flamegraph prof/ ./old ./new     # why is new slower?
+  cmdscope explain --profile --flamegraph prof/ ./old ./new   # why slower?
   cmdscope explain -L u root,nobody --user {u} 'ruby spawn.rb'   # side by side
-  cmdscope explain -L n 0,5000 --env-size {n} ./container-init
-  cmdscope explain --monitor 'busctl --system monitor org.freedesktop.hostname1' \\
-      --match 'member=Introspect' --match 'member=Get;' --match 'member=GetAll' 'hostnamectl'
+  cmdscope explain -L vars 0,5000 --env-size {vars} ./container-init
+  cmdscope explain \\
+      --monitor 'busctl --system monitor org.freedesktop.hostname1' \\
+      --match 'member=Introspect' --match 'member=Get;' \\
+      --match 'member=GetAll' 'hostnamectl'
 
 Tracing stops the program at every system call: the run is slower than
 normal and the times shown are indicative. Measure with 'cmdscope run'.

@@ -102,7 +102,7 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Compare saved results (cmdscope or hyperfine JSON, Go benchmark text) in a benchstat-style table.
     #[command(
-        after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate: exit 1 on a significant >5% slowdown\n"
+        after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate\n"
     )]
     Compare(CompareArgs),
     /// Trace one run (ptrace) and explain where the time went: the process

@@ -18,24 +18,31 @@ Examples:
   cmdscope run 'sleep 0.1'
   cmdscope run -w 3 'grep -r TODO src' 'rg TODO src'
   cmdscope run --runs 50 --export-json out.json 'ls -la /usr/bin'
-  cmdscope run 'echo hi | wc -c'                 # shell syntax: through sh, start-up subtracted
-  cmdscope run -S bash 'echo $BASH_VERSION'      # every command through bash (-N: no shell)
+  cmdscope run 'echo hi | wc -c'   # through sh, its start-up subtracted
+  cmdscope run -S bash 'echo $BASH_VERSION'   # all through bash (-N: no shell)
   cmdscope run --timeout 2 -i 'make -j2'
-  cmdscope run -L vars 0,5000 --env-size {vars} ./container-init   # huge environments
-  cmdscope run -L w tmpfs,/var/tmp --workdir {w} --workdir-template src 'make -j2'
+  cmdscope run -L vars 0,5000 --env-size {vars} ./container-init
+  cmdscope run -L w tmpfs,/var/tmp --workdir {w} --workdir-template src \\
+      'make -j2'
   cmdscope run -L u root,nobody --user {u} --ops 10000 'ruby spawn.rb'
   cmdscope run -P threads 1 8 'make -j{threads}'
-  cmdscope run --concurrency 5 -L w tmpfs,/var/tmp --workdir {w} 'make -j2'   # five builds at once
-  cmdscope run -P j 1 8 --concurrency {j} './request.sh'   # throughput curve, USL fit
+  cmdscope run --concurrency 5 --workdir tmpfs --workdir-template src \\
+      'make -j2'   # five builds at once, each in a fresh copy of src
+  cmdscope run -P j 1 8 --concurrency {j} './request.sh'   # throughput curve
   cmdscope run -L sort quick,merge './bench --sort {sort}'
-  cmdscope run -P batch 1 8192 --parameter-factor 2 --plot sweep.svg 'ls | xargs -n {batch} sha256sum'
-  cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch 'xargs -a files -n {batch} sha256sum'
-  cmdscope run -P b 1 64 --parameter-factor 2 -P j 1 4 --minimize b,j './build -b {b} -j {j}'
-  cmdscope run --monitor 'busctl --system monitor org.freedesktop.hostname1' \
-      --match Introspect=member=Introspect hostnamectl   # messages per run: monitor_Introspect
-  cmdscope run -P cache 1 64 --minimize cache --metric monitor_Introspect \
-      --monitor 'busctl --system monitor' --match Introspect=member=Introspect './client --cache {cache}'
-  cmdscope run -P j 1 16 --concurrency {j} --maximize j --metric throughput './request.sh'
+  cmdscope run -P batch 1 8192 --parameter-factor 2 --plot sweep.svg \\
+      'find . -type f -print0 | xargs -0 -n {batch} sha256sum'
+  cmdscope run -P batch 1 8192 --parameter-factor 2 --minimize batch \\
+      'xargs -a files -n {batch} sha256sum'
+  cmdscope run -P b 1 64 --parameter-factor 2 -P j 1 4 --minimize b,j \\
+      './build -b {b} -j {j}'
+  cmdscope run --monitor 'busctl --system monitor org.freedesktop.hostname1' \\
+      --match Introspect=member=Introspect hostnamectl   # monitor_Introspect
+  cmdscope run -P cache 1 64 --minimize cache --metric monitor_Introspect \\
+      --monitor 'busctl --system monitor' \\
+      --match Introspect=member=Introspect './client --cache {cache}'
+  cmdscope run -P j 1 16 --concurrency {j} --maximize j --metric throughput \\
+      './request.sh'
 ";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

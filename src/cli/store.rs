@@ -11,16 +11,17 @@ use crate::analysis::changes::Params;
 pub const HISTORY_EXAMPLES: &str = "\
 Examples:
   cmdscope history
-  cmdscope history grep                     # benchmarks whose command or name contains 'grep'
+  cmdscope history grep   # benchmarks whose command or name contains 'grep'
   cmdscope history --label branch=main --machine myhost
 ";
 
 pub const CHECK_EXAMPLES: &str = "\
 Examples:
-  cmdscope run --label branch=main 'make test'            # on main: record the baseline
-  cmdscope run --label branch=feature 'make test'         # on the branch
-  cmdscope check --baseline branch=main --fail-if-slower 5 >> \"$GITHUB_STEP_SUMMARY\"
-  cmdscope check --against history --fail-if-slower 5   # vs the stable history before it
+  cmdscope run --label branch=main 'make test'      # on main: the baseline
+  cmdscope run --label branch=feature 'make test'   # on the branch
+  cmdscope check --baseline branch=main --fail-if-slower 5 \\
+      >> \"$GITHUB_STEP_SUMMARY\"
+  cmdscope check --against history --fail-if-slower 5   # vs the history before
 
 Exit status: 0 no significant regression beyond PCT; 1 a regression; 2 no
 results, no baseline on this machine, or a store error.
@@ -28,13 +29,13 @@ results, no baseline on this machine, or a store error.
 
 pub const CHANGES_EXAMPLES: &str = "\
 Examples:
-  cmdscope changes                                   # every benchmark, ordered by session time
+  cmdscope changes                      # every benchmark, by session time
   cmdscope changes 'make test' --order-by commit --format markdown
-  cmdscope changes --fail-on-new-regression --threshold 5   # CI gate on the newest session
-  cmdscope changes --run 42                          # what session #42 changed, benchmark by benchmark
-  cmdscope changes --run $SLURM_JOB_ID               # the same for a suite run's sessions
-  cmdscope changes --since 2026-11-01                # change points from that day on
-  cmdscope changes --since 42 --format json          # change points at or after session #42
+  cmdscope changes --fail-on-new-regression --threshold 5   # CI gate
+  cmdscope changes --run 42              # what session #42 changed
+  cmdscope changes --run $SLURM_JOB_ID   # the same for a suite run's sessions
+  cmdscope changes --since 2026-11-01    # change points from that day on
+  cmdscope changes --since 42 --format json   # at or after session #42
 
 --run ID is a suite run's id (its partitions' sessions) or a session's id;
 --since takes a session's id or a date (2026-11-01, 2026-11-01T12:00:00Z,
@@ -48,7 +49,7 @@ session is significantly slower than the segment before it by more than PCT;
 
 pub const REPORT_EXAMPLES: &str = "\
 Examples:
-  cmdscope report                            # latest session -> cmdscope-report.html
+  cmdscope report                  # latest session -> cmdscope-report.html
   cmdscope report --html out.html --session 42
   cmdscope report --label branch=main
 ";

@@ -12,8 +12,10 @@ const SUITE_EXAMPLES: &str = "\
 Examples:
   cmdscope suite list bench.toml
   cmdscope suite list bench.toml --partition 2/8 --format json
-  cmdscope suite submit bench.toml --slurm --partitions 8 --store postgres://bench@db/results --wait
-  cmdscope suite manifest bench.toml --kubernetes --partitions 8 --store-secret cmdscope-store
+  cmdscope suite submit bench.toml --slurm --partitions 8 \\
+      --store postgres://bench@db/results --wait
+  cmdscope suite manifest bench.toml --kubernetes --partitions 8 \\
+      --store-secret cmdscope-store
   cmdscope suite manifest bench.toml --github-actions --partitions 4
 ";
 

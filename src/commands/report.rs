@@ -24,13 +24,15 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     filter.session = args.session;
     filter.command = args.command.clone();
     filter.limit = Some(1);
-    let (session, benchmarks) = match &args.sessions.run {
+    let (session, benchmarks, suite_settings) = match &args.sessions.run {
         Some(run) => {
             let sessions = crate::suite::merge::sessions(&mut store, run)?;
             let benchmarks = crate::suite::merge::benchmarks(&sessions);
+            let settings = crate::suite::merge::settings(&sessions);
             (
                 crate::suite::merge::merged(&mut store, run)?,
                 Some(benchmarks),
+                settings,
             )
         }
         None => (
@@ -40,11 +42,14 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
                 .next()
                 .ok_or_else(|| super::nothing_found(&store, "matching session"))?,
             None,
+            Default::default(),
         ),
     };
     crate::output::check_writable(&args.html)?;
     let merged = benchmarks.is_some();
     let mut data = gather(&mut store, session, args.history, !merged)?;
+    data.suite_settings = suite_settings.settings;
+    data.notes.extend(suite_settings.note);
     if let (Some(run), Some(benchmarks)) = (&args.sessions.run, benchmarks) {
         // Each cell under the name of the suite's benchmark it was measured
         // in: the same command may be a cell of several benchmarks.
@@ -238,6 +243,7 @@ pub fn gather(
         comparisons,
         history: history_data,
         notes,
+        suite_settings: Vec::new(),
     })
 }
 

@@ -49,6 +49,10 @@ pub struct ReportData {
     /// A session run in concurrency mode: its throughput, host view,
     /// throughput comparisons and scaling curves.
     pub concurrency: Option<ConcurrencyData>,
+    /// A suite run's merged report: the settings its sessions were stored
+    /// with, each set once, one "Settings" row each (a single session's
+    /// are its `session.settings`).
+    pub suite_settings: Vec<crate::run::settings::Settings>,
 }
 
 /// Concurrency mode's answers for a stored session (computed by
@@ -117,7 +121,7 @@ pub fn render(d: &ReportData) -> String {
         row(&mut out, "Labels", &l.join(", "));
     }
     row(&mut out, "Command line", &s.command_line);
-    if let Some(settings) = &s.settings {
+    for settings in s.settings.iter().chain(&d.suite_settings) {
         row(&mut out, "Settings", &settings_line(settings));
     }
     row(&mut out, "Source", &s.source);
@@ -956,6 +960,7 @@ mod tests {
                 ranges: vec![(16.0, 64.0)],
             }),
             concurrency: None,
+            suite_settings: vec![],
         };
         let html = render(&data);
         if let Some(dir) = std::env::var_os("CMDSCOPE_KEEP_REPORT") {
@@ -1022,6 +1027,7 @@ mod tests {
                 ranges: vec![(16.0, 64.0)],
             }),
             concurrency: None,
+            suite_settings: vec![],
         };
         let html = render(&data);
         assert!(html.contains("dashed: the search&#39;s best; green: as good as it"));

@@ -16,7 +16,7 @@ pub mod schema;
 pub(crate) mod sqlite;
 pub mod writer;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -429,7 +429,8 @@ pub struct ExtraSeries {
     pub values: Vec<f64>,
 }
 
-/// An open store, migrated to [`LATEST`].
+/// An open store: migrated to [`LATEST`], or, opened by a reader, of any
+/// version up to it, read as it is.
 pub struct Store {
     db: Box<dyn Backend>,
     /// Where it was opened, to open it again (a second reader).
@@ -437,7 +438,48 @@ pub struct Store {
     location: String,
     /// Inside [`Store::atomically`]: writes join its transaction.
     in_transaction: bool,
+    /// A store of an older schema opened by a reader: the (table, column)
+    /// pairs it has. None for a store of the latest schema, which has all.
+    older: Option<OlderSchema>,
 }
+
+/// What a store of an older schema holds. Migrations only add tables and
+/// columns, so a reader reads such a store as it is: an absent column reads
+/// as NULL and an absent table as empty, which is what a session stored
+/// before the migration holds in an upgraded store.
+struct OlderSchema {
+    version: i64,
+    columns: HashSet<(String, String)>,
+}
+
+/// The columns of `sessions` readers read, in the order `sessions_inner`
+/// takes them.
+const SESSION_COLUMNS: &[&str] = &[
+    "id",
+    "started",
+    "started_unix",
+    "finished_unix",
+    "status",
+    "stop_reason",
+    "source",
+    "tool_version",
+    "command_line",
+    "run_order",
+    "shell_overhead",
+    "fingerprint",
+    "hostname",
+    "cpu_model",
+    "cores",
+    "memory_bytes",
+    "kernel",
+    "governor",
+    "load_1m",
+    "load_5m",
+    "load_15m",
+    "preflight",
+    "search",
+    "settings",
+];
 
 const RUN_FIXED: &[&str] = &[
     "cell_id",
@@ -510,16 +552,27 @@ impl Store {
 
     /// Opens an existing store for reading (history, check, report):
     /// nothing is created or changed, and a database that is not a cmdscope
-    /// store is refused. So is a store of an older schema: a reader does not
-    /// upgrade it (the store may be shared, or a copy meant to stay as it
-    /// is), and reading every old schema would be a second implementation
-    /// of each migration; the next writer upgrades it.
+    /// store is refused. A store of an older schema is read as it is, not
+    /// upgraded: it may be shared with an older cmdscope, which would then
+    /// refuse it, or be a copy meant to stay as it is, and it may be
+    /// read-only. Migrations only add, so what it lacks reads as a session
+    /// stored before them reads (see [`OlderSchema`]); the next writer
+    /// upgrades it.
     pub fn open_read_only(location: &Location) -> Result<Store> {
         let mut store = Store::connect(location, true)?;
         match Self::version(store.db.as_mut()) {
             Ok(v) if v == LATEST => Ok(store),
             Ok(v) if v > LATEST => Err(store.newer(v)),
-            Ok(v) if v > 0 => Err(store.older(v)),
+            Ok(v) if v > 0 => {
+                let columns = store
+                    .columns()
+                    .map_err(|e| store.err("cannot read the schema", e))?;
+                store.older = Some(OlderSchema {
+                    version: v,
+                    columns,
+                });
+                Ok(store)
+            }
             _ => Err(StoreError(format!(
                 "store '{}': not a cmdscope store (no schema version)",
                 store.location
@@ -543,7 +596,67 @@ impl Store {
             opened: location.clone(),
             location: shown,
             in_transaction: false,
+            older: None,
         })
+    }
+
+    /// The (table, column) pairs of the store's schema.
+    fn columns(&mut self) -> Result<HashSet<(String, String)>> {
+        let sql = match self.db.dialect() {
+            Dialect::Sqlite => {
+                "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p \
+                 WHERE m.type = 'table'"
+            }
+            Dialect::Postgres => {
+                "SELECT table_name::text, column_name::text FROM information_schema.columns \
+                 WHERE table_schema = current_schema()"
+            }
+        };
+        Ok(self
+            .db
+            .query(sql, &[])?
+            .into_iter()
+            .map(|r| {
+                let text = |i: usize| r.get(i).map(Value::string).unwrap_or_default();
+                (text(0), text(1))
+            })
+            .collect())
+    }
+
+    /// The schema version of a store of an older schema opened by a
+    /// reader, which reads it as it is; None when it is the latest.
+    pub fn older_schema(&self) -> Option<i64> {
+        self.older.as_ref().map(|o| o.version)
+    }
+
+    /// For a store of an older schema opened by a reader, one line saying
+    /// what it lacks and that it was read as it is.
+    pub fn older_note(&self) -> Option<String> {
+        let v = self.older_schema()?;
+        Some(format!(
+            "store '{}' has schema version {v}, older than this cmdscope's ({LATEST}): read as \
+             it is, without {} (the next run or import with it upgrades it)",
+            self.location,
+            schema::lacks(v)
+        ))
+    }
+
+    /// Whether the store has `table` (every table, unless it is older).
+    fn has_table(&self, table: &str) -> bool {
+        self.older
+            .as_ref()
+            .is_none_or(|o| o.columns.iter().any(|(t, _)| t == table))
+    }
+
+    /// `column` of `table` for a SELECT list: NULL where an older store
+    /// lacks it.
+    fn column(&self, table: &str, column: &str) -> String {
+        match &self.older {
+            Some(o) if !o.columns.contains(&(table.to_string(), column.to_string())) => {
+                format!("NULL AS {column}")
+            }
+            _ => column.to_string(),
+        }
     }
 
     /// Where the store was opened, as given (with a password if it had one).
@@ -633,15 +746,6 @@ impl Store {
              upgrade cmdscope (the store was left unchanged)",
             self.location,
             env!("CARGO_PKG_VERSION")
-        ))
-    }
-
-    fn older(&self, v: i64) -> StoreError {
-        StoreError(format!(
-            "store '{}' has schema version {v}, older than this cmdscope's ({LATEST}), and \
-             readers leave it unchanged: the next command that writes it (run, import) \
-             upgrades it",
-            self.location
         ))
     }
 
@@ -879,6 +983,9 @@ impl Store {
     /// cell's runs as [`Store::runs`] returns them. A host view that cannot
     /// be read is left empty, not refused.
     pub fn batches(&mut self, cell: i64) -> Result<Vec<BatchRecord>> {
+        if !self.has_table("batches") || !self.has_table("batch_runs") {
+            return Ok(Vec::new());
+        }
         let rows = self
             .db
             .query(
@@ -1039,12 +1146,11 @@ impl Store {
     }
 
     fn sessions_inner(&mut self, filter: &Filter, with_cells: bool) -> Result<Vec<StoredSession>> {
-        let mut sql = String::from(
-            "SELECT id, started, started_unix, finished_unix, status, stop_reason, source, \
-             tool_version, command_line, run_order, shell_overhead, fingerprint, hostname, \
-             cpu_model, cores, memory_bytes, kernel, governor, load_1m, load_5m, load_15m, \
-             preflight, search, settings FROM sessions s WHERE 1 = 1",
-        );
+        let columns: Vec<String> = SESSION_COLUMNS
+            .iter()
+            .map(|c| self.column("sessions", c))
+            .collect();
+        let mut sql = format!("SELECT {} FROM sessions s WHERE 1 = 1", columns.join(", "));
         let mut params = Vec::new();
         if let Some(id) = filter.session {
             params.push(Value::Int(id));

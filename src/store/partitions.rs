@@ -123,6 +123,9 @@ impl Store {
 
     /// The registered partitions of a run, by index.
     pub fn partitions(&mut self, run_id: &str) -> Result<Vec<PartitionRow>> {
+        if !self.has_table("suite_partitions") {
+            return Ok(Vec::new());
+        }
         let rows = self
             .db
             .query(

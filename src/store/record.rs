@@ -82,10 +82,18 @@ impl Choice {
 }
 
 /// Opens the store for a command that reads it (history, check, report):
-/// it must exist and be a cmdscope store; nothing is created or changed.
+/// it must exist and be a cmdscope store; nothing is created or changed. A
+/// store of an older schema is read as it is, with a note on stderr saying
+/// what it lacks.
 pub fn open_read_only(store: Option<&str>) -> crate::error::Result<Store> {
     match Choice::new(false, store).location_for(false)? {
-        Some(loc) => Ok(Store::open_read_only(&loc)?),
+        Some(loc) => {
+            let store = Store::open_read_only(&loc)?;
+            if let Some(note) = store.older_note() {
+                crate::eprint_line!("cmdscope: note: {note}");
+            }
+            Ok(store)
+        }
         None => Err(Error::Usage(
             "this command needs a store; drop --no-store".into(),
         )),

@@ -230,6 +230,33 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
 /// The schema version this cmdscope writes.
 pub const LATEST: i64 = 6;
 
+/// What each migration keeps that the store did not keep before, in a
+/// reader's words: `KEEPS[i]` came with migration i + 1 (readers say with
+/// it what an older store lacks).
+pub const KEEPS: &[&str] = &[
+    "sessions",
+    "suite partitions",
+    "machine checks",
+    "search answers",
+    "session settings",
+    "concurrency batches",
+];
+
+/// What a store of schema `version` lacks, in a reader's words (empty for
+/// the latest): "search answers, session settings and concurrency batches".
+pub fn lacks(version: i64) -> String {
+    let missing: Vec<&str> = KEEPS
+        .iter()
+        .skip(version.max(0) as usize)
+        .copied()
+        .collect();
+    match missing.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// Creates the version table (idempotent; run inside the migration transaction).
 pub const VERSION_TABLE: &str =
     "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)";
@@ -248,7 +275,33 @@ mod tests {
             );
         }
         assert_eq!(migrations(Dialect::Sqlite).len() as i64, LATEST);
+        assert_eq!(KEEPS.len() as i64, LATEST, "say what a migration keeps");
+        assert_eq!(
+            lacks(3),
+            "search answers, session settings and concurrency batches"
+        );
+        assert_eq!(lacks(5), "concurrency batches");
+        assert_eq!(lacks(LATEST), "");
         let pg = &migrations(Dialect::Postgres)[0];
         assert!(pg.contains("BIGSERIAL") && !pg.contains("{id}") && !pg.contains("{metric"));
+    }
+
+    /// Readers read an older store as it is (an absent column as NULL, an
+    /// absent table as empty), which holds only while every migration
+    /// after the first adds and changes nothing.
+    #[test]
+    fn migrations_after_the_first_only_add() {
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            for m in &migrations(dialect)[1..] {
+                for statement in m.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                    let adds = statement.starts_with("CREATE TABLE ")
+                        || statement.starts_with("CREATE INDEX ")
+                        || (statement.starts_with("ALTER TABLE ")
+                            && statement.contains(" ADD COLUMN ")
+                            && !statement.contains("NOT NULL"));
+                    assert!(adds, "a migration that does not only add: {statement}");
+                }
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 
 use super::{BENCHMARK_LABEL, PARTITION_LABEL, RUN_LABEL};
 use crate::error::{Error, Result};
+use crate::run::settings::Settings;
 use crate::store::{Filter, Store, StoredSession, RUNNING};
 
 /// The sessions of a run, newest first.
@@ -108,6 +109,49 @@ pub fn benchmarks(sessions: &[StoredSession]) -> std::collections::HashMap<i64, 
         }
     }
     names
+}
+
+/// What a merged report says of the settings of a run's sessions.
+#[derive(Clone, Debug, Default)]
+pub struct RunSettings {
+    /// The settings the sessions were stored with, each set once, oldest
+    /// session first.
+    pub settings: Vec<Settings>,
+    /// Which sessions were stored before cmdscope kept their settings, and
+    /// so have none to show (their command lines are not read back here).
+    pub note: Option<String>,
+}
+
+/// The stored settings of a run's sessions (`sessions` newest first, as
+/// [`sessions`] returns them): each benchmark ran with its own, so the
+/// merged session has no one set to stand for all.
+pub fn settings(sessions: &[StoredSession]) -> RunSettings {
+    let mut out = RunSettings::default();
+    let mut without = Vec::new();
+    for s in sessions.iter().rev() {
+        match &s.settings {
+            Some(settings) if !out.settings.contains(settings) => {
+                out.settings.push(settings.clone())
+            }
+            Some(_) => {}
+            None => without.push(format!("#{}", s.id)),
+        }
+    }
+    if !without.is_empty() {
+        out.note = Some(format!(
+            "Session{} {} of this run {} stored before cmdscope kept a session's settings: \
+             {} not shown here.",
+            if without.len() == 1 { "" } else { "s" },
+            without.join(", "),
+            if without.len() == 1 { "was" } else { "were" },
+            if without.len() == 1 {
+                "its settings are"
+            } else {
+                "their settings are"
+            },
+        ));
+    }
+    out
 }
 
 /// The merged session of a run, or a usage error naming the store.
