@@ -134,7 +134,7 @@ fn confidence(rows: &[Row]) -> String {
 fn footer(rows: &[Row], pct: f64) -> Vec<String> {
     let mut lines = Vec::new();
     for r in rows.iter().filter(|r| r.withheld.is_none()) {
-        if let Some(own) = r.result.own_note() {
+        if let Some(own) = own_note(r) {
             lines.push(format!("{}: {own}", named(r)));
         }
     }
@@ -182,13 +182,34 @@ fn footer(rows: &[Row], pct: f64) -> Vec<String> {
     if throughput {
         lines.push(format!(
             "Throughput: completions per second while all instances were busy, one value per \
-             batch (n counts batches), the batches of the two sessions unpaired; its change is \
+             batch, the batches of the two sessions unpaired; its change is \
              the throughput ratio, current / baseline (0.80x: 20% fewer completions per \
              second), and it fails the gate when the interval's upper end is below {:.2}x.",
             1.0 - pct / 100.0
         ));
     }
     lines
+}
+
+/// The engine's note on a row. An inconclusive throughput row's interval
+/// is said as the throughput ratio's, as its change column says it: the
+/// engine's own words are about seconds per completion and runs.
+fn own_note(r: &Row) -> Option<String> {
+    let c = &r.result;
+    let [lo, hi] = c.ratio_ci;
+    let interval = lo > 0.0 && hi.is_finite();
+    if r.measure == Measure::WallTime || c.verdict != Verdict::Inconclusive || !interval {
+        return c.own_note().map(str::to_string);
+    }
+    Some(format!(
+        "inconclusive: the throughput ratio's {} is {:.2}x–{:.2}x and the test gives {}, which \
+         tell neither a difference nor none within ±{} %; more batches would decide",
+        format_confidence(c.confidence),
+        1.0 / hi,
+        1.0 / lo,
+        format_p(c.p_value),
+        crate::units::trimmed(c.precision * 100.0, 2)
+    ))
 }
 
 /// The row's benchmark, with the measure for a throughput row.
@@ -302,7 +323,9 @@ fn table(rows: &[Row], ctx: &Context, markdown: bool) -> Table {
     ]);
     let mut t = Table::new(columns);
     let side = |r: &Row, median: Option<f64>, n: usize| -> Cell {
-        if markdown {
+        if markdown && r.measure == Measure::Throughput {
+            format!("{} (n={n} batches)", value(r, median)).into()
+        } else if markdown {
             format!("{} (n={n})", value(r, median)).into()
         } else {
             value(r, median).into()
