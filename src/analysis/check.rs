@@ -398,7 +398,7 @@ mod tests {
         // either way is a false rejection, in 5 % of the trials at alpha
         // 0.05 (the exact test's discreteness may keep it a little lower).
         let mut g = Gen::new(11);
-        let trials = 2000;
+        let trials = 10_000;
         let rejected = (0..trials)
             .filter(|_| {
                 let pair = throughput(batches(&mut g, 50.0, 8), batches(&mut g, 50.0, 8));
@@ -408,6 +408,8 @@ mod tests {
             })
             .count() as u64;
         let (lo, hi) = binomial_bar(trials, 0.05, 0.001);
+        // The figure docs/STATISTICS.md quotes (`-- --nocapture`).
+        eprintln!("A/A: {rejected} of {trials} rejected (bar {lo} to {hi})");
         assert!(
             (lo..=hi).contains(&rejected),
             "{rejected} of {trials} rejected, expected {lo} to {hi}"
@@ -443,6 +445,10 @@ mod tests {
         // nearly every trial: the estimate, 0.22 on the log scale, lies
         // about 2 standard errors of the bound (0.06) above the gate's
         // 0.105.
+        eprintln!(
+            "20 % drop: found in {trials} of {trials}, interval covering 0.80x in {covered}, \
+             beyond a 10 % gate in {gated}"
+        );
         assert!(
             gated >= trials * 9 / 10,
             "{gated} of {trials} beyond the gate"
