@@ -361,6 +361,9 @@ fn gate(
 /// against the sessions since its history's last change point (at most
 /// `Params::window`), on the same machine fingerprint. Bonferroni over the
 /// session's benchmarks, the engine's gate rule for --fail-if-slower.
+/// Wall time only: a history is per-run values (`store::history`), and a
+/// concurrency benchmark's batches have no history of their own to detect
+/// change points in yet.
 fn check_against_history(args: &CheckArgs) -> Result<i32> {
     crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
     let mut store = open_read_only(args.store.store.as_deref())?;

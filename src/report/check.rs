@@ -531,6 +531,56 @@ mod tests {
     }
 
     #[test]
+    fn a_throughput_row_speaks_of_the_throughput_ratio() {
+        use crate::analysis::check::Measure;
+        let pair = |name: &str, base: Vec<f64>, cand: Vec<f64>, measure| Pair {
+            name: name.into(),
+            measure,
+            withheld: None,
+            base,
+            cand,
+            history: None,
+            precision: crate::analysis::comparison::DEFAULT_PRECISION,
+        };
+        // Seconds per completion 1.25 times the baseline's: 0.80x the
+        // completions per second; and a spread too wide to decide.
+        let wide: Vec<f64> = (0..6).map(|i| 0.02 * (1.0 + 0.1 * i as f64)).collect();
+        let rows = compare(
+            &[
+                pair("x", noisy(0.1, 20), noisy(0.1, 20), Measure::WallTime),
+                pair("x", noisy(0.02, 8), noisy(0.025, 8), Measure::Throughput),
+                pair("y", wide.clone(), wide, Measure::Throughput),
+            ],
+            0.05,
+            10.0,
+        );
+        assert!(rows[1].regression, "{:?}", rows[1]);
+        let [lo, hi] = rows[1].result.ratio_ci;
+        assert_eq!(
+            change(&rows[1]),
+            format!("0.80x [{:.2}x … {:.2}x]", 1.0 / hi, 1.0 / lo)
+        );
+        assert_eq!(value(&rows[1], rows[1].base_median), "49.95/s");
+        assert_eq!(
+            verdict_text(&rows[1], 10.0),
+            "❌ throughput lower by more than 10%"
+        );
+        assert_eq!(rows[2].result.verdict, Verdict::Inconclusive);
+        let notes = footer(&rows, 10.0).join("\n");
+        assert!(
+            notes.contains("y (throughput): inconclusive: the throughput ratio's 98.3 % CI is"),
+            "{notes}"
+        );
+        // Not the engine's words about seconds per completion and runs.
+        assert!(!notes.contains("y (throughput): the"), "{notes}");
+        assert!(notes.contains("below 0.90x"), "{notes}");
+        assert!(
+            notes.contains("session-to-session variation is not in the intervals of 3 comparisons"),
+            "{notes}"
+        );
+    }
+
+    #[test]
     fn the_footer_says_which_intervals_hold_session_variation() {
         let p = |history| Pair {
             name: "x".into(),
