@@ -11,12 +11,21 @@
 //! sessions' movement from their own sampling noise); `check --against
 //! history` uses `changes::session_sd`, a robust spread, because a history
 //! has steps and outliers that would inflate the plain spread.
+//!
+//! A benchmark run in concurrency mode is compared twice: on its runs'
+//! wall time, and on its throughput ([`Measure::Throughput`]), one value
+//! per batch, unpaired across the sessions. The engine compares the
+//! batches' seconds per completion, as `run` does, so its "slower" is the
+//! lower throughput; its between-session movement is estimated by the
+//! same rule from the baseline sessions' batches.
 
 use crate::analysis::changes::{newest_comparison, Change, Params};
 use crate::analysis::comparison::{
-    self as engine, compare_values, fails_gate, session_sigma, widen_for_sessions, Design, Settings,
+    self as engine, compare_values, fails_gate, session_sigma, widen_for_sessions, Design,
+    Settings, MIN_N,
 };
 use crate::analysis::MAX_VALUES;
+use crate::run::session::BatchRecord;
 use crate::stats::{median_finite as median, thin};
 use crate::store::history::History;
 
@@ -27,10 +36,49 @@ pub const MIN_HISTORY: usize = 3;
 /// Most recent baseline sessions used for that estimate.
 pub const HISTORY_SESSIONS: usize = 20;
 
-/// One benchmark's comparison.
+/// What a row compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// Each run's wall time (Go's sec/op for imported Go benchmarks).
+    WallTime,
+    /// Concurrency mode's throughput: the values are each batch's seconds
+    /// per completion (see [`batch_seconds`]), lower is better as for
+    /// times; the medians shown are completions per second.
+    Throughput,
+}
+
+impl Measure {
+    /// The metric's name, as the comparison carries it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::WallTime => crate::metrics::Metric::WallTime.name(),
+            Measure::Throughput => "throughput",
+        }
+    }
+}
+
+/// Why a throughput row has no verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Withheld {
+    /// A side's session ran the benchmark in concurrency mode but its
+    /// batches are not in the store (stored before cmdscope kept them,
+    /// store schema 6): its throughput cannot be computed again.
+    NotStored { baseline: bool, current: bool },
+    /// Fewer than the engine's [`MIN_N`] batches with every instance busy
+    /// on a side (the batches of each side).
+    TooFewBatches { baseline: usize, current: usize },
+}
+
+/// One benchmark's comparison on one measure.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub benchmark: String,
+    pub measure: Measure,
+    /// Why a throughput row has no verdict; its `result` is then the
+    /// engine's on what there is (inconclusive), and it gates nothing.
+    pub withheld: Option<Withheld>,
+    /// Medians in the measure's unit: seconds of wall time, completions
+    /// per second of throughput (over the batches).
     pub base_median: Option<f64>,
     pub base_n: usize,
     pub cand_median: Option<f64>,
@@ -50,6 +98,9 @@ pub struct Row {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pair {
     pub name: String,
+    pub measure: Measure,
+    /// Set by the reader when a side's batches are not stored.
+    pub withheld: Option<Withheld>,
     pub base: Vec<f64>,
     pub cand: Vec<f64>,
     pub history: Option<(f64, usize)>,
@@ -58,18 +109,26 @@ pub struct Pair {
     pub precision: f64,
 }
 
-/// Compares per benchmark at family-wise level `alpha` and gates at `pct`.
+/// Compares per benchmark and measure at family-wise level `alpha` and
+/// gates at `pct`: Bonferroni over every row but those whose batches are
+/// not stored (they test nothing).
 pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
+    let withheld: Vec<Option<Withheld>> = pairs.iter().map(withheld).collect();
+    let family = withheld
+        .iter()
+        .filter(|w| !matches!(w, Some(Withheld::NotStored { .. })))
+        .count();
     pairs
         .iter()
-        .map(|p| {
-            // Wall time, or Go's sec/op: both durations.
+        .zip(withheld)
+        .map(|(p, withheld)| {
+            // Wall time, Go's sec/op, seconds per completion: all durations.
             let settings = Settings {
                 cross_session: true,
                 ..Settings::for_metric(
                     crate::metrics::Metric::WallTime,
                     alpha,
-                    pairs.len().max(1),
+                    family.max(1),
                     p.precision,
                     None,
                 )
@@ -80,24 +139,79 @@ pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
                 Design::Unpaired,
                 &settings,
             )
-            .named(crate::metrics::Metric::WallTime.name(), "baseline", &p.name);
+            .named(p.measure.name(), "baseline", &p.name);
             // The baseline is one session (the latest with the label), not
             // a mean over the history: its session effect counts in full.
             if let Some((sigma, _)) = p.history {
                 widen_for_sessions(&mut result, sigma, 1);
             }
+            let (regression, shown) = match p.measure {
+                Measure::WallTime => (fails_gate(&result, pct), median as fn(&[f64]) -> _),
+                Measure::Throughput => (
+                    withheld.is_none() && fails_gate(&result, per_completion_gate(pct)),
+                    median_rate as fn(&[f64]) -> _,
+                ),
+            };
             Row {
                 benchmark: p.name.clone(),
-                base_median: median(&p.base),
+                measure: p.measure,
+                withheld,
+                base_median: shown(&p.base),
                 base_n: p.base.len(),
-                cand_median: median(&p.cand),
+                cand_median: shown(&p.cand),
                 cand_n: p.cand.len(),
-                regression: fails_gate(&result, pct),
+                regression,
                 result,
                 history: p.history,
             }
         })
         .collect()
+}
+
+/// Why a pair gets no verdict: its batches not stored, or too few for the
+/// engine on a side. Wall time pairs always get the engine's answer.
+fn withheld(p: &Pair) -> Option<Withheld> {
+    if p.measure == Measure::WallTime {
+        return None;
+    }
+    p.withheld.or_else(|| {
+        (p.base.len() < MIN_N || p.cand.len() < MIN_N).then_some(Withheld::TooFewBatches {
+            baseline: p.base.len(),
+            current: p.cand.len(),
+        })
+    })
+}
+
+/// The median throughput (completions per second) of batches given as
+/// seconds per completion.
+fn median_rate(seconds: &[f64]) -> Option<f64> {
+    let rates: Vec<f64> = seconds.iter().map(|s| 1.0 / s).collect();
+    median(&rates)
+}
+
+/// Each batch's seconds per completion, the values a throughput pair
+/// compares: the inverse of the throughput `run` computes for a batch
+/// (`analysis::concurrency`), for the batches that had every instance
+/// busy for a while.
+pub fn batch_seconds(batches: &[BatchRecord]) -> Vec<f64> {
+    crate::analysis::concurrency::per_block(batches)
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect()
+}
+
+/// `--fail-if-slower PCT` for throughput: it fails when throughput is
+/// significantly lower by more than PCT % (the upper end of the throughput
+/// ratio's interval below 1 - PCT/100). On the seconds per completion the
+/// engine compares that is a rise of more than 100 PCT / (100 - PCT) %,
+/// the percentage the one gate rule (`fails_gate`) is given; a drop of
+/// 100 % or more is impossible, so such a gate never fails.
+pub fn per_completion_gate(pct: f64) -> f64 {
+    if pct < 100.0 {
+        100.0 * pct / (100.0 - pct)
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// The between-session standard deviation of a benchmark's log median,
@@ -197,6 +311,7 @@ pub fn failing_against_history(rows: &[HistoryRow], pct: f64) -> usize {
 mod tests {
     use super::*;
     use crate::analysis::comparison::{SessionVariation, Verdict};
+    use crate::analysis::simulation::{Gen, Noise};
 
     fn noisy(center: f64, n: usize) -> Vec<f64> {
         (0..n)
@@ -207,6 +322,8 @@ mod tests {
     fn pair(name: &str, base: Vec<f64>, cand: Vec<f64>) -> Pair {
         Pair {
             name: name.into(),
+            measure: Measure::WallTime,
+            withheld: None,
             base,
             cand,
             history: None,
@@ -248,6 +365,158 @@ mod tests {
             rows[0].result.session_variation,
             SessionVariation::NotIncluded
         );
+    }
+
+    /// `n` batches' seconds per completion of a command making `rate`
+    /// completions a second, each batch's rate off by log-normal noise
+    /// (5 %).
+    fn batches(g: &mut Gen, rate: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|_| 1.0 / (rate * g.factor(Noise::Normal)))
+            .collect()
+    }
+
+    fn throughput(base: Vec<f64>, cand: Vec<f64>) -> Pair {
+        Pair {
+            measure: Measure::Throughput,
+            ..pair("x", base, cand)
+        }
+    }
+
+    /// The quantiles of Binomial(n, p) with `tail` below and above them.
+    fn binomial_bar(n: u64, p: f64, tail: f64) -> (u64, u64) {
+        use statrs::distribution::{Binomial, DiscreteCDF};
+        let b = Binomial::new(p, n).unwrap();
+        let lo = (0..=n).find(|&k| b.cdf(k) > tail).unwrap();
+        let hi = (0..=n).find(|&k| b.sf(k) < tail).unwrap();
+        (lo, hi)
+    }
+
+    #[test]
+    fn throughput_a_a_rejects_at_the_level() {
+        // Two sessions of the same command, 8 batches each: a verdict
+        // either way is a false rejection, in 5 % of the trials at alpha
+        // 0.05 (the exact test's discreteness may keep it a little lower).
+        let mut g = Gen::new(11);
+        let trials = 10_000;
+        let rejected = (0..trials)
+            .filter(|_| {
+                let pair = throughput(batches(&mut g, 50.0, 8), batches(&mut g, 50.0, 8));
+                let row = &compare(&[pair], 0.05, 10.0)[0];
+                assert!(row.withheld.is_none());
+                row.result.verdict.is_significant()
+            })
+            .count() as u64;
+        let (lo, hi) = binomial_bar(trials, 0.05, 0.001);
+        // The figure docs/STATISTICS.md quotes (`-- --nocapture`).
+        eprintln!("A/A: {rejected} of {trials} rejected (bar {lo} to {hi})");
+        assert!(
+            (lo..=hi).contains(&rejected),
+            "{rejected} of {trials} rejected, expected {lo} to {hi}"
+        );
+    }
+
+    #[test]
+    fn a_throughput_drop_of_20_percent_is_found_and_fails_the_gate() {
+        let mut g = Gen::new(12);
+        let trials = 200;
+        let (mut log_ratio, mut covered, mut gated) = (0.0, 0, 0);
+        for _ in 0..trials {
+            let pair = throughput(batches(&mut g, 50.0, 8), batches(&mut g, 40.0, 8));
+            let row = &compare(&[pair], 0.05, 10.0)[0];
+            // The engine compares seconds per completion: lower throughput
+            // is its "slower", and the ratio is 1.25 (0.80x throughput).
+            assert_eq!(row.result.verdict, Verdict::Slower, "{row:?}");
+            gated += u64::from(row.regression);
+            log_ratio += row.result.ratio.ln() / trials as f64;
+            let [lo, hi] = row.result.ratio_ci;
+            covered += u64::from(lo <= 1.25 && 1.25 <= hi);
+        }
+        // The estimate's standard error is about 0.026 a trial: 0.002
+        // over 200, so 0.01 is five of them.
+        assert!((log_ratio - 1.25f64.ln()).abs() < 0.01, "{log_ratio}");
+        // The 95 % interval covers the true ratio as often as it says.
+        let (lo, _) = binomial_bar(trials, 0.95, 0.001);
+        assert!(
+            covered >= lo,
+            "covered {covered} of {trials}, expected {lo} or more"
+        );
+        // Beyond a 10 % gate (the interval's upper end below 0.90x) in
+        // nearly every trial: the estimate, 0.22 on the log scale, lies
+        // about 2 standard errors of the bound (0.06) above the gate's
+        // 0.105.
+        eprintln!(
+            "20 % drop: found in {trials} of {trials}, interval covering 0.80x in {covered}, \
+             beyond a 10 % gate in {gated}"
+        );
+        assert!(
+            gated >= trials * 9 / 10,
+            "{gated} of {trials} beyond the gate"
+        );
+        // The same drop beyond a 25 % gate does not fail it: the interval
+        // is about 0.80x, not below 0.75x.
+        let pair = throughput(batches(&mut g, 50.0, 8), batches(&mut g, 40.0, 8));
+        assert!(!compare(&[pair], 0.05, 25.0)[0].regression);
+        // Higher throughput is never a regression.
+        let pair = throughput(batches(&mut g, 40.0, 8), batches(&mut g, 50.0, 8));
+        let row = &compare(&[pair], 0.05, 0.0)[0];
+        assert_eq!(row.result.verdict, Verdict::Faster);
+        assert!(!row.regression);
+    }
+
+    #[test]
+    fn the_throughput_gate_is_a_drop_of_pct_percent_of_throughput() {
+        // Tight batches: 9.5 % fewer completions per second stays within a
+        // 10 % gate although seconds per completion rose by 10.5 %; 10.5 %
+        // fewer fails it.
+        let tight = |rate: f64| -> Vec<f64> {
+            // ±0.1 % around 1 / rate.
+            (0..12)
+                .map(|i| (1.0 + 0.001 * ((i * 7 % 11) as f64 - 5.0) / 5.0) / rate)
+                .collect()
+        };
+        let row = |cand: f64| compare(&[throughput(tight(100.0), tight(cand))], 0.05, 10.0);
+        let within = &row(90.5)[0];
+        assert_eq!(within.result.verdict, Verdict::Slower);
+        assert!(within.result.ratio_ci[0] > 1.1, "{within:?}");
+        assert!(!within.regression, "{within:?}");
+        assert!(row(89.5)[0].regression);
+        assert_eq!(per_completion_gate(0.0), 0.0);
+        assert!((per_completion_gate(20.0) - 25.0).abs() < 1e-12);
+        assert_eq!(per_completion_gate(100.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn throughput_without_enough_batches_is_withheld_and_gates_nothing() {
+        let mut g = Gen::new(13);
+        let one = throughput(batches(&mut g, 50.0, 1), batches(&mut g, 10.0, 8));
+        let old = Pair {
+            withheld: Some(Withheld::NotStored {
+                baseline: true,
+                current: false,
+            }),
+            ..throughput(Vec::new(), batches(&mut g, 10.0, 8))
+        };
+        let wall = pair("x", noisy(0.1, 20), noisy(0.1, 20));
+        let rows = compare(&[wall, one, old], 0.05, 10.0);
+        assert_eq!(
+            rows[1].withheld,
+            Some(Withheld::TooFewBatches {
+                baseline: 1,
+                current: 8
+            })
+        );
+        assert_eq!(
+            rows[2]
+                .withheld
+                .map(|w| matches!(w, Withheld::NotStored { .. })),
+            Some(true)
+        );
+        assert!(rows.iter().all(|r| !r.regression), "{rows:?}");
+        // The comparisons made: wall time and the batches too few for a
+        // verdict, not the batches never stored.
+        assert!(rows.iter().all(|r| r.result.family == 2), "{rows:?}");
+        assert_eq!(rows[1].result.verdict, Verdict::Inconclusive);
     }
 
     #[test]

@@ -313,8 +313,9 @@ pub fn analyse(session: &Session, precision: f64) -> Option<Concurrency> {
 }
 
 /// Seconds per completion of each batch, by block: the units the
-/// throughput comparisons and their sequential looks compare.
-fn per_block(batches: &[BatchRecord]) -> Vec<(usize, f64)> {
+/// throughput comparisons and their sequential looks compare (and
+/// `check`'s, between sessions).
+pub fn per_block(batches: &[BatchRecord]) -> Vec<(usize, f64)> {
     batches
         .iter()
         .filter_map(|b| batch_throughput(b).map(|t| (b.block, t)))

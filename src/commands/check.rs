@@ -24,13 +24,19 @@
 //! with the precision band of the session that measured it, both read from
 //! the settings stored with the session (read back from the command line,
 //! with a note, for sessions stored before settings were kept).
+//!
+//! A benchmark run in concurrency mode (`run --concurrency N`) is also
+//! compared on its throughput, one value per stored batch, by the same
+//! rules (`analysis::check::Measure::Throughput`). `--against history`
+//! compares wall time only: its change points are found in per-run
+//! histories (`store::history`), which hold no batches.
 
 use std::collections::HashMap;
 
 use crate::analysis::changes::Params;
 use crate::analysis::check::{
-    against_history, between_session_sigma, compare, failing_against_history, median_and_se, Pair,
-    HISTORY_SESSIONS,
+    against_history, batch_seconds, between_session_sigma, compare, failing_against_history,
+    median_and_se, Measure, Pair, Withheld, HISTORY_SESSIONS,
 };
 use crate::analysis::comparison::DEFAULT_PRECISION;
 use crate::cli::store::{CheckArgs, CheckFormat};
@@ -114,13 +120,15 @@ fn find_session(store: &mut Store, filter: Filter) -> Result<Option<StoredSessio
 /// Median wall time (and the standard error of its log) per benchmark
 /// identity in each of the latest
 /// [`HISTORY_SESSIONS`] sessions labelled `key=value` on the current
-/// session's machine (the current session itself excluded).
+/// session's machine (the current session itself excluded); and the same
+/// of the batches' seconds per completion for the `concurrent` identities.
 fn baseline_history(
     store: &mut Store,
     key: &str,
     value: &str,
     current: &StoredSession,
-) -> Result<Vec<SessionMedians>> {
+    concurrent: &[String],
+) -> Result<(Vec<SessionMedians>, Vec<SessionMedians>)> {
     let sessions: Vec<StoredSession> = store
         .sessions(&Filter {
             labels: vec![(key.to_owned(), value.to_owned())],
@@ -134,7 +142,17 @@ fn baseline_history(
         .collect();
     let cells: Vec<_> = sessions.iter().flat_map(|s| s.cells.iter()).collect();
     let times = time_values(store, &cells)?;
-    Ok(sessions
+    let mut batches: Vec<SessionMedians> = Vec::new();
+    for s in &sessions {
+        let mut medians = Vec::new();
+        for c in s.cells.iter().filter(|c| concurrent.contains(&c.identity)) {
+            if let Some(m) = median_and_se(&batch_seconds(&store.batches(c.id)?)) {
+                medians.push((c.identity.clone(), m));
+            }
+        }
+        batches.push(medians);
+    }
+    let wall = sessions
         .iter()
         .map(|s| {
             s.cells
@@ -142,7 +160,23 @@ fn baseline_history(
                 .filter_map(|c| Some((c.identity.clone(), median_and_se(times.get(&c.id)?)?)))
                 .collect()
         })
-        .collect())
+        .collect();
+    Ok((wall, batches))
+}
+
+/// A stored cell's batches when it ran in concurrency mode (by its stored
+/// batches, or its session's settings: empty when they were not stored);
+/// None for single runs.
+fn concurrent_batches(
+    store: &mut Store,
+    session: &StoredSession,
+    cell: usize,
+) -> Result<Option<Vec<crate::run::session::BatchRecord>>> {
+    let batches = store.batches(session.cells[cell].id)?;
+    let ran_concurrently = (session.settings.as_ref())
+        .and_then(|s| s.cells.get(cell))
+        .is_some_and(|c| c.variant.concurrency.is_some());
+    Ok((!batches.is_empty() || ran_concurrently).then_some(batches))
 }
 
 pub fn run(args: &CheckArgs) -> Result<i32> {
@@ -229,21 +263,44 @@ fn gate(
     let values = |cell: &crate::store::StoredCell| times.get(&cell.id).cloned().unwrap_or_default();
     let mut pairs: Vec<Pair> = Vec::new();
     let mut only_current = Vec::new();
-    for c in &current.cells {
-        match baseline.cells.iter().find(|b| b.identity == c.identity) {
-            Some(b) => {
+    for (i, c) in current.cells.iter().enumerate() {
+        match baseline.cells.iter().position(|b| b.identity == c.identity) {
+            Some(j) => {
                 if !pairs.iter().any(|p| p.name == c.identity) {
+                    let b = &baseline.cells[j];
+                    let precision = with
+                        .precision
+                        .get(&c.id)
+                        .copied()
+                        .unwrap_or(DEFAULT_PRECISION);
                     pairs.push(Pair {
                         name: c.identity.clone(),
+                        measure: Measure::WallTime,
+                        withheld: None,
                         base: values(b),
                         cand: values(c),
                         history: None,
-                        precision: with
-                            .precision
-                            .get(&c.id)
-                            .copied()
-                            .unwrap_or(DEFAULT_PRECISION),
+                        precision,
                     });
+                    let base = concurrent_batches(store, &baseline, j)?;
+                    let cand = concurrent_batches(store, &current, i)?;
+                    if base.is_some() || cand.is_some() {
+                        let (base, cand) = (base.unwrap_or_default(), cand.unwrap_or_default());
+                        pairs.push(Pair {
+                            name: c.identity.clone(),
+                            measure: Measure::Throughput,
+                            withheld: (base.is_empty() || cand.is_empty()).then_some(
+                                Withheld::NotStored {
+                                    baseline: base.is_empty(),
+                                    current: cand.is_empty(),
+                                },
+                            ),
+                            base: batch_seconds(&base),
+                            cand: batch_seconds(&cand),
+                            history: None,
+                            precision,
+                        });
+                    }
                 }
             }
             None => only_current.push(c.identity.clone()),
@@ -261,8 +318,16 @@ fn gate(
             current.id, baseline.id
         )));
     }
-    let history = baseline_history(store, key, value, &current)?;
+    let concurrent: Vec<String> = (pairs.iter())
+        .filter(|p| p.measure == Measure::Throughput)
+        .map(|p| p.name.clone())
+        .collect();
+    let (wall, batches) = baseline_history(store, key, value, &current, &concurrent)?;
     for p in &mut pairs {
+        let history = match p.measure {
+            Measure::WallTime => &wall,
+            Measure::Throughput => &batches,
+        };
         let medians: Vec<(f64, f64)> = history
             .iter()
             .filter_map(|per_session| per_session.iter().find(|(id, _)| *id == p.name))
@@ -296,6 +361,9 @@ fn gate(
 /// against the sessions since its history's last change point (at most
 /// `Params::window`), on the same machine fingerprint. Bonferroni over the
 /// session's benchmarks, the engine's gate rule for --fail-if-slower.
+/// Wall time only: a history is per-run values (`store::history`), and a
+/// concurrency benchmark's batches have no history of their own to detect
+/// change points in yet.
 fn check_against_history(args: &CheckArgs) -> Result<i32> {
     crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
     let mut store = open_read_only(args.store.store.as_deref())?;

@@ -932,6 +932,8 @@ mod tests {
             let by_check = check::compare(
                 &[check::Pair {
                     name: "x".into(),
+                    measure: check::Measure::WallTime,
+                    withheld: None,
                     base: base.clone(),
                     cand: cand.clone(),
                     history: None,

@@ -6,9 +6,11 @@
 use std::fmt::Write as _;
 
 use crate::analysis::changes::Change;
-use crate::analysis::check::{failing_against_history, HistoryRow, Row, MIN_HISTORY};
+use crate::analysis::check::{
+    failing_against_history, HistoryRow, Measure, Row, Withheld, MIN_HISTORY,
+};
 use crate::analysis::comparison::{
-    format_confidence, format_p, format_p_bare, SessionVariation, Verdict,
+    format_confidence, format_p, format_p_bare, SessionVariation, Verdict, MIN_N,
 };
 use crate::report::changes::{change_text, median_text};
 use crate::report::markdown::code;
@@ -16,6 +18,9 @@ use crate::report::table::{Cell, Column, Table};
 use crate::store::StoredSession;
 
 fn verdict_text(r: &Row, pct: f64) -> String {
+    if r.measure == Measure::Throughput {
+        return throughput_verdict(r, pct);
+    }
     match r.result.verdict {
         _ if r.regression => format!("❌ slower by more than {}%", crate::units::trimmed(pct, 2)),
         Verdict::Slower => format!(
@@ -24,6 +29,39 @@ fn verdict_text(r: &Row, pct: f64) -> String {
         ),
         Verdict::Faster => "✅ faster".into(),
         other => other.words().into(),
+    }
+}
+
+/// A throughput row's verdict. The engine compared seconds per
+/// completion: its "slower" is the lower throughput.
+fn throughput_verdict(r: &Row, pct: f64) -> String {
+    let pct = crate::units::trimmed(pct, 2);
+    if let Some(w) = r.withheld {
+        return format!("no throughput comparison: {}", withheld_text(w));
+    }
+    match r.result.verdict {
+        _ if r.regression => format!("❌ throughput lower by more than {pct}%"),
+        Verdict::Slower => format!("lower, not significantly by more than {pct}%"),
+        Verdict::Faster => "✅ higher".into(),
+        other => other.words().into(),
+    }
+}
+
+/// Why a throughput row has no verdict, in words.
+fn withheld_text(w: Withheld) -> String {
+    match w {
+        Withheld::NotStored { baseline, current } => format!(
+            "{} not stored (run before cmdscope kept batches, store schema 6)",
+            match (baseline, current) {
+                (true, true) => "neither session's batches are",
+                (true, false) => "the baseline's batches are",
+                _ => "the current session's batches are",
+            }
+        ),
+        Withheld::TooFewBatches { baseline, current } => format!(
+            "fewer than {MIN_N} batches with every instance busy on a side (baseline \
+             {baseline}, current {current})"
+        ),
     }
 }
 
@@ -40,12 +78,30 @@ pub struct Context<'a> {
     pub notes: &'a [String],
 }
 
-fn time(v: Option<f64>) -> String {
-    v.map(crate::units::time).unwrap_or_else(|| "–".into())
+/// A median in the row's unit: a time, or completions per second.
+fn value(r: &Row, v: Option<f64>) -> String {
+    match (r.measure, v) {
+        (Measure::WallTime, Some(v)) => crate::units::time(v),
+        (Measure::Throughput, Some(v)) => format!("{}/s", crate::units::significant(v, 4)),
+        (_, None) => "–".into(),
+    }
 }
 
 fn change(r: &Row) -> String {
     let a = &r.result;
+    if r.measure == Measure::Throughput {
+        // The throughput ratio, current / baseline: the inverse of the
+        // engine's ratio of seconds per completion.
+        let x = |v: f64| format!("{:.2}x", 1.0 / v);
+        return match (a.ratio, a.ratio_ci) {
+            _ if r.withheld.is_some() => "–".into(),
+            (ratio, [lo, hi]) if ratio > 0.0 && lo > 0.0 && hi.is_finite() => {
+                format!("{} [{} … {}]", x(ratio), x(hi), x(lo))
+            }
+            (ratio, _) if ratio > 0.0 && ratio.is_finite() => x(ratio),
+            _ => "–".into(),
+        };
+    }
     let p = |x: f64| format!("{:+.1}%", (x - 1.0) * 100.0);
     match (a.ratio, a.ratio_ci) {
         (ratio, [lo, hi]) if ratio.is_finite() && lo.is_finite() && hi.is_finite() => {
@@ -58,7 +114,7 @@ fn change(r: &Row) -> String {
 
 fn p_text(r: &Row) -> String {
     let p = r.result.p_value;
-    if p.is_nan() {
+    if p.is_nan() || r.withheld.is_some() {
         "–".into()
     } else {
         format_p_bare(p)
@@ -75,11 +131,11 @@ fn confidence(rows: &[Row]) -> String {
 
 /// What limits the verdicts, once below the table: the notes of the rows
 /// and whether session-to-session variation is in the intervals.
-fn footer(rows: &[Row]) -> Vec<String> {
+fn footer(rows: &[Row], pct: f64) -> Vec<String> {
     let mut lines = Vec::new();
-    for r in rows {
-        if let Some(own) = r.result.own_note() {
-            lines.push(format!("{}: {own}", r.benchmark));
+    for r in rows.iter().filter(|r| r.withheld.is_none()) {
+        if let Some(own) = own_note(r) {
+            lines.push(format!("{}: {own}", named(r)));
         }
     }
     let widened: Vec<String> = rows
@@ -87,7 +143,7 @@ fn footer(rows: &[Row]) -> Vec<String> {
         .filter_map(|r| match (r.result.session_variation, r.history) {
             (SessionVariation::Included { sigma, .. }, Some((_, k))) => Some(format!(
                 "{} (sd {:.1}% from {k} baseline sessions)",
-                r.benchmark,
+                named(r),
                 sigma * 100.0
             )),
             _ => None,
@@ -97,9 +153,17 @@ fn footer(rows: &[Row]) -> Vec<String> {
     let missing = rows
         .iter()
         .filter(|r| {
-            r.result.session_variation == SessionVariation::NotIncluded && r.history.is_none()
+            r.withheld.is_none()
+                && r.result.session_variation == SessionVariation::NotIncluded
+                && r.history.is_none()
         })
         .count();
+    let throughput = has_throughput(rows);
+    let unit = if throughput {
+        "comparison"
+    } else {
+        "benchmark"
+    };
     if !widened.is_empty() {
         lines.push(format!(
             "Intervals include session-to-session variation for {}.",
@@ -109,16 +173,69 @@ fn footer(rows: &[Row]) -> Vec<String> {
     if missing > 0 {
         lines.push(format!(
             "The two sessions' runs are unpaired, and session-to-session variation is not in the \
-             interval{} of {missing} benchmark{} (fewer than {MIN_HISTORY} baseline sessions \
+             interval{} of {missing} {unit}{} (fewer than {MIN_HISTORY} baseline sessions \
              in the store to estimate it).",
             if missing == 1 { "" } else { "s" },
             if missing == 1 { "" } else { "s" }
         ));
     }
+    if throughput {
+        lines.push(format!(
+            "Throughput: completions per second while all instances were busy, one value per \
+             batch, the batches of the two sessions unpaired; its change is \
+             the throughput ratio, current / baseline (0.80x: 20% fewer completions per \
+             second), and it fails the gate when the interval's upper end is below {:.2}x.",
+            1.0 - pct / 100.0
+        ));
+    }
     lines
 }
 
+/// The engine's note on a row. An inconclusive throughput row's interval
+/// is said as the throughput ratio's, as its change column says it: the
+/// engine's own words are about seconds per completion and runs.
+fn own_note(r: &Row) -> Option<String> {
+    let c = &r.result;
+    let [lo, hi] = c.ratio_ci;
+    let interval = lo > 0.0 && hi.is_finite();
+    if r.measure == Measure::WallTime || c.verdict != Verdict::Inconclusive || !interval {
+        return c.own_note().map(str::to_string);
+    }
+    Some(format!(
+        "inconclusive: the throughput ratio's {} is {:.2}x–{:.2}x and the test gives {}, which \
+         tell neither a difference nor none within ±{} %; more batches would decide",
+        format_confidence(c.confidence),
+        1.0 / hi,
+        1.0 / lo,
+        format_p(c.p_value),
+        crate::units::trimmed(c.precision * 100.0, 2)
+    ))
+}
+
+/// The row's benchmark, with the measure for a throughput row.
+fn named(r: &Row) -> String {
+    match r.measure {
+        Measure::WallTime => r.benchmark.clone(),
+        Measure::Throughput => format!("{} (throughput)", r.benchmark),
+    }
+}
+
+fn has_throughput(rows: &[Row]) -> bool {
+    rows.iter().any(|r| r.measure == Measure::Throughput)
+}
+
+/// The distinct benchmarks among `rows`.
+fn benchmarks<'a>(rows: impl Iterator<Item = &'a Row>) -> usize {
+    let mut names: Vec<&str> = rows.map(|r| r.benchmark.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len()
+}
+
 fn headline(rows: &[Row], ctx: &Context) -> String {
+    if has_throughput(rows) {
+        return throughput_headline(rows, ctx);
+    }
     let n = rows.iter().filter(|r| r.regression).count();
     if n > 0 {
         format!(
@@ -132,6 +249,39 @@ fn headline(rows: &[Row], ctx: &Context) -> String {
             crate::units::trimmed(ctx.pct, 2),
             rows.len(),
             if rows.len() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// The headline when some benchmarks ran in concurrency mode: wall time
+/// and throughput named apart.
+fn throughput_headline(rows: &[Row], ctx: &Context) -> String {
+    let pct = crate::units::trimmed(ctx.pct, 2);
+    let failing = |m: Measure| {
+        rows.iter()
+            .filter(|r| r.measure == m && r.regression)
+            .count()
+    };
+    let (slower, lower) = (failing(Measure::WallTime), failing(Measure::Throughput));
+    let n = benchmarks(rows.iter().filter(|r| r.regression));
+    let compared = |m: Measure| benchmarks(rows.iter().filter(|r| r.measure == m));
+    if n > 0 {
+        format!(
+            "{n} benchmark{} significantly worse by more than {pct}% (wall time slower: \
+             {slower}, throughput lower: {lower})",
+            if n == 1 { " is" } else { "s are" },
+        )
+    } else {
+        format!(
+            "Nothing significantly worse by more than {pct}% ({} benchmark{} compared on wall \
+             time, {} on throughput)",
+            compared(Measure::WallTime),
+            if compared(Measure::WallTime) == 1 {
+                ""
+            } else {
+                "s"
+            },
+            compared(Measure::Throughput)
         )
     }
 }
@@ -150,10 +300,15 @@ const NAME_WIDTH: usize = 50;
 /// which text leaves out to keep a row on one line.
 fn table(rows: &[Row], ctx: &Context, markdown: bool) -> Table {
     let conf = confidence(rows);
-    let mut t = Table::new(vec![
-        Column::left("benchmark")
-            .markdown_header("Benchmark")
-            .max_width(NAME_WIDTH),
+    let throughput = has_throughput(rows);
+    let mut columns = vec![Column::left("benchmark")
+        .markdown_header("Benchmark")
+        .max_width(NAME_WIDTH)];
+    // Only when a row is not wall time, so other outputs stay as they were.
+    if throughput {
+        columns.push(Column::left("metric").markdown_header("Metric"));
+    }
+    columns.extend([
         Column::right("baseline")
             .markdown_header("Baseline")
             .min_width(12),
@@ -166,24 +321,41 @@ fn table(rows: &[Row], ctx: &Context, markdown: bool) -> Table {
         Column::right("p").min_width(8),
         Column::left("verdict").markdown_header("Verdict"),
     ]);
-    let side = |median: Option<f64>, n: usize| -> Cell {
-        if markdown {
-            format!("{} (n={n})", time(median)).into()
+    let mut t = Table::new(columns);
+    let side = |r: &Row, median: Option<f64>, n: usize| -> Cell {
+        if markdown && r.measure == Measure::Throughput {
+            format!("{} (n={n} batches)", value(r, median)).into()
+        } else if markdown {
+            format!("{} (n={n})", value(r, median)).into()
         } else {
-            time(median).into()
+            value(r, median).into()
         }
     };
     for r in rows {
-        t.row(vec![
-            Cell::code(&r.benchmark),
-            side(r.base_median, r.base_n),
-            side(r.cand_median, r.cand_n),
+        let mut cells = vec![Cell::code(&r.benchmark)];
+        if throughput {
+            cells.push(
+                match r.measure {
+                    Measure::WallTime => "wall time",
+                    Measure::Throughput => "throughput",
+                }
+                .into(),
+            );
+        }
+        cells.extend([
+            side(r, r.base_median, r.base_n),
+            side(r, r.cand_median, r.cand_n),
             change(r).into(),
             p_text(r).into(),
             verdict_text(r, ctx.pct).into(),
         ]);
+        t.row(cells);
     }
-    t.notes(footer(rows).into_iter().chain(ctx.notes.iter().cloned()));
+    t.notes(
+        footer(rows, ctx.pct)
+            .into_iter()
+            .chain(ctx.notes.iter().cloned()),
+    );
     t
 }
 
@@ -197,12 +369,22 @@ pub fn markdown(rows: &[Row], ctx: &Context) -> String {
         )
         .into(),
         Cell::code(crate::store::short_fingerprint(&ctx.current.fingerprint)),
-        format!(
-            ") · wall time, unpaired tests, Bonferroni over {} benchmark{}, alpha {}",
-            rows.len(),
-            if rows.len() == 1 { "" } else { "s" },
-            ctx.alpha
-        )
+        if has_throughput(rows) {
+            let m = rows.first().map_or(1, |r| r.result.family);
+            format!(
+                ") · wall time and throughput, unpaired tests, Bonferroni over {m} comparison{}, \
+                 alpha {}",
+                if m == 1 { "" } else { "s" },
+                ctx.alpha
+            )
+        } else {
+            format!(
+                ") · wall time, unpaired tests, Bonferroni over {} benchmark{}, alpha {}",
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" },
+                ctx.alpha
+            )
+        }
         .into(),
     ]);
     let mut out = table(rows, ctx, true)
@@ -349,9 +531,61 @@ mod tests {
     }
 
     #[test]
+    fn a_throughput_row_speaks_of_the_throughput_ratio() {
+        use crate::analysis::check::Measure;
+        let pair = |name: &str, base: Vec<f64>, cand: Vec<f64>, measure| Pair {
+            name: name.into(),
+            measure,
+            withheld: None,
+            base,
+            cand,
+            history: None,
+            precision: crate::analysis::comparison::DEFAULT_PRECISION,
+        };
+        // Seconds per completion 1.25 times the baseline's: 0.80x the
+        // completions per second; and a spread too wide to decide.
+        let wide: Vec<f64> = (0..6).map(|i| 0.02 * (1.0 + 0.1 * i as f64)).collect();
+        let rows = compare(
+            &[
+                pair("x", noisy(0.1, 20), noisy(0.1, 20), Measure::WallTime),
+                pair("x", noisy(0.02, 8), noisy(0.025, 8), Measure::Throughput),
+                pair("y", wide.clone(), wide, Measure::Throughput),
+            ],
+            0.05,
+            10.0,
+        );
+        assert!(rows[1].regression, "{:?}", rows[1]);
+        let [lo, hi] = rows[1].result.ratio_ci;
+        assert_eq!(
+            change(&rows[1]),
+            format!("0.80x [{:.2}x … {:.2}x]", 1.0 / hi, 1.0 / lo)
+        );
+        assert_eq!(value(&rows[1], rows[1].base_median), "49.95/s");
+        assert_eq!(
+            verdict_text(&rows[1], 10.0),
+            "❌ throughput lower by more than 10%"
+        );
+        assert_eq!(rows[2].result.verdict, Verdict::Inconclusive);
+        let notes = footer(&rows, 10.0).join("\n");
+        assert!(
+            notes.contains("y (throughput): inconclusive: the throughput ratio's 98.3 % CI is"),
+            "{notes}"
+        );
+        // Not the engine's words about seconds per completion and runs.
+        assert!(!notes.contains("y (throughput): the"), "{notes}");
+        assert!(notes.contains("below 0.90x"), "{notes}");
+        assert!(
+            notes.contains("session-to-session variation is not in the intervals of 3 comparisons"),
+            "{notes}"
+        );
+    }
+
+    #[test]
     fn the_footer_says_which_intervals_hold_session_variation() {
         let p = |history| Pair {
             name: "x".into(),
+            measure: crate::analysis::check::Measure::WallTime,
+            withheld: None,
             base: noisy(0.1, 20),
             cand: noisy(0.108, 20),
             history,
@@ -359,7 +593,7 @@ mod tests {
         };
         let narrow = &compare(&[p(None)], 0.05, 5.0)[0];
         let wide = &compare(&[p(Some((0.05, 8)))], 0.05, 5.0)[0];
-        let text = footer(&[narrow.clone(), wide.clone()]).join("\n");
+        let text = footer(&[narrow.clone(), wide.clone()], 5.0).join("\n");
         assert!(
             text.contains("Intervals include session-to-session variation for x (sd 5.0% from 8 baseline sessions)"),
             "{text}"
