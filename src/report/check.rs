@@ -53,7 +53,7 @@ fn withheld_text(w: Withheld) -> String {
         Withheld::NotStored { baseline, current } => format!(
             "{} not stored (run before cmdscope kept batches, store schema 6)",
             match (baseline, current) {
-                (true, true) => "neither session's batches are",
+                (true, true) => "both sessions' batches are",
                 (true, false) => "the baseline's batches are",
                 _ => "the current session's batches are",
             }
