@@ -158,8 +158,12 @@ fn batches_not_stored_or_too_few_give_a_row_that_says_why() {
         ),
         "{throughput}"
     );
-    // Its wall time is compared as before.
+    // Its wall time is compared as before; nothing on throughput.
     assert!(row(&md, "wall time").contains("(n=24)"), "{md}");
+    assert!(
+        md.contains("(1 benchmark compared on wall time, 0 on throughput)"),
+        "{md}"
+    );
 
     // One batch a session (4 completions at N = 2).
     let db = dir.path().join("one.db");

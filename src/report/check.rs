@@ -264,7 +264,13 @@ fn throughput_headline(rows: &[Row], ctx: &Context) -> String {
     };
     let (slower, lower) = (failing(Measure::WallTime), failing(Measure::Throughput));
     let n = benchmarks(rows.iter().filter(|r| r.regression));
-    let compared = |m: Measure| benchmarks(rows.iter().filter(|r| r.measure == m));
+    // A withheld throughput row compared nothing.
+    let compared = |m: Measure| {
+        benchmarks(
+            rows.iter()
+                .filter(|r| r.measure == m && r.withheld.is_none()),
+        )
+    };
     if n > 0 {
         format!(
             "{n} benchmark{} significantly worse by more than {pct}% (wall time slower: \
