@@ -1667,18 +1667,14 @@ mod tests {
         use crate::analysis::MAX_VALUES;
         use crate::metrics::Sample;
         let runs = |center: f64, n: usize, timed_out: Option<usize>| -> Vec<Sample> {
-            (0..n)
-                .map(|k| {
-                    let mut s = Sample::new(k as u64);
-                    s.set(
-                        Metric::WallTime,
-                        center * (1.0 + 0.01 * ((k * 7) % 5) as f64),
-                    );
-                    s.exit_code = Some(0);
-                    s.timed_out = Some(k) == timed_out;
-                    s
-                })
-                .collect()
+            let walls: Vec<f64> = (0..n)
+                .map(|k| center * (1.0 + 0.01 * ((k * 7) % 5) as f64))
+                .collect();
+            let mut s = crate::run::session::CellResult::from_wall_times("", &walls).samples;
+            if let Some(k) = timed_out {
+                s[k].timed_out = true;
+            }
+            s
         };
         let (a, b, c) = (
             runs(1.0, 3000, None),

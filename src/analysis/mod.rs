@@ -457,27 +457,9 @@ mod tests {
     fn stored(id: i64, cells: &[(&str, i64)]) -> crate::store::StoredSession {
         crate::store::StoredSession {
             id,
-            started: String::new(),
             started_unix: 100.0 * id as f64,
-            finished_unix: None,
             status: "finished".into(),
-            stop_reason: None,
             source: "run".into(),
-            tool_version: String::new(),
-            command_line: String::new(),
-            order: None,
-            shell_overhead: None,
-            fingerprint: String::new(),
-            machine: crate::store::Machine {
-                hostname: String::new(),
-                cpu_model: String::new(),
-                cores: 1,
-                memory_bytes: 1,
-                kernel: String::new(),
-                governor: None,
-                load: None,
-            },
-            labels: Vec::new(),
             cells: cells
                 .iter()
                 .map(|&(identity, cell)| crate::store::StoredCell {
@@ -491,9 +473,7 @@ mod tests {
                     runs: 1,
                 })
                 .collect(),
-            preflight: None,
-            search: None,
-            settings: None,
+            ..Default::default()
         }
     }
 

@@ -587,19 +587,12 @@ mod tests {
 
     #[test]
     fn replayed_runs_give_the_level_the_runner_stopped_at() {
-        use crate::metrics::{Metric, Sample};
+        use crate::metrics::Sample;
         let runs = |center: f64, n: usize| -> Vec<Sample> {
-            (0..n)
-                .map(|k| {
-                    let mut s = Sample::new(k as u64);
-                    s.set(
-                        Metric::WallTime,
-                        center * (1.0 + 0.01 * ((k * 7) % 5) as f64),
-                    );
-                    s.exit_code = Some(0);
-                    s
-                })
-                .collect()
+            let walls: Vec<f64> = (0..n)
+                .map(|k| center * (1.0 + 0.01 * ((k * 7) % 5) as f64))
+                .collect();
+            crate::run::session::CellResult::from_wall_times("", &walls).samples
         };
         let (a, b) = (runs(1.0, 200), runs(2.0, 200));
         // The runner: a look at each planned point until one settles.

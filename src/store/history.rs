@@ -654,26 +654,12 @@ mod tests {
             id,
             started: format!("2026-01-01T00:00:{id:02}Z"),
             started_unix: id as f64,
-            finished_unix: None,
             status: "finished".into(),
-            stop_reason: None,
             source: "run".into(),
-            tool_version: String::new(),
-            command_line: String::new(),
-            order: None,
-            shell_overhead: None,
-            preflight: None,
-            search: None,
-            settings: None,
             fingerprint: fingerprint.into(),
             machine: Machine {
                 hostname: format!("host-{fingerprint}"),
-                cpu_model: String::new(),
-                cores: 1,
-                memory_bytes: 1,
-                kernel: String::new(),
-                governor: None,
-                load: None,
+                ..Machine::default()
             },
             labels: labels
                 .iter()
@@ -693,6 +679,7 @@ mod tests {
                     runs: 1,
                 })
                 .collect(),
+            ..StoredSession::default()
         }
     }
 

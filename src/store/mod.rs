@@ -304,7 +304,7 @@ pub struct StoredCell {
     pub runs: i64,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StoredSession {
     pub id: i64,
     pub started: String,

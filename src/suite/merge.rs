@@ -193,28 +193,16 @@ mod tests {
     fn session(id: i64, bench: &str, cells: &[(&str, i64)], status: &str) -> StoredSession {
         StoredSession {
             id,
-            started: String::new(),
             started_unix: id as f64,
             finished_unix: Some(id as f64 + 1.0),
             status: status.into(),
-            stop_reason: None,
             source: "run".into(),
             tool_version: "0".into(),
-            command_line: String::new(),
             order: Some("interleaved".into()),
-            shell_overhead: None,
-            preflight: None,
-            search: None,
-            settings: None,
             fingerprint: "f".into(),
             machine: Machine {
                 hostname: format!("h{id}"),
-                cpu_model: String::new(),
-                cores: 1,
-                memory_bytes: 1,
-                kernel: String::new(),
-                governor: None,
-                load: None,
+                ..Machine::default()
             },
             labels: vec![
                 (BENCHMARK_LABEL.into(), bench.into()),
@@ -236,6 +224,7 @@ mod tests {
                     runs: *runs,
                 })
                 .collect(),
+            ..StoredSession::default()
         }
     }
 
