@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 use common::*;
 
@@ -591,18 +591,17 @@ fn unprivileged() -> Command {
     }
 }
 
-#[test]
-fn a_store_in_a_directory_the_reader_cannot_write_is_read() {
-    let dir = tempdir();
-    let store = store_with_a_session(dir.path());
+/// `history` of a copy of `store` (file mode `mode`) in a read-only
+/// directory under `dir`, read as a user permissions apply to (root
+/// writes anywhere: nobody then, who may not write there).
+fn history_of_a_copy_in_a_read_only_directory(store: &Path, dir: &Path, mode: u32) -> Output {
     use std::os::unix::fs::PermissionsExt;
-    let ro = dir.path().join("ro");
+    let ro = dir.join("ro");
     std::fs::create_dir(&ro).unwrap();
     let copy = ro.join("s.sqlite");
-    std::fs::copy(&store, &copy).unwrap();
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::copy(store, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(mode)).unwrap();
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
-    // root writes anywhere: read as nobody then, who may not write there.
     let o = unprivileged()
         .args(["history", "--store"])
         .arg(&copy)
@@ -611,7 +610,18 @@ fn a_store_in_a_directory_the_reader_cannot_write_is_read() {
         .output()
         .expect("run cmdscope");
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let o = ok(o);
+    o
+}
+
+#[test]
+fn a_store_in_a_directory_the_reader_cannot_write_is_read() {
+    let dir = tempdir();
+    let store = store_with_a_session(dir.path());
+    let o = ok(history_of_a_copy_in_a_read_only_directory(
+        &store,
+        dir.path(),
+        0o644,
+    ));
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("3 runs"),
         "{}",
@@ -818,22 +828,11 @@ fn readers_read_a_store_of_an_older_schema_as_it_is_and_leave_it_unchanged() {
         .contains("<td>a</td>"));
     // Where the reader may write nothing (a read-only copy in a read-only
     // directory, read as a user permissions apply to), it is read too.
-    use std::os::unix::fs::PermissionsExt;
-    let ro = dir.path().join("ro");
-    std::fs::create_dir(&ro).unwrap();
-    let copy = ro.join("s.sqlite");
-    std::fs::copy(&store, &copy).unwrap();
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o444)).unwrap();
-    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
-    let o = unprivileged()
-        .args(["history", "--store"])
-        .arg(&copy)
-        .env("NO_COLOR", "1")
-        .env_remove("CMDSCOPE_STORE")
-        .output()
-        .expect("run cmdscope");
-    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let o = ok(o);
+    let o = ok(history_of_a_copy_in_a_read_only_directory(
+        &store,
+        dir.path(),
+        0o444,
+    ));
     assert!(
         stderr(&o).contains("has schema version 3"),
         "{}",
@@ -844,7 +843,7 @@ fn readers_read_a_store_of_an_older_schema_as_it_is_and_leave_it_unchanged() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
-    assert_eq!(listing(&ro), ["s.sqlite"]);
+    assert_eq!(listing(&dir.path().join("ro")), ["s.sqlite"]);
     // The next writer upgrades it; then it reads without a note.
     let more = dir.path().join("more.json");
     std::fs::write(&more, r#"{"results":[{"command":"b","times":[0.1,0.2]}]}"#).unwrap();
