@@ -366,6 +366,22 @@ pub fn processes_with(token: &str) -> Vec<String> {
     found
 }
 
+/// Live processes whose environment holds `token` (`NAME=value`): a
+/// process and every helper and command it started, which inherit it.
+pub fn processes_with_env(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        // A zombie's environment reads empty.
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|v| v == token.as_bytes()) {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
 /// [`processes_with`] once the kernel has torn down what was killed: a
 /// busy machine delays that, so this waits up to five seconds for the list
 /// to empty and returns what is still there.

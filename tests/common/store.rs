@@ -155,7 +155,8 @@ pub fn scheduled_counted_run(store: impl AsRef<OsStr>, counter: &Path) -> Comman
 
 /// `kill -9` of a [`scheduled_counted_run`] once `at_least` runs wrote
 /// their line; returns the lines written when everything has stopped
-/// (the session's spawner and its run included). With `stopped`,
+/// (the session's spawner, its runs and its store writer, which has then
+/// stored all it will). With `stopped`,
 /// cmdscope is stopped (SIGSTOP) that long before the kill: the spawner
 /// goes on making the runs it was handed, whose reports no one reads.
 pub fn kill_9_scheduled_run(
@@ -164,7 +165,15 @@ pub fn kill_9_scheduled_run(
     at_least: i64,
     stopped: Option<Duration>,
 ) -> i64 {
-    let mut child = scheduled_counted_run(store, counter).spawn().unwrap();
+    // Marks cmdscope and all it starts (spawner, store writer, runs): once
+    // none is left, no run can still write its line or be stored. The
+    // spawner learns of cmdscope's death a moment after it, and may make
+    // a run meanwhile.
+    let mark = format!("CMDSCOPE_TEST_SESSION={}", counter.display());
+    let mut child = scheduled_counted_run(store, counter)
+        .env("CMDSCOPE_TEST_SESSION", counter)
+        .spawn()
+        .unwrap();
     wait_for_finished_runs(counter, at_least);
     if let Some(pause) = stopped {
         // SAFETY: a signal to our own child, not yet reaped.
@@ -173,8 +182,15 @@ pub fn kill_9_scheduled_run(
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let token = counter.to_string_lossy().into_owned();
-    assert_eq!(crate::common::left_running(&token), Vec::<String>::new());
+    let waited = Instant::now();
+    while !crate::common::processes_with_env(&mark).is_empty() {
+        assert!(
+            waited.elapsed() < Duration::from_secs(20),
+            "still running after the kill: {:?}",
+            crate::common::processes_with_env(&mark)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     finished_runs(counter)
 }
 
