@@ -239,16 +239,23 @@ fn combined_host(batches: &[BatchRecord]) -> HostView {
     }
     // Over the batches that have the figure: a batch shorter than the
     // kernel's tick has no CPU figure, and the others still tell.
-    let weighted = |f: &dyn Fn(&HostView) -> Option<f64>| {
-        let (sum, seconds) = batches
+    let covered = |f: &dyn Fn(&HostView) -> Option<f64>| {
+        batches
             .iter()
             .filter_map(|b| f(&b.host).map(|v| (v * b.host.seconds, b.host.seconds)))
-            .fold((0.0, 0.0), |(s, t), (v, w)| (s + v, t + w));
+            .fold((0.0, 0.0), |(s, t), (v, w)| (s + v, t + w))
+    };
+    let weighted = |f: &dyn Fn(&HostView) -> Option<f64>| {
+        let (sum, seconds) = covered(f);
         (seconds > 0.0).then(|| sum / seconds)
     };
+    // CPU busy is counted in ticks: only batches long enough together make
+    // a figure (`host::cpu_resolved`).
+    let cpu_busy = weighted(&|h| h.cpu_busy)
+        .filter(|_| crate::run::host::cpu_resolved(covered(&|h| h.cpu_busy).1));
     HostView {
         seconds: total,
-        cpu_busy: weighted(&|h| h.cpu_busy),
+        cpu_busy,
         cpus: first.host.cpus,
         pressure: first
             .host
@@ -579,6 +586,32 @@ mod tests {
             host: HostView::default(),
         });
         r
+    }
+
+    #[test]
+    fn cpu_busy_is_told_only_over_enough_of_the_kernels_ticks() {
+        let batch = |seconds: f64, busy: f64| BatchRecord {
+            concurrency: 2,
+            block: 1,
+            first_sample: 0,
+            spans: vec![],
+            busy: (0.0, seconds),
+            elapsed: seconds,
+            host: HostView {
+                seconds,
+                cpu_busy: Some(busy),
+                cpus: 2,
+                ..HostView::default()
+            },
+        };
+        // One batch of 20 ms: two ticks of /proc/stat, not a figure.
+        assert_eq!(combined_host(&[batch(0.02, 0.0)]).cpu_busy, None);
+        // Twenty such batches: 0.4 s, the time-weighted mean.
+        let many: Vec<BatchRecord> = (0..20)
+            .map(|i| batch(0.02, if i % 2 == 0 { 0.0 } else { 0.5 }))
+            .collect();
+        let busy = combined_host(&many).cpu_busy.expect("0.4 s is enough");
+        assert!((busy - 0.25).abs() < 1e-12, "{busy}");
     }
 
     /// One batch of `k` completions on `n` slots, closed loop, each run

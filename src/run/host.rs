@@ -192,6 +192,18 @@ pub fn snapshot(whole: &[String]) -> Snapshot {
     }
 }
 
+/// Whether `seconds` of CPU-busy readings make a figure: /proc/stat counts
+/// CPU time in ticks (`USER_HZ`, 100 a second), so over fewer than 20 ticks
+/// one tick more or less moves the reading by more than a twentieth of a
+/// CPU (a batch of 20 ms on 2 CPUs read 0.00 and 0.40 CPUs busy beside
+/// instances that used 0.2).
+pub fn cpu_resolved(seconds: f64) -> bool {
+    // SAFETY: sysconf only reads a system constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ticks = if ticks > 0 { ticks as f64 } else { 100.0 };
+    seconds * ticks >= 20.0
+}
+
 /// The view over `seconds` between `before` and `after`.
 pub fn view(before: &Snapshot, after: &Snapshot, seconds: f64) -> HostView {
     if seconds.is_nan() || seconds <= 0.0 {

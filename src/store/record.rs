@@ -368,6 +368,9 @@ impl Recorder {
     /// makes it: the session must exist by then, for the helper to store
     /// the runs cmdscope did not.
     fn scheduled(&mut self, first: u64, steps: &[Step]) {
+        if self.store.is_none() {
+            return;
+        }
         let cells: Vec<Option<usize>> = steps
             .iter()
             .map(|&step| match step {
