@@ -125,6 +125,10 @@ pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
             // Wall time, Go's sec/op, seconds per completion: all durations.
             let settings = Settings {
                 cross_session: true,
+                counted: match p.measure {
+                    Measure::WallTime => "runs",
+                    Measure::Throughput => "batches",
+                },
                 ..Settings::for_metric(
                     crate::metrics::Metric::WallTime,
                     alpha,

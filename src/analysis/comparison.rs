@@ -147,6 +147,9 @@ pub struct Settings {
     /// whose two runs share a mode (`analysis::modes`). Off only to measure
     /// what it buys.
     pub speed_modes: bool,
+    /// What one value stands for, as the notes count them: "runs", or
+    /// "batches" for throughput (one value per batch of concurrency mode).
+    pub counted: &'static str,
 }
 
 impl Settings {
@@ -160,6 +163,7 @@ impl Settings {
             cross_session: false,
             discrete: false,
             speed_modes: true,
+            counted: "runs",
         }
     }
 
@@ -186,6 +190,7 @@ impl Settings {
             cross_session: false,
             discrete: metric.unit() != Unit::Seconds,
             speed_modes: true,
+            counted: "runs",
         }
     }
 
@@ -264,6 +269,9 @@ pub struct Comparison {
     /// Pairs (paired) or the smaller sample's size (unpaired) used.
     pub n: usize,
     pub paired: bool,
+    /// What one value stands for (`Settings::counted`), for the notes.
+    #[serde(skip)]
+    pub counted: &'static str,
     pub session_variation: SessionVariation,
     /// Same as `verdict.is_significant()`, for readers of the JSON.
     pub significant: bool,
@@ -520,6 +528,7 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
         exact: false,
         n,
         paired,
+        counted: s.counted,
         session_variation: if s.cross_session {
             SessionVariation::NotIncluded
         } else {
@@ -536,9 +545,9 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
         }
     }
     let what = if paired {
-        "paired runs"
+        format!("paired {}", s.counted)
     } else {
-        "runs per side"
+        format!("{} per side", s.counted)
     };
     if n < MIN_N {
         c.note = Some(format!(
@@ -689,7 +698,7 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
                 "the test reached its level but the {pct} {shown} includes no change \
                  (the rank statistics' discreteness at {} {}); run longer",
                 c.n,
-                if c.paired { "pairs" } else { "runs" }
+                if c.paired { "pairs" } else { c.counted }
             ));
             Verdict::Inconclusive
         }
@@ -711,8 +720,10 @@ fn decide(c: &mut Comparison, estimate: f64, ci: [f64; 2]) {
 /// the band). Rounded up, capped at 10,000.
 fn more_runs_advice(c: &Comparison) -> String {
     match runs_to_decide(c) {
+        // --runs counts completions, not batches: the batches are said.
+        Some(n) if c.counted != "runs" => format!("run longer: about {n} {} per cell", c.counted),
         Some(n) => format!("run longer with --runs {n}"),
-        None => "deciding would take more than 10,000 runs".into(),
+        None => format!("deciding would take more than 10,000 {}", c.counted),
     }
 }
 
@@ -1295,6 +1306,25 @@ mod tests {
         let r = compare_values(&[], &[], Design::Unpaired, &s);
         assert_eq!(r.verdict, Verdict::Inconclusive);
         assert!(r.note.unwrap().contains("have 0"));
+        // Throughput's values are batches, and its notes count them so.
+        let batches = Settings {
+            counted: "batches",
+            ..s
+        };
+        let r = compare_values(&[1.0, 1.1], &[2.0, 2.1], Design::Paired, &batches);
+        assert_eq!(
+            r.note.as_deref(),
+            Some("need at least 3 paired batches for a verdict, have 2")
+        );
+        let noisy = |k: usize, c: f64| c * (1.0 + 0.3 * ((k * 7 % 5) as f64 - 2.0));
+        let (a, b): (Vec<f64>, Vec<f64>) =
+            (0..6).map(|k| (noisy(k, 1.0), noisy(k + 2, 1.05))).unzip();
+        let r = compare_values(&a, &b, Design::Paired, &batches);
+        let note = r.note.unwrap_or_default();
+        assert!(
+            note.contains("batches per cell") && !note.contains("--runs"),
+            "{note}"
+        );
         // Identical values: no difference, not "inconclusive".
         let r = compare_values(&[5.0; 8], &[5.0; 8], Design::Paired, &s);
         assert_eq!(r.verdict, Verdict::NoDifference, "{r:?}");

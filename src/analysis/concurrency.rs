@@ -463,6 +463,7 @@ fn compare(session: &Session, cells: &[Option<CellThroughput>], precision: f64) 
     let base_blocks = per_block(&session.results[reference].batches);
     let settings = Settings {
         family: pairs.len().max(1),
+        counted: "batches",
         ..Settings::new(session.final_alpha, precision)
     };
     pairs

@@ -150,6 +150,7 @@ impl Source {
             },
             Source::Throughput => Settings {
                 family,
+                counted: "batches",
                 ..Settings::new(alpha, precision)
             },
         }
