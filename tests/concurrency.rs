@@ -82,8 +82,7 @@ fn work_under_one_lock_does_not_scale() {
     assert!(rates[0] <= rates[1] * 1.05, "{rates:?}");
     let usl = &doc["scaling"][0]["usl"];
     eprintln!("lock: {rates:?}, {usl}");
-    // The fit is given: a flat curve with an interval at every point is
-    // what the law describes with contention near 1. Near, not at: each
+    // Where the fit is given, contention is near 1. Near, not at: each
     // instance starts `flock` outside the lock (a fork and an exec, s ms),
     // which a second instance overlaps with the holder's 200 ms. One
     // instance then makes 1 / (200 + s) a second, more make 1 / 200, and
@@ -91,14 +90,23 @@ fn work_under_one_lock_does_not_scale() {
     // at least 0.75 while s is under 28 ms (6 ms on a quiet machine, 20
     // with this file's other tests running beside it). A load that slows
     // the lock's hand-over as waiters grow bends the curve down, which
-    // the law reads as coherency, not as less contention.
-    let sigma = usl["sigma"]["value"]
-        .as_f64()
-        .unwrap_or_else(|| panic!("the fit is withheld for a lock's flat curve: {usl}"));
-    assert!(
-        (0.75..=1.0).contains(&sigma),
-        "contention of a lock {sigma}: {usl}"
-    );
+    // the law reads as coherency, not as less contention. The step from
+    // one holder's rate to the lock's is sharper than the law's smooth
+    // curve, and with tight intervals its lack-of-fit test may say so (2
+    // sessions in 6 on a quiet machine): then the fit is withheld for
+    // that reason, never for want of points or intervals.
+    match usl["sigma"]["value"].as_f64() {
+        Some(sigma) => assert!(
+            (0.75..=1.0).contains(&sigma),
+            "contention of a lock {sigma}: {usl}"
+        ),
+        None => assert!(
+            usl["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("lack of fit")),
+            "the fit is withheld for another reason than lack of fit: {usl}"
+        ),
+    }
 }
 
 /// Every instance writes and syncs 256 KiB: the cell's aggregate write
