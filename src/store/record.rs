@@ -18,11 +18,13 @@
 
 use std::time::SystemTime;
 
-use super::writer::{BatchMsg, Link, Msg, RunMsg};
+use std::sync::Arc;
+
+use super::writer::{BatchMsg, Link, Msg, RunMsg, RunSink};
 use super::{Location, NewCell, NewSession, Store, StoreError, StoredSearch};
 use crate::error::Error;
 use crate::metrics::Sample;
-use crate::run::events::{Event, Observer};
+use crate::run::events::{Event, InstanceSink, Observer};
 use crate::run::plan::Cell;
 use crate::run::schedule::Step;
 use crate::run::session::{BatchRecord, Session};
@@ -140,6 +142,9 @@ pub struct Recorder {
     next_seq: Vec<i64>,
     /// Batches sent per stored cell.
     next_block: Vec<usize>,
+    /// The sink of each stored cell's batch under way, whose runs its
+    /// slots write as they end ([`Observer::instances`]).
+    sinks: Vec<Option<Arc<RunSink>>>,
     /// A search's answer, written with the end of the session.
     search: Option<StoredSearch>,
 }
@@ -173,6 +178,7 @@ impl Recorder {
             meta,
             next_seq: vec![0; stored.len()],
             next_block: vec![0; stored.len()],
+            sinks: vec![None; stored.len()],
             cells: stored,
             position,
             began: false,
@@ -204,6 +210,7 @@ impl Recorder {
             began: false,
             next_seq: Vec::new(),
             next_block: Vec::new(),
+            sinks: Vec::new(),
             search: None,
         }
     }
@@ -349,6 +356,23 @@ impl Observer for Recorder {
             _ => {}
         }
     }
+
+    /// The runs of a concurrency batch go to the helper as each instance
+    /// ends, from its slot's thread: a `kill -9` then loses only the
+    /// instances still running, as with single runs.
+    fn instances(&mut self, cell: usize) -> Option<Arc<dyn InstanceSink>> {
+        let pos = self.position.get(cell).copied().flatten()?;
+        self.ensure_session()?;
+        let sink = match self.store.as_ref()?.run_sink(pos, self.next_seq[pos]) {
+            Ok(sink) => Arc::new(sink),
+            Err(e) => {
+                self.fail(e);
+                return None;
+            }
+        };
+        self.sinks[pos] = Some(sink.clone());
+        Some(sink)
+    }
 }
 
 impl Recorder {
@@ -401,6 +425,10 @@ impl Recorder {
         if self.ensure_session().is_none() {
             return;
         }
+        if let Some(e) = self.sinks[pos].take().and_then(|s| s.error()) {
+            self.fail(e);
+            return;
+        }
         let mut msg = BatchMsg::from_batch(batch);
         msg.first_seq = (self.next_seq[pos].max(0) as usize).saturating_sub(batch.spans.len());
         self.next_block[pos] += 1;
@@ -421,6 +449,11 @@ impl Recorder {
         let Some(Some(pos)) = self.position.get(cell).copied() else {
             return; // calibration runs are not stored
         };
+        if self.sinks[pos].is_some() {
+            // Written by its slot as it ended, under this number.
+            self.next_seq[pos] += 1;
+            return;
+        }
         if self.ensure_session().is_none() {
             return;
         }
