@@ -288,6 +288,7 @@ const MSG_RESULT: u32 = 5;
 const MSG_SCHEDULE: u32 = 6;
 const MSG_DONE: u32 = 7;
 const MSG_RESUME: u32 = 8;
+const MSG_STARTED: u32 = 9;
 const S_STOP_ON_FAILURE: u32 = 1;
 /// The most runs one SCHEDULE message may hold (`SCHEDULE_MAX` in spawner.c).
 pub const SCHEDULE_MAX: usize = 256;
@@ -298,6 +299,7 @@ const F_USER: u32 = 8;
 const F_COUNTERS: u32 = 16;
 const F_PROC_IO: u32 = 32;
 const F_CGROUP: u32 = 64;
+const F_STARTED: u32 = 128;
 
 /// One run as the spawner reports it (`struct result` in spawner.c).
 #[repr(C)]
@@ -1538,6 +1540,10 @@ impl Prepared {
         if config.timeout.is_some() && spawner.has_cgroup() {
             flags |= F_CGROUP;
         }
+        // A timeout counts from the run's start, which the spawner says.
+        if config.timeout.is_some() {
+            flags |= F_STARTED;
+        }
         let cpuset_bytes: &[u8] = match &cpus {
             Some(set) => {
                 flags |= F_CPUS;
@@ -1673,7 +1679,6 @@ impl Prepared {
         spawner.finish_schedules()?;
         // The header alone: its length field carries the id (spawner.c).
         let request = header(MSG_RUN, self.id as usize);
-        let deadline = self.timeout.map(|t| Instant::now() + t);
         spawner.send(&request, &[])?;
 
         let mut interrupted = false;
@@ -1699,6 +1704,30 @@ impl Prepared {
                 // The waiting child reads this and execs.
                 spawner.send(&header(MSG_GO, 0), &[])?;
             } else {
+                (reply.kind, reply.len) = (kind, len);
+                whole = false;
+            }
+        }
+        // The timeout counts from the moment the spawner started the run,
+        // not from our request: on a busy machine the spawner may wake up
+        // tens of milliseconds later, and the run would be cut short.
+        let mut deadline = None;
+        if let (true, Some(timeout)) = (whole, self.timeout) {
+            let (kind, len) = spawner.recv_header(&mut on_interrupt)?;
+            if kind == MSG_STARTED {
+                let mut at = [0u8; 16];
+                spawner.recv(&mut at, &mut on_interrupt)?;
+                let sec = i64::from_ne_bytes(at[..8].try_into().unwrap_or_default());
+                let nsec = i64::from_ne_bytes(at[8..].try_into().unwrap_or_default());
+                let since = (monotonic() - (sec as f64 + nsec as f64 * 1e-9)).max(0.0);
+                let now = Instant::now();
+                deadline = Some(
+                    now.checked_sub(Duration::from_secs_f64(since))
+                        .unwrap_or(now)
+                        + timeout,
+                );
+            } else {
+                // It could not start: its report came instead.
                 (reply.kind, reply.len) = (kind, len);
                 whole = false;
             }

@@ -45,7 +45,9 @@
  *                      command's id: one read per run), GO (read by the
  *                      waiting child), SCHEDULE {flags, count, ids} (runs
  *                      made back to back, see `schedule`), RESUME.
- *   helper -> harness: PID {pid} (counters only), RESULT {struct result},
+ *   helper -> harness: PID {pid} (counters only), STARTED {seconds,
+ *                      nanoseconds: the run's start on CLOCK_MONOTONIC,
+ *                      with a timeout only), RESULT {struct result},
  *                      DONE (a schedule's end, its length the runs made).
  * The helper exits when the harness shuts its end of the socket down (the
  * store writer may hold a copy of that end: see `schedule`), or when the
@@ -80,6 +82,7 @@ enum {
     MSG_SCHEDULE = 6,
     MSG_DONE = 7,
     MSG_RESUME = 8,
+    MSG_STARTED = 9,
 };
 
 /* Flags of a SCHEDULE. */
@@ -96,6 +99,7 @@ enum {
     F_COUNTERS = 16,
     F_PROC_IO = 32,
     F_CGROUP = 64,
+    F_STARTED = 128,
 };
 
 /* Steps that can fail in the child; mirrored in spawn.rs. */
@@ -561,6 +565,13 @@ static void run_one(uint32_t id, struct result *out) {
         res.error = ctx.error;
         *out = res;
         return;
+    }
+    if (c->flags & F_STARTED) {
+        /* cmdscope's timeout counts from here, not from its request, which
+         * reached this process late on a busy machine: a run killed before
+         * its --timeout was a run cut short. */
+        int64_t at[2] = {start.tv_sec, start.tv_nsec};
+        send_msg(MSG_STARTED, at, sizeof at);
     }
     siginfo_t info;
     while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
