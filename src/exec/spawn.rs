@@ -416,7 +416,10 @@ pub struct Spawner {
     cgroup: Option<PathBuf>,
     /// Our main thread's `children` file, kept open: orphans are adopted
     /// by it, so one `pread` after a run tells whether the run left any.
-    children: Fd,
+    /// Opened at the first run's end: concurrency mode's slots never read
+    /// it, and a descriptor per slot is one more for every later spawner's
+    /// start to copy and close.
+    children: std::cell::OnceCell<Fd>,
     /// Its text when nothing was left behind (our helpers only).
     settled: std::cell::RefCell<Vec<u8>>,
     /// Processes the hooks left running, protected until the session ends.
@@ -698,20 +701,12 @@ impl Spawner {
         let pid = spawn_helper(&path, &args, &envp, theirs.0).map_err(|e| failed("exec", e))?;
         drop(theirs);
         super::tree::protect(pid);
-        let me = std::process::id();
-        let children = match open_fd(
-            Path::new(&format!("/proc/{me}/task/{me}/children")),
-            libc::O_RDONLY,
-        ) {
-            Ok(fd) => fd,
-            Err(_) => Fd(-1),
-        };
         Ok(Spawner {
             sock: ours,
             pid,
             prepared: std::cell::Cell::new(0),
             cgroup,
-            children,
+            children: std::cell::OnceCell::new(),
             settled: std::cell::RefCell::new(Vec::new()),
             hook_leftovers: std::cell::RefCell::new(Vec::new()),
             left_in_spawner: std::cell::Cell::new(0),
@@ -725,26 +720,42 @@ impl Spawner {
         })
     }
 
+    /// Our main thread's `children` file (-1 if it cannot be opened).
+    fn children_fd(&self) -> i32 {
+        self.children
+            .get_or_init(|| {
+                let me = std::process::id();
+                open_fd(
+                    Path::new(&format!("/proc/{me}/task/{me}/children")),
+                    libc::O_RDONLY,
+                )
+                .unwrap_or(Fd(-1))
+            })
+            .0
+    }
+
     /// Whether our children are the ones we had when nothing was left
     /// behind: one `pread`, the cost of the check after every run.
     fn unchanged(&self) -> bool {
-        if self.children.0 < 0 {
+        let children = self.children_fd();
+        if children < 0 {
             return false;
         }
         let mut buf = [0u8; CHILDREN_TEXT];
         // SAFETY: buf is valid for its length; the descriptor is ours.
-        let n = unsafe { libc::pread(self.children.0, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let n = unsafe { libc::pread(children, buf.as_mut_ptr().cast(), buf.len(), 0) };
         n >= 0 && (n as usize) < buf.len() && buf[..n as usize] == self.settled.borrow()[..]
     }
 
     /// Remembers our children as they are now, with nothing left behind.
     fn settle(&self) {
+        let children = self.children_fd();
         let mut buf = [0u8; CHILDREN_TEXT];
         // SAFETY: as in `unchanged`.
-        let n = unsafe { libc::pread(self.children.0, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let n = unsafe { libc::pread(children, buf.as_mut_ptr().cast(), buf.len(), 0) };
         let mut settled = self.settled.borrow_mut();
         settled.clear();
-        if self.children.0 >= 0 && n >= 0 {
+        if children >= 0 && n >= 0 {
             settled.extend_from_slice(&buf[..n as usize]);
         }
     }
@@ -1156,7 +1167,10 @@ impl Drop for Spawner {
         for pid in self.hook_leftovers.take() {
             super::tree::unprotect(pid);
         }
-        if !super::tree::unprotected().is_empty() {
+        // Not for one of concurrency mode's slots, whose instances' trees
+        // the session's own spawner cleans after each batch: a scan of the
+        // whole tree per slot made ending N slots cost N squared.
+        if !self.confined.get() && !super::tree::unprotected().is_empty() {
             self.kill_run();
         }
         if let Some(dir) = &self.cgroup {
