@@ -596,10 +596,14 @@ fn spawn_helper(
         libc::posix_spawn_file_actions_init(&mut actions);
         libc::posix_spawnattr_setflags(
             &mut attr,
-            (libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_SETSIGMASK) as libc::c_short,
+            (libc::POSIX_SPAWN_SETPGROUP
+                | libc::POSIX_SPAWN_SETSIGMASK
+                | libc::POSIX_SPAWN_SETSIGDEF) as libc::c_short,
         );
         libc::posix_spawnattr_setpgroup(&mut attr, 0);
         libc::posix_spawnattr_setsigmask(&mut attr, &mask);
+        let default = internal_signals_default();
+        libc::posix_spawnattr_setsigdefault(&mut attr, &default);
         libc::posix_spawn_file_actions_adddup2(&mut actions, socket, 3);
         let mut pid: libc::pid_t = 0;
         let rc = libc::posix_spawn(
@@ -616,6 +620,37 @@ fn spawn_helper(
             return Err(std::io::Error::from_raw_os_error(rc));
         }
         Ok(pid)
+    }
+}
+
+/// The signals glibc keeps for itself (32 and 33, SIGCANCEL and
+/// SIGSETXID) that cmdscope does not ignore: glibc's `posix_spawn` leaves
+/// them ignored in the child unless asked for their default, and the exec
+/// of every command would keep them ignored. `sigaddset` refuses them, so
+/// their bits are set directly; cmdscope's own disposition is read from
+/// the kernel (glibc's `sigaction` refuses them too).
+fn internal_signals_default() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; glibc keeps signal n in bit n - 1 of
+    // its first word. rt_sigaction with no new action only reads the
+    // kernel's (handler, flags, restorer, mask) into `old`.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [32usize, 33] {
+            let mut old = [0usize; 4];
+            let read = libc::syscall(
+                libc::SYS_rt_sigaction,
+                sig,
+                std::ptr::null::<usize>(),
+                old.as_mut_ptr(),
+                8usize,
+            );
+            if read == 0 && old[0] == libc::SIG_IGN {
+                continue;
+            }
+            *(&mut set as *mut libc::sigset_t).cast::<u64>() |= 1u64 << (sig - 1);
+        }
+        set
     }
 }
 
