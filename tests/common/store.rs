@@ -38,7 +38,7 @@ pub fn record_true(store: impl AsRef<OsStr>, runs: &str) -> Output {
 /// The store at `store`, opened (and migrated) through the API.
 pub fn open_store(store: impl AsRef<OsStr>) -> Store {
     let text = store.as_ref().to_str().expect("a store named in UTF-8");
-    Store::open(&Location::parse(text)).expect("open store")
+    Store::open(&Location::parse(text).expect("a store location")).expect("open store")
 }
 
 /// Every session in the store, newest first.
