@@ -91,22 +91,6 @@ fn back_to_version(db: &Path, version: i64) {
     sql(db, &sql_back_to_version(version));
 }
 
-/// `run` of `runs` runs of `true` into `store`, exporting its JSON to `out`.
-fn run_true_exporting(store: impl AsRef<OsStr>, runs: &str, out: &Path) -> Output {
-    let out = out.to_str().unwrap();
-    let args = [
-        "run",
-        "--runs",
-        runs,
-        "--style",
-        "none",
-        "--export-json",
-        out,
-        "true",
-    ];
-    with_store(store, &args)
-}
-
 #[test]
 fn records_a_session_with_labels_machine_and_every_metric() {
     let (_serial, _dir, db) = serial_db("s.db");
@@ -1537,6 +1521,18 @@ fn readers_read_stores_of_versions_4_and_5_as_they_are() {
 // output of the same command; a store that keeps nothing, is no file, or
 // is newer is refused before anything changes.
 
+/// cmdscope `args --store store` in the directory `dir`, with no store
+/// from the caller's environment.
+fn with_store_in<A: AsRef<OsStr>>(dir: &Path, store: impl AsRef<OsStr>, args: &[A]) -> Output {
+    isolated()
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
 /// What must not change when a command is refused: the names in `dir`,
 /// the bytes and mode of `store`.
 fn untouched(dir: &Path, store: &Path) -> (Vec<String>, Vec<u8>, u32) {
@@ -1644,13 +1640,7 @@ fn no_output_of_any_command_is_the_store_or_its_journal() {
     // CMDSCOPE_STORE: the same file each time.
     for (what, args) in &cases {
         for store in [s.clone(), path("link.db"), format!("sqlite:{s}")] {
-            let o = isolated()
-                .args(args)
-                .arg("--store")
-                .arg(&store)
-                .current_dir(d)
-                .output()
-                .unwrap();
+            let o = with_store_in(d, &store, args);
             refused_leaving(
                 &o,
                 "results store",
@@ -1966,13 +1956,7 @@ fn connection_strings_cmdscope_cannot_use_are_refused_never_taken_for_files() {
             &["history"],
             &["report", "--html", "r.html"],
         ] {
-            let o = isolated()
-                .args(args)
-                .arg("--store")
-                .arg(&store)
-                .current_dir(d)
-                .output()
-                .unwrap();
+            let o = with_store_in(d, &store, args);
             let what = format!("{args:?} --store {store}");
             assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
             let line = error_line(&o);

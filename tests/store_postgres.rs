@@ -486,19 +486,7 @@ fn passwords_are_never_printed_in_any_form_the_driver_reads(server: &Server) {
     ];
     for (i, store) in forms.iter().enumerate() {
         let out = d.join(format!("{i}.json"));
-        let o = with_store(
-            store,
-            &[
-                "run",
-                "--runs",
-                "3",
-                "--style",
-                "none",
-                "--export-json",
-                out.to_str().unwrap(),
-                "true",
-            ],
-        );
+        let o = run_true_exporting(store, "3", &out);
         assert!(o.status.success(), "{store}: {}", stderr(&o));
         never_printed(
             &[&o.stdout, &o.stderr, &std::fs::read(&out).unwrap()],
