@@ -383,6 +383,121 @@ const CASES: &[Case] = &[
         &[("-CMDSCOPE_NO_STORE", ""), ("CMDSCOPE_STORE", "")],
     ),
     (&["import", "--store", "", "sentinel.json"], NONE),
+    // Stores that would keep nothing (in memory, a blank name: not a file
+    // named ' '), that are not files, and connection strings the driver
+    // refuses (never taken for a file's name): refused, nothing created.
+    (
+        &[
+            "run", "--runs", "1", "--store", "sqlite:", "--style", "none", "true",
+        ],
+        &[("-CMDSCOPE_NO_STORE", "")],
+    ),
+    (
+        &[
+            "run", "--runs", "1", "--store", "sqlite: ", "--style", "none", "true",
+        ],
+        &[("-CMDSCOPE_NO_STORE", "")],
+    ),
+    (
+        &[
+            "run", "--runs", "1", "--store", ":memory:", "--style", "none", "true",
+        ],
+        &[("-CMDSCOPE_NO_STORE", "")],
+    ),
+    (
+        &["run", "--runs", "1", "--style", "none", "true"],
+        &[
+            ("-CMDSCOPE_NO_STORE", ""),
+            ("CMDSCOPE_STORE", "sqlite::memory:"),
+        ],
+    ),
+    (
+        &[
+            "run", "--runs", "1", "--store", "fifo", "--style", "none", "true",
+        ],
+        &[("-CMDSCOPE_NO_STORE", "")],
+    ),
+    (
+        &[
+            "run",
+            "--runs",
+            "1",
+            "--store",
+            "postgresql://h/db?user=u&PASSWORD=e",
+            "--style",
+            "none",
+            "true",
+        ],
+        &[("-CMDSCOPE_NO_STORE", "")],
+    ),
+    (
+        &[
+            "run",
+            "--runs",
+            "1",
+            "--store",
+            "runs=1.db",
+            "--style",
+            "none",
+            "true",
+        ],
+        &[("-CMDSCOPE_NO_STORE", "")],
+    ),
+    (&["import", "--store", "sqlite:", "sentinel.json"], NONE),
+    (&["import", "--store", "sqlite: ", "sentinel.json"], NONE),
+    (&["import", "--store", ":memory:", "sentinel.json"], NONE),
+    (
+        &["import", "--store", "sqlite::memory:", "sentinel.json"],
+        NONE,
+    ),
+    (
+        &[
+            "import",
+            "--store",
+            "file::memory:?cache=shared",
+            "sentinel.json",
+        ],
+        NONE,
+    ),
+    (&["import", "--store", "fifo", "sentinel.json"], NONE),
+    (&["import", "--store", "dir", "sentinel.json"], NONE),
+    (
+        &["import", "--store", "host=h password='e", "sentinel.json"],
+        NONE,
+    ),
+    (&["history", "--store", "host=h PASSWORD=e"], NONE),
+    (&["history", "--store", "host=h sslcert=x"], NONE),
+    // Outputs that are the store, or each other: refused before anything.
+    (
+        &[
+            "run",
+            "--runs",
+            "1",
+            "--export-json",
+            "x.json",
+            "--export-csv",
+            "x.json",
+            "true",
+        ],
+        NONE,
+    ),
+    (
+        &[
+            "run",
+            "--runs",
+            "1",
+            "--store",
+            "garbage.db",
+            "--export-json",
+            "garbage.db",
+            "true",
+        ],
+        &[("-CMDSCOPE_NO_STORE", "")],
+    ),
+    (
+        &["report", "--store", "garbage.db", "--html", "garbage.db"],
+        NONE,
+    ),
 ];
 
 #[test]
