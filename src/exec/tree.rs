@@ -64,15 +64,20 @@ pub fn kill_marked(marker: &[u8]) {
         if ours.is_empty() {
             return;
         }
-        for pid in ours {
-            // SAFETY: kill of a descendant we just listed, and its group.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
+        ours.into_iter().for_each(kill_with_group);
         super::reap_orphans_except(&protected().0);
         std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// SIGKILLs `pid`, a descendant just listed, and the process group it
+/// leads (if it leads one: the commands do).
+fn kill_with_group(pid: libc::pid_t) {
+    // SAFETY: kill has no memory effects; `pid` is a descendant of
+    // cmdscope's, not reaped, so the pid is still its own.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+        libc::kill(pid, libc::SIGKILL);
     }
 }
 
@@ -198,14 +203,7 @@ pub fn kill_descendants(root: libc::pid_t) {
         if live.is_empty() {
             return;
         }
-        for pid in live {
-            // SAFETY: kill of a descendant pid we just listed, and of the
-            // group it leads (if it leads one: the commands do).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
+        live.into_iter().for_each(kill_with_group);
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
