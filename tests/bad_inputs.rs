@@ -103,6 +103,17 @@ const CASES: &[Case] = &[
         NONE,
     ),
     (&["run", "--warmup", "x", "true"], NONE),
+    // Two benchmarks of one identity: whichever a gate compared, the other
+    // would go unjudged (refused as `import` refuses it).
+    (
+        &["run", "-n", "A", "sleep 0.002", "-n", "A", "sleep 0.09"],
+        NONE,
+    ),
+    (&["run", "--runs", "2", "true", "true"], NONE),
+    (
+        &["run", "-n", "x", "-P", "n", "1", "3", "sleep 0.00{n}"],
+        NONE,
+    ),
     (&["run", "--timeout", "-1", "true"], NONE),
     (&["run", "--timeout", "nan", "true"], NONE),
     (&["run", "--timeout", "inf", "true"], NONE),

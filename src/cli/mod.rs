@@ -19,7 +19,7 @@ pub(crate) mod suite;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::error::Error;
 use compare::CompareArgs;
@@ -164,6 +164,33 @@ pub struct StoreArgs {
         value_parser = store_location
     )]
     pub store: Option<String>,
+}
+
+/// What a CI gate may let through (shared by compare, check and changes):
+/// the gate's one rule is `analysis::gate`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GateArgs {
+    /// A benchmark the gate may leave not compared: absent from the
+    /// results checked, or without the successful runs a comparison needs
+    /// (they timed out or failed, the session was interrupted). Without
+    /// it such a benchmark fails the gate. Repeat for several (names may
+    /// hold commas); `all` for every one, a missing suite partition too.
+    /// The header says how many were not compared.
+    #[arg(long, value_name = "NAME|all")]
+    pub allow_missing: Vec<String>,
+
+    /// What an inconclusive comparison (runs enough, an interval too wide
+    /// to tell) does to the gate: `pass` counts it in the header, `fail`
+    /// fails the gate.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = Inconclusive::Pass)]
+    pub inconclusive: Inconclusive,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Inconclusive {
+    #[default]
+    Pass,
+    Fail,
 }
 
 /// A store location is never empty: `--store "$UNSET"` (or an empty

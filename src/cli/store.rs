@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{SessionFilterArgs, StoreArgs};
+use super::{GateArgs, SessionFilterArgs, StoreArgs};
 use crate::analysis::changes::Params;
 
 pub const HISTORY_EXAMPLES: &str = "\
@@ -133,6 +133,9 @@ pub struct CheckArgs {
     pub format: CheckFormat,
 
     #[command(flatten)]
+    pub gate: GateArgs,
+
+    #[command(flatten)]
     pub store: StoreArgs,
 }
 
@@ -189,6 +192,9 @@ pub struct ChangesArgs {
     /// left out even when significant.
     #[arg(long, value_name = "PCT", default_value_t = Params::default().min_change * 100.0)]
     pub min_change: f64,
+
+    #[command(flatten)]
+    pub gate: GateArgs,
 
     #[command(flatten)]
     pub store: StoreArgs,
