@@ -108,7 +108,7 @@ fn a_candidate_whose_runs_all_timed_out_fails_check_unless_allowed() {
         "has 0 runs where the comparison needs 3 a side (3 timed out)",
     );
     assert!(
-        text(&o).starts_with("The gate fails: 1 benchmark not compared"),
+        text(&o).starts_with("The gate fails: 1 not compared"),
         "{}",
         text(&o)
     );

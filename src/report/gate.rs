@@ -90,7 +90,7 @@ pub fn why(n: &NotCompared, sides: &Sides) -> String {
         }
         Why::NotFinite => "its values are not finite numbers".into(),
         Why::NotStored(w) => format!(
-            "{} {many} not stored (run before cmdscope kept them, store schema 6)",
+            "{} {many} are not stored (run before cmdscope kept them, store schema 6)",
             match w {
                 Which::Both => "both sides'".to_string(),
                 _ => format!("{}'s", side(*w, sides)),
@@ -170,16 +170,13 @@ pub fn quiet_headline(o: &Outcome, nothing: &str, unit: (&str, &str)) -> String 
     let counts = counts(o, unit);
     let failing = o.unexcused().count();
     if failing > 0 {
-        format!(
-            "The gate fails: {} not compared ({counts})",
-            plural(failing, unit.0, unit.1)
-        )
+        format!("The gate fails: {failing} not compared ({counts})")
     } else if o.compared == 0 {
         format!("The gate fails: nothing was compared ({counts})")
     } else if o.failing_inconclusive() > 0 {
         format!(
             "The gate fails: {} inconclusive, with --inconclusive fail ({counts})",
-            plural(o.inconclusive, unit.0, unit.1)
+            o.inconclusive
         )
     } else if o.decided() == 0 {
         format!("No verdict: every comparison is inconclusive ({counts})")
