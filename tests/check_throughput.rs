@@ -170,7 +170,10 @@ fn batches_not_stored_or_too_few_give_a_row_that_says_why() {
         md.contains("1 not compared, allowed by --allow-missing)"),
         "{md}"
     );
-    assert!(row(&md, "throughput").contains("not compared (allowed)"), "{md}");
+    assert!(
+        row(&md, "throughput").contains("not compared (allowed)"),
+        "{md}"
+    );
 
     // One batch a session (4 completions at N = 2).
     let db = dir.path().join("one.db");

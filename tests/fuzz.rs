@@ -814,8 +814,12 @@ fn settings_value(rng: &mut ChaCha8Rng) -> (&'static str, String, Option<bool>) 
         "9",
     ];
     let field = FIELDS[rng.random_range(0..FIELDS.len())];
-    let value = if rng.random_bool(0.5) {
+    // Hostile tokens, or numbers around the fields' ranges (half of them
+    // in range for alpha, precision, timeout and min_time).
+    let value = if rng.random_bool(0.4) {
         HOSTILE[rng.random_range(0..HOSTILE.len())].to_string()
+    } else if rng.random_bool(0.5) {
+        format!("{}", rng.random_range(0.01..0.49f64))
     } else {
         format!("{}", rng.random_range(-2.0..3.0f64))
     };
@@ -860,13 +864,13 @@ fn stores_settings_are_checked_like_flags() {
         })
         .unwrap();
     let (mut refused, mut read) = (0u64, 0u64);
-    Budget::from_env(12).run("stored-settings", |rng, n| {
+    Budget::from_env(24).run("stored-settings", |rng, n| {
         let case = tempfile::tempdir_in(work.path()).unwrap();
         let store = case.path().join("s.sqlite");
         std::fs::write(&store, &good).unwrap();
         let c = rusqlite::Connection::open(&store).unwrap();
-        let (what, bad) = match rng.random_range(0..3) {
-            0 => {
+        let (what, bad) = match rng.random_range(0..4) {
+            0 | 1 => {
                 let (field, value, bad) = settings_value(rng);
                 c.execute(
                     &format!("UPDATE sessions SET settings = json_set(settings, ?1, json('{value}')) WHERE id = 2"),
@@ -875,7 +879,7 @@ fn stores_settings_are_checked_like_flags() {
                 .unwrap();
                 (format!("{field} = {value}"), bad)
             }
-            1 => {
+            2 => {
                 let text = mutate(rng, &original);
                 c.execute("UPDATE sessions SET settings = ?1 WHERE id = 2", [&text])
                     .unwrap();
@@ -930,4 +934,6 @@ fn stores_settings_are_checked_like_flags() {
         }
     });
     eprintln!("fuzz stored-settings-exits: {refused} refused with one line, {read} read");
+    // Both sides of the property were exercised.
+    assert!(refused > 0 && read > 0, "{refused} refused, {read} read");
 }
