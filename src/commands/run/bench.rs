@@ -231,7 +231,6 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         // A suite partition: only its cells (and the shell calibration).
         cells.retain(|c| c.calibration || keep.contains(&store::identity(c)));
     }
-    distinct_identities(&cells)?;
     let (timeout, mut policy) = limits(r)?;
     let deadline = r
         .until_decided
@@ -280,6 +279,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         (Some(p), Order::Interleaved) => Some(Sequential::new(r.alpha, p)),
         _ => None,
     };
+    distinct_identities(&cells)?;
     let real: Vec<&crate::run::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
     // The added --reference command comes first; --reference-name alone
     // picks one of the commands.
@@ -406,7 +406,9 @@ fn distinct_identities(cells: &[plan::Cell]) -> Result<()> {
     for c in cells.iter().filter(|c| !c.calibration) {
         let identity = store::identity(c);
         if let Some((_, first)) = seen.iter().find(|(i, _)| *i == identity) {
-            let how = if c.custom_name {
+            let how = if first.template == plan::REFERENCE {
+                "name the reference apart (--reference-name NAME)"
+            } else if c.custom_name {
                 "give each its own -n name (with the parameters in it, as -n 'x {n}', for a parameter scan)"
             } else {
                 "to compare a command with itself, name the two apart (-n a -n b)"
