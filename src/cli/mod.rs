@@ -39,8 +39,9 @@ use suite::SuiteArgs;
 /// own accounting: wall, user and system time, peak memory, page faults,
 /// context switches, storage I/O and (with --counters) perf counters.
 ///
-/// Exit status: 0 success; 1 a benchmarked command failed or a gate found a
-/// regression; 2 bad usage or input; 130 interrupted (finished runs exported).
+/// Exit status: 0 success; 1 a benchmarked command failed, or a gate found a
+/// regression or could not compare a benchmark; 2 bad usage or input; 130
+/// interrupted (finished runs exported).
 #[derive(Parser, Debug)]
 #[command(name = "cmdscope", version, propagate_version = true)]
 pub struct Cli {
@@ -102,7 +103,7 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Compare saved results (cmdscope or hyperfine JSON, Go benchmark text) in a benchstat-style table.
     #[command(
-        after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate\n"
+        after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate\n  cmdscope compare --fail-if-slower 5 --allow-missing slow-test \\\n      main.json branch.json\n  cmdscope compare --fail-if-slower 5 --inconclusive fail a.json b.json\n\nThe gate fails on a regression, and on a benchmark of the baseline it\ncould not compare (absent from a file, or too few runs) unless\n--allow-missing names it (or says all).\n"
     )]
     Compare(CompareArgs),
     /// Trace one run (ptrace) and explain where the time went: the process
