@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -29,24 +29,45 @@ fn session(db: &Path, label: &str, args: &[&str], code: i32) -> Output {
     o
 }
 
+/// A session labelled `label` of A running `a` and B running `sleep
+/// 0.005`, with the flags `how`, asserting its exit status.
+fn a_and_b(db: &Path, label: &str, how: &[&str], a: &str, code: i32) -> Output {
+    let benchmarks = ["-n", "A", a, "-n", "B", "sleep 0.005"];
+    session(db, label, &[how, &benchmarks[..]].concat(), code)
+}
+
 /// A baseline labelled branch=main: A and B, five runs each of `sleep
 /// 0.005`.
 fn baseline(db: &Path) {
-    session(
+    a_and_b(db, "branch=main", &["--runs", "5"], "sleep 0.005", 0);
+}
+
+/// A store of the baseline and a session labelled branch=feature of A
+/// running `a` with the flags `how` (its exit status `code`) and B.
+fn feature_after_baseline(dir: &Path, how: &[&str], a: &str, code: i32) -> PathBuf {
+    let db = dir.join("s.db");
+    baseline(&db);
+    a_and_b(&db, "branch=feature", how, a, code);
+    db
+}
+
+/// `changes --fail-on-new-regression --threshold 5` fails (exit 1) with
+/// text holding each of `needles`.
+fn changes_fails_on(db: &Path, needles: &[&str]) {
+    let o = with_store(
         db,
-        "branch=main",
-        &[
-            "--runs",
-            "5",
-            "-n",
-            "A",
-            "sleep 0.005",
-            "-n",
-            "B",
-            "sleep 0.005",
-        ],
-        0,
+        &["changes", "--fail-on-new-regression", "--threshold", "5"],
     );
+    exits_1_saying(&o, needles);
+}
+
+/// `o` exited 1 with stdout holding each of `needles`.
+fn exits_1_saying(o: &Output, needles: &[&str]) {
+    let out = text(o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(o));
+    for needle in needles {
+        assert!(out.contains(needle), "no '{needle}' in:\n{out}");
+    }
 }
 
 /// `check --baseline branch=main --fail-if-slower 5` with `extra`, text.
@@ -80,27 +101,11 @@ fn fails_on(o: &Output, benchmark: &str, why: &str) {
 #[test]
 fn a_candidate_whose_runs_all_timed_out_fails_check_unless_allowed() {
     let dir = tempdir();
-    let db = dir.path().join("s.db");
-    baseline(&db);
-    // Every run of A is killed at 50 ms: the session finishes with no run.
-    session(
-        &db,
-        "branch=feature",
-        &[
-            "--runs",
-            "3",
-            "--timeout",
-            "0.05",
-            "-n",
-            "A",
-            "sleep 1",
-            "-n",
-            "B",
-            "sleep 0.005",
-        ],
-        // `run` says so and exits 1; the session is stored.
-        1,
-    );
+    // Every run of A is killed at 0.5 s: the session finishes with no run
+    // of it; `run` says so and exits 1. (B's 5 ms runs stay far from the
+    // timeout on a loaded machine.)
+    let how = ["--runs", "3", "--timeout", "0.5"];
+    let db = feature_after_baseline(dir.path(), &how, "sleep 3", 1);
     let o = check(&db, &[]);
     fails_on(
         &o,
@@ -151,39 +156,18 @@ fn a_candidate_whose_runs_all_timed_out_fails_check_unless_allowed() {
         text(&o)
     );
     // `changes` and `check --against history` on the same store.
-    let o = with_store(
+    changes_fails_on(
         &db,
-        &["changes", "--fail-on-new-regression", "--threshold", "5"],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}{}", text(&o), stderr(&o));
-    assert!(
-        text(&o).contains("A: not compared: its newest session has 0 runs where"),
-        "{}",
-        text(&o)
+        &["A: not compared: its newest session has 0 runs where"],
     );
 }
 
 #[test]
 fn a_candidate_that_failed_after_one_run_fails_check() {
     let dir = tempdir();
-    let db = dir.path().join("s.db");
-    baseline(&db);
     // A 90 ms run that exits 3: the session stops there, status failed.
-    session(
-        &db,
-        "branch=feature",
-        &[
-            "--runs",
-            "5",
-            "-n",
-            "A",
-            "sh -c 'sleep 0.09; exit 3'",
-            "-n",
-            "B",
-            "sleep 0.005",
-        ],
-        1,
-    );
+    let failing = "sh -c 'sleep 0.09; exit 3'";
+    let db = feature_after_baseline(dir.path(), &["--runs", "5"], failing, 1);
     let o = check(&db, &[]);
     fails_on(
         &o,
@@ -202,12 +186,7 @@ fn a_candidate_that_failed_after_one_run_fails_check() {
             "text",
         ],
     );
-    assert_eq!(o.status.code(), Some(1), "{}{}", text(&o), stderr(&o));
-    assert!(
-        text(&o).contains("A: not compared: this session has"),
-        "{}",
-        text(&o)
-    );
+    exits_1_saying(&o, &["A: not compared: this session has"]);
 }
 
 /// The runs stored in `db` by sessions after the first `after`.
@@ -268,20 +247,12 @@ fn a_candidate_interrupted_after_its_first_runs_fails_check_and_changes() {
     fails_on(&o, "A", "the session was interrupted");
     // B is not in the candidate at all.
     fails_on(&o, "B", "not in the current session");
-    let o = with_store(
+    changes_fails_on(
         &db,
-        &["changes", "--fail-on-new-regression", "--threshold", "5"],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}{}", text(&o), stderr(&o));
-    assert!(
-        text(&o).contains("A: not compared: its newest session has"),
-        "{}",
-        text(&o)
-    );
-    assert!(
-        text(&o).contains("the session was interrupted"),
-        "{}",
-        text(&o)
+        &[
+            "A: not compared: its newest session has",
+            "the session was interrupted",
+        ],
     );
 }
 
@@ -356,18 +327,13 @@ fn check_of_a_suite_run_missing_a_partition_fails_as_status_does() {
     run("half", Some("1/2"));
     let status = with_store(&db, &["status", "--run", "half"]);
     assert_eq!(status.status.code(), Some(1), "{}", text(&status));
-    let o = with_store(
-        &db,
-        &[
-            "check",
-            "--run",
-            "half",
-            "--baseline",
-            "branch=main",
-            "--format",
-            "text",
-        ],
-    );
+    // A limit no noise reaches: what fails here is the partition.
+    let check = |extra: &[&str]| {
+        let args = ["check", "--run", "half", "--baseline", "branch=main"];
+        let limit = ["--fail-if-slower", "400", "--format", "text"];
+        with_store(&db, &[&args[..], &limit, extra].concat())
+    };
+    let o = check(&[]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
     assert!(
@@ -378,18 +344,7 @@ fn check_of_a_suite_run_missing_a_partition_fails_as_status_does() {
     );
     assert!(out.contains("not in the current run 'half'"), "{out}");
     // Allowing every missing benchmark allows the partition too.
-    let o = with_store(
-        &db,
-        &[
-            "check",
-            "--run",
-            "half",
-            "--baseline",
-            "branch=main",
-            "--allow-missing",
-            "all",
-        ],
-    );
+    let o = check(&["--allow-missing", "all"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o), stderr(&o));
 }
 
@@ -482,34 +437,13 @@ fn an_inconclusive_row_passes_and_is_counted_unless_inconclusive_fail() {
         "--inconclusive",
         "fail",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}{}", text(&o), stderr(&o));
-    assert!(
-        text(&o).contains("1 inconclusive (--inconclusive fail)"),
-        "{}",
-        text(&o)
-    );
+    exits_1_saying(&o, &["1 inconclusive (--inconclusive fail)"]);
 }
 
 /// A store with a baseline and a candidate session of A and B, the
 /// candidate's stored settings then set by `sql`.
-fn settings_edited(dir: &Path, sql: &str) -> std::path::PathBuf {
-    let db = dir.join("s.db");
-    baseline(&db);
-    session(
-        &db,
-        "branch=feature",
-        &[
-            "--runs",
-            "5",
-            "-n",
-            "A",
-            "sleep 0.005",
-            "-n",
-            "B",
-            "sleep 0.005",
-        ],
-        0,
-    );
+fn settings_edited(dir: &Path, sql: &str) -> PathBuf {
+    let db = feature_after_baseline(dir, &["--runs", "5"], "sleep 0.005", 0);
     let c = rusqlite::Connection::open(&db).unwrap();
     c.execute_batch(sql).unwrap();
     db
