@@ -379,20 +379,19 @@ fn gate(
     let mut pairs: Vec<Pair> = Vec::new();
     let mut absent: Vec<gate::Row> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
-    for b in &baseline.cells {
-        if names.contains(&b.identity.as_str()) {
+    // Each benchmark of the baseline once, in its order.
+    for identity in baseline.cells.iter().map(|b| b.identity.as_str()) {
+        if names.contains(&identity) {
             continue;
         }
-        names.push(&b.identity);
-        let (base_cells, cand_cells) = (
-            cells_of(&baseline, &b.identity),
-            cells_of(&current, &b.identity),
-        );
+        names.push(identity);
+        let (base_cells, cand_cells) =
+            (cells_of(&baseline, identity), cells_of(&current, identity));
         let sides = (known.side(&base_cells), known.side(&cand_cells));
         let (&[b], &[c]) = (base_cells.as_slice(), cand_cells.as_slice()) else {
             // Absent, or more than once on a side: compared with nothing.
             absent.push(gate::Row::new(
-                &b.identity,
+                identity,
                 Measure::WallTime.name(),
                 (&sides.0, &sides.1),
                 None,
