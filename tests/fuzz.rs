@@ -937,3 +937,204 @@ fn stores_settings_are_checked_like_flags() {
     // Both sides of the property were exercised.
     assert!(refused > 0 && read > 0, "{refused} refused, {read} read");
 }
+
+/// What starts and ends every generated password: nothing else in the
+/// generated strings or in cmdscope's messages holds it (raw, or
+/// percent-encoded in a URL), so finding it in an output is finding a
+/// piece of the password.
+const MARK: char = 'Ж';
+const MARK_ENCODED: &str = "%D0%96";
+
+/// A password made of what connection strings make hard (quotes,
+/// backslashes, blanks, `@ / ? & = % # :`, non-ASCII), between two marks.
+fn password(rng: &mut ChaCha8Rng) -> String {
+    const HARD: &[char] = &[
+        'a', 'Z', '9', '\'', '\\', ' ', '\t', '@', '/', '?', '&', '=', '%', '#', ':', ',', '"',
+        'é', '€', '[', ']',
+    ];
+    let len = rng.random_range(4..14);
+    std::iter::once(MARK)
+        .chain((0..len).map(|_| HARD[rng.random_range(0..HARD.len())]))
+        .chain(std::iter::once(MARK))
+        .collect()
+}
+
+/// `text` percent-encoded: every byte but ASCII letters and digits, or
+/// only those that would end the part it is in.
+fn percent(rng: &mut ChaCha8Rng, text: &str, ends: &[u8]) -> String {
+    let all = rng.random_bool(0.5);
+    let mut out = String::new();
+    for &b in text.as_bytes() {
+        if (all && !b.is_ascii_alphanumeric()) || b == b'%' || ends.contains(&b) || !b.is_ascii() {
+            out.push_str(&format!("%{b:02X}"));
+        } else {
+            out.push(b as char);
+        }
+    }
+    out
+}
+
+/// `password` in random case, or percent-encoded, as a key.
+fn password_key(rng: &mut ChaCha8Rng, url: bool) -> String {
+    match rng.random_range(0..4) {
+        0 => "password".into(),
+        1 => "PASSWORD".into(),
+        2 if url => "pass%77ord".into(),
+        _ => "password"
+            .chars()
+            .map(|c| {
+                if rng.random_bool(0.5) {
+                    c.to_ascii_uppercase()
+                } else {
+                    c
+                }
+            })
+            .collect(),
+    }
+}
+
+/// A PostgreSQL connection string (a URL or key/value pairs, in random
+/// order, with unknown or wrongly cased keys at times) holding `secret`
+/// where the driver would read it as the password, or in an unclosed
+/// quote at the end. Nothing listens on port 1: a string the driver
+/// accepts fails at once to connect.
+fn connection_string(rng: &mut ChaCha8Rng, secret: &str) -> String {
+    const OTHERS: &[&str] = &[
+        "dbname=d",
+        "user=u",
+        "sslmode=disable",
+        "connect_timeout=2",
+        "application_name='a b'",
+        "sslcert=x",
+        "HOST=h",
+        "service=s",
+        "options='-c x=1'",
+    ];
+    let ws = |rng: &mut ChaCha8Rng| [" ", "  ", "\t", " \n "][rng.random_range(0..4)].to_string();
+    if rng.random_bool(0.5) {
+        let scheme = ["postgres://", "postgresql://", "POSTGRES://"][rng.random_range(0..3)];
+        let mut url = scheme.to_string();
+        let in_user = rng.random_bool(0.5);
+        if in_user {
+            url.push_str(&format!("u:{}@", percent(rng, secret, b"@/?#")));
+        }
+        url.push_str("127.0.0.1:1/d");
+        let mut query = Vec::new();
+        if !in_user || rng.random_bool(0.3) {
+            let key = password_key(rng, true);
+            query.push(format!("{key}={}", percent(rng, secret, b"&#")));
+        }
+        for _ in 0..rng.random_range(0..3) {
+            query.push(OTHERS[rng.random_range(0..OTHERS.len())].replace(['\'', ' '], ""));
+        }
+        let n = query.len();
+        if n > 1 {
+            let i = rng.random_range(0..n);
+            query.swap(0, i);
+        }
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(&query.join("&"));
+        }
+        return url;
+    }
+    let mut pairs = vec!["host=127.0.0.1".to_string(), "port=1".to_string()];
+    for _ in 0..rng.random_range(0..3) {
+        pairs.push(OTHERS[rng.random_range(0..OTHERS.len())].to_string());
+    }
+    let key = password_key(rng, false);
+    let eq = [
+        "=".to_string(),
+        format!("{}={}", ws(rng), ws(rng)),
+        format!("={}", ws(rng)),
+    ][rng.random_range(0..3)]
+    .clone();
+    let unclosed = rng.random_bool(0.15);
+    let quoted = secret.replace('\\', "\\\\").replace('\'', "\\'");
+    let value = match rng.random_range(0..2) {
+        _ if unclosed => format!("'{quoted}"),
+        0 => format!("'{quoted}'"),
+        _ => secret
+            .chars()
+            .flat_map(|c| {
+                let escape = c.is_whitespace() || c == '\\' || c == '\'';
+                escape.then_some('\\').into_iter().chain(std::iter::once(c))
+            })
+            .collect(),
+    };
+    let pair = format!("{key}{eq}{value}");
+    if unclosed {
+        pairs.push(pair);
+    } else {
+        let at = rng.random_range(0..=pairs.len());
+        pairs.insert(at, pair);
+        if rng.random_bool(0.2) {
+            // The key twice: the driver keeps the last.
+            let again = format!("{}={}", password_key(rng, false), value);
+            let at = rng.random_range(0..=pairs.len());
+            pairs.insert(at, again);
+        }
+    }
+    let mut text = ws(rng).repeat(rng.random_range(0..2));
+    for p in pairs {
+        text.push_str(&p);
+        text.push_str(&ws(rng));
+    }
+    text
+}
+
+#[test]
+fn connection_strings_never_show_their_password() {
+    use cmdscope::store::{redact, Location};
+    let bin = env!("CARGO_BIN_EXE_cmdscope");
+    let (mut accepted, mut refused, mut started) = (0u64, 0u64, 0u64);
+    Budget::from_env(2000).run("connection-strings", |rng, n| {
+        let secret = password(rng);
+        let text = connection_string(rng, &secret);
+        let about = format!("case {n}: {text:?}");
+        let mut outputs = vec![redact(&text), redact(&format!("--store={text}"))];
+        match Location::parse(&text) {
+            Ok(location) => {
+                accepted += 1;
+                outputs.push(location.display());
+                assert!(
+                    matches!(location, Location::Postgres(_)),
+                    "{about}: taken for a file"
+                );
+            }
+            Err(e) => {
+                refused += 1;
+                assert!(!e.0.contains('\n'), "{about}: {}", e.0);
+                outputs.push(e.0);
+            }
+        }
+        // Now and then the whole way through cmdscope: its error (a
+        // refusal, or the connection refused on port 1) on one line.
+        if n % 100 == 0 {
+            started += 1;
+            let o = std::process::Command::new(bin)
+                .args(["history", "--store", &text])
+                .env("NO_COLOR", "1")
+                .env_remove("CMDSCOPE_STORE")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr).into_owned();
+            assert_eq!(o.status.code(), Some(2), "{about}: {err}");
+            assert_eq!(err.lines().count(), 1, "{about}: {err}");
+            assert!(!err.contains("panicked"), "{about}: {err}");
+            outputs.push(err);
+            outputs.push(String::from_utf8_lossy(&o.stdout).into_owned());
+        }
+        for out in &outputs {
+            assert!(
+                !out.contains(MARK) && !out.to_ascii_uppercase().contains(MARK_ENCODED),
+                "{about}: the password {secret:?} shows in {out:?}"
+            );
+        }
+    });
+    eprintln!(
+        "fuzz connection-strings-verdicts: {accepted} accepted, {refused} refused, \
+         {started} through cmdscope"
+    );
+}

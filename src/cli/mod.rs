@@ -153,10 +153,14 @@ pub enum Command {
 /// Where results are stored (shared by run, history, check, report, import).
 #[derive(Args, Debug, Clone, Default)]
 pub struct StoreArgs {
-    /// Results store: an SQLite file, or postgres://user[:password]@host[:port]/db.
+    /// Results store: an SQLite file, or postgres://user[:password]@host[:port]/db,
+    /// or a libpq key/value string ('host=h dbname=db user=u password=p').
     /// Default: $XDG_DATA_HOME/cmdscope/results.sqlite3 (~/.local/share/cmdscope/...).
-    /// Passwords are never printed. An empty value (flag or variable) is
-    /// refused, not read as the default.
+    /// Passwords are never printed. Refused: an empty value (flag or
+    /// variable; never read as the default), a store that keeps nothing
+    /// (:memory:, SQLite file: URIs) or is not a file, a connection string
+    /// the PostgreSQL driver refuses, and any output of the command that is
+    /// the store.
     #[arg(
         long,
         value_name = "PATH|URL",

@@ -9,16 +9,22 @@ use crate::cli::store::ReportArgs;
 use crate::cli::{Cli, Command};
 use crate::error::{exit, Result};
 use crate::metrics::Metric;
+use crate::output::Named;
 use crate::report::html::{self, CellData, ReportData};
 use crate::run::schedule::Order;
 use crate::store::history::time_values;
-use crate::store::record::open_read_only;
+use crate::store::record::{check_outputs, open_read_only};
 use crate::store::{Filter, Store, StoredSearch, StoredSession};
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     if let Some(dir) = &args.site {
         return site(args, dir);
     }
+    check_outputs(
+        false,
+        args.store.store.as_deref(),
+        &[Named::flag("--html", &args.html)],
+    )?;
     let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.session = args.session;
@@ -103,6 +109,11 @@ fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
     let analysed =
         crate::analysis::changes::analyse(histories, &crate::analysis::changes::Params::default());
     let files = crate::report::site::render(&analysed, store.location());
+    let pages: Vec<Named> = files
+        .iter()
+        .map(|(name, _)| Named::flag("--site", &dir.join(name)))
+        .collect();
+    check_outputs(false, args.store.store.as_deref(), &pages)?;
     std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
         path: dir.into(),
         source,
