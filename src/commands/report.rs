@@ -33,6 +33,9 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     let (session, benchmarks, suite_settings) = match &args.sessions.run {
         Some(run) => {
             let sessions = crate::suite::merge::sessions(&mut store, run)?;
+            for s in &sessions {
+                super::checked_settings(&store, s)?;
+            }
             let benchmarks = crate::suite::merge::benchmarks(&sessions);
             let settings = crate::suite::merge::settings(&sessions);
             (
@@ -136,6 +139,7 @@ pub fn gather(
     history: usize,
     compare: bool,
 ) -> Result<ReportData> {
+    super::checked_settings(store, &session)?;
     let mut notes = Vec::new();
     let cells: Vec<_> = session.cells.iter().collect();
     let mut times = time_values(store, &cells)?;
@@ -944,7 +948,10 @@ mod tests {
                 &[check::Pair {
                     name: "x".into(),
                     measure: check::Measure::WallTime,
-                    withheld: None,
+                    sides: (
+                        crate::analysis::gate::Side::of(0),
+                        crate::analysis::gate::Side::of(0),
+                    ),
                     base: base.clone(),
                     cand: cand.clone(),
                     history: None,

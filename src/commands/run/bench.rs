@@ -280,6 +280,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         (Some(p), Order::Interleaved) => Some(Sequential::new(r.alpha, p)),
         _ => None,
     };
+    distinct_identities(&cells)?;
     let real: Vec<&crate::run::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
     // The added --reference command comes first; --reference-name alone
     // picks one of the commands.
@@ -394,6 +395,34 @@ fn settings(
             })
             .collect(),
     }
+}
+
+/// Two cells of one session with one identity (`store::identity`: the
+/// name given with `-n`, else the command and its parameters) are refused
+/// before any run, as `import` refuses a file naming a benchmark twice: the
+/// store, `check` and the exports tell benchmarks apart by it, and a gate
+/// comparing one of the two would leave the other unjudged.
+fn distinct_identities(cells: &[plan::Cell]) -> Result<()> {
+    let mut seen: Vec<(String, &plan::Cell)> = Vec::new();
+    for c in cells.iter().filter(|c| !c.calibration) {
+        let identity = store::identity(c);
+        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == identity) {
+            let how = if first.template == plan::REFERENCE {
+                "name the reference apart (--reference-name NAME)"
+            } else if c.custom_name {
+                "give each its own -n name (with the parameters in it, as -n 'x {n}', for a parameter scan)"
+            } else {
+                "to compare a command with itself, name the two apart (-n a -n b)"
+            };
+            return Err(Error::Usage(format!(
+                "two benchmarks would both be '{identity}' ('{}' and '{}'): the store, check and \
+                 the exports tell benchmarks apart by it; {how}",
+                first.command, c.command
+            )));
+        }
+        seen.push((identity, c));
+    }
+    Ok(())
 }
 
 /// `--min-time`, `--min-runs`/`--max-runs`, `--runs` and `--timeout`.
