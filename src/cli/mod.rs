@@ -211,7 +211,9 @@ pub struct CellArgs {
     pub env: Vec<OsString>,
 
     /// Pad the commands' environment with N synthetic variables
-    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge environments.
+    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge
+    /// environments: at most 100000, and what exec takes (a quarter of
+    /// `ulimit -s`, about 33000 with 8 MiB); more is refused before any run.
     #[arg(long, value_name = "N")]
     pub env_size: Option<String>,
 
