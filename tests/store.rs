@@ -1284,6 +1284,36 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
     );
 }
 
+/// A concurrency session stored before cmdscope kept its settings (store
+/// schema 4) and its batches: its report says what it is, read from its
+/// command line, rather than showing its instances as an ordinary
+/// benchmark's runs.
+#[test]
+fn a_concurrency_session_of_a_version_4_store_is_said_to_be_one() {
+    let (_serial, dir, db) = serial_db("v4.db");
+    recorded(
+        &db,
+        &[
+            "run",
+            "--runs",
+            "8",
+            "--concurrency",
+            "2",
+            "--style",
+            "none",
+            "true",
+        ],
+    );
+    back_to_version(&db, 4);
+    let html = dir.path().join("old.html");
+    let (_, page) = html_report(&db, &html, &[]);
+    assert!(
+        page.contains("ran in concurrency mode before cmdscope stored its batches"),
+        "a v4 concurrency session shown without a note"
+    );
+    assert!(!page.contains("<h2>Concurrency</h2>"));
+}
+
 /// A concurrency session that stopped at a look over batches: the report
 /// replays its looks on the stored batches and compares at the level the
 /// run compared at, throughput and wall time alike.
