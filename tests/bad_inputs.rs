@@ -882,19 +882,39 @@ fn min_runs_and_max_runs_hold_in_every_mode() {
     assert_eq!(runs_made(&doc), 64, "{}", doc["results"][0]);
     let (_, doc) = exported(&["run", "--max-runs", "10", "--concurrency", "4", "true"]);
     assert_eq!(runs_made(&doc), 10, "{}", doc["results"][0]);
-    // Two commands: the precision's looks settle both at the first look,
-    // the minimum still holds for each.
+    // Two commands: the looks settle them at the first look the
+    // sign-flip test can reach (40 blocks); the minimum, 50, still holds.
     let (_, doc) = exported(&[
         "run",
         "--precision",
         "50",
         "--min-runs",
-        "30",
+        "50",
         "true",
         "true",
     ]);
     for r in doc["results"].as_array().unwrap() {
-        assert_eq!(r["runs"], 30, "{r}");
+        assert_eq!(r["runs"], 50, "{r}");
+    }
+    // A search decides each value's runs: a floor or a cap is refused
+    // rather than ignored.
+    for flag in ["--min-runs", "--max-runs"] {
+        let o = cmdscope(&[
+            "run",
+            "-P",
+            "n",
+            "1",
+            "4",
+            "--minimize",
+            "n",
+            flag,
+            "50",
+            "true",
+        ]);
+        one_line_error(
+            &o,
+            &format!("{flag} does not apply to --minimize/--maximize"),
+        );
     }
 }
 

@@ -1228,16 +1228,11 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
     );
 }
 
-/// A session in concurrency mode keeps its batches: read back, the
-/// throughput, its interval and the throughput comparison are the run's;
-/// the report shows them. A store of version 5 (before batches) upgrades
-/// keeping its sessions.
-#[test]
-fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
-    let (_serial, dir, db) = serial_db("v5.db");
-    // A concurrency session stored by a cmdscope that kept no batches.
+/// A concurrency session (8 runs of `true` at N = 2) as a cmdscope of
+/// store schema `version` stored it.
+fn old_concurrency_session(db: &Path, version: i64) {
     recorded(
-        &db,
+        db,
         &[
             "run",
             "--runs",
@@ -1249,7 +1244,18 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
             "true",
         ],
     );
-    back_to_version(&db, 5);
+    back_to_version(db, version);
+}
+
+/// A session in concurrency mode keeps its batches: read back, the
+/// throughput, its interval and the throughput comparison are the run's;
+/// the report shows them. A store of version 5 (before batches) upgrades
+/// keeping its sessions.
+#[test]
+fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
+    let (_serial, dir, db) = serial_db("v5.db");
+    // A concurrency session stored by a cmdscope that kept no batches.
+    old_concurrency_session(&db, 5);
     let out = dir.path().join("c.json");
     concurrency_session_into(db.to_str().unwrap(), &out);
     let doc = read_json(&out);
@@ -1291,20 +1297,7 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
 #[test]
 fn a_concurrency_session_of_a_version_4_store_is_said_to_be_one() {
     let (_serial, dir, db) = serial_db("v4.db");
-    recorded(
-        &db,
-        &[
-            "run",
-            "--runs",
-            "8",
-            "--concurrency",
-            "2",
-            "--style",
-            "none",
-            "true",
-        ],
-    );
-    back_to_version(&db, 4);
+    old_concurrency_session(&db, 4);
     let html = dir.path().join("old.html");
     let (_, page) = html_report(&db, &html, &[]);
     assert!(

@@ -475,6 +475,17 @@ fn check_goals(
                     .into(),
             ));
         }
+        // The search gives each value the runs its race needs, up to
+        // --runs: a floor or a cap on runs would be ignored.
+        if let Some(flag) = [("--min-runs", r.min_runs), ("--max-runs", r.max_runs)]
+            .into_iter()
+            .find_map(|(flag, given)| given.map(|_| flag))
+        {
+            return Err(Error::Usage(format!(
+                "{flag} does not apply to --minimize/--maximize: the search gives each value the \
+                 runs its race needs, up to --runs N (10 by default)"
+            )));
+        }
     }
     if args.monitor.is_some() {
         crate::explain::run_monitor::parse_matches(&args.matches)?;
