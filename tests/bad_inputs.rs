@@ -861,9 +861,10 @@ fn runs_made(doc: &serde_json::Value) -> u64 {
 
 /// `--min-runs` is a floor, as in hyperfine, whatever stops the session:
 /// a loose `--precision` met after the first look (10 runs) waits for it
-/// and stops as soon as it is made; in concurrency mode too, where the
-/// runs are batches' completions; and `--max-runs` caps the completions,
-/// not only the batches.
+/// and stops as soon as it is made, as does `--max-time`; in concurrency
+/// mode too, where the runs are batches' completions; and `--max-runs`
+/// caps the completions, not only the batches. A search, which decides
+/// each value's runs, refuses both.
 #[test]
 fn min_runs_and_max_runs_hold_in_every_mode() {
     let (_, doc) = exported(&["run", "--precision", "50", "--min-runs", "60", "true"]);
@@ -895,6 +896,21 @@ fn min_runs_and_max_runs_hold_in_every_mode() {
     ]);
     for r in doc["results"].as_array().unwrap() {
         assert_eq!(r["runs"], 50, "{r}");
+    }
+    // --max-time long past (10 ms, under a tenth of the minimum's runs)
+    // ends the session only once the minimum is made.
+    let (_, doc) = exported(&[
+        "run",
+        "--until-decided",
+        "--max-time",
+        "0.01",
+        "--min-runs",
+        "60",
+        "true",
+        "true",
+    ]);
+    for r in doc["results"].as_array().unwrap() {
+        assert_eq!(r["runs"], 60, "{r}");
     }
     // A search decides each value's runs: a floor or a cap is refused
     // rather than ignored.
