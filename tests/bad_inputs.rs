@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use cmdscope::analysis::sequential::LOOKS;
 use common::*;
 
 /// Every file under `dir` (recursively) with its bytes.
@@ -990,19 +991,21 @@ fn runs_made(doc: &serde_json::Value) -> u64 {
 }
 
 /// `--min-runs` is a floor, as in hyperfine, whatever stops the session:
-/// a loose `--precision` met after the first look (10 runs) waits for it
-/// and stops as soon as it is made, as does `--max-time`; in concurrency
-/// mode too, where the runs are batches' completions; and `--max-runs`
-/// caps the completions, not only the batches. A search, which decides
-/// each value's runs, refuses both.
+/// a loose `--precision` (90 %, met on a loaded machine too) met after the
+/// first look (10 runs) waits for it and stops as soon as it is made, as
+/// does `--max-time`; in concurrency mode too, where the runs are batches'
+/// completions; and `--max-runs` caps the completions, not only the
+/// batches. A search, which decides each value's runs, refuses both.
 #[test]
 fn min_runs_and_max_runs_hold_in_every_mode() {
-    let (_, doc) = exported(&["run", "--precision", "50", "--min-runs", "60", "true"]);
+    let (_, doc) = exported(&["run", "--precision", "90", "--min-runs", "60", "true"]);
     assert_eq!(runs_made(&doc), 60, "{}", doc["results"][0]);
+    // The throughput's interval is within 90 % after the first few
+    // batches, even on a loaded machine.
     let (_, doc) = exported(&[
         "run",
         "--precision",
-        "50",
+        "90",
         "--min-runs",
         "60",
         "--concurrency",
@@ -1013,19 +1016,26 @@ fn min_runs_and_max_runs_hold_in_every_mode() {
     assert_eq!(runs_made(&doc), 64, "{}", doc["results"][0]);
     let (_, doc) = exported(&["run", "--max-runs", "10", "--concurrency", "4", "true"]);
     assert_eq!(runs_made(&doc), 10, "{}", doc["results"][0]);
-    // Two commands: the looks settle them at the first look the
-    // sign-flip test can reach (40 blocks); the minimum, 50, still holds.
+    // Two commands: a loose precision (90 %) usually settles them at the
+    // first look the sign-flip test can reach (40 blocks), and the session
+    // stops at the minimum, 50; where a loaded machine leaves that look
+    // unsettled, at the first look that settles them after it.
     let (_, doc) = exported(&[
         "run",
         "--precision",
-        "50",
+        "90",
         "--min-runs",
         "50",
+        "-n",
+        "a",
+        "-n",
+        "b",
         "true",
         "true",
     ]);
     for r in doc["results"].as_array().unwrap() {
-        assert_eq!(r["runs"], 50, "{r}");
+        let n = r["runs"].as_u64().expect("runs") as usize;
+        assert!(n == 50 || (n > 50 && LOOKS.contains(&n)), "{r}");
     }
     // --max-time long past (10 ms, under a tenth of the minimum's runs)
     // ends the session only once the minimum is made.
@@ -1036,6 +1046,10 @@ fn min_runs_and_max_runs_hold_in_every_mode() {
         "0.01",
         "--min-runs",
         "60",
+        "-n",
+        "a",
+        "-n",
+        "b",
         "true",
         "true",
     ]);
