@@ -1828,7 +1828,8 @@ fn two_outputs_of_one_command_are_never_one_file() {
     // The commands' --output may be one file for all of them.
     let o = isolated()
         .args(["run", "--no-store", "--runs", "2", "--style", "none"])
-        .args(["--output", new, "--output", new, "true", "true"])
+        .args(["--output", new, "--output", new])
+        .args(["-n", "a", "-n", "b", "true", "true"])
         .output()
         .unwrap();
     ok(o);
