@@ -985,9 +985,16 @@ fn readers_read_a_store_of_an_older_schema_as_it_is_and_leave_it_unchanged() {
     assert_eq!(stderr(&o), "");
 }
 
-/// The runs of one exported result.
-fn runs_made(doc: &serde_json::Value) -> u64 {
-    doc["results"][0]["runs"].as_u64().expect("runs")
+/// The runs each benchmark of `run ARGS` made.
+fn runs_made(args: &[&str]) -> Vec<u64> {
+    let mut all = vec!["run"];
+    all.extend(args);
+    let (_, doc) = exported(&all);
+    let results = doc["results"].as_array().expect("results");
+    results
+        .iter()
+        .map(|r| r["runs"].as_u64().expect("runs"))
+        .collect()
 }
 
 /// `--min-runs` is a floor, as in hyperfine, whatever stops the session:
@@ -998,64 +1005,30 @@ fn runs_made(doc: &serde_json::Value) -> u64 {
 /// batches. A search, which decides each value's runs, refuses both.
 #[test]
 fn min_runs_and_max_runs_hold_in_every_mode() {
-    let (_, doc) = exported(&["run", "--precision", "90", "--min-runs", "60", "true"]);
-    assert_eq!(runs_made(&doc), 60, "{}", doc["results"][0]);
+    let loose = ["--precision", "90", "--min-runs"];
+    let two = ["-n", "a", "-n", "b", "true", "true"];
+    assert_eq!(runs_made(&[&loose[..], &["60", "true"]].concat()), [60]);
     // The throughput's interval is within 90 % after the first few
-    // batches, even on a loaded machine.
-    let (_, doc) = exported(&[
-        "run",
-        "--precision",
-        "90",
-        "--min-runs",
-        "60",
-        "--concurrency",
-        "2",
-        "true",
-    ]);
-    // Batches of 8 completions (four per slot): the eighth makes 64.
-    assert_eq!(runs_made(&doc), 64, "{}", doc["results"][0]);
-    let (_, doc) = exported(&["run", "--max-runs", "10", "--concurrency", "4", "true"]);
-    assert_eq!(runs_made(&doc), 10, "{}", doc["results"][0]);
-    // Two commands: a loose precision (90 %) usually settles them at the
-    // first look the sign-flip test can reach (40 blocks), and the session
-    // stops at the minimum, 50; where a loaded machine leaves that look
+    // batches, even on a loaded machine. Batches of 8 completions (four
+    // per slot): the eighth makes 64.
+    let concurrent = [&loose[..], &["60", "--concurrency", "2", "true"]].concat();
+    assert_eq!(runs_made(&concurrent), [64]);
+    assert_eq!(
+        runs_made(&["--max-runs", "10", "--concurrency", "4", "true"]),
+        [10]
+    );
+    // Two commands: the loose precision usually settles them at the first
+    // look the sign-flip test can reach (40 blocks), and the session stops
+    // at the minimum, 50; where a loaded machine leaves that look
     // unsettled, at the first look that settles them after it.
-    let (_, doc) = exported(&[
-        "run",
-        "--precision",
-        "90",
-        "--min-runs",
-        "50",
-        "-n",
-        "a",
-        "-n",
-        "b",
-        "true",
-        "true",
-    ]);
-    for r in doc["results"].as_array().unwrap() {
-        let n = r["runs"].as_u64().expect("runs") as usize;
-        assert!(n == 50 || (n > 50 && LOOKS.contains(&n)), "{r}");
+    for n in runs_made(&[&loose[..], &["50"], &two].concat()) {
+        let n = n as usize;
+        assert!(n == 50 || (n > 50 && LOOKS.contains(&n)), "{n} runs");
     }
     // --max-time long past (10 ms, under a tenth of the minimum's runs)
     // ends the session only once the minimum is made.
-    let (_, doc) = exported(&[
-        "run",
-        "--until-decided",
-        "--max-time",
-        "0.01",
-        "--min-runs",
-        "60",
-        "-n",
-        "a",
-        "-n",
-        "b",
-        "true",
-        "true",
-    ]);
-    for r in doc["results"].as_array().unwrap() {
-        assert_eq!(r["runs"], 60, "{r}");
-    }
+    let timed = ["--until-decided", "--max-time", "0.01", "--min-runs", "60"];
+    assert_eq!(runs_made(&[&timed[..], &two].concat()), [60, 60]);
     // A search decides each value's runs: a floor or a cap is refused
     // rather than ignored.
     for flag in ["--min-runs", "--max-runs"] {
