@@ -805,7 +805,7 @@ impl Spawner {
                 "the session cgroup",
             )?);
         }
-        let envp = environment(&[], false, 0)?;
+        let envp = environment(&[], &[], false, 0)?;
         let pid = spawn_helper(&path, &args, &envp, theirs.0).map_err(|e| failed("exec", e))?;
         drop(theirs);
         super::tree::protect(pid);
