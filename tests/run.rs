@@ -621,18 +621,7 @@ fn marked_left(mark: &str) -> Vec<String> {
 /// Whether the session cgroup of cmdscope `pid` (cgroup v2) is still there
 /// once it has had 5 s to go.
 fn cgroup_left(pid: u32) -> Option<std::path::PathBuf> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = mountinfo.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        right
-            .starts_with("cgroup2 ")
-            .then(|| left.split_whitespace().nth(4).map(std::path::PathBuf::from))?
-    })?;
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = mount
-        .join(path.trim_start_matches('/'))
-        .join(format!("cmdscope-{pid}"));
+    let dir = own_cgroup_dir()?.join(format!("cmdscope-{pid}"));
     let waited = std::time::Instant::now();
     while dir.exists() && waited.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(50));

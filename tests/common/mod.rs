@@ -523,3 +523,17 @@ pub fn cmdscope_within(args: &[&str], limit: std::time::Duration) -> Output {
     assert!(!late, "still running after {limit:?}: {}", stderr(&o));
     o
 }
+
+/// Where this process's session cgroups would go (cgroup v2), if anywhere.
+pub fn own_cgroup_dir() -> Option<std::path::PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mountinfo.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        right
+            .starts_with("cgroup2 ")
+            .then(|| left.split_whitespace().nth(4).map(std::path::PathBuf::from))?
+    })?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(mount.join(path.trim_start_matches('/')))
+}
