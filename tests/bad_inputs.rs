@@ -570,20 +570,6 @@ fn every_bad_input_is_one_line_and_exit_2_and_changes_nothing() {
 // Hostile inputs: numbers, stores, flags and processes that once crashed,
 // misled or left something behind. Each names the real problem in one line.
 
-/// Where this process's session cgroups would go (cgroup v2), if anywhere.
-fn own_cgroup_dir() -> Option<std::path::PathBuf> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = mountinfo.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        right
-            .starts_with("cgroup2 ")
-            .then(|| left.split_whitespace().nth(4).map(std::path::PathBuf::from))?
-    })?;
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    Some(mount.join(path.trim_start_matches('/')))
-}
-
 #[test]
 fn a_huge_run_count_reserves_nothing_up_front_and_leaves_no_cgroup() {
     // Under a 2 GiB address-space limit: reserving room for every run

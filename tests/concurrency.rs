@@ -622,3 +622,57 @@ fn too_many_at_once_for_the_process_limit_is_one_line_and_leaves_nothing() {
     assert!(slots_refused, "no limit refused the slots themselves");
     assert!(instance_refused, "no limit refused an instance");
 }
+
+/// `--isolate` with `--concurrency`: the instances run on the commands'
+/// CPUs (every CPU but cmdscope's), each instance slot's spawner being one
+/// of cmdscope's helpers, pinned with it.
+#[test]
+fn isolate_gives_the_instances_the_commands_cpus() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("SKIPPED: --isolate needs two CPUs, this machine has {cpus}");
+        return;
+    }
+    let dir = tempdir();
+    let seen = dir.path().join("cpus");
+    let cmd = format!(
+        "sh -c 'grep Cpus_allowed_list /proc/self/status >> {}'",
+        seen.display()
+    );
+    let o = cmdscope(&[
+        "run",
+        "--isolate",
+        "--concurrency",
+        "3",
+        "--runs",
+        "9",
+        "--style",
+        "basic",
+        &cmd,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stderr(&o);
+    // "1,2,3" or "1-3,5" as a set of CPUs.
+    let set = |list: &str| -> std::collections::BTreeSet<usize> {
+        list.split(',')
+            .flat_map(|part| {
+                let (a, b) = part.split_once('-').unwrap_or((part, part));
+                let a: usize = a.trim().parse().expect("a CPU number");
+                let b: usize = b.trim().parse().expect("a CPU number");
+                a..=b
+            })
+            .collect()
+    };
+    let commands = said
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdscope: isolated: the commands run on CPU "))
+        .and_then(|l| l.split_whitespace().next())
+        .map(|l| set(l.trim_end_matches(',')))
+        .unwrap_or_else(|| panic!("no isolation line: {said}"));
+    let lines = lines(&seen);
+    assert!(lines.len() >= 9, "{lines:?}");
+    for l in &lines {
+        let list = l.split_whitespace().last().unwrap_or_default();
+        assert_eq!(set(list), commands, "an instance ran on {list}: {said}");
+    }
+}

@@ -507,6 +507,27 @@ fn nothing_is_left_running_after_a_profile() {
     assert!(left.is_empty(), "{:?}", left);
 }
 
+#[test]
+fn a_daemon_the_command_started_is_killed_after_each_run() {
+    // It leaves the command's process group and session (`setsid`).
+    let dir = tempdir();
+    let token = format!("profile-daemon-{}", std::process::id());
+    let script = daemon_script(dir.path(), &token);
+    let o = cmdscope_within(
+        &[
+            "explain",
+            "--profile",
+            "--runs",
+            "3",
+            script.to_str().unwrap(),
+        ],
+        std::time::Duration::from_secs(120),
+    );
+    ok(o);
+    let left = left_running(&token);
+    assert!(left.is_empty(), "{:?}", left);
+}
+
 /// Restores kernel.perf_event_paranoid when dropped.
 struct Paranoid(String);
 

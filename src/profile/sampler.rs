@@ -556,9 +556,11 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
         // child's exit is seen.
         unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 5) };
     }
-    // What the command left running in its group goes with it.
+    // What the command left running goes with it: its group, and what
+    // left the group (a daemon), as `run` kills after each run.
     // SAFETY: signalling a process group we created.
     unsafe { libc::kill(-pid, libc::SIGKILL) };
+    crate::exec::tree::kill_leftovers();
     for (_, ring, bytes) in events.iter_mut() {
         ring.drain(bytes);
         split_records(bytes, &mut records);

@@ -17,7 +17,7 @@ use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
 use crate::run::ahead::Ahead;
-use crate::run::concurrent::{Batches, Instances, Pool};
+use crate::run::concurrent::{self, Batches, Instances, Pool};
 use crate::run::events::{Event, Fanout, Observer};
 use crate::run::plan::Cell;
 use crate::run::preflight;
@@ -265,7 +265,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         .filter_map(|c| c.variant.concurrency)
         .max()
         .map(|largest| Batches::new(largest, opts.policy.exact));
-    let mut pool = batches_plan.map(|_| Pool::new(opts.timeout.is_some()));
+    let mut pool = batches_plan.map(|_| Pool::new());
     let mut slot_dirs: Vec<Option<Arc<Vec<RunDir>>>> = vec![None; opts.cells.len()];
     let mut batches: Vec<Vec<BatchRecord>> = vec![Vec::new(); opts.cells.len()];
     let mut scheduler = Scheduler::new(
@@ -414,9 +414,23 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 show_output: *opts.output_of(cell) == Output::Inherit,
                 dirs,
             };
-            let (batch, left) = match pool.run_batch(c, configs[c].clone(), hooks, n, want, &|| {
-                spawner.kill_leftovers()
-            }) {
+            // A measured batch's instances reach the store as each ends.
+            let sink = measured
+                .then(|| events.instances(c))
+                .flatten()
+                .map(|to| concurrent::Sink {
+                    to,
+                    first_run_index: run_index,
+                });
+            let (batch, left) = match pool.run_batch(
+                c,
+                configs[c].clone(),
+                hooks,
+                n,
+                want,
+                &|| spawner.kill_leftovers(),
+                sink,
+            ) {
                 Ok(b) => b,
                 Err(e) => {
                     failure = Some(e);
