@@ -782,6 +782,162 @@ fn stores_survive_damage() {
     );
 }
 
+// Stored settings: a store's `sessions.settings` JSON damaged, mistyped or
+// out of range, read back by `check` and `report`.
+
+/// A field of the stored settings and a value for it, with whether the
+/// value is one `run` would refuse as a flag (None: not known here).
+fn settings_value(rng: &mut ChaCha8Rng) -> (&'static str, String, Option<bool>) {
+    const FIELDS: &[&str] = &[
+        "$.alpha",
+        "$.precision",
+        "$.timeout",
+        "$.reference",
+        "$.policy.min_time",
+        "$.policy.max_runs",
+        "$.cells[0].variant.concurrency",
+    ];
+    const HOSTILE: &[&str] = &[
+        "null",
+        "true",
+        "\"x\"",
+        "[]",
+        "{}",
+        "-1",
+        "0",
+        "1e300",
+        "-1e300",
+        "1e-400",
+        "0.5",
+        "1.0",
+        "18446744073709551616",
+        "9",
+    ];
+    let field = FIELDS[rng.random_range(0..FIELDS.len())];
+    // Hostile tokens, or numbers around the fields' ranges (half of them
+    // in range for alpha, precision, timeout and min_time).
+    let value = if rng.random_bool(0.4) {
+        HOSTILE[rng.random_range(0..HOSTILE.len())].to_string()
+    } else if rng.random_bool(0.5) {
+        format!("{}", rng.random_range(0.01..0.49f64))
+    } else {
+        format!("{}", rng.random_range(-2.0..3.0f64))
+    };
+    let number = value.parse::<f64>().ok().filter(|v| v.is_finite());
+    let bad = match (field, number) {
+        ("$.alpha", Some(a)) => Some(!(a > 0.0 && a < 0.5)),
+        ("$.precision", Some(p)) => Some(!(p > 0.0 && p < 1.0)),
+        ("$.precision", None) if value == "null" => Some(false),
+        ("$.timeout", Some(t)) => Some(!(t > 0.0 && t < 1e9)),
+        ("$.timeout", None) if value == "null" => Some(false),
+        // An index: only 0 and 1 name one of the two cells; a number with
+        // a fraction, a negative one or one too large is no index at all.
+        ("$.reference", _) => Some(value != "0" && value != "1"),
+        ("$.policy.min_time", Some(t)) => Some(t < 0.0),
+        (_, None) if value != "null" => Some(true),
+        _ => None,
+    };
+    (field, value, bad)
+}
+
+#[test]
+fn stores_settings_are_checked_like_flags() {
+    let bin = env!("CARGO_BIN_EXE_cmdscope");
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let good_store = work.path().join("good.sqlite");
+    for label in ["commit=a", "commit=b"] {
+        let o = std::process::Command::new(bin)
+            .args(["run", "--runs", "3", "--style", "none", "--label", label])
+            .args(["-n", "a", "true", "-n", "b", "true", "--store"])
+            .arg(&good_store)
+            .env_remove("CMDSCOPE_STORE")
+            .env_remove("CMDSCOPE_NO_STORE")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let good = std::fs::read(&good_store).unwrap();
+    let original: String = rusqlite::Connection::open(&good_store)
+        .unwrap()
+        .query_row("SELECT settings FROM sessions WHERE id = 2", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let (mut refused, mut read) = (0u64, 0u64);
+    Budget::from_env(24).run("stored-settings", |rng, n| {
+        let case = tempfile::tempdir_in(work.path()).unwrap();
+        let store = case.path().join("s.sqlite");
+        std::fs::write(&store, &good).unwrap();
+        let c = rusqlite::Connection::open(&store).unwrap();
+        let (what, bad) = match rng.random_range(0..4) {
+            0 | 1 => {
+                let (field, value, bad) = settings_value(rng);
+                c.execute(
+                    &format!("UPDATE sessions SET settings = json_set(settings, ?1, json('{value}')) WHERE id = 2"),
+                    [field],
+                )
+                .unwrap();
+                (format!("{field} = {value}"), bad)
+            }
+            2 => {
+                let text = mutate(rng, &original);
+                c.execute("UPDATE sessions SET settings = ?1 WHERE id = 2", [&text])
+                    .unwrap();
+                (format!("mutated: {text}"), None)
+            }
+            _ => {
+                let text = random_text(rng, 200);
+                c.execute("UPDATE sessions SET settings = ?1 WHERE id = 2", [&text])
+                    .unwrap();
+                (format!("random: {text:?}"), Some(true))
+            }
+        };
+        drop(c);
+        for args in [
+            vec!["check", "--baseline", "commit=a", "--format", "text"],
+            vec!["report", "--session", "2", "--html", "r.html"],
+        ] {
+            let o = std::process::Command::new(bin)
+                .args(&args)
+                .arg("--store")
+                .arg(&store)
+                .current_dir(case.path())
+                .env("NO_COLOR", "1")
+                .env_remove("CMDSCOPE_STORE")
+                .env_remove("CMDSCOPE_NO_STORE")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            let code = o.status.code();
+            let about = format!("case {n} ({what}): {args:?} exit {code:?}: {err}");
+            assert!(!err.contains("panicked"), "{about}");
+            assert!(matches!(code, Some(0..=2)), "{about}");
+            let said = err.contains(&format!(
+                "cmdscope: error: store '{}': session #2 has invalid stored settings (sessions.settings): ",
+                store.display()
+            ));
+            if code == Some(2) {
+                assert_eq!(err.lines().count(), 1, "{about}");
+                assert!(said, "{about}");
+            }
+            match bad {
+                Some(true) => assert!(code == Some(2) && said, "a bad value was read: {about}"),
+                Some(false) => assert!(!said, "a good value was refused: {about}"),
+                None => {}
+            }
+            if said {
+                refused += 1;
+            } else {
+                read += 1;
+            }
+        }
+    });
+    eprintln!("fuzz stored-settings-exits: {refused} refused with one line, {read} read");
+    // Both sides of the property were exercised.
+    assert!(refused > 0 && read > 0, "{refused} refused, {read} read");
+}
+
 /// What starts and ends every generated password: nothing else in the
 /// generated strings or in cmdscope's messages holds it (raw, or
 /// percent-encoded in a URL), so finding it in an output is finding a

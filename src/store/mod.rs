@@ -350,6 +350,9 @@ pub struct Finish {
 /// Status of a session that has not finished (still running, or killed).
 pub const RUNNING: &str = "running";
 
+/// The status of a session that ended normally.
+pub const FINISHED: &str = "finished";
+
 /// Which sessions to list.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
@@ -410,6 +413,10 @@ pub struct StoredSession {
     /// What the session was run with; None for imports and sessions
     /// stored before the settings were kept.
     pub settings: Option<Settings>,
+    /// Why the stored settings could not be read, when they are there but
+    /// damaged (`settings` is then None): readers that need them refuse
+    /// the session rather than take it for one stored without them.
+    pub settings_error: Option<String>,
 }
 
 impl StoredSession {
@@ -1279,6 +1286,7 @@ impl Store {
                     preflight: g(21).text().map(str::to_string),
                     search: g(22).text().and_then(StoredSearch::from_json),
                     settings: g(23).text().and_then(Settings::from_json),
+                    settings_error: g(23).text().and_then(|t| Settings::parse_json(t).err()),
                 }
             })
             .collect();
@@ -1407,6 +1415,37 @@ impl Store {
                     &mut |c, v| out.entry(c).or_default().push(v),
                 )
                 .map_err(|e| self.err("cannot read runs", e))?;
+        }
+        Ok(out)
+    }
+
+    /// Per cell, its runs that timed out and those that failed (a non-zero
+    /// exit or a signal, without a timeout): what a gate says of a side
+    /// holding too few successful runs. Cells without such runs are absent.
+    pub fn run_outcomes(&mut self, cells: &[i64]) -> Result<HashMap<i64, (usize, usize)>> {
+        let mut out = HashMap::new();
+        for chunk in cells.chunks(500) {
+            let (list, params) = in_list(chunk);
+            let rows = self
+                .db
+                .query(
+                    &format!(
+                        "SELECT cell_id, \
+                         CAST(SUM(CASE WHEN timed_out <> 0 THEN 1 ELSE 0 END) AS BIGINT), \
+                         CAST(SUM(CASE WHEN timed_out = 0 AND (exit_code <> 0 OR signal IS NOT \
+                         NULL) THEN 1 ELSE 0 END) AS BIGINT) FROM runs WHERE cell_id IN ({list}) \
+                         AND (timed_out <> 0 OR exit_code <> 0 OR signal IS NOT NULL) \
+                         GROUP BY cell_id"
+                    ),
+                    &params,
+                )
+                .map_err(|e| self.err("cannot read runs", e))?;
+            for r in rows {
+                let n = |i: usize| r.get(i).and_then(Value::int).unwrap_or(0).max(0) as usize;
+                if let Some(cell) = r.first().and_then(Value::int) {
+                    out.insert(cell, (n(1), n(2)));
+                }
+            }
         }
         Ok(out)
     }
