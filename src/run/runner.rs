@@ -445,14 +445,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             // Warm-up instances are judged as measured ones are: a command
             // that fails while warming up ends the session here, not after
             // the measured batches it would fail as well.
-            let iteration = if measured {
-                samples[c].len()
-            } else {
-                warmups_made[c]
-            };
-            if !measured {
-                warmups_made[c] += 1;
-            }
+            let iteration = iteration(measured, samples[c].len(), &mut warmups_made[c]);
             if let Some(e) = batch
                 .instances
                 .iter()
@@ -613,14 +606,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             // Added in hyperfine's order (the same sum to the last bit).
             scheduler.record_cost(step, wall + prepare_time + conclude_time);
         }
-        let iteration = if measured {
-            samples[c].len()
-        } else {
-            warmups_made[c]
-        };
-        if !measured {
-            warmups_made[c] += 1;
-        }
+        let iteration = iteration(measured, samples[c].len(), &mut warmups_made[c]);
         if let Some(e) = judge(&sample, cell, opts, measured, iteration) {
             failure.get_or_insert(e);
             scheduler.stop(StopReason::Failure);
@@ -730,6 +716,18 @@ fn count_leftovers(leftovers: &mut Vec<(String, usize)>, name: &str, left: usize
     match leftovers.iter_mut().find(|(n, _)| n == name) {
         Some((_, k)) => *k += left,
         None => leftovers.push((name.to_string(), left)),
+    }
+}
+
+/// Which of its cell's warm-up or measured runs (from 0) a run just made
+/// is: `measured_before` measured runs came before it; `warmups` counts the
+/// cell's warm-up runs, this one included.
+fn iteration(measured: bool, measured_before: usize, warmups: &mut usize) -> usize {
+    if measured {
+        measured_before
+    } else {
+        *warmups += 1;
+        *warmups - 1
     }
 }
 
