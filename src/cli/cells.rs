@@ -147,6 +147,7 @@ pub fn request(args: &RunArgs) -> Result<Request> {
         labels: args.labels.clone(),
         benchmark: None,
         only_cells: None,
+        first_run: false,
     })
 }
 

@@ -90,7 +90,7 @@ pub enum TimeUnit {
     Second,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Clone, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct RunArgs {
     /// The commands to benchmark. Each is split into words like a shell

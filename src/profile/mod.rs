@@ -296,6 +296,7 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
         min_runs: opts.runs,
         max_runs: Some(opts.runs),
         min_time: 0.0,
+        first_run: false,
     };
     let mut schedule = Scheduler::new(cells.len(), Order::Interleaved, policy, 0, opts.seed);
     let mut sym = symbols::Symbolizer::default();

@@ -543,6 +543,7 @@ impl Batches {
             min_runs: runs.min_runs.div_ceil(self.size).max(3),
             max_runs: runs.max_runs.map(|m| m.div_ceil(self.size).max(1)),
             min_time: runs.min_time,
+            first_run: runs.first_run,
         }
     }
 

@@ -64,6 +64,9 @@ pub struct Request {
     pub benchmark: Option<String>,
     /// A suite partition's cells (by store identity): only these are measured.
     pub only_cells: Option<HashSet<String>>,
+    /// hyperfine's run count (`RunPolicy::first_run`): fixed from each
+    /// command's first run, the shell calibrated first.
+    pub first_run: bool,
 }
 
 impl Default for Request {
@@ -96,6 +99,7 @@ impl Default for Request {
             labels: Vec::new(),
             benchmark: None,
             only_cells: None,
+            first_run: false,
         }
     }
 }

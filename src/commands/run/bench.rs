@@ -454,6 +454,7 @@ fn limits(r: &Request) -> Result<(Option<Duration>, RunPolicy)> {
         }),
         max_runs: r.max_runs.map(|n| n as usize),
         min_time: r.min_time,
+        first_run: r.first_run,
     };
     Ok((timeout, policy))
 }
