@@ -287,7 +287,12 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         (Some(p), Order::Interleaved) => Some(Sequential::new(r.alpha, p)),
         _ => None,
     };
-    distinct_identities(&cells)?;
+    // hyperfine runs a reference that repeats a command under one name;
+    // its front door (hyperfine's run rule, `first_run`) keeps that when
+    // nothing is stored, where no store or gate must tell the two apart.
+    if !(r.first_run && args.no_store) {
+        distinct_identities(&cells)?;
+    }
     let real: Vec<&crate::run::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
     // The added --reference command comes first; --reference-name alone
     // picks one of the commands.
