@@ -80,6 +80,8 @@ pub struct RunOptions {
     /// `--isolate`: the CPU cmdscope and its helpers keep (the cells'
     /// `--cpus` lists hold the others).
     pub isolate: Option<usize>,
+    /// `--simulate`: every run under cachegrind, its counts in the sample.
+    pub simulate: Option<crate::exec::simulate::Simulation>,
 }
 
 impl RunOptions {
@@ -173,6 +175,11 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     };
     let window = preflight::start(pinned);
     let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
+    let sim_dir = opts
+        .simulate
+        .as_ref()
+        .map(|_| crate::exec::simulate::OutDir::create())
+        .transpose()?;
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
     let mut configs = Vec::with_capacity(opts.cells.len());
@@ -203,7 +210,10 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             user: v.user.clone(),
             cpus: v.cpus.clone(),
             nice: v.nice,
-            ..SpawnConfig::new(cell.argv.clone())
+            ..SpawnConfig::new(match (&opts.simulate, &sim_dir) {
+                (Some(sim), Some(dir)) => sim.wrap(dir.path(), &cell.argv)?,
+                _ => cell.argv.clone(),
+            })
         };
         prepared.push(Prepared::new(&spawner, &config)?);
         // Shared with the instance slots in concurrency mode.
@@ -215,7 +225,9 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     // do not depend on the runs' times and nothing but the run happens
     // between two runs. CMDSCOPE_NO_SCHEDULE=1 runs every step alone (to
     // compare the two paths).
+    // Simulated runs are read between runs: never scheduled ahead.
     let mut ahead = (opts.policy.exact.is_some()
+        && opts.simulate.is_none()
         && opts.adaptive.is_none()
         && opts.deadline.is_none()
         && matches!(
@@ -568,6 +580,19 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         if let Some(dir) = &run_dirs[c] {
             dir.remove();
         }
+        // The run's out-files, warm-ups' too (so none is counted twice).
+        if let Some(counted) = sim_dir.as_ref().map(crate::exec::simulate::OutDir::take) {
+            match counted {
+                Ok(counts) => counts.set(&mut sample),
+                // A run killed at its timeout wrote no complete counts.
+                Err(_) if sample.timed_out => {}
+                Err(e) => {
+                    failure = Some(e);
+                    scheduler.stop(StopReason::Failure);
+                    continue;
+                }
+            }
+        }
         let wall = sample.get(Metric::WallTime).unwrap_or(0.0);
         last_wall[c] = sample.get(Metric::WallTime);
         scheduler.record(step, wall);
@@ -681,6 +706,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         rss_floor,
         preflight: checks,
         leftovers,
+        simulated: opts.simulate.clone(),
     })
 }
 
