@@ -301,6 +301,34 @@ pub fn refuse_collisions(outputs: &[Named], kept: &[Named]) -> Result<()> {
     Ok(())
 }
 
+/// The first bytes of every SQLite database file.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Refuses an output that is an existing SQLite database (followed through
+/// links): another results store, or any application's. An export written
+/// over it would destroy a history the store checks above do not know of.
+pub fn refuse_databases(outputs: &[Named]) -> Result<()> {
+    use std::io::Read;
+    for out in outputs {
+        if is_stdout(&out.path) || descriptor(&out.path).is_some() {
+            continue;
+        }
+        let is_db = std::fs::metadata(&out.path).is_ok_and(|m| m.is_file())
+            && std::fs::File::open(&out.path).is_ok_and(|mut f| {
+                let mut head = [0u8; 16];
+                f.read_exact(&mut head).is_ok() && &head == SQLITE_HEADER
+            });
+        if is_db {
+            return Err(Error::Usage(format!(
+                "{} is an SQLite database (a results store?): writing it would destroy it; \
+                 give another file",
+                out.what
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses standard output or standard error being one of `kept`
 /// (`cmdscope history --store s.db >> s.db`): what is printed would be
 /// written into the store.
@@ -580,6 +608,29 @@ mod tests {
             .filter(|n| n.to_string_lossy().starts_with(".cmdscope-"))
             .collect();
         assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    }
+
+    #[test]
+    fn an_sqlite_database_is_never_an_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("other.db");
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        drop(c);
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&db, &link).unwrap();
+        let text = dir.path().join("old.json");
+        std::fs::write(&text, "{}").unwrap();
+        for path in [&db, &link] {
+            let e = refuse_databases(&[Named::flag("--export-json", path)]).unwrap_err();
+            assert!(e.to_string().contains("is an SQLite database"), "{e}");
+        }
+        // An ordinary file, a new one, standard output: written as before.
+        let new = dir.path().join("new.json");
+        for path in [text.as_path(), new.as_path(), Path::new("-")] {
+            refuse_databases(&[Named::flag("--export-json", path)]).unwrap();
+        }
     }
 
     #[test]

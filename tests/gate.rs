@@ -507,3 +507,47 @@ fn bad_settings_read_back_from_a_store_are_errors_naming_the_store_and_session()
         assert!(!html.exists());
     }
 }
+
+#[test]
+fn check_against_history_fails_on_a_benchmark_the_previous_session_held() {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    baseline(&db);
+    // Another project's session in the same store, between the two: it
+    // shares no benchmark, so its benchmark is not this gate's business.
+    session(&db, "project=other", &["--runs", "3", "-n", "C", "true"], 0);
+    session(
+        &db,
+        "branch=feature",
+        &["--runs", "5", "-n", "B", "sleep 0.005"],
+        0,
+    );
+    let history = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--against",
+            "history",
+            "--fail-if-slower",
+            "5",
+            "--format",
+            "text",
+        ];
+        args.extend_from_slice(extra);
+        with_store(&db, &args)
+    };
+    let o = history(&[]);
+    fails_on(&o, "A", "not in this session");
+    let out = text(&o);
+    assert!(!out.contains("C:"), "{out}");
+    // The correction counts the benchmarks tested, not the one absent.
+    assert!(out.contains("Bonferroni over 1 benchmark,"), "{out}");
+    let o = history(&["--allow-missing", "A"]);
+    // Allowed, A no longer fails it (B's verdict is noise's to decide).
+    assert!(!text(&o).contains("❌ not compared"), "{}", text(&o));
+    assert!(
+        text(&o).contains("not compared (allowed by --allow-missing): not in this session"),
+        "{}",
+        text(&o)
+    );
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+}

@@ -174,18 +174,16 @@ fn baseline_history(
 }
 
 /// A stored cell's batches when it ran in concurrency mode (by its stored
-/// batches, or its session's settings: empty when they were not stored);
-/// None for single runs.
+/// batches, or `report::ran_concurrently`: empty when they were not
+/// stored); None for single runs.
 fn concurrent_batches(
     store: &mut Store,
     session: &StoredSession,
     cell: usize,
 ) -> Result<Option<Vec<crate::run::session::BatchRecord>>> {
     let batches = store.batches(session.cells[cell].id)?;
-    let ran_concurrently = (session.settings.as_ref())
-        .and_then(|s| s.cells.get(cell))
-        .is_some_and(|c| c.variant.concurrency.is_some());
-    Ok((!batches.is_empty() || ran_concurrently).then_some(batches))
+    let concurrent = super::report::ran_concurrently(session, cell);
+    Ok((!batches.is_empty() || concurrent).then_some(batches))
 }
 
 /// `--metric`: wall time unless it names another per-run metric.
@@ -600,8 +598,17 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
             names.push(&c.identity);
         }
     }
+    let checked = names.len();
+    // What the session before held and this one lacks is not compared: a
+    // benchmark dropped (or renamed) must not leave the gate unseen.
+    let before = previous_benchmarks(&mut store, &current)?;
+    for name in &before {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
     let p = Params {
-        alpha: with.alpha / names.len().max(1) as f64,
+        alpha: with.alpha / checked.max(1) as f64,
         ..base
     };
     let rows = against_history(&names, &histories, current.id, &p);
@@ -628,6 +635,7 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
         pct: args.fail_if_slower,
         alpha: with.alpha,
         window: p.window,
+        tested: checked,
         outcome: &outcome,
         notes: &notes,
     };
@@ -639,6 +647,28 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
     } else {
         exit::FAILURE
     })
+}
+
+/// The benchmarks of the newest session before `current` on its machine
+/// that shares one with it (the same suite's previous session; sessions of
+/// other projects in the store share none).
+fn previous_benchmarks(store: &mut Store, current: &StoredSession) -> Result<Vec<String>> {
+    // Enough to pass other projects' sessions between two of this one.
+    const LOOK_BACK: usize = 200;
+    let sessions = store.sessions(&crate::store::Filter {
+        machine: Some(current.fingerprint.clone()),
+        limit: Some(LOOK_BACK),
+        ..Default::default()
+    })?;
+    let shares = |s: &StoredSession| {
+        (s.cells.iter()).any(|c| current.cells.iter().any(|m| m.identity == c.identity))
+    };
+    Ok(sessions
+        .iter()
+        .filter(|s| s.id != current.id && s.started_unix <= current.started_unix)
+        .find(|s| shares(s))
+        .map(|s| s.cells.iter().map(|c| c.identity.clone()).collect())
+        .unwrap_or_default())
 }
 
 /// The gate's rows of `check --against history`: each benchmark of the

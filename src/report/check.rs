@@ -433,6 +433,9 @@ pub struct HistoryContext<'a> {
     pub pct: f64,
     pub alpha: f64,
     pub window: usize,
+    /// The benchmarks of the session checked: the Bonferroni correction's
+    /// count (a benchmark it lacks is a row, not a test).
+    pub tested: usize,
     /// What the gate found (`analysis::gate`).
     pub outcome: &'a Outcome,
     /// Said after the table: how the settings compared with were found.
@@ -474,8 +477,8 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
         current.machine.hostname,
         crate::store::short_fingerprint(&current.fingerprint),
         ctx.window,
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" },
+        ctx.tested,
+        if ctx.tested == 1 { "" } else { "s" },
         ctx.alpha
     );
     // A benchmark the gate could not compare says so, whatever the engine's verdict.

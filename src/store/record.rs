@@ -84,7 +84,8 @@ impl Choice {
 
 /// Refuses, before anything runs or is written, a named store location
 /// that cannot be a store, and `outputs` that would overwrite the store
-/// (or one of its journal files), or one another; standard output and
+/// (or one of its journal files), one another, or any other SQLite
+/// database (another store's history); standard output and
 /// error are checked against the store too (`history >> results.db`).
 /// With `--no-store` the store named (or the default one) is still
 /// protected: nothing is recorded there, but it holds the history.
@@ -104,6 +105,7 @@ pub fn check_outputs(
             .unwrap_or_default(),
     };
     crate::output::refuse_collisions(outputs, &kept)?;
+    crate::output::refuse_databases(outputs)?;
     crate::output::refuse_streams_into(&kept)
 }
 
