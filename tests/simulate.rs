@@ -175,6 +175,16 @@ fn counts_equal_cachegrinds_own_out_file() {
     assert_within(d1, summary[4] + summary[7], 0.05, "D1 misses");
 }
 
+/// A simulated session of sha256sum on `file`, named "hash", with `label`,
+/// 2 runs, into the store `db`, with `extra` options.
+fn simulated_session(db: &Path, label: &str, file: &Path, extra: &[&str]) {
+    let cmd = sha(file);
+    let mut args = vec!["run", "--simulate", "--runs", "2", "--style", "none"];
+    args.extend_from_slice(extra);
+    args.extend(["--label", label, "-n", "hash", &cmd]);
+    ok(with_store(db, &args));
+}
+
 #[test]
 fn counts_are_stored_and_gated_by_check_metric() {
     if !valgrind() {
@@ -187,24 +197,8 @@ fn counts_are_stored_and_gated_by_check_metric() {
     data(&b, MIB + MIB / 50);
     let export = |label: &str| dir.path().join(format!("{label}.json"));
     let session = |label: &str, file: &Path| {
-        ok(with_store(
-            &db,
-            &[
-                "run",
-                "--simulate",
-                "--runs",
-                "2",
-                "--style",
-                "none",
-                "--export-json",
-                export(label).to_str().unwrap(),
-                "--label",
-                label,
-                "-n",
-                "hash",
-                &sha(file),
-            ],
-        ));
+        let out = export(label);
+        simulated_session(&db, label, file, &["--export-json", out.to_str().unwrap()]);
     };
     let gate = || {
         with_store(
@@ -271,27 +265,7 @@ fn a_session_not_simulated_alike_is_not_compared_on_counts() {
     let db = dir.path().join("store.db");
     let a = dir.path().join("a.bin");
     data(&a, MIB / 4);
-    let cmd = sha(&a);
-    let run = |label: &str, ll: &str| {
-        ok(with_store(
-            &db,
-            &[
-                "run",
-                "--simulate",
-                "--runs",
-                "2",
-                "--style",
-                "none",
-                "--LL",
-                ll,
-                "--label",
-                label,
-                "-n",
-                "hash",
-                &cmd,
-            ],
-        ));
-    };
+    let run = |label: &str, ll: &str| simulated_session(&db, label, &a, &["--LL", ll]);
     run("v=base", "8388608,16,64");
     run("v=small", "1048576,8,64");
     let o = with_store(
