@@ -909,7 +909,7 @@ fn a_read_only_store_file_is_refused_by_writers_and_left_as_it_was() {
 fn readers_read_a_store_of_an_older_schema_as_it_is_and_leave_it_unchanged() {
     let dir = tempdir();
     let store = store_with_a_session(dir.path());
-    // Back to what cmdscope wrote before migration 4 (and 5 and 6).
+    // Back to what cmdscope wrote before migration 4 (and 5, 6 and 7).
     rusqlite::Connection::open(&store)
         .unwrap()
         .execute_batch(&sql_back_to_version(3))
@@ -921,8 +921,8 @@ fn readers_read_a_store_of_an_older_schema_as_it_is_and_leave_it_unchanged() {
     let latest = cmdscope::store::schema::LATEST;
     let note = format!(
         "cmdscope: note: store '{}' has schema version 3, older than this cmdscope's \
-         ({latest}): read as it is, without search answers, session settings and concurrency \
-         batches (the next run or import with it upgrades it)",
+         ({latest}): read as it is, without search answers, session settings, concurrency \
+         batches and simulated counts (the next run or import with it upgrades it)",
         store.display()
     );
     for (args, status) in [

@@ -106,7 +106,7 @@ fn readers_read_a_store_of_version_4_as_it_is(server: &Server) {
             "{args:?}: {err}"
         );
         assert!(
-            err.contains("without session settings and concurrency batches"),
+            err.contains("without session settings, concurrency batches and simulated counts"),
             "{err}"
         );
         no_password(&o);

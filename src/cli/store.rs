@@ -22,6 +22,8 @@ Examples:
   cmdscope check --baseline branch=main --fail-if-slower 5 \\
       >> \"$GITHUB_STEP_SUMMARY\"
   cmdscope check --against history --fail-if-slower 5   # vs the history before
+  cmdscope check --baseline branch=main --metric sim_estimated_cycles \\
+      --fail-if-slower 1   # sessions of run --simulate
   cmdscope check --baseline branch=main --allow-missing 'make docs'
   cmdscope check --baseline branch=main --allow-missing all \\
       --inconclusive fail
@@ -128,6 +130,12 @@ pub struct CheckArgs {
     /// Exit 1 when a benchmark is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100).
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub fail_if_slower: f64,
+
+    /// The per-run metric compared [default: wall time, or sec/op for
+    /// imported Go benchmarks], e.g. sim_estimated_cycles of `run
+    /// --simulate` (whose identical counts decide from 2 runs a side).
+    #[arg(long, value_name = "NAME", conflicts_with = "against")]
+    pub metric: Option<String>,
 
     /// The results checked: this session [default: the latest session on this machine].
     #[arg(long, value_name = "ID")]

@@ -1,7 +1,9 @@
 //! `cmdscope check`: the CI gate. Compares the latest session on this
 //! machine with the latest session carrying the baseline label on the same
 //! machine fingerprint, benchmark by benchmark (matched by identity), on
-//! wall time (Go's sec/op for imported Go benchmarks).
+//! wall time (Go's sec/op for imported Go benchmarks), or on the per-run
+//! metric `--metric` names (`run --simulate`'s `sim_*` counts compare only
+//! between sessions simulated alike).
 //!
 //! Each benchmark is one analysis by the comparison engine
 //! (`analysis::comparison`): the two sessions ran at different times, so the
@@ -42,9 +44,10 @@ use crate::analysis::comparison::DEFAULT_PRECISION;
 use crate::analysis::gate::{self, Side};
 use crate::cli::store::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
+use crate::metrics::Metric;
 use crate::report::check::{Context, HistoryContext};
 use crate::run::request::DEFAULT_ALPHA;
-use crate::store::history::{self, time_values, Query};
+use crate::store::history::{self, run_values, Query};
 use crate::store::record::open_read_only;
 use crate::store::{parse_label, Filter, Machine, Store, StoredSession};
 
@@ -133,6 +136,7 @@ fn baseline_history(
     value: &str,
     current: &StoredSession,
     concurrent: &[String],
+    metric: Metric,
 ) -> Result<(Vec<SessionMedians>, Vec<SessionMedians>)> {
     let sessions: Vec<StoredSession> = store
         .sessions(&Filter {
@@ -146,7 +150,7 @@ fn baseline_history(
         .take(HISTORY_SESSIONS)
         .collect();
     let cells: Vec<_> = sessions.iter().flat_map(|s| s.cells.iter()).collect();
-    let times = time_values(store, &cells)?;
+    let times = run_values(store, &cells, metric)?;
     let mut batches: Vec<SessionMedians> = Vec::new();
     for s in &sessions {
         let mut medians = Vec::new();
@@ -182,10 +186,16 @@ fn concurrent_batches(
     Ok((!batches.is_empty() || concurrent).then_some(batches))
 }
 
+/// `--metric`: wall time unless it names another per-run metric.
+fn checked_metric(args: &CheckArgs) -> Result<Metric> {
+    Ok(history::metric(args.metric.as_deref())?.unwrap_or(Metric::WallTime))
+}
+
 pub fn run(args: &CheckArgs) -> Result<i32> {
     if args.against.is_some() {
         return check_against_history(args);
     }
+    let metric = checked_metric(args)?;
     let (key, value) = parse_label(args.baseline.as_deref().unwrap_or_default())?;
     crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
     if let Some(alpha) = args.alpha {
@@ -205,7 +215,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
             .map(|m| {
                 gate::Row::not_compared(
                     &format!("partition {}/{}", m.partition, status.partitions),
-                    Measure::WallTime.name(),
+                    Measure::Run(metric).name(),
                     gate::Why::PartitionMissing {
                         partition: m.partition,
                         partitions: status.partitions,
@@ -351,6 +361,33 @@ fn side_names(
     (base, cur)
 }
 
+/// Simulated counts compare only when both sessions were simulated alike
+/// (same simulator, version and cache geometry): other counts are other
+/// numbers.
+fn same_simulation(store: &Store, current: &StoredSession, baseline: &StoredSession) -> Result<()> {
+    let sim = |s: &StoredSession| -> Result<Option<crate::exec::simulate::Simulation>> {
+        Ok(super::checked_settings(store, s)?.and_then(|x| x.simulate.clone()))
+    };
+    let (a, b) = (sim(current)?, sim(baseline)?);
+    let said = |s: &Option<crate::exec::simulate::Simulation>| match s {
+        Some(s) => format!(
+            "simulated by {} {} (I1 {}, D1 {}, LL {})",
+            s.tool, s.version, s.i1, s.d1, s.ll
+        ),
+        None => "not simulated".to_string(),
+    };
+    if a.is_none() || a != b {
+        return Err(Error::Usage(format!(
+            "session #{} was {} and baseline session #{} {}: their simulated counts do not compare",
+            current.id,
+            said(&a),
+            baseline.id,
+            said(&b)
+        )));
+    }
+    Ok(())
+}
+
 /// Compares the current results with the baseline and prints the verdicts.
 /// `ended` says how the current results' sessions ended (a suite run's
 /// partitions, or the one session); `partitions` are the rows of a suite
@@ -365,8 +402,13 @@ fn gate(
 ) -> Result<i32> {
     // The baseline's settings say which benchmarks ran in concurrency mode.
     super::checked_settings(store, &baseline)?;
+    let metric = checked_metric(args)?;
+    let measure = Measure::Run(metric);
+    if metric.simulated() {
+        same_simulation(store, &current, &baseline)?;
+    }
     let cells: Vec<_> = current.cells.iter().chain(&baseline.cells).collect();
-    let times = time_values(store, &cells)?;
+    let times = run_values(store, &cells, metric)?;
     let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
     let mut known = Known {
         outcomes: store.run_outcomes(&ids)?,
@@ -390,7 +432,7 @@ fn gate(
             // Absent, or more than once on a side: compared with nothing.
             absent.push(gate::Row::new(
                 identity,
-                Measure::WallTime.name(),
+                measure.name(),
                 (&sides.0, &sides.1),
                 None,
                 false,
@@ -404,7 +446,7 @@ fn gate(
             .unwrap_or(DEFAULT_PRECISION);
         pairs.push(Pair {
             name: c.identity.clone(),
-            measure: Measure::WallTime,
+            measure,
             sides: sides.clone(),
             base: values(b),
             cand: values(c),
@@ -423,7 +465,8 @@ fn gate(
             .unwrap_or_default();
         let base = concurrent_batches(store, &baseline, j)?;
         let cand = concurrent_batches(store, &current, i)?;
-        if base.is_some() || cand.is_some() {
+        // Throughput is a time: compared with wall time, not another metric.
+        if (base.is_some() || cand.is_some()) && metric == Metric::WallTime {
             let (base, cand) = (base.unwrap_or_default(), cand.unwrap_or_default());
             let unstored = |mut side: Side, batches: &[_]| {
                 side.unstored = batches.is_empty();
@@ -463,10 +506,10 @@ fn gate(
         .filter(|p| p.measure == Measure::Throughput)
         .map(|p| p.name.clone())
         .collect();
-    let (wall, batches) = baseline_history(store, key, value, &current, &concurrent)?;
+    let (wall, batches) = baseline_history(store, key, value, &current, &concurrent, metric)?;
     for p in &mut pairs {
         let history = match p.measure {
-            Measure::WallTime => &wall,
+            Measure::Run(_) => &wall,
             Measure::Throughput => &batches,
         };
         let medians: Vec<(f64, f64)> = history
@@ -639,7 +682,7 @@ fn history_gate_rows(
     pct: f64,
 ) -> Result<Vec<gate::Row>> {
     let cells: Vec<_> = current.cells.iter().collect();
-    let times = time_values(store, &cells)?;
+    let times = run_values(store, &cells, Metric::WallTime)?;
     let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
     let known = Known {
         outcomes: store.run_outcomes(&ids)?,

@@ -9,6 +9,7 @@ pub(crate) mod held;
 pub(crate) mod perf;
 pub(crate) mod procio;
 pub(crate) mod signals;
+pub mod simulate;
 pub(crate) mod tree;
 pub(crate) mod workdir;
 

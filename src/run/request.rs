@@ -49,6 +49,8 @@ pub struct Request {
     pub show_output: bool,
     pub input: String,
     pub counters: bool,
+    /// `--simulate` with its `--I1`, `--D1` and `--LL` geometries.
+    pub simulate: Option<(String, String, String)>,
     pub remove_outliers: bool,
     /// `--until-decided`: keep measuring until the comparisons are decided
     /// or `max_time` (seconds; 60 when not given) has passed.
@@ -91,6 +93,7 @@ impl Default for Request {
             show_output: false,
             input: DEFAULT_INPUT.to_string(),
             counters: false,
+            simulate: None,
             remove_outliers: false,
             until_decided: false,
             max_time: None,

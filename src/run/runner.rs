@@ -81,6 +81,8 @@ pub struct RunOptions {
     /// `--isolate`: the CPU cmdscope and its helpers keep (the cells'
     /// `--cpus` lists hold the others).
     pub isolate: Option<usize>,
+    /// `--simulate`: every run under cachegrind, its counts in the sample.
+    pub simulate: Option<crate::exec::simulate::Simulation>,
 }
 
 impl RunOptions {
@@ -154,6 +156,11 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     };
     let window = preflight::start(pinned);
     let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
+    let sim_dir = opts
+        .simulate
+        .as_ref()
+        .map(|_| crate::exec::simulate::OutDir::create())
+        .transpose()?;
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
     let mut configs = Vec::with_capacity(opts.cells.len());
@@ -184,7 +191,10 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             user: v.user.clone(),
             cpus: v.cpus.clone(),
             nice: v.nice,
-            ..SpawnConfig::new(cell.argv.clone())
+            ..SpawnConfig::new(match (&opts.simulate, &sim_dir) {
+                (Some(sim), Some(dir)) => sim.wrap(dir.path(), &cell.argv)?,
+                _ => cell.argv.clone(),
+            })
         };
         prepared.push(Prepared::new(&spawner, &config)?);
         // Shared with the instance slots in concurrency mode.
@@ -205,10 +215,12 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
 
     // Runs handed to the spawner ahead (run::ahead): only where the steps
     // do not depend on the runs' times and nothing but the run happens
-    // between two runs, and only the real executor's. CMDSCOPE_NO_SCHEDULE=1
+    // between two runs, and only the real executor's. Simulated runs are
+    // read between runs: never scheduled ahead. CMDSCOPE_NO_SCHEDULE=1
     // runs every step alone (to compare the two paths).
     let mut ahead = (opts.policy.exact.is_some()
         && schedulable.is_some()
+        && opts.simulate.is_none()
         && opts.adaptive.is_none()
         && opts.deadline.is_none()
         && matches!(
@@ -598,6 +610,19 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         if let Some(dir) = &run_dirs[c] {
             dir.remove();
         }
+        // The run's out-files, warm-ups' too (so none is counted twice).
+        if let Some(counted) = sim_dir.as_ref().map(crate::exec::simulate::OutDir::take) {
+            match counted {
+                Ok(counts) => counts.set(&mut sample),
+                // A run killed at its timeout wrote no complete counts.
+                Err(_) if sample.timed_out => {}
+                Err(e) => {
+                    failure = Some(e);
+                    scheduler.stop(StopReason::Failure);
+                    continue;
+                }
+            }
+        }
         let wall = sample.get(Metric::WallTime).unwrap_or(0.0);
         last_wall[c] = sample.get(Metric::WallTime);
         scheduler.record(step, wall);
@@ -719,6 +744,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         rss_floor,
         preflight: checks,
         leftovers,
+        simulated: opts.simulate.clone(),
     })
 }
 

@@ -120,6 +120,8 @@ pub struct Session {
     /// Processes that runs left running, killed after each such run: the
     /// count per cell name (cells that left none are not listed).
     pub leftovers: Vec<(String, usize)>,
+    /// `--simulate`'s simulator: its runs' wall times are the simulator's.
+    pub simulated: Option<crate::exec::simulate::Simulation>,
 }
 
 impl Session {
@@ -143,6 +145,7 @@ impl Session {
             rss_floor: None,
             preflight: Vec::new(),
             leftovers: Vec::new(),
+            simulated: None,
         }
     }
 }

@@ -114,6 +114,14 @@ pub fn times_around(level: f64, n: usize) -> Vec<f64> {
 pub fn sql_back_to_version(version: i64) -> String {
     // (the migration, the SQL that takes it back), newest first
     const ADDED: &[(i64, &str)] = &[
+        (
+            7,
+            "ALTER TABLE runs DROP COLUMN sim_instructions; \
+             ALTER TABLE runs DROP COLUMN sim_d1_misses; \
+             ALTER TABLE runs DROP COLUMN sim_ll_misses; \
+             ALTER TABLE runs DROP COLUMN sim_branch_mispredicts; \
+             ALTER TABLE runs DROP COLUMN sim_estimated_cycles",
+        ),
         (6, "DROP TABLE batch_runs; DROP TABLE batches"),
         (5, "ALTER TABLE sessions DROP COLUMN settings"),
         (4, "ALTER TABLE sessions DROP COLUMN search"),
