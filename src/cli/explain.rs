@@ -91,15 +91,19 @@ pub struct ExplainArgs {
     #[arg(long, conflicts_with_all = ["monitor", "full_tree"])]
     pub profile: bool,
 
-    /// Runs per cell with --profile.
-    #[arg(long, value_name = "N", requires = "profile", default_value_t = crate::profile::DEFAULT_RUNS as u64,
+    /// Runs per cell with --profile [default: 10]. Without --runs and
+    /// --frequency, a difference in CPU time that the functions do not
+    /// account for after 10 runs is sampled again at a raised rate, with
+    /// more runs, for at most 15 s.
+    #[arg(long, value_name = "N", requires = "profile",
           value_parser = clap::value_parser!(u64).range(3..=10000))]
-    pub runs: u64,
+    pub runs: Option<u64>,
 
-    /// Samples per second of CPU time with --profile.
-    #[arg(long, value_name = "HZ", requires = "profile", default_value_t = crate::profile::DEFAULT_FREQUENCY,
+    /// Samples per second of CPU time with --profile [default: 999], at
+    /// most what the kernel allows (kernel.perf_event_max_sample_rate).
+    #[arg(long, value_name = "HZ", requires = "profile",
           value_parser = clap::value_parser!(u64).range(1..=100000))]
-    pub frequency: u64,
+    pub frequency: Option<u64>,
 
     /// How --profile finds callers: 'dwarf' copies 8 KiB of user stack
     /// with every sample and unwinds it with the binaries' .eh_frame
@@ -116,6 +120,27 @@ pub struct ExplainArgs {
     /// missing).
     #[arg(long, value_name = "DIR", requires = "profile")]
     pub flamegraph: Option<PathBuf>,
+
+    /// With --profile: ask the language runtimes cmdscope recognises to
+    /// write the names of their interpreted and JIT-compiled functions, so
+    /// that frames show them: Python >= 3.12 (-X perf; -X perf_jit on 3.13),
+    /// Node (--perf-basic-prof, --interpreted-frames-native-stack through
+    /// NODE_OPTIONS) and the JVM (-XX:+DumpPerfMapAtExit through
+    /// JAVA_TOOL_OPTIONS). Costs each runtime some speed: see EXPLAIN.md.
+    #[arg(long, requires = "profile")]
+    pub jit_symbols: bool,
+
+    /// With --profile: write every cell's profile to FILE in speedscope's
+    /// file format, one profile per cell side by side (open it at
+    /// speedscope.app or with the `speedscope` npm package, offline).
+    #[arg(long, value_name = "FILE", requires = "profile")]
+    pub speedscope: Option<PathBuf>,
+
+    /// With --profile: write the profile to FILE in the Firefox Profiler's
+    /// processed format (samply's), one track per cell (load it at
+    /// profiler.firefox.com).
+    #[arg(long, value_name = "FILE", requires = "profile")]
+    pub firefox_profile: Option<PathBuf>,
 }
 
 /// The options of `run` that define cells, for `explain` (same meaning;

@@ -57,6 +57,7 @@ const RECORD_MMAP: u32 = 1;
 const RECORD_LOST: u32 = 2;
 const RECORD_COMM: u32 = 3;
 const RECORD_EXIT: u32 = 4;
+const RECORD_THROTTLE: u32 = 5;
 const RECORD_FORK: u32 = 7;
 const RECORD_SAMPLE: u32 = 9;
 const RECORD_MMAP2: u32 = 10;
@@ -223,6 +224,16 @@ fn read_trimmed(path: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// The most samples a second the kernel allows an event
+/// (`kernel.perf_event_max_sample_rate`; the kernel lowers it by itself
+/// when sampling interrupts take too long). None where it cannot be read.
+pub fn max_sample_rate() -> Option<u64> {
+    read_trimmed("/proc/sys/kernel/perf_event_max_sample_rate")?
+        .parse()
+        .ok()
+        .filter(|&r| r > 0)
+}
+
 /// The one line a user reads when the kernel refuses sampling: what is
 /// missing and how to get it.
 fn refusal(errno: i32) -> Error {
@@ -338,6 +349,8 @@ pub enum OffCpu {
 /// Everything one sampled run produced.
 #[derive(Debug, Default)]
 pub struct RawRun {
+    /// The command's own process.
+    pub pid: u32,
     pub samples: Vec<RawSample>,
     /// Mappings per process at the end (a process's mappings before its
     /// exec are kept under the samples already resolved: see `resolve`).
@@ -347,6 +360,9 @@ pub struct RawRun {
     /// frames and addresses in no known mapping.
     pub resolved: Vec<Vec<Option<(String, u64)>>>,
     pub lost: u64,
+    /// Times the kernel throttled the event: its sampling interrupts took
+    /// too long for the rate asked (kernel.perf_event_max_sample_rate).
+    pub throttled: u64,
     /// Context switches were sampled (the kernel allowed the event).
     pub off_cpu_sampled: bool,
     pub wall: f64,
@@ -508,7 +524,10 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
         source,
     })?;
     let deadline = launch.timeout.map(|t| started + t);
-    let mut run = RawRun::default();
+    let mut run = RawRun {
+        pid: pid as u32,
+        ..Default::default()
+    };
     let mut records: Vec<Record> = Vec::new();
     run.off_cpu_sampled = !switch_ids.is_empty();
     let mut parser = Parser {
@@ -566,6 +585,7 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
     drop(switch_fds);
     drop(events);
     parser.process(&mut records, None, &mut run);
+    parser.finish(&mut run);
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     run.cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
     if libc::WIFEXITED(status) {
@@ -588,6 +608,42 @@ fn monotonic_ns() -> u64 {
 /// A switch-out sample: its time, the sample, its resolved frames.
 type SwitchedOut = (u64, RawSample, Vec<Option<(String, u64)>>);
 
+/// Copied stacks kept for unwinding at the end of a run, at most (a
+/// second of sampling at 10 kHz with 8 KiB stacks is 80 MiB).
+const DEFERRED_BYTES: usize = 128 << 20;
+
+/// A sample of a process with a jitdump, unwound once the run has ended.
+struct Deferred {
+    /// Its index in the run's samples.
+    sample: usize,
+    regs: [u64; 3],
+    stack: Vec<u8>,
+    user_seen: usize,
+}
+
+/// The DWARF chain replaces the frame-pointer one when it goes at least
+/// as deep.
+fn deeper(frames: &mut Vec<(u64, bool)>, user: Vec<u64>, user_seen: usize) {
+    if user.len() >= user_seen.max(1) {
+        frames.retain(|&(_, k)| k);
+        frames.extend(user.into_iter().map(|a| (a, false)));
+    }
+}
+
+/// Each user frame's mapping: (module path, offset in the file).
+fn resolve(maps: Option<&Vec<Mapping>>, frames: &[(u64, bool)]) -> Vec<Option<(String, u64)>> {
+    frames
+        .iter()
+        .map(|&(addr, k)| {
+            if k {
+                return None;
+            }
+            maps.and_then(|ms| ms.iter().find(|m| m.start <= addr && addr < m.end))
+                .map(|m| (m.path.clone(), addr - m.start + m.pgoff))
+        })
+        .collect()
+}
+
 /// Decodes ring buffer records as they come, keeping each process's
 /// mappings current so that samples resolve (and unwind) against the
 /// mappings they were taken under (a process that execs replaces them).
@@ -601,6 +657,10 @@ struct Parser {
     /// whether the switch was a preemption.
     switched_out: HashMap<u32, SwitchedOut>,
     preempted: HashMap<u32, bool>,
+    /// Samples whose unwinding waits for the end of the run, and the bytes
+    /// of stack they hold.
+    deferred: Vec<Deferred>,
+    deferred_bytes: usize,
 }
 
 fn u16_at(b: &[u8], at: usize) -> u16 {
@@ -662,6 +722,30 @@ fn split_records(bytes: &mut Vec<u8>, out: &mut Vec<Record>) {
 }
 
 impl Parser {
+    /// Unwinds the samples kept for the end of the run, with the jitdumps
+    /// as their runtimes left them.
+    fn finish(&mut self, run: &mut RawRun) {
+        let Some(u) = &mut self.unwinders else {
+            return;
+        };
+        for d in std::mem::take(&mut self.deferred) {
+            let Some(sample) = run.samples.get_mut(d.sample) else {
+                continue;
+            };
+            // The same image as when it was sampled (no exec since).
+            let Some(maps) = self.maps.get(&sample.pid).filter(|ms| {
+                ms.iter()
+                    .any(|m| super::jit::jitdump_pid(&m.path).is_some())
+            }) else {
+                continue;
+            };
+            let user = u.unwind(sample.pid, maps, d.regs, &d.stack);
+            deeper(&mut sample.frames, user, d.user_seen);
+            run.resolved[d.sample] = resolve(Some(maps), &sample.frames);
+        }
+        self.deferred_bytes = 0;
+    }
+
     /// Reads the records older than `barrier` (all without one) in time
     /// order: each CPU has its own buffer, and a process's mappings may be
     /// recorded on one CPU and its samples on another.
@@ -738,6 +822,7 @@ impl Parser {
             }
             RECORD_EXIT => {}
             RECORD_LOST => run.lost += u64_at(b, 8),
+            RECORD_THROTTLE => run.throttled += 1,
             RECORD_SWITCH if b.len() >= 24 => {
                 let tid = u32_at(b, 4);
                 let time = u64_at(b, b.len() - 16);
@@ -817,26 +902,30 @@ impl Parser {
             };
             let stack = &stack[..dyn_size.min(stack.len())];
             if let (Some(regs), Some(maps)) = (regs, self.maps.get(&pid)) {
-                let user = u.unwind(pid, maps, regs, stack);
-                // The DWARF chain replaces the frame-pointer one when it
-                // goes at least as deep.
-                if user.len() >= user_seen.max(1) {
-                    frames.retain(|&(_, k)| k);
-                    frames.extend(user.into_iter().map(|a| (a, false)));
+                let jitdump = maps
+                    .iter()
+                    .any(|m| super::jit::jitdump_pid(&m.path).is_some());
+                if jitdump
+                    && !self.switch_ids.contains(&id)
+                    && self.deferred_bytes + stack.len() <= DEFERRED_BYTES
+                {
+                    // A runtime writes its jitdump through a buffer: the
+                    // unwind tables of its newest code reach the file
+                    // later, at the latest when it exits. Unwound then.
+                    self.deferred_bytes += stack.len();
+                    self.deferred.push(Deferred {
+                        sample: run.samples.len(),
+                        regs,
+                        stack: stack.to_vec(),
+                        user_seen,
+                    });
+                } else {
+                    let user = u.unwind(pid, maps, regs, stack);
+                    deeper(&mut frames, user, user_seen);
                 }
             }
         }
-        let maps = self.maps.get(&pid);
-        let resolved = frames
-            .iter()
-            .map(|&(addr, k)| {
-                if k {
-                    return None;
-                }
-                maps.and_then(|ms| ms.iter().find(|m| m.start <= addr && addr < m.end))
-                    .map(|m| (m.path.clone(), addr - m.start + m.pgoff))
-            })
-            .collect();
+        let resolved = resolve(self.maps.get(&pid), &frames);
         let sample = RawSample {
             pid,
             weight: period,

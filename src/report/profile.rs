@@ -87,6 +87,9 @@ pub fn terminal(p: &Profile, top: usize) -> String {
         out.push_str(&format!("  cpu-clock, not cycles: {why}\n"));
     }
     out.push_str(&format!("  {}\n", scope_note(p)));
+    if let Some(r) = &p.raised {
+        out.push_str(&format!("  {}\n", raised_line(r)));
+    }
     if !p.unreadable.is_empty() {
         out.push_str(&format!(
             "  no symbols in {} (frames there are shown as module+offset; install its debug symbols)\n",
@@ -107,6 +110,35 @@ pub fn terminal(p: &Profile, top: usize) -> String {
     out
 }
 
+/// What a short command's second phase did and how it ended.
+fn raised_line(r: &crate::profile::rate::Raised) -> String {
+    use crate::profile::rate::Ended;
+    let ended = match r.ended {
+        Ended::Explained => format!(
+            "the functions called real account for the measured CPU difference (a look at family-wise level {})",
+            crate::analysis::comparison::format_level(r.level)
+        ),
+        Ended::Budget => format!(
+            "its {} budget ended before a look found the difference accounted for; the analysis below is at the family-wise level the looks left ({})",
+            units::time(crate::profile::rate::BUDGET.as_secs_f64()),
+            crate::analysis::comparison::format_level(r.level)
+        ),
+        Ended::Runs => format!(
+            "its planned runs ended before a look found the difference accounted for; the analysis below is at the family-wise level the looks left ({})",
+            crate::analysis::comparison::format_level(r.level)
+        ),
+        Ended::Interrupted => "interrupted before a look found the difference accounted for".into(),
+    };
+    format!(
+        "a short difference: after {} runs per cell at {} Hz the functions called real did not account for half of the measured CPU difference, so it was sampled again at {} Hz: {} runs per cell in {}; {ended}",
+        r.first_runs,
+        r.first_frequency,
+        r.frequency,
+        r.blocks,
+        units::time(r.seconds),
+    )
+}
+
 fn cell_text(p: &Profile, c: &CellProfile, top: usize, out: &mut String) {
     let (wall, cpu) = c.measured_per_run();
     out.push_str(&format!(
@@ -122,6 +154,22 @@ fn cell_text(p: &Profile, c: &CellProfile, top: usize, out: &mut String) {
         out.push_str(&format!(
             "  {} samples lost (the buffer overflowed): lower --frequency\n",
             units::count(c.lost() as f64)
+        ));
+    }
+    if c.throttled() > 0 {
+        out.push_str(&format!(
+            "  the kernel throttled sampling {} times: its sampling interrupts took too long at {} Hz (kernel.perf_event_max_sample_rate); lower --frequency\n",
+            units::count(c.throttled() as f64),
+            p.frequency
+        ));
+    }
+    if let Some(d) = distortion(p, c) {
+        out.push_str(&format!(
+            "  sampling at {} Hz slowed these runs: {} wall per run sampled against {} unsampled ({}x); the profile shows the command under sampling: lower --frequency for one closer to its own\n",
+            p.frequency,
+            units::time(d.sampled),
+            units::time(d.plain),
+            units::significant(d.sampled / d.plain, 3)
         ));
     }
     if p.off_cpu {
@@ -220,6 +268,11 @@ fn pair_text(p: &Profile, d: &PairDiff, top: usize, out: &mut String) {
     ));
 }
 
+fn distortion<'a>(p: &'a Profile, c: &CellProfile) -> Option<&'a crate::profile::rate::Distortion> {
+    let i = p.cells.iter().position(|x| std::ptr::eq(x, c))?;
+    p.distorted.iter().find(|d| d.cell == i)
+}
+
 fn function_json(p: &Profile, c: &CellProfile) -> Vec<Value> {
     c.functions
         .iter()
@@ -289,6 +342,11 @@ pub fn json(p: &Profile) -> Value {
                 "runs": c.runs.len(),
                 "samples": c.samples(),
                 "lost_samples": c.lost(),
+                "throttled": c.throttled(),
+                "distorted": distortion(p, c).map(|d| json!({
+                    "sampled_wall": d.sampled,
+                    "unsampled_wall": d.plain,
+                })),
                 "sampled_seconds": c.sampled_per_run(),
                 "functions": function_json(p, c),
                 "off_cpu": if p.off_cpu { json!({
@@ -340,6 +398,20 @@ pub fn json(p: &Profile) -> Value {
         "unwind": if p.dwarf { "dwarf" } else { "fp" },
         "off_cpu": p.off_cpu,
         "note": scope_note(p),
+        "raised": p.raised.as_ref().map(|r| json!({
+            "first_runs": r.first_runs,
+            "first_frequency": r.first_frequency,
+            "frequency": r.frequency,
+            "runs": r.blocks,
+            "seconds": r.seconds,
+            "ended": match r.ended {
+                crate::profile::rate::Ended::Explained => "explained",
+                crate::profile::rate::Ended::Budget => "budget",
+                crate::profile::rate::Ended::Runs => "runs",
+                crate::profile::rate::Ended::Interrupted => "interrupted",
+            },
+            "level": r.level,
+        })),
         "cells": cells,
         "pairs": pairs,
     })
@@ -537,8 +609,9 @@ pub fn slug(name: &str) -> String {
 }
 
 /// Every file `--flamegraph DIR` holds: per cell `N-NAME.folded`, `.svg`,
-/// `.pb.gz`; per pair a differential `diff-N-vs-M.svg`; and `index.html`,
-/// the report with every flame graph on one page.
+/// `.pb.gz`; per pair a differential `diff-N-vs-M.svg`; every cell side by
+/// side for speedscope and the Firefox Profiler; and `index.html`, the
+/// report with every flame graph on one page.
 pub fn files(p: &Profile) -> Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
     let names: Vec<String> = p
@@ -572,6 +645,14 @@ pub fn files(p: &Profile) -> Result<Vec<(String, Vec<u8>)>> {
             differential(&title, &folded_of[d.baseline], &folded_of[d.candidate])?,
         ));
     }
+    out.push((
+        "profile.speedscope.json".to_string(),
+        super::profile_viewers::speedscope(p),
+    ));
+    out.push((
+        "profile.firefox.json".to_string(),
+        super::profile_viewers::firefox(p),
+    ));
     let cells: Vec<(String, String)> = p
         .cells
         .iter()
