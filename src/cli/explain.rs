@@ -13,6 +13,8 @@ Examples:
   cmdscope explain 'ruby -e \"100.times { system(%q(/bin/true)) }\"'
   cmdscope explain --json explain.json 'make -j2'
   cmdscope explain --profile --flamegraph prof/ ./old ./new   # why slower?
+  cmdscope explain --profile --speedscope p.json ./old ./new  # in speedscope
+  cmdscope explain --profile --jit-symbols 'node app.js'   # JS functions
   cmdscope explain -L u root,nobody --user {u} 'ruby spawn.rb'   # side by side
   cmdscope explain -L vars 0,5000 --env-size {vars} ./container-init
   cmdscope explain \\
