@@ -464,7 +464,12 @@ fn inlined_stl_code_has_rows_of_its_own_and_the_caller_keeps_only_its_own_time()
     let empty = dir.join("no-debug-here");
     std::fs::create_dir_all(&empty).unwrap();
     let cmd = format!("{} 60000", p(&bin));
-    let prof = profile_with(&empty, None, &["--runs", "3", &cmd]);
+    let files = dir.join("files");
+    let prof = profile_with(
+        &empty,
+        None,
+        &["--runs", "3", "--flamegraph", p(&files), &cmd],
+    );
     let fs = functions(&prof, 0);
     let fill = fs
         .iter()
@@ -507,6 +512,46 @@ fn inlined_stl_code_has_rows_of_its_own_and_the_caller_keeps_only_its_own_time()
         }),
         "no stack with an inlined std::map frame under work::fill: {stacks:#?}"
     );
+    // Folded stacks mark inlined frames as perf does; pprof reads them as
+    // lines of one location, innermost first.
+    let named = |ext: &str| {
+        std::fs::read_dir(&files)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|f| f.to_string_lossy().ends_with(ext))
+            .unwrap_or_else(|| panic!("no {ext} file"))
+    };
+    let folded = std::fs::read_to_string(named(".folded")).unwrap();
+    assert!(
+        folded
+            .lines()
+            .any(|l| l.contains("work::fill(int);std::map<int, long") && l.contains("_[i]")),
+        "{folded}"
+    );
+    let pb = named(".pb.gz");
+    match Command::new("go")
+        .args(["tool", "pprof", "-traces", p(&pb)])
+        .output()
+    {
+        Ok(o) => {
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let traces = String::from_utf8_lossy(&o.stdout);
+            // A trace line: the function (pprof drops template arguments),
+            // then " (inline)" when inlined into the next line's function.
+            let lines: Vec<&str> = traces.lines().map(str::trim).collect();
+            assert!(
+                lines
+                    .windows(2)
+                    .any(|w| w[0].starts_with("std::map::operator[]")
+                        && w[0].ends_with("(inline)")
+                        && w[1] == "work::fill"),
+                "{traces}"
+            );
+        }
+        Err(e) => skip(&format!(
+            "go is not installed ({e}): the pprof file was not read"
+        )),
+    }
 }
 
 /// Every instruction address of `symbol` in `bin`, from objdump, within
@@ -579,8 +624,8 @@ fn inlined_frames_agree_with_binutils_addr2line() {
         };
         let got: Vec<String> = sym
             .frames(1, *addr, false, Some(&mapped))
-            .into_iter()
-            .map(|f| f.function)
+            .iter()
+            .map(|f| f.function.clone())
             .collect();
         assert_eq!(&got, want, "at {addr:#x}");
         inlined += usize::from(got.len() > 1);
@@ -672,4 +717,69 @@ fn a_binary_replaced_while_profiled_is_never_named_from_the_new_file() {
         fs.iter().any(|f| f["function"] == "first_build_work"),
         "the build that ran is not named from its debug file: {fs:#?}"
     );
+}
+
+/// How many instructions of work::fill in `bin` have inlined frames, by
+/// cmdscope's symboliser (a new one: nothing cached).
+fn inlined_instructions(bin: &Path) -> usize {
+    let data = std::fs::read(bin).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    use object::{Object, ObjectSegment};
+    let offset = |va: u64| {
+        file.segments()
+            .find(|s| s.address() <= va && va < s.address() + s.size())
+            .map(|s| va - s.address() + s.file_range().0)
+            .unwrap()
+    };
+    let mut sym = cmdscope::profile::symbols::Symbolizer::default();
+    instructions(bin, "_ZN4work4fillEi")
+        .into_iter()
+        .filter(|&a| {
+            let mapped = cmdscope::profile::sampler::Mapped {
+                path: p_str(bin),
+                offset: offset(a),
+                ..Default::default()
+            };
+            sym.frames(1, a, false, Some(&mapped)).len() > 1
+        })
+        .count()
+}
+
+#[test]
+fn split_dwarf_gives_inlined_frames_from_its_dwo_and_its_dwp() {
+    let dir = fixture_dir("split-dwarf");
+    let bin = dir.join("split");
+    // DWARF 4: binutils' dwp packs no DWARF 5 split units.
+    let Some(_) = tool(
+        "g++",
+        &[
+            "-O2",
+            "-g",
+            "-gdwarf-4",
+            "-gsplit-dwarf",
+            "-o",
+            p(&bin),
+            p(&data("stlmap.cpp")),
+        ],
+    ) else {
+        return;
+    };
+    let dwo: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|f| f.extension().is_some_and(|e| e == "dwo"))
+        .collect();
+    assert_eq!(dwo.len(), 1, "{dwo:?}");
+    let from_dwo = inlined_instructions(&bin);
+    assert!(from_dwo > 10, "{from_dwo} instructions with inlined frames");
+
+    let Some(_) = tool("dwp", &["-e", p(&bin), "-o", p(&dir.join("split.dwp"))]) else {
+        return;
+    };
+    std::fs::remove_file(&dwo[0]).unwrap();
+    assert_eq!(inlined_instructions(&bin), from_dwo, "from the .dwp");
+
+    // Without either, the skeleton alone knows no inlined function.
+    std::fs::remove_file(dir.join("split.dwp")).unwrap();
+    assert_eq!(inlined_instructions(&bin), 0);
 }

@@ -19,7 +19,37 @@ use std::sync::Arc;
 use addr2line::{LookupContinuation, LookupResult};
 use object::{Object, ObjectSection};
 
-type R = gimli::EndianRcSlice<gimli::RunTimeEndian>;
+/// A file's bytes, read once and shared by every section reader over
+/// them (the DWARF of a large binary is most of its size: never copied).
+#[derive(Clone, Debug)]
+pub struct Bytes(Rc<Vec<u8>>);
+
+impl Bytes {
+    pub fn read(path: &Path) -> Option<Bytes> {
+        std::fs::read(path).ok().map(Bytes::from)
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(v: Vec<u8>) -> Bytes {
+        Bytes(Rc::new(v))
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+// SAFETY: the bytes live in the Vec's heap buffer, which the Rc never
+// moves or changes while any clone of it lives.
+unsafe impl gimli::StableDeref for Bytes {}
+// SAFETY: a clone shares the same buffer.
+unsafe impl gimli::CloneStableDeref for Bytes {}
+
+type R = gimli::EndianReader<gimli::RunTimeEndian, Bytes>;
 
 /// One function of an address's inline chain.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,14 +82,30 @@ fn endian(file: &object::File) -> gimli::RunTimeEndian {
     }
 }
 
-/// One section's bytes, unpacked, or empty when the file lacks it.
-fn section(file: &object::File, name: Option<&str>) -> R {
-    let data = name
-        .and_then(|n| file.section_by_name(n))
-        .and_then(|s| s.uncompressed_data().ok())
-        .map(|d| Rc::<[u8]>::from(&*d))
-        .unwrap_or_else(|| Rc::from(&[][..]));
-    gimli::EndianRcSlice::new(data, endian(file))
+/// One section of `file` (whose bytes are `data`): a range of those bytes,
+/// or its unpacked copy when it is compressed; empty when the file lacks
+/// it.
+fn section(file: &object::File, data: &Bytes, name: Option<&str>) -> R {
+    let endian = endian(file);
+    let Some(s) = name.and_then(|n| file.section_by_name(n)) else {
+        return gimli::EndianReader::new(Bytes::from(Vec::new()), endian);
+    };
+    let plain = s
+        .compressed_data()
+        .is_ok_and(|c| c.format == object::CompressionFormat::None);
+    match s.file_range() {
+        Some((off, size)) if plain && off.saturating_add(size) <= data.len() as u64 => {
+            gimli::EndianReader::new(data.clone(), endian)
+                .range(off as usize..(off + size) as usize)
+        }
+        _ => {
+            let bytes = s
+                .uncompressed_data()
+                .map(|d| d.into_owned())
+                .unwrap_or_default();
+            gimli::EndianReader::new(Bytes::from(bytes), endian)
+        }
+    }
 }
 
 /// Whether a file has DWARF that can name functions.
@@ -72,14 +118,21 @@ impl Dwarf {
     /// The DWARF of `file` (the binary or its debug file); `binary` is the
     /// mapped file's path, for split DWARF; `sup` the supplementary file's
     /// contents, when there is one.
-    pub fn load(file: &object::File, binary: &Path, sup: Option<&[u8]>) -> Option<Dwarf> {
+    pub fn load(
+        file: &object::File,
+        data: &Bytes,
+        binary: &Path,
+        sup: Option<&Bytes>,
+    ) -> Option<Dwarf> {
         if !has_dwarf(file) {
             return None;
         }
         let mut dwarf: gimli::Dwarf<R> =
-            gimli::Dwarf::load(|id| Ok::<_, ()>(section(file, Some(id.name())))).ok()?;
-        if let Some(sup) = sup.and_then(|d| object::File::parse(d).ok()) {
-            let _ = dwarf.load_sup(|id| Ok::<_, ()>(section(&sup, Some(id.name()))));
+            gimli::Dwarf::load(|id| Ok::<_, ()>(section(file, data, Some(id.name())))).ok()?;
+        if let Some(sup_data) = sup {
+            if let Ok(sup) = object::File::parse(&**sup_data) {
+                let _ = dwarf.load_sup(|id| Ok::<_, ()>(section(&sup, sup_data, Some(id.name()))));
+            }
         }
         let ctx = addr2line::Context::from_dwarf(dwarf).ok()?;
         Some(Dwarf {
@@ -148,11 +201,11 @@ impl Split {
         let package = self.dwp.get_or_insert_with(|| {
             let mut name = binary.file_name()?.to_os_string();
             name.push(".dwp");
-            let data = std::fs::read(binary.with_file_name(name)).ok()?;
+            let data = Bytes::read(&binary.with_file_name(name))?;
             let file = object::File::parse(&*data).ok()?;
-            let empty = gimli::EndianRcSlice::new(Rc::from(&[][..]), endian(&file));
+            let empty = gimli::EndianReader::new(Bytes::from(Vec::new()), endian(&file));
             gimli::DwarfPackage::load(
-                |id| Ok::<_, gimli::Error>(section(&file, id.dwo_name())),
+                |id| Ok::<_, gimli::Error>(section(&file, &data, id.dwo_name())),
                 empty,
             )
             .ok()
@@ -182,10 +235,10 @@ impl Split {
             candidates.push(dir.join(name));
         }
         candidates.into_iter().find_map(|p| {
-            let data = std::fs::read(p).ok()?;
+            let data = Bytes::read(&p)?;
             let file = object::File::parse(&*data).ok()?;
             let mut dwarf: gimli::Dwarf<R> =
-                gimli::Dwarf::load(|id| Ok::<_, ()>(section(&file, id.dwo_name()))).ok()?;
+                gimli::Dwarf::load(|id| Ok::<_, ()>(section(&file, &data, id.dwo_name()))).ok()?;
             let header = dwarf.units().next().ok()??;
             let unit = dwarf.unit(header).ok()?;
             if unit.dwo_id != Some(load.dwo_id) {

@@ -250,22 +250,25 @@ impl Profile {
 }
 
 /// Frame interning: every (function, module) gets one id (the source
-/// file is the first one seen).
+/// file is the first one seen). Looked up by module, then function,
+/// without copying either: every frame of every sample comes here.
 #[derive(Default)]
 struct Interner {
-    ids: HashMap<(String, String), u32>,
+    ids: HashMap<String, HashMap<String, u32>>,
     frames: Vec<Frame>,
 }
 
 impl Interner {
-    fn id(&mut self, f: Frame) -> u32 {
-        let key = (f.function.clone(), f.module.clone());
-        if let Some(&i) = self.ids.get(&key) {
+    fn id(&mut self, f: &Frame) -> u32 {
+        if let Some(&i) = self.ids.get(&f.module).and_then(|m| m.get(&f.function)) {
             return i;
         }
         let i = self.frames.len() as u32;
-        self.frames.push(f);
-        self.ids.insert(key, i);
+        self.frames.push(f.clone());
+        self.ids
+            .entry(f.module.clone())
+            .or_default()
+            .insert(f.function.clone(), i);
         i
     }
 }
@@ -474,7 +477,7 @@ fn stacks_of(
             // Innermost first: all but the last were inlined into the next.
             let frames = sym.frames(s.pid, addr, k, m.as_ref());
             let last = frames.len().saturating_sub(1);
-            for (i, f) in frames.into_iter().enumerate() {
+            for (i, f) in frames.iter().enumerate() {
                 let id = interner.id(f);
                 ids.push(if i < last { id | INLINED } else { id });
             }
@@ -484,7 +487,7 @@ fn stacks_of(
             None => *out.stacks.entry(ids).or_insert(0.0) += seconds(s.weight),
             Some(why) => {
                 ids.push(
-                    interner.id(Frame {
+                    interner.id(&Frame {
                         function: match why {
                             sampler::OffCpu::Blocked => OFF_CPU_BLOCKED,
                             sampler::OffCpu::Runnable => OFF_CPU_RUNNABLE,

@@ -19,6 +19,7 @@
 //! ran, or shown as one unknown frame with a note, never with the new
 //! file's symbols.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -95,17 +96,16 @@ fn sort_and_dedup(syms: &mut Vec<Sym>) {
     syms.dedup_by(|b, a| a.start == b.start);
 }
 
-fn functions<'d: 'f, 'f>(
-    symbols: impl Iterator<Item = object::Symbol<'d, 'f>>,
-    scheme: Scheme,
-) -> Vec<Sym> {
+/// The function symbols, their names as written: they are demangled when
+/// an address is resolved to them, a few hundred of a table's thousands.
+fn functions<'d: 'f, 'f>(symbols: impl Iterator<Item = object::Symbol<'d, 'f>>) -> Vec<Sym> {
     symbols
         .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
         .filter_map(|s| {
             Some(Sym {
                 start: s.address(),
                 size: s.size(),
-                name: demangle(s.name().ok()?, scheme),
+                name: s.name().ok()?.to_string(),
             })
         })
         .collect()
@@ -183,12 +183,12 @@ pub struct ModuleInfo {
 
 /// A file read: its bytes, parsed on demand.
 struct Read {
-    data: Vec<u8>,
+    data: dwarf::Bytes,
 }
 
 impl Read {
     fn open(path: &Path) -> Option<Read> {
-        let data = std::fs::read(path).ok()?;
+        let data = dwarf::Bytes::read(path)?;
         object::File::parse(&*data).ok()?;
         Some(Read { data })
     }
@@ -201,7 +201,7 @@ impl Read {
 /// A `dwz` supplementary file named by `.gnu_debugaltlink`: its path as
 /// written (relative to the debug file's directory when relative), else
 /// by its build id.
-fn supplementary(file: &object::File, debug_path: &Path, search: &Search) -> Option<Vec<u8>> {
+fn supplementary(file: &object::File, debug_path: &Path, search: &Search) -> Option<dwarf::Bytes> {
     let (name, build_id) = file.gnu_debugaltlink().ok()??;
     let name = Path::new(std::str::from_utf8(name).ok()?);
     let by_name = debug_path.parent().map(|d| d.join(name));
@@ -209,7 +209,7 @@ fn supplementary(file: &object::File, debug_path: &Path, search: &Search) -> Opt
     [by_name, by_id]
         .into_iter()
         .flatten()
-        .find_map(|p| std::fs::read(p).ok())
+        .find_map(|p| dwarf::Bytes::read(&p))
 }
 
 /// Reads a module: its tables and the one line of what was found where.
@@ -245,7 +245,7 @@ fn load_module(path: &str, id: FileId, search: &Search) -> (Table, ModuleInfo) {
         scheme,
         ..Default::default()
     };
-    let own = functions(file.symbols(), scheme);
+    let own = functions(file.symbols());
     let has_own_dwarf = dwarf::has_dwarf(&file);
     // A debug file, where the binary lacks symbols or DWARF.
     let debug = if own.is_empty() || !has_own_dwarf {
@@ -264,7 +264,7 @@ fn load_module(path: &str, id: FileId, search: &Search) -> (Table, ModuleInfo) {
         info.symbols.push(".symtab".into());
     }
     if has_own_dwarf {
-        table.dwarf = Dwarf::load(&file, Path::new(path), None);
+        table.dwarf = Dwarf::load(&file, &binary.data, Path::new(path), None);
         if table.dwarf.is_some() {
             info.dwarf = Some("in the binary".into());
         }
@@ -272,7 +272,7 @@ fn load_module(path: &str, id: FileId, search: &Search) -> (Table, ModuleInfo) {
     if let Some((found, read)) = &debug {
         let dfile = read.file();
         if syms.is_empty() {
-            syms = functions(dfile.symbols(), scheme);
+            syms = functions(dfile.symbols());
             if !syms.is_empty() {
                 info.symbols.push(format!(
                     ".symtab of {} ({})",
@@ -283,7 +283,7 @@ fn load_module(path: &str, id: FileId, search: &Search) -> (Table, ModuleInfo) {
         }
         if table.dwarf.is_none() {
             let sup = supplementary(&dfile, &found.path, search);
-            table.dwarf = Dwarf::load(&dfile, Path::new(path), sup.as_deref());
+            table.dwarf = Dwarf::load(&dfile, &read.data, Path::new(path), sup.as_ref());
             if table.dwarf.is_some() {
                 info.dwarf = Some(format!("{} ({})", found.path.display(), found.how));
             }
@@ -292,22 +292,27 @@ fn load_module(path: &str, id: FileId, search: &Search) -> (Table, ModuleInfo) {
     if syms.is_empty() {
         if let Some(mini) = debuginfo::mini_debuginfo(&file) {
             if let Ok(mfile) = object::File::parse(&*mini) {
-                syms = functions(mfile.symbols(), scheme);
+                syms = functions(mfile.symbols());
                 if !syms.is_empty() {
                     info.symbols.push("MiniDebugInfo (.gnu_debugdata)".into());
                 }
             }
         }
     }
-    let dynamic = functions(file.dynamic_symbols(), scheme);
+    // With a full symbol table, an address no symbol covers is padding:
+    // the unwind tables are read only where names are missing.
+    let full_table = !syms.is_empty();
+    let dynamic = functions(file.dynamic_symbols());
     if !dynamic.is_empty() {
         info.symbols.push(".dynsym".into());
         syms.extend(dynamic);
     }
     sort_and_dedup(&mut syms);
     table.syms = syms;
-    table.ranges = unwind_ranges(&file);
-    info.unwind_ranges = !table.ranges.is_empty();
+    if !full_table {
+        table.ranges = unwind_ranges(&file);
+        info.unwind_ranges = !table.ranges.is_empty();
+    }
     (table, info)
 }
 
@@ -390,7 +395,7 @@ fn replaced(path: &str, id: FileId, search: &Search, mut info: ModuleInfo) -> (T
     } else {
         Scheme::ByName
     };
-    let mut syms = functions(file.symbols(), scheme);
+    let mut syms = functions(file.symbols());
     sort_and_dedup(&mut syms);
     let sup = supplementary(&file, &found.path, search);
     // The executable segment: sampled code lies in its mapping.
@@ -403,7 +408,7 @@ fn replaced(path: &str, id: FileId, search: &Search, mut info: ModuleInfo) -> (T
     let table = Table {
         syms,
         code_page: Some(code_page.unwrap_or(0)),
-        dwarf: Dwarf::load(&file, Path::new(path), sup.as_deref()),
+        dwarf: Dwarf::load(&file, &read.data, Path::new(path), sup.as_ref()),
         scheme,
         ..Default::default()
     };
@@ -440,7 +445,8 @@ pub struct Symbolizer {
     search: Search,
     tables: Vec<Table>,
     infos: Vec<ModuleInfo>,
-    by_key: HashMap<(String, FileId), usize>,
+    /// Modules by path, then identity.
+    by_key: HashMap<String, Vec<(FileId, usize)>>,
     by_build_id: HashMap<Vec<u8>, usize>,
     /// Each address resolved once: (module, file offset) → frames.
     resolved: HashMap<(usize, u64), Vec<Frame>>,
@@ -541,51 +547,55 @@ impl Symbolizer {
         addr: u64,
         kernel: bool,
         mapped: Option<&super::sampler::Mapped>,
-    ) -> Vec<Frame> {
+    ) -> Cow<'_, [Frame]> {
         if kernel {
-            return vec![self.kernel_frame(addr)];
+            return Cow::Owned(vec![self.kernel_frame(addr)]);
         }
         let Some(m) = mapped else {
-            return vec![self.jit_frame(pid, addr).unwrap_or_else(|| Frame {
+            return Cow::Owned(vec![self.jit_frame(pid, addr).unwrap_or_else(|| Frame {
                 function: format!("[unknown]+0x{addr:x}"),
                 module: "[unknown]".into(),
                 file: None,
-            })];
+            })]);
         };
-        if m.path == "[vdso]" {
-            if let Some(index) = self.vdso() {
-                return self
-                    .resolved
-                    .entry((index, m.offset))
-                    .or_insert_with(|| resolve(&self.tables[index], "[vdso]", m))
-                    .clone();
-            }
-        }
-        if !m.path.starts_with('/') {
+        let vdso = if m.path == "[vdso]" {
+            self.vdso()
+        } else {
+            None
+        };
+        if vdso.is_none() && !m.path.starts_with('/') {
             // [anon:...], //anon: JIT code lives in anonymous memory.
             if let Some(f) = self.jit_frame(pid, addr) {
-                return vec![f];
+                return Cow::Owned(vec![f]);
             }
             let module = m.path.clone();
-            return vec![Frame {
+            return Cow::Owned(vec![Frame {
                 function: format!("{module}+0x{:x}", m.offset),
                 module,
                 file: None,
-            }];
+            }]);
         }
         // A file unlinked (replaced) before it was mapped: its identity
         // tells whether the file now at the path is the one.
         let path = m.path.strip_suffix(" (deleted)").unwrap_or(&m.path);
-        let index = self.module(path, m.file);
-        self.resolved
-            .entry((index, m.offset))
-            .or_insert_with(|| resolve(&self.tables[index], path, m))
-            .clone()
+        let index = match vdso {
+            Some(i) => i,
+            None => self.module(path, m.file),
+        };
+        Cow::Borrowed(
+            self.resolved
+                .entry((index, m.offset))
+                .or_insert_with(|| resolve(&self.tables[index], path, m)),
+        )
     }
 
     /// The module mapped from `path` with identity `id`, read on first use.
     fn module(&mut self, path: &str, id: FileId) -> usize {
-        if let Some(&i) = self.by_key.get(&(path.to_string(), id)) {
+        let known = self
+            .by_key
+            .get(path)
+            .and_then(|v| v.iter().find(|(k, _)| *k == id).map(|&(_, i)| i));
+        if let Some(i) = known {
             return i;
         }
         let shared = id
@@ -601,20 +611,22 @@ impl Symbolizer {
             }
             i
         });
-        self.by_key.insert((path.to_string(), id), i);
+        self.by_key
+            .entry(path.to_string())
+            .or_default()
+            .push((id, i));
         i
     }
 
     /// The vDSO's table: the kernel maps the same image into every
     /// process, so cmdscope reads its own.
     fn vdso(&mut self) -> Option<usize> {
-        let key = ("[vdso]".to_string(), FileId::Unknown);
-        if let Some(&i) = self.by_key.get(&key) {
+        if let Some(&(_, i)) = self.by_key.get("[vdso]").and_then(|v| v.first()) {
             return Some(i);
         }
         let data = own_vdso()?;
         let file = object::File::parse(&*data).ok()?;
-        let mut syms = functions(file.dynamic_symbols(), Scheme::ByName);
+        let mut syms = functions(file.dynamic_symbols());
         sort_and_dedup(&mut syms);
         self.tables.push(Table {
             syms,
@@ -629,7 +641,8 @@ impl Symbolizer {
             ..Default::default()
         });
         let i = self.tables.len() - 1;
-        self.by_key.insert(key, i);
+        self.by_key
+            .insert("[vdso]".into(), vec![(FileId::Unknown, i)]);
         Some(i)
     }
 
@@ -682,7 +695,7 @@ fn resolve(table: &Table, path: &str, m: &super::sampler::Mapped) -> Vec<Frame> 
     let outer = inline.last();
     let name = table
         .lookup(vaddr)
-        .map(str::to_string)
+        .map(|n| demangle(n, table.scheme))
         .or_else(|| {
             outer
                 .and_then(|f| f.name.as_deref())
