@@ -98,17 +98,37 @@ fn sort_and_dedup(syms: &mut Vec<Sym>) {
 
 /// The function symbols, their names as written: they are demangled when
 /// an address is resolved to them, a few hundred of a table's thousands.
+/// Of several names for one address (glibc's aliases), the one a person
+/// knows: sized, global before weak before local, fewer leading
+/// underscores, shorter (`__libc_start_main`, not
+/// `__libc_start_main_alias_2`), as perf chooses.
 fn functions<'d: 'f, 'f>(symbols: impl Iterator<Item = object::Symbol<'d, 'f>>) -> Vec<Sym> {
-    symbols
+    let mut ranked: Vec<(Sym, (bool, u8, usize, usize))> = symbols
         .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
         .filter_map(|s| {
-            Some(Sym {
-                start: s.address(),
-                size: s.size(),
-                name: s.name().ok()?.to_string(),
-            })
+            let name = s.name().ok()?;
+            let binding = if s.is_weak() {
+                1
+            } else if s.is_global() {
+                0
+            } else {
+                2
+            };
+            let underscores = name.len() - name.trim_start_matches('_').len();
+            let rank = (s.size() == 0, binding, underscores, name.len());
+            Some((
+                Sym {
+                    start: s.address(),
+                    size: s.size(),
+                    name: name.to_string(),
+                },
+                rank,
+            ))
         })
-        .collect()
+        .collect();
+    ranked.sort_by(|(a, ra), (b, rb)| a.start.cmp(&b.start).then(ra.cmp(rb)));
+    ranked.dedup_by(|b, a| a.0.start == b.0.start);
+    ranked.into_iter().map(|(s, _)| s).collect()
 }
 
 fn segments(file: &object::File) -> Vec<(u64, u64, u64)> {
