@@ -90,6 +90,10 @@ pub struct ExplainArgs {
     /// in interleaved shuffled blocks, sampled over its whole process tree
     /// with perf_event_open (no ptrace); shows where the time goes per cell
     /// and, against the reference, which functions changed, with intervals.
+    /// Frames are named from debug files where distributions put them
+    /// (/usr/lib/debug or CMDSCOPE_DEBUG_DIRS, .gnu_debuglink,
+    /// MiniDebugInfo; debuginfod only when DEBUGINFOD_URLS is set), with
+    /// inlined functions as frames of their own.
     #[arg(long, conflicts_with_all = ["monitor", "full_tree"])]
     pub profile: bool,
 

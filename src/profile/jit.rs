@@ -271,6 +271,7 @@ impl JitCode {
         (*start <= addr && addr < *end).then(|| Frame {
             function: name.clone(),
             module: "[jit]".into(),
+            file: None,
         })
     }
 }

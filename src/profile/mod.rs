@@ -4,7 +4,12 @@
 //!
 //! - `sampler`: one run sampled with `perf_event_open` over its process
 //!   tree (ring buffer, mappings).
-//! - `symbols`: addresses to functions (ELF, kallsyms, perf maps).
+//! - `symbols`: addresses to frames (ELF symbols, debug files found by
+//!   `debuginfo` and `debuginfod`, inlined frames from `dwarf`, names by
+//!   `demangle`, unwind-table ranges; kallsyms, perf maps), each mapped
+//!   file told apart by `identity`.
+//! - `jit`: what `--jit-symbols` asks of the runtimes, and the jitdump
+//!   files they write (names and unwind tables).
 //! - `runs`: one phase's runs in interleaved shuffled blocks
 //!   (`run::schedule`), with unsampled runs beside them when asked.
 //! - `rate`: the kernel's limit on the rate, a short command's second
@@ -14,6 +19,11 @@
 //!   and decided by the one comparison engine with Bonferroni over the
 //!   functions reported.
 
+pub(crate) mod debuginfo;
+pub(crate) mod debuginfod;
+pub(crate) mod demangle;
+pub(crate) mod dwarf;
+pub mod identity;
 pub mod jit;
 pub mod rate;
 mod runs;
@@ -30,7 +40,23 @@ use crate::error::{Error, Result};
 use crate::exec::HeldCommand;
 use crate::run::plan::{Cell, REFERENCE};
 
-pub use symbols::Frame;
+pub use symbols::{Frame, ModuleInfo};
+
+/// Set on a frame id in a stack where that function was inlined into the
+/// frame before it (its caller): one address gives several frames.
+/// `Profile::frame` reads through it; functions are counted without it,
+/// so a function's rows and differences are the same inlined or not.
+pub const INLINED: u32 = 1 << 31;
+
+/// The function of a stack's frame id, without the `INLINED` mark.
+pub fn function_id(id: u32) -> u32 {
+    id & !INLINED
+}
+
+/// Whether a stack's frame was inlined into its caller.
+pub fn is_inlined(id: u32) -> bool {
+    id & INLINED != 0
+}
 
 /// Default sampling frequency: 999 Hz rather than 1000, so sampling does
 /// not run in lockstep with programs' millisecond timers.
@@ -95,7 +121,7 @@ impl RunStacks {
         let mut m = HashMap::new();
         for (s, &w) in &self.stacks {
             if let Some(&leaf) = s.last() {
-                *m.entry(leaf).or_insert(0.0) += w;
+                *m.entry(function_id(leaf)).or_insert(0.0) += w;
             }
         }
         m
@@ -104,7 +130,7 @@ impl RunStacks {
     fn total_time(&self) -> HashMap<u32, f64> {
         let mut m = HashMap::new();
         for (s, &w) in &self.stacks {
-            let mut seen: Vec<u32> = s.clone();
+            let mut seen: Vec<u32> = s.iter().map(|&f| function_id(f)).collect();
             seen.sort_unstable();
             seen.dedup();
             for f in seen {
@@ -226,10 +252,12 @@ pub struct Profile {
     pub fallback: Option<String>,
     pub frequency: u64,
     pub kernel_frames: bool,
+    /// Indexed by `frame`: stacks' ids may carry the `INLINED` mark.
     pub frames: Vec<Frame>,
     pub cells: Vec<CellProfile>,
     pub pairs: Vec<PairDiff>,
-    pub unreadable: Vec<String>,
+    /// What was found for every module sampled, and where.
+    pub modules: Vec<ModuleInfo>,
     pub interrupted: bool,
     /// Context switches were sampled: off-CPU time is known.
     pub off_cpu: bool,
@@ -241,26 +269,32 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The frame of an id, marked `INLINED` or not.
     pub fn frame(&self, id: u32) -> &Frame {
-        &self.frames[id as usize]
+        &self.frames[function_id(id) as usize]
     }
 }
 
-/// Frame interning: every (function, module) gets one id.
+/// Frame interning: every (function, module) gets one id (the source
+/// file is the first one seen). Looked up by module, then function,
+/// without copying either: every frame of every sample comes here.
 #[derive(Default)]
 struct Interner {
-    ids: HashMap<Frame, u32>,
+    ids: HashMap<String, HashMap<String, u32>>,
     frames: Vec<Frame>,
 }
 
 impl Interner {
-    fn id(&mut self, f: Frame) -> u32 {
-        if let Some(&i) = self.ids.get(&f) {
+    fn id(&mut self, f: &Frame) -> u32 {
+        if let Some(&i) = self.ids.get(&f.module).and_then(|m| m.get(&f.function)) {
             return i;
         }
         let i = self.frames.len() as u32;
         self.frames.push(f.clone());
-        self.ids.insert(f, i);
+        self.ids
+            .entry(f.module.clone())
+            .or_default()
+            .insert(f.function.clone(), i);
         i
     }
 }
@@ -424,9 +458,6 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
     let distorted = rate::distortions(&walls, &shown.plain);
     let cell_profiles = summaries(cells, &shown.runs);
     let pairs = pairs_at(&cell_profiles, r, level);
-    let mut unreadable = sampling.sym.unreadable.clone();
-    unreadable.sort();
-    unreadable.dedup();
     Ok(Profile {
         event: setup.event,
         dwarf: setup.dwarf,
@@ -436,7 +467,7 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
         frames: sampling.interner.frames,
         cells: cell_profiles,
         pairs,
-        unreadable,
+        modules: sampling.sym.modules(),
         interrupted,
         off_cpu: !sampling.off_cpu_missing,
         raised,
@@ -543,29 +574,35 @@ fn stacks_of(
         ..Default::default()
     };
     for (s, resolved) in raw.samples.iter().zip(&raw.resolved) {
-        let mut ids: Vec<u32> = s
-            .frames
-            .iter()
-            .zip(resolved)
-            .map(|(&(addr, k), m)| {
-                // JIT code lives in anonymous memory (or none known).
-                let in_file = m.as_ref().is_some_and(|(path, _)| jit::is_file(path));
-                let named = (!k && !in_file).then(|| jit.frame(s.pid, addr)).flatten();
-                interner.id(named.unwrap_or_else(|| sym.frame(s.pid, addr, k, m.as_ref())))
-            })
-            .collect();
+        let mut ids: Vec<u32> = Vec::with_capacity(s.frames.len());
+        for (&(addr, k), m) in s.frames.iter().zip(resolved) {
+            // JIT code lives in anonymous memory (or none known).
+            let in_file = m.as_ref().is_some_and(|m| jit::is_file(&m.path));
+            if let Some(f) = (!k && !in_file).then(|| jit.frame(s.pid, addr)).flatten() {
+                ids.push(interner.id(&f));
+                continue;
+            }
+            // Innermost first: all but the last were inlined into the next.
+            let frames = sym.frames(s.pid, addr, k, m.as_ref());
+            let last = frames.len().saturating_sub(1);
+            for (i, f) in frames.iter().enumerate() {
+                let id = interner.id(f);
+                ids.push(if i < last { id | INLINED } else { id });
+            }
+        }
         ids.reverse();
         match s.off_cpu {
             None => *out.stacks.entry(ids).or_insert(0.0) += seconds(s.weight),
             Some(why) => {
                 ids.push(
-                    interner.id(Frame {
+                    interner.id(&Frame {
                         function: match why {
                             sampler::OffCpu::Blocked => OFF_CPU_BLOCKED,
                             sampler::OffCpu::Runnable => OFF_CPU_RUNNABLE,
                         }
                         .into(),
                         module: "[off-cpu]".into(),
+                        file: None,
                     }),
                 );
                 let secs = s.weight as f64 * 1e-9;

@@ -23,6 +23,8 @@ use crate::exec::perf::{
 use crate::exec::signals;
 use crate::exec::HeldCommand;
 
+use super::identity::FileId;
+
 const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 
@@ -48,6 +50,8 @@ const FLAG_MMAP2: u64 = 1 << 23;
 const FLAG_COMM_EXEC: u64 = 1 << 24;
 const FLAG_USE_CLOCKID: u64 = 1 << 25;
 const FLAG_CONTEXT_SWITCH: u64 = 1 << 26;
+/// MMAP2 records carry the mapped file's build id (Linux 5.12).
+const FLAG_BUILD_ID: u64 = 1 << 34;
 const PERF_COUNT_SW_CONTEXT_SWITCHES: u64 = 3;
 /// ioctls: _IO('$', 5) and _IOR('$', 7, u64).
 const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
@@ -63,6 +67,7 @@ const RECORD_SAMPLE: u32 = 9;
 const RECORD_MMAP2: u32 = 10;
 const RECORD_SWITCH: u32 = 14;
 const MISC_COMM_EXEC: u16 = 1 << 13;
+const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 const MISC_SWITCH_OUT: u16 = 1 << 13;
 const MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 
@@ -108,6 +113,9 @@ pub struct Setup {
     pub dwarf: bool,
     /// Also sample context switches, for time off the CPU.
     pub off_cpu: bool,
+    /// MMAP2 records name each file by its build id (else by device and
+    /// inode): a binary replaced while it is profiled is told apart.
+    pub build_id: bool,
 }
 
 fn open_event(
@@ -134,6 +142,9 @@ fn attr(setup: &Setup) -> PerfEventAttr {
         | FLAG_COMM_EXEC
         | FLAG_USE_CLOCKID
         | FLAG_CONTEXT_SWITCH;
+    if setup.build_id {
+        flags |= FLAG_BUILD_ID;
+    }
     // cpu-clock samples by a period in nanoseconds, so every sample is
     // exactly that much CPU time; cycles by the kernel's frequency mode.
     let sample_period = match setup.event {
@@ -207,7 +218,8 @@ fn switch_attr(setup: &Setup) -> PerfEventAttr {
         | FLAG_TASK
         | FLAG_MMAP2
         | FLAG_COMM_EXEC
-        | FLAG_CONTEXT_SWITCH);
+        | FLAG_CONTEXT_SWITCH
+        | FLAG_BUILD_ID);
     a
 }
 
@@ -280,6 +292,7 @@ impl Setup {
             frequency,
             dwarf,
             off_cpu: true,
+            build_id: true,
         };
         let try_open = |s: &Setup| {
             let mut a = attr(s);
@@ -298,6 +311,8 @@ impl Setup {
         loop {
             match try_open(&setup) {
                 Ok(_) => return Ok(setup),
+                // A kernel before 5.12: files are told apart by inode.
+                Err(libc::EINVAL) if setup.build_id => setup.build_id = false,
                 Err(libc::EACCES) | Err(libc::EPERM) if !setup.exclude_kernel => {
                     setup.exclude_kernel = true;
                 }
@@ -326,6 +341,20 @@ pub struct Launch {
 }
 
 pub use super::unwind::Mapping;
+
+/// A user address resolved to the mapping it was in when sampled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Mapped {
+    /// The mapped file's path, or the kernel's name (`[vdso]`, `//anon`).
+    pub path: String,
+    /// The offset in the file.
+    pub offset: u64,
+    /// Which file it was when mapped.
+    pub file: FileId,
+    /// The file offset its mapping starts at: what places the address
+    /// when only a debug file is left of a replaced binary.
+    pub pgoff: u64,
+}
 
 /// One sample: the frames from the leaf up, each with whether it is a
 /// kernel address, and the process it came from.
@@ -358,7 +387,7 @@ pub struct RawRun {
     /// Samples resolved to their mapping at the time they were taken:
     /// (module path, offset in the file) per user frame; None for kernel
     /// frames and addresses in no known mapping.
-    pub resolved: Vec<Vec<Option<(String, u64)>>>,
+    pub resolved: Vec<Vec<Option<Mapped>>>,
     pub lost: u64,
     /// Times the kernel throttled the event: its sampling interrupts took
     /// too long for the rate asked (kernel.perf_event_max_sample_rate).
@@ -606,7 +635,7 @@ fn monotonic_ns() -> u64 {
 }
 
 /// A switch-out sample: its time, the sample, its resolved frames.
-type SwitchedOut = (u64, RawSample, Vec<Option<(String, u64)>>);
+type SwitchedOut = (u64, RawSample, Vec<Option<Mapped>>);
 
 /// Copied stacks kept for unwinding at the end of a run, at most (a
 /// second of sampling at 10 kHz with 8 KiB stacks is 80 MiB).
@@ -630,16 +659,22 @@ fn deeper(frames: &mut Vec<(u64, bool)>, user: Vec<u64>, user_seen: usize) {
     }
 }
 
-/// Each user frame's mapping: (module path, offset in the file).
-fn resolve(maps: Option<&Vec<Mapping>>, frames: &[(u64, bool)]) -> Vec<Option<(String, u64)>> {
+/// Each user frame's mapping: its file, the file's identity and the
+/// offset in it; None for kernel frames and addresses in no mapping.
+fn resolve(maps: Option<&Vec<Mapping>>, frames: &[(u64, bool)]) -> Vec<Option<Mapped>> {
     frames
         .iter()
         .map(|&(addr, k)| {
             if k {
                 return None;
             }
-            maps.and_then(|ms| ms.iter().find(|m| m.start <= addr && addr < m.end))
-                .map(|m| (m.path.clone(), addr - m.start + m.pgoff))
+            let m = maps?.iter().find(|m| m.start <= addr && addr < m.end)?;
+            Some(Mapped {
+                path: m.path.clone(),
+                offset: addr - m.start + m.pgoff,
+                file: m.file,
+                pgoff: m.pgoff,
+            })
         })
         .collect()
 }
@@ -783,14 +818,24 @@ impl Parser {
                         end: addr + len,
                         pgoff,
                         path,
+                        file: FileId::Unknown,
                     },
                 );
             }
             RECORD_MMAP2 => {
                 let (pid, addr, len, pgoff) =
                     (u32_at(b, 0), u64_at(b, 8), u64_at(b, 16), u64_at(b, 24));
-                // maj, min, ino, ino_generation (or build id), prot, flags.
-                let path = cstr_at(b, 32 + 4 + 4 + 8 + 8 + 4 + 4);
+                // { maj, min, ino, ino_generation } or { build_id_size, 3
+                // reserved bytes, build_id[20] }, then prot, flags, path.
+                let path = cstr_at(b, 32 + 24 + 4 + 4);
+                let file = if misc & MISC_MMAP_BUILD_ID != 0 {
+                    let size = (b.get(32).copied().unwrap_or(0) as usize).min(20);
+                    FileId::build_id(b.get(36..36 + size).unwrap_or(&[]))
+                } else if path.starts_with('/') {
+                    FileId::inode(&path, u32_at(b, 32), u32_at(b, 36), u64_at(b, 40))
+                } else {
+                    FileId::Unknown
+                };
                 self.add_map(
                     pid,
                     Mapping {
@@ -798,6 +843,7 @@ impl Parser {
                         end: addr + len,
                         pgoff,
                         path,
+                        file,
                     },
                 );
             }

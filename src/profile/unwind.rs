@@ -23,6 +23,8 @@ pub struct Mapping {
     pub end: u64,
     pub pgoff: u64,
     pub path: String,
+    /// Which file it was when mapped.
+    pub file: super::identity::FileId,
 }
 
 /// A section of a file read once and shared by every process mapping it.
@@ -46,9 +48,19 @@ struct FileInfo {
     sections: HashMap<&'static str, (Range<u64>, Slice)>,
 }
 
-fn read_file_info(path: &str) -> Option<FileInfo> {
+/// The unwind tables of the file mapped, or None when the file at `path`
+/// is no longer the one that was (replaced while profiled): its tables
+/// would unwind another program.
+fn read_file_info(path: &str, id: super::identity::FileId) -> Option<FileInfo> {
+    let meta = std::fs::metadata(path).ok();
     let data = Arc::new(std::fs::read(path).ok()?);
     let file = object::File::parse(&**data).ok()?;
+    if !id.matches(
+        meta.as_ref(),
+        super::identity::elf_build_id(&file).as_deref(),
+    ) {
+        return None;
+    }
     let segments = file
         .segments()
         .map(|s| {
@@ -96,7 +108,7 @@ fn read_file_info(path: &str) -> Option<FileInfo> {
 /// Unwinders per process, rebuilt when the process's mappings change.
 #[derive(Default)]
 pub struct Unwinders {
-    files: HashMap<String, Option<Arc<FileInfo>>>,
+    files: HashMap<(String, super::identity::FileId), Option<Arc<FileInfo>>>,
     per_pid: HashMap<u32, UnwinderX86_64<Slice>>,
     /// Per process, the jitdump its unwinder was built with and that
     /// file's size then: the runtime appends while it runs.
@@ -110,10 +122,10 @@ impl Unwinders {
         self.per_pid.remove(&pid);
     }
 
-    fn file(&mut self, path: &str) -> Option<Arc<FileInfo>> {
+    fn file(&mut self, path: &str, id: super::identity::FileId) -> Option<Arc<FileInfo>> {
         self.files
-            .entry(path.to_string())
-            .or_insert_with(|| read_file_info(path).map(Arc::new))
+            .entry((path.to_string(), id))
+            .or_insert_with(|| read_file_info(path, id).map(Arc::new))
             .clone()
     }
 
@@ -154,7 +166,7 @@ impl Unwinders {
             }
         }
         for m in maps.iter().filter(|m| m.path.starts_with('/')) {
-            let Some(info) = self.file(&m.path) else {
+            let Some(info) = self.file(&m.path, m.file) else {
                 continue;
             };
             // The segment holding the mapped file offset gives the address

@@ -9,7 +9,7 @@ use std::io::Write;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::profile::{CellProfile, FunctionDiff, PairDiff, Profile};
+use crate::profile::{self, CellProfile, FunctionDiff, ModuleInfo, PairDiff, Profile};
 use crate::units;
 
 /// Said on every report: what the numbers are and are not.
@@ -44,10 +44,49 @@ fn frame_name(p: &Profile, id: u32) -> String {
     p.frame(id).function.clone()
 }
 
+/// A frame of a stack as the terminal shows it: inlined ones say so.
+fn stack_frame_name(p: &Profile, id: u32) -> String {
+    if profile::is_inlined(id) {
+        format!("{} (inlined)", frame_name(p, id))
+    } else {
+        frame_name(p, id)
+    }
+}
+
+/// One module's line: where its names and inlined frames came from, and
+/// what else was found (or not).
+pub fn module_line(m: &ModuleInfo) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if m.symbols.is_empty() {
+        parts.push("no symbols".into());
+    } else {
+        parts.push(format!("names from {}", m.symbols.join(" + ")));
+    }
+    if let Some(d) = &m.dwarf {
+        parts.push(format!("inlined frames and source files from DWARF {d}"));
+    }
+    let full_table = m.symbols.iter().any(|s| s != ".dynsym");
+    if m.unwind_ranges && !full_table {
+        parts.push(
+            "functions without a symbol are grouped by .eh_frame ranges (NAME!fn@ADDRESS)".into(),
+        );
+    }
+    parts.extend(m.notes.iter().cloned());
+    let id = m
+        .build_id
+        .as_deref()
+        .map_or(String::new(), |b| format!(" [{}]", &b[..b.len().min(12)]));
+    format!("{}{id}: {}", m.path, parts.join("; "))
+}
+
 /// A stack root-to-leaf read leaf first: "leaf ← caller ← … ← root",
 /// at most `max` frames (the leaf side kept).
 fn chain(p: &Profile, stack: &[u32], max: usize) -> String {
-    let mut names: Vec<String> = stack.iter().rev().map(|&f| frame_name(p, f)).collect();
+    let mut names: Vec<String> = stack
+        .iter()
+        .rev()
+        .map(|&f| stack_frame_name(p, f))
+        .collect();
     if names.len() > max {
         names.truncate(max);
         names.push("…".into());
@@ -90,11 +129,11 @@ pub fn terminal(p: &Profile, top: usize) -> String {
     if let Some(r) = &p.raised {
         out.push_str(&format!("  {}\n", raised_line(r)));
     }
-    if !p.unreadable.is_empty() {
-        out.push_str(&format!(
-            "  no symbols in {} (frames there are shown as module+offset; install its debug symbols)\n",
-            p.unreadable.join(", ")
-        ));
+    if !p.modules.is_empty() {
+        out.push_str("  symbols, per module:\n");
+        for m in &p.modules {
+            out.push_str(&format!("    {}\n", module_line(m)));
+        }
     }
     for c in &p.cells {
         out.push('\n');
@@ -281,6 +320,7 @@ fn function_json(p: &Profile, c: &CellProfile) -> Vec<Value> {
             json!({
                 "function": fr.function,
                 "module": fr.module,
+                "file": fr.file,
                 "self": f.self_time,
                 "total": f.total,
             })
@@ -324,6 +364,16 @@ pub fn document(p: &Profile) -> String {
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }
 
+/// A stack root to leaf: its function names, and which were inlined into
+/// the frame before them.
+fn stack_json(p: &Profile, stack: &[u32], seconds: f64) -> Value {
+    json!({
+        "stack": stack.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
+        "inlined": stack.iter().map(|&f| profile::is_inlined(f)).collect::<Vec<_>>(),
+        "seconds": seconds,
+    })
+}
+
 /// The JSON `profile` object.
 pub fn json(p: &Profile) -> Value {
     let cells: Vec<Value> = p
@@ -352,16 +402,10 @@ pub fn json(p: &Profile) -> Value {
                 "off_cpu": if p.off_cpu { json!({
                     "blocked": c.blocked,
                     "runnable": c.runnable,
-                    "stacks": c.off_cpu_stacks.iter().map(|(s, w)| json!({
-                        "stack": s.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
-                        "seconds": w,
-                    })).collect::<Vec<_>>(),
+                    "stacks": c.off_cpu_stacks.iter().map(|(s, w)| stack_json(p, s, *w)).collect::<Vec<_>>(),
                 }) } else { Value::Null },
                 "differences": differences,
-                "hot_stacks": c.hot_stacks.iter().map(|(s, w)| json!({
-                    "stack": s.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
-                    "seconds": w,
-                })).collect::<Vec<_>>(),
+                "hot_stacks": c.hot_stacks.iter().map(|(s, w)| stack_json(p, s, *w)).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -384,6 +428,7 @@ pub fn json(p: &Profile) -> Value {
                 "hot_path": d.hot_path.iter().map(|&f| json!({
                     "function": p.frame(f).function,
                     "module": p.frame(f).module,
+                    "inlined": profile::is_inlined(f),
                 })).collect::<Vec<_>>(),
                 "explained": d.explained(),
                 "differences": difference_json(p, d),
@@ -412,18 +457,30 @@ pub fn json(p: &Profile) -> Value {
             },
             "level": r.level,
         })),
+        "modules": p.modules.iter().map(|m| json!({
+            "path": m.path,
+            "build_id": m.build_id,
+            "symbols": m.symbols,
+            "dwarf": m.dwarf,
+            "unwind_ranges": m.unwind_ranges,
+            "notes": m.notes,
+            "summary": module_line(m),
+        })).collect::<Vec<_>>(),
         "cells": cells,
         "pairs": pairs,
     })
 }
 
 /// A frame as flame graph tools read it: `;` separates frames, and
-/// kernel frames carry perf script's `_[k]` suffix (inferno colours them).
+/// kernel and inlined frames carry perf script's `_[k]` and `_[i]`
+/// suffixes (inferno colours them).
 fn folded_frame(p: &Profile, id: u32) -> String {
     let f = p.frame(id);
     let name = f.function.replace(';', ":");
     if f.module == "[kernel]" {
         format!("{name}_[k]")
+    } else if profile::is_inlined(id) {
+        format!("{name}_[i]")
     } else {
         name
     }
@@ -513,8 +570,28 @@ impl Pb {
     }
 }
 
+/// A stack's locations, leaf first: each the function the code is in,
+/// preceded by those inlined into it there (innermost first), as pprof's
+/// Location lists its Lines.
+fn locations(stack: &[u32]) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    let mut inlined: Vec<u32> = Vec::new();
+    for &id in stack.iter().rev() {
+        inlined.push(profile::function_id(id));
+        if !profile::is_inlined(id) {
+            out.push(std::mem::take(&mut inlined));
+        }
+    }
+    // Inlined frames with no caller left (a truncated stack) stand alone.
+    if !inlined.is_empty() {
+        out.push(inlined);
+    }
+    out
+}
+
 /// pprof's profile.proto of one cell, gzipped: CPU nanoseconds per run by
-/// stack, one location per function.
+/// stack; a location per address's function with the functions inlined
+/// there as its first lines.
 pub fn pprof(p: &Profile, c: &CellProfile) -> Result<Vec<u8>> {
     let mut strings: Vec<String> = vec![String::new()];
     let mut index: HashMap<String, u64> = HashMap::new();
@@ -532,37 +609,50 @@ pub fn pprof(p: &Profile, c: &CellProfile) -> Result<Vec<u8>> {
     vt.uint(1, s("cpu"));
     vt.uint(2, s("nanoseconds"));
     prof.bytes(1, &vt.0);
-    let mut used: Vec<u32> = Vec::new();
+    let mut location_ids: HashMap<Vec<u32>, u64> = HashMap::new();
+    let mut location_list: Vec<Vec<u32>> = Vec::new();
     let mut stacks: Vec<(Vec<u32>, f64)> = c.stacks_per_run().into_iter().collect();
     stacks.sort_by(|a, b| a.0.cmp(&b.0));
     for (stack, w) in &stacks {
         // Sample = 2: location_id = 1 (leaf first), value = 2.
         let mut sample = Pb::default();
-        let ids: Vec<u64> = stack.iter().rev().map(|&f| f as u64 + 1).collect();
-        used.extend(stack);
+        let ids: Vec<u64> = locations(stack)
+            .into_iter()
+            .map(|lines| {
+                *location_ids.entry(lines.clone()).or_insert_with(|| {
+                    location_list.push(lines);
+                    location_list.len() as u64
+                })
+            })
+            .collect();
         sample.packed(1, &ids);
         sample.packed(2, &[(w * 1e9).round() as u64]);
         prof.bytes(2, &sample.0);
+    }
+    let mut used: Vec<u32> = Vec::new();
+    for (i, lines) in location_list.iter().enumerate() {
+        // Location = 4: id = 1, line = 4 { function_id = 1 }, innermost first.
+        let mut loc = Pb::default();
+        loc.uint(1, i as u64 + 1);
+        for &f in lines {
+            let mut line = Pb::default();
+            line.uint(1, f as u64 + 1);
+            loc.bytes(4, &line.0);
+            used.push(f);
+        }
+        prof.bytes(4, &loc.0);
     }
     used.sort_unstable();
     used.dedup();
     for &f in &used {
         let fr = p.frame(f);
-        let id = f as u64 + 1;
-        // Location = 4: id = 1, line = 4 { function_id = 1 }.
-        let mut line = Pb::default();
-        line.uint(1, id);
-        let mut loc = Pb::default();
-        loc.uint(1, id);
-        loc.bytes(4, &line.0);
-        prof.bytes(4, &loc.0);
         // Function = 5: id = 1, name = 2, system_name = 3, filename = 4.
         let mut func = Pb::default();
-        func.uint(1, id);
+        func.uint(1, f as u64 + 1);
         let name = s(&fr.function);
         func.uint(2, name);
         func.uint(3, name);
-        func.uint(4, s(&fr.module));
+        func.uint(4, s(fr.file.as_deref().unwrap_or(&fr.module)));
         prof.bytes(5, &func.0);
     }
     let period = (1e9 / p.frequency as f64).round() as u64;
@@ -710,6 +800,17 @@ mod tests {
         let mut pb = Pb::default();
         pb.uint(1, 150);
         assert_eq!(pb.0, vec![0x08, 0x96, 0x01]);
+    }
+
+    #[test]
+    fn a_location_holds_its_inlined_functions_innermost_first() {
+        use crate::profile::INLINED;
+        // main → fill → operator[] (inlined) → lower_bound (inlined), and
+        // a truncated stack that starts inside inlined code.
+        let stack = [1, 2, 3 | INLINED, 4 | INLINED];
+        assert_eq!(locations(&stack), vec![vec![4, 3, 2], vec![1]]);
+        assert_eq!(locations(&[5 | INLINED]), vec![vec![5]]);
+        assert_eq!(locations(&[1, 2]), vec![vec![2], vec![1]]);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use crate::profile::{CellProfile, Profile};
+use crate::profile::{function_id, CellProfile, Profile};
 
 /// speedscope's schema URL, which its importer recognises the format by.
 pub const SPEEDSCOPE_SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
@@ -20,13 +20,19 @@ pub const SPEEDSCOPE_SCHEMA: &str = "https://www.speedscope.app/file-format-sche
 pub const FIREFOX_PROCESSED_VERSION: u32 = 55;
 
 /// A cell's stacks, root first, with seconds per run, in a fixed order (by
-/// stack) so that the same profile always gives the same file.
+/// stack) so that the same profile always gives the same file. Frames are
+/// functions: an inlined one is the same frame as when it was called, as
+/// in the tables (neither format has a place for the mark).
 fn cell_stacks(c: &CellProfile) -> Vec<(Vec<u32>, f64)> {
-    let mut v: Vec<(Vec<u32>, f64)> = c
-        .stacks_per_run()
-        .into_iter()
-        .filter(|(s, w)| !s.is_empty() && *w > 0.0)
-        .collect();
+    let mut merged: HashMap<Vec<u32>, f64> = HashMap::new();
+    for (s, w) in c.stacks_per_run() {
+        if !s.is_empty() && w > 0.0 {
+            *merged
+                .entry(s.into_iter().map(function_id).collect())
+                .or_insert(0.0) += w;
+        }
+    }
+    let mut v: Vec<(Vec<u32>, f64)> = merged.into_iter().collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
 }
@@ -38,6 +44,7 @@ fn used_frames(p: &Profile) -> (Vec<u32>, HashMap<u32, usize>) {
         .cells
         .iter()
         .flat_map(|c| c.stacks_per_run().into_keys().flatten())
+        .map(function_id)
         .collect();
     used.sort_unstable();
     used.dedup();
@@ -292,4 +299,29 @@ pub fn firefox(p: &Profile) -> Vec<u8> {
     let mut out = serde_json::to_vec(&doc).unwrap_or_default();
     out.push(b'\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{RunStacks, INLINED};
+
+    #[test]
+    fn an_inlined_frame_is_its_function_in_the_viewers_stacks() {
+        let mut run = RunStacks::default();
+        // main calls work; once it was inlined into main, once called.
+        run.stacks.insert(vec![1, 2 | INLINED], 0.25);
+        run.stacks.insert(vec![1, 2], 0.5);
+        run.stacks.insert(vec![1], 0.125);
+        let c = CellProfile {
+            name: "a".into(),
+            runs: vec![run],
+            functions: Vec::new(),
+            hot_stacks: Vec::new(),
+            off_cpu_stacks: Vec::new(),
+            blocked: 0.0,
+            runnable: 0.0,
+        };
+        assert_eq!(cell_stacks(&c), vec![(vec![1], 0.125), (vec![1, 2], 0.75)]);
+    }
 }
