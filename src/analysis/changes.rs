@@ -758,6 +758,12 @@ pub struct Analysed {
     /// The newest point against the segment before it, when significant.
     pub newest: Option<Change>,
     pub newest_status: NewestStatus,
+    /// That comparison whatever its verdict (None: not made), for the gate
+    /// (`changes::gate`), which asks whether it had the data to decide.
+    pub newest_comparison: Option<Change>,
+    /// Each point's number of values, in the history's order (the runs
+    /// themselves may be dropped once analysed).
+    pub counts: Vec<usize>,
     /// Each point's median and its 95 % interval, in the history's order.
     pub medians: Vec<PointMedian>,
 }
@@ -908,14 +914,17 @@ pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
         Some(_) => NewestStatus::NoChange,
     };
     let medians = runs.iter().map(|r| PointMedian::of(r)).collect();
+    let counts = runs.iter().map(Vec::len).collect();
     for (point, r) in h.points.iter_mut().zip(runs) {
         point.runs = r;
     }
     Analysed {
         changes: found.changes,
         episodes: found.episodes,
+        newest_comparison: newest.clone(),
         newest: newest.filter(|_| newest_status == NewestStatus::Changed),
         newest_status,
+        counts,
         medians,
         history: h,
     }
@@ -1028,6 +1037,7 @@ pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
     out
 }
 
+pub mod gate;
 pub mod select;
 pub mod simulated;
 

@@ -9,16 +9,22 @@ use crate::cli::store::ReportArgs;
 use crate::cli::{Cli, Command};
 use crate::error::{exit, Result};
 use crate::metrics::Metric;
+use crate::output::Named;
 use crate::report::html::{self, CellData, ReportData};
 use crate::run::schedule::Order;
 use crate::store::history::time_values;
-use crate::store::record::open_read_only;
+use crate::store::record::{check_outputs, open_read_only};
 use crate::store::{Filter, Store, StoredSearch, StoredSession};
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     if let Some(dir) = &args.site {
         return site(args, dir);
     }
+    check_outputs(
+        false,
+        args.store.store.as_deref(),
+        &[Named::flag("--html", &args.html)],
+    )?;
     let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.session = args.session;
@@ -27,6 +33,9 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     let (session, benchmarks, suite_settings) = match &args.sessions.run {
         Some(run) => {
             let sessions = crate::suite::merge::sessions(&mut store, run)?;
+            for s in &sessions {
+                super::checked_settings(&store, s)?;
+            }
             let benchmarks = crate::suite::merge::benchmarks(&sessions);
             let settings = crate::suite::merge::settings(&sessions);
             (
@@ -100,6 +109,11 @@ fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
     let analysed =
         crate::analysis::changes::analyse(histories, &crate::analysis::changes::Params::default());
     let files = crate::report::site::render(&analysed, store.location());
+    let pages: Vec<Named> = files
+        .iter()
+        .map(|(name, _)| Named::flag("--site", &dir.join(name)))
+        .collect();
+    check_outputs(false, args.store.store.as_deref(), &pages)?;
     std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
         path: dir.into(),
         source,
@@ -125,6 +139,7 @@ pub fn gather(
     history: usize,
     compare: bool,
 ) -> Result<ReportData> {
+    super::checked_settings(store, &session)?;
     let mut notes = Vec::new();
     let cells: Vec<_> = session.cells.iter().collect();
     let mut times = time_values(store, &cells)?;
@@ -933,7 +948,10 @@ mod tests {
                 &[check::Pair {
                     name: "x".into(),
                     measure: check::Measure::WallTime,
-                    withheld: None,
+                    sides: (
+                        crate::analysis::gate::Side::of(0),
+                        crate::analysis::gate::Side::of(0),
+                    ),
                     base: base.clone(),
                     cand: cand.clone(),
                     history: None,

@@ -154,6 +154,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let mine = cells::select(planned, partition);
     let run_id = run_id_of(args.suite.run_id.as_deref(), partition)?;
     let choice = Choice::new(args.no_store, args.store.store.as_deref());
+    crate::store::record::check_outputs(args.no_store, args.store.store.as_deref(), &[])?;
     let mut store = match choice.location() {
         Ok(None) => None,
         Ok(Some(loc)) => match Store::open(&loc) {
