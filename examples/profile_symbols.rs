@@ -45,7 +45,7 @@ fn main() {
     let mut sym = Symbolizer::default();
     let (t, c) = (Instant::now(), cpu());
     let first = sym
-        .frames(1, 0, false, Some(&at(0x1000)))
+        .frames(0, false, Some(&at(0x1000)))
         .last()
         .map_or(String::new(), |f| f.function.clone());
     let load = (t.elapsed().as_secs_f64(), cpu() - c);
@@ -55,14 +55,14 @@ fn main() {
     let mut inlined = 0;
     let (t, c) = (Instant::now(), cpu());
     for &off in &offsets {
-        let f = sym.frames(1, 0, false, Some(&at(off)));
+        let f = sym.frames(0, false, Some(&at(off)));
         named += usize::from(!f.last().is_some_and(|f| f.function.contains("+0x")));
         inlined += usize::from(f.len() > 1);
     }
     let lookups = (t.elapsed().as_secs_f64(), cpu() - c);
     let (t, c) = (Instant::now(), cpu());
     for &off in &offsets {
-        sym.frames(1, 0, false, Some(&at(off)));
+        sym.frames(0, false, Some(&at(off)));
     }
     let again = (t.elapsed().as_secs_f64(), cpu() - c);
     let module = sym.modules().into_iter().next().unwrap_or_default();

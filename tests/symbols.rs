@@ -623,7 +623,7 @@ fn inlined_frames_agree_with_binutils_addr2line() {
             ..Default::default()
         };
         let got: Vec<String> = sym
-            .frames(1, *addr, false, Some(&mapped))
+            .frames(*addr, false, Some(&mapped))
             .iter()
             .map(|f| f.function.clone())
             .collect();
@@ -740,7 +740,7 @@ fn inlined_instructions(bin: &Path) -> usize {
                 offset: offset(a),
                 ..Default::default()
             };
-            sym.frames(1, a, false, Some(&mapped)).len() > 1
+            sym.frames(a, false, Some(&mapped)).len() > 1
         })
         .count()
 }

@@ -122,7 +122,8 @@ pub struct ExplainArgs {
 
     /// With --profile: write folded stacks, a flame graph SVG and a pprof
     /// profile (gzipped profile.proto) per cell, a differential flame graph
-    /// per pair, and index.html showing them all, into DIR (created if
+    /// per pair, every cell in one file each for speedscope and the Firefox
+    /// Profiler, and index.html showing them all, into DIR (created if
     /// missing).
     #[arg(long, value_name = "DIR", requires = "profile")]
     pub flamegraph: Option<PathBuf>,

@@ -583,7 +583,7 @@ fn stacks_of(
                 continue;
             }
             // Innermost first: all but the last were inlined into the next.
-            let frames = sym.frames(s.pid, addr, k, m.as_ref());
+            let frames = sym.frames(addr, k, m.as_ref());
             let last = frames.len().saturating_sub(1);
             for (i, f) in frames.iter().enumerate() {
                 let id = interner.id(f);

@@ -1,7 +1,8 @@
 //! Addresses to frames: for a file-backed address, the function it lies
 //! in and the functions inlined there; kernel addresses from
-//! `/proc/kallsyms`; JIT code from the `/tmp/perf-PID.map` files runtimes
-//! write. A frame no table names is kept, never dropped.
+//! `/proc/kallsyms`; the parser of the `/tmp/perf-PID.map` files runtimes
+//! write (read per run by `jit`). A frame no table names is kept, never
+//! dropped.
 //!
 //! A mapped file is named from, in this order (see `debuginfo` for where
 //! each is looked for): its own `.symtab`, a debug file (build-id tree,
@@ -471,7 +472,6 @@ pub struct Symbolizer {
     /// Each address resolved once: (module, file offset) → frames.
     resolved: HashMap<(usize, u64), Vec<Frame>>,
     kernel: Option<Vec<Sym>>,
-    jit: HashMap<u32, Vec<Sym>>,
 }
 
 impl Default for Symbolizer {
@@ -485,7 +485,6 @@ impl Default for Symbolizer {
             by_build_id: HashMap::new(),
             resolved: HashMap::new(),
             kernel: None,
-            jit: HashMap::new(),
         }
     }
 }
@@ -539,31 +538,11 @@ impl Symbolizer {
         }
     }
 
-    fn jit_frame(&mut self, pid: u32, addr: u64) -> Option<Frame> {
-        let syms = self.jit.entry(pid).or_insert_with(|| {
-            let text = std::fs::read_to_string(format!("/tmp/perf-{pid}.map")).unwrap_or_default();
-            let mut syms: Vec<Sym> = parse_perf_map(&text)
-                .into_iter()
-                .map(|(start, size, name)| Sym { start, size, name })
-                .collect();
-            sort_and_dedup(&mut syms);
-            syms
-        });
-        let i = syms.partition_point(|s| s.start <= addr);
-        let s = syms.get(i.checked_sub(1)?)?;
-        (addr < s.start + s.size.max(1)).then(|| Frame {
-            function: s.name.clone(),
-            module: "[jit]".into(),
-            file: None,
-        })
-    }
-
-    /// Names one address: kernel, file-backed, JIT, or module+offset.
+    /// Names one address: kernel, file-backed, or module+offset.
     /// Innermost first: every frame but the last is a function inlined
     /// into the one after it; the last is the function the code is in.
     pub fn frames(
         &mut self,
-        pid: u32,
         addr: u64,
         kernel: bool,
         mapped: Option<&super::sampler::Mapped>,
@@ -571,12 +550,14 @@ impl Symbolizer {
         if kernel {
             return Cow::Owned(vec![self.kernel_frame(addr)]);
         }
+        // JIT code (perf maps, jitdumps) is named before this, by
+        // `jit::JitCode`, from the files of the run that sampled it.
         let Some(m) = mapped else {
-            return Cow::Owned(vec![self.jit_frame(pid, addr).unwrap_or_else(|| Frame {
+            return Cow::Owned(vec![Frame {
                 function: format!("[unknown]+0x{addr:x}"),
                 module: "[unknown]".into(),
                 file: None,
-            })]);
+            }]);
         };
         let vdso = if m.path == "[vdso]" {
             self.vdso()
@@ -584,10 +565,7 @@ impl Symbolizer {
             None
         };
         if vdso.is_none() && !m.path.starts_with('/') {
-            // [anon:...], //anon: JIT code lives in anonymous memory.
-            if let Some(f) = self.jit_frame(pid, addr) {
-                return Cow::Owned(vec![f]);
-            }
+            // [anon:...], //anon: JIT code no runtime named.
             let module = m.path.clone();
             return Cow::Owned(vec![Frame {
                 function: format!("{module}+0x{:x}", m.offset),
