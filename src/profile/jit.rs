@@ -26,8 +26,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::CString;
 
-use super::symbols::Frame;
-
 /// What the option adds to a command's environment: (variable, value,
 /// whether the value is appended to one already there).
 pub const RUNTIME_OPTIONS: &[(&str, &str, bool)] = &[
@@ -215,6 +213,18 @@ pub fn is_file(path: &str) -> bool {
     path.starts_with('/') && !path.starts_with("//")
 }
 
+/// `/tmp/perf-PID.map`: `START SIZE name` in hex, one symbol a line.
+pub fn parse_perf_map(text: &str) -> Vec<(u64, u64, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.splitn(3, ' ');
+            let start = u64::from_str_radix(it.next()?.trim_start_matches("0x"), 16).ok()?;
+            let size = u64::from_str_radix(it.next()?.trim_start_matches("0x"), 16).ok()?;
+            Some((start, size, it.next()?.trim().to_string()))
+        })
+        .collect()
+}
+
 /// The JIT code of one run's processes, from the jitdump files they
 /// mapped (runtimes map the file so that profilers find it) and their
 /// perf maps; a jitdump's name wins where both have one.
@@ -227,28 +237,29 @@ pub struct JitCode {
 
 impl JitCode {
     /// Reads the jitdump files the processes of a run mapped.
-    pub fn of_run<'a>(
-        maps: impl Iterator<Item = (&'a u32, &'a [super::unwind::Mapping])>,
+    /// `maps`: each process and the paths of its mappings.
+    pub fn of_run<'a, P: Iterator<Item = &'a str>>(
+        maps: impl Iterator<Item = (u32, P)>,
     ) -> JitCode {
         let mut out = JitCode::default();
-        for (&pid, ms) in maps {
-            for m in ms {
-                if jitdump_pid(&m.path).is_none() || out.files.contains(&m.path) {
+        for (pid, paths) in maps {
+            for path in paths {
+                if jitdump_pid(path).is_none() || out.files.iter().any(|f| f == path) {
                     continue;
                 }
-                if let Ok(bytes) = std::fs::read(&m.path) {
+                if let Ok(bytes) = std::fs::read(path) {
                     out.code
                         .entry(pid)
                         .or_default()
                         .extend(parse_jitdump(&bytes));
-                    out.files.push(m.path.clone());
+                    out.files.push(path.to_string());
                 }
             }
             if let Ok(text) = std::fs::read_to_string(format!("/tmp/perf-{pid}.map")) {
                 let code = out.code.entry(pid).or_default();
                 let mut all: BTreeMap<u64, (u64, String)> = BTreeMap::new();
                 // The map first, so that the jitdump's entries replace it.
-                for (start, size, name) in super::symbols::parse_perf_map(&text) {
+                for (start, size, name) in parse_perf_map(&text) {
                     insert(&mut all, start, start.saturating_add(size.max(1)), name);
                 }
                 for (start, end, name) in code.drain(..) {
@@ -264,15 +275,11 @@ impl JitCode {
     }
 
     /// The runtime's name for the code at `addr` in process `pid`.
-    pub fn frame(&self, pid: u32, addr: u64) -> Option<Frame> {
+    pub fn name(&self, pid: u32, addr: u64) -> Option<&str> {
         let code = self.code.get(&pid)?;
         let i = code.partition_point(|c| c.0 <= addr);
         let (start, end, name) = code.get(i.checked_sub(1)?)?;
-        (*start <= addr && addr < *end).then(|| Frame {
-            function: name.clone(),
-            module: "[jit]".into(),
-            file: None,
-        })
+        (*start <= addr && addr < *end).then_some(name.as_str())
     }
 }
 
@@ -327,6 +334,14 @@ pub fn remove_written(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perf_maps_are_read_as_runtimes_write_them() {
+        let m = parse_perf_map("7f00a000 40 py::hot:/x.py\n0x10 0x8 LazyCompile:*f a.js\nbad\n");
+        assert_eq!(m[0], (0x7f00a000, 0x40, "py::hot:/x.py".to_string()));
+        assert_eq!(m[1], (0x10, 0x8, "LazyCompile:*f a.js".to_string()));
+        assert_eq!(m.len(), 2);
+    }
 
     fn env(vars: &[&str]) -> Vec<CString> {
         vars.iter().map(|v| CString::new(*v).unwrap()).collect()

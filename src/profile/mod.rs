@@ -578,8 +578,12 @@ fn stacks_of(
         for (&(addr, k), m) in s.frames.iter().zip(resolved) {
             // JIT code lives in anonymous memory (or none known).
             let in_file = m.as_ref().is_some_and(|m| jit::is_file(&m.path));
-            if let Some(f) = (!k && !in_file).then(|| jit.frame(s.pid, addr)).flatten() {
-                ids.push(interner.id(&f));
+            if let Some(name) = (!k && !in_file).then(|| jit.name(s.pid, addr)).flatten() {
+                ids.push(interner.id(&Frame {
+                    function: name.to_string(),
+                    module: "[jit]".into(),
+                    file: None,
+                }));
                 continue;
             }
             // Innermost first: all but the last were inlined into the next.

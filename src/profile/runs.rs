@@ -87,7 +87,11 @@ impl Sampling {
             };
             let since = std::time::SystemTime::now();
             let raw = sampler::sample_run(plan.setup, &launches[c])?;
-            let code = jit::JitCode::of_run(raw.maps.iter().map(|(p, m)| (p, m.as_slice())));
+            let code = jit::JitCode::of_run(
+                raw.maps
+                    .iter()
+                    .map(|(&p, ms)| (p, ms.iter().map(|m| m.path.as_str()))),
+            );
             if raw.interrupted {
                 phase.interrupted = true;
                 break;

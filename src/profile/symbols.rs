@@ -1,8 +1,7 @@
 //! Addresses to frames: for a file-backed address, the function it lies
 //! in and the functions inlined there; kernel addresses from
-//! `/proc/kallsyms`; the parser of the `/tmp/perf-PID.map` files runtimes
-//! write (read per run by `jit`). A frame no table names is kept, never
-//! dropped.
+//! `/proc/kallsyms` (JIT code is named by `jit`, from the run's own
+//! files). A frame no table names is kept, never dropped.
 //!
 //! A mapped file is named from, in this order (see `debuginfo` for where
 //! each is looked for): its own `.symtab`, a debug file (build-id tree,
@@ -509,18 +508,6 @@ fn read_kallsyms() -> Vec<Sym> {
     syms
 }
 
-/// `/tmp/perf-PID.map`: `START SIZE name` in hex, one symbol a line.
-pub fn parse_perf_map(text: &str) -> Vec<(u64, u64, String)> {
-    text.lines()
-        .filter_map(|l| {
-            let mut it = l.splitn(3, ' ');
-            let start = u64::from_str_radix(it.next()?.trim_start_matches("0x"), 16).ok()?;
-            let size = u64::from_str_radix(it.next()?.trim_start_matches("0x"), 16).ok()?;
-            Some((start, size, it.next()?.trim().to_string()))
-        })
-        .collect()
-}
-
 impl Symbolizer {
     fn kernel_frame(&mut self, addr: u64) -> Frame {
         let syms = self.kernel.get_or_insert_with(read_kallsyms);
@@ -716,14 +703,6 @@ fn resolve(table: &Table, path: &str, m: &super::sampler::Mapped) -> Vec<Frame> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn perf_maps_are_read_as_runtimes_write_them() {
-        let m = parse_perf_map("7f00a000 40 py::hot:/x.py\n0x10 0x8 LazyCompile:*f a.js\nbad\n");
-        assert_eq!(m[0], (0x7f00a000, 0x40, "py::hot:/x.py".to_string()));
-        assert_eq!(m[1], (0x10, 0x8, "LazyCompile:*f a.js".to_string()));
-        assert_eq!(m.len(), 2);
-    }
 
     #[test]
     fn a_symbol_covers_its_size_only() {
