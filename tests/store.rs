@@ -1212,16 +1212,11 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
     );
 }
 
-/// A session in concurrency mode keeps its batches: read back, the
-/// throughput, its interval and the throughput comparison are the run's;
-/// the report shows them. A store of version 5 (before batches) upgrades
-/// keeping its sessions.
-#[test]
-fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
-    let (_serial, dir, db) = serial_db("v5.db");
-    // A concurrency session stored by a cmdscope that kept no batches.
+/// A concurrency session (8 runs of `true` at N = 2) as a cmdscope of
+/// store schema `version` stored it.
+fn old_concurrency_session(db: &Path, version: i64) {
     recorded(
-        &db,
+        db,
         &[
             "run",
             "--runs",
@@ -1233,7 +1228,18 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
             "true",
         ],
     );
-    back_to_version(&db, 5);
+    back_to_version(db, version);
+}
+
+/// A session in concurrency mode keeps its batches: read back, the
+/// throughput, its interval and the throughput comparison are the run's;
+/// the report shows them. A store of version 5 (before batches) upgrades
+/// keeping its sessions.
+#[test]
+fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
+    let (_serial, dir, db) = serial_db("v5.db");
+    // A concurrency session stored by a cmdscope that kept no batches.
+    old_concurrency_session(&db, 5);
     let out = dir.path().join("c.json");
     concurrency_session_into(db.to_str().unwrap(), &out);
     let doc = read_json(&out);
@@ -1266,6 +1272,23 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
         page.contains("Throughput of &#39;long&#39; is"),
         "no comparison"
     );
+}
+
+/// A concurrency session stored before cmdscope kept its settings (store
+/// schema 4) and its batches: its report says what it is, read from its
+/// command line, rather than showing its instances as an ordinary
+/// benchmark's runs.
+#[test]
+fn a_concurrency_session_of_a_version_4_store_is_said_to_be_one() {
+    let (_serial, dir, db) = serial_db("v4.db");
+    old_concurrency_session(&db, 4);
+    let html = dir.path().join("old.html");
+    let (_, page) = html_report(&db, &html, &[]);
+    assert!(
+        page.contains("ran in concurrency mode before cmdscope stored its batches"),
+        "a v4 concurrency session shown without a note"
+    );
+    assert!(!page.contains("<h2>Concurrency</h2>"));
 }
 
 /// A concurrency session that stopped at a look over batches: the report
@@ -1805,7 +1828,8 @@ fn two_outputs_of_one_command_are_never_one_file() {
     // The commands' --output may be one file for all of them.
     let o = isolated()
         .args(["run", "--no-store", "--runs", "2", "--style", "none"])
-        .args(["--output", new, "--output", new, "true", "true"])
+        .args(["--output", new, "--output", new])
+        .args(["-n", "a", "-n", "b", "true", "true"])
         .output()
         .unwrap();
     ok(o);

@@ -243,7 +243,9 @@ pub struct CellArgs {
     pub env: Vec<OsString>,
 
     /// Pad the commands' environment with N synthetic variables
-    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge environments.
+    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge
+    /// environments: at most 100000, and what exec takes (a quarter of
+    /// `ulimit -s`, about 33000 with 8 MiB); more is refused before any run.
     #[arg(long, value_name = "N")]
     pub env_size: Option<String>,
 
@@ -329,16 +331,16 @@ pub struct ParameterArgs {
     pub parameter_list: Vec<String>,
 }
 
-/// A number of seconds given to `flag`: finite, below 10⁹, positive (or
+/// A number of seconds given to `flag`: finite, at most 10⁹, positive (or
 /// zero where `allow_zero`), as every duration flag checks it.
 pub fn seconds(value: f64, flag: &str, allow_zero: bool) -> Result<std::time::Duration, Error> {
     // A billion seconds (31 years) is no duration anyone waits for; past
     // it, the value is a typo or a hostile input, and it is called too
     // large rather than not positive.
     const MAX: f64 = 1e9;
-    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value < MAX {
+    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value <= MAX {
         Ok(std::time::Duration::from_secs_f64(value))
-    } else if value >= MAX {
+    } else if value > MAX {
         Err(Error::Usage(format!(
             "{flag} is too large: at most {MAX:e} seconds (about 31 years), got {value}"
         )))
@@ -362,7 +364,7 @@ pub fn check_alpha(alpha: f64) -> Result<(), Error> {
         Ok(())
     } else {
         Err(Error::Usage(format!(
-            "--alpha must be between 0 and 0.5, got {alpha}"
+            "--alpha must be above 0 and below 0.5, got {alpha}"
         )))
     }
 }
@@ -373,7 +375,7 @@ pub fn check_precision(pct: f64) -> Result<(), Error> {
         Ok(())
     } else {
         Err(Error::Usage(format!(
-            "--precision must be a percentage between 0 and 100, got {pct}"
+            "--precision must be a percentage above 0 and below 100, got {pct}"
         )))
     }
 }
@@ -411,7 +413,9 @@ mod tests {
         assert!(seconds(0.0, "--x", false).is_err());
         assert!(seconds(f64::NAN, "--x", true).is_err());
         assert!(seconds(-1.0, "--x", true).is_err());
-        assert!(seconds(1e9, "--x", false).is_err());
+        // "at most 1e9" means 1e9 itself is taken.
+        assert!(seconds(1e9, "--x", false).is_ok());
+        assert!(seconds(1.000001e9, "--x", false).is_err());
         assert_eq!(
             seconds(0.25, "--x", false).unwrap(),
             std::time::Duration::from_millis(250)

@@ -24,7 +24,7 @@ pub fn params(alpha: f64) -> Result<Params> {
 }
 
 fn min_change(pct: f64) -> Result<f64> {
-    if pct.is_finite() && (0.0..1000.0).contains(&pct) {
+    if pct.is_finite() && (0.0..=1000.0).contains(&pct) {
         Ok(pct / 100.0)
     } else {
         Err(Error::Usage(format!(

@@ -170,18 +170,16 @@ fn baseline_history(
 }
 
 /// A stored cell's batches when it ran in concurrency mode (by its stored
-/// batches, or its session's settings: empty when they were not stored);
-/// None for single runs.
+/// batches, or `report::ran_concurrently`: empty when they were not
+/// stored); None for single runs.
 fn concurrent_batches(
     store: &mut Store,
     session: &StoredSession,
     cell: usize,
 ) -> Result<Option<Vec<crate::run::session::BatchRecord>>> {
     let batches = store.batches(session.cells[cell].id)?;
-    let ran_concurrently = (session.settings.as_ref())
-        .and_then(|s| s.cells.get(cell))
-        .is_some_and(|c| c.variant.concurrency.is_some());
-    Ok((!batches.is_empty() || ran_concurrently).then_some(batches))
+    let concurrent = super::report::ran_concurrently(session, cell);
+    Ok((!batches.is_empty() || concurrent).then_some(batches))
 }
 
 pub fn run(args: &CheckArgs) -> Result<i32> {

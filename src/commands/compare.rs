@@ -29,7 +29,7 @@ fn validate(datasets: &[Dataset], opts: &CompareOptions) -> Result<(), Error> {
     crate::cli::check_alpha(opts.alpha)?;
     if !(opts.level > 0.0 && opts.level < 1.0) {
         return Err(Error::Usage(format!(
-            "confidence level must be between 0 and 1, got {}",
+            "confidence level must be above 0 and below 1, got {}",
             opts.level
         )));
     }

@@ -186,10 +186,7 @@ pub fn gather(
         }
     }
     let concurrency = stored_concurrency(store, &session)?;
-    let concurrent = session
-        .settings
-        .as_ref()
-        .is_some_and(|s| s.cells.iter().any(|c| c.variant.concurrency.is_some()));
+    let concurrent = (0..session.cells.len()).any(|i| ran_concurrently(&session, i));
     if concurrent && concurrency.is_none() {
         notes.push(
             "This session ran in concurrency mode before cmdscope stored its batches (store \
@@ -463,6 +460,16 @@ fn stored_search_set(s: &StoredSearch) -> Option<html::SweepSet> {
         parameter: parameter.clone(),
         ranges,
     })
+}
+
+/// Whether cell `cell` of a stored session ran in concurrency mode: by its
+/// stored settings, or for a session stored before they were kept (store
+/// schema 5), by its command line read back (`--concurrency`).
+pub fn ran_concurrently(session: &StoredSession, cell: usize) -> bool {
+    match session.settings.as_ref() {
+        Some(s) => (s.cells.get(cell)).is_some_and(|c| c.variant.concurrency.is_some()),
+        None => run_args(&session.command_line).is_some_and(|a| a.concurrency.is_some()),
+    }
 }
 
 /// The `run` arguments a session was recorded with, read back from its

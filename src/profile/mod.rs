@@ -317,7 +317,7 @@ fn launch(cell: &Cell, opts: &Options) -> Result<sampler::Launch> {
         .as_deref()
         .map(crate::exec::resolve_user)
         .transpose()?;
-    let mut envp = crate::exec::environment(&cell.env, v.clear_env, v.env_size)?;
+    let mut envp = crate::exec::environment(&cell.argv, &cell.env, v.clear_env, v.env_size)?;
     if opts.jit_symbols {
         envp = jit::with_runtime_options(envp);
     }

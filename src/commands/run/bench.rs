@@ -136,6 +136,13 @@ pub fn exports_asked(args: &RunArgs) -> bool {
     export_paths(args).next().is_some()
 }
 
+/// The `--export-*` flags given, by name.
+pub fn exports_given(args: &RunArgs) -> Vec<String> {
+    export_paths(args)
+        .map(|(flag, _)| format!("--export-{}", flag.format))
+        .collect()
+}
+
 /// Everything settled before the first run.
 struct Prepared {
     opts: RunOptions,
@@ -498,6 +505,17 @@ fn check_goals(
                     .into(),
             ));
         }
+        // The search gives each value the runs its race needs, up to
+        // --runs: a floor or a cap on runs would be ignored.
+        if let Some(flag) = [("--min-runs", r.min_runs), ("--max-runs", r.max_runs)]
+            .into_iter()
+            .find_map(|(flag, given)| given.map(|_| flag))
+        {
+            return Err(Error::Usage(format!(
+                "{flag} does not apply to --minimize/--maximize: the search gives each value the \
+                 runs its race needs, up to --runs N (10 by default)"
+            )));
+        }
     }
     if args.monitor.is_some() {
         crate::explain::run_monitor::parse_matches(&args.matches)?;
@@ -605,12 +623,16 @@ fn shell_notes(r: &Request, cells: &[plan::Cell]) {
     for c in cells {
         if let Some(reason) = &c.shell_reason {
             if told.insert(c.template) {
+                // The command may come from a suite's file: shown escaped.
+                let command = r
+                    .plan
+                    .commands
+                    .get(c.template)
+                    .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned());
                 crate::eprint_line!(
-                    "cmdscope: note: '{}' is shell syntax ({reason}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
-                    r.plan
-                        .commands
-                        .get(c.template)
-                        .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned())
+                    "cmdscope: note: '{}' is shell syntax ({}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
+                    crate::output::escape_line(&command),
+                    crate::output::escape_line(reason)
                 );
             }
         }
