@@ -112,8 +112,10 @@ fn a_candidate_whose_runs_all_timed_out_fails_check_unless_allowed() {
         "A",
         "has 0 runs where the comparison needs 3 a side (3 timed out)",
     );
+    // B's own verdict is noise's to decide; the header counts A.
+    let header = text(&o).lines().next().unwrap_or_default().to_string();
     assert!(
-        text(&o).starts_with("The gate fails: 1 not compared"),
+        header.starts_with("The gate fails") && header.contains("1 not compared"),
         "{}",
         text(&o)
     );
@@ -455,7 +457,7 @@ fn bad_settings_read_back_from_a_store_are_errors_naming_the_store_and_session()
     for (i, (sql, needle)) in [
         (
             "UPDATE sessions SET settings = json_set(settings, '$.precision', 1.0) WHERE id = 2",
-            "precision must be a percentage between 0 and 100, got 100 (stored as the fraction 1)",
+            "precision must be a percentage above 0 and below 100, got 100 (stored as the fraction 1)",
         ),
         (
             "UPDATE sessions SET settings = json_set(settings, '$.precision', 1e300) WHERE id = 2",
@@ -463,7 +465,7 @@ fn bad_settings_read_back_from_a_store_are_errors_naming_the_store_and_session()
         ),
         (
             "UPDATE sessions SET settings = json_set(settings, '$.alpha', 0.7) WHERE id = 2",
-            "alpha must be between 0 and 0.5, got 0.7",
+            "alpha must be above 0 and below 0.5, got 0.7",
         ),
         (
             "UPDATE sessions SET settings = json_set(settings, '$.reference', 9) WHERE id = 2",
