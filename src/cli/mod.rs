@@ -35,8 +35,11 @@ use suite::SuiteArgs;
 
 const HYPERFINE_EXAMPLES: &str = "Examples:
   cmdscope hyperfine --warmup 3 'sleep 0.1' 'sleep 0.2'
-  cmdscope hyperfine --export-json out.json -L n 1,2 'sleep 0.{n}'
-  ln -s \"$(command -v cmdscope)\" ~/bin/hyperfine   # hyperfine's scripts then run cmdscope
+  cmdscope hyperfine --export-json out.json -L t 1,2 'sleep 0.{t}'
+
+Invoked through a link named hyperfine, cmdscope is `cmdscope hyperfine`,
+so scripts written for hyperfine run it unchanged:
+  ln -s \"$(command -v cmdscope)\" ~/bin/hyperfine
 ";
 
 /// The arguments as the parser reads them: invoked under the name
