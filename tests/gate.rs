@@ -511,7 +511,7 @@ fn bad_settings_read_back_from_a_store_are_errors_naming_the_store_and_session()
 }
 
 #[test]
-fn check_against_history_fails_on_a_benchmark_the_previous_session_held() {
+fn history_gates_fail_on_a_benchmark_the_previous_session_held() {
     let dir = tempdir();
     let db = dir.path().join("s.db");
     baseline(&db);
@@ -544,6 +544,8 @@ fn check_against_history_fails_on_a_benchmark_the_previous_session_held() {
     // The correction counts the benchmarks tested, not the one absent.
     assert!(out.contains("Bonferroni over 1 benchmark,"), "{out}");
     let o = history(&["--allow-missing", "A"]);
+    // changes' gate takes the same baseline: A fails it.
+    changes_fails_on(&db, &["A: not compared: not in its newest session"]);
     // Allowed, A no longer fails it (B's verdict is noise's to decide).
     assert!(!text(&o).contains("❌ not compared"), "{}", text(&o));
     assert!(

@@ -601,7 +601,7 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
     let checked = names.len();
     // What the session before held and this one lacks is not compared: a
     // benchmark dropped (or renamed) must not leave the gate unseen.
-    let before = previous_benchmarks(&mut store, &current)?;
+    let before = super::previous_benchmarks(&mut store, &current)?;
     for name in &before {
         if !names.contains(&name.as_str()) {
             names.push(name);
@@ -647,28 +647,6 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
     } else {
         exit::FAILURE
     })
-}
-
-/// The benchmarks of the newest session before `current` on its machine
-/// that shares one with it (the same suite's previous session; sessions of
-/// other projects in the store share none).
-fn previous_benchmarks(store: &mut Store, current: &StoredSession) -> Result<Vec<String>> {
-    // Enough to pass other projects' sessions between two of this one.
-    const LOOK_BACK: usize = 200;
-    let sessions = store.sessions(&crate::store::Filter {
-        machine: Some(current.fingerprint.clone()),
-        limit: Some(LOOK_BACK),
-        ..Default::default()
-    })?;
-    let shares = |s: &StoredSession| {
-        (s.cells.iter()).any(|c| current.cells.iter().any(|m| m.identity == c.identity))
-    };
-    Ok(sessions
-        .iter()
-        .filter(|s| s.id != current.id && s.started_unix <= current.started_unix)
-        .find(|s| shares(s))
-        .map(|s| s.cells.iter().map(|c| c.identity.clone()).collect())
-        .unwrap_or_default())
 }
 
 /// The gate's rows of `check --against history`: each benchmark of the
