@@ -18,15 +18,6 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A missing compiler skips a test loudly, or fails it in CI (CI=true),
-/// where .ci/run installs the tools.
-fn skip(what: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{what}, and CI=true: .ci/run should have installed it");
-    }
-    eprintln!("SKIPPED: {what}");
-}
-
 fn build_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {

@@ -25,17 +25,6 @@ use browser::*;
 use common::*;
 use serde_json::Value;
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-fn skip(what: &str) {
-    if in_ci() {
-        panic!("{what}, and CI=true: .ci/run should have installed it");
-    }
-    eprintln!("SKIPPED: {what}");
-}
-
 /// The speedscope npm package (its built app and its schema), where
 /// .ci/run installs it or where CMDSCOPE_SPEEDSCOPE says.
 fn speedscope_package() -> Option<PathBuf> {

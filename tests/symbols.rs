@@ -24,13 +24,6 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn skip(what: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{what}, and CI=true: .ci/run should have installed it");
-    }
-    eprintln!("SKIPPED: {what}");
-}
-
 /// A directory of its own for one test's fixtures (tests run in parallel).
 fn fixture_dir(test: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR"))

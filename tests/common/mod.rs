@@ -545,3 +545,12 @@ pub fn own_cgroup_dir() -> Option<std::path::PathBuf> {
     let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
     Some(mount.join(path.trim_start_matches('/')))
 }
+
+/// A test whose tool (a compiler, a viewer) is missing is skipped loudly,
+/// or fails in CI (CI=true or 1), where .ci/run installs the tools.
+pub fn skip(what: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!("{what}, and CI=true: .ci/run should have installed it");
+    }
+    eprintln!("SKIPPED: {what}");
+}
