@@ -112,13 +112,11 @@ fn a_candidate_whose_runs_all_timed_out_fails_check_unless_allowed() {
         "A",
         "has 0 runs where the comparison needs 3 a side (3 timed out)",
     );
-    // B's own verdict is noise's to decide; the header counts A.
+    // B's own verdict is noise's to decide (a loaded runner once made its
+    // 5 ms sleep 18 ms, and the header then led with that slowdown); the
+    // header counts A whichever it leads with.
     let header = text(&o).lines().next().unwrap_or_default().to_string();
-    assert!(
-        header.starts_with("The gate fails") && header.contains("1 not compared"),
-        "{}",
-        text(&o)
-    );
+    assert!(header.contains("1 not compared"), "{}", text(&o));
     // Markdown says it too.
     let md = text(&with_store(
         &db,
@@ -134,8 +132,23 @@ fn a_candidate_whose_runs_all_timed_out_fails_check_unless_allowed() {
         md.contains("❌ not compared") && md.contains("A: not compared: "),
         "{md}"
     );
-    // Allowed by name: the header counts it, B decides.
-    let o = check(&db, &["--allow-missing", "A"]);
+    // Allowed by name: the header counts it, B decides. B's threshold is
+    // 100x here so that load on the runner cannot fail this step: what it
+    // checks is how A is counted, not B's verdict.
+    let o = with_store(
+        &db,
+        &[
+            "check",
+            "--baseline",
+            "branch=main",
+            "--fail-if-slower",
+            "10000",
+            "--format",
+            "text",
+            "--allow-missing",
+            "A",
+        ],
+    );
     let out = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
     // B's three runs may or may not decide: counted either way.
