@@ -423,9 +423,19 @@ fn quiet_machine_cpu_work_scales_to_the_cpus() {
         throughput(&doc, 1),
         throughput(&doc, 2),
     );
+    // Two instances make at least 1.6 times the completions of one. Above
+    // two, only as far as the instances' own run times explain: on a
+    // 2-vCPU VM a lone instance ran 2-10 % slower than each of two (cause
+    // not found: its context switches and migrations match a bare shell
+    // loop's), so the ratio read 2.05-2.3; an estimator that counted
+    // overlapping runs twice would read far above its run times' ratio.
+    let mean = |i: usize| doc["results"][i]["mean"].as_f64().unwrap();
+    let explained = 2.0 * mean(0) / mean(1);
     assert!(
-        (1.6..=2.2).contains(&(two / one)),
-        "N = 2 against N = 1: {two} / {one}"
+        two / one >= 1.6 && two / one <= explained * 1.1,
+        "N = 2 against N = 1: {two} / {one}, where the mean runs ({} s, {} s) explain {explained}",
+        mean(0),
+        mean(1)
     );
     assert_within(four, two, 0.15, "N = 4 against N = 2");
     let cpu = doc["results"][1]["cpu_utilisation"].as_f64().unwrap();
