@@ -129,7 +129,8 @@ pub enum Command {
     /// `run` with hyperfine's behaviour, for scripts written for hyperfine:
     /// sequential order, every command through `sh -c` (unless -N or
     /// --shell), hyperfine's run count (at least 10 runs and 3 s, fixed from
-    /// each command's first run), nothing stored unless --store is given.
+    /// each command's first run), nothing stored unless --store is given,
+    /// hyperfine's summary ("times faster than") before cmdscope's comparisons.
     /// Also what cmdscope does when invoked under the name `hyperfine`.
     #[command(after_help = HYPERFINE_EXAMPLES)]
     Hyperfine(Box<HyperfineArgs>),
