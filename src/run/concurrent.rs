@@ -251,6 +251,10 @@ impl Drop for Pool {
                 let _ = t.join();
             }
         }
+        // Once for all slots, not by each: every wait for any child scans
+        // all of cmdscope's children, thousands of spawners with
+        // --concurrency.
+        exec::reap_orphans();
     }
 }
 
@@ -413,7 +417,6 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
     }
     drop(prepared);
     drop(spawner);
-    exec::reap_orphans();
 }
 
 /// Whether `e` is the system refusing another process or thread (EAGAIN

@@ -76,75 +76,98 @@ pub(super) fn spawner_program() -> std::io::Result<i32> {
     Ok(*PROGRAM.get_or_init(|| raw))
 }
 
-/// Starts `path` with `args` and `envp` through `posix_spawn`: `socket`
-/// becomes its descriptor 3, it gets a process group of its own (a
-/// terminal's Ctrl-C goes to cmdscope, which stops the command and still
-/// needs the spawner's report of the run) and cmdscope's signal mask as
-/// cmdscope was started (std resets the mask of the processes it starts:
-/// the commands must get ours). The spawner asks for its parent-death
-/// signal itself.
-pub(super) fn spawn_helper(
-    path: &CStr,
-    args: &[CString],
-    envp: &[CString],
+/// `CLOSE_RANGE_UNSHARE` (linux/close_range.h): close_range first gives
+/// the caller a descriptor table of its own, copying only what it keeps.
+const CLOSE_RANGE_UNSHARE: libc::c_uint = 1 << 1;
+
+/// The descriptors the child of [`spawn_helper`] gets its socket from: a
+/// low number reserved for the socket while a spawner starts (`/dev/null`
+/// otherwise), and `/dev/null` to put back there after.
+struct Reserved {
     socket: i32,
-) -> std::io::Result<libc::pid_t> {
-    let mut argv: Vec<*mut libc::c_char> = args.iter().map(|a| a.as_ptr().cast_mut()).collect();
-    argv.push(std::ptr::null_mut());
-    let mut env: Vec<*mut libc::c_char> = envp.iter().map(|e| e.as_ptr().cast_mut()).collect();
-    env.push(std::ptr::null_mut());
-    // SAFETY: the attribute and file action objects are initialised before
-    // use and destroyed after; every pointer outlives the call.
-    unsafe {
-        let mut mask: libc::sigset_t = std::mem::zeroed();
-        libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask);
-        let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
-        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
-        libc::posix_spawnattr_init(&mut attr);
-        libc::posix_spawn_file_actions_init(&mut actions);
-        libc::posix_spawnattr_setflags(
-            &mut attr,
-            (libc::POSIX_SPAWN_SETPGROUP
-                | libc::POSIX_SPAWN_SETSIGMASK
-                | libc::POSIX_SPAWN_SETSIGDEF) as libc::c_short,
-        );
-        libc::posix_spawnattr_setpgroup(&mut attr, 0);
-        libc::posix_spawnattr_setsigmask(&mut attr, &mask);
-        let default = internal_signals_default();
-        libc::posix_spawnattr_setsigdefault(&mut attr, &default);
-        libc::posix_spawn_file_actions_adddup2(&mut actions, socket, 3);
-        let mut pid: libc::pid_t = 0;
-        let rc = libc::posix_spawn(
-            &mut pid,
-            path.as_ptr(),
-            &actions,
-            &attr,
-            argv.as_ptr(),
-            env.as_ptr(),
-        );
-        libc::posix_spawn_file_actions_destroy(&mut actions);
-        libc::posix_spawnattr_destroy(&mut attr);
-        if rc != 0 {
-            return Err(std::io::Error::from_raw_os_error(rc));
-        }
-        Ok(pid)
-    }
+    null: i32,
 }
 
-/// The signals glibc keeps for itself (32 and 33, SIGCANCEL and
-/// SIGSETXID) that cmdscope does not ignore: glibc's `posix_spawn` leaves
-/// them ignored in the child unless asked for their default, and the exec
-/// of every command would keep them ignored. `sigaddset` refuses them, so
-/// their bits are set directly; cmdscope's own disposition is read from
-/// the kernel (glibc's `sigaction` refuses them too).
-pub(super) fn internal_signals_default() -> libc::sigset_t {
-    // SAFETY: sigset_t is plain data; glibc keeps signal n in bit n - 1 of
-    // its first word. rt_sigaction with no new action only reads the
-    // kernel's (handler, flags, restorer, mask) into `old`.
+/// The reserved descriptors, opened by the first spawner's start (while
+/// cmdscope has few descriptors open, so their numbers are low).
+fn reserved() -> std::io::Result<&'static std::sync::Mutex<Reserved>> {
+    static RESERVED: std::sync::OnceLock<std::sync::Mutex<Reserved>> = std::sync::OnceLock::new();
+    if let Some(r) = RESERVED.get() {
+        return Ok(r);
+    }
+    let null = || -> std::io::Result<i32> {
+        // SAFETY: open of a constant path; the copy above 10 is kept for
+        // good, the original closed.
+        unsafe {
+            let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Above 3, where the socket goes in the spawner.
+            let high = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+            let error = std::io::Error::last_os_error();
+            libc::close(fd);
+            if high < 0 {
+                return Err(error);
+            }
+            Ok(high)
+        }
+    };
+    let (socket, null) = (null()?, null()?);
+    Ok(RESERVED.get_or_init(|| std::sync::Mutex::new(Reserved { socket, null })))
+}
+
+/// What the child of [`spawn_helper`] needs, in memory it shares with us.
+struct Launch {
+    path: *const libc::c_char,
+    argv: *const *mut libc::c_char,
+    envp: *const *mut libc::c_char,
+    /// The reserved descriptor holding the socket, made its descriptor 3.
+    socket: i32,
+    /// Every descriptor from this one up is left out of its table.
+    keep_below: libc::c_uint,
+    mask: libc::sigset_t,
+    /// The errno of the step that failed; 0 when it reached its exec.
+    errno: std::sync::atomic::AtomicI32,
+}
+
+/// The child's side: it runs on its own stack in our memory, with our
+/// descriptor table until its first step, and makes only system calls.
+extern "C" fn launch(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `Launch` that spawn_helper keeps alive until
+    // this child has exec'd or exited (CLONE_VFORK). Every call below is a
+    // plain system call on values it holds.
     unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in [32usize, 33] {
+        let l = &*(arg as *const Launch);
+        let fail = || -> ! {
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
+            l.errno.store(errno, std::sync::atomic::Ordering::SeqCst);
+            libc::_exit(127)
+        };
+        // A table of its own holding only the low descriptors: copying,
+        // then closing at exec, every slot's socket (thousands with
+        // --concurrency) made each start cost in proportion to the slots
+        // already started. Kernels before 5.9 copy the whole table.
+        let unshared = libc::syscall(
+            libc::SYS_close_range,
+            l.keep_below,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_UNSHARE,
+        ) == 0
+            || libc::syscall(libc::SYS_unshare, libc::CLONE_FILES) == 0;
+        if !unshared || libc::dup2(l.socket, 3) < 0 {
+            fail();
+        }
+        // No handler of ours may run here: each handled signal goes back to
+        // its default (exec would reset it anyway), ignored ones stay
+        // ignored, as posix_spawn leaves them. Read and written with the
+        // kernel's own call: glibc refuses its internal signals 32 and 33.
+        for sig in 1..=64usize {
+            if sig == libc::SIGKILL as usize || sig == libc::SIGSTOP as usize {
+                continue;
+            }
             let mut old = [0usize; 4];
             let read = libc::syscall(
                 libc::SYS_rt_sigaction,
@@ -153,12 +176,105 @@ pub(super) fn internal_signals_default() -> libc::sigset_t {
                 old.as_mut_ptr(),
                 8usize,
             );
-            if read == 0 && old[0] == libc::SIG_IGN {
-                continue;
+            if read == 0 && old[0] != libc::SIG_IGN && old[0] != libc::SIG_DFL {
+                let default = [libc::SIG_DFL, 0, 0, 0];
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    sig,
+                    default.as_ptr(),
+                    std::ptr::null_mut::<usize>(),
+                    8usize,
+                );
             }
-            *(&mut set as *mut libc::sigset_t).cast::<u64>() |= 1u64 << (sig - 1);
         }
-        set
+        if libc::setpgid(0, 0) != 0 {
+            fail();
+        }
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &l.mask as *const libc::sigset_t,
+            std::ptr::null_mut::<libc::sigset_t>(),
+            8usize,
+        );
+        libc::execve(l.path, l.argv.cast(), l.envp.cast());
+        fail()
+    }
+}
+
+/// Starts `path` with `args` and `envp`: `socket` becomes its descriptor
+/// 3, it gets a process group of its own (a terminal's Ctrl-C goes to
+/// cmdscope, which stops the command and still needs the spawner's report
+/// of the run) and cmdscope's signal mask as cmdscope was started (std
+/// resets the mask of the processes it starts: the commands must get
+/// ours). The spawner asks for its parent-death signal itself.
+///
+/// Made as `posix_spawn` makes a process (`clone` with `CLONE_VM |
+/// CLONE_VFORK`, handlers reset in the child), but sharing our descriptor
+/// table until the child takes a copy of only its low part (`close_range`
+/// with `CLOSE_RANGE_UNSHARE`), so that starting the N-th slot of
+/// `--concurrency` does not copy and close the sockets of the slots
+/// before it. `program` (the memory file `path` names) and the reserved
+/// socket number are low: the first start opened them.
+pub(super) fn spawn_helper(
+    path: &CStr,
+    args: &[CString],
+    envp: &[CString],
+    socket: i32,
+    program: i32,
+) -> std::io::Result<libc::pid_t> {
+    let mut argv: Vec<*mut libc::c_char> = args.iter().map(|a| a.as_ptr().cast_mut()).collect();
+    argv.push(std::ptr::null_mut());
+    let mut env: Vec<*mut libc::c_char> = envp.iter().map(|e| e.as_ptr().cast_mut()).collect();
+    env.push(std::ptr::null_mut());
+    let reserved = reserved()?.lock().unwrap_or_else(|e| e.into_inner());
+    // The child's stack until its exec.
+    let mut stack = vec![0u8; 64 * 1024];
+    // SAFETY: every pointer handed to the child (strings, arrays, the
+    // Launch, the stack) outlives it: CLONE_VFORK suspends this thread
+    // until the child has exec'd or exited. Signals are blocked around
+    // the clone so that no handler of ours runs on the child's stack
+    // before it resets them.
+    unsafe {
+        if libc::dup3(socket, reserved.socket, libc::O_CLOEXEC) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask);
+        let keep_below = reserved.socket.max(reserved.null).max(program).max(3) + 1;
+        let launch_args = Launch {
+            path: path.as_ptr(),
+            argv: argv.as_ptr(),
+            envp: env.as_ptr(),
+            socket: reserved.socket,
+            keep_below: keep_below as libc::c_uint,
+            mask,
+            errno: std::sync::atomic::AtomicI32::new(0),
+        };
+        let end = stack.as_mut_ptr().add(stack.len());
+        let top = end.sub(end as usize % 16);
+        let pid = libc::clone(
+            launch,
+            top.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD,
+            (&launch_args as *const Launch).cast_mut().cast(),
+        );
+        let clone_error = std::io::Error::last_os_error();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
+        // The socket's copy at the reserved number goes: the child has its own.
+        libc::dup3(reserved.null, reserved.socket, libc::O_CLOEXEC);
+        if pid < 0 {
+            return Err(clone_error);
+        }
+        let errno = launch_args.errno.load(std::sync::atomic::Ordering::SeqCst);
+        if errno != 0 {
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            return Err(std::io::Error::from_raw_os_error(errno));
+        }
+        Ok(pid)
     }
 }
 

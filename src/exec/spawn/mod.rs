@@ -233,7 +233,8 @@ impl Spawner {
             )?);
         }
         let envp = environment(&[], &[], false, 0)?;
-        let pid = spawn_helper(&path, &args, &envp, theirs.0).map_err(|e| failed("exec", e))?;
+        let pid =
+            spawn_helper(&path, &args, &envp, theirs.0, program).map_err(|e| failed("exec", e))?;
         drop(theirs);
         super::tree::protect(pid);
         Ok(Spawner {
