@@ -535,3 +535,93 @@ fn warnings_fire_on_injected_outliers_drift_and_fast_starts() {
         assert!(text.contains(needle), "{needle}: {text}");
     }
 }
+
+/// hyperfine's `--debug-mode` through the front door: nothing runs, so
+/// the figures are exact whatever the machine is doing.
+fn debug(args: &[&str]) -> String {
+    let mut all = vec!["hyperfine", "--debug-mode"];
+    all.extend_from_slice(args);
+    String::from_utf8(ok(cmdscope(&all)).stdout).unwrap()
+}
+
+#[test]
+fn debug_mode_counts_runs_by_hyperfines_rule_with_hooks_and_shell() {
+    for (args, runs) in [
+        (&["sleep 0.5"][..], "10 runs"),
+        (&["sleep 0.01"][..], "300 runs"),
+        (&["--shell=sleep 0.02", "sleep 0.01"][..], "100 runs"),
+        (
+            &["--shell=sleep 0.01", "--prepare=sleep 0.03", "sleep 0.05"][..],
+            "30 runs",
+        ),
+        (
+            &[
+                "--prepare=sleep 0.01",
+                "--conclude=sleep 0.01",
+                "sleep 0.01",
+            ][..],
+            "100 runs",
+        ),
+    ] {
+        let out = debug(args);
+        assert!(out.contains(runs), "{args:?}: {out}");
+    }
+    // The shell's start-up is subtracted: the command's own time stays
+    // (to the last bits of 0.03 - 0.02), in every run.
+    let json = debug(&[
+        "--style=none",
+        "--export-json",
+        "-",
+        "--shell=sleep 0.02",
+        "sleep 0.01",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let times = doc["results"][0]["times"].as_array().unwrap();
+    assert_eq!(times.len(), 100);
+    for t in times {
+        assert!((t.as_f64().unwrap() - 0.01).abs() < 1e-12, "{t}");
+    }
+}
+
+#[test]
+fn debug_mode_summary_is_in_hyperfines_words() {
+    let out = debug(&["sleep 2", "sleep 1"]);
+    assert!(
+        out.contains("  sleep 1 ran\n    2.00 ± 0.00 times faster than sleep 2"),
+        "{out}"
+    );
+    assert!(out.contains("Time (mean ± σ):      2.000 s ±"), "{out}");
+    let out = debug(&["--reference=sleep 2.0", "sleep 1.0", "sleep 3.0"]);
+    assert!(out.contains("  sleep 2.0 ran\n"), "{out}");
+    assert!(
+        out.contains("2.00 ± 0.00 times slower than sleep 1.0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1.50 ± 0.00 times faster than sleep 3.0"),
+        "{out}"
+    );
+    let out = debug(&["-n", "A", "-n", "B", "sleep 1.0", "sleep 1.0"]);
+    assert!(out.contains("    As fast (1.00 ± 0.00) as B"), "{out}");
+    let out = debug(&["--sort=command", "sleep 2", "sleep 1"]);
+    assert!(
+        out.contains("Relative speed comparison\n        2.00 ±  0.00  sleep 2\n        1.00          sleep 1\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn debug_mode_is_the_front_doors_alone_and_takes_only_sleeps() {
+    let o = cmdscope(&["run", "--debug-mode", "sleep 1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--debug-mode"), "{}", stderr(&o));
+    for args in [
+        &["hyperfine", "--debug-mode", "echo hi"][..],
+        &["hyperfine", "--debug-mode", "--shell=bash", "sleep 1"][..],
+        &["hyperfine", "--debug-mode", "--store", "x.db", "sleep 1"][..],
+    ] {
+        let o = cmdscope(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    }
+}

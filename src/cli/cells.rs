@@ -151,6 +151,7 @@ pub fn request(args: &RunArgs) -> Result<Request> {
         benchmark: None,
         only_cells: None,
         first_run: false,
+        debug: false,
     })
 }
 

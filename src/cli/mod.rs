@@ -26,7 +26,7 @@ use compare::CompareArgs;
 use completions::{CompletionsArgs, ManArgs, COMPLETIONS_EXAMPLES, MAN_EXAMPLES};
 use doctor::{DoctorArgs, DOCTOR_EXAMPLES};
 use explain::{ExplainArgs, EXPLAIN_EXAMPLES};
-use run::{RunArgs, RUN_EXAMPLES};
+use run::{HyperfineArgs, RunArgs, RUN_EXAMPLES};
 use store::{
     ChangesArgs, CheckArgs, HistoryArgs, ImportArgs, ReportArgs, StatusArgs, CHANGES_EXAMPLES,
     CHECK_EXAMPLES, HISTORY_EXAMPLES, IMPORT_EXAMPLES, REPORT_EXAMPLES,
@@ -110,9 +110,9 @@ impl Cli {
             }
         };
         match (&mut cli.command, matches.subcommand()) {
-            (Command::Run(run), Some(("run", sub)))
-            | (Command::Hyperfine(run), Some(("hyperfine", sub))) => {
-                run.params.scan_order = order(sub)
+            (Command::Run(run), Some(("run", sub))) => run.params.scan_order = order(sub),
+            (Command::Hyperfine(h), Some(("hyperfine", sub))) => {
+                h.run.params.scan_order = order(sub)
             }
             (Command::Explain(e), Some(("explain", sub))) => e.cells.params.scan_order = order(sub),
             _ => {}
@@ -129,10 +129,11 @@ pub enum Command {
     /// `run` with hyperfine's behaviour, for scripts written for hyperfine:
     /// sequential order, every command through `sh -c` (unless -N or
     /// --shell), hyperfine's run count (at least 10 runs and 3 s, fixed from
-    /// each command's first run), nothing stored unless --store is given.
+    /// each command's first run), nothing stored unless --store is given,
+    /// hyperfine's summary ("times faster than") before cmdscope's comparisons.
     /// Also what cmdscope does when invoked under the name `hyperfine`.
     #[command(after_help = HYPERFINE_EXAMPLES)]
-    Hyperfine(Box<RunArgs>),
+    Hyperfine(Box<HyperfineArgs>),
     /// Compare saved results (cmdscope or hyperfine JSON, Go benchmark text) in a benchstat-style table.
     #[command(
         after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate\n  cmdscope compare --fail-if-slower 5 --allow-missing slow-test \\\n      main.json branch.json\n  cmdscope compare --fail-if-slower 5 --inconclusive fail a.json b.json\n  cmdscope compare --fail-if-slower 0.5 --metric sim_estimated_cycles \\\n      main.json branch.json   # exports of run --simulate\n\nThe gate fails on a regression, and on a benchmark of the baseline it\ncould not compare (absent from a file, or too few runs) unless\n--allow-missing names it (or says all).\n"

@@ -92,6 +92,19 @@ pub enum TimeUnit {
     Second,
 }
 
+/// `cmdscope hyperfine`'s arguments: `run`'s, and hyperfine's hidden
+/// `--debug-mode`, a testing aid that `run` does not take.
+#[derive(Args, Clone, Debug)]
+pub struct HyperfineArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// hyperfine's testing aid: nothing is run; every command, hook and
+    /// --shell must be `sleep X`, which takes X seconds of wall time, no CPU
+    /// time and exits 0 (a shell's X is its start-up).
+    #[arg(long, hide = true)]
+    pub debug_mode: bool,
+}
+
 #[derive(Args, Clone, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct RunArgs {
@@ -335,6 +348,12 @@ pub struct RunArgs {
     /// 'command' keep the commands' order, 'mean-time' sorts by mean time.
     #[arg(long, value_enum, default_value_t = SortOrder::Auto, value_name = "METHOD")]
     pub sort: SortOrder,
+
+    /// Not a flag: set by `cmdscope hyperfine`, whose terminal report is in
+    /// hyperfine's words (`--sort` then also orders its summary, as
+    /// hyperfine's: 'command' prints its relative-speed table).
+    #[arg(skip)]
+    pub hyperfine_words: bool,
 
     /// Time unit of the terminal output and markup tables (not of CSV and
     /// JSON, which are in seconds) [default: chosen per value].

@@ -8,14 +8,28 @@ use std::fmt::Write;
 use super::paint::Paint;
 use super::Report;
 use crate::analysis::comparison::{self, Comparison, Verdict};
+use crate::analysis::RelativeMean;
 use crate::metrics::Metric;
 use crate::output::escape_line;
 use crate::run::session::Session;
 use crate::units;
 
-/// The whole terminal report.
-pub fn render(report: &Report, paint: Paint) -> String {
-    let mut out = benchmarks(report, paint);
+/// Whose words the terminal report is in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wording {
+    /// `cmdscope run`'s.
+    #[default]
+    Cmdscope,
+    /// `cmdscope hyperfine`'s, for scripts that read hyperfine's output:
+    /// hyperfine's mean column widths and its summary ("ran ... times faster
+    /// than", or with `by_command` its relative-speed table in the
+    /// commands' order), then cmdscope's comparisons.
+    Hyperfine { by_command: bool },
+}
+
+/// The whole terminal report, in `wording`'s words.
+pub fn render(report: &Report, paint: Paint, wording: Wording) -> String {
+    let mut out = benchmarks(report, paint, wording);
     if let Some(c) = report.concurrency {
         // Names are typed, not trusted to the terminal.
         out.push_str(&crate::output::escape_controls(
@@ -38,7 +52,7 @@ pub fn render(report: &Report, paint: Paint) -> String {
 }
 
 /// Each benchmark's times, counters and monitor counts, then the comparisons.
-fn benchmarks(report: &Report, paint: Paint) -> String {
+fn benchmarks(report: &Report, paint: Paint, wording: Wording) -> String {
     let (session, analyses, comparisons) = (report.session, report.analyses, report.comparisons);
     let mut out = String::new();
     for (i, (r, a)) in session.results.iter().zip(analyses).enumerate() {
@@ -87,14 +101,23 @@ fn benchmarks(report: &Report, paint: Paint) -> String {
             .get(Metric::SystemTime)
             .map(|m| m.summary.mean)
             .unwrap_or(f64::NAN);
-        let _ = writeln!(
-            out,
-            "  Time (mean ± σ):      {} ± {}    User: {}, System: {}",
-            t(s.mean),
-            t(s.stddev),
-            t(user),
-            t(sys)
-        );
+        let (mean, sd) = (t(s.mean), t(s.stddev));
+        let _ = match wording {
+            Wording::Cmdscope => writeln!(
+                out,
+                "  Time (mean ± σ):      {mean} ± {sd}    User: {}, System: {}",
+                t(user),
+                t(sys)
+            ),
+            // hyperfine's right-aligned columns, which its users' scripts
+            // (and its tests) match on.
+            Wording::Hyperfine { .. } => writeln!(
+                out,
+                "  Time (mean ± σ):     {mean:>8} ± {sd:>8}    User: {}, System: {}",
+                t(user),
+                t(sys)
+            ),
+        };
         let _ = writeln!(
             out,
             "  Range (min … max):    {} … {}    {} run{}",
@@ -228,7 +251,14 @@ fn benchmarks(report: &Report, paint: Paint) -> String {
         }
         out.push('\n');
     }
-    render_comparisons(&mut out, session, comparisons, paint);
+    let heading = match wording {
+        Wording::Cmdscope => "Summary",
+        Wording::Hyperfine { by_command } => {
+            hyperfine_summary(&mut out, report, by_command, paint);
+            "cmdscope's comparisons"
+        }
+    };
+    render_comparisons(&mut out, session, comparisons, heading, paint);
     if let Some(o) = session.shell_overhead {
         let _ = writeln!(
             out,
@@ -274,16 +304,96 @@ fn benchmarks(report: &Report, paint: Paint) -> String {
     out
 }
 
+/// hyperfine's summary of mean times: relative to `--reference`, else to
+/// the fastest (`analysis::relative_means`), each ratio at least 1 with
+/// its propagated error, the others by mean time; with `by_command`, its
+/// relative-speed table in the commands' order.
+fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint: Paint) {
+    let relative = crate::analysis::relative_means(report.analyses, report.named_reference);
+    let mean = |i: usize| {
+        report.analyses[i]
+            .get(Metric::WallTime)
+            .map_or(f64::NAN, |m| m.summary.mean)
+    };
+    let name = |i: usize| escape_line(&report.session.results[i].cell.name);
+    let mut rows: Vec<(usize, RelativeMean)> = relative
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.map(|r| (i, r)))
+        .collect();
+    let Some(&(reference, _)) = rows
+        .iter()
+        .find(|(_, r)| matches!(r, RelativeMean::Reference))
+    else {
+        return;
+    };
+    if rows.len() < 2 {
+        return;
+    }
+    // hyperfine's ratio is never below 1: a command faster than the
+    // reference shows the reference's mean over its own, the error scaled
+    // with it.
+    let at_least_one = |r: RelativeMean| match r {
+        RelativeMean::Reference => (1.0, None),
+        RelativeMean::Ratio { ratio, error } if ratio < 1.0 && ratio > 0.0 => {
+            (1.0 / ratio, Some(error / (ratio * ratio)))
+        }
+        RelativeMean::Ratio { ratio, error } => (ratio, Some(error)),
+    };
+    let sd = |e: Option<f64>, width: usize| match e {
+        Some(e) if e.is_finite() => format!(" ± {}", paint.green(&format!("{e:width$.2}"))),
+        _ => String::new(),
+    };
+    if by_command {
+        let _ = writeln!(out, "{}", paint.bold("Relative speed comparison"));
+        for &(i, r) in &rows {
+            let (ratio, error) = at_least_one(r);
+            // " ± " and five characters, or as many blanks.
+            let error = match sd(error, 5) {
+                e if e.is_empty() => " ".repeat(8),
+                e => e,
+            };
+            let _ = writeln!(
+                out,
+                "  {}{error}  {}",
+                paint.green(&paint.bold(&format!("{ratio:10.2}"))),
+                name(i)
+            );
+        }
+        out.push('\n');
+        return;
+    }
+    rows.sort_by(|a, b| mean(a.0).total_cmp(&mean(b.0)));
+    let _ = writeln!(out, "{}", paint.bold("Summary"));
+    let _ = writeln!(out, "  {} ran", paint.cyan(&name(reference)));
+    for &(i, r) in rows.iter().filter(|(i, _)| *i != reference) {
+        let (ratio, error) = at_least_one(r);
+        let error = sd(error, 0);
+        let ratio_text = paint.green(&paint.bold(&format!("{ratio:8.2}")));
+        let comparator = match mean(i).total_cmp(&mean(reference)) {
+            std::cmp::Ordering::Less => format!("{ratio_text}{error} times slower than"),
+            std::cmp::Ordering::Greater => format!("{ratio_text}{error} times faster than"),
+            std::cmp::Ordering::Equal => format!(
+                "    As fast ({}{error}) as",
+                paint.green(&paint.bold(&format!("{ratio:.2}")))
+            ),
+        };
+        let _ = writeln!(out, "{comparator} {}", name(i));
+    }
+    out.push('\n');
+}
+
 fn render_comparisons(
     out: &mut String,
     session: &Session,
     comparisons: &[Comparison],
+    heading: &str,
     paint: Paint,
 ) {
     if comparisons.is_empty() {
         return;
     }
-    let _ = writeln!(out, "{}", paint.bold("Summary"));
+    let _ = writeln!(out, "{}", paint.bold(heading));
     // A simulated session's times are the simulator's: its counts lead.
     let headline = if session.simulated.is_some() {
         Metric::SimEstimatedCycles
@@ -417,7 +527,7 @@ mod tests {
     #[test]
     fn every_benchmark_then_the_verdict_sentence() {
         let f = two_cells();
-        let text = render(&f.report(), PLAIN);
+        let text = render(&f.report(), PLAIN, Wording::Cmdscope);
         assert!(text.starts_with("Benchmark 1: fast\n"), "{text}");
         assert!(text.contains("\nBenchmark 2: slow | grep x\n"), "{text}");
         assert!(
@@ -446,7 +556,7 @@ mod tests {
     #[test]
     fn colours_only_when_enabled() {
         let f = two_cells();
-        let text = render(&f.report(), Paint { enabled: true });
+        let text = render(&f.report(), Paint { enabled: true }, Wording::Cmdscope);
         assert!(
             text.starts_with("\x1b[1mBenchmark 1:\x1b[0m \x1b[1mfast\x1b[0m\n"),
             "{text}"
@@ -468,7 +578,7 @@ mod tests {
             monitor: Some(&counts),
             ..f.report()
         };
-        let text = render(&report, PLAIN);
+        let text = render(&report, PLAIN, Wording::Cmdscope);
         let at = text.find("\nMonitor '").expect("monitor section");
         assert!(at > text.find("Summary").unwrap());
         assert!(text.contains("  monitor_hits: 2 vs 6 (median)\n"), "{text}");
@@ -484,7 +594,7 @@ mod tests {
             "{text}"
         );
         // Without a monitor, no such line.
-        assert!(!render(&f.report(), PLAIN).contains("Monitor (median)"));
+        assert!(!render(&f.report(), PLAIN, Wording::Cmdscope).contains("Monitor (median)"));
     }
 
     #[test]

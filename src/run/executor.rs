@@ -1,9 +1,10 @@
 //! The seam between deciding what runs (the runner) and making it happen:
 //! an [`Executor`] makes one run of a cell, or one hook, and says what it
 //! measured. [`Spawned`] is the real one: the spawner helper makes the
-//! measured runs (`exec::Prepared`), `run::hooks` the hooks. Another
-//! executor (one that runs nothing and returns given times, as hyperfine's
-//! `--debug-mode`) would drive the runner's decisions without a process.
+//! measured runs (`exec::Prepared`), `run::hooks` the hooks. [`Debug`]
+//! runs nothing and returns the times hyperfine's `--debug-mode` gives, so
+//! that hyperfine's own tests drive the runner's decisions, the statistics
+//! and the reports without a process.
 //!
 //! What stays with the runner whatever the executor: the schedule, the
 //! events, judging each run, the shell's subtraction. Runs made ahead from
@@ -13,9 +14,9 @@
 
 use std::time::Instant;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::exec::{Input, Outcome, Prepared, Spawner};
-use crate::metrics::Sample;
+use crate::metrics::{Metric, Sample};
 use crate::run::plan::Cell;
 
 /// Makes the runs and hooks of a session's cells.
@@ -85,5 +86,144 @@ impl Executor for Spawned<'_> {
 
     fn schedulable(&mut self) -> Option<&mut [Prepared]> {
         Some(&mut self.prepared)
+    }
+}
+
+/// hyperfine's `--debug-mode`, reachable only from the front door (a
+/// testing aid): nothing is run; a command or hook `sleep X` takes X
+/// seconds of wall time, no user or system time, and exits 0 (no memory is
+/// reported: nothing was measured, where hyperfine says 0 bytes). A shell given as `sleep Y` starts in Y seconds: a run through it
+/// takes X + Y (the calibration cell's Y is subtracted afterwards, as a
+/// real shell's start-up) and a hook X + Y, as hyperfine counts them.
+pub struct Debug<'a> {
+    cells: &'a [Cell],
+    /// The shell's start-up, seconds (0 without a shell).
+    shell: f64,
+}
+
+impl<'a> Debug<'a> {
+    /// `shell`: the `--shell` given, which must then be `sleep Y`. Every
+    /// command and hook is checked here, before any run, as hyperfine
+    /// would stop at the first that is not a sleep.
+    pub fn new(cells: &'a [Cell], shell: Option<&str>) -> Result<Self> {
+        let shell = shell.map_or(Ok(0.0), |s| sleep_seconds("--shell", s))?;
+        for c in cells.iter().filter(|c| !c.calibration) {
+            sleep_seconds("a command", &c.command)?;
+            let h = &c.hooks;
+            for (what, hook) in [
+                ("setup", &h.setup),
+                ("prepare", &h.prepare),
+                ("conclude", &h.conclude),
+                ("cleanup", &h.cleanup),
+            ] {
+                if let Some(hook) = hook {
+                    sleep_seconds(&format!("the {what} hook"), hook)?;
+                }
+            }
+        }
+        Ok(Debug { cells, shell })
+    }
+}
+
+/// X of `sleep X`, hyperfine's debug-mode command; anything else is a
+/// usage error naming `what` (hyperfine panics on it).
+fn sleep_seconds(what: &str, command: &str) -> Result<f64> {
+    command
+        .strip_prefix("sleep ")
+        .and_then(|x| x.parse::<f64>().ok())
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "--debug-mode runs nothing and needs every command, hook and shell to be \
+                 'sleep SECONDS': {what} is '{command}'"
+            ))
+        })
+}
+
+impl Executor for Debug<'_> {
+    fn run(&mut self, cell: usize, sample: &mut Sample) -> Result<Outcome> {
+        let c = &self.cells[cell];
+        let wall = if c.calibration {
+            self.shell
+        } else {
+            let x = sleep_seconds("a command", &c.command)?;
+            if c.shell {
+                x + self.shell
+            } else {
+                x
+            }
+        };
+        sample.set(Metric::WallTime, wall);
+        sample.set(Metric::UserTime, 0.0);
+        sample.set(Metric::SystemTime, 0.0);
+        sample.set(Metric::CpuTime, 0.0);
+        sample.exit_code = Some(0);
+        Ok(Outcome::Finished)
+    }
+
+    fn hook(&mut self, what: &str, hook: &str, _cell: usize) -> Result<f64> {
+        Ok(sleep_seconds(&format!("the {what} hook"), hook)? + self.shell)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::plan::{expand, PlanInput, ShellMode};
+
+    fn cells(commands: &[&str], shell: ShellMode) -> Vec<Cell> {
+        let input = PlanInput {
+            commands: commands.iter().map(std::ffi::OsString::from).collect(),
+            shell,
+            ..PlanInput::default()
+        };
+        expand(&input).unwrap()
+    }
+
+    fn wall(ex: &mut Debug, cell: usize) -> (f64, Sample) {
+        let mut s = Sample::new(0);
+        assert_eq!(ex.run(cell, &mut s).unwrap(), Outcome::Finished);
+        (s.get(Metric::WallTime).unwrap(), s)
+    }
+
+    #[test]
+    fn debug_runs_take_the_sleep_they_name_and_nothing_else() {
+        let cells = cells(&["sleep 0.25", "sleep 1.5"], ShellMode::Never);
+        let mut ex = Debug::new(&cells, None).unwrap();
+        let (w, s) = wall(&mut ex, 0);
+        assert_eq!(w, 0.25);
+        assert_eq!(s.get(Metric::UserTime), Some(0.0));
+        assert_eq!(s.get(Metric::SystemTime), Some(0.0));
+        assert_eq!(s.get(Metric::PeakRss), None);
+        assert_eq!(s.exit_code, Some(0));
+        assert_eq!(wall(&mut ex, 1).0, 1.5);
+        assert_eq!(ex.hook("prepare", "sleep 0.02", 0).unwrap(), 0.02);
+    }
+
+    #[test]
+    fn a_debug_shell_adds_its_start_up_to_runs_and_hooks() {
+        let shell = ShellMode::from_arg("sleep 0.01").unwrap();
+        let cells = cells(&["sleep 0.05"], shell);
+        let cal = cells.iter().position(|c| c.calibration).unwrap();
+        let mut ex = Debug::new(&cells, Some("sleep 0.01")).unwrap();
+        assert_eq!(wall(&mut ex, 0).0, 0.05 + 0.01);
+        assert_eq!(wall(&mut ex, cal).0, 0.01);
+        assert_eq!(ex.hook("conclude", "sleep 0.03", 0).unwrap(), 0.03 + 0.01);
+    }
+
+    #[test]
+    fn debug_mode_refuses_what_is_not_a_sleep_before_any_run() {
+        for command in ["echo hi", "sleep x", "sleep -1", "sleep"] {
+            let cells = cells(&["sleep 1", command], ShellMode::Never);
+            let e = Debug::new(&cells, None).err().expect(command);
+            assert_eq!(e.exit_code(), 2, "{e}");
+        }
+        let cells = cells(&["sleep 1"], ShellMode::Never);
+        assert!(Debug::new(&cells, Some("bash")).is_err());
+        let mut hooked = cells.clone();
+        hooked[0].hooks.prepare = Some("make".into());
+        assert!(Debug::new(&hooked, None).is_err());
+        let mut ex = Debug::new(&cells, None).unwrap();
+        assert!(ex.hook("setup", "sleep inf", 0).is_err());
     }
 }

@@ -69,6 +69,9 @@ pub struct Request {
     /// hyperfine's run count (`RunPolicy::first_run`): fixed from each
     /// command's first run, the shell calibrated first.
     pub first_run: bool,
+    /// hyperfine's `--debug-mode`, set by its front door only: nothing is
+    /// run, a command `sleep X` takes X s (`run::executor::Debug`).
+    pub debug: bool,
 }
 
 impl Default for Request {
@@ -103,6 +106,7 @@ impl Default for Request {
             benchmark: None,
             only_cells: None,
             first_run: false,
+            debug: false,
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::metrics::{Metric, Sample};
 use crate::run::ahead::Ahead;
 use crate::run::concurrent::{self, Batches, Instances, Pool};
 use crate::run::events::{Event, Fanout, Observer};
-use crate::run::executor::{Executor, Spawned};
+use crate::run::executor::{Debug, Executor, Spawned};
 use crate::run::plan::Cell;
 use crate::run::preflight;
 use crate::run::progress::Progress;
@@ -83,6 +83,9 @@ pub struct RunOptions {
     pub isolate: Option<usize>,
     /// `--simulate`: every run under cachegrind, its counts in the sample.
     pub simulate: Option<crate::exec::simulate::Simulation>,
+    /// hyperfine's `--debug-mode` (the front door's testing aid): nothing
+    /// is run, a command `sleep X` takes X s (`executor::Debug`).
+    pub debug: bool,
 }
 
 impl RunOptions {
@@ -207,8 +210,14 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         .iter()
         .map(|c| *opts.output_of(c) == Output::Inherit)
         .collect();
-    let mut spawned = Spawned::new(&spawner, &opts.cells, &opts.input, shown, prepared);
-    let executor: &mut dyn Executor = &mut spawned;
+    let (mut spawned, mut debug);
+    let executor: &mut dyn Executor = if opts.debug {
+        debug = Debug::new(&opts.cells, opts.shell.as_deref())?;
+        &mut debug
+    } else {
+        spawned = Spawned::new(&spawner, &opts.cells, &opts.input, shown, prepared);
+        &mut spawned
+    };
     let schedulable: Option<Vec<bool>> = executor
         .schedulable()
         .map(|p| p.iter().map(Prepared::schedulable).collect());

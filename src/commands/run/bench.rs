@@ -225,7 +225,14 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
         let paint = Paint {
             enabled: prepared.color,
         };
-        crate::output::print(&report::terminal::render(&report, paint));
+        let wording = if args.hyperfine_words {
+            report::terminal::Wording::Hyperfine {
+                by_command: args.sort == SortOrder::Command,
+            }
+        } else {
+            report::terminal::Wording::Cmdscope
+        };
+        crate::output::print(&report::terminal::render(&report, paint, wording));
     }
     exit_status(args, session, export_error, store_error)
 }
@@ -342,6 +349,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         deadline,
         isolate: isolate.as_ref().map(|(own, _)| *own),
         simulate,
+        debug: r.debug,
     };
     if !quiet {
         shell_notes(r, &opts.cells);

@@ -4,7 +4,7 @@
 pub(crate) mod bench;
 pub(crate) mod suite;
 
-use crate::cli::run::RunArgs;
+use crate::cli::run::{HyperfineArgs, RunArgs};
 use crate::error::{Error, Result};
 
 pub fn run(args: &RunArgs) -> Result<i32> {
@@ -18,18 +18,32 @@ pub fn run(args: &RunArgs) -> Result<i32> {
 /// `cmdscope hyperfine`: `run` with what hyperfine does where cmdscope's
 /// own defaults differ, each still changed by its flag (`--order`,
 /// `--shell`/`-N`, `--store`).
-pub fn hyperfine(args: &RunArgs) -> Result<i32> {
-    let mut args = args.clone();
+pub fn hyperfine(args: &HyperfineArgs) -> Result<i32> {
+    let debug_mode = args.debug_mode;
+    let mut args = args.run.clone();
+    args.hyperfine_words = true;
     args.order
         .get_or_insert(crate::run::schedule::Order::Sequential);
     if args.cell.shell.is_none() && !args.cell.no_shell {
-        args.cell.shell = Some("sh".into());
+        // hyperfine's debug mode has no shell unless one is given (its
+        // start-up then is the `sleep Y` the shell names).
+        if debug_mode {
+            args.cell.no_shell = true;
+        } else {
+            args.cell.shell = Some("sh".into());
+        }
     }
     if args.store.store.is_none() {
         args.no_store = true;
+    } else if debug_mode {
+        // Made-up times must never reach a history that gates compare.
+        return Err(Error::Usage(
+            "--debug-mode runs nothing: its times cannot be stored (drop --store)".into(),
+        ));
     }
     let mut request = crate::cli::cells::request(&args)?;
     request.first_run = true;
+    request.debug = debug_mode;
     bench::run_request(&args, &request).map_err(|e| hyperfine_wording(e, &args.input))
 }
 
