@@ -73,6 +73,13 @@ pub struct HistoryArgs {
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub limit: usize,
 
+    /// Show each benchmark's median of this metric [default: wall time]:
+    /// a run metric (time_cpu, memory_peak_resident, ...) or, for
+    /// benchmarks run with --concurrency, throughput, latency_p50,
+    /// latency_p90 or latency_p99.
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -128,6 +135,13 @@ pub struct CheckArgs {
     #[arg(long, value_name = "ALPHA")]
     pub alpha: Option<f64>,
 
+    /// With --against history: the metric whose history is checked
+    /// [default: wall time]: a run metric (time_cpu, memory_peak_resident,
+    /// ...) or, for benchmarks run with --concurrency, throughput,
+    /// latency_p50, latency_p90 or latency_p99.
+    #[arg(long, value_name = "NAME", requires = "against")]
+    pub metric: Option<String>,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Markdown)]
     pub format: CheckFormat,
@@ -152,7 +166,10 @@ pub struct ChangesArgs {
     #[command(flatten)]
     pub sessions: SessionFilterArgs,
 
-    /// The metric [default: wall time, or sec/op for imported Go benchmarks].
+    /// The metric [default: wall time, or sec/op for imported Go
+    /// benchmarks]: a run metric (time_cpu, memory_peak_resident,
+    /// instructions, ...) or, for benchmarks run with --concurrency,
+    /// throughput, latency_p50, latency_p90 or latency_p99.
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
 
@@ -172,7 +189,8 @@ pub struct ChangesArgs {
     pub format: ChangesFormat,
 
     /// Exit 1 when the newest session of a benchmark is significantly slower
-    /// than the stable segment before it by more than --threshold.
+    /// than the stable segment before it by more than --threshold, or a
+    /// drift still going on at the newest session is.
     #[arg(long)]
     pub fail_on_new_regression: bool,
 
@@ -185,10 +203,13 @@ pub struct ChangesArgs {
     #[arg(long, value_name = "ALPHA", default_value_t = Params::default().alpha)]
     pub alpha: f64,
 
-    /// Smallest change reported, in percent: steps smaller than this are
-    /// left out even when significant.
-    #[arg(long, value_name = "PCT", default_value_t = Params::default().min_change * 100.0)]
-    pub min_change: f64,
+    /// Smallest change reported, in percent: steps and drifts smaller than
+    /// this are left out even when significant [default: the metric's own
+    /// floor: 2 for times and throughput, 1 for peak memory and minor page
+    /// faults, 0.1 for instructions, 3 and 5 for latency_p90 and
+    /// latency_p99, 5 for scheduler counts].
+    #[arg(long, value_name = "PCT")]
+    pub min_change: Option<f64>,
 
     #[command(flatten)]
     pub store: StoreArgs,

@@ -21,9 +21,12 @@ pub fn params(alpha: f64) -> Result<Params> {
     })
 }
 
-fn min_change(pct: f64) -> Result<f64> {
+fn min_change(pct: Option<f64>) -> Result<Option<f64>> {
+    let Some(pct) = pct else {
+        return Ok(None);
+    };
     if pct.is_finite() && (0.0..1000.0).contains(&pct) {
-        Ok(pct / 100.0)
+        Ok(Some(pct / 100.0))
     } else {
         Err(Error::Usage(format!(
             "--min-change must be a percentage from 0 to 1000, got {pct}"
@@ -163,11 +166,9 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
         return Err(super::nothing_found(&store, "matching benchmark history"));
     }
     let shifts = machine_shifts(&analysed);
-    let failing = analysed.iter().any(|a| {
-        a.newest
-            .as_ref()
-            .is_some_and(|c| c.fails_gate(args.threshold))
-    });
+    let failing = analysed
+        .iter()
+        .any(|a| a.new_regression(args.threshold).is_some());
     let out = if let Some(target) = target {
         let ids = target.ids();
         let at = select::at_sessions(&analysed, &ids);
