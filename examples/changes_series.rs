@@ -156,7 +156,9 @@ fn values(db: &std::path::Path, file: &std::path::Path) -> Result<(), String> {
                 settings: None,
             })
             .map_err(|e| e.0)?;
-        let ids = store.add_cells(id, std::slice::from_ref(&cell)).map_err(|e| e.0)?;
+        let ids = store
+            .add_cells(id, std::slice::from_ref(&cell))
+            .map_err(|e| e.0)?;
         let mut x = Sample::new(0);
         x.exit_code = Some(0);
         x.set(Metric::WallTime, v);
@@ -223,14 +225,21 @@ fn score(name: &str, file: &std::path::Path, seed: u64, which: &str) -> Result<(
 
 /// `detectors`: (name, answers file); the first is cmdscope's (scored on
 /// events), the others report change points only.
-fn side_by_side(seed: u64, which: &str, detectors: &[(&str, &std::path::Path)]) -> Result<(), String> {
+fn side_by_side(
+    seed: u64,
+    which: &str,
+    detectors: &[(&str, &std::path::Path)],
+) -> Result<(), String> {
     let all = suite(seed, which)?;
     let mut rows = Vec::new();
     let mut totals = Vec::new();
     for (k, (name, file)) in detectors.iter().enumerate() {
         let (r, t) = simulated::score_events(&all, &answers(&all, file)?, k > 0);
         rows.push(r);
-        totals.push(format!("{name} {}/{} found, {} false alarms", t.hits, t.truth, t.false_alarms));
+        totals.push(format!(
+            "{name} {}/{} found, {} false alarms",
+            t.hits, t.truth, t.false_alarms
+        ));
     }
     let names: Vec<&str> = detectors.iter().map(|d| d.0).collect();
     let refs: Vec<&[_]> = rows.iter().map(Vec::as_slice).collect();
@@ -255,7 +264,11 @@ fn eval(seed: u64, which: &str, filter: Option<&str>) -> Result<(), String> {
             Detected {
                 changes: f.changes.iter().map(|c| c.index).collect(),
                 episodes: f.episodes.iter().map(|e| (e.start, e.end)).collect(),
-                drifts: f.drifts.iter().map(|d| (d.start, d.end, d.ratio())).collect(),
+                drifts: f
+                    .drifts
+                    .iter()
+                    .map(|d| (d.start, d.end, d.ratio()))
+                    .collect(),
             }
         })
         .collect();

@@ -381,7 +381,10 @@ fn a_creeping_cost_fails_the_gates_and_a_wandering_one_does_not() {
     // The text names the drift and its first session.
     let o = with_store(&db, &["changes", "creep", "--metric", FAULTS]);
     let text = out(&o);
-    assert!(text.contains("  drift: higher +") && text.contains("still going on"), "{text}");
+    assert!(
+        text.contains("  drift: higher +") && text.contains("still going on"),
+        "{text}"
+    );
 
     let gate = |name: &str| {
         with_store(
@@ -425,5 +428,9 @@ fn a_creeping_cost_fails_the_gates_and_a_wandering_one_does_not() {
     // A metric check does not know: exit 2, one line.
     let o = with_store(&db, &["check", "--against", "history", "--metric", "nope"]);
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
-    assert!(stderr(&o).contains("unknown metric 'nope'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown metric 'nope'"),
+        "{}",
+        stderr(&o)
+    );
 }

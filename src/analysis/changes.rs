@@ -114,8 +114,12 @@ impl Params {
 pub fn floor(metric: &str) -> f64 {
     match metric {
         "instructions" => 0.001,
-        "memory_peak_resident" | "page_faults_minor" | "io_read_bytes" | "io_write_bytes"
-        | "io_read_chars" | "io_write_chars" => 0.01,
+        "memory_peak_resident"
+        | "page_faults_minor"
+        | "io_read_bytes"
+        | "io_write_bytes"
+        | "io_read_chars"
+        | "io_write_chars" => 0.01,
         "context_switches_voluntary"
         | "context_switches_involuntary"
         | "cpu_migrations"
@@ -381,9 +385,6 @@ fn partition(
     let points = segment::pelt(sums, &locations, m, beta);
     let mut pieces = segment::pieces(sums, &points, m, beta);
     segment::refine(sums, &mut pieces, m, p.window);
-    if std::env::var_os("DEBUG_CHANGES").is_some() {
-        eprintln!("beta {beta:.3e} g1 {:.3e} g10 {:.3e} points {points:?} pieces {pieces:?}", noise.at(1), noise.at(10));
-    }
     if pieces.is_empty() {
         return (pieces, Vec::new());
     }
@@ -393,18 +394,11 @@ fn partition(
         && pieces.len() <= MAX_EXPLAINING
         && residual.carry_over(span) < WANDER_RATIO
         && residual.at(span) * EXPLAINED <= noise.at(span);
-    if std::env::var_os("DEBUG_CHANGES").is_some() {
-        eprintln!("  residual g1 {:.3e} g20 {:.3e} carry {:.2}; raw g20 {:.3e} explained {explained}", residual.at(1), residual.at(span), residual.carry_over(span), noise.at(span));
-    }
     let noise = if explained { &residual } else { noise };
     loop {
         let mut out = Vec::new();
         let mut kept = Vec::new();
         for k in 0..pieces.len() {
-            if std::env::var_os("DEBUG_CHANGES").is_some() {
-                let (lo, hi) = segment::bounds(&pieces, k, n);
-                eprintln!("  confirm {:?} bounds {lo}..{hi} noise g1 {:.3e} g10 {:.3e} df {:.1}", pieces[k], noise.at(1), noise.at(10), noise.df(20));
-            }
             if let Some(c) = confirm_piece(sessions, &pieces, k, p, noise) {
                 kept.push(pieces[k]);
                 out.push(c);
@@ -566,9 +560,8 @@ fn find_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> (Found, Sh
             // before, and nearer to it than to the level during.
             let back = adjacent
                 && confirm(sessions, before.clone(), after.clone(), p, &shape.noise).is_none()
-                && compare_sides(sessions, before, after, p, &shape.noise).is_some_and(|c| {
-                    2.0 * c.ratio().ln().abs() < enter.ratio().ln().abs()
-                });
+                && compare_sides(sessions, before, after, p, &shape.noise)
+                    .is_some_and(|c| 2.0 * c.ratio().ln().abs() < enter.ratio().ln().abs());
             if back {
                 found.episodes.push(Episode {
                     start: enter.index,
@@ -762,13 +755,10 @@ fn newest_of(sessions: &[Vec<f64>], shape: &Shape, p: &Params) -> Option<Change>
     if n < 2 {
         return None;
     }
-    let start = shape.pieces.last().map_or(0, |q| {
-        if q.right() < n {
-            q.right()
-        } else {
-            q.left()
-        }
-    });
+    let start = shape
+        .pieces
+        .last()
+        .map_or(0, |q| if q.right() < n { q.right() } else { q.left() });
     let from = start.max((n - 1).saturating_sub(p.window)).min(n - 1);
     compare_sides(sessions, from..n - 1, n - 1..n, p, &shape.noise)
 }
@@ -1090,7 +1080,6 @@ pub fn analyse_each<E>(
     Ok(all.into_iter().map(|(_, a)| a).collect())
 }
 
-
 /// [`analyse`] of one history.
 pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
     // Taken out of the points for the analysis and put back after it.
@@ -1246,12 +1235,11 @@ pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
     out
 }
 
-
-pub mod noise;
-pub mod segment;
+mod noise;
+mod segment;
 pub mod select;
 pub mod simulated;
-pub mod speeds;
+mod speeds;
 
 #[cfg(test)]
 mod tests;

@@ -271,16 +271,19 @@ pub fn against_history(
     names
         .iter()
         .map(|name| {
-            let found = histories.iter().find(|h| h.benchmark == *name).and_then(|h| {
-                // The history up to and including the checked session.
-                let end = h
-                    .points
-                    .iter()
-                    .position(|pt| pt.sessions.iter().any(|s| s.id == session))?;
-                let mut h = h.clone();
-                h.points.truncate(end + 1);
-                Some(h)
-            });
+            let found = histories
+                .iter()
+                .find(|h| h.benchmark == *name)
+                .and_then(|h| {
+                    // The history up to and including the checked session.
+                    let end = h
+                        .points
+                        .iter()
+                        .position(|pt| pt.sessions.iter().any(|s| s.id == session))?;
+                    let mut h = h.clone();
+                    h.points.truncate(end + 1);
+                    Some(h)
+                });
             let Some(h) = found else {
                 return HistoryRow {
                     benchmark: name.to_string(),

@@ -61,7 +61,11 @@ pub fn history_figures(
             let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
             let figure = match derived {
                 Some(Derived::Throughput) => {
-                    let rates: Vec<f64> = finite.iter().filter(|s| **s > 0.0).map(|s| 1.0 / s).collect();
+                    let rates: Vec<f64> = finite
+                        .iter()
+                        .filter(|s| **s > 0.0)
+                        .map(|s| 1.0 / s)
+                        .collect();
                     stats::median_finite(&rates)
                 }
                 Some(Derived::Latency(p)) if !finite.is_empty() => {

@@ -76,7 +76,11 @@ pub fn change_text(h: &History, c: &Change) -> String {
 pub fn median_text(h: &History, s: &Side) -> String {
     match s.ci {
         Some([lo, hi]) => {
-            let (lo, hi) = if h.is_throughput() { (hi, lo) } else { (lo, hi) };
+            let (lo, hi) = if h.is_throughput() {
+                (hi, lo)
+            } else {
+                (lo, hi)
+            };
             format!(
                 "{} (95 % CI {} … {})",
                 value(h, s.median),
@@ -303,26 +307,27 @@ pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
             Cell::code(crate::store::short_fingerprint(&h.fingerprint)),
         ]);
         for e in a.events() {
-            let row = |kind: &str, first: String, last: String, c: &Change, during: bool, dir: String| {
-                vec![
-                    Cell::code(&h.benchmark),
-                    metric_name(h).into(),
-                    machine.clone(),
-                    kind.to_string().into(),
-                    first.into(),
-                    last.into(),
-                    median_text(h, &c.before).into(),
-                    if during {
-                        format!("{} (during)", median_text(h, &c.after))
-                    } else {
-                        median_text(h, &c.after)
-                    }
-                    .into(),
-                    change_text(h, c).into(),
-                    format_p(c.comparison.p_value).into(),
-                    dir.into(),
-                ]
-            };
+            let row =
+                |kind: &str, first: String, last: String, c: &Change, during: bool, dir: String| {
+                    vec![
+                        Cell::code(&h.benchmark),
+                        metric_name(h).into(),
+                        machine.clone(),
+                        kind.to_string().into(),
+                        first.into(),
+                        last.into(),
+                        median_text(h, &c.before).into(),
+                        if during {
+                            format!("{} (during)", median_text(h, &c.after))
+                        } else {
+                            median_text(h, &c.after)
+                        }
+                        .into(),
+                        change_text(h, c).into(),
+                        format_p(c.comparison.p_value).into(),
+                        dir.into(),
+                    ]
+                };
             let cells = match e {
                 Event::Step(c) => row(
                     "step",

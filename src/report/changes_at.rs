@@ -10,8 +10,8 @@ use crate::analysis::changes::select::{AtPoint, Regime, Target};
 use crate::analysis::changes::MachineShift;
 use crate::analysis::comparison::format_p;
 use crate::report::changes::{
-    change_text, direction, drift, drift_text, entry, episode, episode_text,
-    markdown_with_shifts, point, shift, shift_text, JsonChange, JsonDrift, JsonEpisode, JsonShift,
+    change_text, direction, drift, drift_text, entry, episode, episode_text, markdown_with_shifts,
+    point, shift, shift_text, JsonChange, JsonDrift, JsonEpisode, JsonShift,
 };
 use crate::report::table::{self, Cell, Column, Table};
 use crate::store::history::{Point, SessionRef};

@@ -496,10 +496,7 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
             // A slide still going on: its own row, its size so far.
             let c = &d.change;
             let cells = [
-                format!(
-                    "{} (before the drift)",
-                    median_text(h, &c.before),
-                ),
+                format!("{} (before the drift)", median_text(h, &c.before),),
                 median_text(h, &c.after),
                 change_text(h, c),
                 format_p(c.comparison.p_value),

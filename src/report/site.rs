@@ -18,8 +18,8 @@ use std::fmt::Write as _;
 use crate::analysis::changes::{Analysed, Change, Event, MachineShift};
 use crate::analysis::comparison::format_p;
 use crate::report::changes::{
-    change_text, direction, drift_text, episode_text, median_text, metric_name, speeds_text,
-    value, wander_text,
+    change_text, direction, drift_text, episode_text, median_text, metric_name, speeds_text, value,
+    wander_text,
 };
 use crate::report::html::{CSP, STYLE};
 use crate::report::svg::{self, escape, BoxPlot, BoxStats, Format, LineChart, Mark, Series, Span};
@@ -108,7 +108,9 @@ pub fn render(
         let h = &a.history;
         let others: Vec<&Analysed> = more
             .iter()
-            .filter(|m| m.history.fingerprint == h.fingerprint && m.history.benchmark == h.benchmark)
+            .filter(|m| {
+                m.history.fingerprint == h.fingerprint && m.history.benchmark == h.benchmark
+            })
             .collect();
         files.push((page_name(h), page(a, &others, shifts)));
     }
@@ -416,7 +418,9 @@ fn events(out: &mut String, a: &Analysed) {
         );
         for e in list {
             match e {
-                Event::Step(c) => change_row(out, h, "step", c.index, c.index.saturating_sub(1), c, ""),
+                Event::Step(c) => {
+                    change_row(out, h, "step", c.index, c.index.saturating_sub(1), c, "")
+                }
                 Event::Drift(d) => change_row(
                     out,
                     h,
@@ -426,9 +430,15 @@ fn events(out: &mut String, a: &Analysed) {
                     &d.change,
                     if d.ongoing { ", still going on" } else { "" },
                 ),
-                Event::Episode(ep) => {
-                    change_row(out, h, "episode", ep.start, ep.end, &ep.enter, ", then back")
-                }
+                Event::Episode(ep) => change_row(
+                    out,
+                    h,
+                    "episode",
+                    ep.start,
+                    ep.end,
+                    &ep.enter,
+                    ", then back",
+                ),
                 Event::Newest(_) | Event::Wander(_) => {}
             }
         }

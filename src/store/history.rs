@@ -42,7 +42,11 @@ pub fn cell_values(
         Some(d) => {
             let with: std::collections::HashSet<i64> =
                 store.cells_with_batches()?.into_iter().collect();
-            let ids: Vec<i64> = cells.iter().map(|c| c.id).filter(|id| with.contains(id)).collect();
+            let ids: Vec<i64> = cells
+                .iter()
+                .map(|c| c.id)
+                .filter(|id| with.contains(id))
+                .collect();
             match d {
                 Derived::Throughput => {
                     let mut out = HashMap::new();
@@ -374,7 +378,11 @@ fn each_derived(
     sessions.retain(|s| s.status != crate::store::RUNNING);
     sessions.reverse();
     let heads = heads(&sessions, q.order_by.as_deref());
-    let at: HashMap<i64, usize> = sessions.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
+    let at: HashMap<i64, usize> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id, i))
+        .collect();
     drop(sessions);
     // identity -> (session index, values), in cell id order.
     let mut rows: BTreeMap<String, Vec<(usize, Vec<f64>)>> = BTreeMap::new();
@@ -392,10 +400,12 @@ fn each_derived(
                 continue;
             };
             let values = match d {
-                Derived::Throughput => crate::analysis::concurrency::per_block(&store.batches(c.id)?)
-                    .into_iter()
-                    .map(|(_, s)| s)
-                    .collect(),
+                Derived::Throughput => {
+                    crate::analysis::concurrency::per_block(&store.batches(c.id)?)
+                        .into_iter()
+                        .map(|(_, s)| s)
+                        .collect()
+                }
                 Derived::Latency(p) => {
                     let mut walls = store
                         .metric_values(&[c.id], Metric::WallTime)?

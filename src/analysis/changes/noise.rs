@@ -133,12 +133,6 @@ impl Variogram {
         self.gamma[h.min(self.gamma.len() - 1)]
     }
 
-    /// The noise of one session against the next, as a standard deviation
-    /// (γ(1) is half the variance of a difference).
-    pub fn short(&self) -> f64 {
-        self.at(1).sqrt()
-    }
-
     /// The standard deviation of a session's summary about the level over
     /// `h` sessions: sqrt(γ(h)).
     pub fn over(&self, h: usize) -> f64 {

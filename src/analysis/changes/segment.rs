@@ -98,22 +98,6 @@ impl Prefix {
         (self.yy[b] - self.yy[a] - sy * sy / n).max(0.0)
     }
 
-    /// Residual sum of squares around the least-squares line over [a, b).
-    pub fn rss_line(&self, a: usize, b: usize) -> f64 {
-        let n = (b - a) as f64;
-        if n < 3.0 {
-            return 0.0;
-        }
-        // x = i - a, so sums of x and x² are closed forms.
-        let sx = n * (n - 1.0) / 2.0;
-        let sxx = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
-        let sy = self.y[b] - self.y[a];
-        let sxy = self.iy[b] - self.iy[a] - a as f64 * sy;
-        let cxx = sxx - sx * sx / n;
-        let cxy = sxy - sx * sy / n;
-        (self.rss(a, b) - cxy * cxy / cxx).max(0.0)
-    }
-
     /// Residual sum of squares over [a, b) of the least-squares fit of a
     /// level that slides over [s, s + len) (linearly, by 1/(len + 1) a
     /// point) from one value to another: `len` 0 is a step at `s`.
@@ -283,7 +267,16 @@ pub fn pieces(s: &Prefix, points: &[usize], m: usize, beta: f64) -> Vec<Piece> {
             j += 1;
         }
         let (a, b) = (bound(k), points.get(j + 1).copied().unwrap_or(n));
-        match ramp_of(s, a, b, (points[k], points[j]), m, beta, j + 1 - k, &points[k..=j]) {
+        match ramp_of(
+            s,
+            a,
+            b,
+            (points[k], points[j]),
+            m,
+            beta,
+            j + 1 - k,
+            &points[k..=j],
+        ) {
             Some(r) => out.push(r),
             None => out.extend(points[k..=j].iter().map(|&t| Piece::Step(t))),
         }
@@ -327,7 +320,13 @@ fn ramp_of(
 /// or at least `MIN_FLAT` points: a line through a slide that reaches the
 /// newest point fits as well with its last point called flat, which would
 /// end a slide that has not ended.
-pub fn best_ramp(s: &Prefix, a: usize, b: usize, first: usize, last: usize) -> Option<(f64, Piece)> {
+pub fn best_ramp(
+    s: &Prefix,
+    a: usize,
+    b: usize,
+    first: usize,
+    last: usize,
+) -> Option<(f64, Piece)> {
     let mut best: Option<(f64, usize, usize)> = None;
     let flat = |len: usize| len == 0 || len >= MIN_FLAT;
     for start in a.max(first.saturating_sub(RAMP_REACH))..=first {
@@ -416,10 +415,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn line_and_mean_sums_of_squares() {
+    fn mean_sum_of_squares() {
         let line: Vec<f64> = (0..10).map(|i| 2.0 + 0.5 * i as f64).collect();
         let p = Prefix::new(&line);
-        assert!(p.rss_line(0, 10) < 1e-9 && p.rss_line(3, 9) < 1e-9);
         // Mean of 2..6.5 step 0.5: sum of squares 0.25 × 82.5.
         assert!((p.rss(0, 10) - 20.625).abs() < 1e-9);
     }
@@ -441,7 +439,9 @@ mod tests {
         let q = Prefix::new(&step);
         assert!(q.rss_ramp(0, 20, 8, 0) < 1e-9);
         // To the end of the history: no flat after it.
-        let tail: Vec<f64> = (0..20).map(|i| if i < 12 { 1.0 } else { 1.0 + (i - 11) as f64 }).collect();
+        let tail: Vec<f64> = (0..20)
+            .map(|i| if i < 12 { 1.0 } else { 1.0 + (i - 11) as f64 })
+            .collect();
         assert!(Prefix::new(&tail).rss_ramp(0, 20, 12, 8) < 1e-9);
         // A slide pieced into steps becomes one ramp; a staircase stays steps.
         let pieces_of = |y: &[f64], points: &[usize]| pieces(&Prefix::new(y), points, 3, 0.01);

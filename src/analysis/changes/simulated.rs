@@ -618,7 +618,11 @@ fn draw_with(rng: &mut ChaCha8Rng, noise: Noise, level: impl Fn(usize) -> f64) -
                     let s = l * (0.01 * normal(rng)).exp();
                     (0..runs)
                         .map(|_| {
-                            let mode = if rng.random::<f64>() < share { 1.3 } else { 1.0 };
+                            let mode = if rng.random::<f64>() < share {
+                                1.3
+                            } else {
+                                1.0
+                            };
                             s * mode * (0.03 * normal(rng)).exp()
                         })
                         .collect()
@@ -817,7 +821,9 @@ pub fn score_events_one(s: &Series, d: &Detected, points_only: bool) -> EventSco
     }
     for &(a, b, f) in &s.drifts {
         if points_only {
-            if let Some(j) = (0..d.changes.len()).find(|&j| !used_steps[j] && (a..=b).contains(&d.changes[j])) {
+            if let Some(j) =
+                (0..d.changes.len()).find(|&j| !used_steps[j] && (a..=b).contains(&d.changes[j]))
+            {
                 used_steps[j] = true;
                 hits += 1;
             }
@@ -837,14 +843,10 @@ pub fn score_events_one(s: &Series, d: &Detected, points_only: bool) -> EventSco
     // within a slide ±3.
     let near = |x: usize| {
         s.changes.iter().any(|&t| t.abs_diff(x) <= 3)
-            || s
-                .episodes
+            || s.episodes
                 .iter()
                 .any(|&(a, b)| a.abs_diff(x) <= 3 || (b + 1).abs_diff(x) <= 3)
-            || s
-                .drifts
-                .iter()
-                .any(|&(a, b, _)| x + 3 >= a && x <= b + 3)
+            || s.drifts.iter().any(|&(a, b, _)| x + 3 >= a && x <= b + 3)
     };
     let mut false_alarms = 0;
     for (j, &c) in d.changes.iter().enumerate() {
@@ -903,7 +905,13 @@ pub fn event_table(names: &[&str], rows: &[&[(Noise, Kind, EventScore)]]) -> Str
         return out;
     };
     for (i, (noise, kind, s)) in first.iter().enumerate() {
-        let _ = write!(out, "{:<20} {:<16} {:>6}", noise.name(), kind.name(), s.series);
+        let _ = write!(
+            out,
+            "{:<20} {:<16} {:>6}",
+            noise.name(),
+            kind.name(),
+            s.series
+        );
         for r in rows {
             let e = &r[i].2;
             let hits = if e.truth == 0 {

@@ -76,7 +76,8 @@ pub fn normalised(sessions: &[Vec<f64>]) -> Option<(Vec<Vec<f64>>, SpeedModes)> 
     }
     let machine = counted >= MIN_SESSIONS && mixed as f64 >= MIXED_SHARE * counted as f64;
     // The speeds as the history's runs have them, not relative.
-    let level = crate::stats::median_finite(&sessions.iter().flatten().copied().collect::<Vec<_>>())?;
+    let level =
+        crate::stats::median_finite(&sessions.iter().flatten().copied().collect::<Vec<_>>())?;
     modes.threshold *= level;
     modes.fast *= level;
     modes.slow *= level;
