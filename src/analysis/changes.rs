@@ -157,6 +157,10 @@ const WANDER_RATIO: f64 = std::f64::consts::SQRT_2;
 /// windows away.
 const MAX_EXPLAINING: usize = 3;
 const EXPLAINED: f64 = 1.25;
+/// In the pass whose penalty is that of neighbouring points' noise, the
+/// pieces must take `1 - 1/EXPLAINED_ALL` of the variogram at
+/// `WANDER_WINDOWS` windows.
+const EXPLAINED_ALL: f64 = 10.0;
 
 /// Median and its interval of one side of a change (over its runs).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
@@ -267,12 +271,27 @@ fn wander(noise: &Variogram, p: &Params) -> Option<Wander> {
     if noise.points() < 2 * span {
         return None;
     }
-    let sigma = (noise.at(span) - noise.near()).max(0.0).sqrt();
-    (noise.carry_over(span) >= WANDER_RATIO && sigma >= p.min_change() / 4.0).then_some(Wander {
-        sigma,
+    wanders(noise, p).then(|| Wander {
+        sigma: wander_sigma(noise, span),
         short: noise.near().sqrt(),
         span,
     })
+}
+
+/// Noise that carries over, large enough to matter: the variogram at
+/// `WANDER_WINDOWS` windows at least `WANDER_RATIO` times its value
+/// between neighbouring points (as standard deviations), and the wander
+/// at least a quarter of the smallest change. Residuals far below that
+/// (a counted metric's) may rise with distance by chance.
+fn wanders(noise: &Variogram, p: &Params) -> bool {
+    let span = WANDER_WINDOWS * p.window;
+    noise.carry_over(span) >= WANDER_RATIO && wander_sigma(noise, span) >= p.min_change() / 4.0
+}
+
+/// sqrt(γ(span) − γ(near)): how far the level wanders beyond the noise of
+/// neighbouring points.
+fn wander_sigma(noise: &Variogram, span: usize) -> f64 {
+    (noise.at(span) - noise.near()).max(0.0).sqrt()
 }
 
 /// Change points of a history (one slice of run values per session, in
@@ -312,7 +331,15 @@ fn shape(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Shape {
     let y = hampel(summaries, floor);
     let first = Variogram::of(&y, floor);
     let sums = Prefix::new(&y);
-    let (pieces, confirmed) = partition(sessions, &sums, &first, p, true);
+    let (mut pieces, mut confirmed) = partition(sessions, &sums, &first, p, Pass::First);
+    if confirmed.is_empty() && first.carry_over(p.window) > 1.0 {
+        // A variogram that rises with distance is wander or a slide (a
+        // slide moves most differences over its length), and a penalty
+        // that large hides the slide: partitioned again with the penalty
+        // of neighbouring points' noise, kept only when the pieces
+        // explain the rise.
+        (pieces, confirmed) = partition(sessions, &sums, &first, p, Pass::Explaining);
+    }
     if confirmed.is_empty() {
         return Shape {
             steps: Vec::new(),
@@ -325,7 +352,7 @@ fn shape(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Shape {
     let (pieces, confirmed) = if noise == first {
         (pieces, confirmed)
     } else {
-        partition(sessions, &sums, &noise, p, false)
+        partition(sessions, &sums, &noise, p, Pass::Again)
     };
     let mut steps = Vec::new();
     let mut drifts = Vec::new();
@@ -341,6 +368,21 @@ fn shape(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Shape {
         pieces,
         noise,
     }
+}
+
+/// Which partition of a history: how its penalty is set and which noise
+/// confirms its pieces.
+#[derive(Clone, Copy, PartialEq)]
+enum Pass {
+    /// On the summaries' own noise; the residuals' noise confirms the
+    /// pieces when they explain its rise with distance.
+    First,
+    /// As `First`, with the penalty of neighbouring points' noise (the
+    /// variogram's shortest lags), and nothing when the pieces do not
+    /// explain the rise.
+    Explaining,
+    /// On the noise measured without what the first pass confirmed.
+    Again,
 }
 
 /// A piece confirmed on the runs.
@@ -362,21 +404,25 @@ enum Confirmed {
 /// slide moves most differences over its length), and the residuals'
 /// noise is the one; otherwise the machine wanders, and `noise` (which
 /// holds the wander) is: a piece or two fitted to a wandering history
-/// takes a small part of it. Only with `switch` (the first partition, on
-/// the summaries' own noise).
+/// takes a small part of it. Not in the pass `Again`.
 fn partition(
     sessions: &[Vec<f64>],
     sums: &Prefix,
     noise: &Variogram,
     p: &Params,
-    switch: bool,
+    pass: Pass,
 ) -> (Vec<Piece>, Vec<Confirmed>) {
     let n = sums.len();
     let m = p.min_segment.max(1);
     if n < 2 * m {
         return (Vec::new(), Vec::new());
     }
-    let beta = p.penalty * (n as f64).ln() * noise.at(p.window);
+    let gamma = if pass == Pass::Explaining {
+        noise.near()
+    } else {
+        noise.at(p.window)
+    };
+    let beta = p.penalty * (n as f64).ln() * gamma;
     let locations = if n <= p.exact_up_to {
         (0..=n).collect()
     } else {
@@ -390,10 +436,25 @@ fn partition(
     }
     let residual = residual_noise(sums, &pieces, p);
     let span = WANDER_WINDOWS * p.window;
-    let explained = switch
-        && pieces.len() <= MAX_EXPLAINING
-        && residual.carry_over(span) < WANDER_RATIO
-        && residual.at(span) * EXPLAINED <= noise.at(span);
+    // Residuals that no longer carry over. In the pass whose penalty is
+    // that of neighbouring points' noise, pieces fitted to a wandering
+    // history take some of its variogram by construction: there they must
+    // take nearly all of it, and residuals near the floor (a counted
+    // metric's) may rise with distance by chance as long as they wander
+    // by less than matters.
+    let explained = match pass {
+        Pass::First => {
+            residual.carry_over(span) < WANDER_RATIO
+                && residual.at(span) * EXPLAINED <= noise.at(span)
+        }
+        Pass::Explaining => {
+            !wanders(&residual, p) && residual.at(span) * EXPLAINED_ALL <= noise.at(span)
+        }
+        Pass::Again => false,
+    } && pieces.len() <= MAX_EXPLAINING;
+    if pass == Pass::Explaining && !explained {
+        return (Vec::new(), Vec::new());
+    }
     let noise = if explained { &residual } else { noise };
     loop {
         let mut out = Vec::new();
