@@ -45,41 +45,6 @@ pub fn median_times(
         .collect()
 }
 
-/// What `history --metric` shows per stored benchmark, by cell id, from
-/// [`crate::store::history::cell_values`]: the median of the values;
-/// for throughput the median batch's completions per second; for a
-/// latency percentile that percentile of the runs' wall times.
-pub fn history_figures(
-    values: &std::collections::HashMap<i64, Vec<f64>>,
-    metric: Option<&str>,
-) -> std::collections::HashMap<i64, f64> {
-    use crate::store::history::Derived;
-    let derived = metric.and_then(Derived::from_name);
-    values
-        .iter()
-        .filter_map(|(id, v)| {
-            let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-            let figure = match derived {
-                Some(Derived::Throughput) => {
-                    let rates: Vec<f64> = finite
-                        .iter()
-                        .filter(|s| **s > 0.0)
-                        .map(|s| 1.0 / s)
-                        .collect();
-                    stats::median_finite(&rates)
-                }
-                Some(Derived::Latency(p)) if !finite.is_empty() => {
-                    let mut sorted = finite;
-                    sorted.sort_by(f64::total_cmp);
-                    Some(stats::quantile_sorted(&sorted, f64::from(p) / 100.0))
-                }
-                _ => stats::median_finite(&finite),
-            };
-            figure.map(|m| (*id, m))
-        })
-        .collect()
-}
-
 /// What the HTML report shows of one stored benchmark, computed here so
 /// that the report only formats: the summary of its times and their
 /// median's interval, its median peak memory, and each `run --monitor`

@@ -39,7 +39,7 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
     }
     let cells: Vec<_> = sessions.iter().flat_map(|s| s.cells.iter()).collect();
     let values = cell_values(&mut store, &cells, args.metric.as_deref())?;
-    let medians = crate::analysis::history_figures(&values, args.metric.as_deref());
+    let medians = crate::analysis::changes::history_figures(&values, args.metric.as_deref());
     let out = crate::report::history::render(
         &sessions,
         &medians,
