@@ -142,7 +142,7 @@ fn changes(sessions: usize, benchmarks: usize, runs: usize) {
         eprintln!("changes_bench: set CHANGES_BENCH_DB to an SQLite file or a PostgreSQL URL");
         std::process::exit(2);
     };
-    let location = Location::parse(&db.to_string_lossy());
+    let location = Location::parse(&db.to_string_lossy()).expect("a store location");
     let fresh = match &location {
         Location::Sqlite(path) => !path.exists(),
         _ => std::env::var_os("CHANGES_BENCH_FILL").is_some(),

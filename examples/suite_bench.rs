@@ -145,7 +145,9 @@ fn concurrent(store: &str, dir: &Path) -> Result<(), String> {
         }
     }
     let took = start.elapsed().as_secs_f64();
-    let mut s = Store::open(&Location::parse(store)).map_err(|e| e.0)?;
+    let mut s = Location::parse(store)
+        .and_then(|l| Store::open(&l))
+        .map_err(|e| e.0)?;
     let status = cmdscope::suite::status::read(&mut s, &run).map_err(|e| e.to_string())?;
     let merged = cmdscope::suite::merge::merged(&mut s, &run).map_err(|e| e.to_string())?;
     let exact = merged.cells.iter().all(|c| c.runs == 20);
@@ -164,7 +166,9 @@ fn concurrent(store: &str, dir: &Path) -> Result<(), String> {
 
 fn merged_report(store: &str, dir: &Path) -> Result<(), String> {
     let e = |x: cmdscope::store::StoreError| x.0;
-    let mut s = Store::open(&Location::parse(store)).map_err(e)?;
+    let mut s = Location::parse(store)
+        .and_then(|l| Store::open(&l))
+        .map_err(e)?;
     let machine = Machine::current();
     let run = format!("report-{}", std::process::id());
     // 1,000 cells × 30 runs: 8 partitions × 25 benchmarks × 5 cells.

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 /// Exit codes (documented in README.md and `cmdscope --help`).
 pub mod exit {
     pub const OK: i32 = 0;
-    /// A benchmark failed (non-zero exit without `-i`) or a CI gate found a regression.
+    /// A benchmark failed (non-zero exit without `-i`), or a CI gate found a
+    /// regression or a benchmark it could not compare.
     pub const FAILURE: i32 = 1;
     /// Bad usage or bad input: nothing was measured, or nothing trustworthy.
     pub const USAGE: i32 = 2;

@@ -41,7 +41,11 @@ fn main() {
                     message = format!("{message} {line}");
                 }
             }
-            cmdscope::eprint_line!("cmdscope: error: {message} (see 'cmdscope --help')");
+            // clap quotes what was typed: made safe to print, as every message.
+            cmdscope::eprint_line!(
+                "cmdscope: error: {} (see 'cmdscope --help')",
+                cmdscope::output::escape_line(&message)
+            );
             std::process::exit(exit::USAGE);
         }
     };

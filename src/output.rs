@@ -215,6 +215,139 @@ pub fn is_stdout(path: &Path) -> bool {
     path == Path::new("-") || descriptor(path) == Some(1)
 }
 
+/// What writing a path would write, to tell two paths apart: an existing
+/// file by its device and inode (so links, hard links and `/dev/fd/N` name
+/// it too), a file not there yet by its directory, canonical, and its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Identity {
+    Inode(u64, u64),
+    New(PathBuf),
+}
+
+fn identity(path: &Path) -> Identity {
+    let fd = if is_stdout(path) {
+        Some(1)
+    } else {
+        descriptor(path)
+    };
+    if let Some(fd) = fd {
+        // SAFETY: fstat fills the zeroed struct; a closed descriptor fails.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } == 0 {
+            return Identity::Inode(st.st_dev, st.st_ino);
+        }
+    }
+    if let Ok(m) = std::fs::metadata(path) {
+        return Identity::Inode(m.dev(), m.ino());
+    }
+    let target = resolve_links(path);
+    let dir = parent_dir(&target);
+    let dir = std::fs::canonicalize(dir)
+        .or_else(|_| std::path::absolute(dir))
+        .unwrap_or_else(|_| dir.to_path_buf());
+    Identity::New(match target.file_name() {
+        Some(name) => dir.join(name),
+        None => dir.join(&target),
+    })
+}
+
+/// True when writing `a` would write the file `b` names (or would create,
+/// when neither exists yet): the one rule for "these paths collide".
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    identity(a) == identity(b)
+}
+
+/// A file a command writes, or one it must leave alone: how messages name
+/// it (`--export-json 'x.json'`, `the store 'results.db'`) and its path.
+#[derive(Clone, Debug)]
+pub struct Named {
+    pub what: String,
+    pub path: PathBuf,
+}
+
+impl Named {
+    /// `flag 'path'`, the path made safe to print.
+    pub fn flag(flag: &str, path: &Path) -> Named {
+        Named {
+            what: format!("{flag} '{}'", escape_line(&path.display().to_string())),
+            path: path.to_path_buf(),
+        }
+    }
+}
+
+/// Refuses, before anything is written, an output that is one of `kept`
+/// (the results store and its journal files, which writing would destroy)
+/// or the same file as an earlier output (the later one would silently
+/// replace it). One usage error naming both.
+pub fn refuse_collisions(outputs: &[Named], kept: &[Named]) -> Result<()> {
+    let kept: Vec<(&Named, Identity)> = kept.iter().map(|k| (k, identity(&k.path))).collect();
+    let mut seen: Vec<(&Named, Identity)> = Vec::with_capacity(outputs.len());
+    for out in outputs {
+        let id = identity(&out.path);
+        if let Some((k, _)) = kept.iter().find(|(_, k)| *k == id) {
+            return Err(Error::Usage(format!(
+                "{} is {}: writing it would destroy it; give another file",
+                out.what, k.what
+            )));
+        }
+        if let Some((earlier, _)) = seen.iter().find(|(_, s)| *s == id) {
+            return Err(Error::Usage(format!(
+                "{} and {} are the same file: one would replace the other; give each its own file",
+                earlier.what, out.what
+            )));
+        }
+        seen.push((out, id));
+    }
+    Ok(())
+}
+
+/// The first bytes of every SQLite database file.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Refuses an output that is an existing SQLite database (followed through
+/// links): another results store, or any application's. An export written
+/// over it would destroy a history the store checks above do not know of.
+pub fn refuse_databases(outputs: &[Named]) -> Result<()> {
+    use std::io::Read;
+    for out in outputs {
+        if is_stdout(&out.path) || descriptor(&out.path).is_some() {
+            continue;
+        }
+        let is_db = std::fs::metadata(&out.path).is_ok_and(|m| m.is_file())
+            && std::fs::File::open(&out.path).is_ok_and(|mut f| {
+                let mut head = [0u8; 16];
+                f.read_exact(&mut head).is_ok() && &head == SQLITE_HEADER
+            });
+        if is_db {
+            return Err(Error::Usage(format!(
+                "{} is an SQLite database (a results store?): writing it would destroy it; \
+                 give another file",
+                out.what
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses standard output or standard error being one of `kept`
+/// (`cmdscope history --store s.db >> s.db`): what is printed would be
+/// written into the store.
+pub fn refuse_streams_into(kept: &[Named]) -> Result<()> {
+    for (what, path) in [
+        ("standard output", "/dev/stdout"),
+        ("standard error", "/dev/stderr"),
+    ] {
+        let id = identity(Path::new(path));
+        if let Some(k) = kept.iter().find(|k| identity(&k.path) == id) {
+            return Err(Error::Usage(format!(
+                "{what} is {}: what cmdscope prints would destroy it; redirect it elsewhere",
+                k.what
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Writes `content` to `path` following the rules of this module, or to
 /// standard output for "-".
 pub fn write_file(path: &Path, content: &[u8]) -> Result<()> {
@@ -475,6 +608,67 @@ mod tests {
             .filter(|n| n.to_string_lossy().starts_with(".cmdscope-"))
             .collect();
         assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    }
+
+    #[test]
+    fn an_sqlite_database_is_never_an_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("other.db");
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        drop(c);
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&db, &link).unwrap();
+        let text = dir.path().join("old.json");
+        std::fs::write(&text, "{}").unwrap();
+        for path in [&db, &link] {
+            let e = refuse_databases(&[Named::flag("--export-json", path)]).unwrap_err();
+            assert!(e.to_string().contains("is an SQLite database"), "{e}");
+        }
+        // An ordinary file, a new one, standard output: written as before.
+        let new = dir.path().join("new.json");
+        for path in [text.as_path(), new.as_path(), Path::new("-")] {
+            refuse_databases(&[Named::flag("--export-json", path)]).unwrap();
+        }
+    }
+
+    #[test]
+    fn paths_that_write_one_file_collide_and_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let a = d.join("a");
+        std::fs::write(&a, "x").unwrap();
+        symlink("a", d.join("link")).unwrap();
+        std::fs::hard_link(&a, d.join("hard")).unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        symlink("new", d.join("dangling")).unwrap();
+        assert!(same_file(&a, &d.join("link")));
+        assert!(same_file(&a, &d.join("hard")));
+        assert!(same_file(&a, &d.join("sub/../a")));
+        // Files not there yet: by directory and name, links followed.
+        assert!(same_file(&d.join("new"), &d.join("sub/../new")));
+        assert!(same_file(&d.join("new"), &d.join("dangling")));
+        assert!(!same_file(&d.join("new"), &d.join("other")));
+        assert!(!same_file(&a, &d.join("new")));
+        let named = |flag: &str, name: &str| Named::flag(flag, &d.join(name));
+        let store = [Named {
+            what: "the store".into(),
+            path: a.clone(),
+        }];
+        let e = refuse_collisions(&[named("--json", "x"), named("--csv", "link")], &store)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--csv '") && e.contains("/link' is the store"),
+            "{e}"
+        );
+        let e = refuse_collisions(&[named("--json", "new"), named("--csv", "dangling")], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("are the same file"), "{e}");
+        assert!(refuse_collisions(&[named("--json", "x"), named("--csv", "y")], &store).is_ok());
+        assert_eq!(std::fs::read(&a).unwrap(), b"x", "nothing written");
     }
 
     #[test]

@@ -149,19 +149,29 @@ fn batches_not_stored_or_too_few_give_a_row_that_says_why() {
         .unwrap();
     concurrent(&db, "branch=feature", "sleep 0.02", "24");
     let (o, md) = check(&db, &[]);
-    assert_eq!(o.status.code(), Some(0), "{md}{}", stderr(&o));
+    // Its throughput was not compared: the gate fails and says why.
+    assert_eq!(o.status.code(), Some(1), "{md}{}", stderr(&o));
     let throughput = row(&md, "throughput");
+    assert!(throughput.contains("❌ not compared"), "{throughput}");
     assert!(
-        throughput.contains(
-            "no throughput comparison: the baseline's batches are not stored (run before \
-             cmdscope kept batches, store schema 6)"
+        md.contains(
+            "work [concurrency=2] (throughput): not compared: the baseline session #1's batches \
+             are not stored (run before cmdscope kept them, store schema 6)"
         ),
-        "{throughput}"
+        "{md}"
     );
-    // Its wall time is compared as before; nothing on throughput.
+    // Its wall time is compared as before.
     assert!(row(&md, "wall time").contains("(n=24)"), "{md}");
+    assert!(md.contains("(1 comparison compared, "), "{md}");
+    // Allowed to be missing, the gate stands on wall time.
+    let (o, md) = check(&db, &["--allow-missing", "work [concurrency=2]"]);
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{md}");
     assert!(
-        md.contains("(1 benchmark compared on wall time, 0 on throughput)"),
+        md.contains("1 not compared, allowed by --allow-missing)"),
+        "{md}"
+    );
+    assert!(
+        row(&md, "throughput").contains("not compared (allowed)"),
         "{md}"
     );
 
@@ -170,17 +180,15 @@ fn batches_not_stored_or_too_few_give_a_row_that_says_why() {
     concurrent(&db, "branch=main", "sleep 0.02", "4");
     concurrent(&db, "branch=feature", "sleep 0.04", "4");
     let (o, md) = check(&db, &[]);
-    let throughput = row(&md, "throughput");
+    assert_eq!(o.status.code(), Some(1), "{md}{}", stderr(&o));
+    assert!(row(&md, "throughput").contains("❌ not compared"), "{md}");
     assert!(
-        throughput.contains(
-            "no throughput comparison: fewer than 3 batches with every instance busy on a \
-             side (baseline 1, current 1)"
+        md.contains(
+            "work [concurrency=2] (throughput): not compared: the baseline session #1 and the \
+             current session #2 have fewer batches than the 3 a side the comparison needs"
         ),
-        "{throughput}"
+        "{md}"
     );
-    assert!(!throughput.contains('❌'), "{throughput}");
-    // Four runs a side are enough for wall time, whose verdict decides.
-    assert!(o.status.code().is_some_and(|c| c <= 1), "{md}");
 }
 
 #[test]

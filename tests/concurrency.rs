@@ -70,8 +70,12 @@ fn work_under_one_lock_does_not_scale() {
         assert_eq!(doc["results"][i]["throughput"]["batches"], 4);
         assert_eq!(doc["results"][i]["concurrency"], i + 1);
         // One holder at a time: at most 5 completions a second (200 ms
-        // each), and a busy machine only slows it.
-        assert!(*r <= 5.0 * 1.05, "N = {}: {r}/s", i + 1);
+        // each), and a busy machine only slows it. The throughput is never
+        // above what the completions themselves allow (whole completions
+        // between two of them at least one hold apart); 2 % is room for
+        // completions seen late at a stretch's edges (a busy core beside
+        // it read 5.3 when the slots' progress alone decided).
+        assert!(*r <= 5.0 * 1.02, "N = {}: {r}/s", i + 1);
     }
     // From N = 2 on the lock is never idle: one holder's rate at every N.
     // N = 1 is slower by the start of `flock` outside the lock (see

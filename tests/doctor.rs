@@ -156,3 +156,44 @@ fn stored_sessions_keep_the_preflight_and_old_stores_migrate() {
     assert_checks(&checks);
     assert_eq!(sessions[1].preflight, None);
 }
+
+/// The CPUs this process may run on, from /proc/self/status.
+fn allowed_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list")
+        .trim()
+        .to_string();
+    list.split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
+            None => vec![part.parse().unwrap()],
+        })
+        .collect()
+}
+
+/// `doctor --cpus` with a CPU this process may not use has nothing to
+/// report "ok" about: it is refused as `run --cpus` refuses it, naming the
+/// CPUs there are.
+#[test]
+fn doctor_refuses_cpus_that_are_not_there() {
+    let allowed = allowed_cpus();
+    let missing = allowed.iter().max().unwrap() + 1;
+    let list: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
+    let o = cmdscope(&["doctor", "--cpus", &missing.to_string()]);
+    one_line_error(
+        &o,
+        &format!(
+            "--cpus: CPU {missing} is not available to cmdscope (available: {})",
+            list.join(",")
+        ),
+    );
+    let run = cmdscope(&["run", "--runs", "1", "--cpus", &missing.to_string(), "true"]);
+    assert_eq!(stderr(&run), stderr(&o), "doctor and run refuse alike");
+    // A CPU that is there is checked as before.
+    let o = cmdscope(&["doctor", "--json", "--cpus", &allowed[0].to_string()]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert_checks(&json(&o)["checks"]);
+}

@@ -29,7 +29,12 @@ fn input_file_is_read_from_its_start_by_every_run_and_hook() {
         &hash,
         "--cleanup",
         &hash,
+        // Named apart: the same command twice would be one benchmark twice.
+        "-n",
+        "a",
         &hash,
+        "-n",
+        "b",
         &format!("{f} hashin {}", log.display()),
     ]));
     let got = lines(&log);
@@ -149,7 +154,11 @@ fn a_shared_setup_brackets_all_interleaved_runs_once() {
         &format!("{f} log {l} setup"),
         "--cleanup",
         &format!("{f} log {l} cleanup"),
+        "-n",
+        "a",
         &format!("{f} log {l} run"),
+        "-n",
+        "b",
         &format!("{f} log {l} run"),
     ]));
     let got = lines(&log);

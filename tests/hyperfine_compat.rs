@@ -157,8 +157,20 @@ fn the_reference_counts_first_for_per_command_hooks_and_outputs() {
     assert_eq!(bracketed_runs(&hl), expected, "hyperfine: {hl:?}");
     assert_eq!(bracketed_runs(&cl), expected, "cmdscope: {cl:?}");
 
-    // A reference that is also one of the commands runs as often as any.
-    let args = ["--runs", "2", "--reference", &a, "--prepare", &p0, &a, &b];
+    // A reference that is also one of the commands runs as often as any
+    // (named apart: cmdscope refuses two benchmarks of one identity).
+    let args = [
+        "--runs",
+        "2",
+        "--reference",
+        &a,
+        "--reference-name",
+        "ref",
+        "--prepare",
+        &p0,
+        &a,
+        &b,
+    ];
     let ((ho, hd), (co, cd)) = both(&hf, &args);
     assert!(ho.status.success(), "{}", stderr(&ho));
     assert!(co.status.success(), "{}", stderr(&co));
@@ -257,8 +269,18 @@ fn names_of_parameters_and_reference_commands_match() {
             "0.01",
             "sleep {x}",
         ][..],
-        // A reference that is also one of the commands is a benchmark of its own.
-        &["--runs", "2", "--reference", "echo x", "echo x", "echo y"][..],
+        // A reference that is also one of the commands is a benchmark of
+        // its own (named apart: see below).
+        &[
+            "--runs",
+            "2",
+            "--reference",
+            "echo x",
+            "--reference-name",
+            "base",
+            "echo x",
+            "echo y",
+        ][..],
         &["--runs", "1", "-P", "x", "0", "1", "-D", "0.25", "echo {x}"][..],
         &["--runs", "1", "-P", "n", "3", "5", "echo {n}"][..],
         &[
@@ -272,6 +294,13 @@ fn names_of_parameters_and_reference_commands_match() {
         assert!(!names.is_empty(), "{args:?}");
         assert_eq!(benchmark_names(&co), names, "{args:?}");
     }
+    // Unnamed, the reference and the command would be one benchmark
+    // twice: hyperfine runs both, cmdscope refuses before any run (its
+    // store, check and exports tell benchmarks apart by name).
+    let args = ["--runs", "2", "--reference", "echo x", "echo x", "echo y"];
+    let ((ho, _hd), (co, _cd)) = both(&hf, &args);
+    assert!(ho.status.success(), "{}", stderr(&ho));
+    one_line_error(&co, "name the reference apart (--reference-name NAME)");
 }
 
 #[test]

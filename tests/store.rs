@@ -91,22 +91,6 @@ fn back_to_version(db: &Path, version: i64) {
     sql(db, &sql_back_to_version(version));
 }
 
-/// `run` of `runs` runs of `true` into `store`, exporting its JSON to `out`.
-fn run_true_exporting(store: impl AsRef<OsStr>, runs: &str, out: &Path) -> Output {
-    let out = out.to_str().unwrap();
-    let args = [
-        "run",
-        "--runs",
-        runs,
-        "--style",
-        "none",
-        "--export-json",
-        out,
-        "true",
-    ];
-    with_store(store, &args)
-}
-
 #[test]
 fn records_a_session_with_labels_machine_and_every_metric() {
     let (_serial, _dir, db) = serial_db("s.db");
@@ -1228,16 +1212,11 @@ fn check_compares_at_the_alpha_and_precision_the_checked_session_ran_with() {
     );
 }
 
-/// A session in concurrency mode keeps its batches: read back, the
-/// throughput, its interval and the throughput comparison are the run's;
-/// the report shows them. A store of version 5 (before batches) upgrades
-/// keeping its sessions.
-#[test]
-fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
-    let (_serial, dir, db) = serial_db("v5.db");
-    // A concurrency session stored by a cmdscope that kept no batches.
+/// A concurrency session (8 runs of `true` at N = 2) as a cmdscope of
+/// store schema `version` stored it.
+fn old_concurrency_session(db: &Path, version: i64) {
     recorded(
-        &db,
+        db,
         &[
             "run",
             "--runs",
@@ -1249,7 +1228,18 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
             "true",
         ],
     );
-    back_to_version(&db, 5);
+    back_to_version(db, version);
+}
+
+/// A session in concurrency mode keeps its batches: read back, the
+/// throughput, its interval and the throughput comparison are the run's;
+/// the report shows them. A store of version 5 (before batches) upgrades
+/// keeping its sessions.
+#[test]
+fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
+    let (_serial, dir, db) = serial_db("v5.db");
+    // A concurrency session stored by a cmdscope that kept no batches.
+    old_concurrency_session(&db, 5);
     let out = dir.path().join("c.json");
     concurrency_session_into(db.to_str().unwrap(), &out);
     let doc = read_json(&out);
@@ -1282,6 +1272,23 @@ fn a_concurrency_session_keeps_its_throughput_from_version_5_on() {
         page.contains("Throughput of &#39;long&#39; is"),
         "no comparison"
     );
+}
+
+/// A concurrency session stored before cmdscope kept its settings (store
+/// schema 4) and its batches: its report says what it is, read from its
+/// command line, rather than showing its instances as an ordinary
+/// benchmark's runs.
+#[test]
+fn a_concurrency_session_of_a_version_4_store_is_said_to_be_one() {
+    let (_serial, dir, db) = serial_db("v4.db");
+    old_concurrency_session(&db, 4);
+    let html = dir.path().join("old.html");
+    let (_, page) = html_report(&db, &html, &[]);
+    assert!(
+        page.contains("ran in concurrency mode before cmdscope stored its batches"),
+        "a v4 concurrency session shown without a note"
+    );
+    assert!(!page.contains("<h2>Concurrency</h2>"));
 }
 
 /// A concurrency session that stopped at a look over batches: the report
@@ -1529,5 +1536,461 @@ fn readers_read_stores_of_versions_4_and_5_as_they_are() {
         }
         assert!(page.contains("Comparisons with two"), "{page}");
         assert_eq!(schema_version(&db), version, "a reader upgraded it");
+    }
+}
+
+// The history is never lost, nor written where it should not be: no
+// output of any command is the store (or its journal files) or another
+// output of the same command; a store that keeps nothing, is no file, or
+// is newer is refused before anything changes.
+
+/// cmdscope `args --store store` in the directory `dir`, with no store
+/// from the caller's environment.
+fn with_store_in<A: AsRef<OsStr>>(dir: &Path, store: impl AsRef<OsStr>, args: &[A]) -> Output {
+    isolated()
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// What must not change when a command is refused: the names in `dir`,
+/// the bytes and mode of `store`.
+fn untouched(dir: &Path, store: &Path) -> (Vec<String>, Vec<u8>, u32) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(store).unwrap().permissions().mode();
+    (names_in(dir), std::fs::read(store).unwrap(), mode)
+}
+
+/// Asserts `o` was refused with one error line containing `needle`, and
+/// that `before` (from [`untouched`]) still holds.
+fn refused_leaving(
+    o: &Output,
+    needle: &str,
+    what: &str,
+    dir: &Path,
+    store: &Path,
+    before: &(Vec<String>, Vec<u8>, u32),
+) {
+    assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(o));
+    let line = error_line(o);
+    assert!(line.contains(needle), "{what}: {line}");
+    assert!(!stderr(o).contains("panicked"), "{what}: {}", stderr(o));
+    let after = untouched(dir, store);
+    assert_eq!(after.0, before.0, "{what}: files appeared or went");
+    assert!(after.1 == before.1, "{what}: the store's bytes changed");
+    assert_eq!(after.2, before.2, "{what}: the store's mode changed");
+}
+
+#[test]
+fn no_output_of_any_command_is_the_store_or_its_journal() {
+    let (_serial, dir, db) = serial_db("s.db");
+    let d = dir.path();
+    record_true(&db, "3");
+    std::fs::set_permissions(&db, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink("s.db", d.join("link.db")).unwrap();
+    std::fs::hard_link(&db, d.join("hard.db")).unwrap();
+    let suite = d.join("suite.toml");
+    std::fs::write(&suite, "[[benchmark]]\nname = \"t\"\ncommand = \"true\"\n").unwrap();
+    let before = untouched(d, &db);
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let s = path("s.db");
+    let run = |extra: &[&str]| -> Vec<String> {
+        ["run", "--runs", "2", "--style", "none"]
+            .iter()
+            .chain(extra)
+            .map(|a| a.to_string())
+            .collect()
+    };
+    let cases: Vec<(String, Vec<String>)> = [
+        ("--export-json", "s.db"),
+        ("--export-csv", "s.db"),
+        ("--export-markdown", "s.db"),
+        ("--export-asciidoc", "s.db"),
+        ("--export-orgmode", "s.db"),
+        ("--export-json", "s.db-wal"),
+        ("--export-csv", "s.db-shm"),
+        ("--export-markdown", "s.db-journal"),
+        ("--export-json", "link.db"),
+        ("--export-json", "hard.db"),
+        ("--output", "s.db"),
+    ]
+    .iter()
+    .map(|(flag, name)| {
+        let args = run(&[flag, &path(name), "true"]);
+        (
+            format!("run {flag} {name}"),
+            args.iter().map(|a| a.to_string()).collect(),
+        )
+    })
+    .chain([
+        (
+            "run --plot s.db".to_string(),
+            run(&["-L", "x", "1,2", "--plot", &s, "true {x}"])
+                .iter()
+                .map(|a| a.to_string())
+                .collect(),
+        ),
+        (
+            "report --html s.db".to_string(),
+            vec!["report".into(), "--html".into(), s.clone()],
+        ),
+        (
+            "report --html s.db-wal".to_string(),
+            vec!["report".into(), "--html".into(), path("s.db-wal")],
+        ),
+        (
+            "suite submit --script s.db".to_string(),
+            [
+                "suite",
+                "submit",
+                "--slurm",
+                "--partitions",
+                "1",
+                "--sbatch",
+                "true",
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .chain(["--script".into(), s.clone(), path("suite.toml")])
+            .collect(),
+        ),
+    ])
+    .collect();
+    // The store named by --store, through a link, with sqlite:, and in
+    // CMDSCOPE_STORE: the same file each time.
+    for (what, args) in &cases {
+        for store in [s.clone(), path("link.db"), format!("sqlite:{s}")] {
+            let o = with_store_in(d, &store, args);
+            refused_leaving(
+                &o,
+                "results store",
+                &format!("{what} --store {store}"),
+                d,
+                &db,
+                &before,
+            );
+        }
+        let o = isolated()
+            .args(args)
+            .env("CMDSCOPE_STORE", &s)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        refused_leaving(
+            &o,
+            "results store",
+            &format!("{what}, CMDSCOPE_STORE"),
+            d,
+            &db,
+            &before,
+        );
+    }
+    // --no-store records nothing, but the store it names keeps its history.
+    let o = isolated()
+        .args(run(&[
+            "--no-store",
+            "--store",
+            &s,
+            "--export-json",
+            &s,
+            "true",
+        ]))
+        .output()
+        .unwrap();
+    refused_leaving(&o, "results store", "--no-store", d, &db, &before);
+    // Standard output appended to the store (`>> s.db`).
+    for args in [vec!["history".to_string()], run(&["true"])] {
+        let out = std::fs::OpenOptions::new().append(true).open(&db).unwrap();
+        let o = isolated()
+            .args(&args)
+            .arg("--store")
+            .arg(&s)
+            .stdout(out)
+            .output()
+            .unwrap();
+        refused_leaving(
+            &o,
+            "standard output is the results store",
+            "history >> s.db",
+            d,
+            &db,
+            &before,
+        );
+    }
+    // The store still holds its session.
+    assert_eq!(count(&db), (1, 3));
+}
+
+#[test]
+fn the_default_store_and_the_reports_default_name_are_protected_too() {
+    let (_serial, dir, _) = serial_db("unused");
+    let d = dir.path();
+    let data = d.join("data");
+    ok(in_data_home(&data)
+        .args(["run", "--runs", "2", "--style", "none", "true"])
+        .output()
+        .unwrap());
+    let default = data.join("cmdscope/results.sqlite3");
+    let before = untouched(&data.join("cmdscope"), &default);
+    let o = in_data_home(&data)
+        .args(["run", "--runs", "2", "--style", "none", "--export-json"])
+        .arg(&default)
+        .arg("true")
+        .output()
+        .unwrap();
+    refused_leaving(
+        &o,
+        "results store",
+        "the default store",
+        &data.join("cmdscope"),
+        &default,
+        &before,
+    );
+    // `report` writes cmdscope-report.html unless told otherwise: a store
+    // of that name in the working directory is not overwritten.
+    let named = d.join("cmdscope-report.html");
+    record_true(&named, "2");
+    let before = untouched(d, &named);
+    let o = isolated()
+        .args(["report", "--store", "cmdscope-report.html"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    refused_leaving(
+        &o,
+        "--html 'cmdscope-report.html' is the results store",
+        "report",
+        d,
+        &named,
+        &before,
+    );
+    // `report --site DIR` with the store as one of the pages it writes.
+    let site = d.join("public");
+    std::fs::create_dir(&site).unwrap();
+    let page = site.join("index.html");
+    record_true(&page, "2");
+    let before = untouched(&site, &page);
+    let o = isolated()
+        .args(["report", "--site"])
+        .arg(&site)
+        .arg("--store")
+        .arg(&page)
+        .output()
+        .unwrap();
+    refused_leaving(&o, "results store", "report --site", &site, &page, &before);
+}
+
+#[test]
+fn two_outputs_of_one_command_are_never_one_file() {
+    let dir = tempdir();
+    let d = dir.path();
+    let f = d.join("f.out");
+    std::fs::write(&f, "precious\n").unwrap();
+    std::os::unix::fs::symlink("f.out", d.join("link.out")).unwrap();
+    let before = untouched(d, &f);
+    let fs = f.to_str().unwrap();
+    let link = d.join("link.out");
+    let link = link.to_str().unwrap();
+    let new = d.join("new.out");
+    let new = new.to_str().unwrap();
+    for (what, extra) in [
+        (
+            "json and csv",
+            vec!["--export-json", fs, "--export-csv", fs],
+        ),
+        (
+            "json and markdown through a link",
+            vec!["--export-json", fs, "--export-markdown", link],
+        ),
+        (
+            "two exports to a new file",
+            vec!["--export-json", new, "--export-orgmode", new],
+        ),
+        (
+            "an export and the commands' output",
+            vec!["--export-csv", fs, "--output", fs],
+        ),
+        (
+            "an export and the plot",
+            vec!["-L", "x", "1,2", "--export-json", fs, "--plot", fs],
+        ),
+    ] {
+        let mut args = vec!["run", "--no-store", "--runs", "2", "--style", "none"];
+        let swept = extra.contains(&"-L");
+        args.extend(extra);
+        args.push(if swept { "true {x}" } else { "true" });
+        let o = isolated().args(&args).output().unwrap();
+        refused_leaving(&o, "are the same file", what, d, &f, &before);
+    }
+    // The commands' --output may be one file for all of them.
+    let o = isolated()
+        .args(["run", "--no-store", "--runs", "2", "--style", "none"])
+        .args(["--output", new, "--output", new])
+        .args(["-n", "a", "-n", "b", "true", "true"])
+        .output()
+        .unwrap();
+    ok(o);
+}
+
+#[test]
+fn a_store_that_is_not_a_regular_file_is_refused_and_nothing_appears_beside_it() {
+    let (_serial, dir, _) = serial_db("unused");
+    let d = dir.path();
+    let results = d.join("r.json");
+    write_results_file(&results, &[("a", vec![0.1, 0.2, 0.3])]);
+    std::fs::create_dir(d.join("dir.db")).unwrap();
+    let fifo = std::ffi::CString::new(d.join("fifo.db").to_str().unwrap()).unwrap();
+    // SAFETY: valid path string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let mut stores = vec![d.join("dir.db"), d.join("fifo.db")];
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        // Devices of its own, as /dev/null and /dev/full are (root only).
+        for (name, minor) in [("null.db", 3), ("full.db", 7)] {
+            let p = std::ffi::CString::new(d.join(name).to_str().unwrap()).unwrap();
+            // SAFETY: valid path string; makedev of the memory devices.
+            let made =
+                unsafe { libc::mknod(p.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, minor)) };
+            assert_eq!(made, 0, "mknod {name}");
+            stores.push(d.join(name));
+        }
+    }
+    // The system's own, where no journal was left beside them before.
+    let system: Vec<PathBuf> = ["/dev/null", "/dev/full"]
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| {
+            ["-journal", "-wal", "-shm"]
+                .iter()
+                .all(|s| !Path::new(&format!("{}{s}", p.display())).exists())
+        })
+        .collect();
+    let before = names_in(d);
+    for store in stores.iter().chain(&system) {
+        for args in [
+            vec!["run", "--runs", "2", "--style", "none", "true"],
+            vec!["import", results.to_str().unwrap()],
+        ] {
+            let o = isolated()
+                .args(&args)
+                .arg("--store")
+                .arg(store)
+                .output()
+                .unwrap();
+            let what = format!("{args:?} --store {}", store.display());
+            assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
+            let line = error_line(&o);
+            assert!(line.contains("not a regular file"), "{what}: {line}");
+            assert_eq!(names_in(d), before, "{what}: files appeared");
+            for s in ["-journal", "-wal", "-shm"] {
+                let beside = format!("{}{s}", store.display());
+                assert!(!Path::new(&beside).exists(), "{what}: {beside} created");
+            }
+        }
+    }
+    // A new store in a writable directory is fine.
+    ok(with_store(
+        d.join("new.db"),
+        &["import", results.to_str().unwrap()],
+    ));
+}
+
+#[test]
+fn a_store_of_a_newer_schema_is_left_byte_for_byte_as_it_was_by_every_command() {
+    let (_serial, dir, db) = serial_db("newer.db");
+    let d = dir.path();
+    record_true(&db, "3");
+    // A store in rollback-journal mode: switching it to WAL rewrites its
+    // header, which is how `run` used to change a store it then refused.
+    sql(
+        &db,
+        "PRAGMA journal_mode = DELETE; UPDATE schema_version SET version = 99",
+    );
+    let results = d.join("r.json");
+    write_results_file(&results, &[("a", vec![0.1, 0.2, 0.3])]);
+    let suite = d.join("suite.toml");
+    std::fs::write(&suite, "[[benchmark]]\nname = \"t\"\ncommand = \"true\"\n").unwrap();
+    let html = d.join("r.html");
+    let before = untouched(d, &db);
+    let r = results.to_str().unwrap();
+    let h = html.to_str().unwrap();
+    let sf = suite.to_str().unwrap();
+    for args in [
+        &["run", "--runs", "2", "--style", "none", "true"][..],
+        &["import", r],
+        &["history"],
+        &["history", "--run", "x"],
+        &["report", "--html", h],
+        &["report", "--site", h],
+        &["check", "--baseline", "a=b"],
+        &["changes"],
+        &["status", "--run", "x"],
+        &["run", "--suite", sf, "--style", "none"],
+    ] {
+        let o = with_store(&db, args);
+        refused_leaving(
+            &o,
+            "schema version 99",
+            &format!("{args:?}"),
+            d,
+            &db,
+            &before,
+        );
+    }
+    // Listing a suite only estimates from the store: it warns, and leaves it.
+    let o = with_store(&db, &["suite", "list", sf]);
+    assert!(stderr(&o).contains("schema version 99"), "{}", stderr(&o));
+    assert_eq!(untouched(d, &db), before, "suite list changed the store");
+}
+
+#[test]
+fn connection_strings_cmdscope_cannot_use_are_refused_never_taken_for_files() {
+    let dir = tempdir();
+    let d = dir.path();
+    let results = d.join("r.json");
+    write_results_file(&results, &[("a", vec![0.1, 0.2, 0.3])]);
+    let before = names_in(d);
+    let secret = "Zq7-secret";
+    for (store, needle) in [
+        (
+            format!("postgresql://h/db?user=u&PASSWORD={secret}"),
+            "keys are lower case ('password')",
+        ),
+        (
+            format!("host=h PASSWORD={secret}"),
+            "keys are lower case ('password')",
+        ),
+        (
+            format!("host=h password='{secret}"),
+            "a quoted value is not closed",
+        ),
+        (
+            format!("host=h sslcert=x password={secret}"),
+            "'sslcert' is not one libpq knows",
+        ),
+        (format!("POSTGRESQL://u:{secret}@h/db"), "in lower case"),
+        ("runs=1.db".to_string(), "give sqlite:NAME or ./NAME"),
+    ] {
+        for args in [
+            &["run", "--runs", "2", "--style", "none", "true"][..],
+            &["import", results.to_str().unwrap()],
+            &["history"],
+            &["report", "--html", "r.html"],
+        ] {
+            let o = with_store_in(d, &store, args);
+            let what = format!("{args:?} --store {store}");
+            assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
+            let line = error_line(&o);
+            assert_eq!(stderr(&o).lines().count(), 1, "{what}: {}", stderr(&o));
+            assert!(
+                line.contains(needle) && line.contains("not a PostgreSQL connection string"),
+                "{what}: {line}"
+            );
+            assert!(!line.contains(secret), "{what}: password printed: {line}");
+            assert_eq!(names_in(d), before, "{what}: a file was created");
+        }
     }
 }

@@ -78,6 +78,7 @@ fn postgres_store() {
     a_search_keeps_its_answer_from_version_3_on(&server);
     a_concurrency_session_keeps_its_throughput_from_version_5_on(&server);
     readers_read_a_store_of_version_4_as_it_is(&server);
+    passwords_are_never_printed_in_any_form_the_driver_reads(&server);
 }
 
 /// A store taken back to version 4 (before settings and batches) is read
@@ -446,4 +447,116 @@ fn newer_schema_and_bad_password(server: &Server) {
         err.contains("cmdscope:***@") && err.contains("cannot connect"),
         "{err}"
     );
+}
+
+/// The same database reached through every form of connection string the
+/// driver reads (key/value, quoted, a password in a URL's query, a
+/// percent-encoded key, the environment): each works, and the password is
+/// in nothing printed, exported, reported or stored. Forms the driver
+/// refuses (a key in upper case, an unclosed quote, an unknown key) are
+/// refused with one line that holds no password, and create no file.
+fn passwords_are_never_printed_in_any_form_the_driver_reads(server: &Server) {
+    use std::str::FromStr;
+    let url = server.create_db("cmdscope_forms");
+    let config = postgres::Config::from_str(&url).unwrap();
+    let host = match &config.get_hosts()[0] {
+        postgres::config::Host::Tcp(h) => h.clone(),
+        postgres::config::Host::Unix(p) => p.display().to_string(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().unwrap().to_string();
+    let password = String::from_utf8(config.get_password().unwrap().to_vec()).unwrap();
+    let db = config.get_dbname().unwrap().to_string();
+    let kv = |key: &str, value: &str| {
+        format!("host={host} port={port} user={user} {key}={value} dbname={db}")
+    };
+    let dir = tempdir();
+    let d = dir.path();
+    let never_printed = |texts: &[&[u8]], what: &str| {
+        for t in texts {
+            let t = String::from_utf8_lossy(t);
+            assert!(!t.contains(&password), "{what}: password printed: {t}");
+        }
+    };
+    let forms = [
+        kv("password", &password),
+        kv("password", &format!("'{password}'")),
+        format!("postgresql://{user}@{host}:{port}/{db}?password={password}"),
+        format!("postgresql://{user}@{host}:{port}/{db}?pass%77ord={password}"),
+    ];
+    for (i, store) in forms.iter().enumerate() {
+        let out = d.join(format!("{i}.json"));
+        let o = run_true_exporting(store, "3", &out);
+        assert!(o.status.success(), "{store}: {}", stderr(&o));
+        never_printed(
+            &[&o.stdout, &o.stderr, &std::fs::read(&out).unwrap()],
+            "run",
+        );
+        let o = with_store(store, &["history"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        never_printed(&[&o.stdout, &o.stderr], "history");
+        let html = d.join(format!("{i}.html"));
+        let o = with_store(store, &["report", "--html", html.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        never_printed(
+            &[&o.stdout, &o.stderr, &std::fs::read(&html).unwrap()],
+            "report",
+        );
+        let site = d.join(format!("site{i}"));
+        let o = with_store(store, &["report", "--site", site.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        for page in std::fs::read_dir(&site).unwrap() {
+            never_printed(&[&std::fs::read(page.unwrap().path()).unwrap()], "site");
+        }
+    }
+    // Through the environment too.
+    let o = isolated()
+        .args(["history"])
+        .env("CMDSCOPE_STORE", &forms[0])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    never_printed(&[&o.stdout, &o.stderr], "CMDSCOPE_STORE");
+    let mut store = open_store(&url);
+    let sessions = all_sessions(&mut store);
+    assert_eq!(sessions.len(), forms.len());
+    for s in &sessions {
+        assert!(!s.command_line.contains(&password), "{}", s.command_line);
+        assert!(s.command_line.contains("***"), "{}", s.command_line);
+    }
+    // What the driver refuses is refused, whole, before anything is made.
+    let work = tempdir();
+    for store in [
+        format!("postgresql://{user}@{host}:{port}/{db}?PASSWORD={password}"),
+        kv("PassWord", &password),
+        kv("password", &format!("'{password}")),
+        format!("{} sslcert=x", kv("password", &password)),
+    ] {
+        for args in [
+            &["run", "--runs", "2", "--style", "none", "true"][..],
+            &["history"],
+        ] {
+            let o = isolated()
+                .args(args)
+                .arg("--store")
+                .arg(&store)
+                .current_dir(work.path())
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(2), "{args:?} {}", stderr(&o));
+            assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+            assert!(
+                stderr(&o).contains("not a PostgreSQL connection string"),
+                "{}",
+                stderr(&o)
+            );
+            never_printed(&[&o.stdout, &o.stderr], "refused");
+            assert_eq!(
+                std::fs::read_dir(work.path()).unwrap().count(),
+                0,
+                "a file was made"
+            );
+        }
+    }
+    assert_eq!(all_sessions(&mut open_store(&url)).len(), forms.len());
 }

@@ -613,7 +613,7 @@ fn numbers_run_refuses_are_refused_before_anything_runs_with_their_position() {
             "precision = nan",
             4,
             13,
-            "--precision must be a percentage between 0 and 100, got NaN",
+            "--precision must be a percentage above 0 and below 100, got NaN",
         ),
         (
             "timeout = -inf",
@@ -625,7 +625,7 @@ fn numbers_run_refuses_are_refused_before_anything_runs_with_their_position() {
             "alpha = 2",
             4,
             9,
-            "--alpha must be between 0 and 0.5, got 2",
+            "--alpha must be above 0 and below 0.5, got 2",
         ),
         (
             "min_time = -1",
@@ -851,4 +851,345 @@ fn exports_and_the_monitor_are_refused_with_a_suite_rather_than_ignored() {
     // Nothing ran: no store, no export.
     assert!(!d.join("store.db").exists());
     assert!(!Path::new(out).exists());
+}
+
+/// How `run --suite` treats each of `run`'s flags: refused with one line
+/// naming it (the file sets it, or a suite has no such setting), or
+/// applied to every benchmark of the partition. Every flag clap knows for
+/// `run` must be here, so a new one is decided for suites when it is added
+/// (the run pipeline changes; these decisions stay).
+enum WithSuite {
+    /// Refused: these words after `run --suite FILE`, and what the one
+    /// error line says.
+    Refused(&'static [&'static str], &'static str),
+    /// Applied, for this reason (tested below or by the suite's own tests).
+    Applied(&'static str),
+}
+
+const SET_IN_FILE: &str = "--suite takes the measurement settings from the file";
+
+fn suite_decisions() -> Vec<(&'static str, WithSuite)> {
+    use WithSuite::*;
+    let file = |words: &'static [&'static str]| Refused(words, SET_IN_FILE);
+    vec![
+        ("commands", Refused(&["true"], "cannot be used with")),
+        ("suite", Applied("the file")),
+        ("partition", Applied("which of the file's partitions")),
+        ("partitions", Applied("with --partition auto")),
+        ("run_id", Applied("the run the partition belongs to")),
+        (
+            "no_host_lock",
+            Applied("the host lock around the partition"),
+        ),
+        ("style", Applied("the terminal output of every benchmark")),
+        (
+            "time_unit",
+            Applied("the unit of every benchmark's terminal output"),
+        ),
+        ("labels", Applied("added to every benchmark's session")),
+        ("no_store", Applied("where the sessions go")),
+        ("store", Applied("where the sessions go")),
+        ("warmup", file(&["-w", "1"])),
+        ("runs", file(&["--runs", "3"])),
+        ("min_runs", file(&["--min-runs", "3"])),
+        ("max_runs", file(&["--max-runs", "3"])),
+        ("min_time", file(&["--min-time", "1"])),
+        ("prepare", file(&["--prepare", "true"])),
+        ("conclude", file(&["--conclude", "true"])),
+        ("setup", file(&["--setup", "true"])),
+        ("cleanup", file(&["--cleanup", "true"])),
+        ("names", file(&["-n", "x"])),
+        ("ignore_failure", file(&["-i"])),
+        ("output", file(&["--output", "null"])),
+        ("show_output", file(&["--show-output"])),
+        ("input", file(&["--input", "/dev/null"])),
+        ("env", file(&["--env", "A=1"])),
+        ("env_size", file(&["--env-size", "1"])),
+        ("env_file", file(&["--env-file", "/dev/null"])),
+        ("clear_env", file(&["--clear-env"])),
+        ("user", file(&["--user", "root"])),
+        ("workdir", file(&["--workdir", "tmpfs"])),
+        (
+            "workdir_template",
+            file(&["--workdir", "tmpfs", "--workdir-template", "/tmp"]),
+        ),
+        ("cpus", file(&["--cpus", "0"])),
+        ("nice", file(&["--nice", "1"])),
+        ("shell", file(&["-S", "bash"])),
+        ("no_shell", file(&["-N"])),
+        ("ops", file(&["--ops", "2"])),
+        ("concurrency", file(&["--concurrency", "2"])),
+        ("timeout", file(&["--timeout", "5"])),
+        ("stop_on_timeout", file(&["--stop-on-timeout"])),
+        ("counters", file(&["--counters"])),
+        ("order", file(&["--order", "sequential"])),
+        ("seed", file(&["--seed", "1"])),
+        ("precision", file(&["--precision", "5"])),
+        ("reference", file(&["--reference", "true"])),
+        ("reference_name", file(&["--reference-name", "x"])),
+        ("alpha", file(&["--alpha", "0.01"])),
+        ("parameter_scan", file(&["-P", "n", "1", "2"])),
+        (
+            "parameter_step_size",
+            file(&["-P", "n", "1", "3", "-D", "2"]),
+        ),
+        (
+            "parameter_factor",
+            file(&["-P", "n", "1", "4", "--parameter-factor", "2"]),
+        ),
+        ("parameter_list", file(&["-L", "n", "1,2"])),
+        ("minimize", file(&["-P", "n", "1", "2", "--minimize", "n"])),
+        ("maximize", file(&["-P", "n", "1", "2", "--maximize", "n"])),
+        ("metric", file(&["--metric", "time_cpu"])),
+        ("remove_outliers", file(&["--remove-outliers"])),
+        (
+            "export_json",
+            Refused(
+                &["--export-json", "OUT"],
+                "exports and --plot are not available",
+            ),
+        ),
+        (
+            "export_csv",
+            Refused(
+                &["--export-csv", "OUT"],
+                "exports and --plot are not available",
+            ),
+        ),
+        (
+            "export_markdown",
+            Refused(
+                &["--export-markdown", "OUT"],
+                "exports and --plot are not available",
+            ),
+        ),
+        (
+            "export_asciidoc",
+            Refused(
+                &["--export-asciidoc", "OUT"],
+                "exports and --plot are not available",
+            ),
+        ),
+        (
+            "export_orgmode",
+            Refused(
+                &["--export-orgmode", "OUT"],
+                "exports and --plot are not available",
+            ),
+        ),
+        (
+            "plot",
+            Refused(&["--plot", "OUT"], "exports and --plot are not available"),
+        ),
+        (
+            "sort",
+            Refused(
+                &["--sort", "mean-time"],
+                "--sort is not available with --suite",
+            ),
+        ),
+        (
+            "isolate",
+            Refused(&["--isolate"], "--isolate is not available with --suite"),
+        ),
+        (
+            "until_decided",
+            Refused(
+                &["--until-decided"],
+                "--until-decided/--max-time is not available",
+            ),
+        ),
+        (
+            "max_time",
+            Refused(
+                &["--until-decided", "--max-time", "5"],
+                "--until-decided/--max-time is not available",
+            ),
+        ),
+        (
+            "monitor",
+            Refused(&["--monitor", "true"], "--monitor is not available"),
+        ),
+        (
+            "matches",
+            Refused(
+                &["--monitor", "true", "--match", "a=b"],
+                "--monitor is not available",
+            ),
+        ),
+        (
+            "monitor_settle",
+            Refused(
+                &["--monitor", "true", "--monitor-settle", "1"],
+                "--monitor is not available",
+            ),
+        ),
+    ]
+}
+
+#[test]
+fn every_flag_of_run_is_applied_or_refused_with_a_suite() {
+    use clap::CommandFactory;
+    let decisions = suite_decisions();
+    let cli = cmdscope::cli::Cli::command();
+    let run = cli.find_subcommand("run").expect("run");
+    let ids: BTreeSet<String> = run
+        .get_arguments()
+        .map(|a| a.get_id().as_str().to_string())
+        .collect();
+    let decided: BTreeSet<String> = decisions.iter().map(|(id, _)| id.to_string()).collect();
+    let undecided: Vec<&String> = ids.difference(&decided).collect();
+    assert!(
+        undecided.is_empty(),
+        "flags of `run` neither applied nor refused with --suite: {undecided:?} \
+         (apply each to a suite's benchmarks, or refuse it in commands/run/suite.rs, \
+         and add it here)"
+    );
+    let gone: Vec<&String> = decided.difference(&ids).collect();
+    assert!(gone.is_empty(), "no such flag of `run` any more: {gone:?}");
+
+    // What is applied is documented where the suite's flags are.
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/SUITES.md"))
+            .unwrap();
+    for (id, decision) in &decisions {
+        if let WithSuite::Applied(why) = decision {
+            let flag = format!("`--{}", id.replace('_', "-"));
+            let flag = flag.replace("`--labels", "`--label");
+            assert!(
+                *id == "suite" || docs.contains(&flag),
+                "{flag}` ({why}) is applied with --suite: docs/SUITES.md must say so"
+            );
+        }
+    }
+
+    let dir = tempdir();
+    let d = dir.path();
+    let marker = d.join("ran");
+    let file = d.join("s.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[benchmark]]\nname = \"b\"\ncommand = \"touch {}\"\nruns = 2\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let out = d.join("out.txt");
+    for (id, decision) in &decisions {
+        let WithSuite::Refused(words, says) = decision else {
+            continue;
+        };
+        let words: Vec<&str> = (words.iter())
+            .map(|w| {
+                if *w == "OUT" {
+                    out.to_str().unwrap()
+                } else {
+                    w
+                }
+            })
+            .collect();
+        let mut args = vec!["run", "--suite", file.to_str().unwrap()];
+        args.extend(&words);
+        let o = cs(d, &args).output().unwrap();
+        if *id == "commands" {
+            // clap's own refusal, with its usage lines.
+            refused(&o, says);
+        } else {
+            one_line_error(&o, says);
+            // The flag typed, by its long name; a flag that needs another
+            // is refused with the one it needs.
+            let long = (run.get_arguments())
+                .find(|a| a.get_id().as_str() == *id)
+                .and_then(|a| a.get_long())
+                .expect("a long name");
+            let named = match *id {
+                "parameter_step_size" | "parameter_factor" => "--parameter-scan".to_string(),
+                "matches" | "monitor_settle" => "--monitor".to_string(),
+                _ => format!("--{long}"),
+            };
+            assert!(
+                stderr(&o).contains(&named),
+                "{id}: the refusal does not name {named}: {}",
+                stderr(&o)
+            );
+        }
+        assert!(!marker.exists(), "{id}: a benchmark ran");
+        assert!(!d.join("store.db").exists(), "{id}: the store was opened");
+        assert!(!out.exists(), "{id}: {out:?} was written");
+    }
+
+    // The session-wide flags that are applied: the unit, the labels.
+    let o = ok(cs(
+        d,
+        &[
+            "run",
+            "--suite",
+            file.to_str().unwrap(),
+            "--style",
+            "basic",
+            "-u",
+            "second",
+            "--label",
+            "flag=applied",
+        ],
+    )
+    .output()
+    .unwrap());
+    assert!(marker.exists());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(" s ") && !text.contains(" ms ") && !text.contains(" µs "),
+        "-u second not applied: {text}"
+    );
+    let mut store = Store::open(&Location::Sqlite(d.join("store.db"))).unwrap();
+    let labelled = store
+        .sessions(&Default::default())
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.labels.iter().any(|(k, v)| k == "flag" && v == "applied"))
+        .count();
+    assert_eq!(labelled, 1, "--label not applied");
+}
+
+/// A suite's names reach the terminal escaped in every line `run --suite`
+/// prints about them: its banner (the file's path), each benchmark's
+/// header, an error naming a benchmark, and the note that a command is
+/// shell syntax.
+#[test]
+fn run_suite_shows_hostile_names_escaped() {
+    let dir = tempdir();
+    let d = dir.path();
+    let evil = "a\\u001b]0;owned\\u0007b\\u202ec";
+    let p = d.join("evil\u{1b}[31m.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[[benchmark]]\nname = \"{evil}\"\ncommand = \"echo '{evil}' | true\"\nruns = 2\n\n\
+             [[benchmark]]\nname = \"{evil} fails\"\ncommand = \"/nonexistent/{evil}\"\nruns = 2\n"
+        ),
+    )
+    .unwrap();
+    let o = cs(
+        d,
+        &["run", "--suite", p.to_str().unwrap(), "--style", "basic"],
+    )
+    .output()
+    .unwrap();
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    let shown = "a\\u{1b}]0;owned\\u{7}b\\u{202e}c";
+    for expected in [
+        "suite ".to_string() + &p.display().to_string().replace('\u{1b}', "\\u{1b}"),
+        format!("== {shown} (1 cell"),
+        format!("Benchmark 1: echo '{shown}' | true"),
+        format!("benchmark '{shown} fails'"),
+        format!("'echo '{shown}' | true' is shell syntax"),
+    ] {
+        assert!(all.contains(&expected), "{expected}: {all}");
+    }
+    assert!(
+        !all.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "raw controls reached the terminal: {all:?}"
+    );
 }

@@ -36,7 +36,11 @@ fn the_time_budget_ends_a_session_that_cannot_decide() {
         "2",
         "--precision",
         "0.01",
+        "-n",
+        "a",
         "sleep 0.005",
+        "-n",
+        "b",
         "sleep 0.005",
     ]);
     let took = start.elapsed().as_secs_f64();
@@ -90,7 +94,11 @@ fn concurrency_mode_does_not_stop_identical_commands_as_different() {
         "0.001",
         "--concurrency",
         "2",
+        "-n",
+        "a",
         "sleep 0.01",
+        "-n",
+        "b",
         "sleep 0.01",
     ]);
     let c = &doc["throughput_comparisons"][0];

@@ -21,7 +21,12 @@ fn verdict(a: &str, b: &str) -> (String, f64, [f64; 2], Duration) {
         "none",
         "--export-json",
         out.to_str().unwrap(),
+        // Named apart: identical commands would be one benchmark twice.
+        "-n",
+        "a",
         a,
+        "-n",
+        "b",
         b,
     ]);
     let took = start.elapsed();

@@ -31,7 +31,12 @@ fn verdict(a: &str, b: &str) -> (String, f64) {
         "none",
         "--export-json",
         out.to_str().unwrap(),
+        // Named apart: identical commands would be one benchmark twice.
+        "-n",
+        "a",
         a,
+        "-n",
+        "b",
         b,
     ]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -927,10 +927,14 @@ pub struct Analysed {
     /// The newest point against the segment before it, when significant.
     pub newest: Option<Change>,
     pub newest_status: NewestStatus,
-    /// That comparison whatever its verdict (None: not computed).
+    /// That comparison whatever its verdict (None: not made), for the gate
+    /// (`changes::gate`), which asks whether it had the data to decide.
     pub newest_comparison: Option<Change>,
     /// The smallest change reported for this history.
     pub min_change: f64,
+    /// Each point's number of values, in the history's order (the runs
+    /// themselves may be dropped once analysed).
+    pub counts: Vec<usize>,
     /// Each point's median and its 95 % interval, in the history's order.
     pub medians: Vec<PointMedian>,
 }
@@ -1205,6 +1209,7 @@ pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
     };
     drop((shape, used));
     let medians = runs.iter().map(|r| PointMedian::of(r)).collect();
+    let counts = runs.iter().map(Vec::len).collect();
     for (point, r) in h.points.iter_mut().zip(runs) {
         point.runs = r;
     }
@@ -1214,12 +1219,11 @@ pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
         drifts: found.drifts,
         wander: found.wander,
         speeds,
-        newest: newest
-            .clone()
-            .filter(|_| newest_status == NewestStatus::Changed),
+        newest_comparison: newest.clone(),
+        newest: newest.filter(|_| newest_status == NewestStatus::Changed),
         newest_status,
-        newest_comparison: newest,
         min_change: p.min_change(),
+        counts,
         medians,
         history: h,
     }
@@ -1332,6 +1336,7 @@ pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
     out
 }
 
+pub mod gate;
 mod noise;
 mod segment;
 pub mod select;

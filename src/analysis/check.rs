@@ -22,9 +22,9 @@
 
 use crate::analysis::changes::{analyse_one, Change, Drift, Params};
 use crate::analysis::comparison::{
-    self as engine, compare_values, fails_gate, session_sigma, widen_for_sessions, Design,
-    Settings, MIN_N,
+    self as engine, compare_values, fails_gate, session_sigma, widen_for_sessions, Design, Settings,
 };
+use crate::analysis::gate::{self, Side};
 use crate::analysis::MAX_VALUES;
 use crate::run::session::BatchRecord;
 use crate::stats::{median_finite as median, thin};
@@ -58,26 +58,14 @@ impl Measure {
     }
 }
 
-/// Why a throughput row has no verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Withheld {
-    /// A side's session ran the benchmark in concurrency mode but its
-    /// batches are not in the store (stored before cmdscope kept them,
-    /// store schema 6): its throughput cannot be computed again.
-    NotStored { baseline: bool, current: bool },
-    /// Fewer than the engine's [`MIN_N`] batches with every instance busy
-    /// on a side (the batches of each side).
-    TooFewBatches { baseline: usize, current: usize },
-}
-
 /// One benchmark's comparison on one measure.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub benchmark: String,
     pub measure: Measure,
-    /// Why a throughput row has no verdict; its `result` is then the
-    /// engine's on what there is (inconclusive), and it gates nothing.
-    pub withheld: Option<Withheld>,
+    /// The row as the gate sees it: compared or not, and why
+    /// (`analysis::gate`, the one rule).
+    pub gate: gate::Row,
     /// Medians in the measure's unit: seconds of wall time, completions
     /// per second of throughput (over the batches).
     pub base_median: Option<f64>,
@@ -100,8 +88,10 @@ pub struct Row {
 pub struct Pair {
     pub name: String,
     pub measure: Measure,
-    /// Set by the reader when a side's batches are not stored.
-    pub withheld: Option<Withheld>,
+    /// What each side holds beyond its values (the runs that timed out or
+    /// failed, how its session ended, batches not stored); the values'
+    /// count is taken from `base` and `cand`.
+    pub sides: (Side, Side),
     pub base: Vec<f64>,
     pub cand: Vec<f64>,
     pub history: Option<(f64, usize)>,
@@ -112,17 +102,16 @@ pub struct Pair {
 
 /// Compares per benchmark and measure at family-wise level `alpha` and
 /// gates at `pct`: Bonferroni over every row but those whose batches are
-/// not stored (they test nothing).
+/// not stored (they test nothing). Whether a row counts as compared is
+/// the gate's one rule (`gate::standing`).
 pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
-    let withheld: Vec<Option<Withheld>> = pairs.iter().map(withheld).collect();
-    let family = withheld
+    let family = pairs
         .iter()
-        .filter(|w| !matches!(w, Some(Withheld::NotStored { .. })))
+        .filter(|p| !p.sides.0.unstored && !p.sides.1.unstored)
         .count();
     pairs
         .iter()
-        .zip(withheld)
-        .map(|(p, withheld)| {
+        .map(|p| {
             // Wall time, Go's sec/op, seconds per completion: all durations.
             let settings = Settings {
                 cross_session: true,
@@ -153,38 +142,41 @@ pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
             let (regression, shown) = match p.measure {
                 Measure::WallTime => (fails_gate(&result, pct), median as fn(&[f64]) -> _),
                 Measure::Throughput => (
-                    withheld.is_none() && fails_gate(&result, per_completion_gate(pct)),
+                    fails_gate(&result, per_completion_gate(pct)),
                     median_rate as fn(&[f64]) -> _,
                 ),
             };
+            let sides = (
+                Side {
+                    values: p.base.len(),
+                    ..p.sides.0.clone()
+                },
+                Side {
+                    values: p.cand.len(),
+                    ..p.sides.1.clone()
+                },
+            );
+            let gate = gate::Row::new(
+                &p.name,
+                p.measure.name(),
+                (&sides.0, &sides.1),
+                Some(&result),
+                regression,
+            );
             Row {
                 benchmark: p.name.clone(),
                 measure: p.measure,
-                withheld,
                 base_median: shown(&p.base),
                 base_n: p.base.len(),
                 cand_median: shown(&p.cand),
                 cand_n: p.cand.len(),
-                regression,
+                regression: gate.regression,
+                gate,
                 result,
                 history: p.history,
             }
         })
         .collect()
-}
-
-/// Why a pair gets no verdict: its batches not stored, or too few for the
-/// engine on a side. Wall time pairs always get the engine's answer.
-fn withheld(p: &Pair) -> Option<Withheld> {
-    if p.measure == Measure::WallTime {
-        return None;
-    }
-    p.withheld.or_else(|| {
-        (p.base.len() < MIN_N || p.cand.len() < MIN_N).then_some(Withheld::TooFewBatches {
-            baseline: p.base.len(),
-            current: p.cand.len(),
-        })
-    })
 }
 
 /// The median throughput (completions per second) of batches given as
@@ -316,17 +308,10 @@ pub fn fails_against_history(r: &HistoryRow, pct: f64) -> bool {
         || r.drift.as_ref().is_some_and(|d| d.change.fails_gate(pct))
 }
 
-/// Benchmarks of `check --against history` that fail its gate.
-pub fn failing_against_history(rows: &[HistoryRow], pct: f64) -> usize {
-    rows.iter()
-        .filter(|r| fails_against_history(r, pct))
-        .count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::comparison::{SessionVariation, Verdict};
+    use crate::analysis::comparison::{SessionVariation, Verdict, MIN_N};
     use crate::analysis::simulation::{Gen, Noise};
 
     fn noisy(center: f64, n: usize) -> Vec<f64> {
@@ -339,7 +324,7 @@ mod tests {
         Pair {
             name: name.into(),
             measure: Measure::WallTime,
-            withheld: None,
+            sides: (Side::of(0), Side::of(0)),
             base,
             cand,
             history: None,
@@ -371,6 +356,9 @@ mod tests {
                 (Verdict::Inconclusive, false)
             ]
         );
+        // One run a side: not compared, which is not inconclusive.
+        assert!(rows[..4].iter().all(|r| r.gate.is_compared()));
+        assert!(!rows[4].gate.is_compared());
         // Bonferroni over the five benchmarks.
         assert_eq!(rows[1].result.level, 0.01);
         let [lo, hi] = rows[1].result.ratio_ci;
@@ -419,7 +407,7 @@ mod tests {
             .filter(|_| {
                 let pair = throughput(batches(&mut g, 50.0, 8), batches(&mut g, 50.0, 8));
                 let row = &compare(&[pair], 0.05, 10.0)[0];
-                assert!(row.withheld.is_none());
+                assert!(row.gate.is_compared());
                 row.result.verdict.is_significant()
             })
             .count() as u64;
@@ -503,36 +491,57 @@ mod tests {
     }
 
     #[test]
-    fn throughput_without_enough_batches_is_withheld_and_gates_nothing() {
+    fn throughput_without_enough_batches_is_not_compared_and_fails_the_gate() {
+        use crate::analysis::gate::{Standing, Which, Why};
         let mut g = Gen::new(13);
         let one = throughput(batches(&mut g, 50.0, 1), batches(&mut g, 10.0, 8));
         let old = Pair {
-            withheld: Some(Withheld::NotStored {
-                baseline: true,
-                current: false,
-            }),
+            sides: (
+                Side {
+                    unstored: true,
+                    ..Side::of(0)
+                },
+                Side::of(0),
+            ),
             ..throughput(Vec::new(), batches(&mut g, 10.0, 8))
         };
         let wall = pair("x", noisy(0.1, 20), noisy(0.1, 20));
         let rows = compare(&[wall, one, old], 0.05, 10.0);
+        assert!(rows[0].gate.is_compared());
         assert_eq!(
-            rows[1].withheld,
-            Some(Withheld::TooFewBatches {
-                baseline: 1,
-                current: 8
+            rows[1].gate.standing,
+            Standing::NotCompared(Why::TooFew {
+                side: Which::Baseline,
+                need: MIN_N,
+                have: 1,
+                timed_out: 0,
+                failed: 0,
+                ended: None,
             })
         );
         assert_eq!(
-            rows[2]
-                .withheld
-                .map(|w| matches!(w, Withheld::NotStored { .. })),
-            Some(true)
+            rows[2].gate.standing,
+            Standing::NotCompared(Why::NotStored(Which::Baseline))
         );
         assert!(rows.iter().all(|r| !r.regression), "{rows:?}");
         // The comparisons made: wall time and the batches too few for a
         // verdict, not the batches never stored.
         assert!(rows.iter().all(|r| r.result.family == 2), "{rows:?}");
         assert_eq!(rows[1].result.verdict, Verdict::Inconclusive);
+        // Not compared is no pass: the gate fails unless told to allow it.
+        let gate_rows: Vec<gate::Row> = rows.iter().map(|r| r.gate.clone()).collect();
+        let strict = gate::judge(&gate_rows, &gate::Options::default());
+        assert!(!strict.passes(), "{strict:?}");
+        assert_eq!(strict.unexcused().count(), 2);
+        let allowed = gate::judge(
+            &gate_rows,
+            &gate::Options {
+                allow_missing: vec!["x".into()],
+                ..gate::Options::default()
+            },
+        );
+        assert!(allowed.passes(), "{allowed:?}");
+        assert_eq!((allowed.compared, allowed.excused()), (1, 2));
     }
 
     #[test]

@@ -286,6 +286,23 @@ pub struct Comparison {
     /// blocks whose two runs share a mode (`n` counts those).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speed_modes: Option<SpeedModes>,
+    /// Why the engine could not decide for lack of data, when it could
+    /// not: the one rule of what a metric needs (see [`Lack`]), which the
+    /// gates read (`analysis::gate`) rather than counting runs themselves.
+    #[serde(skip)]
+    pub lack: Option<Lack>,
+}
+
+/// What kept the engine from deciding, as opposed to an interval that is
+/// simply wide: the data were not enough for any verdict on the metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lack {
+    /// Fewer values per side (or pairs) than the metric's test needs at
+    /// the comparison's level: [`MIN_N`] for times, more for a discrete
+    /// metric whose exact rank test cannot reach the level with fewer.
+    Values { need: usize, have: usize },
+    /// Values that are not finite numbers.
+    NotFinite,
 }
 
 /// The rank tests are used when their smallest attainable two-sided
@@ -543,6 +560,7 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
         },
         significant: false,
         speed_modes,
+        lack: None,
     };
     if let Some(floor) = s.floor {
         if !a.is_empty() && !b.is_empty() && a.iter().chain(b).all(|&v| v <= floor) {
@@ -560,6 +578,10 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
         c.note = Some(format!(
             "need at least {MIN_N} {what} for a verdict, have {n}"
         ));
+        c.lack = Some(Lack::Values {
+            need: MIN_N,
+            have: n,
+        });
         // Still say how the two compare, as hyperfine does: the ratio of
         // the medians, without an interval or a test.
         let (ma, mb) = (median(a), median(b));
@@ -580,10 +602,12 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
             "need at least {need} {what} for a verdict on a discrete metric at level {}, have {n}",
             format_level(level)
         ));
+        c.lack = Some(Lack::Values { need, have: n });
         return c;
     }
     if a.iter().chain(b).any(|v| !v.is_finite()) {
         c.note = Some("values are not finite numbers".into());
+        c.lack = Some(Lack::NotFinite);
         return c;
     }
     let raw_d: Vec<f64> = if paired {

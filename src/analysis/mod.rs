@@ -5,6 +5,7 @@ pub(crate) mod check;
 pub mod comparison;
 pub(crate) mod concurrency;
 pub(crate) mod drift;
+pub(crate) mod gate;
 pub(crate) mod modes;
 pub mod sequential;
 #[cfg(test)]

@@ -45,6 +45,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::analysis::comparison::{self as engine, fails_gate, Design, Settings, Verdict};
+use crate::analysis::gate;
 use crate::import::dataset::{Benchmark, Dataset};
 use crate::metrics::Metric;
 use crate::stats::{self, StatsError};
@@ -62,6 +63,8 @@ pub struct CompareOptions {
     pub level: f64,
     /// Relative half-width of the "no difference" band (0.01 for ±1 %).
     pub precision: f64,
+    /// What the gate may let through (`--allow-missing`, `--inconclusive`).
+    pub gate: gate::Options,
 }
 
 impl Default for CompareOptions {
@@ -71,6 +74,7 @@ impl Default for CompareOptions {
             alpha: 0.05,
             level: 0.95,
             precision: crate::analysis::comparison::DEFAULT_PRECISION,
+            gate: gate::Options::default(),
         }
     }
 }
@@ -90,16 +94,17 @@ pub struct Tables {
     /// saying what was not matched. A gate that judged nothing must not
     /// pass, so the subcommand refuses these.
     pub unjudged: Vec<String>,
+    /// With a gate: per candidate (its source), what the gate's one rule
+    /// found (`analysis::gate`).
+    pub gate: Vec<(String, gate::Outcome)>,
 }
 
 impl Tables {
-    /// True when `fail_if_slower` was set and at least one comparison failed it.
+    /// True when `fail_if_slower` was set and the gate failed: a
+    /// comparison failed it, a benchmark of the baseline was not compared
+    /// (unless allowed), or an inconclusive one under `--inconclusive fail`.
     pub fn gate_failed(&self) -> bool {
-        self.tables
-            .iter()
-            .flat_map(|t| &t.rows)
-            .flat_map(|r| r.comparisons.iter().flatten())
-            .any(|c| c.gate_failed)
+        self.gate.iter().any(|(_, o)| !o.passes())
     }
 }
 
@@ -186,12 +191,66 @@ pub fn build(datasets: &[Dataset], opts: &CompareOptions) -> Tables {
     let (mut tables, notes) = build_tables(datasets, opts);
     apply_gate(&mut tables, opts);
     let unjudged = unjudged(datasets, &tables, opts);
+    let gate = match opts.fail_if_slower {
+        Some(_) => (1..datasets.len())
+            .map(|ci| {
+                let rows = gate_rows(datasets, &tables, ci);
+                (datasets[ci].source.clone(), gate::judge(&rows, &opts.gate))
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     Tables {
         tables,
         notes,
         options: opts.clone(),
         unjudged,
+        gate,
     }
+}
+
+/// The gate's rows for candidate `ci`: every benchmark of the baseline in
+/// a gated table, with what the candidate holds of it (the one rule,
+/// `gate::standing`, decides whether it counts as compared). A benchmark
+/// only the candidate has is no row.
+fn gate_rows(datasets: &[Dataset], tables: &[MetricTable], ci: usize) -> Vec<gate::Row> {
+    let copies = |d: &Dataset, key: &Key| d.benchmarks.iter().filter(|b| key_of(b) == *key).count();
+    let mut rows = Vec::new();
+    for t in tables.iter().filter(|t| t.is_gated()) {
+        for r in &t.rows {
+            let Some(base) = &r.cells[0] else { continue };
+            let mut params = r.parameters.clone();
+            params.sort();
+            let key = (r.benchmark.clone(), params);
+            let side = |d: &Dataset, cell: &Option<Cell>| gate::Side {
+                copies: copies(d, &key),
+                values: cell.as_ref().map_or(0, |c| c.n),
+                ..gate::Side::default()
+            };
+            let (b, c) = (
+                side(&datasets[0], &r.cells[0]),
+                side(&datasets[ci], &r.cells[ci]),
+            );
+            let b = gate::Side {
+                values: base.n,
+                ..b
+            };
+            let cmp = r.comparisons[ci].as_ref();
+            rows.push(gate::Row::new(
+                &label_of_key(&key),
+                &t.metric,
+                (&b, &c),
+                cmp.map(|c| &c.result),
+                cmp.is_some_and(|c| c.gate_failed),
+            ));
+        }
+    }
+    rows
+}
+
+/// A benchmark's name with its parameters, as the gate's lines name it.
+fn label_of_key((name, params): &Key) -> String {
+    row_label(name, params, &[])
 }
 
 impl MetricTable {
@@ -399,6 +458,8 @@ fn exact_comparison(
         Verdict::Slower
     };
     r.significant = r.verdict.is_significant();
+    // Exact values need no test: one a side decides.
+    r.lack = None;
     r.p_value = f64::NAN;
     r.exact = true;
     r.ratio = if mb > 0.0 { mc / mb } else { f64::NAN };

@@ -30,11 +30,14 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
 
-    /// Exit 1 when a gated time metric is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100); exit 2 when a candidate had no wall time to compare with the baseline.
+    /// Exit 1 when a gated time metric is significantly slower by more than PCT percent (the lower end of its ratio interval above 1 + PCT/100), or a benchmark of the baseline was not compared (see --allow-missing); exit 2 when a candidate had no wall time to compare with the baseline.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 
     /// Significance level.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
+
+    #[command(flatten)]
+    pub gate: super::GateArgs,
 }

@@ -19,7 +19,7 @@ pub(crate) mod suite;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::error::Error;
 use compare::CompareArgs;
@@ -39,8 +39,9 @@ use suite::SuiteArgs;
 /// own accounting: wall, user and system time, peak memory, page faults,
 /// context switches, storage I/O and (with --counters) perf counters.
 ///
-/// Exit status: 0 success; 1 a benchmarked command failed or a gate found a
-/// regression; 2 bad usage or input; 130 interrupted (finished runs exported).
+/// Exit status: 0 success; 1 a benchmarked command failed, or a gate found a
+/// regression or could not compare a benchmark; 2 bad usage or input; 130
+/// interrupted (finished runs exported).
 #[derive(Parser, Debug)]
 #[command(name = "cmdscope", version, propagate_version = true)]
 pub struct Cli {
@@ -102,7 +103,7 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Compare saved results (cmdscope or hyperfine JSON, Go benchmark text) in a benchstat-style table.
     #[command(
-        after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate\n"
+        after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate\n  cmdscope compare --fail-if-slower 5 --allow-missing slow-test \\\n      main.json branch.json\n  cmdscope compare --fail-if-slower 5 --inconclusive fail a.json b.json\n\nThe gate fails on a regression, and on a benchmark of the baseline it\ncould not compare (absent from a file, or too few runs) unless\n--allow-missing names it (or says all).\n"
     )]
     Compare(CompareArgs),
     /// Trace one run (ptrace) and explain where the time went: the process
@@ -152,10 +153,14 @@ pub enum Command {
 /// Where results are stored (shared by run, history, check, report, import).
 #[derive(Args, Debug, Clone, Default)]
 pub struct StoreArgs {
-    /// Results store: an SQLite file, or postgres://user[:password]@host[:port]/db.
+    /// Results store: an SQLite file, or postgres://user[:password]@host[:port]/db,
+    /// or a libpq key/value string ('host=h dbname=db user=u password=p').
     /// Default: $XDG_DATA_HOME/cmdscope/results.sqlite3 (~/.local/share/cmdscope/...).
-    /// Passwords are never printed. An empty value (flag or variable) is
-    /// refused, not read as the default.
+    /// Passwords are never printed. Refused: an empty value (flag or
+    /// variable; never read as the default), a store that keeps nothing
+    /// (:memory:, SQLite file: URIs) or is not a file, a connection string
+    /// the PostgreSQL driver refuses, and any output of the command that is
+    /// the store.
     #[arg(
         long,
         value_name = "PATH|URL",
@@ -164,6 +169,33 @@ pub struct StoreArgs {
         value_parser = store_location
     )]
     pub store: Option<String>,
+}
+
+/// What a CI gate may let through (shared by compare, check and changes):
+/// the gate's one rule is `analysis::gate`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GateArgs {
+    /// A benchmark the gate may leave not compared: absent from the
+    /// results checked, or without the successful runs a comparison needs
+    /// (they timed out or failed, the session was interrupted). Without
+    /// it such a benchmark fails the gate. Repeat for several (names may
+    /// hold commas); `all` for every one, a missing suite partition too.
+    /// The header says how many were not compared.
+    #[arg(long, value_name = "NAME|all")]
+    pub allow_missing: Vec<String>,
+
+    /// What an inconclusive comparison (runs enough, an interval too wide
+    /// to tell) does to the gate: `pass` counts it in the header, `fail`
+    /// fails the gate.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = Inconclusive::Pass)]
+    pub inconclusive: Inconclusive,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Inconclusive {
+    #[default]
+    Pass,
+    Fail,
 }
 
 /// A store location is never empty: `--store "$UNSET"` (or an empty
@@ -211,7 +243,9 @@ pub struct CellArgs {
     pub env: Vec<OsString>,
 
     /// Pad the commands' environment with N synthetic variables
-    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge environments.
+    /// (CMDSCOPE_PAD_0000001=..., 32-byte values) to reproduce huge
+    /// environments: at most 100000, and what exec takes (a quarter of
+    /// `ulimit -s`, about 33000 with 8 MiB); more is refused before any run.
     #[arg(long, value_name = "N")]
     pub env_size: Option<String>,
 
@@ -297,16 +331,16 @@ pub struct ParameterArgs {
     pub parameter_list: Vec<String>,
 }
 
-/// A number of seconds given to `flag`: finite, below 10⁹, positive (or
+/// A number of seconds given to `flag`: finite, at most 10⁹, positive (or
 /// zero where `allow_zero`), as every duration flag checks it.
 pub fn seconds(value: f64, flag: &str, allow_zero: bool) -> Result<std::time::Duration, Error> {
     // A billion seconds (31 years) is no duration anyone waits for; past
     // it, the value is a typo or a hostile input, and it is called too
     // large rather than not positive.
     const MAX: f64 = 1e9;
-    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value < MAX {
+    if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value <= MAX {
         Ok(std::time::Duration::from_secs_f64(value))
-    } else if value >= MAX {
+    } else if value > MAX {
         Err(Error::Usage(format!(
             "{flag} is too large: at most {MAX:e} seconds (about 31 years), got {value}"
         )))
@@ -330,7 +364,7 @@ pub fn check_alpha(alpha: f64) -> Result<(), Error> {
         Ok(())
     } else {
         Err(Error::Usage(format!(
-            "--alpha must be between 0 and 0.5, got {alpha}"
+            "--alpha must be above 0 and below 0.5, got {alpha}"
         )))
     }
 }
@@ -341,7 +375,7 @@ pub fn check_precision(pct: f64) -> Result<(), Error> {
         Ok(())
     } else {
         Err(Error::Usage(format!(
-            "--precision must be a percentage between 0 and 100, got {pct}"
+            "--precision must be a percentage above 0 and below 100, got {pct}"
         )))
     }
 }
@@ -379,7 +413,9 @@ mod tests {
         assert!(seconds(0.0, "--x", false).is_err());
         assert!(seconds(f64::NAN, "--x", true).is_err());
         assert!(seconds(-1.0, "--x", true).is_err());
-        assert!(seconds(1e9, "--x", false).is_err());
+        // "at most 1e9" means 1e9 itself is taken.
+        assert!(seconds(1e9, "--x", false).is_ok());
+        assert!(seconds(1.000001e9, "--x", false).is_err());
         assert_eq!(
             seconds(0.25, "--x", false).unwrap(),
             std::time::Duration::from_millis(250)

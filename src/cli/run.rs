@@ -111,11 +111,15 @@ pub struct RunArgs {
           value_parser = at_least_one)]
     pub runs: Option<u64>,
 
-    /// Minimum measured runs per command [default: 10].
+    /// Minimum measured runs per command, whatever stops the session
+    /// (--precision, --max-time, the time budget); not with
+    /// --minimize/--maximize, whose search decides each value's runs
+    /// [default: 10].
     #[arg(short = 'm', long, value_name = "NUM", value_parser = at_least_one)]
     pub min_runs: Option<u64>,
 
-    /// Maximum measured runs per command [default: unlimited].
+    /// Maximum measured runs per command (in concurrency mode, completions;
+    /// not with --minimize/--maximize) [default: unlimited].
     #[arg(short = 'M', long, value_name = "NUM", value_parser = at_least_one)]
     pub max_runs: Option<u64>,
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{SessionFilterArgs, StoreArgs};
+use super::{GateArgs, SessionFilterArgs, StoreArgs};
 use crate::analysis::changes::Params;
 
 pub const HISTORY_EXAMPLES: &str = "\
@@ -22,9 +22,22 @@ Examples:
   cmdscope check --baseline branch=main --fail-if-slower 5 \\
       >> \"$GITHUB_STEP_SUMMARY\"
   cmdscope check --against history --fail-if-slower 5   # vs the history before
+  cmdscope check --baseline branch=main --allow-missing 'make docs'
+  cmdscope check --baseline branch=main --allow-missing all \\
+      --inconclusive fail
 
-Exit status: 0 no significant regression beyond PCT; 1 a regression; 2 no
-results, no baseline on this machine, or a store error.
+A benchmark of the baseline the results checked lack, or hold without the
+runs a comparison needs (they timed out or failed, the session was
+interrupted, a suite partition is missing), fails the gate with a line
+saying why, unless --allow-missing names it (repeat it for several) or
+says all; the header counts it. An inconclusive comparison (runs enough,
+an interval too wide to tell) passes and is counted, unless --inconclusive
+fail.
+
+Exit status: 0 no significant regression beyond PCT and every benchmark
+compared (or allowed); 1 a regression, a benchmark not compared, or a gate
+that compared nothing; 2 no results, no baseline on this machine, invalid
+settings stored with a session, or a store error.
 ";
 
 pub const CHANGES_EXAMPLES: &str = "\
@@ -32,6 +45,7 @@ Examples:
   cmdscope changes                      # every benchmark, by session time
   cmdscope changes 'make test' --order-by commit --format markdown
   cmdscope changes --fail-on-new-regression --threshold 5   # CI gate
+  cmdscope changes --fail-on-new-regression --allow-missing flaky-test
   cmdscope changes --run 42              # what session #42 changed
   cmdscope changes --run $SLURM_JOB_ID   # the same for a suite run's sessions
   cmdscope changes --since 2026-11-01    # change points from that day on
@@ -43,8 +57,9 @@ Examples:
 found on whole histories, so they are the same with them as without.
 
 Exit status: 0 done; 1 with --fail-on-new-regression, a benchmark's newest
-session is significantly slower than the segment before it by more than PCT;
-2 no history, or a store or usage error.
+session is significantly slower than the segment before it by more than PCT,
+or holds too few runs to tell (they timed out or failed; --allow-missing
+NAME|all lets it through); 2 no history, or a store or usage error.
 ";
 
 pub const REPORT_EXAMPLES: &str = "\
@@ -147,6 +162,9 @@ pub struct CheckArgs {
     pub format: CheckFormat,
 
     #[command(flatten)]
+    pub gate: GateArgs,
+
+    #[command(flatten)]
     pub store: StoreArgs,
 }
 
@@ -210,6 +228,9 @@ pub struct ChangesArgs {
     /// latency_p99, 5 for scheduler counts].
     #[arg(long, value_name = "PCT")]
     pub min_change: Option<f64>,
+
+    #[command(flatten)]
+    pub gate: GateArgs,
 
     #[command(flatten)]
     pub store: StoreArgs,

@@ -3,8 +3,10 @@
 //! `report::changes` as text, Markdown or JSON, and a CI gate on the
 //! newest session.
 
+use crate::analysis::changes::gate::NewestSession;
 use crate::analysis::changes::select::{self, Since, Target};
 use crate::analysis::changes::{analyse_each, machine_shifts, Analysed, Params};
+use crate::analysis::gate::Side;
 use crate::cli::store::{ChangesArgs, ChangesFormat};
 use crate::error::{exit, Error, Result};
 use crate::report::changes::{json, markdown, text};
@@ -25,7 +27,7 @@ fn min_change(pct: Option<f64>) -> Result<Option<f64>> {
     let Some(pct) = pct else {
         return Ok(None);
     };
-    if pct.is_finite() && (0.0..1000.0).contains(&pct) {
+    if pct.is_finite() && (0.0..=1000.0).contains(&pct) {
         Ok(Some(pct / 100.0))
     } else {
         Err(Error::Usage(format!(
@@ -166,9 +168,18 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
         return Err(super::nothing_found(&store, "matching benchmark history"));
     }
     let shifts = machine_shifts(&analysed);
-    let failing = analysed
-        .iter()
-        .any(|a| a.new_regression(args.threshold).is_some());
+    // The gate's one rule, over every history's newest point and the
+    // benchmarks of each machine's newest session that have none.
+    let outcome = if args.fail_on_new_regression {
+        let newest = newest_sessions(&mut store, &query)?;
+        let rows = crate::analysis::changes::gate::rows(&analysed, &newest, args.threshold);
+        Some(crate::analysis::gate::judge(
+            &rows,
+            &super::gate_options(&args.gate),
+        ))
+    } else {
+        None
+    };
     let out = if let Some(target) = target {
         let ids = target.ids();
         let at = select::at_sessions(&analysed, &ids);
@@ -206,9 +217,103 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
         }
     };
     crate::output::print(&crate::output::escape_controls(&out));
-    Ok(if args.fail_on_new_regression && failing {
-        exit::FAILURE
-    } else {
+    let Some(outcome) = outcome else {
+        return Ok(exit::OK);
+    };
+    let gate = crate::report::gate::section(&outcome, &changes_sides(), args.threshold);
+    match args.format {
+        // The document stays JSON: the gate's lines go to stderr.
+        ChangesFormat::Json => {
+            for line in gate.lines() {
+                crate::eprint_line!("cmdscope: gate: {}", crate::output::escape_controls(line));
+            }
+        }
+        ChangesFormat::Markdown => {
+            crate::output::print(&crate::output::escape_controls(
+                &crate::report::gate::markdown(&gate),
+            ));
+        }
+        ChangesFormat::Text => crate::output::print(&crate::output::escape_controls(&gate)),
+    }
+    Ok(if outcome.passes() {
         exit::OK
+    } else {
+        exit::FAILURE
     })
+}
+
+/// What the gate's lines of `changes` call the two sides of a comparison.
+fn changes_sides() -> crate::report::gate::Sides<'static> {
+    crate::report::gate::Sides {
+        baseline: "the sessions before it",
+        current: "its newest session",
+    }
+}
+
+/// Each machine's newest finished session among those `query` selects,
+/// with what it holds of each benchmark `query` asks for: the rows a
+/// history cannot show (a benchmark whose runs there all timed out or
+/// failed makes no point).
+fn newest_sessions(store: &mut Store, query: &Query) -> Result<Vec<NewestSession>> {
+    let heads = store.session_heads(&Filter {
+        labels: query.labels.clone(),
+        machine: query.machine.clone(),
+        ..Filter::default()
+    })?;
+    let mut ids: Vec<(i64, String)> = Vec::new();
+    for s in heads.iter().filter(|s| s.status != crate::store::RUNNING) {
+        if !ids.iter().any(|(_, f)| *f == s.fingerprint) {
+            ids.push((s.id, s.fingerprint.clone()));
+        }
+    }
+    let metric = history::metric(query.metric.as_deref())?;
+    let mut out = Vec::new();
+    for (id, fingerprint) in ids {
+        let found = store.sessions(&Filter {
+            session: Some(id),
+            ..Filter::default()
+        })?;
+        let Some(s) = found.into_iter().next() else {
+            continue;
+        };
+        let cells: Vec<&crate::store::StoredCell> = (s.cells.iter())
+            .filter(|c| {
+                query.benchmark.as_deref().is_none_or(|b| {
+                    c.identity.contains(b) || c.name.contains(b) || c.command.contains(b)
+                })
+            })
+            .collect();
+        let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
+        let values = match metric {
+            Some(m) => store.metric_values(&ids, m)?,
+            None => history::time_values(store, &cells)?,
+        };
+        let outcomes = store.run_outcomes(&ids)?;
+        let ended = (s.status != crate::store::FINISHED).then(|| s.status.clone());
+        let mut benchmarks: Vec<(String, Side)> = Vec::new();
+        for c in &cells {
+            if let Some((_, side)) = benchmarks.iter_mut().find(|(b, _)| *b == c.identity) {
+                side.copies += 1;
+                continue;
+            }
+            let (timed_out, failed) = outcomes.get(&c.id).copied().unwrap_or_default();
+            benchmarks.push((
+                c.identity.clone(),
+                Side {
+                    copies: 1,
+                    values: values.get(&c.id).map_or(0, Vec::len),
+                    timed_out,
+                    failed,
+                    ended: ended.clone(),
+                    unstored: false,
+                },
+            ));
+        }
+        out.push(NewestSession {
+            id,
+            fingerprint,
+            benchmarks,
+        });
+    }
+    Ok(out)
 }

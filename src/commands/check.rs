@@ -37,10 +37,11 @@ use std::collections::HashMap;
 
 use crate::analysis::changes::Params;
 use crate::analysis::check::{
-    against_history, batch_seconds, between_session_sigma, compare, failing_against_history,
-    median_and_se, Measure, Pair, Withheld, HISTORY_SESSIONS,
+    against_history, batch_seconds, between_session_sigma, compare, median_and_se, Measure, Pair,
+    HISTORY_SESSIONS,
 };
 use crate::analysis::comparison::DEFAULT_PRECISION;
+use crate::analysis::gate::{self, Side};
 use crate::cli::store::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
 use crate::report::check::{Context, HistoryContext};
@@ -64,13 +65,17 @@ struct MeasuredWith {
 
 /// The alpha and the precisions of the checked sessions (one, or a suite
 /// run's), from their stored settings as `report` reads them.
-fn measured_with(sessions: &[StoredSession], alpha_flag: Option<f64>) -> Result<MeasuredWith> {
+fn measured_with(
+    store: &Store,
+    sessions: &[StoredSession],
+    alpha_flag: Option<f64>,
+) -> Result<MeasuredWith> {
     let mut alphas: Vec<f64> = Vec::new();
     let mut precision = HashMap::new();
     let mut read_back = Vec::new();
     for s in sessions {
-        let (alpha, p, inferred) =
-            super::report::levels(s.settings.as_ref(), &s.command_line, &s.source);
+        let settings = super::checked_settings(store, s)?;
+        let (alpha, p, inferred) = super::report::levels(settings, &s.command_line, &s.source);
         if !alphas.contains(&alpha) {
             alphas.push(alpha);
         }
@@ -167,18 +172,16 @@ fn baseline_history(
 }
 
 /// A stored cell's batches when it ran in concurrency mode (by its stored
-/// batches, or its session's settings: empty when they were not stored);
-/// None for single runs.
+/// batches, or `report::ran_concurrently`: empty when they were not
+/// stored); None for single runs.
 fn concurrent_batches(
     store: &mut Store,
     session: &StoredSession,
     cell: usize,
 ) -> Result<Option<Vec<crate::run::session::BatchRecord>>> {
     let batches = store.batches(session.cells[cell].id)?;
-    let ran_concurrently = (session.settings.as_ref())
-        .and_then(|s| s.cells.get(cell))
-        .is_some_and(|c| c.variant.concurrency.is_some());
-    Ok((!batches.is_empty() || ran_concurrently).then_some(batches))
+    let concurrent = super::report::ran_concurrently(session, cell);
+    Ok((!batches.is_empty() || concurrent).then_some(batches))
 }
 
 pub fn run(args: &CheckArgs) -> Result<i32> {
@@ -194,9 +197,33 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
     if let Some(run) = &args.run {
         let sessions = crate::suite::merge::sessions(&mut store, run)?;
         let current = crate::suite::merge::merged(&mut store, run)?;
-        let with = measured_with(&sessions, args.alpha)?;
+        let with = measured_with(&store, &sessions, args.alpha)?;
         let baseline = crate::suite::merge::baseline(&mut store, &key, &value, run)?;
-        return gate(args, &mut store, (&key, &value), (current, with), baseline);
+        let ended = ended(&sessions.iter().collect::<Vec<_>>());
+        // A partition that has not reported holds benchmarks the baseline
+        // may lack too: it fails the gate as it fails `status`.
+        let status = crate::suite::status::read(&mut store, run)?;
+        let partitions = (status.missing.iter())
+            .map(|m| {
+                gate::Row::not_compared(
+                    &format!("partition {}/{}", m.partition, status.partitions),
+                    Measure::WallTime.name(),
+                    gate::Why::PartitionMissing {
+                        partition: m.partition,
+                        partitions: status.partitions,
+                        status: m.status.clone(),
+                    },
+                )
+            })
+            .collect();
+        return gate(
+            args,
+            &mut store,
+            (&key, &value),
+            (current, with),
+            baseline,
+            (ended, partitions),
+        );
     }
     let current = match args.session {
         Some(id) => find_session(
@@ -248,73 +275,187 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
                 ),
             )
         })?;
-    let with = measured_with(std::slice::from_ref(&current), args.alpha)?;
-    gate(args, &mut store, (&key, &value), (current, with), baseline)
+    let with = measured_with(&store, std::slice::from_ref(&current), args.alpha)?;
+    let ended = ended(&[&current]);
+    gate(
+        args,
+        &mut store,
+        (&key, &value),
+        (current, with),
+        baseline,
+        (ended, Vec::new()),
+    )
+}
+
+/// How each stored cell's session ended when it did not finish, by cell
+/// id: what a gate says of a side that holds too few runs.
+fn ended(sessions: &[&StoredSession]) -> HashMap<i64, String> {
+    let mut out = HashMap::new();
+    for s in sessions
+        .iter()
+        .filter(|s| s.status != crate::store::FINISHED)
+    {
+        out.extend(s.cells.iter().map(|c| (c.id, s.status.clone())));
+    }
+    out
+}
+
+/// What the gate knows of the sessions compared beyond their values.
+struct Known {
+    /// Per cell id: its runs timed out and failed.
+    outcomes: HashMap<i64, (usize, usize)>,
+    /// Per cell id: how its session ended, when it did not finish.
+    ended: HashMap<i64, String>,
+}
+
+impl Known {
+    /// One side of a benchmark: its copies in the session, and of the
+    /// first, the runs that did not succeed and how its session ended.
+    fn side(&self, cells: &[&crate::store::StoredCell]) -> Side {
+        let Some(c) = cells.first() else {
+            return Side::default();
+        };
+        let (timed_out, failed) = self.outcomes.get(&c.id).copied().unwrap_or_default();
+        Side {
+            copies: cells.len(),
+            timed_out,
+            failed,
+            ended: self.ended.get(&c.id).cloned(),
+            ..Side::default()
+        }
+    }
+}
+
+/// The cells of `session` with this identity.
+fn cells_of<'a>(session: &'a StoredSession, identity: &str) -> Vec<&'a crate::store::StoredCell> {
+    session
+        .cells
+        .iter()
+        .filter(|c| c.identity == identity)
+        .collect()
+}
+
+/// What the gate's lines call the baseline and the current results: a
+/// suite run's merged partitions by the run's id, a session by its own.
+fn side_names(
+    run: Option<&str>,
+    current: &StoredSession,
+    baseline: &StoredSession,
+) -> (String, String) {
+    let base = match (run, baseline.label(crate::suite::RUN_LABEL)) {
+        (Some(_), Some(r)) => format!("the baseline run '{r}'"),
+        _ => format!("the baseline session #{}", baseline.id),
+    };
+    let cur = match run {
+        Some(r) => format!("the current run '{r}'"),
+        None => format!("the current session #{}", current.id),
+    };
+    (base, cur)
 }
 
 /// Compares the current results with the baseline and prints the verdicts.
+/// `ended` says how the current results' sessions ended (a suite run's
+/// partitions, or the one session); `partitions` are the rows of a suite
+/// run's missing partitions.
 fn gate(
     args: &CheckArgs,
     store: &mut Store,
     (key, value): (&str, &str),
     (current, with): (StoredSession, MeasuredWith),
     baseline: StoredSession,
+    (ended_here, partitions): (HashMap<i64, String>, Vec<gate::Row>),
 ) -> Result<i32> {
+    // The baseline's settings say which benchmarks ran in concurrency mode.
+    super::checked_settings(store, &baseline)?;
     let cells: Vec<_> = current.cells.iter().chain(&baseline.cells).collect();
     let times = time_values(store, &cells)?;
+    let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
+    let mut known = Known {
+        outcomes: store.run_outcomes(&ids)?,
+        ended: ended(&[&baseline]),
+    };
+    known.ended.extend(ended_here);
     let values = |cell: &crate::store::StoredCell| times.get(&cell.id).cloned().unwrap_or_default();
     let mut pairs: Vec<Pair> = Vec::new();
-    let mut only_current = Vec::new();
-    for (i, c) in current.cells.iter().enumerate() {
-        match baseline.cells.iter().position(|b| b.identity == c.identity) {
-            Some(j) => {
-                if !pairs.iter().any(|p| p.name == c.identity) {
-                    let b = &baseline.cells[j];
-                    let precision = with
-                        .precision
-                        .get(&c.id)
-                        .copied()
-                        .unwrap_or(DEFAULT_PRECISION);
-                    pairs.push(Pair {
-                        name: c.identity.clone(),
-                        measure: Measure::WallTime,
-                        withheld: None,
-                        base: values(b),
-                        cand: values(c),
-                        history: None,
-                        precision,
-                    });
-                    let base = concurrent_batches(store, &baseline, j)?;
-                    let cand = concurrent_batches(store, &current, i)?;
-                    if base.is_some() || cand.is_some() {
-                        let (base, cand) = (base.unwrap_or_default(), cand.unwrap_or_default());
-                        pairs.push(Pair {
-                            name: c.identity.clone(),
-                            measure: Measure::Throughput,
-                            withheld: (base.is_empty() || cand.is_empty()).then_some(
-                                Withheld::NotStored {
-                                    baseline: base.is_empty(),
-                                    current: cand.is_empty(),
-                                },
-                            ),
-                            base: batch_seconds(&base),
-                            cand: batch_seconds(&cand),
-                            history: None,
-                            precision,
-                        });
-                    }
-                }
-            }
-            None => only_current.push(c.identity.clone()),
+    let mut absent: Vec<gate::Row> = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
+    // Each benchmark of the baseline once, in its order.
+    for identity in baseline.cells.iter().map(|b| b.identity.as_str()) {
+        if names.contains(&identity) {
+            continue;
+        }
+        names.push(identity);
+        let (base_cells, cand_cells) =
+            (cells_of(&baseline, identity), cells_of(&current, identity));
+        let sides = (known.side(&base_cells), known.side(&cand_cells));
+        let (&[b], &[c]) = (base_cells.as_slice(), cand_cells.as_slice()) else {
+            // Absent, or more than once on a side: compared with nothing.
+            absent.push(gate::Row::new(
+                identity,
+                Measure::WallTime.name(),
+                (&sides.0, &sides.1),
+                None,
+                false,
+            ));
+            continue;
+        };
+        let precision = with
+            .precision
+            .get(&c.id)
+            .copied()
+            .unwrap_or(DEFAULT_PRECISION);
+        pairs.push(Pair {
+            name: c.identity.clone(),
+            measure: Measure::WallTime,
+            sides: sides.clone(),
+            base: values(b),
+            cand: values(c),
+            history: None,
+            precision,
+        });
+        let i = current
+            .cells
+            .iter()
+            .position(|x| x.id == c.id)
+            .unwrap_or_default();
+        let j = baseline
+            .cells
+            .iter()
+            .position(|x| x.id == b.id)
+            .unwrap_or_default();
+        let base = concurrent_batches(store, &baseline, j)?;
+        let cand = concurrent_batches(store, &current, i)?;
+        if base.is_some() || cand.is_some() {
+            let (base, cand) = (base.unwrap_or_default(), cand.unwrap_or_default());
+            let unstored = |mut side: Side, batches: &[_]| {
+                side.unstored = batches.is_empty();
+                side
+            };
+            pairs.push(Pair {
+                name: c.identity.clone(),
+                measure: Measure::Throughput,
+                sides: (unstored(sides.0, &base), unstored(sides.1, &cand)),
+                base: batch_seconds(&base),
+                cand: batch_seconds(&cand),
+                history: None,
+                precision,
+            });
         }
     }
-    let only_baseline: Vec<String> = baseline
-        .cells
-        .iter()
-        .filter(|b| !current.cells.iter().any(|c| c.identity == b.identity))
-        .map(|b| b.identity.clone())
-        .collect();
-    if pairs.is_empty() {
+    let only_current: Vec<String> = (current.cells.iter())
+        .filter(|c| !baseline.cells.iter().any(|b| b.identity == c.identity))
+        .map(|c| c.identity.clone())
+        .fold(Vec::new(), |mut out, name| {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+            out
+        });
+    if pairs.is_empty()
+        && absent
+            .iter()
+            .all(|r| matches!(r.why(), Some(gate::Why::Absent(_))))
+    {
         return Err(Error::Usage(format!(
             "session #{} and baseline session #{} have no benchmark in common",
             current.id, baseline.id
@@ -338,24 +479,40 @@ fn gate(
         p.history = between_session_sigma(&medians);
     }
     let rows = compare(&pairs, with.alpha, args.fail_if_slower);
+    let opts = super::gate_options(&args.gate);
+    let gate_rows: Vec<gate::Row> = (rows.iter().map(|r| r.gate.clone()))
+        .chain(absent)
+        .chain(partitions)
+        .collect();
+    let outcome = gate::judge(&gate_rows, &opts);
+    let mut notes = with.notes.clone();
+    let all_names: Vec<&str> = names
+        .iter()
+        .copied()
+        .chain(only_current.iter().map(String::as_str))
+        .collect();
+    notes.extend(crate::report::gate::unmatched_note(&gate::unmatched(
+        &opts, &all_names,
+    )));
     let ctx = Context {
         current: &current,
         baseline: &baseline,
         pct: args.fail_if_slower,
         alpha: with.alpha,
         only_current: &only_current,
-        only_baseline: &only_baseline,
-        notes: &with.notes,
+        outcome: &outcome,
+        names: side_names(args.run.as_deref(), &current, &baseline),
+        notes: &notes,
     };
     let text = match args.format {
         CheckFormat::Markdown => crate::report::check::markdown(&rows, &ctx),
         CheckFormat::Text => crate::report::check::text(&rows, &ctx),
     };
     crate::output::print(&crate::output::escape_controls(&text));
-    Ok(if rows.iter().any(|r| r.regression) {
-        exit::FAILURE
-    } else {
+    Ok(if outcome.passes() {
         exit::OK
+    } else {
+        exit::FAILURE
     })
 }
 
@@ -385,7 +542,7 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
             },
         )
     })?;
-    let with = measured_with(std::slice::from_ref(&current), args.alpha)?;
+    let with = measured_with(&store, std::slice::from_ref(&current), args.alpha)?;
     let base = super::changes::params(with.alpha)?;
     let histories = history::load(
         &mut store,
@@ -401,12 +558,22 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
             names.push(&c.identity);
         }
     }
+    let checked = names.len();
+    // What the session before held and this one lacks is not compared: a
+    // benchmark dropped (or renamed) must not leave the gate unseen.
+    let before = previous_benchmarks(&mut store, &current)?;
+    for name in &before {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
     let p = Params {
-        alpha: with.alpha / names.len().max(1) as f64,
+        alpha: with.alpha / checked.max(1) as f64,
         ..base
     };
     let rows = against_history(&names, &histories, current.id, &p);
-    if rows.iter().all(|r| r.change.is_none()) {
+    let gate_rows = history_gate_rows(&mut store, &current, &rows, args.fail_if_slower)?;
+    if gate_rows.is_empty() {
         return Err(super::nothing_found(
             &store,
             &format!(
@@ -417,19 +584,101 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
             ),
         ));
     }
+    let opts = super::gate_options(&args.gate);
+    let outcome = gate::judge(&gate_rows, &opts);
+    let mut notes = with.notes.clone();
+    notes.extend(crate::report::gate::unmatched_note(&gate::unmatched(
+        &opts, &names,
+    )));
     let ctx = HistoryContext {
         current: &current,
         pct: args.fail_if_slower,
         alpha: with.alpha,
         window: p.window,
-        notes: &with.notes,
+        tested: checked,
+        outcome: &outcome,
+        notes: &notes,
     };
     let markdown = args.format == CheckFormat::Markdown;
     let out = crate::report::check::against_history(&rows, &ctx, markdown);
     crate::output::print(&crate::output::escape_controls(&out));
-    Ok(if failing_against_history(&rows, args.fail_if_slower) > 0 {
-        exit::FAILURE
-    } else {
+    Ok(if outcome.passes() {
         exit::OK
+    } else {
+        exit::FAILURE
     })
+}
+
+/// The benchmarks of the newest session before `current` on its machine
+/// that shares one with it (the same suite's previous session; sessions of
+/// other projects in the store share none).
+fn previous_benchmarks(store: &mut Store, current: &StoredSession) -> Result<Vec<String>> {
+    // Enough to pass other projects' sessions between two of this one.
+    const LOOK_BACK: usize = 200;
+    let sessions = store.sessions(&crate::store::Filter {
+        machine: Some(current.fingerprint.clone()),
+        limit: Some(LOOK_BACK),
+        ..Default::default()
+    })?;
+    let shares = |s: &StoredSession| {
+        (s.cells.iter()).any(|c| current.cells.iter().any(|m| m.identity == c.identity))
+    };
+    Ok(sessions
+        .iter()
+        .filter(|s| s.id != current.id && s.started_unix <= current.started_unix)
+        .find(|s| shares(s))
+        .map(|s| s.cells.iter().map(|c| c.identity.clone()).collect())
+        .unwrap_or_default())
+}
+
+/// The gate's rows of `check --against history`: each benchmark of the
+/// session with a history before it, its runs in the session counted from
+/// the store (a session whose runs all timed out or failed makes no point
+/// in a history). A benchmark without history before is no row.
+fn history_gate_rows(
+    store: &mut Store,
+    current: &StoredSession,
+    rows: &[crate::analysis::check::HistoryRow],
+    pct: f64,
+) -> Result<Vec<gate::Row>> {
+    let cells: Vec<_> = current.cells.iter().collect();
+    let times = time_values(store, &cells)?;
+    let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
+    let known = Known {
+        outcomes: store.run_outcomes(&ids)?,
+        ended: ended(&[current]),
+    };
+    let mut out = Vec::new();
+    for r in rows {
+        let Some(h) = &r.history else { continue };
+        let before = match &r.change {
+            Some(c) => c.before.runs,
+            None => (h.points.iter())
+                .filter(|pt| {
+                    pt.sessions
+                        .iter()
+                        .all(|s| s.id != current.id && s.started_unix <= current.started_unix)
+                })
+                .map(|pt| pt.runs.len())
+                .sum(),
+        };
+        if before == 0 {
+            continue;
+        }
+        let mine = cells_of(current, &r.benchmark);
+        let cand = Side {
+            values: (mine.first())
+                .and_then(|c| times.get(&c.id))
+                .map_or(0, Vec::len),
+            ..known.side(&mine)
+        };
+        out.push(gate::Row::new(
+            &r.benchmark,
+            crate::analysis::changes::metric_name(h),
+            (&Side::of(before), &cand),
+            r.change.as_ref().map(|c| &c.comparison),
+            crate::analysis::check::fails_against_history(r, pct),
+        ));
+    }
+    Ok(out)
 }

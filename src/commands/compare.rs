@@ -9,7 +9,10 @@ use crate::analysis::tables::{self, CompareOptions, Tables};
 use crate::cli::compare::{CompareArgs, CompareFormat};
 use crate::error::{exit, Error};
 use crate::import::dataset::Dataset;
-use crate::report::tables::{gate_failures, render_csv, render_json, render_markdown, render_text};
+use crate::report::tables::{
+    gate_failure, gate_failures, gate_not_compared, render_csv, render_json, render_markdown,
+    render_text,
+};
 
 /// The tables of `datasets` under `opts`, once the options are checked.
 fn compare(datasets: &[Dataset], opts: &CompareOptions) -> Result<Tables, Error> {
@@ -26,7 +29,7 @@ fn validate(datasets: &[Dataset], opts: &CompareOptions) -> Result<(), Error> {
     crate::cli::check_alpha(opts.alpha)?;
     if !(opts.level > 0.0 && opts.level < 1.0) {
         return Err(Error::Usage(format!(
-            "confidence level must be between 0 and 1, got {}",
+            "confidence level must be above 0 and below 1, got {}",
             opts.level
         )));
     }
@@ -50,6 +53,7 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<i32> {
     let opts = CompareOptions {
         fail_if_slower: args.fail_if_slower,
         alpha: args.alpha,
+        gate: super::gate_options(&args.gate),
         ..CompareOptions::default()
     };
     let out = compare(&datasets, &opts)?;
@@ -71,20 +75,18 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<i32> {
         _ => crate::output::print(&crate::output::escape_controls(&rendered)),
     }
     if out.gate_failed() {
-        let failures = gate_failures(&out);
         if matches!(args.format, CompareFormat::Csv | CompareFormat::Json) {
-            for f in &failures {
+            for f in &gate_failures(&out) {
                 crate::eprint_line!(
                     "cmdscope: regression: {}",
                     crate::output::escape_controls(f)
                 );
             }
+            for f in &gate_not_compared(&out) {
+                crate::eprint_line!("cmdscope: {}", crate::output::escape_controls(f));
+            }
         }
-        return Err(Error::Failed(format!(
-            "{} comparison(s) significantly slower by more than {}%",
-            failures.len(),
-            args.fail_if_slower.unwrap_or(0.0)
-        )));
+        return Err(Error::Failed(gate_failure(&out)));
     }
     Ok(exit::OK)
 }

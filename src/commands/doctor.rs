@@ -51,6 +51,11 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
         .as_deref()
         .map(crate::run::plan::parse_cpus)
         .transpose()?;
+    // A CPU this process may not use has no checks to pass: refused, as
+    // `run --cpus` refuses it.
+    if let Some(list) = &pinned {
+        crate::exec::check_cpus(list)?;
+    }
     let cpus = pinned.clone().unwrap_or_else(preflight::allowed_cpus);
     let mut fixed = None;
     if args.fix {

@@ -29,6 +29,90 @@ pub fn filter(args: &crate::cli::SessionFilterArgs) -> Result<Filter> {
     })
 }
 
+/// A gate's options (`analysis::gate`) from the shared flags.
+pub fn gate_options(args: &crate::cli::GateArgs) -> crate::analysis::gate::Options {
+    use crate::analysis::gate::Inconclusive;
+    crate::analysis::gate::Options {
+        allow_missing: args.allow_missing.clone(),
+        inconclusive: match args.inconclusive {
+            crate::cli::Inconclusive::Pass => Inconclusive::Pass,
+            crate::cli::Inconclusive::Fail => Inconclusive::Fail,
+        },
+    }
+}
+
+/// A stored session's settings (`sessions.settings`), checked by the
+/// rules `run` checks its flags by before anything reads them: a damaged
+/// or out-of-range value (a precision of 1.0 or 1e300, an alpha of 0.7, a
+/// reference past the cells) is an error naming the store (its password
+/// removed) and the session, not a flag nobody typed. None for a session
+/// stored without settings.
+pub fn checked_settings<'a>(
+    store: &Store,
+    s: &'a crate::store::StoredSession,
+) -> Result<Option<&'a crate::run::settings::Settings>> {
+    let bad = |why: &str| {
+        Error::Usage(format!(
+            "store '{}': session #{} has invalid stored settings (sessions.settings): {}",
+            store.location(),
+            s.id,
+            // The flag's own words, without a flag nobody typed.
+            why.trim_start_matches("--")
+        ))
+    };
+    if let Some(e) = &s.settings_error {
+        return Err(bad(&format!("not readable: {e}")));
+    }
+    let Some(settings) = s.settings.as_ref() else {
+        return Ok(None);
+    };
+    stored_settings_problem(settings).map_or(Ok(Some(settings)), |why| Err(bad(&why)))
+}
+
+/// What is wrong with stored settings, by the flags' own checks.
+fn stored_settings_problem(s: &crate::run::settings::Settings) -> Option<String> {
+    let problem = |r: Result<()>| r.err().map(|e| e.to_string());
+    let flag = |r: std::result::Result<std::time::Duration, Error>| r.err().map(|e| e.to_string());
+    problem(crate::cli::check_alpha(s.alpha))
+        .or_else(|| {
+            // Stored as a fraction, given as a percentage.
+            s.precision.and_then(|p| {
+                problem(crate::cli::check_precision(p * 100.0))
+                    .map(|m| format!("{m} (stored as the fraction {p})"))
+            })
+        })
+        .or_else(|| {
+            s.timeout
+                .and_then(|t| flag(crate::cli::seconds(t, "--timeout", false)))
+        })
+        .or_else(|| problem(crate::cli::check_min_time(s.policy.min_time)))
+        .or_else(|| {
+            let p = &s.policy;
+            (p.max_runs.filter(|&max| p.min_runs > max))
+                .map(|max| format!("min_runs {} is larger than max_runs {max}", p.min_runs))
+        })
+        .or_else(|| {
+            (s.reference >= s.cells.len().max(1)).then(|| {
+                format!(
+                    "reference {} is not one of its {} cells",
+                    s.reference,
+                    s.cells.len()
+                )
+            })
+        })
+        .or_else(|| {
+            s.cells.iter().find_map(|c| {
+                let n = c.variant.concurrency?;
+                (!(1..=crate::run::plan::MAX_CONCURRENCY).contains(&n)).then(|| {
+                    format!(
+                        "concurrency must be from 1 to {}, got {n}",
+                        crate::run::plan::MAX_CONCURRENCY
+                    )
+                })
+            })
+        })
+}
+
 /// "no sessions in store X" with what was asked.
 pub fn nothing_found(store: &Store, what: &str) -> Error {
     Error::Usage(format!("no {what} in store '{}'", store.location()))

@@ -9,16 +9,22 @@ use crate::cli::store::ReportArgs;
 use crate::cli::{Cli, Command};
 use crate::error::{exit, Result};
 use crate::metrics::Metric;
+use crate::output::Named;
 use crate::report::html::{self, CellData, ReportData};
 use crate::run::schedule::Order;
 use crate::store::history::time_values;
-use crate::store::record::open_read_only;
+use crate::store::record::{check_outputs, open_read_only};
 use crate::store::{Filter, Store, StoredSearch, StoredSession};
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     if let Some(dir) = &args.site {
         return site(args, dir);
     }
+    check_outputs(
+        false,
+        args.store.store.as_deref(),
+        &[Named::flag("--html", &args.html)],
+    )?;
     let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.session = args.session;
@@ -27,6 +33,9 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     let (session, benchmarks, suite_settings) = match &args.sessions.run {
         Some(run) => {
             let sessions = crate::suite::merge::sessions(&mut store, run)?;
+            for s in &sessions {
+                super::checked_settings(&store, s)?;
+            }
             let benchmarks = crate::suite::merge::benchmarks(&sessions);
             let settings = crate::suite::merge::settings(&sessions);
             (
@@ -113,6 +122,11 @@ fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
         ));
     }
     let files = crate::report::site::render(&analysed, &more, &shifts, store.location());
+    let pages: Vec<Named> = files
+        .iter()
+        .map(|(name, _)| Named::flag("--site", &dir.join(name)))
+        .collect();
+    check_outputs(false, args.store.store.as_deref(), &pages)?;
     std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
         path: dir.into(),
         source,
@@ -138,6 +152,7 @@ pub fn gather(
     history: usize,
     compare: bool,
 ) -> Result<ReportData> {
+    super::checked_settings(store, &session)?;
     let mut notes = Vec::new();
     let cells: Vec<_> = session.cells.iter().collect();
     let mut times = time_values(store, &cells)?;
@@ -184,10 +199,7 @@ pub fn gather(
         }
     }
     let concurrency = stored_concurrency(store, &session)?;
-    let concurrent = session
-        .settings
-        .as_ref()
-        .is_some_and(|s| s.cells.iter().any(|c| c.variant.concurrency.is_some()));
+    let concurrent = (0..session.cells.len()).any(|i| ran_concurrently(&session, i));
     if concurrent && concurrency.is_none() {
         notes.push(
             "This session ran in concurrency mode before cmdscope stored its batches (store \
@@ -461,6 +473,16 @@ fn stored_search_set(s: &StoredSearch) -> Option<html::SweepSet> {
         parameter: parameter.clone(),
         ranges,
     })
+}
+
+/// Whether cell `cell` of a stored session ran in concurrency mode: by its
+/// stored settings, or for a session stored before they were kept (store
+/// schema 5), by its command line read back (`--concurrency`).
+pub fn ran_concurrently(session: &StoredSession, cell: usize) -> bool {
+    match session.settings.as_ref() {
+        Some(s) => (s.cells.get(cell)).is_some_and(|c| c.variant.concurrency.is_some()),
+        None => run_args(&session.command_line).is_some_and(|a| a.concurrency.is_some()),
+    }
 }
 
 /// The `run` arguments a session was recorded with, read back from its
@@ -946,7 +968,10 @@ mod tests {
                 &[check::Pair {
                     name: "x".into(),
                     measure: check::Measure::WallTime,
-                    withheld: None,
+                    sides: (
+                        crate::analysis::gate::Side::of(0),
+                        crate::analysis::gate::Side::of(0),
+                    ),
                     base: base.clone(),
                     cand: cand.clone(),
                     history: None,

@@ -67,12 +67,17 @@ pub fn manifest(a: &ManifestArgs) -> manifest::Manifest {
 fn estimate_store(args: &StoreArgs) -> Option<Store> {
     let location = match Choice::new(false, args.store.as_deref()) {
         Choice::Explicit(s) => Location::parse(&s),
-        _ => match Location::default_location()? {
-            Location::Sqlite(p) if p.exists() => Location::Sqlite(p),
-            _ => return None,
-        },
+        _ => Ok(Location::default_location()?),
     };
-    match Store::open(&location) {
+    // No store yet: nothing to estimate from, and nothing to say.
+    if let Ok(Location::Sqlite(p)) = &location {
+        if std::fs::symlink_metadata(p).is_err() {
+            return None;
+        }
+    }
+    // Read as the other readers read it: nothing created, migrated or
+    // switched to WAL for an estimate.
+    match location.and_then(|l| Store::open_read_only(&l)) {
         Ok(s) => Some(s),
         Err(e) => {
             crate::eprint_line!("cmdscope: warning: no time estimates: {e}");

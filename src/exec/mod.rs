@@ -17,8 +17,8 @@ mod spawn;
 pub use held::HeldCommand;
 
 pub use spawn::{
-    environment, resolve_program, resolve_user, Credentials, Input, Outcome, Output, Prepared,
-    SpawnConfig, Spawner, SCHEDULE_MAX,
+    check_cpus, environment, resolve_program, resolve_user, Credentials, Input, Outcome, Output,
+    Prepared, SpawnConfig, Spawner, SCHEDULE_MAX,
 };
 pub(crate) use spawn::{receive_descriptor, send_descriptor, socket_pair, unread_reports};
 

@@ -150,8 +150,11 @@ pub fn resolve_user(user: &str) -> Result<Credentials> {
 
 /// The environment a command gets, as `KEY=VALUE` strings: inherited
 /// variables (unless cleared), with `env` overriding, then `env_size`
-/// synthetic variables. Built once per cell (`run` and `explain` alike).
+/// synthetic variables. Built once per cell (`run` and `explain` alike),
+/// and refused before it is built when exec could never take it with
+/// `argv` ([`check_exec_size`]).
 pub fn environment(
+    argv: &[Vec<u8>],
     env: &[(Vec<u8>, Vec<u8>)],
     clear_env: bool,
     env_size: usize,
@@ -167,8 +170,9 @@ pub fn environment(
         all.retain(|(ek, _)| ek != k);
         all.push((k.clone(), v.clone()));
     }
+    check_exec_size(argv, &all, env_size)?;
     for i in 0..env_size {
-        all.push((format!("CMDSCOPE_PAD_{i:07}").into_bytes(), vec![b'x'; 32]));
+        all.push((pad_name(i).into_bytes(), vec![b'x'; PAD_VALUE]));
     }
     all.iter()
         .map(|(k, v)| {
@@ -178,6 +182,75 @@ pub fn environment(
             cstring(&kv, "an environment variable")
         })
         .collect()
+}
+
+/// `--env-size`'s variables: CMDSCOPE_PAD_0000001=xxx... (32 bytes).
+fn pad_name(i: usize) -> String {
+    format!("CMDSCOPE_PAD_{i:07}")
+}
+const PAD_VALUE: usize = 32;
+
+/// What exec counts for one string: its bytes, its NUL and its pointer.
+fn exec_cost(bytes: usize) -> usize {
+    bytes + 1 + std::mem::size_of::<usize>()
+}
+
+/// Bytes of argument and environment strings (with their pointers) exec
+/// takes with this process's stack limit, which commands inherit: a
+/// quarter of it, at most 6 MiB (three quarters of the kernel's 8 MiB
+/// `_STK_LIM`), at least 128 KiB (`ARG_MAX`); and the longest one string
+/// (`MAX_ARG_STRLEN`, 32 pages, with its NUL).
+pub fn exec_limits() -> (usize, usize) {
+    // SAFETY: getrlimit fills the struct; sysconf has no preconditions.
+    let (stack, page) = unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        let stack = if libc::getrlimit(libc::RLIMIT_STACK, &mut r) == 0 {
+            r.rlim_cur
+        } else {
+            libc::RLIM_INFINITY
+        };
+        (stack, libc::sysconf(libc::_SC_PAGESIZE).max(4096) as usize)
+    };
+    let quarter = usize::try_from(stack / 4).unwrap_or(usize::MAX);
+    (quarter.clamp(128 << 10, 6 << 20), 32 * page)
+}
+
+/// Refuses what exec could never take: a string longer than one string may
+/// be, or arguments and environment (`env`, plus `env_size` padding
+/// variables) larger than [`exec_limits`] allows together, counting the
+/// program's path as long as its first word. Checked before the padding
+/// is built, so `--env-size 10000000` is one line, not gigabytes.
+pub fn check_exec_size(
+    argv: &[Vec<u8>],
+    env: &[(Vec<u8>, Vec<u8>)],
+    env_size: usize,
+) -> Result<()> {
+    let (total, longest) = exec_limits();
+    let strings = argv.iter().map(Vec::len).chain(argv.first().map(Vec::len));
+    let vars = env.iter().map(|(k, v)| k.len() + 1 + v.len());
+    if let Some(len) = strings
+        .clone()
+        .chain(vars.clone())
+        .find(|&l| l + 1 > longest)
+    {
+        return Err(Error::Usage(format!(
+            "an argument or environment variable of {len} bytes can never be executed: \
+             the kernel takes at most {} bytes per string",
+            longest - 1
+        )));
+    }
+    let fixed: usize = strings.chain(vars).map(exec_cost).sum();
+    let pad = exec_cost(pad_name(0).len() + 1 + PAD_VALUE);
+    let needed = fixed.saturating_add(env_size.saturating_mul(pad));
+    if needed <= total {
+        return Ok(());
+    }
+    let room = total.saturating_sub(fixed) / pad;
+    Err(Error::Usage(format!(
+        "--env-size {env_size} can never be executed: with it the command's arguments and \
+         environment take {needed} bytes, and exec takes at most {total} here (a quarter of \
+         the stack limit, `ulimit -s`, at most 6 MiB); --env-size {room} is the largest that fits"
+    )))
 }
 
 /// How one run ended.
@@ -1150,6 +1223,12 @@ fn header(kind: u32, len: usize) -> Vec<u8> {
     v
 }
 
+/// [`cpu_set`]'s check alone: every CPU of `list` is one this process may
+/// run on (`doctor --cpus` checks what `run --cpus` would pin to).
+pub fn check_cpus(list: &[usize]) -> Result<()> {
+    cpu_set(list).map(|_| ())
+}
+
 /// Checks `--cpus` against the CPUs this process may run on, so that a CPU
 /// that does not exist (or is not allowed) is a usage error, not a run that
 /// silently goes unpinned.
@@ -1223,7 +1302,7 @@ impl Prepared {
             .map(|a| cstring(a, "an argument"))
             .collect::<Result<Vec<_>>>()?;
 
-        let envp = environment(&config.env, config.clear_env, config.env_size)?;
+        let envp = environment(&config.argv, &config.env, config.clear_env, config.env_size)?;
 
         let credentials = config.user.as_deref().map(resolve_user).transpose()?;
         let cwd = config

@@ -93,7 +93,7 @@ pub fn trace_cell(index: usize, cell: &plan::Cell, opts: &Options) -> Result<Opt
         )?),
         None => None,
     };
-    let envp = crate::exec::environment(&cell.env, v.clear_env, v.env_size)?;
+    let envp = crate::exec::environment(&cell.argv, &cell.env, v.clear_env, v.env_size)?;
 
     let mut running = match &opts.monitor {
         Some(cmd) => Some(monitor::Monitor::start(

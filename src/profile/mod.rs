@@ -263,7 +263,7 @@ fn launch(cell: &Cell, opts: &Options) -> Result<sampler::Launch> {
         command: HeldCommand {
             program: crate::exec::resolve_program(program)?,
             argv: cell.argv.clone(),
-            envp: crate::exec::environment(&cell.env, v.clear_env, v.env_size)?,
+            envp: crate::exec::environment(&cell.argv, &cell.env, v.clear_env, v.env_size)?,
             cwd: None,
             cpus: v.cpus.clone(),
             nice: v.nice,

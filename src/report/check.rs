@@ -6,18 +6,21 @@
 use std::fmt::Write as _;
 
 use crate::analysis::changes::Change;
-use crate::analysis::check::{
-    failing_against_history, HistoryRow, Measure, Row, Withheld, MIN_HISTORY,
-};
+use crate::analysis::check::{HistoryRow, Measure, Row, MIN_HISTORY};
 use crate::analysis::comparison::{
-    format_confidence, format_p, format_p_bare, SessionVariation, Verdict, MIN_N,
+    format_confidence, format_p, format_p_bare, SessionVariation, Verdict,
 };
+use crate::analysis::gate::Outcome;
 use crate::report::changes::{change_text, median_text};
+use crate::report::gate;
 use crate::report::markdown::code;
 use crate::report::table::{Cell, Column, Table};
 use crate::store::StoredSession;
 
-fn verdict_text(r: &Row, pct: f64) -> String {
+fn verdict_text(r: &Row, pct: f64, outcome: &Outcome) -> String {
+    if !r.gate.is_compared() {
+        return not_compared_verdict(r, outcome);
+    }
     if r.measure == Measure::Throughput {
         return throughput_verdict(r, pct);
     }
@@ -32,36 +35,29 @@ fn verdict_text(r: &Row, pct: f64) -> String {
     }
 }
 
+/// A row the gate could not compare: it fails, unless `--allow-missing`
+/// allowed it (the line below the table says why).
+fn not_compared_verdict(r: &Row, outcome: &Outcome) -> String {
+    let allowed = outcome
+        .not_compared
+        .iter()
+        .any(|n| n.allowed && n.benchmark == r.benchmark && n.metric == r.measure.name());
+    if allowed {
+        "not compared (allowed)".into()
+    } else {
+        "❌ not compared".into()
+    }
+}
+
 /// A throughput row's verdict. The engine compared seconds per
 /// completion: its "slower" is the lower throughput.
 fn throughput_verdict(r: &Row, pct: f64) -> String {
     let pct = crate::units::trimmed(pct, 2);
-    if let Some(w) = r.withheld {
-        return format!("no throughput comparison: {}", withheld_text(w));
-    }
     match r.result.verdict {
         _ if r.regression => format!("❌ throughput lower by more than {pct}%"),
         Verdict::Slower => format!("lower, not significantly by more than {pct}%"),
         Verdict::Faster => "✅ higher".into(),
         other => other.words().into(),
-    }
-}
-
-/// Why a throughput row has no verdict, in words.
-fn withheld_text(w: Withheld) -> String {
-    match w {
-        Withheld::NotStored { baseline, current } => format!(
-            "{} not stored (run before cmdscope kept batches, store schema 6)",
-            match (baseline, current) {
-                (true, true) => "both sessions' batches are",
-                (true, false) => "the baseline's batches are",
-                _ => "the current session's batches are",
-            }
-        ),
-        Withheld::TooFewBatches { baseline, current } => format!(
-            "fewer than {MIN_N} batches with every instance busy on a side (baseline \
-             {baseline}, current {current})"
-        ),
     }
 }
 
@@ -73,7 +69,12 @@ pub struct Context<'a> {
     pub pct: f64,
     pub alpha: f64,
     pub only_current: &'a [String],
-    pub only_baseline: &'a [String],
+    /// What the gate found (`analysis::gate`): the counts of the headline
+    /// and the benchmarks not compared.
+    pub outcome: &'a Outcome,
+    /// What the lines of benchmarks not compared call the baseline and the
+    /// current results ("the baseline session #3", "the current run 'r7'").
+    pub names: (String, String),
     /// Said after the table: how the settings compared with were found.
     pub notes: &'a [String],
 }
@@ -94,7 +95,7 @@ fn change(r: &Row) -> String {
         // engine's ratio of seconds per completion.
         let x = |v: f64| format!("{:.2}x", 1.0 / v);
         return match (a.ratio, a.ratio_ci) {
-            _ if r.withheld.is_some() => "–".into(),
+            _ if !r.gate.is_compared() => "–".into(),
             (ratio, [lo, hi]) if ratio > 0.0 && lo > 0.0 && hi.is_finite() => {
                 format!("{} [{} … {}]", x(ratio), x(hi), x(lo))
             }
@@ -114,7 +115,7 @@ fn change(r: &Row) -> String {
 
 fn p_text(r: &Row) -> String {
     let p = r.result.p_value;
-    if p.is_nan() || r.withheld.is_some() {
+    if p.is_nan() || !r.gate.is_compared() {
         "–".into()
     } else {
         format_p_bare(p)
@@ -133,7 +134,8 @@ fn confidence(rows: &[Row]) -> String {
 /// and whether session-to-session variation is in the intervals.
 fn footer(rows: &[Row], pct: f64) -> Vec<String> {
     let mut lines = Vec::new();
-    for r in rows.iter().filter(|r| r.withheld.is_none()) {
+    // A row not compared has its line below the table instead.
+    for r in rows.iter().filter(|r| r.gate.is_compared()) {
         if let Some(own) = own_note(r) {
             lines.push(format!("{}: {own}", named(r)));
         }
@@ -153,7 +155,7 @@ fn footer(rows: &[Row], pct: f64) -> Vec<String> {
     let missing = rows
         .iter()
         .filter(|r| {
-            r.withheld.is_none()
+            r.gate.is_compared()
                 && r.result.session_variation == SessionVariation::NotIncluded
                 && r.history.is_none()
         })
@@ -232,23 +234,27 @@ fn benchmarks<'a>(rows: impl Iterator<Item = &'a Row>) -> usize {
     names.len()
 }
 
+/// What the headline counts a compared row as.
+const BENCHMARKS: (&str, &str) = ("benchmark", "benchmarks");
+const COMPARISONS: (&str, &str) = ("comparison", "comparisons");
+
 fn headline(rows: &[Row], ctx: &Context) -> String {
     if has_throughput(rows) {
         return throughput_headline(rows, ctx);
     }
-    let n = rows.iter().filter(|r| r.regression).count();
+    let n = ctx.outcome.regressions;
+    let pct = crate::units::trimmed(ctx.pct, 2);
     if n > 0 {
         format!(
-            "{n} benchmark{} significantly slower by more than {}%",
+            "{n} benchmark{} significantly slower by more than {pct}% ({})",
             if n == 1 { " is" } else { "s are" },
-            crate::units::trimmed(ctx.pct, 2)
+            gate::counts(ctx.outcome, BENCHMARKS)
         )
     } else {
-        format!(
-            "Nothing significantly slower by more than {}% ({} benchmark{} compared)",
-            crate::units::trimmed(ctx.pct, 2),
-            rows.len(),
-            if rows.len() == 1 { "" } else { "s" }
+        gate::quiet_headline(
+            ctx.outcome,
+            &format!("Nothing significantly slower by more than {pct}%"),
+            BENCHMARKS,
         )
     }
 }
@@ -264,32 +270,29 @@ fn throughput_headline(rows: &[Row], ctx: &Context) -> String {
     };
     let (slower, lower) = (failing(Measure::WallTime), failing(Measure::Throughput));
     let n = benchmarks(rows.iter().filter(|r| r.regression));
-    // A withheld throughput row compared nothing.
-    let compared = |m: Measure| {
-        benchmarks(
-            rows.iter()
-                .filter(|r| r.measure == m && r.withheld.is_none()),
-        )
-    };
     if n > 0 {
         format!(
             "{n} benchmark{} significantly worse by more than {pct}% (wall time slower: \
-             {slower}, throughput lower: {lower})",
+             {slower}, throughput lower: {lower}; {})",
             if n == 1 { " is" } else { "s are" },
+            gate::counts(ctx.outcome, COMPARISONS)
         )
     } else {
-        format!(
-            "Nothing significantly worse by more than {pct}% ({} benchmark{} compared on wall \
-             time, {} on throughput)",
-            compared(Measure::WallTime),
-            if compared(Measure::WallTime) == 1 {
-                ""
-            } else {
-                "s"
-            },
-            compared(Measure::Throughput)
+        gate::quiet_headline(
+            ctx.outcome,
+            &format!("Nothing significantly worse by more than {pct}%"),
+            COMPARISONS,
         )
     }
+}
+
+/// The lines naming each benchmark not compared, after the table.
+fn not_compared(ctx: &Context, rows: &[Row]) -> Vec<String> {
+    let sides = gate::Sides {
+        baseline: &ctx.names.0,
+        current: &ctx.names.1,
+    };
+    gate::lines(ctx.outcome, &sides, has_throughput(rows))
 }
 
 fn describe(s: &StoredSession) -> String {
@@ -353,13 +356,14 @@ fn table(rows: &[Row], ctx: &Context, markdown: bool) -> Table {
             side(r, r.cand_median, r.cand_n),
             change(r).into(),
             p_text(r).into(),
-            verdict_text(r, ctx.pct).into(),
+            verdict_text(r, ctx.pct, ctx.outcome).into(),
         ]);
         t.row(cells);
     }
     t.notes(
-        footer(rows, ctx.pct)
+        not_compared(ctx, rows)
             .into_iter()
+            .chain(footer(rows, ctx.pct))
             .chain(ctx.notes.iter().cloned()),
     );
     t
@@ -397,14 +401,9 @@ pub fn markdown(rows: &[Row], ctx: &Context) -> String {
         .title(format!("cmdscope check: {}", headline(rows, ctx)))
         .intro(about)
         .markdown();
-    for (what, list) in [
-        ("Only in the current results", ctx.only_current),
-        ("Only in the baseline", ctx.only_baseline),
-    ] {
-        if !list.is_empty() {
-            let names: Vec<String> = list.iter().map(|n| code(n)).collect();
-            let _ = writeln!(out, "\n{what}: {}", names.join(", "));
-        }
+    if !ctx.only_current.is_empty() {
+        let names: Vec<String> = ctx.only_current.iter().map(|n| code(n)).collect();
+        let _ = writeln!(out, "\nOnly in the current results: {}", names.join(", "));
     }
     out
 }
@@ -416,13 +415,12 @@ pub fn text(rows: &[Row], ctx: &Context) -> String {
         .intro(format!("baseline: {}", describe(ctx.baseline)))
         .intro("")
         .text();
-    for (what, list) in [
-        ("only in the current results", ctx.only_current),
-        ("only in the baseline", ctx.only_baseline),
-    ] {
-        if !list.is_empty() {
-            let _ = writeln!(out, "{what}: {}", list.join(", "));
-        }
+    if !ctx.only_current.is_empty() {
+        let _ = writeln!(
+            out,
+            "only in the current results: {}",
+            ctx.only_current.join(", ")
+        );
     }
     out
 }
@@ -434,6 +432,11 @@ pub struct HistoryContext<'a> {
     pub pct: f64,
     pub alpha: f64,
     pub window: usize,
+    /// The benchmarks of the session checked: the Bonferroni correction's
+    /// count (a benchmark it lacks is a row, not a test).
+    pub tested: usize,
+    /// What the gate found (`analysis::gate`).
+    pub outcome: &'a Outcome,
     /// Said after the table: how the settings compared with were found.
     pub notes: &'a [String],
 }
@@ -441,21 +444,22 @@ pub struct HistoryContext<'a> {
 /// `check --against history` as Markdown (`markdown`) or text.
 pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool) -> String {
     let current = ctx.current;
-    let failing = failing_against_history(rows, ctx.pct);
     // The gate's percentage as check against a baseline writes it.
     let pct = crate::units::trimmed(ctx.pct, 2);
-    let headline = if failing > 0 {
+    let o = ctx.outcome;
+    let headline = if o.regressions > 0 {
         format!(
-            "{failing} benchmark{} significantly slower than its history by more than {}%",
-            if failing == 1 { " is" } else { "s are" },
-            pct
+            "{} benchmark{} significantly slower than its history by more than {}% ({})",
+            o.regressions,
+            if o.regressions == 1 { " is" } else { "s are" },
+            pct,
+            gate::counts(o, BENCHMARKS)
         )
     } else {
-        format!(
-            "No significant slowdown beyond {}% against history ({} benchmark{})",
-            pct,
-            rows.len(),
-            if rows.len() == 1 { "" } else { "s" }
+        gate::quiet_headline(
+            o,
+            &format!("No significant slowdown beyond {pct}% against history"),
+            BENCHMARKS,
         )
     };
     let label_text: Vec<String> = current
@@ -472,12 +476,26 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
         current.machine.hostname,
         crate::store::short_fingerprint(&current.fingerprint),
         ctx.window,
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" },
+        ctx.tested,
+        if ctx.tested == 1 { "" } else { "s" },
         ctx.alpha
     );
-    let verdict = |c: &Change| {
-        if c.fails_gate(ctx.pct) {
+    // A benchmark the gate could not compare says so, whatever the engine's verdict.
+    let not_compared = |name: &str| -> Option<String> {
+        let n = o.not_compared.iter().find(|n| n.benchmark == name)?;
+        Some(
+            if n.allowed {
+                "not compared (allowed)"
+            } else {
+                "❌ not compared"
+            }
+            .into(),
+        )
+    };
+    let verdict = |c: &Change, name: &str| {
+        if let Some(text) = not_compared(name) {
+            text
+        } else if c.fails_gate(ctx.pct) {
             format!("❌ slower by more than {pct}%")
         } else {
             c.comparison.verdict.words().to_string()
@@ -503,7 +521,7 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
                 format!(
                     "drift over {} sessions, still going on: {}",
                     d.end + 1 - d.start,
-                    verdict(c)
+                    verdict(c, &r.benchmark)
                 ),
             ];
             let name = std::iter::once(Cell::code(&r.benchmark));
@@ -519,20 +537,29 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
                 median_text(h, &c.after),
                 change_text(h, c),
                 format_p(c.comparison.p_value),
-                verdict(c),
+                verdict(c, &r.benchmark),
             ],
             _ => [
                 "–".into(),
                 "–".into(),
                 "–".into(),
                 "–".into(),
-                "no history before this session".into(),
+                not_compared(&r.benchmark)
+                    .unwrap_or_else(|| "no history before this session".into()),
             ],
         };
         let name = std::iter::once(Cell::code(&r.benchmark));
         t.row(name.chain(cells.map(Cell::from)).collect());
     }
-    t.notes(ctx.notes.iter().cloned());
+    let sides = gate::Sides {
+        baseline: "its history",
+        current: "this session",
+    };
+    t.notes(
+        gate::lines(o, &sides, false)
+            .into_iter()
+            .chain(ctx.notes.iter().cloned()),
+    );
     if markdown {
         t.title(format!("cmdscope check: {headline}"))
             .intro(about)
@@ -559,7 +586,10 @@ mod tests {
         let pair = |name: &str, base: Vec<f64>, cand: Vec<f64>, measure| Pair {
             name: name.into(),
             measure,
-            withheld: None,
+            sides: (
+                crate::analysis::gate::Side::of(0),
+                crate::analysis::gate::Side::of(0),
+            ),
             base,
             cand,
             history: None,
@@ -585,7 +615,7 @@ mod tests {
         );
         assert_eq!(value(&rows[1], rows[1].base_median), "49.95/s");
         assert_eq!(
-            verdict_text(&rows[1], 10.0),
+            verdict_text(&rows[1], 10.0, &Outcome::default()),
             "❌ throughput lower by more than 10%"
         );
         assert_eq!(rows[2].result.verdict, Verdict::Inconclusive);
@@ -608,7 +638,10 @@ mod tests {
         let p = |history| Pair {
             name: "x".into(),
             measure: crate::analysis::check::Measure::WallTime,
-            withheld: None,
+            sides: (
+                crate::analysis::gate::Side::of(0),
+                crate::analysis::gate::Side::of(0),
+            ),
             base: noisy(0.1, 20),
             cand: noisy(0.108, 20),
             history,

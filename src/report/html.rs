@@ -858,6 +858,7 @@ mod tests {
             ),
             search: None,
             settings: None,
+            settings_error: None,
         }
     }
 

@@ -12,6 +12,7 @@ pub(crate) mod check;
 pub(crate) mod concurrency;
 pub(crate) mod csv;
 pub(crate) mod doctor;
+pub(crate) mod gate;
 pub(crate) mod history;
 pub mod html;
 pub(crate) mod import;

@@ -18,6 +18,7 @@ use crate::analysis::comparison::{
 use crate::analysis::tables::{Cell, CompareOptions, Comparison, MetricTable, Tables};
 use crate::error::Error;
 use crate::metrics::Metric;
+use crate::report::gate;
 use crate::report::markdown;
 use crate::report::table::{self, Align, Column, Footnotes, Rule, Table};
 use crate::stats::StatsError;
@@ -308,35 +309,91 @@ fn common_line(t: &MetricTable) -> Option<String> {
     })
 }
 
-fn gate_lines(tables: &[MetricTable], failures: &[String], opts: &CompareOptions) -> Vec<String> {
-    let Some(limit) = opts.fail_if_slower else {
+/// The line a failed gate ends `compare` with (its error): why it failed.
+pub fn gate_failure(all: &Tables) -> String {
+    let failures = gate_failures(all);
+    let first = gate_lines(all, &failures)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let why = first.strip_prefix("gate FAILED: ").unwrap_or(&first);
+    format!("the gate failed: {}", why.trim_end_matches(':'))
+}
+
+/// One line per benchmark of the baseline the gate did not compare.
+pub fn gate_not_compared(all: &Tables) -> Vec<String> {
+    let baseline = all.tables.first().map_or("", |t| t.columns[0].as_str());
+    let gated = all.tables.iter().filter(|t| t.is_gated()).count();
+    let mut out = Vec::new();
+    for (source, o) in &all.gate {
+        let (b, c) = (format!("'{baseline}'"), format!("'{source}'"));
+        let sides = gate::Sides {
+            baseline: &b,
+            current: &c,
+        };
+        out.extend(gate::lines(o, &sides, gated > 1));
+    }
+    out
+}
+
+/// The gate's section: its verdict with the counts of the gate's one rule
+/// (`analysis::gate`) per candidate, the comparisons that failed it and
+/// the benchmarks not compared.
+fn gate_lines(all: &Tables, failures: &[String]) -> Vec<String> {
+    let Some(limit) = all.options.fail_if_slower else {
         return Vec::new();
     };
     let limit = units::trimmed(limit, 2);
-    let gated: Vec<&str> = tables
-        .iter()
+    const UNIT: (&str, &str) = ("comparison", "comparisons");
+    let gated: Vec<&str> = (all.tables.iter())
         .filter(|t| t.is_gated() && t.columns.len() > 1)
         .map(|t| t.metric.as_str())
         .collect();
+    let counts: Vec<String> = match all.gate.as_slice() {
+        [(_, o)] => vec![gate::counts(o, UNIT)],
+        many => (many.iter())
+            .map(|(source, o)| format!("'{source}': {}", gate::counts(o, UNIT)))
+            .collect(),
+    };
+    let counts = counts.join("; ");
+    let detail = gate_not_compared(all);
+    let outcomes = || all.gate.iter().map(|(_, o)| o);
     let mut lines = Vec::new();
-    if !failures.is_empty() {
-        lines.push(format!(
-            "gate FAILED: {} comparison{} significantly slower by more than +{limit}%:",
-            failures.len(),
-            if failures.len() == 1 { "" } else { "s" }
-        ));
+    if all.gate_failed() {
+        let mut why = Vec::new();
+        if !failures.is_empty() {
+            why.push(format!(
+                "{} comparison{} significantly slower by more than +{limit}%",
+                failures.len(),
+                if failures.len() == 1 { "" } else { "s" }
+            ));
+        }
+        let missing: usize = outcomes().map(|o| o.unexcused().count()).sum();
+        if missing > 0 {
+            why.push(format!("{missing} not compared"));
+        }
+        let inconclusive: usize = outcomes().map(|o| o.failing_inconclusive()).sum();
+        if inconclusive > 0 {
+            why.push(format!("{inconclusive} inconclusive (--inconclusive fail)"));
+        }
+        if outcomes().any(|o| o.compared == 0) {
+            why.push("nothing compared".into());
+        }
+        lines.push(format!("gate FAILED: {} ({counts}):", why.join(", ")));
         lines.extend(failures.iter().map(|f| format!("  {f}")));
-    } else if gated.is_empty() {
+    } else if outcomes().all(|o| o.decided() == 0) {
         lines.push(format!(
-            "gate passed, but vacuously: no wall time (time_wall_clock, sec/op) \
-             was compared (limit +{limit}%)"
+            "gate passed, but nothing was decided in {}: every comparison is inconclusive \
+             (limit +{limit}%; {counts})",
+            gated.join(", ")
         ));
     } else {
         lines.push(format!(
-            "gate passed: nothing significantly slower by more than +{limit}% in {}",
+            "gate passed: nothing significantly slower by more than +{limit}% in {} ({counts})",
             gated.join(", ")
         ));
     }
+    lines.extend(detail.iter().map(|d| format!("  {d}")));
     lines
 }
 
@@ -358,7 +415,7 @@ pub fn render_text(all: &Tables) -> String {
     for n in notes {
         let _ = writeln!(out, "note: {n}");
     }
-    let gate = gate_lines(tables, failures, opts);
+    let gate = gate_lines(all, failures);
     if !gate.is_empty() {
         out.push('\n');
     }
@@ -391,7 +448,7 @@ pub fn render_markdown(all: &Tables) -> String {
     for n in notes {
         let _ = writeln!(out, "Note: {}  ", markdown::cell(n));
     }
-    let gate = gate_lines(tables, failures, opts);
+    let gate = gate_lines(all, failures);
     if !gate.is_empty() {
         out.push('\n');
         let _ = writeln!(out, "**{}**\n", markdown::cell(&gate[0]));

@@ -9,6 +9,7 @@ use super::paint::Paint;
 use super::Report;
 use crate::analysis::comparison::{self, Comparison, Verdict};
 use crate::metrics::Metric;
+use crate::output::escape_line;
 use crate::run::session::Session;
 use crate::units;
 
@@ -45,13 +46,20 @@ fn benchmarks(report: &Report, paint: Paint) -> String {
             out,
             "{} {}",
             paint.bold(&format!("Benchmark {}:", i + 1)),
-            paint.bold(&r.cell.name)
+            // Names, commands and what quotes them may come from a suite's
+            // file or a store: shown, not obeyed.
+            paint.bold(&escape_line(&r.cell.name))
         );
         let Some(w) = a.get(Metric::WallTime) else {
             let _ = writeln!(out, "  no completed runs");
             // The reason (every run timed out, failed) must not be lost.
             for warning in &a.warnings {
-                let _ = writeln!(out, "  {} {}", paint.yellow("Warning:"), warning);
+                let _ = writeln!(
+                    out,
+                    "  {} {}",
+                    paint.yellow("Warning:"),
+                    escape_line(warning)
+                );
             }
             out.push('\n');
             continue;
@@ -198,7 +206,12 @@ fn benchmarks(report: &Report, paint: Paint) -> String {
             let _ = writeln!(out, "  Monitor (median):     {}", monitor.join(", "));
         }
         for warning in &a.warnings {
-            let _ = writeln!(out, "  {} {}", paint.yellow("Warning:"), warning);
+            let _ = writeln!(
+                out,
+                "  {} {}",
+                paint.yellow("Warning:"),
+                escape_line(warning)
+            );
         }
         out.push('\n');
     }
@@ -209,7 +222,7 @@ fn benchmarks(report: &Report, paint: Paint) -> String {
             "{}",
             paint.dim(&format!(
                 "Shell start-up ({}, median of {} interleaved runs: {}) was subtracted from every run made through it.",
-                session.shell.as_deref().unwrap_or("sh"),
+                escape_line(session.shell.as_deref().unwrap_or("sh")),
                 o.runs,
                 units::time(o.wall)
             ))
@@ -247,7 +260,7 @@ fn render_comparisons(
         .iter()
         .filter(|c| c.metric == Metric::WallTime.name())
     {
-        let line = comparison::sentence(c);
+        let line = escape_line(&comparison::sentence(c));
         let line = match c.verdict {
             Verdict::Faster => paint.green(&line),
             Verdict::Slower => paint.yellow(&line),
@@ -255,7 +268,7 @@ fn render_comparisons(
         };
         let _ = writeln!(out, "  {line}");
         if let Some(noise) = comparison::noise_line(c, &session.results) {
-            let _ = writeln!(out, "    {noise}");
+            let _ = writeln!(out, "    {}", escape_line(&noise));
         }
         // Other metrics that differ, in a compact line each.
         for o in comparisons.iter().filter(|o| {
@@ -355,7 +368,8 @@ pub fn suite_benchmark(
     partition: impl std::fmt::Display,
 ) -> String {
     format!(
-        "== {name} ({cells} cell{}; benchmark {} of {count} in partition {partition})\n",
+        "== {} ({cells} cell{}; benchmark {} of {count} in partition {partition})\n",
+        escape_line(name),
         if cells == 1 { "" } else { "s" },
         index + 1
     )

@@ -453,9 +453,9 @@ const RUNS_PER_SLOT: usize = 4;
 /// fewer batches, so that the throughput has an interval worth reading
 /// (Student's t on 4 degrees of freedom) and comparisons have pairs.
 const MIN_BLOCKS: usize = 5;
-/// The fewest runs per slot in a batch: with two, the stretch in which
-/// every slot is busy is often empty and the estimate biased (see
-/// docs/STATISTICS.md, "Concurrency mode").
+/// The fewest runs per slot in a batch: with two, the estimate reads 6 %
+/// high where run times spread 30 % (see docs/STATISTICS.md,
+/// "Concurrency mode").
 pub const MIN_RUNS_PER_SLOT: usize = 3;
 /// The fewest batches per cell with an interval and a comparison.
 pub const FEWEST_BATCHES: usize = 3;

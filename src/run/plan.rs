@@ -24,6 +24,13 @@ pub struct Hooks {
 }
 
 /// The conditions a command runs under, beyond its arguments: what `--user`,
+/// The most `--env-size` variables (62 bytes each with their pointers)
+/// that could ever be executed: the kernel takes at most 6 MiB of
+/// arguments and environment, whatever the stack limit. What fits on this
+/// machine (a quarter of `ulimit -s`) is checked when the command is
+/// prepared (`exec::check_exec_size`).
+pub const MAX_ENV_SIZE: usize = 100_000;
+
 /// `--env-size`, `--workdir`, ... resolved to for one cell.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Variant {
@@ -78,9 +85,10 @@ impl VariantInput {
             .transpose()
         };
         let env_size = match int("--env-size", sub(&self.env_size))? {
-            Some(n) if !(0..=10_000_000).contains(&n) => {
+            Some(n) if !(0..=MAX_ENV_SIZE as i64).contains(&n) => {
                 return Err(Error::Usage(format!(
-                    "--env-size must be between 0 and 10000000, got {n}"
+                    "--env-size must be from 0 to {MAX_ENV_SIZE} (exec never takes more than \
+                     6 MiB of environment), got {n}"
                 )))
             }
             Some(n) => n as usize,

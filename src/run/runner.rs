@@ -400,7 +400,14 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 }
             };
             let done = samples[c].len();
-            let want = if measured { plan.next(done) } else { plan.size };
+            let want = if measured {
+                // --max-runs counts completions: the last batch makes only
+                // what is left of it.
+                let left = opts.policy.max_runs.map_or(usize::MAX, |m| m - done.min(m));
+                plan.next(done).min(left)
+            } else {
+                plan.size
+            };
             let hooks = Instances {
                 cell: cell.clone(),
                 input: opts.input.clone(),

@@ -76,6 +76,9 @@ pub struct Scheduler {
     /// Sequential order: the cell being measured.
     current: usize,
     stopped: Option<StopReason>,
+    /// An early stop asked for before every cell had its minimum runs: it
+    /// takes effect once they have them.
+    pending: Option<StopReason>,
 }
 
 impl Scheduler {
@@ -92,6 +95,7 @@ impl Scheduler {
             queue: Vec::with_capacity(cells),
             current: 0,
             stopped: None,
+            pending: None,
         }
     }
 
@@ -105,7 +109,15 @@ impl Scheduler {
     }
 
     /// Ends measuring early (adaptive stopping, interruption, failure).
+    /// A stop rule's stop (precision, the time limit) waits until every
+    /// cell has its minimum runs (`--min-runs` is a floor, as in
+    /// hyperfine); an interruption or a failure stops at once.
     pub fn stop(&mut self, reason: StopReason) {
+        let rule = matches!(reason, StopReason::Precision | StopReason::TimeBudget);
+        if rule && self.runs.iter().any(|&n| n < self.policy.min_runs) {
+            self.pending.get_or_insert(reason);
+            return;
+        }
         self.queue.clear();
         self.stopped.get_or_insert(reason);
     }
@@ -125,14 +137,7 @@ impl Scheduler {
     /// Whether `cell` wants more measured runs on its own account.
     fn cell_wants_more(&self, cell: usize) -> Option<StopReason> {
         let n = self.runs[cell];
-        if let Some(exact) = self.policy.exact {
-            return (n >= exact).then_some(StopReason::RunCount);
-        }
-        if self.policy.max_runs.is_some_and(|m| n >= m) {
-            return Some(StopReason::MaxRuns);
-        }
-        (n >= self.policy.min_runs && self.measured_time[cell] >= self.policy.min_time)
-            .then_some(StopReason::TimeBudget)
+        self.enough(n, self.measured_time[cell], 1)
     }
 
     /// Interleaved blocks stop together, so every cell has the same number of
@@ -141,16 +146,27 @@ impl Scheduler {
     /// used `cells × min_time`, so a slow cell does not force thousands of
     /// runs of a fast one.
     fn block_done(&self) -> Option<StopReason> {
+        let total: f64 = self.measured_time.iter().sum();
+        self.enough(self.blocks(), total, self.cells)
+    }
+
+    /// Why `n` runs (of each of `cells` cells, `seconds` measured together)
+    /// are enough, if they are: the exact count, the maximum, or, once the
+    /// minimum is made, a stop rule's stop asked for earlier or the time
+    /// budget.
+    fn enough(&self, n: usize, seconds: f64, cells: usize) -> Option<StopReason> {
         if let Some(exact) = self.policy.exact {
-            return (self.blocks() >= exact).then_some(StopReason::RunCount);
-        }
-        let n = self.blocks();
-        if self.policy.max_runs.is_some_and(|m| n >= m) {
+            if n >= exact {
+                return Some(StopReason::RunCount);
+            }
+        } else if self.policy.max_runs.is_some_and(|m| n >= m) {
             return Some(StopReason::MaxRuns);
         }
-        let total: f64 = self.measured_time.iter().sum();
-        (n >= self.policy.min_runs && total >= self.policy.min_time * self.cells as f64)
-            .then_some(StopReason::TimeBudget)
+        if n < self.policy.min_runs {
+            return None;
+        }
+        let budget = self.policy.exact.is_none() && seconds >= self.policy.min_time * cells as f64;
+        self.pending.or(budget.then_some(StopReason::TimeBudget))
     }
 
     /// Total measured runs expected, for progress display (an estimate when a
@@ -359,6 +375,45 @@ mod tests {
         let mut s = Scheduler::new(2, Order::Interleaved, exact(100), 0, 0);
         let a = s.next_step();
         s.record(a, 0.1);
+        s.stop(StopReason::Interrupted);
+        assert_eq!(s.next_step(), Step::Done);
+        assert_eq!(s.stop_reason(), Some(StopReason::Interrupted));
+    }
+
+    #[test]
+    fn a_stop_rule_waits_for_the_minimum_runs() {
+        // The precision reached after 20 blocks, with --min-runs 1000: the
+        // session goes on to 1000 blocks and stops there, not at the time
+        // budget (50 s of runs) nor later.
+        let policy = RunPolicy {
+            min_runs: 1000,
+            ..RunPolicy::default()
+        };
+        for order in [Order::Interleaved, Order::Sequential] {
+            let cells = if order == Order::Interleaved { 2 } else { 1 };
+            let mut s = Scheduler::new(cells, order, policy, 0, 0);
+            let mut made = 0;
+            while let step @ Step::Measure(_) = s.next_step() {
+                s.record(step, 0.05);
+                made += 1;
+                if made == 20 * cells {
+                    s.stop(StopReason::Precision);
+                }
+            }
+            assert_eq!(made, 1000 * cells, "{order:?}");
+            assert_eq!(s.stop_reason(), Some(StopReason::Precision));
+        }
+        // With the minimum made, at once; an interruption, at once always.
+        let mut s = Scheduler::new(1, Order::Interleaved, RunPolicy::default(), 0, 0);
+        for _ in 0..10 {
+            let step = s.next_step();
+            s.record(step, 0.001);
+        }
+        s.stop(StopReason::TimeBudget);
+        assert_eq!(s.next_step(), Step::Done);
+        let mut s = Scheduler::new(1, Order::Interleaved, policy, 0, 0);
+        let step = s.next_step();
+        s.record(step, 0.001);
         s.stop(StopReason::Interrupted);
         assert_eq!(s.next_step(), Step::Done);
         assert_eq!(s.stop_reason(), Some(StopReason::Interrupted));

@@ -97,10 +97,15 @@ impl Settings {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// None for text that is not stored settings (a damaged row is read as
-    /// a session stored without them, not refused).
+    /// None for text that is not stored settings.
     pub fn from_json(text: &str) -> Option<Settings> {
-        serde_json::from_str(text).ok()
+        Settings::parse_json(text).ok()
+    }
+
+    /// The settings, or why the text is not stored settings (serde's
+    /// words: the field and the position).
+    pub fn parse_json(text: &str) -> Result<Settings, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
     }
 
     /// Whether the session searched (`--minimize`/`--maximize`).

@@ -28,6 +28,16 @@ pub use machine::{short_fingerprint, Machine};
 pub use redact::redact;
 use schema::{Dialect, LATEST, METRIC_COLUMNS};
 
+/// The error for a store of schema version `v`, newer than this
+/// cmdscope's: refused before anything in it changes.
+pub(crate) fn newer_schema(shown: &str, v: i64) -> StoreError {
+    StoreError(format!(
+        "store '{shown}' has schema version {v}, newer than this cmdscope {} understands \
+         ({LATEST}): upgrade cmdscope (the store was left unchanged)",
+        env!("CARGO_PKG_VERSION")
+    ))
+}
+
 /// A store error: one line, with any password already removed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -126,19 +136,91 @@ pub enum Location {
 }
 
 impl Location {
-    /// `postgres://…` / `postgresql://…` or a libpq key/value string
-    /// (`host=h dbname=x`) is PostgreSQL; anything else (with
-    /// an optional `sqlite:` prefix) is the path of an SQLite file.
-    pub fn parse(text: &str) -> Location {
-        if text.starts_with("postgres://")
-            || text.starts_with("postgresql://")
-            || redact::is_conninfo(text)
-        {
-            Location::Postgres(text.to_string())
-        } else {
-            let path = text.strip_prefix("sqlite:").unwrap_or(text);
-            Location::Sqlite(PathBuf::from(path))
+    /// Reads a store location. `postgres://…` / `postgresql://…` or a libpq
+    /// key/value string (`host=h dbname=x`) is PostgreSQL, and must be one
+    /// the driver accepts: text that looks like a connection string is
+    /// never taken for a file's path. Anything else (with an optional
+    /// `sqlite:` prefix) is the path of an SQLite file, which must name a
+    /// file: in-memory databases, SQLite's `file:` URIs and blank names,
+    /// which would keep nothing or not what was meant, are refused.
+    pub fn parse(text: &str) -> Result<Location> {
+        if let Some(path) = text.strip_prefix("sqlite:") {
+            return Location::sqlite(text, path);
         }
+        if redact::looks_like_connection(text) {
+            return match redact::refusal(text) {
+                None => Ok(Location::Postgres(text.to_string())),
+                Some(why) => Err(StoreError(format!(
+                    "store '{}' is not a PostgreSQL connection string cmdscope can use: {why}{}",
+                    crate::output::escape_line(&redact(text)),
+                    if redact::is_url(text) {
+                        ""
+                    } else {
+                        " (for an SQLite file of that name, give sqlite:NAME or ./NAME)"
+                    }
+                ))),
+            };
+        }
+        Location::sqlite(text, text)
+    }
+
+    /// The SQLite file `path` (`given` as typed, for messages).
+    fn sqlite(given: &str, path: &str) -> Result<Location> {
+        let shown = crate::output::escape_line(given);
+        let refuse = |why: &str| Err(StoreError(format!("store '{shown}': {why}")));
+        if path.trim().is_empty() {
+            return refuse("names no file: an SQLite store is a file; give its path");
+        }
+        if path.trim() != path {
+            return refuse(
+                "the path begins or ends with white space (a typo?); give the file's path as it is",
+            );
+        }
+        // SQLite reads these itself (cmdscope's SQLite takes URIs): an
+        // in-memory database keeps nothing once cmdscope exits.
+        if path == ":memory:" || path.starts_with("file:") {
+            return refuse(
+                "an in-memory database or a URI, not a file: the store must keep what is \
+                 recorded; give the file's path (./NAME for a file named so)",
+            );
+        }
+        Ok(Location::Sqlite(PathBuf::from(path)))
+    }
+
+    /// The files an SQLite store is made of (the database, its write-ahead
+    /// log, shared-memory index and rollback journal, beside the file its
+    /// links lead to, as SQLite puts them), named for messages; none for
+    /// PostgreSQL. What no output of cmdscope may write.
+    pub fn files(&self) -> Vec<crate::output::Named> {
+        let Location::Sqlite(path) = self else {
+            return Vec::new();
+        };
+        // A device or FIFO is no store (opening it is refused): nothing
+        // to protect, and `--export-json /dev/null` stays allowed.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Vec::new();
+        }
+        let shown = crate::output::escape_line(&path.display().to_string());
+        let mut files = vec![crate::output::Named {
+            what: format!("the results store '{shown}'"),
+            path: path.clone(),
+        }];
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        for base in [path, &real] {
+            for (suffix, what) in [
+                ("-wal", "write-ahead log"),
+                ("-shm", "shared-memory index"),
+                ("-journal", "rollback journal"),
+            ] {
+                let mut name = base.as_os_str().to_os_string();
+                name.push(suffix);
+                files.push(crate::output::Named {
+                    what: format!("the results store's {what} ('{shown}{suffix}')"),
+                    path: name.into(),
+                });
+            }
+        }
+        files
     }
 
     /// `$XDG_DATA_HOME/cmdscope/results.sqlite3`, else
@@ -268,6 +350,9 @@ pub struct Finish {
 /// Status of a session that has not finished (still running, or killed).
 pub const RUNNING: &str = "running";
 
+/// The status of a session that ended normally.
+pub const FINISHED: &str = "finished";
+
 /// Which sessions to list.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
@@ -328,6 +413,10 @@ pub struct StoredSession {
     /// What the session was run with; None for imports and sessions
     /// stored before the settings were kept.
     pub settings: Option<Settings>,
+    /// Why the stored settings could not be read, when they are there but
+    /// damaged (`settings` is then None): readers that need them refuse
+    /// the session rather than take it for one stored without them.
+    pub settings_error: Option<String>,
 }
 
 impl StoredSession {
@@ -741,12 +830,7 @@ impl Store {
     }
 
     fn newer(&self, v: i64) -> StoreError {
-        StoreError(format!(
-            "store '{}' has schema version {v}, newer than this cmdscope {} understands ({LATEST}): \
-             upgrade cmdscope (the store was left unchanged)",
-            self.location,
-            env!("CARGO_PKG_VERSION")
-        ))
+        newer_schema(&self.location, v)
     }
 
     /// Applies the missing migrations, one transaction; concurrent openers
@@ -1218,6 +1302,7 @@ impl Store {
                     preflight: g(21).text().map(str::to_string),
                     search: g(22).text().and_then(StoredSearch::from_json),
                     settings: g(23).text().and_then(Settings::from_json),
+                    settings_error: g(23).text().and_then(|t| Settings::parse_json(t).err()),
                 }
             })
             .collect();
@@ -1346,6 +1431,37 @@ impl Store {
                     &mut |c, v| out.entry(c).or_default().push(v),
                 )
                 .map_err(|e| self.err("cannot read runs", e))?;
+        }
+        Ok(out)
+    }
+
+    /// Per cell, its runs that timed out and those that failed (a non-zero
+    /// exit or a signal, without a timeout): what a gate says of a side
+    /// holding too few successful runs. Cells without such runs are absent.
+    pub fn run_outcomes(&mut self, cells: &[i64]) -> Result<HashMap<i64, (usize, usize)>> {
+        let mut out = HashMap::new();
+        for chunk in cells.chunks(500) {
+            let (list, params) = in_list(chunk);
+            let rows = self
+                .db
+                .query(
+                    &format!(
+                        "SELECT cell_id, \
+                         CAST(SUM(CASE WHEN timed_out <> 0 THEN 1 ELSE 0 END) AS BIGINT), \
+                         CAST(SUM(CASE WHEN timed_out = 0 AND (exit_code <> 0 OR signal IS NOT \
+                         NULL) THEN 1 ELSE 0 END) AS BIGINT) FROM runs WHERE cell_id IN ({list}) \
+                         AND (timed_out <> 0 OR exit_code <> 0 OR signal IS NOT NULL) \
+                         GROUP BY cell_id"
+                    ),
+                    &params,
+                )
+                .map_err(|e| self.err("cannot read runs", e))?;
+            for r in rows {
+                let n = |i: usize| r.get(i).and_then(Value::int).unwrap_or(0).max(0) as usize;
+                if let Some(cell) = r.first().and_then(Value::int) {
+                    out.insert(cell, (n(1), n(2)));
+                }
+            }
         }
         Ok(out)
     }
@@ -1482,27 +1598,56 @@ mod tests {
 
     #[test]
     fn locations_and_labels() {
+        let parse = |t: &str| Location::parse(t).unwrap();
         assert_eq!(
-            Location::parse("postgres://h/db"),
+            parse("postgres://h/db"),
             Location::Postgres("postgres://h/db".into())
         );
         assert_eq!(
-            Location::parse("sqlite:/tmp/x.db"),
+            parse("sqlite:/tmp/x.db"),
             Location::Sqlite("/tmp/x.db".into())
         );
-        assert_eq!(Location::parse("x.db"), Location::Sqlite("x.db".into()));
+        assert_eq!(parse("x.db"), Location::Sqlite("x.db".into()));
         assert_eq!(
-            Location::parse("host=h dbname=x password=p"),
+            parse("host=h dbname=x password=p"),
             Location::Postgres("host=h dbname=x password=p".into())
         );
+        assert_eq!(parse("./runs=1.db"), Location::Sqlite("./runs=1.db".into()));
         assert_eq!(
-            Location::parse("runs=1.db"),
+            parse("sqlite:runs=1.db"),
             Location::Sqlite("runs=1.db".into())
         );
-        assert_eq!(
-            Location::parse("host=h password=p").display(),
-            "host=h password=***"
-        );
+        assert_eq!(parse("host=h password=p").display(), "host=h password=***");
+        // Stores that keep nothing, or are not what was meant.
+        for text in [
+            "sqlite:",
+            "sqlite: ",
+            ":memory:",
+            "sqlite::memory:",
+            "file::memory:?cache=shared",
+            "file:x.db?mode=memory",
+            "sqlite:file:x.db",
+            " x.db",
+        ] {
+            let e = Location::parse(text).unwrap_err().0;
+            assert!(e.starts_with("store '"), "{text}: {e}");
+        }
+        // Connection strings the driver refuses are never paths, and their
+        // passwords are not in the error.
+        for text in [
+            "postgresql://h/db?user=u&PASSWORD=e",
+            "host=h PASSWORD=e",
+            "host=h password='e",
+            "runs=1.db",
+            "host=h sslcert=x password=e",
+        ] {
+            let e = Location::parse(text).unwrap_err().0;
+            assert!(
+                e.contains("not a PostgreSQL connection string"),
+                "{text}: {e}"
+            );
+            assert!(!e.contains("=e"), "{text}: {e}");
+        }
         assert_eq!(
             parse_labels(&["a=1".into(), "b=x=y".into(), "a=2".into()]).unwrap(),
             vec![("b".into(), "x=y".into()), ("a".into(), "2".into())]

@@ -22,6 +22,7 @@ use super::writer::{BatchMsg, Link, Msg, RunMsg};
 use super::{Location, NewCell, NewSession, Store, StoreError, StoredSearch};
 use crate::error::Error;
 use crate::metrics::Sample;
+use crate::output::Named;
 use crate::run::events::{Event, Observer};
 use crate::run::plan::Cell;
 use crate::run::schedule::Step;
@@ -56,7 +57,7 @@ impl Choice {
     fn location_for(&self, writer: bool) -> Result<Option<Location>, StoreError> {
         match self {
             Choice::Disabled => Ok(None),
-            Choice::Explicit(s) => Ok(Some(Location::parse(s))),
+            Choice::Explicit(s) => Location::parse(s).map(Some),
             Choice::Default => match Location::default_location() {
                 Some(loc) => {
                     if let (true, Location::Sqlite(p)) = (writer, &loc) {
@@ -81,11 +82,39 @@ impl Choice {
     }
 }
 
+/// Refuses, before anything runs or is written, a named store location
+/// that cannot be a store, and `outputs` that would overwrite the store
+/// (or one of its journal files), one another, or any other SQLite
+/// database (another store's history); standard output and
+/// error are checked against the store too (`history >> results.db`).
+/// With `--no-store` the store named (or the default one) is still
+/// protected: nothing is recorded there, but it holds the history.
+pub fn check_outputs(
+    no_store: bool,
+    store: Option<&str>,
+    outputs: &[Named],
+) -> crate::error::Result<()> {
+    let kept = match Choice::new(false, store) {
+        Choice::Explicit(s) => match Location::parse(&s) {
+            Ok(location) => location.files(),
+            Err(_) if no_store => Vec::new(),
+            Err(e) => return Err(e.into()),
+        },
+        _ => Location::default_location()
+            .map(|l| l.files())
+            .unwrap_or_default(),
+    };
+    crate::output::refuse_collisions(outputs, &kept)?;
+    crate::output::refuse_databases(outputs)?;
+    crate::output::refuse_streams_into(&kept)
+}
+
 /// Opens the store for a command that reads it (history, check, report):
 /// it must exist and be a cmdscope store; nothing is created or changed. A
 /// store of an older schema is read as it is, with a note on stderr saying
 /// what it lacks.
 pub fn open_read_only(store: Option<&str>) -> crate::error::Result<Store> {
+    check_outputs(false, store, &[])?;
     match Choice::new(false, store).location_for(false)? {
         Some(loc) => {
             let store = Store::open_read_only(&loc)?;
@@ -103,6 +132,7 @@ pub fn open_read_only(store: Option<&str>) -> crate::error::Result<Store> {
 /// Opens the store for a command that writes one (import): every failure
 /// is an error.
 pub fn open_required(no_store: bool, store: Option<&str>) -> crate::error::Result<Store> {
+    check_outputs(no_store, store, &[])?;
     match Choice::new(no_store, store).location()? {
         Some(loc) => Ok(Store::open(&loc)?),
         None => Err(Error::Usage(

@@ -56,6 +56,23 @@ fn writable(path: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
+/// A file that is not a regular one, in words.
+fn file_kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
 impl Drop for Sqlite {
     /// A reader leaves nothing behind. SQLite removes `-wal` and `-shm`
     /// when the last connection closes, but only a connection that may
@@ -171,7 +188,12 @@ impl Sqlite {
             |what: &str, err: StoreError| StoreError(format!("store '{shown}': {what}: {}", err.0));
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {}
-            Ok(_) => return Err(StoreError(format!("store '{shown}': not a regular file"))),
+            Ok(m) => {
+                return Err(StoreError(format!(
+                    "store '{shown}': not a regular file ({})",
+                    file_kind(&m)
+                )))
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 return Err(StoreError(format!(
                     "store '{shown}' does not exist (nothing recorded there yet?)"
@@ -220,6 +242,19 @@ impl Sqlite {
     pub fn open(path: &Path, shown: &str) -> Result<Sqlite> {
         let fail =
             |what: &str, err: StoreError| StoreError(format!("store '{shown}': {what}: {}", err.0));
+        // SQLite would open a device or FIFO and create its journal beside
+        // it (`/dev/full-journal`): only a regular file, or none yet, is a
+        // store.
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => {
+                return Err(StoreError(format!(
+                    "store '{shown}': not a regular file ({}): an SQLite store is a file; \
+                     it was left unchanged",
+                    file_kind(&m)
+                )))
+            }
+            _ => {}
+        }
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -238,8 +273,23 @@ impl Sqlite {
         }
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|err| fail("cannot open", e(err)))?;
-        if contents(&conn).map_err(|err| fail("cannot open", e(err)))? == Contents::Foreign {
-            return Err(foreign(shown));
+        match contents(&conn).map_err(|err| fail("cannot open", e(err)))? {
+            Contents::Foreign => return Err(foreign(shown)),
+            // Refused before the journal mode changes, which rewrites the
+            // file's header: a newer store is left byte for byte as it was.
+            Contents::Store => {
+                let newer = conn
+                    .query_row("SELECT MAX(version) FROM schema_version", [], |r| {
+                        r.get::<_, Option<i64>>(0)
+                    })
+                    .ok()
+                    .flatten()
+                    .filter(|&v| v > super::schema::LATEST);
+                if let Some(v) = newer {
+                    return Err(super::newer_schema(shown, v));
+                }
+            }
+            Contents::Empty => {}
         }
         // Switching to WAL needs a moment of exclusive access; the busy
         // handler covers it, and a few retries cover the rest.

@@ -688,7 +688,7 @@ impl State {
     fn handle(&mut self, msg: Msg) -> Result<(), StoreError> {
         match msg {
             Msg::Open { location } => {
-                self.store = Some(Store::open(&Location::parse(&location))?);
+                self.store = Some(Store::open(&Location::parse(&location)?)?);
             }
             Msg::Begin { session, cells } => {
                 let store = self.store()?;

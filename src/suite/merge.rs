@@ -90,6 +90,7 @@ pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
         search: None,
         // Each benchmark ran with its own settings: no one value stands for all.
         settings: None,
+        settings_error: None,
     })
 }
 

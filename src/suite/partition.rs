@@ -45,11 +45,7 @@ impl Partition {
 
     /// "K/N".
     pub fn parse(text: &str) -> Result<Partition> {
-        let bad = || {
-            Error::Usage(format!(
-                "--partition expects K/N (e.g. 2/8) or 'auto', got '{text}'"
-            ))
-        };
+        let bad = || Error::Usage(format!("--partition expects K/N (e.g. 2/8), got '{text}'"));
         let (k, n) = text.split_once('/').ok_or_else(bad)?;
         let k: u32 = k.trim().parse().map_err(|_| bad())?;
         let n: u32 = n.trim().parse().map_err(|_| bad())?;

@@ -92,6 +92,13 @@ pub fn submit(args: &Submission) -> Result<i32> {
     let suite = file::load(&args.file)?;
     // Checked here, not on 100 nodes: a suite that does not plan fails now.
     super::cells::plan(&suite)?;
+    // The job script must not be written over the store it fills.
+    let kept_script: Vec<_> = args
+        .script
+        .iter()
+        .map(|p| crate::output::Named::flag("--script", p))
+        .collect();
+    crate::store::record::check_outputs(false, Some(&args.store), &kept_script)?;
     // Opening the store now (creating its schema) catches a wrong URL
     // before the job waits in the queue.
     open_required(false, Some(&args.store))?;

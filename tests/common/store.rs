@@ -35,10 +35,26 @@ pub fn record_true(store: impl AsRef<OsStr>, runs: &str) -> Output {
     recorded(store, &["run", "--runs", runs, "--style", "none", "true"])
 }
 
+/// `run` of `runs` runs of `true` into `store`, exporting its JSON to `out`.
+pub fn run_true_exporting(store: impl AsRef<OsStr>, runs: &str, out: &Path) -> Output {
+    let out = out.to_str().unwrap();
+    let args = [
+        "run",
+        "--runs",
+        runs,
+        "--style",
+        "none",
+        "--export-json",
+        out,
+        "true",
+    ];
+    with_store(store, &args)
+}
+
 /// The store at `store`, opened (and migrated) through the API.
 pub fn open_store(store: impl AsRef<OsStr>) -> Store {
     let text = store.as_ref().to_str().expect("a store named in UTF-8");
-    Store::open(&Location::parse(text)).expect("open store")
+    Store::open(&Location::parse(text).expect("a store location")).expect("open store")
 }
 
 /// Every session in the store, newest first.

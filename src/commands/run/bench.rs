@@ -16,6 +16,7 @@ use crate::cli::run::{RunArgs, SortOrder, Style, TimeUnit};
 use crate::error::{exit, Error, Result};
 use crate::exec::{Input, Output};
 use crate::explain::run_monitor::Counts;
+use crate::output::{same_file, Named};
 use crate::report::csv::Csv;
 use crate::report::json::Json;
 use crate::report::markdown::{Markup, Rows, Table};
@@ -135,6 +136,13 @@ pub fn exports_asked(args: &RunArgs) -> bool {
     export_paths(args).next().is_some()
 }
 
+/// The `--export-*` flags given, by name.
+pub fn exports_given(args: &RunArgs) -> Vec<String> {
+    export_paths(args)
+        .map(|(flag, _)| format!("--export-{}", flag.format))
+        .collect()
+}
+
 /// Everything settled before the first run.
 struct Prepared {
     opts: RunOptions,
@@ -249,7 +257,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
     }
     let source = parse_source(args, r)?;
     let monitor_settle = check_goals(args, r, &cells, &parameters, &source)?;
-    let stdout_exports = check_exports(args, &parameters)?;
+    let stdout_exports = check_exports(args, r, &parameters)?;
 
     let stdout_term = std::io::stdout().is_terminal();
     let stderr_term = std::io::stderr().is_terminal();
@@ -279,6 +287,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         (Some(p), Order::Interleaved) => Some(Sequential::new(r.alpha, p)),
         _ => None,
     };
+    distinct_identities(&cells)?;
     let real: Vec<&crate::run::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
     // The added --reference command comes first; --reference-name alone
     // picks one of the commands.
@@ -395,6 +404,34 @@ fn settings(
     }
 }
 
+/// Two cells of one session with one identity (`store::identity`: the
+/// name given with `-n`, else the command and its parameters) are refused
+/// before any run, as `import` refuses a file naming a benchmark twice: the
+/// store, `check` and the exports tell benchmarks apart by it, and a gate
+/// comparing one of the two would leave the other unjudged.
+fn distinct_identities(cells: &[plan::Cell]) -> Result<()> {
+    let mut seen: Vec<(String, &plan::Cell)> = Vec::new();
+    for c in cells.iter().filter(|c| !c.calibration) {
+        let identity = store::identity(c);
+        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == identity) {
+            let how = if first.template == plan::REFERENCE {
+                "name the reference apart (--reference-name NAME)"
+            } else if c.custom_name {
+                "give each its own -n name (with the parameters in it, as -n 'x {n}', for a parameter scan)"
+            } else {
+                "to compare a command with itself, name the two apart (-n a -n b)"
+            };
+            return Err(Error::Usage(format!(
+                "two benchmarks would both be '{identity}' ('{}' and '{}'): the store, check and \
+                 the exports tell benchmarks apart by it; {how}",
+                first.command, c.command
+            )));
+        }
+        seen.push((identity, c));
+    }
+    Ok(())
+}
+
 /// `--min-time`, `--min-runs`/`--max-runs`, `--runs` and `--timeout`.
 fn limits(r: &Request) -> Result<(Option<Duration>, RunPolicy)> {
     crate::cli::check_min_time(r.min_time)?;
@@ -468,6 +505,17 @@ fn check_goals(
                     .into(),
             ));
         }
+        // The search gives each value the runs its race needs, up to
+        // --runs: a floor or a cap on runs would be ignored.
+        if let Some(flag) = [("--min-runs", r.min_runs), ("--max-runs", r.max_runs)]
+            .into_iter()
+            .find_map(|(flag, given)| given.map(|_| flag))
+        {
+            return Err(Error::Usage(format!(
+                "{flag} does not apply to --minimize/--maximize: the search gives each value the \
+                 runs its race needs, up to --runs N (10 by default)"
+            )));
+        }
     }
     if args.monitor.is_some() {
         crate::explain::run_monitor::parse_matches(&args.matches)?;
@@ -485,7 +533,7 @@ fn check_goals(
 
 /// `--plot` and the `--export-*` paths, checked writable before the first
 /// run; returns how many exports go to stdout.
-fn check_exports(args: &RunArgs, parameters: &[Parameter]) -> Result<usize> {
+fn check_exports(args: &RunArgs, r: &Request, parameters: &[Parameter]) -> Result<usize> {
     if args.plot.is_some() && parameters.is_empty() {
         return Err(Error::Usage(
             "--plot needs a parameter sweep (-P or -L)".into(),
@@ -505,7 +553,30 @@ fn check_exports(args: &RunArgs, parameters: &[Parameter]) -> Result<usize> {
     for (_, path) in export_paths(args) {
         crate::output::check_writable(path)?;
     }
+    check_collisions(args, r)?;
     Ok(stdout_exports)
+}
+
+/// Refuses, before the first run, an export, `--plot` or `--output` file
+/// that is the store (or one of its journal files) or another output: the
+/// later write would destroy the earlier file. The commands' `--output`
+/// files may be one file among themselves (each run empties it).
+fn check_collisions(args: &RunArgs, r: &Request) -> Result<()> {
+    let mut outputs: Vec<Named> = export_paths(args)
+        .map(|(flag, path)| Named::flag(&format!("--export-{}", flag.format), path))
+        .chain(args.plot.iter().map(|path| Named::flag("--plot", path)))
+        .collect();
+    let mut runs_write: Vec<&std::path::Path> = Vec::new();
+    for o in &r.output {
+        let path = std::path::Path::new(o.as_str());
+        if matches!(parse_output(o), Output::File(_))
+            && !runs_write.iter().any(|w| same_file(w, path))
+        {
+            runs_write.push(path);
+        }
+    }
+    outputs.extend(runs_write.into_iter().map(|p| Named::flag("--output", p)));
+    record::check_outputs(args.no_store, args.store.store.as_deref(), &outputs)
 }
 
 /// `--order`, or interleaved unless the commands' hooks differ.
@@ -552,12 +623,16 @@ fn shell_notes(r: &Request, cells: &[plan::Cell]) {
     for c in cells {
         if let Some(reason) = &c.shell_reason {
             if told.insert(c.template) {
+                // The command may come from a suite's file: shown escaped.
+                let command = r
+                    .plan
+                    .commands
+                    .get(c.template)
+                    .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned());
                 crate::eprint_line!(
-                    "cmdscope: note: '{}' is shell syntax ({reason}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
-                    r.plan
-                        .commands
-                        .get(c.template)
-                        .map_or_else(|| c.command.clone(), |t| t.to_string_lossy().into_owned())
+                    "cmdscope: note: '{}' is shell syntax ({}): running it with sh -c, sh's start-up subtracted (-N runs it directly)",
+                    crate::output::escape_line(&command),
+                    crate::output::escape_line(reason)
                 );
             }
         }

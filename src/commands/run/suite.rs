@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use crate::cli::run::{RunArgs, Style};
 use crate::error::{exit, Error, Result};
+use crate::output::escape_line;
 use crate::store::partitions::PartitionStart;
 use crate::store::record::Choice;
 use crate::store::{Machine, Store};
@@ -23,14 +24,22 @@ pub fn partition_of(partition: Option<&str>, partitions: Option<u32>) -> Result<
             )),
             None => Ok(Partition::WHOLE),
         },
-        Some("auto") => scheduler::auto_partition(&|n| std::env::var(n).ok(), partitions),
+        Some(text) if text.trim() == "auto" => {
+            scheduler::auto_partition(&|n| std::env::var(n).ok(), partitions)
+        }
         Some(text) => {
             if partitions.is_some() {
                 return Err(Error::Usage(
                     "--partitions goes with --partition auto, not with K/N".into(),
                 ));
             }
-            Partition::parse(text)
+            // `run` also takes 'auto', which `Partition::parse` does not.
+            Partition::parse(text).map_err(|e| match text.contains('/') {
+                true => e,
+                false => Error::Usage(format!(
+                    "--partition expects K/N (e.g. 2/8) or 'auto', got '{text}'"
+                )),
+            })
         }
     }
 }
@@ -76,22 +85,24 @@ fn settings_given(a: &RunArgs) -> Vec<&'static str> {
     check("--cleanup", a.cleanup.is_some());
     check("--command-name", !a.cell.names.is_empty());
     check("--ignore-failure", a.ignore_failure.is_some());
-    check("--output", a.output != default.output || a.show_output);
+    check("--output", a.output != default.output);
+    check("--show-output", a.show_output);
     check("--input", a.input != default.input);
     check("--env", !a.cell.env.is_empty());
     check("--env-size", a.cell.env_size.is_some());
     check("--env-file", a.cell.env_file.is_some());
     check("--clear-env", a.cell.clear_env);
     check("--user", a.cell.user.is_some());
-    check(
-        "--workdir",
-        a.cell.workdir.is_some() || a.cell.workdir_template.is_some(),
-    );
+    check("--workdir", a.cell.workdir.is_some());
+    check("--workdir-template", a.cell.workdir_template.is_some());
     check("--cpus", a.cell.cpus.is_some());
     check("--nice", a.cell.nice.is_some());
     check("--ops", a.ops.is_some());
+    check("--concurrency", a.concurrency.is_some());
     check("--shell", a.cell.shell.is_some());
-    check("--timeout", a.timeout.is_some() || a.stop_on_timeout);
+    check("--no-shell", a.cell.no_shell);
+    check("--timeout", a.timeout.is_some());
+    check("--stop-on-timeout", a.stop_on_timeout);
     check("--counters", a.counters);
     check("--order", a.order != default.order);
     check("--seed", a.seed.is_some());
@@ -110,6 +121,38 @@ fn settings_given(a: &RunArgs) -> Vec<&'static str> {
     check("--metric", a.metric != default.metric);
     check("--remove-outliers", a.remove_outliers);
     given
+}
+
+/// Flags of `run` a suite has no setting for, given with --suite:
+/// refused, each with the reason, rather than silently ignored.
+fn unavailable(a: &RunArgs) -> Vec<(&'static str, &'static str)> {
+    let default = defaults();
+    [
+        (
+            a.isolate,
+            "--isolate",
+            "it pins cmdscope to one CPU for good, and a suite's benchmarks set their own --cpus",
+        ),
+        (
+            a.until_decided || a.max_time.is_some(),
+            "--until-decided/--max-time",
+            "a suite's benchmarks stop as their file's runs, min_runs, max_runs and precision say",
+        ),
+        (
+            a.monitor.is_some(),
+            "--monitor",
+            "a suite's settings come from its file",
+        ),
+        (
+            a.sort != default.sort,
+            "--sort",
+            "it orders the Markdown, AsciiDoc and Org-mode exports, which --suite does not write",
+        ),
+    ]
+    .into_iter()
+    .filter(|(given, _, _)| *given)
+    .map(|(_, flag, why)| (flag, why))
+    .collect()
 }
 
 /// `cmdscope run`'s flags as a command line without any gives them.
@@ -135,17 +178,19 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             given.join(", ")
         )));
     }
-    if super::bench::exports_asked(args) || args.plot.is_some() {
-        return Err(Error::Usage(
-            "--suite records into the store; exports and --plot are not available with it \
-             (use `cmdscope report --run ID`)"
-                .into(),
-        ));
+    let mut outputs = super::bench::exports_given(args);
+    outputs.extend(args.plot.as_ref().map(|_| "--plot".to_string()));
+    if !outputs.is_empty() {
+        return Err(Error::Usage(format!(
+            "--suite records into the store; exports and --plot are not available with it: \
+             remove {} (use `cmdscope report --run ID`)",
+            outputs.join(", ")
+        )));
     }
-    if args.monitor.is_some() {
-        return Err(Error::Usage(
-            "--monitor is not available with --suite: a suite's settings come from its file".into(),
-        ));
+    if let Some((flag, why)) = unavailable(args).first() {
+        return Err(Error::Usage(format!(
+            "{flag} is not available with --suite: {why}"
+        )));
     }
     let partition = partition_of(args.suite.partition.as_deref(), args.suite.partitions)?;
     let suite = file::load(path)?;
@@ -154,6 +199,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let mine = cells::select(planned, partition);
     let run_id = run_id_of(args.suite.run_id.as_deref(), partition)?;
     let choice = Choice::new(args.no_store, args.store.store.as_deref());
+    crate::store::record::check_outputs(args.no_store, args.store.store.as_deref(), &[])?;
     let mut store = match choice.location() {
         Ok(None) => None,
         Ok(Some(loc)) => match Store::open(&loc) {
@@ -175,9 +221,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         crate::eprint_line!(
             "cmdscope: suite {}: run {run_id}, partition {partition}: {mine_cells} of {suite_cells} \
              cells in {} benchmarks on {}",
-            path.display(),
+            escape_line(&path.display().to_string()),
             mine.len(),
-            machine.hostname
+            escape_line(&machine.hostname)
         );
     }
     let _lock = if args.suite.no_host_lock {
@@ -255,7 +301,12 @@ fn run_benchmarks(
             Ok(code) => worst = worst.max(code),
             Err(Error::Interrupted) => return Err(Error::Interrupted),
             Err(e) => {
-                crate::eprint_line!("cmdscope: error: benchmark '{name}': {e}");
+                // The name and the error may quote the suite's file.
+                crate::eprint_line!(
+                    "cmdscope: error: benchmark '{}': {}",
+                    escape_line(&name),
+                    escape_line(&e.to_string())
+                );
                 worst = worst.max(e.exit_code());
             }
         }

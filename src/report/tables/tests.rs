@@ -237,7 +237,13 @@ fn higher_is_better_and_memory_do_not_gate_and_respect_direction() {
         ),
     ];
     let out = run(&d, &opts(CompareFormat::Json, Some(1.0)));
-    assert!(!out.gate_failed, "memory and throughput never gate");
+    assert!(
+        out.gate_failures.is_empty(),
+        "memory and throughput never gate"
+    );
+    // With nothing gated the gate compared nothing: it cannot pass (the
+    // subcommand refuses it before, naming what was not matched).
+    assert!(out.gate_failed);
     let verdicts: HashMap<String, Verdict> = out
         .tables
         .iter()
@@ -316,7 +322,36 @@ fn mismatched_benchmarks_are_shown_not_compared() {
     assert!(t.rows[2].cells[0].is_none() && t.rows[2].comparisons[1].is_none());
     assert!(t.geomean.is_none(), "only one benchmark is in both files");
     assert!(out.rendered.contains(MISSING_NOTE), "{}", out.rendered);
-    assert!(!out.gate_failed);
+    // `a` of the baseline was not compared: the gate fails and says why,
+    // unless told it may be missing. `c`, only in the candidate, is no matter.
+    assert!(out.gate_failed);
+    assert!(
+        out.rendered.contains(
+            "gate FAILED: 1 not compared (1 comparison compared, 1 inconclusive, 1 not compared):"
+        ) && out
+            .rendered
+            .contains("  a: not compared: not in 'new.json'"),
+        "{}",
+        out.rendered
+    );
+    let allowed = CompareOptions {
+        gate: crate::analysis::gate::Options {
+            allow_missing: vec!["a".into()],
+            ..Default::default()
+        },
+        ..opts(CompareFormat::Text, Some(10.0)).1
+    };
+    let out = run(&d, &(CompareFormat::Text, allowed));
+    assert!(!out.gate_failed, "{}", out.rendered);
+    assert!(
+        out.rendered
+            .contains("1 not compared, allowed by --allow-missing)")
+            && out
+                .rendered
+                .contains("a: not compared (allowed by --allow-missing): not in 'new.json'"),
+        "{}",
+        out.rendered
+    );
 
     let json = run(&d, &opts(CompareFormat::Json, None)).rendered;
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -519,7 +554,10 @@ fn markdown_tables_are_well_formed() {
     }));
     assert!(table[0].contains("old.json median"), "{}", table[0]);
     assert!(md.contains("`sh -c 'ls \\| wc -l'`"), "{md}");
-    assert!(md.contains("**gate FAILED: 2 comparisons significantly slower by more than +10%:**"));
+    assert!(
+        md.contains("**gate FAILED: 2 comparisons significantly slower by more than +10% (2 comparisons compared, 0 inconclusive):**"),
+        "{md}"
+    );
     assert!(md.contains("- time_wall_clock  sh -c 'ls \\| wc -l'  new.json: +20.00%"));
 }
 
@@ -733,8 +771,15 @@ fn nothing_in_common() {
         out.rendered
     );
     assert!(out.rendered.contains("time_wall_clock (only in old)"));
-    assert!(out.rendered.contains("gate passed, but vacuously"));
-    assert!(!out.gate_failed);
+    // A gate that compared nothing does not pass (the subcommand refuses
+    // it before, naming what was not matched).
+    assert!(
+        out.rendered
+            .contains("gate FAILED: nothing compared (0 comparisons compared, 0 inconclusive):"),
+        "{}",
+        out.rendered
+    );
+    assert!(out.gate_failed);
     let json = run(&d, &opts(CompareFormat::Json, None)).rendered;
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&json).unwrap(),
