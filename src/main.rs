@@ -4,7 +4,8 @@ use cmdscope::cli::{Cli, Command};
 use cmdscope::error::exit;
 
 fn main() {
-    let cli = match Cli::parse_ordered(std::env::args_os()) {
+    let args = cmdscope::cli::front_door(std::env::args_os().collect());
+    let cli = match Cli::parse_ordered(args) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -51,6 +52,7 @@ fn main() {
     };
     let result = match &cli.command {
         Command::Run(args) => cmdscope::commands::run::run(args),
+        Command::Hyperfine(args) => cmdscope::commands::run::hyperfine(args),
         Command::Compare(args) => cmdscope::commands::compare::run(args),
         Command::Explain(args) => cmdscope::commands::explain::run(args),
         Command::History(args) => cmdscope::commands::history::run(args),

@@ -71,9 +71,27 @@ metrics! {
     CacheReferences => "cache_references", Count, "cache refs";
     CacheMisses => "cache_misses", Count, "cache misses";
     BranchMisses => "branch_misses", Count, "branch misses";
+    SimInstructions => "sim_instructions", Count, "simulated instructions";
+    SimD1Misses => "sim_d1_misses", Count, "simulated D1 misses";
+    SimLlMisses => "sim_ll_misses", Count, "simulated LL misses";
+    SimBranchMispredicts => "sim_branch_mispredicts", Count, "simulated mispredicts";
+    SimEstimatedCycles => "sim_estimated_cycles", Count, "estimated cycles";
 }
 
 impl Metric {
+    /// The counts of `run --simulate` (cachegrind's): exact, so a cell
+    /// whose runs all gave one value is a decision, not a spread.
+    pub fn simulated(self) -> bool {
+        matches!(
+            self,
+            Metric::SimInstructions
+                | Metric::SimD1Misses
+                | Metric::SimLlMisses
+                | Metric::SimBranchMispredicts
+                | Metric::SimEstimatedCycles
+        )
+    }
+
     /// Index into a [`Sample`]'s value array.
     pub fn index(self) -> usize {
         self as usize

@@ -193,6 +193,29 @@ pub fn check_writable(path: &Path) -> Result<()> {
     }
 }
 
+/// Checks up front that `dir` can be used as a generated directory
+/// (`replace_in_dir`'s): an existing directory we may create files in, or a
+/// path `create_dir_all` can make because its nearest existing ancestor is
+/// such a directory. Creates nothing and changes nothing.
+pub fn check_writable_dir(dir: &Path) -> Result<()> {
+    let fail = |e: std::io::Error| write_error(dir, e);
+    let mut at = resolve_links(dir);
+    // Bounded by the path's depth.
+    loop {
+        match std::fs::metadata(&at) {
+            Ok(m) if !m.is_dir() => {
+                return Err(fail(std::io::Error::from_raw_os_error(libc::ENOTDIR)))
+            }
+            Ok(_) if access_ok(&at, libc::W_OK | libc::X_OK) => return Ok(()),
+            Ok(_) => return Err(fail(std::io::Error::from(ErrorKind::PermissionDenied))),
+            Err(e) if e.kind() == ErrorKind::NotFound && at != Path::new(".") => {
+                at = parent_dir(&at).to_path_buf()
+            }
+            Err(e) => return Err(fail(e)),
+        }
+    }
+}
+
 /// The descriptor a path names directly: `/dev/stdout`, `/dev/stderr`,
 /// `/dev/fd/N`, `/proc/self/fd/N`. Written to as it is, never reopened: a
 /// reopen would truncate a `>> log` redirection, and a rename through the

@@ -570,20 +570,6 @@ fn every_bad_input_is_one_line_and_exit_2_and_changes_nothing() {
 // Hostile inputs: numbers, stores, flags and processes that once crashed,
 // misled or left something behind. Each names the real problem in one line.
 
-/// Where this process's session cgroups would go (cgroup v2), if anywhere.
-fn own_cgroup_dir() -> Option<std::path::PathBuf> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = mountinfo.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        right
-            .starts_with("cgroup2 ")
-            .then(|| left.split_whitespace().nth(4).map(std::path::PathBuf::from))?
-    })?;
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    Some(mount.join(path.trim_start_matches('/')))
-}
-
 #[test]
 fn a_huge_run_count_reserves_nothing_up_front_and_leaves_no_cgroup() {
     // Under a 2 GiB address-space limit: reserving room for every run
@@ -923,7 +909,7 @@ fn a_read_only_store_file_is_refused_by_writers_and_left_as_it_was() {
 fn readers_read_a_store_of_an_older_schema_as_it_is_and_leave_it_unchanged() {
     let dir = tempdir();
     let store = store_with_a_session(dir.path());
-    // Back to what cmdscope wrote before migration 4 (and 5 and 6).
+    // Back to what cmdscope wrote before migration 4 (and 5, 6 and 7).
     rusqlite::Connection::open(&store)
         .unwrap()
         .execute_batch(&sql_back_to_version(3))
@@ -935,8 +921,8 @@ fn readers_read_a_store_of_an_older_schema_as_it_is_and_leave_it_unchanged() {
     let latest = cmdscope::store::schema::LATEST;
     let note = format!(
         "cmdscope: note: store '{}' has schema version 3, older than this cmdscope's \
-         ({latest}): read as it is, without search answers, session settings and concurrency \
-         batches (the next run or import with it upgrades it)",
+         ({latest}): read as it is, without search answers, session settings, concurrency \
+         batches and simulated counts (the next run or import with it upgrades it)",
         store.display()
     );
     for (args, status) in [

@@ -433,4 +433,33 @@ fn a_creeping_cost_fails_the_gates_and_a_wandering_one_does_not() {
         "{}",
         stderr(&o)
     );
+    // One --metric for both kinds of check: a run metric against a
+    // baseline is compared; a metric that only a history has (a
+    // concurrency session's latency percentile or throughput) is refused
+    // against a baseline with one line, not silently read as wall time.
+    let o = with_store(
+        &db,
+        &["check", "--baseline", "commit=c25", "--metric", FAULTS],
+    );
+    assert_ne!(o.status.code(), Some(2), "{}{}", out(&o), stderr(&o));
+    for history_only in ["latency_p99", "throughput"] {
+        let o = with_store(
+            &db,
+            &[
+                "check",
+                "--baseline",
+                "commit=c25",
+                "--metric",
+                history_only,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("--metric {history_only}"))
+                && err.contains("--against history")
+                && err.trim().lines().count() == 1,
+            "{err}"
+        );
+    }
 }

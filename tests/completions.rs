@@ -200,7 +200,7 @@ fn man_renders_the_page_and_each_subcommand_s() {
 fn man_names_the_subcommands_when_asked_for_one_that_is_not() {
     one_line_error(
         &generate(&["man", "nope"]),
-        "'cmdscope' has no subcommand 'nope'; its subcommands: run, compare,",
+        "'cmdscope' has no subcommand 'nope'; its subcommands: run, hyperfine, compare,",
     );
     one_line_error(
         &generate(&["man", "__store-writer"]),

@@ -423,9 +423,19 @@ fn quiet_machine_cpu_work_scales_to_the_cpus() {
         throughput(&doc, 1),
         throughput(&doc, 2),
     );
+    // Two instances make at least 1.6 times the completions of one. Above
+    // two, only as far as the instances' own run times explain: on a
+    // 2-vCPU VM a lone instance ran 2-10 % slower than each of two (cause
+    // not found: its context switches and migrations match a bare shell
+    // loop's), so the ratio read 2.05-2.3; an estimator that counted
+    // overlapping runs twice would read far above its run times' ratio.
+    let mean = |i: usize| doc["results"][i]["mean"].as_f64().unwrap();
+    let explained = 2.0 * mean(0) / mean(1);
     assert!(
-        (1.6..=2.2).contains(&(two / one)),
-        "N = 2 against N = 1: {two} / {one}"
+        two / one >= 1.6 && two / one <= explained * 1.1,
+        "N = 2 against N = 1: {two} / {one}, where the mean runs ({} s, {} s) explain {explained}",
+        mean(0),
+        mean(1)
     );
     assert_within(four, two, 0.15, "N = 4 against N = 2");
     let cpu = doc["results"][1]["cpu_utilisation"].as_f64().unwrap();
@@ -621,4 +631,58 @@ fn too_many_at_once_for_the_process_limit_is_one_line_and_leaves_nothing() {
     assert!(succeeded, "eight instances never fit under pids.max 48");
     assert!(slots_refused, "no limit refused the slots themselves");
     assert!(instance_refused, "no limit refused an instance");
+}
+
+/// `--isolate` with `--concurrency`: the instances run on the commands'
+/// CPUs (every CPU but cmdscope's), each instance slot's spawner being one
+/// of cmdscope's helpers, pinned with it.
+#[test]
+fn isolate_gives_the_instances_the_commands_cpus() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("SKIPPED: --isolate needs two CPUs, this machine has {cpus}");
+        return;
+    }
+    let dir = tempdir();
+    let seen = dir.path().join("cpus");
+    let cmd = format!(
+        "sh -c 'grep Cpus_allowed_list /proc/self/status >> {}'",
+        seen.display()
+    );
+    let o = cmdscope(&[
+        "run",
+        "--isolate",
+        "--concurrency",
+        "3",
+        "--runs",
+        "9",
+        "--style",
+        "basic",
+        &cmd,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stderr(&o);
+    // "1,2,3" or "1-3,5" as a set of CPUs.
+    let set = |list: &str| -> std::collections::BTreeSet<usize> {
+        list.split(',')
+            .flat_map(|part| {
+                let (a, b) = part.split_once('-').unwrap_or((part, part));
+                let a: usize = a.trim().parse().expect("a CPU number");
+                let b: usize = b.trim().parse().expect("a CPU number");
+                a..=b
+            })
+            .collect()
+    };
+    let commands = said
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdscope: isolated: the commands run on CPU "))
+        .and_then(|l| l.split_whitespace().next())
+        .map(|l| set(l.trim_end_matches(',')))
+        .unwrap_or_else(|| panic!("no isolation line: {said}"));
+    let lines = lines(&seen);
+    assert!(lines.len() >= 9, "{lines:?}");
+    for l in &lines {
+        let list = l.split_whitespace().last().unwrap_or_default();
+        assert_eq!(set(list), commands, "an instance ran on {list}: {said}");
+    }
 }

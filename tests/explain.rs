@@ -694,3 +694,32 @@ fn a_chain_of_wrapper_scripts_before_the_final_program_gets_the_wrapper_hint() {
     let (_, doc) = explain(&[&format!("{} vfork 3", fixture())]);
     assert!(hint(&doc, "wrapper").is_none(), "{}", doc["hints"]);
 }
+
+/// A command that starts a daemon and exits: the trace ends when the
+/// command does, and the daemon is killed, as `run` kills what a run
+/// leaves; so is the daemon a `--monitor` leaves.
+#[test]
+fn a_daemon_left_by_the_command_or_the_monitor_is_killed_not_waited_for() {
+    let dir = tempdir();
+    let token = format!("explain-daemon-{}", std::process::id());
+    let script = daemon_script(dir.path(), &token);
+    let script = script.to_str().unwrap();
+    let limit = std::time::Duration::from_secs(60);
+    let o = cmdscope_within(&["explain", script], limit);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // In the tree, killed when the command exited (whether it had got as
+    // far as its exec then or not).
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("sig 9"), "{text}");
+    let left = left_running(&token);
+    assert!(left.is_empty(), "left running: {left:?}");
+
+    let monitor = format!("{script}; exec tail -f /dev/null");
+    let o = cmdscope_within(
+        &["explain", "--monitor", &monitor, "--match", "x=x", "true"],
+        limit,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let left = left_running(&token);
+    assert!(left.is_empty(), "left running: {left:?}");
+}

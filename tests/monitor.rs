@@ -188,3 +188,58 @@ fn a_monitor_that_cannot_start_or_ends_early_is_an_error_before_any_run() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("expected NAME=REGEX"), "{}", stderr(&o));
 }
+
+/// A monitor that starts a daemon (out of its process group and session)
+/// takes it along when the session ends, whether the monitor runs for the
+/// session or ends before the first run (an error); the daemon is the
+/// monitor's, not counted as a run's leftover.
+#[test]
+fn a_daemon_the_monitor_started_goes_with_the_monitor() {
+    let dir = tempdir();
+    let token = format!("monitor-daemon-{}", std::process::id());
+    let script = daemon_script(dir.path(), &token);
+    let script = script.to_str().unwrap();
+    let limit = std::time::Duration::from_secs(60);
+    let staying = format!("{script}; exec tail -f /dev/null");
+    let o = cmdscope_within(
+        &[
+            "run",
+            "--runs",
+            "3",
+            "--style",
+            "basic",
+            "--monitor",
+            &staying,
+            "--match",
+            "x=x",
+            "true",
+        ],
+        limit,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(
+        !said.contains("running (daemons or background jobs)"),
+        "the monitor's daemon taken for a run's: {said}"
+    );
+    let left = left_running(&token);
+    assert!(left.is_empty(), "left running: {left:?}");
+
+    // Ends at once, leaving its daemon: refused, and the daemon killed.
+    let o = cmdscope_within(
+        &[
+            "run",
+            "--runs",
+            "3",
+            "--monitor",
+            script,
+            "--match",
+            "x=x",
+            "true",
+        ],
+        limit,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let left = left_running(&token);
+    assert!(left.is_empty(), "left running: {left:?}");
+}

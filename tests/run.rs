@@ -546,3 +546,161 @@ fn sigint_loses_no_run_the_spawner_finished_from_its_schedule() {
         "{appended} runs made, {exported} exported"
     );
 }
+
+// A measured command that stops its parent (the spawner: `kill -STOP
+// $PPID`) or keeps stopping it: the session ends in seconds, by itself, on
+// a timeout, on SIGINT or SIGTERM, and a `kill -9` of cmdscope leaves no
+// process and no cgroup behind.
+
+/// cmdscope started with `args`, marked with `mark` in its environment (so
+/// is everything it starts); stderr piped.
+fn start_marked(args: &[&str], mark: &str) -> std::process::Child {
+    Command::new(bin())
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env("CMDSCOPE_TEST_SESSION", mark)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child` up to `limit`: its exit code and stderr. If it is
+/// still running then, it and everything it started (found by `mark`) are
+/// continued and killed, so that a failing test leaves nothing behind, and
+/// the test fails.
+fn finish_within(
+    mut child: std::process::Child,
+    limit: Duration,
+    mark: &str,
+) -> (Option<i32>, String) {
+    let waited = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            return (status.code(), err);
+        }
+        if waited.elapsed() > limit {
+            let marked = format!("CMDSCOPE_TEST_SESSION={mark}");
+            for _ in 0..3 {
+                for pid in processes_with_env(&marked) {
+                    let pid: i32 = pid.parse().unwrap();
+                    // SAFETY: signals to processes this test started.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                        libc::kill(pid, libc::SIGCONT);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = child.wait();
+            panic!("still running after {limit:?}: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The processes marked `mark` once they have had 5 s to go.
+fn marked_left(mark: &str) -> Vec<String> {
+    let marked = format!("CMDSCOPE_TEST_SESSION={mark}");
+    let waited = std::time::Instant::now();
+    loop {
+        let left = processes_with_env(&marked);
+        if left.is_empty() || waited.elapsed() > Duration::from_secs(5) {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether the session cgroup of cmdscope `pid` (cgroup v2) is still there
+/// once it has had 5 s to go.
+fn cgroup_left(pid: u32) -> Option<std::path::PathBuf> {
+    let dir = own_cgroup_dir()?.join(format!("cmdscope-{pid}"));
+    let waited = std::time::Instant::now();
+    while dir.exists() && waited.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    dir.exists().then_some(dir)
+}
+
+#[test]
+fn a_command_that_stops_its_parent_ends_the_session_in_one_clear_line() {
+    for timeout in [Some("2"), None] {
+        let mark = format!("stops-parent-{}-{timeout:?}", std::process::id());
+        let mut args = vec!["run", "--runs", "3"];
+        if let Some(t) = timeout {
+            args.extend(["--timeout", t]);
+        }
+        args.push("sh -c 'kill -STOP $PPID'");
+        let child = start_marked(&args, &mark);
+        let pid = child.id();
+        let (code, err) = finish_within(child, Duration::from_secs(30), &mark);
+        // Its time would hold the stop: not a time of the command's.
+        assert_eq!(code, Some(1), "{err}");
+        assert!(
+            err.contains("stopped cmdscope's spawner, its parent process"),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(marked_left(&mark).is_empty());
+        assert_eq!(cgroup_left(pid), None);
+    }
+}
+
+#[test]
+fn sigint_and_sigterm_end_a_session_whose_command_keeps_stopping_its_parent() {
+    let keeps_stopping = "sh -c 'while :; do kill -STOP $PPID; sleep 0.01; done'";
+    for (signal, timeout) in [(libc::SIGINT, None), (libc::SIGTERM, Some("60"))] {
+        let mark = format!("keeps-stopping-{}-{signal}", std::process::id());
+        let mut args = vec!["run", "--runs", "3"];
+        if let Some(t) = timeout {
+            args.extend(["--timeout", t]);
+        }
+        args.push(keeps_stopping);
+        let child = start_marked(&args, &mark);
+        signal_after(&child, 1000, signal);
+        let (code, err) = finish_within(child, Duration::from_secs(30), &mark);
+        assert_eq!(code, Some(130), "{err}");
+        assert!(marked_left(&mark).is_empty());
+    }
+    // A timeout ends each run the same way.
+    let mark = format!("keeps-stopping-{}-timeout", std::process::id());
+    let child = start_marked(
+        &["run", "--runs", "2", "--timeout", "0.5", keeps_stopping],
+        &mark,
+    );
+    let (code, err) = finish_within(child, Duration::from_secs(30), &mark);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(marked_left(&mark).is_empty());
+}
+
+#[test]
+fn kill_9_while_the_spawner_is_stopped_leaves_no_process_and_no_cgroup() {
+    let mark = format!("killed-stopped-{}", std::process::id());
+    let child = start_marked(
+        &[
+            "run",
+            "--runs",
+            "3",
+            "--timeout",
+            "60",
+            "sh -c 'while :; do kill -STOP $PPID; sleep 0.01; done'",
+        ],
+        &mark,
+    );
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: a signal to our own child, not yet reaped.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let (code, _) = finish_within(child, Duration::from_secs(10), &mark);
+    assert_eq!(code, None, "killed");
+    let left = marked_left(&mark);
+    assert!(left.is_empty(), "left running: {left:?}");
+    assert_eq!(cgroup_left(pid), None);
+}

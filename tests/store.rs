@@ -1367,6 +1367,34 @@ fn a_searchs_batches_are_stored_one_row_each() {
     assert!(stored >= 4, "{stored} batches stored");
 }
 
+/// `kill -9` in concurrency mode in the middle of a batch: every instance
+/// that had ended is stored, as single runs are, though its batch never
+/// ended (each goes to the store as it ends, not with its batch).
+#[test]
+fn kill_9_during_a_concurrency_batch_keeps_every_finished_instance() {
+    let (_serial, dir, db) = serial_db("killed.db");
+    let counter = dir.path().join("instances");
+    let n = 4;
+    let lines = kill_9_counted(
+        concurrent_counted_run(&db, &counter, n),
+        &counter,
+        100,
+        None,
+    );
+    let mut store = open_store(&db);
+    let sessions = sessions_once_stored(&mut store, lines - n as i64);
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].status, "running", "never finished");
+    let runs = store.runs(sessions[0].cells[0].id).unwrap();
+    assert_instances_stored(runs.len() as i64, lines, n as i64);
+    // Numbered in the order they ended, with no gap.
+    let indices: Vec<u64> = runs.iter().map(|r| r.run_index).collect();
+    assert_eq!(indices, (0..runs.len() as u64).collect::<Vec<_>>());
+    assert!(runs.iter().all(|r| r.exit_code == Some(0)));
+    // No batch ended: none is stored, and the runs wait for theirs.
+    assert!(store.batches(sessions[0].cells[0].id).unwrap().is_empty());
+}
+
 /// `kill -9` in concurrency mode: every batch that ended is stored with
 /// its runs (a batch goes to the store right after its runs), so the
 /// unfinished session still has its throughput.

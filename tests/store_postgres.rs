@@ -106,7 +106,7 @@ fn readers_read_a_store_of_version_4_as_it_is(server: &Server) {
             "{args:?}: {err}"
         );
         assert!(
-            err.contains("without session settings and concurrency batches"),
+            err.contains("without session settings, concurrency batches and simulated counts"),
             "{err}"
         );
         no_password(&o);
@@ -425,6 +425,19 @@ fn kill_9_keeps_every_finished_run(server: &Server) {
     let s = sessions_once_stored(&mut open_store(&url), lines - 1);
     assert_eq!(s[0].status, "running");
     assert_scheduled_runs_stored(s[0].cells[0].runs, lines);
+
+    // Instances of a concurrency batch that never ended.
+    let url = server.create_db("cmdscope_killed_concurrent");
+    let counter = dir.path().join("instances");
+    let lines = kill_9_counted(
+        concurrent_counted_run(&url, &counter, 4),
+        &counter,
+        100,
+        None,
+    );
+    let s = sessions_once_stored(&mut open_store(&url), lines - 4);
+    assert_eq!(s[0].status, "running");
+    assert_instances_stored(s[0].cells[0].runs, lines, 4);
 }
 
 fn newer_schema_and_bad_password(server: &Server) {

@@ -1018,6 +1018,34 @@ fn suite_decisions() -> Vec<(&'static str, WithSuite)> {
             ),
         ),
         (
+            "simulate",
+            Refused(
+                &["--simulate"],
+                "--simulate/--I1/--D1/--LL is not available",
+            ),
+        ),
+        (
+            "i1",
+            Refused(
+                &["--simulate", "--I1", "32768,8,64"],
+                "--simulate/--I1/--D1/--LL is not available",
+            ),
+        ),
+        (
+            "d1",
+            Refused(
+                &["--simulate", "--D1", "32768,8,64"],
+                "--simulate/--I1/--D1/--LL is not available",
+            ),
+        ),
+        (
+            "ll",
+            Refused(
+                &["--simulate", "--LL", "8388608,16,64"],
+                "--simulate/--I1/--D1/--LL is not available",
+            ),
+        ),
+        (
             "monitor_settle",
             Refused(
                 &["--monitor", "true", "--monitor-settle", "1"],

@@ -40,8 +40,9 @@ pub const HISTORY_SESSIONS: usize = 20;
 /// What a row compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Measure {
-    /// Each run's wall time (Go's sec/op for imported Go benchmarks).
-    WallTime,
+    /// Each run's value of a metric: wall time (Go's sec/op for imported
+    /// Go benchmarks) unless `check --metric` names another.
+    Run(crate::metrics::Metric),
     /// Concurrency mode's throughput: the values are each batch's seconds
     /// per completion (see [`batch_seconds`]), lower is better as for
     /// times; the medians shown are completions per second.
@@ -49,10 +50,13 @@ pub enum Measure {
 }
 
 impl Measure {
+    /// Each run's wall time: what `check` compares by default.
+    pub const WALL_TIME: Measure = Measure::Run(crate::metrics::Metric::WallTime);
+
     /// The metric's name, as the comparison carries it.
     pub fn name(self) -> &'static str {
         match self {
-            Measure::WallTime => crate::metrics::Metric::WallTime.name(),
+            Measure::Run(m) => m.name(),
             Measure::Throughput => "throughput",
         }
     }
@@ -112,20 +116,16 @@ pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
     pairs
         .iter()
         .map(|p| {
-            // Wall time, Go's sec/op, seconds per completion: all durations.
+            // A run's metric (wall time, Go's sec/op) or seconds per
+            // completion: the metric's own rules, a duration's for throughput.
+            let (metric, counted) = match p.measure {
+                Measure::Run(m) => (m, "runs"),
+                Measure::Throughput => (crate::metrics::Metric::WallTime, "batches"),
+            };
             let settings = Settings {
                 cross_session: true,
-                counted: match p.measure {
-                    Measure::WallTime => "runs",
-                    Measure::Throughput => "batches",
-                },
-                ..Settings::for_metric(
-                    crate::metrics::Metric::WallTime,
-                    alpha,
-                    family.max(1),
-                    p.precision,
-                    None,
-                )
+                counted,
+                ..Settings::for_metric(metric, alpha, family.max(1), p.precision, None)
             };
             let mut result = compare_values(
                 &thin(&p.base, MAX_VALUES),
@@ -140,7 +140,7 @@ pub fn compare(pairs: &[Pair], alpha: f64, pct: f64) -> Vec<Row> {
                 widen_for_sessions(&mut result, sigma, 1);
             }
             let (regression, shown) = match p.measure {
-                Measure::WallTime => (fails_gate(&result, pct), median as fn(&[f64]) -> _),
+                Measure::Run(_) => (fails_gate(&result, pct), median as fn(&[f64]) -> _),
                 Measure::Throughput => (
                     fails_gate(&result, per_completion_gate(pct)),
                     median_rate as fn(&[f64]) -> _,
@@ -323,7 +323,7 @@ mod tests {
     fn pair(name: &str, base: Vec<f64>, cand: Vec<f64>) -> Pair {
         Pair {
             name: name.into(),
-            measure: Measure::WallTime,
+            measure: Measure::WALL_TIME,
             sides: (Side::of(0), Side::of(0)),
             base,
             cand,

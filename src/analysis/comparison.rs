@@ -157,6 +157,11 @@ pub struct Settings {
     /// What one value stands for, as the notes count them: "runs", or
     /// "batches" for throughput (one value per batch of concurrency mode).
     pub counted: &'static str,
+    /// The values are exact counts (a simulator's, `Metric::simulated`):
+    /// when every run of each side gave the same count, from 2 runs a side
+    /// on, the change is known, not estimated; counts that vary go to the
+    /// test as any other values.
+    pub exact_counts: bool,
 }
 
 impl Settings {
@@ -171,6 +176,7 @@ impl Settings {
             discrete: false,
             speed_modes: true,
             counted: "runs",
+            exact_counts: false,
         }
     }
 
@@ -198,6 +204,7 @@ impl Settings {
             discrete: metric.unit() != Unit::Seconds,
             speed_modes: true,
             counted: "runs",
+            exact_counts: metric.simulated(),
         }
     }
 
@@ -336,6 +343,11 @@ pub const COMPARED: &[Metric] = &[
     Metric::CacheReferences,
     Metric::CacheMisses,
     Metric::BranchMisses,
+    Metric::SimInstructions,
+    Metric::SimD1Misses,
+    Metric::SimLlMisses,
+    Metric::SimBranchMispredicts,
+    Metric::SimEstimatedCycles,
 ];
 
 /// Smallest two-sided p-value the rank test of this design can give with
@@ -574,6 +586,12 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
     } else {
         format!("{} per side", s.counted)
     };
+    if s.exact_counts && n >= 2 {
+        if let (Some(va), Some(vb)) = (constant(a), constant(b)) {
+            identical_counts(&mut c, va, vb, intervals, &what);
+            return c;
+        }
+    }
     if n < MIN_N {
         c.note = Some(format!(
             "need at least {MIN_N} {what} for a verdict, have {n}"
@@ -676,6 +694,50 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
     let (est, ci) = (f.estimate, f.ci);
     decide(&mut c, est, ci);
     c
+}
+
+/// Every value of `v`, when they are all one.
+fn constant(v: &[f64]) -> Option<f64> {
+    let first = *v.first()?;
+    v.iter().all(|&x| x == first).then_some(first)
+}
+
+/// The change of exact values, from each side's one value: known, so its
+/// interval has no width.
+pub fn set_exact_change(c: &mut Comparison, base: f64, cand: f64) {
+    c.exact = true;
+    c.ratio = if base > 0.0 { cand / base } else { f64::NAN };
+    c.ratio_ci = [c.ratio; 2];
+    c.shift = cand - base;
+    c.shift_ci = [c.shift; 2];
+}
+
+/// Exact counts that repeated in every run of each side: the change is
+/// decided as any other, by the precision band, with no test to run (the
+/// p-value is "n/a").
+fn identical_counts(c: &mut Comparison, base: f64, cand: f64, intervals: bool, what: &str) {
+    set_exact_change(c, base, cand);
+    if !intervals {
+        c.p_value = if base == cand { 1.0 } else { 0.0 };
+        return;
+    }
+    let estimate = if base > 0.0 && cand > 0.0 {
+        (cand / base).ln()
+    } else {
+        cand - base
+    };
+    // Certain: significant unless there is no change at all.
+    c.p_value = if base == cand { 1.0 } else { 0.0 };
+    decide(c, estimate, [estimate; 2]);
+    c.p_value = f64::NAN;
+    let said = format!(
+        "identical counts in every run ({} {what}): an exact change, no test",
+        c.n
+    );
+    c.note = Some(match c.note.take() {
+        Some(n) => format!("{said}; {n}"),
+        None => said,
+    });
 }
 
 /// Sets the verdict from the p-value and the interval (on the test's scale,
@@ -1237,7 +1299,12 @@ pub fn sentence(c: &Comparison) -> String {
         _ => (c.ratio, c.ratio_ci[0], c.ratio_ci[1]),
     };
     let d = decimals(lo, hi);
-    let ci = format!("{conf} {lo:.d$}–{hi:.d$}, {p}");
+    let ci = if c.exact && c.p_value.is_nan() {
+        // Exact values: a known change, no interval and no test.
+        "exact".to_string()
+    } else {
+        format!("{conf} {lo:.d$}–{hi:.d$}, {p}")
+    };
     let note = c
         .note
         .as_deref()
@@ -1630,6 +1697,58 @@ mod tests {
         let mut z = c.clone();
         widen_for_sessions(&mut z, 0.0, 5);
         assert_eq!(z.verdict, Verdict::Slower);
+    }
+
+    /// Simulated counts that repeat are the answer from 2 runs a side:
+    /// the exact change, decided by the precision band, with no test; the
+    /// same counts of a metric that is not exact (a hardware counter, page
+    /// faults) still need the rank test's runs, and counts that vary go to
+    /// the test too.
+    #[test]
+    fn identical_simulated_counts_decide() {
+        let sim = |p: f64| Settings::for_metric(Metric::SimEstimatedCycles, 0.05, 1, p, None);
+        let (a, b) = (vec![1_000_000.0; 2], vec![1_020_000.0; 2]);
+        for design in [Design::Paired, Design::Unpaired] {
+            let c = compare_values(&a, &b, design, &sim(DEFAULT_PRECISION));
+            assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
+            assert!((c.ratio - 1.02).abs() < 1e-12 && c.ratio_ci == [c.ratio; 2]);
+            assert!(c.p_value.is_nan() && c.lack.is_none(), "{c:?}");
+            assert!(fails_gate(&c, 1.0) && !fails_gate(&c, 2.5));
+            let same = compare_values(&a, &a, design, &sim(DEFAULT_PRECISION));
+            assert_eq!(same.verdict, Verdict::NoDifference);
+            assert!(!fails_gate(&same, 0.0));
+            // +0.5 %: inside the default ±1 % band, outside ±0.1 %.
+            let half = vec![1_005_000.0; 2];
+            let within = compare_values(&a, &half, design, &sim(DEFAULT_PRECISION));
+            assert_eq!(within.verdict, Verdict::NoDifference, "{within:?}");
+            let seen = compare_values(&a, &half, design, &sim(0.001));
+            assert_eq!(seen.verdict, Verdict::Slower, "{seen:?}");
+            assert!(
+                sentence(&seen).contains("1.0050x slower"),
+                "{}",
+                sentence(&seen)
+            );
+        }
+        // One run a side cannot show that the counts repeat.
+        let one = compare_values(&a[..1], &b[..1], Design::Paired, &sim(0.01));
+        assert_eq!(one.verdict, Verdict::Inconclusive);
+        assert!(one.lack.is_some());
+        // Counts that vary: the rank test's rule (6 pairs at 0.05).
+        let varying = compare_values(
+            &[1e6, 1.001e6, 1e6],
+            &[1.02e6, 1.02e6, 1.021e6],
+            Design::Paired,
+            &sim(0.01),
+        );
+        assert_eq!(varying.verdict, Verdict::Inconclusive);
+        assert!(
+            matches!(varying.lack, Some(Lack::Values { need: 6, .. })),
+            "{varying:?}"
+        );
+        // A hardware counter that repeated is not taken for exact.
+        let hw = Settings::for_metric(Metric::Instructions, 0.05, 1, 0.01, None);
+        let c = compare_values(&a, &b, Design::Paired, &hw);
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
     }
 
     #[test]

@@ -160,23 +160,39 @@ impl Sequential {
     /// one run of a pair timed out is dropped for that pair only. True when
     /// every comparison is settled.
     pub fn look_pairs(&mut self, pairs: &[(&[f64], &[f64])], paired: bool) -> bool {
-        let Some(&level) = self.levels.get(self.passed) else {
-            return false;
-        };
-        self.passed += 1;
         let n = pairs
             .iter()
             .map(|(a, b)| a.len().min(b.len()))
             .min()
             .unwrap_or(0);
         let m = pairs.len().max(1);
-        if pairs.is_empty() || !look_reachable(n, level / m as f64) {
+        if pairs.is_empty() {
+            self.passed += 1;
+            return false;
+        }
+        let this = self.clone();
+        self.look_with(n, m, |level| {
+            pairs
+                .iter()
+                .all(|(a, b)| this.settle(a, b, paired, level, m) != Settled::Open)
+        })
+    }
+
+    /// The planned look, deciding with the caller's own analysis:
+    /// `settled(level)` analyses at the look's family-wise level and says
+    /// whether the session may stop. The look is skipped, spending nothing,
+    /// when `n` pairs cannot reach the per-comparison level level / `m`.
+    /// True when the session may stop; that look is then its final analysis.
+    pub fn look_with(&mut self, n: usize, m: usize, settled: impl FnOnce(f64) -> bool) -> bool {
+        let Some(&level) = self.levels.get(self.passed) else {
+            return false;
+        };
+        self.passed += 1;
+        if !look_reachable(n, level / m.max(1) as f64) {
             return false;
         }
         self.made.push(level);
-        let all = pairs
-            .iter()
-            .all(|(a, b)| self.settle(a, b, paired, level, m) != Settled::Open);
+        let all = settled(level);
         if all {
             self.settled_at = Some(level);
         }

@@ -461,11 +461,7 @@ fn exact_comparison(
     // Exact values need no test: one a side decides.
     r.lack = None;
     r.p_value = f64::NAN;
-    r.exact = true;
-    r.ratio = if mb > 0.0 { mc / mb } else { f64::NAN };
-    r.ratio_ci = [r.ratio; 2];
-    r.shift = mc - mb;
-    r.shift_ci = [r.shift; 2];
+    engine::set_exact_change(&mut r, mb, mc);
     let varies = |v: &[f64]| v.iter().any(|&x| x != v[0]);
     r.note = Some(if varies(base) || varies(cand) {
         "exact values (assume=exact) vary between runs; compared by their medians".into()

@@ -13,6 +13,8 @@ Examples:
   cmdscope explain 'ruby -e \"100.times { system(%q(/bin/true)) }\"'
   cmdscope explain --json explain.json 'make -j2'
   cmdscope explain --profile --flamegraph prof/ ./old ./new   # why slower?
+  cmdscope explain --profile --speedscope p.json ./old ./new  # in speedscope
+  cmdscope explain --profile --jit-symbols 'node app.js'   # JS functions
   cmdscope explain -L u root,nobody --user {u} 'ruby spawn.rb'   # side by side
   cmdscope explain -L vars 0,5000 --env-size {vars} ./container-init
   cmdscope explain \\
@@ -88,18 +90,26 @@ pub struct ExplainArgs {
     /// in interleaved shuffled blocks, sampled over its whole process tree
     /// with perf_event_open (no ptrace); shows where the time goes per cell
     /// and, against the reference, which functions changed, with intervals.
+    /// Frames are named from debug files where distributions put them
+    /// (/usr/lib/debug or CMDSCOPE_DEBUG_DIRS, .gnu_debuglink,
+    /// MiniDebugInfo; debuginfod only when DEBUGINFOD_URLS is set), with
+    /// inlined functions as frames of their own.
     #[arg(long, conflicts_with_all = ["monitor", "full_tree"])]
     pub profile: bool,
 
-    /// Runs per cell with --profile.
-    #[arg(long, value_name = "N", requires = "profile", default_value_t = crate::profile::DEFAULT_RUNS as u64,
+    /// Runs per cell with --profile [default: 10]. Without --runs and
+    /// --frequency, a difference in CPU time that the functions do not
+    /// account for after 10 runs is sampled again at a raised rate, with
+    /// more runs, for at most 15 s.
+    #[arg(long, value_name = "N", requires = "profile",
           value_parser = clap::value_parser!(u64).range(3..=10000))]
-    pub runs: u64,
+    pub runs: Option<u64>,
 
-    /// Samples per second of CPU time with --profile.
-    #[arg(long, value_name = "HZ", requires = "profile", default_value_t = crate::profile::DEFAULT_FREQUENCY,
+    /// Samples per second of CPU time with --profile [default: 999], at
+    /// most what the kernel allows (kernel.perf_event_max_sample_rate).
+    #[arg(long, value_name = "HZ", requires = "profile",
           value_parser = clap::value_parser!(u64).range(1..=100000))]
-    pub frequency: u64,
+    pub frequency: Option<u64>,
 
     /// How --profile finds callers: 'dwarf' copies 8 KiB of user stack
     /// with every sample and unwinds it with the binaries' .eh_frame
@@ -112,10 +122,32 @@ pub struct ExplainArgs {
 
     /// With --profile: write folded stacks, a flame graph SVG and a pprof
     /// profile (gzipped profile.proto) per cell, a differential flame graph
-    /// per pair, and index.html showing them all, into DIR (created if
+    /// per pair, every cell in one file each for speedscope and the Firefox
+    /// Profiler, and index.html showing them all, into DIR (created if
     /// missing).
     #[arg(long, value_name = "DIR", requires = "profile")]
     pub flamegraph: Option<PathBuf>,
+
+    /// With --profile: ask the language runtimes cmdscope recognises to
+    /// write the names of their interpreted and JIT-compiled functions, so
+    /// that frames show them: Python >= 3.12 (-X perf; -X perf_jit on 3.13),
+    /// Node (--perf-basic-prof, --interpreted-frames-native-stack through
+    /// NODE_OPTIONS) and the JVM (-XX:+DumpPerfMapAtExit through
+    /// JAVA_TOOL_OPTIONS). Costs each runtime some speed: see EXPLAIN.md.
+    #[arg(long, requires = "profile")]
+    pub jit_symbols: bool,
+
+    /// With --profile: write every cell's profile to FILE in speedscope's
+    /// file format, one profile per cell side by side (open it at
+    /// speedscope.app or with the `speedscope` npm package, offline).
+    #[arg(long, value_name = "FILE", requires = "profile")]
+    pub speedscope: Option<PathBuf>,
+
+    /// With --profile: write the profile to FILE in the Firefox Profiler's
+    /// processed format (samply's), one track per cell (load it at
+    /// profiler.firefox.com).
+    #[arg(long, value_name = "FILE", requires = "profile")]
+    pub firefox_profile: Option<PathBuf>,
 }
 
 /// The options of `run` that define cells, for `explain` (same meaning;

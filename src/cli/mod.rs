@@ -33,6 +33,28 @@ use store::{
 };
 use suite::SuiteArgs;
 
+const HYPERFINE_EXAMPLES: &str = "Examples:
+  cmdscope hyperfine --warmup 3 'sleep 0.1' 'sleep 0.2'
+  cmdscope hyperfine --export-json out.json -L t 1,2 'sleep 0.{t}'
+
+Invoked through a link named hyperfine, cmdscope is `cmdscope hyperfine`,
+so scripts written for hyperfine run it unchanged:
+  ln -s \"$(command -v cmdscope)\" ~/bin/hyperfine
+";
+
+/// The arguments as the parser reads them: invoked under the name
+/// `hyperfine` (a link), cmdscope is `cmdscope hyperfine`.
+pub fn front_door(mut args: Vec<OsString>) -> Vec<OsString> {
+    let invoked_as = args
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_stem())
+        .is_some_and(|name| name == "hyperfine");
+    if invoked_as {
+        args.insert(1, "hyperfine".into());
+    }
+    args
+}
+
 /// cmdscope: a performance lab for commands.
 ///
 /// Runs commands as whole processes and measures every run with the kernel's
@@ -88,7 +110,10 @@ impl Cli {
             }
         };
         match (&mut cli.command, matches.subcommand()) {
-            (Command::Run(run), Some(("run", sub))) => run.params.scan_order = order(sub),
+            (Command::Run(run), Some(("run", sub)))
+            | (Command::Hyperfine(run), Some(("hyperfine", sub))) => {
+                run.params.scan_order = order(sub)
+            }
             (Command::Explain(e), Some(("explain", sub))) => e.cells.params.scan_order = order(sub),
             _ => {}
         }
@@ -101,6 +126,13 @@ pub enum Command {
     /// Benchmark one or more commands.
     #[command(after_help = RUN_EXAMPLES)]
     Run(Box<RunArgs>),
+    /// `run` with hyperfine's behaviour, for scripts written for hyperfine:
+    /// sequential order, every command through `sh -c` (unless -N or
+    /// --shell), hyperfine's run count (at least 10 runs and 3 s, fixed from
+    /// each command's first run), nothing stored unless --store is given.
+    /// Also what cmdscope does when invoked under the name `hyperfine`.
+    #[command(after_help = HYPERFINE_EXAMPLES)]
+    Hyperfine(Box<RunArgs>),
     /// Compare saved results (cmdscope or hyperfine JSON, Go benchmark text) in a benchstat-style table.
     #[command(
         after_help = "Examples:\n  cmdscope compare before.json after.json\n  cmdscope compare --format markdown old.txt new.txt\n  cmdscope compare --fail-if-slower 5 main.json branch.json   # CI gate\n  cmdscope compare --fail-if-slower 5 --allow-missing slow-test \\\n      main.json branch.json\n  cmdscope compare --fail-if-slower 5 --inconclusive fail a.json b.json\n\nThe gate fails on a regression, and on a benchmark of the baseline it\ncould not compare (absent from a file, or too few runs) unless\n--allow-missing names it (or says all).\n"

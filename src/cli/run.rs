@@ -43,6 +43,8 @@ Examples:
       --match Introspect=member=Introspect './client --cache {cache}'
   cmdscope run -P j 1 16 --concurrency {j} --maximize j --metric throughput \\
       './request.sh'
+  cmdscope run --simulate --runs 2 'gzip -1 -c /etc/passwd' \\
+      'gzip -9 -c /etc/passwd'   # cachegrind's counts: sim_estimated_cycles
 ";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -90,7 +92,7 @@ pub enum TimeUnit {
     Second,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Clone, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct RunArgs {
     /// The commands to benchmark. Each is split into words like a shell
@@ -198,6 +200,31 @@ pub struct RunArgs {
     /// instead of vfork so counters are attached before exec.
     #[arg(long)]
     pub counters: bool,
+
+    /// Run every command under Valgrind's cachegrind (the whole process
+    /// tree) and record its simulated counts per run: sim_instructions,
+    /// sim_d1_misses, sim_ll_misses, sim_branch_mispredicts and
+    /// sim_estimated_cycles (L1 hits + 5 x LL hits + 35 x memory accesses).
+    /// Exact counts that the machine's load cannot move, at 20-100x the
+    /// run's time; user-space work only (no kernel work, waits or sleeps).
+    /// Needs --runs (at least 2); wall times are the simulator's.
+    #[arg(long)]
+    pub simulate: bool,
+
+    /// --simulate's first-level instruction cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+          default_value = crate::exec::simulate::DEFAULT_I1)]
+    pub i1: String,
+
+    /// --simulate's first-level data cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "D1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+          default_value = crate::exec::simulate::DEFAULT_D1)]
+    pub d1: String,
+
+    /// --simulate's last-level cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "LL", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+          default_value = crate::exec::simulate::DEFAULT_LL)]
+    pub ll: String,
 
     /// Run order with several commands: interleaved blocks, or sequential
     /// (hyperfine's). Default: interleaved, or sequential when the commands

@@ -22,6 +22,8 @@ Examples:
   cmdscope check --baseline branch=main --fail-if-slower 5 \\
       >> \"$GITHUB_STEP_SUMMARY\"
   cmdscope check --against history --fail-if-slower 5   # vs the history before
+  cmdscope check --baseline branch=main --metric sim_estimated_cycles \\
+      --fail-if-slower 1   # sessions of run --simulate
   cmdscope check --baseline branch=main --allow-missing 'make docs'
   cmdscope check --baseline branch=main --allow-missing all \\
       --inconclusive fail
@@ -136,6 +138,16 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub fail_if_slower: f64,
 
+    /// The metric compared [default: wall time, or sec/op for imported Go
+    /// benchmarks]: a run metric (time_cpu, memory_peak_resident, ...,
+    /// sim_estimated_cycles of `run --simulate`, whose identical counts
+    /// decide from 2 runs a side); with --against history also, for
+    /// benchmarks run with --concurrency, throughput, latency_p50,
+    /// latency_p90 or latency_p99 (a --baseline check compares a
+    /// concurrency benchmark's throughput beside its wall time).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+
     /// The results checked: this session [default: the latest session on this machine].
     #[arg(long, value_name = "ID")]
     pub session: Option<i64>,
@@ -149,13 +161,6 @@ pub struct CheckArgs {
     /// measured with, as stored with them; 0.05 for imported results].
     #[arg(long, value_name = "ALPHA")]
     pub alpha: Option<f64>,
-
-    /// With --against history: the metric whose history is checked
-    /// [default: wall time]: a run metric (time_cpu, memory_peak_resident,
-    /// ...) or, for benchmarks run with --concurrency, throughput,
-    /// latency_p50, latency_p90 or latency_p99.
-    #[arg(long, value_name = "NAME", requires = "against")]
-    pub metric: Option<String>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Markdown)]

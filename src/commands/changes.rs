@@ -309,6 +309,14 @@ fn newest_sessions(store: &mut Store, query: &Query) -> Result<Vec<NewestSession
                 },
             ));
         }
+        // What the suite's previous session held and this one lacks: not
+        // compared, as a benchmark dropped must not leave the gate unseen.
+        for name in super::previous_benchmarks(store, &s)? {
+            let wanted = query.benchmark.as_deref().is_none_or(|b| name.contains(b));
+            if wanted && !benchmarks.iter().any(|(b, _)| *b == name) {
+                benchmarks.push((name, Side::default()));
+            }
+        }
         out.push(NewestSession {
             id,
             fingerprint,

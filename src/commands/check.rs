@@ -1,7 +1,9 @@
 //! `cmdscope check`: the CI gate. Compares the latest session on this
 //! machine with the latest session carrying the baseline label on the same
 //! machine fingerprint, benchmark by benchmark (matched by identity), on
-//! wall time (Go's sec/op for imported Go benchmarks).
+//! wall time (Go's sec/op for imported Go benchmarks), or on the per-run
+//! metric `--metric` names (`run --simulate`'s `sim_*` counts compare only
+//! between sessions simulated alike).
 //!
 //! Each benchmark is one analysis by the comparison engine
 //! (`analysis::comparison`): the two sessions ran at different times, so the
@@ -44,9 +46,10 @@ use crate::analysis::comparison::DEFAULT_PRECISION;
 use crate::analysis::gate::{self, Side};
 use crate::cli::store::{CheckArgs, CheckFormat};
 use crate::error::{exit, Error, Result};
+use crate::metrics::Metric;
 use crate::report::check::{Context, HistoryContext};
 use crate::run::request::DEFAULT_ALPHA;
-use crate::store::history::{self, time_values, Query};
+use crate::store::history::{self, run_values, Query};
 use crate::store::record::open_read_only;
 use crate::store::{parse_label, Filter, Machine, Store, StoredSession};
 
@@ -135,6 +138,7 @@ fn baseline_history(
     value: &str,
     current: &StoredSession,
     concurrent: &[String],
+    metric: Metric,
 ) -> Result<(Vec<SessionMedians>, Vec<SessionMedians>)> {
     let sessions: Vec<StoredSession> = store
         .sessions(&Filter {
@@ -148,7 +152,7 @@ fn baseline_history(
         .take(HISTORY_SESSIONS)
         .collect();
     let cells: Vec<_> = sessions.iter().flat_map(|s| s.cells.iter()).collect();
-    let times = time_values(store, &cells)?;
+    let times = run_values(store, &cells, metric)?;
     let mut batches: Vec<SessionMedians> = Vec::new();
     for s in &sessions {
         let mut medians = Vec::new();
@@ -184,10 +188,27 @@ fn concurrent_batches(
     Ok((!batches.is_empty() || concurrent).then_some(batches))
 }
 
+/// `--metric` against a baseline: wall time unless it names another
+/// per-run metric. A concurrency session's latency percentiles are one
+/// value per session, and its throughput is compared beside wall time
+/// already: only their histories can be checked.
+fn checked_metric(args: &CheckArgs) -> Result<Metric> {
+    if let Some(d) = args.metric.as_deref().and_then(history::Derived::from_name) {
+        return Err(Error::Usage(format!(
+            "--metric {} has a history but no runs to compare with a --baseline: use \
+             --against history (a concurrency benchmark's throughput is compared with the \
+             baseline beside its wall time)",
+            d.name()
+        )));
+    }
+    Ok(history::metric(args.metric.as_deref())?.unwrap_or(Metric::WallTime))
+}
+
 pub fn run(args: &CheckArgs) -> Result<i32> {
     if args.against.is_some() {
         return check_against_history(args);
     }
+    let metric = checked_metric(args)?;
     let (key, value) = parse_label(args.baseline.as_deref().unwrap_or_default())?;
     crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
     if let Some(alpha) = args.alpha {
@@ -207,7 +228,7 @@ pub fn run(args: &CheckArgs) -> Result<i32> {
             .map(|m| {
                 gate::Row::not_compared(
                     &format!("partition {}/{}", m.partition, status.partitions),
-                    Measure::WallTime.name(),
+                    Measure::Run(metric).name(),
                     gate::Why::PartitionMissing {
                         partition: m.partition,
                         partitions: status.partitions,
@@ -353,6 +374,33 @@ fn side_names(
     (base, cur)
 }
 
+/// Simulated counts compare only when both sessions were simulated alike
+/// (same simulator, version and cache geometry): other counts are other
+/// numbers.
+fn same_simulation(store: &Store, current: &StoredSession, baseline: &StoredSession) -> Result<()> {
+    let sim = |s: &StoredSession| -> Result<Option<crate::exec::simulate::Simulation>> {
+        Ok(super::checked_settings(store, s)?.and_then(|x| x.simulate.clone()))
+    };
+    let (a, b) = (sim(current)?, sim(baseline)?);
+    let said = |s: &Option<crate::exec::simulate::Simulation>| match s {
+        Some(s) => format!(
+            "simulated by {} {} (I1 {}, D1 {}, LL {})",
+            s.tool, s.version, s.i1, s.d1, s.ll
+        ),
+        None => "not simulated".to_string(),
+    };
+    if a.is_none() || a != b {
+        return Err(Error::Usage(format!(
+            "session #{} was {} and baseline session #{} {}: their simulated counts do not compare",
+            current.id,
+            said(&a),
+            baseline.id,
+            said(&b)
+        )));
+    }
+    Ok(())
+}
+
 /// Compares the current results with the baseline and prints the verdicts.
 /// `ended` says how the current results' sessions ended (a suite run's
 /// partitions, or the one session); `partitions` are the rows of a suite
@@ -367,8 +415,13 @@ fn gate(
 ) -> Result<i32> {
     // The baseline's settings say which benchmarks ran in concurrency mode.
     super::checked_settings(store, &baseline)?;
+    let metric = checked_metric(args)?;
+    let measure = Measure::Run(metric);
+    if metric.simulated() {
+        same_simulation(store, &current, &baseline)?;
+    }
     let cells: Vec<_> = current.cells.iter().chain(&baseline.cells).collect();
-    let times = time_values(store, &cells)?;
+    let times = run_values(store, &cells, metric)?;
     let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
     let mut known = Known {
         outcomes: store.run_outcomes(&ids)?,
@@ -392,7 +445,7 @@ fn gate(
             // Absent, or more than once on a side: compared with nothing.
             absent.push(gate::Row::new(
                 identity,
-                Measure::WallTime.name(),
+                measure.name(),
                 (&sides.0, &sides.1),
                 None,
                 false,
@@ -406,7 +459,7 @@ fn gate(
             .unwrap_or(DEFAULT_PRECISION);
         pairs.push(Pair {
             name: c.identity.clone(),
-            measure: Measure::WallTime,
+            measure,
             sides: sides.clone(),
             base: values(b),
             cand: values(c),
@@ -425,7 +478,8 @@ fn gate(
             .unwrap_or_default();
         let base = concurrent_batches(store, &baseline, j)?;
         let cand = concurrent_batches(store, &current, i)?;
-        if base.is_some() || cand.is_some() {
+        // Throughput is a time: compared with wall time, not another metric.
+        if (base.is_some() || cand.is_some()) && metric == Metric::WallTime {
             let (base, cand) = (base.unwrap_or_default(), cand.unwrap_or_default());
             let unstored = |mut side: Side, batches: &[_]| {
                 side.unstored = batches.is_empty();
@@ -465,10 +519,10 @@ fn gate(
         .filter(|p| p.measure == Measure::Throughput)
         .map(|p| p.name.clone())
         .collect();
-    let (wall, batches) = baseline_history(store, key, value, &current, &concurrent)?;
+    let (wall, batches) = baseline_history(store, key, value, &current, &concurrent, metric)?;
     for p in &mut pairs {
         let history = match p.measure {
-            Measure::WallTime => &wall,
+            Measure::Run(_) => &wall,
             Measure::Throughput => &batches,
         };
         let medians: Vec<(f64, f64)> = history
@@ -561,7 +615,7 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
     let checked = names.len();
     // What the session before held and this one lacks is not compared: a
     // benchmark dropped (or renamed) must not leave the gate unseen.
-    let before = previous_benchmarks(&mut store, &current)?;
+    let before = super::previous_benchmarks(&mut store, &current)?;
     for name in &before {
         if !names.contains(&name.as_str()) {
             names.push(name);
@@ -609,28 +663,6 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
     })
 }
 
-/// The benchmarks of the newest session before `current` on its machine
-/// that shares one with it (the same suite's previous session; sessions of
-/// other projects in the store share none).
-fn previous_benchmarks(store: &mut Store, current: &StoredSession) -> Result<Vec<String>> {
-    // Enough to pass other projects' sessions between two of this one.
-    const LOOK_BACK: usize = 200;
-    let sessions = store.sessions(&crate::store::Filter {
-        machine: Some(current.fingerprint.clone()),
-        limit: Some(LOOK_BACK),
-        ..Default::default()
-    })?;
-    let shares = |s: &StoredSession| {
-        (s.cells.iter()).any(|c| current.cells.iter().any(|m| m.identity == c.identity))
-    };
-    Ok(sessions
-        .iter()
-        .filter(|s| s.id != current.id && s.started_unix <= current.started_unix)
-        .find(|s| shares(s))
-        .map(|s| s.cells.iter().map(|c| c.identity.clone()).collect())
-        .unwrap_or_default())
-}
-
 /// The gate's rows of `check --against history`: each benchmark of the
 /// session with a history before it, its runs in the session counted from
 /// the store (a session whose runs all timed out or failed makes no point
@@ -642,7 +674,7 @@ fn history_gate_rows(
     pct: f64,
 ) -> Result<Vec<gate::Row>> {
     let cells: Vec<_> = current.cells.iter().collect();
-    let times = time_values(store, &cells)?;
+    let times = run_values(store, &cells, Metric::WallTime)?;
     let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
     let known = Known {
         outcomes: store.run_outcomes(&ids)?,

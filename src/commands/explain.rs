@@ -102,8 +102,10 @@ pub fn run(args: &ExplainArgs) -> Result<i32> {
 /// the files and the JSON first, prints the report last.
 fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> {
     let opts = crate::profile::Options {
-        runs: args.runs as usize,
-        frequency: args.frequency,
+        runs: args
+            .runs
+            .map_or(crate::profile::DEFAULT_RUNS, |n| n as usize),
+        frequency: args.frequency.unwrap_or(crate::profile::DEFAULT_FREQUENCY),
         timeout: args
             .timeout
             .map(|t| crate::cli::seconds(t, "--timeout", false))
@@ -111,9 +113,18 @@ fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> 
         force_software: std::env::var_os("CMDSCOPE_PROFILE_SOFTWARE").is_some(),
         dwarf: args.unwind == "dwarf",
         seed: 0x5eed,
+        raise_rate: args.runs.is_none() && args.frequency.is_none(),
+        jit_symbols: args.jit_symbols,
     };
-    if let Some(path) = &args.json {
+    // Every output is checked before the first run.
+    for path in [&args.json, &args.speedscope, &args.firefox_profile]
+        .into_iter()
+        .flatten()
+    {
         crate::output::check_writable(path)?;
+    }
+    if let Some(dir) = &args.flamegraph {
+        crate::output::check_writable_dir(dir)?;
     }
     signals::install();
     let profile = match crate::profile::profile_cells(cells, &opts) {
@@ -132,11 +143,21 @@ fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> 
             crate::output::replace_in_dir(dir, &name, &bytes)?;
         }
     }
+    if let Some(path) = &args.speedscope {
+        crate::output::write_file(path, &crate::report::profile_viewers::speedscope(&profile))?;
+    }
+    if let Some(path) = &args.firefox_profile {
+        crate::output::write_file(path, &crate::report::profile_viewers::firefox(&profile))?;
+    }
     if let Some(path) = &args.json {
         let text = crate::report::profile::document(&profile);
         crate::output::write_file(path, text.as_bytes())?;
     }
-    if !args.json.as_deref().is_some_and(crate::output::is_stdout) {
+    let to_stdout = [&args.json, &args.speedscope, &args.firefox_profile]
+        .into_iter()
+        .flatten()
+        .any(|p| crate::output::is_stdout(p));
+    if !to_stdout {
         let text = crate::report::profile::terminal(&profile, args.top);
         // Function names come from the profiled programs.
         crate::output::print(&crate::output::escape_controls(&text));

@@ -117,3 +117,28 @@ fn stored_settings_problem(s: &crate::run::settings::Settings) -> Option<String>
 pub fn nothing_found(store: &Store, what: &str) -> Error {
     Error::Usage(format!("no {what} in store '{}'", store.location()))
 }
+
+/// The benchmarks of the newest session before `current` on its machine
+/// that shares one with it (the same suite's previous session; sessions of
+/// other projects in the store share none).
+pub(crate) fn previous_benchmarks(
+    store: &mut crate::store::Store,
+    current: &crate::store::StoredSession,
+) -> crate::error::Result<Vec<String>> {
+    // Enough to pass other projects' sessions between two of this one.
+    const LOOK_BACK: usize = 200;
+    let sessions = store.sessions(&crate::store::Filter {
+        machine: Some(current.fingerprint.clone()),
+        limit: Some(LOOK_BACK),
+        ..Default::default()
+    })?;
+    let shares = |s: &crate::store::StoredSession| {
+        (s.cells.iter()).any(|c| current.cells.iter().any(|m| m.identity == c.identity))
+    };
+    Ok(sessions
+        .iter()
+        .filter(|s| s.id != current.id && s.started_unix <= current.started_unix)
+        .find(|s| shares(s))
+        .map(|s| s.cells.iter().map(|c| c.identity.clone()).collect())
+        .unwrap_or_default())
+}

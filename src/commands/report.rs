@@ -967,7 +967,7 @@ mod tests {
             let by_check = check::compare(
                 &[check::Pair {
                     name: "x".into(),
-                    measure: check::Measure::WallTime,
+                    measure: check::Measure::WALL_TIME,
                     sides: (
                         crate::analysis::gate::Side::of(0),
                         crate::analysis::gate::Side::of(0),

@@ -3,7 +3,9 @@
 //! profiler opens its perf events on it. The child waits on a pipe; the
 //! caller attaches, then releases it (it execs) or abandons it (killed and
 //! reaped). `run`'s commands go through the spawner instead, which applies
-//! the same conditions (`spawner.c`); this is the one copy in Rust.
+//! the same conditions (`spawner.c`); this is the one copy in Rust. What a
+//! held command leaves running comes back to cmdscope, its subreaper, and
+//! its caller kills it after the run (`tree::kill_leftovers`).
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -59,6 +61,10 @@ fn cstring(bytes: &[u8], what: &str) -> Result<CString> {
 /// value and credentials, and execs. A failure there is exit 127, like a
 /// failed exec.
 pub fn fork(cmd: &HeldCommand) -> Result<Held> {
+    // What it leaves running (a daemon that left its group and session)
+    // comes back to cmdscope, to be killed after the run
+    // (`tree::kill_leftovers`), as `run`'s runs' leftovers are.
+    super::become_subreaper();
     let path = cstring(cmd.program.as_os_str().as_bytes(), "program path")?;
     let argv: Vec<CString> = cmd
         .argv

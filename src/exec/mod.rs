@@ -9,6 +9,7 @@ pub(crate) mod held;
 pub(crate) mod perf;
 pub(crate) mod procio;
 pub(crate) mod signals;
+pub mod simulate;
 pub(crate) mod tree;
 pub(crate) mod workdir;
 
@@ -17,8 +18,8 @@ mod spawn;
 pub use held::HeldCommand;
 
 pub use spawn::{
-    check_cpus, environment, resolve_program, resolve_user, Credentials, Input, Outcome, Output,
-    Prepared, SpawnConfig, Spawner, SCHEDULE_MAX,
+    allowed_cpus, check_cpus, environment, resolve_program, resolve_user, Credentials, Input,
+    Outcome, Output, Prepared, SpawnConfig, Spawner, SCHEDULE_MAX,
 };
 pub(crate) use spawn::{receive_descriptor, send_descriptor, socket_pair, unread_reports};
 

@@ -361,6 +361,7 @@ const MSG_RESULT: u32 = 5;
 const MSG_SCHEDULE: u32 = 6;
 const MSG_DONE: u32 = 7;
 const MSG_RESUME: u32 = 8;
+const MSG_STARTED: u32 = 9;
 const S_STOP_ON_FAILURE: u32 = 1;
 /// The most runs one SCHEDULE message may hold (`SCHEDULE_MAX` in spawner.c).
 pub const SCHEDULE_MAX: usize = 256;
@@ -371,6 +372,7 @@ const F_USER: u32 = 8;
 const F_COUNTERS: u32 = 16;
 const F_PROC_IO: u32 = 32;
 const F_CGROUP: u32 = 64;
+const F_STARTED: u32 = 128;
 
 /// One run as the spawner reports it (`struct result` in spawner.c).
 #[repr(C)]
@@ -403,6 +405,9 @@ struct RunResult {
     /// A scheduled run's number among the runs handed over (see
     /// [`Spawner::schedule`]); -1 for a run made alone.
     serial: i64,
+    /// The spawner was stopped during the run (a command stopped its
+    /// parent) and continued: its clock ran on across the stop.
+    stopped: i64,
 }
 
 impl RunResult {
@@ -476,14 +481,18 @@ static SPAWNER_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cmdscope-s
 /// session; exits when this is dropped (its socket closes).
 pub struct Spawner {
     sock: Fd,
-    child: std::process::Child,
+    /// The spawner's pid (our child).
+    pid: libc::pid_t,
     prepared: std::cell::Cell<u32>,
     /// The session's cgroup (v2) for commands with a timeout, when the
     /// kernel offers one we may create (see [`session_cgroup`]).
     cgroup: Option<PathBuf>,
     /// Our main thread's `children` file, kept open: orphans are adopted
     /// by it, so one `pread` after a run tells whether the run left any.
-    children: Fd,
+    /// Opened at the first run's end: concurrency mode's slots never read
+    /// it, and a descriptor per slot is one more for every later spawner's
+    /// start to copy and close.
+    children: std::cell::OnceCell<Fd>,
     /// Its text when nothing was left behind (our helpers only).
     settled: std::cell::RefCell<Vec<u8>>,
     /// Processes the hooks left running, protected until the session ends.
@@ -507,6 +516,57 @@ pub struct Spawner {
     /// One of several spawners whose commands run at once (see
     /// [`Spawner::confine_kills`]).
     confined: std::cell::Cell<bool>,
+    /// When a wait on the spawner first saw cmdscope interrupted: no wait
+    /// outlasts that by more than [`GRACE`] (see [`Spawner::stalled`]).
+    interrupted_since: std::cell::Cell<Option<Instant>>,
+}
+
+/// How long a wait on the spawner goes without news before it looks at
+/// the spawner: a command may stop its parent (`kill -STOP $PPID`), and a
+/// stopped spawner neither reaps nor reports. Concurrency mode's slots,
+/// thousands at once, look less often ([`Spawner::confine_kills`]).
+const STALL: Duration = Duration::from_millis(200);
+const STALL_CONFINED: Duration = Duration::from_secs(2);
+
+/// How long the spawner has to answer once cmdscope is interrupted (or to
+/// exit once told to) before it is killed: every wait ends.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// The state letter of process `pid` (`R`, `S`, `T` for stopped, `Z`...)
+/// from `/proc/<pid>/stat`, if it still exists.
+fn process_state(pid: libc::pid_t) -> Option<u8> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    // The state follows the parenthesised name, which may hold anything.
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    stat.get(close + 2).copied()
+}
+
+/// Sets how long a read or write on `sock` waits before it returns EAGAIN.
+fn wait_limit(sock: i32, limit: Duration) {
+    let tv = libc::timeval {
+        tv_sec: limit.as_secs() as libc::time_t,
+        tv_usec: limit.subsec_micros() as libc::suseconds_t,
+    };
+    for option in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
+        // SAFETY: a timeval option on a socket we own.
+        unsafe {
+            libc::setsockopt(
+                sock,
+                libc::SOL_SOCKET,
+                option,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
+/// Whether the last system call failed because its wait limit passed.
+fn timed_out_waiting() -> bool {
+    matches!(
+        std::io::Error::last_os_error().raw_os_error(),
+        Some(libc::EAGAIN)
+    )
 }
 
 /// More than this many bytes of children (a hundred or so pids) and the
@@ -530,9 +590,9 @@ fn session_cgroup() -> Option<PathBuf> {
     })?;
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = mount
-        .join(path.trim_start_matches('/'))
-        .join(format!("cmdscope-{}", std::process::id()));
+    let parent = mount.join(path.trim_start_matches('/'));
+    remove_orphaned_cgroups(&parent);
+    let dir = parent.join(format!("cmdscope-{}", std::process::id()));
     std::fs::create_dir(&dir).ok()?;
     if dir.join("cgroup.kill").exists() {
         Some(dir)
@@ -542,9 +602,172 @@ fn session_cgroup() -> Option<PathBuf> {
     }
 }
 
+/// The spawner's program in a memory file, written once per process (a
+/// spawner is started per session, and per instance slot in concurrency
+/// mode): its descriptor, close-on-exec, above 3 (where the spawner's
+/// socket goes), executed as `/proc/self/fd/<n>`.
+fn spawner_program() -> std::io::Result<i32> {
+    static PROGRAM: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if let Some(&fd) = PROGRAM.get() {
+        return Ok(fd);
+    }
+    let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&fd) = PROGRAM.get() {
+        return Ok(fd);
+    }
+    // SAFETY: memfd_create with a NUL-terminated name.
+    let memfd = Fd(unsafe { libc::memfd_create(c"cmdscope-spawner".as_ptr(), libc::MFD_CLOEXEC) });
+    if memfd.0 < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: memfd is open.
+    let fd = Fd(unsafe { libc::fcntl(memfd.0, libc::F_DUPFD_CLOEXEC, 10) });
+    if fd.0 < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut written = 0;
+    while written < SPAWNER_ELF.len() {
+        let rest = &SPAWNER_ELF[written..];
+        // SAFETY: rest is a valid buffer.
+        let n = unsafe { libc::write(fd.0, rest.as_ptr().cast(), rest.len()) };
+        if n <= 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        written += n as usize;
+    }
+    let raw = fd.0;
+    std::mem::forget(fd);
+    Ok(*PROGRAM.get_or_init(|| raw))
+}
+
+/// Starts `path` with `args` and `envp` through `posix_spawn`: `socket`
+/// becomes its descriptor 3, it gets a process group of its own (a
+/// terminal's Ctrl-C goes to cmdscope, which stops the command and still
+/// needs the spawner's report of the run) and cmdscope's signal mask as
+/// cmdscope was started (std resets the mask of the processes it starts:
+/// the commands must get ours). The spawner asks for its parent-death
+/// signal itself.
+fn spawn_helper(
+    path: &CStr,
+    args: &[CString],
+    envp: &[CString],
+    socket: i32,
+) -> std::io::Result<libc::pid_t> {
+    let mut argv: Vec<*mut libc::c_char> = args.iter().map(|a| a.as_ptr().cast_mut()).collect();
+    argv.push(std::ptr::null_mut());
+    let mut env: Vec<*mut libc::c_char> = envp.iter().map(|e| e.as_ptr().cast_mut()).collect();
+    env.push(std::ptr::null_mut());
+    // SAFETY: the attribute and file action objects are initialised before
+    // use and destroyed after; every pointer outlives the call.
+    unsafe {
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask);
+        let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+        libc::posix_spawnattr_init(&mut attr);
+        libc::posix_spawn_file_actions_init(&mut actions);
+        libc::posix_spawnattr_setflags(
+            &mut attr,
+            (libc::POSIX_SPAWN_SETPGROUP
+                | libc::POSIX_SPAWN_SETSIGMASK
+                | libc::POSIX_SPAWN_SETSIGDEF) as libc::c_short,
+        );
+        libc::posix_spawnattr_setpgroup(&mut attr, 0);
+        libc::posix_spawnattr_setsigmask(&mut attr, &mask);
+        let default = internal_signals_default();
+        libc::posix_spawnattr_setsigdefault(&mut attr, &default);
+        libc::posix_spawn_file_actions_adddup2(&mut actions, socket, 3);
+        let mut pid: libc::pid_t = 0;
+        let rc = libc::posix_spawn(
+            &mut pid,
+            path.as_ptr(),
+            &actions,
+            &attr,
+            argv.as_ptr(),
+            env.as_ptr(),
+        );
+        libc::posix_spawn_file_actions_destroy(&mut actions);
+        libc::posix_spawnattr_destroy(&mut attr);
+        if rc != 0 {
+            return Err(std::io::Error::from_raw_os_error(rc));
+        }
+        Ok(pid)
+    }
+}
+
+/// The signals glibc keeps for itself (32 and 33, SIGCANCEL and
+/// SIGSETXID) that cmdscope does not ignore: glibc's `posix_spawn` leaves
+/// them ignored in the child unless asked for their default, and the exec
+/// of every command would keep them ignored. `sigaddset` refuses them, so
+/// their bits are set directly; cmdscope's own disposition is read from
+/// the kernel (glibc's `sigaction` refuses them too).
+fn internal_signals_default() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; glibc keeps signal n in bit n - 1 of
+    // its first word. rt_sigaction with no new action only reads the
+    // kernel's (handler, flags, restorer, mask) into `old`.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [32usize, 33] {
+            let mut old = [0usize; 4];
+            let read = libc::syscall(
+                libc::SYS_rt_sigaction,
+                sig,
+                std::ptr::null::<usize>(),
+                old.as_mut_ptr(),
+                8usize,
+            );
+            if read == 0 && old[0] == libc::SIG_IGN {
+                continue;
+            }
+            *(&mut set as *mut libc::sigset_t).cast::<u64>() |= 1u64 << (sig - 1);
+        }
+        set
+    }
+}
+
+/// Removes the session cgroups beside ours whose cmdscope is gone: the
+/// spawner removes its session's when cmdscope is killed, but a spawner
+/// killed with it cannot. What is still in one is killed first (its
+/// session is over).
+fn remove_orphaned_cgroups(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("cmdscope-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let dir = entry.path();
+        let _ = std::fs::write(dir.join("cgroup.kill"), "1");
+        // Bounded: the killed processes leave it within milliseconds.
+        for _ in 0..100 {
+            if std::fs::remove_dir(&dir).is_ok() || !dir.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
 impl Spawner {
     /// Starts the spawner; `with_cgroup`: commands will have a timeout, so
     /// create the session cgroup if the kernel offers one.
+    ///
+    /// With `posix_spawn` (a vfork), not a fork: concurrency mode starts
+    /// thousands of spawners from a process whose threads and memory grow
+    /// with each, and a fork copies all of it (page tables of every thread's
+    /// stack), which made starting N slots cost N squared. The program is
+    /// written once per process ([`spawner_program`]).
     pub fn start(with_cgroup: bool) -> Result<Spawner> {
         let failed = |what: &str, e: std::io::Error| {
             Error::Io(std::io::Error::new(
@@ -552,82 +775,46 @@ impl Spawner {
                 format!("cannot start the spawner ({what}): {e}"),
             ))
         };
-        // SAFETY: memfd_create with a NUL-terminated name.
-        let memfd =
-            Fd(unsafe { libc::memfd_create(c"cmdscope-spawner".as_ptr(), libc::MFD_CLOEXEC) });
-        if memfd.0 < 0 {
-            return Err(failed("memfd_create", std::io::Error::last_os_error()));
-        }
-        // Above 3, where the spawner's socket goes, so that placing the
-        // socket does not replace the program about to be executed.
-        // SAFETY: memfd is open.
-        let memfd = Fd(unsafe { libc::fcntl(memfd.0, libc::F_DUPFD_CLOEXEC, 10) });
-        if memfd.0 < 0 {
-            return Err(failed("fcntl", std::io::Error::last_os_error()));
-        }
-        let mut written = 0;
-        while written < SPAWNER_ELF.len() {
-            let rest = &SPAWNER_ELF[written..];
-            // SAFETY: rest is a valid buffer.
-            let n = unsafe { libc::write(memfd.0, rest.as_ptr().cast(), rest.len()) };
-            if n <= 0 {
-                return Err(failed("write", std::io::Error::last_os_error()));
-            }
-            written += n as usize;
-        }
+        let program = spawner_program().map_err(|e| failed("memfd_create", e))?;
         let (ours, theirs) = socket_pair(libc::SOCK_STREAM).map_err(|e| failed("socketpair", e))?;
         use std::os::fd::IntoRawFd;
         let (ours, theirs) = (Fd(ours.into_raw_fd()), Fd(theirs.into_raw_fd()));
-        // The mask the commands must start with: ours, as we were started.
-        // SAFETY: sigprocmask with a NULL set only reads the mask.
-        let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
-        unsafe { libc::sigprocmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask) };
-        let theirs_fd = theirs.0;
-        let mut command = std::process::Command::new(format!("/proc/self/fd/{}", memfd.0));
-        use std::os::unix::process::CommandExt;
-        command.arg0("cmdscope-spawner");
+        // Above 3, where it goes in the spawner: a dup2 onto itself would
+        // leave it close-on-exec.
+        // SAFETY: theirs is open.
+        let theirs = Fd(unsafe { libc::fcntl(theirs.0, libc::F_DUPFD_CLOEXEC, 10) });
+        if theirs.0 < 0 {
+            return Err(failed("fcntl", std::io::Error::last_os_error()));
+        }
+        // No wait on the spawner blocks for good (see `Spawner::stalled`).
+        wait_limit(ours.0, STALL);
         let cgroup = if with_cgroup { session_cgroup() } else { None };
+        let path = cstring(
+            format!("/proc/self/fd/{program}").as_bytes(),
+            "the spawner's path",
+        )?;
+        // argv: its name, cmdscope's pid (its parent, whose death it
+        // watches), the session cgroup's cgroup.procs if any.
+        let mut args = vec![
+            cstring(b"cmdscope-spawner", "argument")?,
+            cstring(std::process::id().to_string().as_bytes(), "argument")?,
+        ];
         if let Some(dir) = &cgroup {
-            command.arg(dir.join("cgroup.procs"));
+            args.push(cstring(
+                dir.join("cgroup.procs").as_os_str().as_bytes(),
+                "the session cgroup",
+            )?);
         }
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                if theirs_fd == 3 {
-                    libc::fcntl(3, libc::F_SETFD, 0);
-                } else if libc::dup2(theirs_fd, 3) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // Its own process group: a terminal's Ctrl-C goes to the
-                // harness, which stops the command and still needs the
-                // spawner's report of the run.
-                libc::setpgid(0, 0);
-                // SIGTERM, caught by the spawner, which then kills the
-                // command it is running (its whole process group) too.
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
-                // std resets the mask for its children; restore ours.
-                libc::sigprocmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
-                Ok(())
-            });
-        }
-        let child = command.spawn().map_err(|e| failed("exec", e))?;
+        let envp = environment(&[], &[], false, 0)?;
+        let pid = spawn_helper(&path, &args, &envp, theirs.0).map_err(|e| failed("exec", e))?;
         drop(theirs);
-        drop(memfd);
-        super::tree::protect(child.id() as libc::pid_t);
-        let me = std::process::id();
-        let children = match open_fd(
-            Path::new(&format!("/proc/{me}/task/{me}/children")),
-            libc::O_RDONLY,
-        ) {
-            Ok(fd) => fd,
-            Err(_) => Fd(-1),
-        };
+        super::tree::protect(pid);
         Ok(Spawner {
             sock: ours,
-            child,
+            pid,
             prepared: std::cell::Cell::new(0),
             cgroup,
-            children,
+            children: std::cell::OnceCell::new(),
             settled: std::cell::RefCell::new(Vec::new()),
             hook_leftovers: std::cell::RefCell::new(Vec::new()),
             left_in_spawner: std::cell::Cell::new(0),
@@ -637,29 +824,46 @@ impl Spawner {
             handed: std::cell::Cell::new(0),
             unconsumed: std::cell::Cell::new(false),
             confined: std::cell::Cell::new(false),
+            interrupted_since: std::cell::Cell::new(None),
         })
+    }
+
+    /// Our main thread's `children` file (-1 if it cannot be opened).
+    fn children_fd(&self) -> i32 {
+        self.children
+            .get_or_init(|| {
+                let me = std::process::id();
+                open_fd(
+                    Path::new(&format!("/proc/{me}/task/{me}/children")),
+                    libc::O_RDONLY,
+                )
+                .unwrap_or(Fd(-1))
+            })
+            .0
     }
 
     /// Whether our children are the ones we had when nothing was left
     /// behind: one `pread`, the cost of the check after every run.
     fn unchanged(&self) -> bool {
-        if self.children.0 < 0 {
+        let children = self.children_fd();
+        if children < 0 {
             return false;
         }
         let mut buf = [0u8; CHILDREN_TEXT];
         // SAFETY: buf is valid for its length; the descriptor is ours.
-        let n = unsafe { libc::pread(self.children.0, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let n = unsafe { libc::pread(children, buf.as_mut_ptr().cast(), buf.len(), 0) };
         n >= 0 && (n as usize) < buf.len() && buf[..n as usize] == self.settled.borrow()[..]
     }
 
     /// Remembers our children as they are now, with nothing left behind.
     fn settle(&self) {
+        let children = self.children_fd();
         let mut buf = [0u8; CHILDREN_TEXT];
         // SAFETY: as in `unchanged`.
-        let n = unsafe { libc::pread(self.children.0, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let n = unsafe { libc::pread(children, buf.as_mut_ptr().cast(), buf.len(), 0) };
         let mut settled = self.settled.borrow_mut();
         settled.clear();
-        if self.children.0 >= 0 && n >= 0 {
+        if children >= 0 && n >= 0 {
             settled.extend_from_slice(&buf[..n as usize]);
         }
     }
@@ -709,6 +913,40 @@ impl Spawner {
     /// the tree is the caller's to kill when all have ended.
     pub fn confine_kills(&self) {
         self.confined.set(true);
+        wait_limit(self.sock.0, STALL_CONFINED);
+    }
+
+    /// Continues the spawner if it is stopped: a command may stop its
+    /// parent, and a stopped spawner neither reaps nor reports. The run
+    /// then in progress is reported as such (`stopped`), never as timed.
+    fn resume_if_stopped(&self) {
+        if matches!(process_state(self.pid()), Some(b'T' | b't')) {
+            // SAFETY: a signal to our own helper process.
+            unsafe { libc::kill(self.pid(), libc::SIGCONT) };
+        }
+    }
+
+    /// A wait on the spawner saw nothing for its limit ([`STALL`]): a
+    /// stopped spawner is continued; once cmdscope is interrupted, a
+    /// spawner that has still not answered [`GRACE`] later is killed and
+    /// the wait ends as interrupted, so Ctrl-C and SIGTERM always end
+    /// the session.
+    fn stalled(&self) -> Result<()> {
+        self.resume_if_stopped();
+        if signals::received().is_none() {
+            return Ok(());
+        }
+        let since = *self
+            .interrupted_since
+            .get()
+            .get_or_insert_with(Instant::now);
+        self.interrupted_since.set(Some(since));
+        if since.elapsed() < GRACE {
+            return Ok(());
+        }
+        // SAFETY: a signal to our own helper process.
+        unsafe { libc::kill(self.pid(), libc::SIGKILL) };
+        Err(Error::Interrupted)
     }
 
     /// Kills every process of a run: the whole session cgroup at once when
@@ -716,6 +954,8 @@ impl Spawner {
     /// harness's process tree until a scan proves it empty; for a confined
     /// spawner, its own descendants only.
     fn kill_run(&self) {
+        // A stopped spawner could not reap the run it was making.
+        self.resume_if_stopped();
         if self.confined.get() {
             tree::kill_descendants(self.pid());
             return;
@@ -727,7 +967,16 @@ impl Spawner {
     }
 
     pub fn pid(&self) -> libc::pid_t {
-        self.child.id() as libc::pid_t
+        self.pid
+    }
+
+    /// Reaps the spawner if it has exited: true once it has.
+    fn try_reap(&self) -> bool {
+        let mut status = 0;
+        // SAFETY: a non-blocking wait for our own child.
+        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+        r == self.pid
+            || (r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
     }
 
     /// The spawner's peak resident size in bytes (VmHWM): the floor under
@@ -809,6 +1058,7 @@ impl Spawner {
             }];
             // SAFETY: fds holds one valid pollfd.
             if unsafe { libc::poll(fds.as_mut_ptr(), 1, 10) } <= 0 {
+                self.stalled()?;
                 continue;
             }
             let mut ignore = || {};
@@ -921,6 +1171,10 @@ impl Spawner {
                 on_interrupt();
                 continue;
             }
+            if n < 0 && timed_out_waiting() {
+                self.stalled()?;
+                continue;
+            }
             if n <= 0 {
                 return Err(Spawner::gone());
             }
@@ -946,6 +1200,7 @@ impl Spawner {
             match send_part(self.sock.0, &bytes[sent..], part) {
                 Ok(n) => sent += n,
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => self.stalled()?,
                 Err(_) => return Err(Spawner::gone()),
             }
         }
@@ -962,6 +1217,10 @@ impl Spawner {
                 unsafe { libc::read(self.sock.0, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
             if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 on_interrupt();
+                continue;
+            }
+            if n < 0 && timed_out_waiting() {
+                self.stalled()?;
                 continue;
             }
             if n <= 0 {
@@ -994,14 +1253,32 @@ impl Drop for Spawner {
         // SAFETY: a shutdown of a descriptor we own.
         unsafe { libc::shutdown(self.sock.0, libc::SHUT_WR) };
         drop(std::mem::replace(&mut self.sock, Fd(-1)));
-        let _ = self.child.wait();
-        super::tree::unprotect(self.child.id() as libc::pid_t);
+        // It exits at once unless stopped (continued here) or stuck: it is
+        // killed after GRACE, so that no session's end waits for good.
+        let waited = Instant::now();
+        while !self.try_reap() {
+            if waited.elapsed() >= GRACE {
+                // SAFETY: our own helper, then reaped (blocking, it is killed).
+                unsafe {
+                    libc::kill(self.pid, libc::SIGKILL);
+                    let mut status = 0;
+                    libc::waitpid(self.pid, &mut status, 0);
+                }
+                break;
+            }
+            self.resume_if_stopped();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        super::tree::unprotect(self.pid);
         // The session is over: what the hooks left running goes now, with
         // anything else a run left (whatever path ended the session).
         for pid in self.hook_leftovers.take() {
             super::tree::unprotect(pid);
         }
-        if !super::tree::unprotected().is_empty() {
+        // Not for one of concurrency mode's slots, whose instances' trees
+        // the session's own spawner cleans after each batch: a scan of the
+        // whole tree per slot made ending N slots cost N squared.
+        if !self.confined.get() && !super::tree::unprotected().is_empty() {
             self.kill_run();
         }
         if let Some(dir) = &self.cgroup {
@@ -1177,7 +1454,7 @@ pub fn unread_reports(socket: std::os::fd::RawFd, patience: Duration) -> Vec<(u6
         }
         let res = reply.res;
         let mut sample = Sample::new(0);
-        if res.serial >= 0 && res.fill(&mut sample).is_ok() {
+        if res.serial >= 0 && res.stopped == 0 && res.fill(&mut sample).is_ok() {
             sample.scheduled = Some(res.serial as u64);
             out.push((res.serial as u64, sample));
         }
@@ -1223,40 +1500,54 @@ fn header(kind: u32, len: usize) -> Vec<u8> {
     v
 }
 
-/// [`cpu_set`]'s check alone: every CPU of `list` is one this process may
-/// run on (`doctor --cpus` checks what `run --cpus` would pin to).
+/// [`cpu_set`]'s check alone: every CPU of `list` is one cmdscope may run
+/// on (`doctor --cpus` checks what `run --cpus` would pin to).
 pub fn check_cpus(list: &[usize]) -> Result<()> {
     cpu_set(list).map(|_| ())
 }
 
-/// Checks `--cpus` against the CPUs this process may run on, so that a CPU
-/// that does not exist (or is not allowed) is a usage error, not a run that
-/// silently goes unpinned.
-fn cpu_set(list: &[usize]) -> Result<libc::cpu_set_t> {
+/// The CPUs cmdscope may run on, as it was started, in increasing order:
+/// read once, before `--isolate` pins cmdscope's own threads (and the
+/// threads and helpers started after) to one of them, so that the
+/// commands' CPUs are still checked against all of them.
+pub fn allowed_cpus() -> Result<Vec<usize>> {
+    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    if let Some(list) = ALLOWED.get() {
+        return Ok(list.clone());
+    }
     // SAFETY: cpu_set_t is plain data; sched_getaffinity writes into it.
     let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let size = std::mem::size_of::<libc::cpu_set_t>();
     if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
         return Err(Error::Io(std::io::Error::last_os_error()));
     }
-    let max = 8 * size;
-    let allowed_list: Vec<usize> = (0..max)
+    let list: Vec<usize> = (0..8 * size)
         // SAFETY: i < CPU_SETSIZE.
         .filter(|&i| unsafe { libc::CPU_ISSET(i, &allowed) })
         .collect();
+    Ok(ALLOWED.get_or_init(|| list).clone())
+}
+
+/// Checks `--cpus` against the CPUs cmdscope may run on ([`allowed_cpus`]),
+/// so that a CPU that does not exist (or is not allowed) is a usage error,
+/// not a run that silently goes unpinned.
+fn cpu_set(list: &[usize]) -> Result<libc::cpu_set_t> {
+    let allowed = allowed_cpus()?;
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: cpu_set_t is plain data.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in list {
-        // SAFETY: checked against CPU_SETSIZE first.
-        if c >= max || !unsafe { libc::CPU_ISSET(c, &allowed) } {
+        if c >= max || !allowed.contains(&c) {
             return Err(Error::Usage(format!(
                 "--cpus: CPU {c} is not available to cmdscope (available: {})",
-                allowed_list
+                allowed
                     .iter()
                     .map(|c| c.to_string())
                     .collect::<Vec<_>>()
                     .join(",")
             )));
         }
+        // SAFETY: checked against CPU_SETSIZE first.
         unsafe { libc::CPU_SET(c, &mut set) };
     }
     Ok(set)
@@ -1376,6 +1667,10 @@ impl Prepared {
         // may have to kill the tree.
         if config.timeout.is_some() && spawner.has_cgroup() {
             flags |= F_CGROUP;
+        }
+        // A timeout counts from the run's start, which the spawner says.
+        if config.timeout.is_some() {
+            flags |= F_STARTED;
         }
         let cpuset_bytes: &[u8] = match &cpus {
             Some(set) => {
@@ -1512,7 +1807,6 @@ impl Prepared {
         spawner.finish_schedules()?;
         // The header alone: its length field carries the id (spawner.c).
         let request = header(MSG_RUN, self.id as usize);
-        let deadline = self.timeout.map(|t| Instant::now() + t);
         spawner.send(&request, &[])?;
 
         let mut interrupted = false;
@@ -1538,6 +1832,30 @@ impl Prepared {
                 // The waiting child reads this and execs.
                 spawner.send(&header(MSG_GO, 0), &[])?;
             } else {
+                (reply.kind, reply.len) = (kind, len);
+                whole = false;
+            }
+        }
+        // The timeout counts from the moment the spawner started the run,
+        // not from our request: on a busy machine the spawner may wake up
+        // tens of milliseconds later, and the run would be cut short.
+        let mut deadline = None;
+        if let (true, Some(timeout)) = (whole, self.timeout) {
+            let (kind, len) = spawner.recv_header(&mut on_interrupt)?;
+            if kind == MSG_STARTED {
+                let mut at = [0u8; 16];
+                spawner.recv(&mut at, &mut on_interrupt)?;
+                let sec = i64::from_ne_bytes(at[..8].try_into().unwrap_or_default());
+                let nsec = i64::from_ne_bytes(at[8..].try_into().unwrap_or_default());
+                let since = (monotonic() - (sec as f64 + nsec as f64 * 1e-9)).max(0.0);
+                let now = Instant::now();
+                deadline = Some(
+                    now.checked_sub(Duration::from_secs_f64(since))
+                        .unwrap_or(now)
+                        + timeout,
+                );
+            } else {
+                // It could not start: its report came instead.
                 (reply.kind, reply.len) = (kind, len);
                 whole = false;
             }
@@ -1626,6 +1944,16 @@ impl Prepared {
                 ),
             });
         }
+        if res.stopped != 0 && signals::received().is_none() {
+            // Its time ran on while the spawner was stopped: not a time
+            // of the command's, and no later run would be timed either if
+            // it does that every time.
+            return Err(Error::Failed(format!(
+                "'{}' stopped cmdscope's spawner, its parent process (SIGSTOP to $PPID): \
+                 its run cannot be timed (cmdscope continued the spawner and stopped the session)",
+                self.path.to_string_lossy()
+            )));
+        }
         let at = |sec: i64, nsec: i64| sec as f64 + nsec as f64 * 1e-9;
         self.last = Some((
             at(res.start_sec, res.start_nsec),
@@ -1652,9 +1980,9 @@ impl Prepared {
                         self.spawner.kill_run();
                         return Outcome::TimedOut;
                     }
-                    left.as_micros().div_ceil(1000).clamp(1, 1000) as i32
+                    left.as_micros().div_ceil(1000).clamp(1, STALL.as_millis()) as i32
                 }
-                None => 1000,
+                None => STALL.as_millis() as i32,
             };
             let mut fds = [
                 libc::pollfd {
@@ -1678,6 +2006,8 @@ impl Prepared {
                 if fds[0].revents != 0 {
                     return Outcome::Finished;
                 }
+            } else if r == 0 {
+                self.spawner.resume_if_stopped();
             }
         }
     }

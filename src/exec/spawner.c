@@ -21,8 +21,9 @@
  *
  * Why not glibc's posix_spawn here: it maps and unmaps a stack per call and
  * makes about 120 rt_sigaction calls in the child to reset handlers. This
- * process catches only SIGTERM (its parent's death) and SIGUSR1 (a schedule
- * cut short), both reset by exec, and otherwise runs with default
+ * process catches only SIGTERM (its parent's death), SIGUSR1 (a schedule
+ * cut short), SIGCONT and the stop signals it can catch (a command that
+ * stops its parent, see `continued`), all reset by exec, and otherwise runs with default
  * dispositions and the harness's original signal mask, so the child needs
  * no signal work (but where cmdscope was started with SIGUSR1 ignored or
  * blocked, which the child then restores):
@@ -44,7 +45,9 @@
  *                      command's id: one read per run), GO (read by the
  *                      waiting child), SCHEDULE {flags, count, ids} (runs
  *                      made back to back, see `schedule`), RESUME.
- *   helper -> harness: PID {pid} (counters only), RESULT {struct result},
+ *   helper -> harness: PID {pid} (counters only), STARTED {seconds,
+ *                      nanoseconds: the run's start on CLOCK_MONOTONIC,
+ *                      with a timeout only), RESULT {struct result},
  *                      DONE (a schedule's end, its length the runs made).
  * The helper exits when the harness shuts its end of the socket down (the
  * store writer may hold a copy of that end: see `schedule`), or when the
@@ -79,6 +82,7 @@ enum {
     MSG_SCHEDULE = 6,
     MSG_DONE = 7,
     MSG_RESUME = 8,
+    MSG_STARTED = 9,
 };
 
 /* Flags of a SCHEDULE. */
@@ -95,6 +99,7 @@ enum {
     F_COUNTERS = 16,
     F_PROC_IO = 32,
     F_CGROUP = 64,
+    F_STARTED = 128,
 };
 
 /* Steps that can fail in the child; mirrored in spawn.rs. */
@@ -133,6 +138,7 @@ struct result {
     uint64_t rchar, wchar, read_bytes, write_bytes, cancelled_write_bytes;
     int64_t leftovers; /* processes the run left running, killed (batch mode) */
     int64_t serial;    /* a scheduled run's number (see `schedule`), else -1 */
+    int64_t stopped;   /* this process was stopped and continued during the run */
 };
 
 struct command {
@@ -150,10 +156,14 @@ struct command {
     char *blob;
 };
 
-/* cgroup.procs of the session's cgroup (argv[1]), or -1: commands run with
+/* cgroup.procs of the session's cgroup (argv[2]), or -1: commands run with
  * a timeout join it before exec, so that cgroup.kill reaches every process
- * they start, however it detaches. */
+ * they start, however it detaches. Its cgroup.kill and the directory's
+ * path are kept for `leave`: when cmdscope is killed, this process empties
+ * and removes the cgroup cmdscope can no longer remove. */
 static int cgroup_procs = -1;
+static int cgroup_kill = -1;
+static char cgroup_dir[4096];
 
 static struct command **commands;
 static size_t ncommands;
@@ -380,6 +390,39 @@ static int64_t now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
+/* Set by SIGCONT: something stopped this process (a command can stop its
+ * parent, `kill -STOP $PPID`) and cmdscope continued it. The run then in
+ * progress was timed across the stop, so its report says so. */
+static volatile sig_atomic_t continued;
+
+static void on_continue(int sig) {
+    (void)sig;
+    continued = 1;
+}
+
+/* SIGTSTP, SIGTTIN, SIGTTOU: caught so that they do not stop this process. */
+static void caught_stop(int sig) { (void)sig; }
+
+/* Ends this process after cmdscope's death: every process left in the
+ * session's cgroup is killed, our children reaped, and the cgroup removed
+ * (it must be empty first; bounded, about a second). Only calls that are
+ * safe in a signal handler. */
+static void leave(void) {
+    if (cgroup_kill >= 0) {
+        if (write(cgroup_kill, "1", 1) < 0) {
+        }
+        for (int i = 0; i < 1000; i++) {
+            int status;
+            while (waitpid(-1, &status, WNOHANG) > 0) {
+            }
+            if (rmdir(cgroup_dir) == 0 || errno == ENOENT) break;
+            struct timespec pause = {0, 1000000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    _exit(0);
+}
+
 /* cmdscope is gone (the kernel's parent-death signal, asked for as SIGTERM
  * so that it can be caught): the running command and its process group go
  * with it, so a `kill -9` of cmdscope leaves nothing behind. */
@@ -418,7 +461,7 @@ static void parent_died(int sig) {
     /* In a schedule, the reports of its finished runs are still to be
      * written: the store writer reads what cmdscope did not (see
      * `schedule`). Anywhere else every report is written already. */
-    if (!in_schedule) _exit(0);
+    if (!in_schedule) leave();
     parent_gone = 1;
 }
 
@@ -497,6 +540,7 @@ static void run_one(uint32_t id, struct result *out) {
     char before[512];
     ssize_t nbefore = (c->flags & F_PROC_IO) && self_io >= 0 ? pread(self_io, before, sizeof before - 1, 0) : -1;
     struct timespec start, end;
+    continued = 0;
     clock_gettime(CLOCK_MONOTONIC, &start);
     pid_t pid = clone(child_main, child_stack + sizeof child_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
     if (pid < 0) {
@@ -521,6 +565,13 @@ static void run_one(uint32_t id, struct result *out) {
         res.error = ctx.error;
         *out = res;
         return;
+    }
+    if (c->flags & F_STARTED) {
+        /* cmdscope's timeout counts from here, not from its request, which
+         * reached this process late on a busy machine: a run killed before
+         * its --timeout was a run cut short. */
+        int64_t at[2] = {start.tv_sec, start.tv_nsec};
+        send_msg(MSG_STARTED, at, sizeof at);
     }
     siginfo_t info;
     while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
@@ -563,6 +614,7 @@ static void run_one(uint32_t id, struct result *out) {
     res.nvcsw = ru.ru_nvcsw;
     res.nivcsw = ru.ru_nivcsw;
     if (children_fd >= 0) res.leftovers = kill_leftovers();
+    res.stopped = continued;
     *out = res;
 }
 
@@ -647,7 +699,7 @@ static void schedule(uint32_t len) {
         if (nunsent == FLUSH_RUNS || end - since >= FLUSH_NS) flush_reports();
     }
     flush_reports();
-    if (parent_gone) _exit(0);
+    if (parent_gone) leave();
     struct header done = {MSG_DONE, made};
     write_full(SOCK, &done, sizeof done);
     in_schedule = 0;
@@ -664,6 +716,10 @@ int main(int argc, char **argv) {
     memset(&died, 0, sizeof died);
     died.sa_handler = parent_died;
     sigaction(SIGTERM, &died, NULL);
+    /* A stopped process whose parent dies gets SIGHUP and SIGCONT from the
+     * kernel (its process group is orphaned): cmdscope died while this
+     * process was stopped, by a command that stopped its parent. */
+    sigaction(SIGHUP, &died, NULL);
     /* cmdscope cuts a batch short with SIGUSR1 (no SA_RESTART: a wait in
      * progress returns, and the loops around it retry). */
     struct sigaction stop, before;
@@ -676,7 +732,21 @@ int main(int argc, char **argv) {
     sigaddset(&usr1, SIGUSR1);
     sigprocmask(SIG_UNBLOCK, &usr1, &mask);
     usr1_blocked = sigismember(&mask, SIGUSR1);
-    if (getppid() == 1) parent_died(SIGTERM); /* died before we got here */
+    /* A command may stop its parent. SIGSTOP cannot be caught: cmdscope
+     * sees this process stopped and continues it (see `continued`). The
+     * stops that can be caught are caught and do nothing; exec resets
+     * them, so the commands still get the default. */
+    struct sigaction cont, ignore;
+    memset(&cont, 0, sizeof cont);
+    cont.sa_handler = on_continue;
+    cont.sa_flags = SA_RESTART;
+    sigaction(SIGCONT, &cont, NULL);
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = caught_stop;
+    ignore.sa_flags = SA_RESTART;
+    sigaction(SIGTSTP, &ignore, NULL);
+    sigaction(SIGTTIN, &ignore, NULL);
+    sigaction(SIGTTOU, &ignore, NULL);
     /* Started from a memfd, its name would be the descriptor's number: a
      * name people (and `ps`, and the commands' parent checks) recognise. */
     prctl(PR_SET_NAME, "cmdscope-spawn", 0, 0, 0);
@@ -685,13 +755,30 @@ int main(int argc, char **argv) {
         for (int fd = SOCK + 1; fd < 1024; fd++) close(fd);
     }
     fcntl(SOCK, F_SETFD, FD_CLOEXEC);
-    if (argc > 1) cgroup_procs = open(argv[1], O_WRONLY | O_CLOEXEC);
+    if (argc > 2) {
+        cgroup_procs = open(argv[2], O_WRONLY | O_CLOEXEC);
+        const char *procs = "/cgroup.procs";
+        size_t len = strlen(argv[2]), tail = strlen(procs);
+        if (len > tail && len - tail + 16 < sizeof cgroup_dir && !strcmp(argv[2] + len - tail, procs)) {
+            char kill_path[sizeof cgroup_dir];
+            memcpy(cgroup_dir, argv[2], len - tail);
+            cgroup_dir[len - tail] = 0;
+            memcpy(kill_path, cgroup_dir, len - tail);
+            memcpy(kill_path + len - tail, "/cgroup.kill", sizeof "/cgroup.kill");
+            cgroup_kill = open(kill_path, O_WRONLY | O_CLOEXEC);
+        }
+    }
+    /* cmdscope's death arrives as SIGTERM (asked for here: cmdscope starts
+     * this process with posix_spawn); argv[1] is cmdscope's pid: a parent
+     * of another pid means it died before we asked. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+    if (argc < 2 || getppid() != (pid_t)strtol(argv[1], NULL, 10)) parent_died(SIGTERM);
     self_io = open("/proc/self/io", O_RDONLY | O_CLOEXEC);
     trim();
     int spin = 0;
     for (;;) {
         struct header h;
-        if (parent_gone) _exit(0); /* it died as a schedule ended */
+        if (parent_gone) leave(); /* it died as a schedule ended */
         /* After a run, the next request usually follows within microseconds:
          * watching for it for a short while (50 µs) saves the sleep and the
          * wake-up that would add about 12 µs to every run. */

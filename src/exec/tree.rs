@@ -11,6 +11,76 @@ use std::sync::Mutex;
 /// what the hooks started are protected with their descendants.
 static PROTECTED: Mutex<Vec<(libc::pid_t, bool)>> = Mutex::new(Vec::new());
 
+/// Environment entries (`KEY=VALUE`) that mark a helper's processes (a
+/// `--monitor`'s): a process holding one is the helper's, with its
+/// descendants, wherever it went (a daemon the helper started and left is
+/// adopted by cmdscope, outside the helper's tree).
+static MARKED: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+/// Exempts every process whose environment holds `marker` (`KEY=VALUE`)
+/// from [`kill_all`], with its descendants, until [`unprotect_marked`].
+pub fn protect_marked(marker: &[u8]) {
+    if let Ok(mut m) = MARKED.lock() {
+        m.push(marker.to_vec());
+    }
+}
+
+/// Stops exempting the processes marked with `marker`.
+pub fn unprotect_marked(marker: &[u8]) {
+    if let Ok(mut m) = MARKED.lock() {
+        m.retain(|x| x != marker);
+    }
+}
+
+fn markers() -> Vec<Vec<u8>> {
+    MARKED.lock().map(|m| m.clone()).unwrap_or_default()
+}
+
+/// Whether the environment of `pid` holds one of `markers`.
+fn marked_with(pid: libc::pid_t, markers: &[Vec<u8>]) -> bool {
+    if markers.is_empty() {
+        return false;
+    }
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    environ
+        .split(|&b| b == 0)
+        .any(|entry| markers.iter().any(|m| m.as_slice() == entry))
+}
+
+/// SIGKILLs every live descendant of cmdscope whose environment holds
+/// `marker`, each with its process group, until none is left (bounded as
+/// [`kill_all`]): what a helper started, wherever it went.
+pub fn kill_marked(marker: &[u8]) {
+    let me = std::process::id() as libc::pid_t;
+    let markers = [marker.to_vec()];
+    for _ in 0..10_000 {
+        let (live, _) = scan_except(me, &[], &[]);
+        let ours: Vec<libc::pid_t> = live
+            .into_iter()
+            .filter(|&p| marked_with(p, &markers))
+            .collect();
+        if ours.is_empty() {
+            return;
+        }
+        ours.into_iter().for_each(kill_with_group);
+        super::reap_orphans_except(&protected().0);
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// SIGKILLs `pid`, a descendant just listed, and the process group it
+/// leads (if it leads one: the commands do).
+fn kill_with_group(pid: libc::pid_t) {
+    // SAFETY: kill has no memory effects; `pid` is a descendant of
+    // cmdscope's, not reaped, so the pid is still its own.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+        libc::kill(pid, libc::SIGKILL);
+    }
+}
+
 /// Exempts one of cmdscope's own helper processes from [`kill_all`].
 pub fn protect(pid: libc::pid_t) {
     if let Ok(mut p) = PROTECTED.lock() {
@@ -58,16 +128,20 @@ pub fn children(pid: libc::pid_t) -> Vec<libc::pid_t> {
 }
 
 /// Descendants of `root`, found through `/proc/<pid>/task/<tid>/children`
-/// (live ones, zombies), leaving out the processes in `skip` and their
-/// descendants.
-fn scan_except(root: libc::pid_t, skip: &[libc::pid_t]) -> (Vec<libc::pid_t>, Vec<libc::pid_t>) {
+/// (live ones, zombies), leaving out the processes in `skip`, those whose
+/// environment holds one of `markers`, and their descendants.
+fn scan_except(
+    root: libc::pid_t,
+    skip: &[libc::pid_t],
+    markers: &[Vec<u8>],
+) -> (Vec<libc::pid_t>, Vec<libc::pid_t>) {
     let mut live = Vec::new();
     let mut zombies = Vec::new();
     let mut seen = HashSet::new();
     let mut stack = vec![root];
     while let Some(pid) = stack.pop() {
         for child in children(pid) {
-            if !skip.contains(&child) && seen.insert(child) {
+            if !skip.contains(&child) && !marked_with(child, markers) && seen.insert(child) {
                 if is_zombie(child) {
                     zombies.push(child);
                 } else {
@@ -86,8 +160,21 @@ pub fn unprotected() -> Vec<libc::pid_t> {
     let (all, trees) = protected();
     super::reap_orphans_except(&all);
     let me = std::process::id() as libc::pid_t;
-    let (live, _) = scan_except(me, &trees);
+    let (live, _) = scan_except(me, &trees, &markers());
     live.into_iter().filter(|p| !all.contains(p)).collect()
+}
+
+/// After a run of a mode that starts its command itself (explain's tracer,
+/// the profiler, through `exec::held`): kills what the run left running,
+/// as `run` does after each of its runs ([`unprotected`], [`kill_all`]),
+/// and returns how many processes that was. cmdscope must be their
+/// subreaper (`exec::become_subreaper`), or what left the tree is lost.
+pub fn kill_leftovers() -> usize {
+    let left = unprotected().len();
+    if left > 0 {
+        kill_all(None);
+    }
+    left
 }
 
 fn is_zombie(pid: libc::pid_t) -> bool {
@@ -112,18 +199,11 @@ fn is_zombie(pid: libc::pid_t) -> bool {
 pub fn kill_descendants(root: libc::pid_t) {
     // Bounded as `kill_all` is.
     for _ in 0..10_000 {
-        let (live, _) = scan_except(root, &[]);
+        let (live, _) = scan_except(root, &[], &[]);
         if live.is_empty() {
             return;
         }
-        for pid in live {
-            // SAFETY: kill of a descendant pid we just listed, and of the
-            // group it leads (if it leads one: the commands do).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
+        live.into_iter().for_each(kill_with_group);
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
@@ -148,10 +228,11 @@ pub fn kill_all(pgid: Option<libc::pid_t>) {
     }
     let me = std::process::id() as libc::pid_t;
     let (protected, trees) = protected();
+    let markers = markers();
     // Bounded (about ten seconds) in case a zombie's parent never reaps it.
     for _ in 0..10_000 {
         super::reap_orphans_except(&protected);
-        let (live, zombies) = scan_except(me, &trees);
+        let (live, zombies) = scan_except(me, &trees, &markers);
         let live: Vec<libc::pid_t> = live
             .into_iter()
             .filter(|p| !protected.contains(p))

@@ -21,6 +21,9 @@ use regex::bytes::Regex;
 use super::tracer::spawn_quiet_thread;
 use crate::error::{Error, Result};
 
+/// The environment variable that marks a monitor's processes.
+const MARKER: &str = "CMDSCOPE_MONITOR";
+
 /// Longest line kept for matching; the rest of a longer line is skipped.
 const MAX_LINE: usize = 64 * 1024;
 /// How much of the monitor's stderr is kept for error messages.
@@ -152,6 +155,9 @@ pub struct Report {
 /// A monitor that is running.
 pub struct Monitor {
     command: String,
+    /// `CMDSCOPE_MONITOR=<cmdscope's pid>.<n>` in its environment: what it
+    /// started is found by it wherever it went (see `exec::tree`).
+    marker: Vec<u8>,
     sources: Vec<String>,
     pid: i32,
     start: Arc<Mutex<Option<Instant>>>,
@@ -159,6 +165,8 @@ pub struct Monitor {
     done: mpsc::Receiver<()>,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
     status: Option<i32>,
+    /// Killed and unprotected (by `finish`, else when dropped).
+    cleaned: bool,
 }
 
 fn decode(status: i32) -> (Option<i32>, Option<i32>) {
@@ -180,18 +188,39 @@ impl Monitor {
         patterns: Vec<Regex>,
         wait: Duration,
     ) -> Result<Monitor> {
-        let mut child = Command::new("sh")
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let value = format!("{}.{n}", std::process::id());
+        let marker = format!("{MARKER}={value}").into_bytes();
+        // What it leaves running comes back to cmdscope, to be killed when
+        // it ends, as a run's leftovers are.
+        crate::exec::become_subreaper();
+        let mut launch = Command::new("sh");
+        launch
             .arg("-c")
             .arg(command)
+            .env(MARKER, &value)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|source| Error::Spawn {
+            .process_group(0);
+        // SAFETY: prctl is async-signal-safe. Its orphans stay in its tree
+        // while it runs, even those that clear their environment.
+        unsafe {
+            launch.pre_exec(|| {
+                libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+                Ok(())
+            });
+        }
+        // Marked before it starts: nothing it starts is taken for a run's.
+        crate::exec::tree::protect_marked(&marker);
+        let mut child = launch.spawn().map_err(|source| {
+            crate::exec::tree::unprotect_marked(&marker);
+            Error::Spawn {
                 command: format!("sh -c {command}"),
                 source,
-            })?;
+            }
+        })?;
         let pid = child.id() as i32;
         // Not a run's leftover: the session's cleanup leaves it (and what
         // it starts) alone.
@@ -208,6 +237,7 @@ impl Monitor {
         let (tx, done) = mpsc::channel();
         let mut monitor = Monitor {
             command: command.to_string(),
+            marker,
             sources: sources.to_vec(),
             pid,
             start: start.clone(),
@@ -215,6 +245,7 @@ impl Monitor {
             done,
             stderr_tail: stderr_tail.clone(),
             status: None,
+            cleaned: false,
         };
         if let Some(out) = stdout {
             let spawned = spawn_quiet_thread(move || {
@@ -311,13 +342,25 @@ impl Monitor {
         }
     }
 
+    /// Stops protecting what is gone now.
+    fn clean(&mut self) {
+        crate::exec::tree::unprotect(self.pid);
+        crate::exec::tree::unprotect_marked(&self.marker);
+        self.cleaned = true;
+    }
+
+    /// Kills the monitor with everything it started: its process group,
+    /// its tree, and what left both (marked).
     fn kill(&mut self) {
-        if self.status.is_some() && self.try_group_empty() {
-            return;
+        if self.status.is_none() || !self.try_group_empty() {
+            // SAFETY: the monitor's own process group (it was started with
+            // process_group(0), so its pgid is its pid).
+            unsafe { libc::kill(-self.pid, libc::SIGKILL) };
         }
-        // SAFETY: the monitor's own process group (it was started with
-        // process_group(0), so its pgid is its pid).
-        unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+        if self.status.is_none() {
+            crate::exec::tree::kill_descendants(self.pid);
+        }
+        crate::exec::tree::kill_marked(&self.marker);
     }
 
     fn try_group_empty(&self) -> bool {
@@ -343,7 +386,7 @@ impl Monitor {
                 self.status = Some(status);
             }
         }
-        crate::exec::tree::unprotect(self.pid);
+        self.clean();
         // The reader ends at EOF, once every process holding the pipe is
         // gone; one that escaped the group could hold it: do not wait forever.
         let _ = self.done.recv_timeout(Duration::from_secs(2));
@@ -398,6 +441,22 @@ impl Monitor {
             Some((Some(c), _)) => format!("exit status {c}"),
             Some((_, Some(s))) => format!("killed by signal {s}"),
             _ => "its output closed".to_string(),
+        }
+    }
+}
+
+/// A monitor given up on (it failed to start, or an error ended the
+/// session) goes with all it started.
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        if !self.cleaned {
+            self.kill();
+            if self.status.is_none() {
+                let mut status = 0;
+                // SAFETY: blocking wait for our own child, just SIGKILLed.
+                unsafe { libc::waitpid(self.pid, &mut status, 0) };
+            }
+            self.clean();
         }
     }
 }

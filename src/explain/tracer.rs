@@ -999,6 +999,8 @@ pub fn trace(config: &TraceConfig, on_start: impl FnOnce(Instant)) -> Result<Tra
     let outcome = run_loop(&mut tracer, deadline, &mut interrupted, &mut timed_out);
     drop(watchdog);
     let ended_at = Instant::now();
+    // What escaped the trace (CLONE_UNTRACED) and was left running.
+    crate::exec::tree::kill_leftovers();
     outcome?;
 
     if let Some(e) = tracer.root_exec_error {
@@ -1073,6 +1075,11 @@ fn run_loop(
         }
         if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
             tracer.on_exited(pid, status, now);
+            if pid == tracer.root {
+                // The run is over when the command exits, as in `run`:
+                // what it left running (a daemon) is killed, not waited for.
+                tracer.kill_all();
+            }
             continue;
         }
         if !libc::WIFSTOPPED(status) {

@@ -4,26 +4,59 @@
 //!
 //! - `sampler`: one run sampled with `perf_event_open` over its process
 //!   tree (ring buffer, mappings).
-//! - `symbols`: addresses to functions (ELF, kallsyms, perf maps).
-//! - here: runs in interleaved shuffled blocks (`run::schedule`), stacks
-//!   per run, self and total time per function, and per pair the change of
-//!   every reported function's self time, paired by block and decided by
-//!   the one comparison engine with Bonferroni over the functions reported.
+//! - `symbols`: addresses to frames (ELF symbols, debug files found by
+//!   `debuginfo` and `debuginfod`, inlined frames from `dwarf`, names by
+//!   `demangle`, unwind-table ranges; kallsyms, perf maps), each mapped
+//!   file told apart by `identity`.
+//! - `jit`: what `--jit-symbols` asks of the runtimes, and the jitdump
+//!   files they write (names and unwind tables).
+//! - `runs`: one phase's runs in interleaved shuffled blocks
+//!   (`run::schedule`), with unsampled runs beside them when asked.
+//! - `rate`: the kernel's limit on the rate, a short command's second
+//!   phase at a raised rate, and whether sampling slowed the runs.
+//! - here: stacks per run, self and total time per function, and per pair
+//!   the change of every reported function's self time, paired by block
+//!   and decided by the one comparison engine with Bonferroni over the
+//!   functions reported.
 
+pub(crate) mod debuginfo;
+pub(crate) mod debuginfod;
+pub(crate) mod demangle;
+pub(crate) mod dwarf;
+pub mod identity;
+pub mod jit;
+pub mod rate;
+mod runs;
 pub mod sampler;
 pub mod symbols;
 pub(crate) mod unwind;
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::analysis::comparison::{self, Comparison, Design};
+use crate::analysis::sequential::{Sequential, UNTIL_DECIDED_LOOKS};
 use crate::error::{Error, Result};
-use crate::exec::{signals, HeldCommand};
+use crate::exec::HeldCommand;
 use crate::run::plan::{Cell, REFERENCE};
-use crate::run::schedule::{Order, RunPolicy, Scheduler, Step};
 
-pub use symbols::Frame;
+pub use symbols::{Frame, ModuleInfo};
+
+/// Set on a frame id in a stack where that function was inlined into the
+/// frame before it (its caller): one address gives several frames.
+/// `Profile::frame` reads through it; functions are counted without it,
+/// so a function's rows and differences are the same inlined or not.
+pub const INLINED: u32 = 1 << 31;
+
+/// The function of a stack's frame id, without the `INLINED` mark.
+pub fn function_id(id: u32) -> u32 {
+    id & !INLINED
+}
+
+/// Whether a stack's frame was inlined into its caller.
+pub fn is_inlined(id: u32) -> bool {
+    id & INLINED != 0
+}
 
 /// Default sampling frequency: 999 Hz rather than 1000, so sampling does
 /// not run in lockstep with programs' millisecond timers.
@@ -56,6 +89,13 @@ pub struct Options {
     /// Unwind copied user stacks with DWARF (else frame pointers only).
     pub dwarf: bool,
     pub seed: u64,
+    /// When the default budget leaves a measured CPU difference
+    /// unexplained, sample again at a raised rate until it is explained
+    /// or the time budget ends (`rate`). Off when the user chose the runs
+    /// or the rate.
+    pub raise_rate: bool,
+    /// Ask the runtimes cmdscope recognises to name their code (`jit`).
+    pub jit_symbols: bool,
 }
 
 /// One run's stacks: frame ids from the root to the leaf, with seconds.
@@ -72,6 +112,8 @@ pub struct RunStacks {
     pub wall: f64,
     pub cpu: f64,
     pub lost: u64,
+    /// Times the kernel throttled sampling during the run.
+    pub throttled: u64,
 }
 
 impl RunStacks {
@@ -79,7 +121,7 @@ impl RunStacks {
         let mut m = HashMap::new();
         for (s, &w) in &self.stacks {
             if let Some(&leaf) = s.last() {
-                *m.entry(leaf).or_insert(0.0) += w;
+                *m.entry(function_id(leaf)).or_insert(0.0) += w;
             }
         }
         m
@@ -88,7 +130,7 @@ impl RunStacks {
     fn total_time(&self) -> HashMap<u32, f64> {
         let mut m = HashMap::new();
         for (s, &w) in &self.stacks {
-            let mut seen: Vec<u32> = s.clone();
+            let mut seen: Vec<u32> = s.iter().map(|&f| function_id(f)).collect();
             seen.sort_unstable();
             seen.dedup();
             for f in seen {
@@ -134,6 +176,9 @@ impl CellProfile {
     }
     pub fn lost(&self) -> u64 {
         self.runs.iter().map(|r| r.lost).sum()
+    }
+    pub fn throttled(&self) -> u64 {
+        self.runs.iter().map(|r| r.throttled).sum()
     }
     /// Seconds per run of every stack (for folded files and flame graphs).
     pub fn stacks_per_run(&self) -> HashMap<Vec<u32>, f64> {
@@ -207,36 +252,49 @@ pub struct Profile {
     pub fallback: Option<String>,
     pub frequency: u64,
     pub kernel_frames: bool,
+    /// Indexed by `frame`: stacks' ids may carry the `INLINED` mark.
     pub frames: Vec<Frame>,
     pub cells: Vec<CellProfile>,
     pub pairs: Vec<PairDiff>,
-    pub unreadable: Vec<String>,
+    /// What was found for every module sampled, and where.
+    pub modules: Vec<ModuleInfo>,
     pub interrupted: bool,
     /// Context switches were sampled: off-CPU time is known.
     pub off_cpu: bool,
+    /// A short command's second phase at a raised rate, which the cells
+    /// and pairs above come from.
+    pub raised: Option<rate::Raised>,
+    /// The cells whose sampled runs were slower than unsampled ones.
+    pub distorted: Vec<rate::Distortion>,
 }
 
 impl Profile {
+    /// The frame of an id, marked `INLINED` or not.
     pub fn frame(&self, id: u32) -> &Frame {
-        &self.frames[id as usize]
+        &self.frames[function_id(id) as usize]
     }
 }
 
-/// Frame interning: every (function, module) gets one id.
+/// Frame interning: every (function, module) gets one id (the source
+/// file is the first one seen). Looked up by module, then function,
+/// without copying either: every frame of every sample comes here.
 #[derive(Default)]
 struct Interner {
-    ids: HashMap<Frame, u32>,
+    ids: HashMap<String, HashMap<String, u32>>,
     frames: Vec<Frame>,
 }
 
 impl Interner {
-    fn id(&mut self, f: Frame) -> u32 {
-        if let Some(&i) = self.ids.get(&f) {
+    fn id(&mut self, f: &Frame) -> u32 {
+        if let Some(&i) = self.ids.get(&f.module).and_then(|m| m.get(&f.function)) {
             return i;
         }
         let i = self.frames.len() as u32;
         self.frames.push(f.clone());
-        self.ids.insert(f, i);
+        self.ids
+            .entry(f.module.clone())
+            .or_default()
+            .insert(f.function.clone(), i);
         i
     }
 }
@@ -259,11 +317,15 @@ fn launch(cell: &Cell, opts: &Options) -> Result<sampler::Launch> {
         .as_deref()
         .map(crate::exec::resolve_user)
         .transpose()?;
+    let mut envp = crate::exec::environment(&cell.argv, &cell.env, v.clear_env, v.env_size)?;
+    if opts.jit_symbols {
+        envp = jit::with_runtime_options(envp);
+    }
     Ok(sampler::Launch {
         command: HeldCommand {
             program: crate::exec::resolve_program(program)?,
             argv: cell.argv.clone(),
-            envp: crate::exec::environment(&cell.argv, &cell.env, v.clear_env, v.env_size)?,
+            envp,
             cwd: None,
             cpus: v.cpus.clone(),
             nice: v.nice,
@@ -284,84 +346,152 @@ pub fn reference(cells: &[Cell]) -> usize {
 }
 
 /// Profiles every cell `opts.runs` times in interleaved shuffled blocks and
-/// compares each cell with the reference.
+/// compares each cell with the reference; with `opts.raise_rate`, a pair
+/// whose CPU difference the functions do not account for is profiled
+/// again at a raised rate (`rate`).
 pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
+    let limit = rate::kernel_limit();
+    rate::check_frequency(opts.frequency, limit)?;
     let launches = cells
         .iter()
         .map(|c| launch(c, opts))
         .collect::<Result<Vec<_>>>()?;
     let setup = sampler::Setup::probe(opts.frequency, opts.force_software, opts.dwarf)?;
-    let policy = RunPolicy {
-        exact: Some(opts.runs),
-        min_runs: opts.runs,
-        max_runs: Some(opts.runs),
-        min_time: 0.0,
-    };
-    let mut schedule = Scheduler::new(cells.len(), Order::Interleaved, policy, 0, opts.seed);
-    let mut sym = symbols::Symbolizer::default();
-    let mut interner = Interner::default();
-    let mut runs: Vec<Vec<RunStacks>> = vec![Vec::new(); cells.len()];
-    let mut interrupted = false;
-    let mut off_cpu = true;
-    loop {
-        let step = schedule.next_step();
-        let Step::Measure(c) = step else {
-            if step == Step::Done {
-                break;
-            }
-            continue;
-        };
-        let raw = sampler::sample_run(&setup, &launches[c])?;
-        if raw.interrupted {
-            interrupted = true;
-            break;
-        }
-        check_run(&cells[c], &raw)?;
-        off_cpu &= raw.off_cpu_sampled;
-        runs[c].push(stacks_of(&raw, &setup, &mut sym, &mut interner));
-        schedule.record(step, raw.wall);
-        if signals::received().is_some() {
-            interrupted = true;
-            break;
-        }
-    }
-    for (cell, r) in cells.iter().zip(&runs) {
+    let mut sampling = runs::Sampling::default();
+    let first = sampling.phase(
+        cells,
+        &launches,
+        &runs::PhasePlan {
+            setup: &setup,
+            blocks: opts.runs,
+            seed: opts.seed,
+            plain: if opts.frequency > DEFAULT_FREQUENCY {
+                rate::PLAIN_RUNS
+            } else {
+                0
+            },
+            deadline: None,
+            jit_files: opts.jit_symbols,
+        },
+        &mut |_, _| false,
+    )?;
+    for (cell, r) in cells.iter().zip(&first.runs) {
         too_short(cell, r, &setup)?;
     }
+    let r = reference(cells);
+    let mut shown = first;
+    let mut frequency = setup.frequency;
+    let mut level = ALPHA;
+    let mut raised = None;
+    let unexplained = !shown.interrupted
+        && opts.raise_rate
+        && pairs_at(&summaries(cells, &shown.runs), r, ALPHA)
+            .iter()
+            .any(|d| !rate::explained(d));
+    if unexplained {
+        let faster = sampler::Setup {
+            frequency: rate::raised(setup.frequency, limit),
+            ..setup.clone()
+        };
+        let mut seq = Sequential::until_decided(ALPHA, comparison::DEFAULT_PRECISION);
+        let cap = *UNTIL_DECIDED_LOOKS.last().unwrap_or(&1000);
+        let second = sampling.phase(
+            cells,
+            &launches,
+            &runs::PhasePlan {
+                setup: &faster,
+                blocks: cap,
+                seed: opts.seed.wrapping_add(1),
+                plain: rate::PLAIN_RUNS,
+                deadline: Some(Instant::now() + rate::BUDGET),
+                jit_files: opts.jit_symbols,
+            },
+            &mut |runs, blocks| {
+                if !seq.is_look(blocks) {
+                    return false;
+                }
+                let cells = summaries(cells, runs);
+                seq.look_with(blocks, MAX_FUNCTIONS, |level| {
+                    pairs_at(&cells, r, level).iter().all(rate::explained)
+                })
+            },
+        )?;
+        level = seq.final_level();
+        let blocks = second.runs.iter().map(Vec::len).min().unwrap_or(0);
+        // A second phase interrupted before its first block shows the first.
+        if blocks > 0 {
+            raised = Some(rate::Raised {
+                first_runs: opts.runs,
+                first_frequency: setup.frequency,
+                frequency: faster.frequency,
+                blocks,
+                seconds: second.seconds,
+                ended: if second.settled {
+                    rate::Ended::Explained
+                } else if second.interrupted {
+                    rate::Ended::Interrupted
+                } else if second.out_of_time {
+                    rate::Ended::Budget
+                } else {
+                    rate::Ended::Runs
+                },
+                level,
+            });
+            frequency = faster.frequency;
+            shown = second;
+        } else {
+            level = ALPHA;
+            shown.interrupted |= second.interrupted;
+        }
+    }
+    let interrupted = shown.interrupted;
     // Whole blocks only, so run k of every cell shares block k.
-    let blocks = runs.iter().map(Vec::len).min().unwrap_or(0);
+    let blocks = shown.runs.iter().map(Vec::len).min().unwrap_or(0);
     if interrupted && blocks == 0 {
         return Err(Error::Interrupted);
     }
-    let cell_profiles: Vec<CellProfile> = cells
+    let walls: Vec<Vec<f64>> = shown
+        .runs
         .iter()
-        .zip(runs)
-        .map(|(cell, mut r)| {
-            r.truncate(blocks);
-            summarise(cell.name.clone(), r)
-        })
+        .map(|r| r.iter().map(|x| x.wall).collect())
         .collect();
-    let r = reference(cells);
-    let pairs = (0..cells.len())
-        .filter(|&c| c != r)
-        .map(|c| compare(&cell_profiles, r, c, ALPHA))
-        .collect();
-    let mut unreadable = sym.unreadable.clone();
-    unreadable.sort();
-    unreadable.dedup();
+    let distorted = rate::distortions(&walls, &shown.plain);
+    let cell_profiles = summaries(cells, &shown.runs);
+    let pairs = pairs_at(&cell_profiles, r, level);
     Ok(Profile {
         event: setup.event,
         dwarf: setup.dwarf,
         fallback: setup.fallback.clone(),
-        frequency: setup.frequency,
+        frequency,
         kernel_frames: !setup.exclude_kernel,
-        frames: interner.frames,
+        frames: sampling.interner.frames,
         cells: cell_profiles,
         pairs,
-        unreadable,
+        modules: sampling.sym.modules(),
         interrupted,
-        off_cpu,
+        off_cpu: !sampling.off_cpu_missing,
+        raised,
+        distorted,
     })
+}
+
+/// Every cell's summary over its whole blocks (run k of every cell in
+/// block k).
+fn summaries(cells: &[Cell], runs: &[Vec<RunStacks>]) -> Vec<CellProfile> {
+    let blocks = runs.iter().map(Vec::len).min().unwrap_or(0);
+    cells
+        .iter()
+        .zip(runs)
+        .map(|(cell, r)| summarise(cell.name.clone(), r[..blocks].to_vec()))
+        .collect()
+}
+
+/// Every cell against the reference `r`, at family-wise level `alpha`.
+fn pairs_at(cells: &[CellProfile], r: usize, alpha: f64) -> Vec<PairDiff> {
+    (0..cells.len())
+        .filter(|&c| c != r)
+        .map(|c| compare(cells, r, c, alpha))
+        .collect()
 }
 
 fn check_run(cell: &Cell, raw: &sampler::RawRun) -> Result<()> {
@@ -415,6 +545,7 @@ fn stacks_of(
     raw: &sampler::RawRun,
     setup: &sampler::Setup,
     sym: &mut symbols::Symbolizer,
+    jit: &jit::JitCode,
     interner: &mut Interner,
 ) -> RunStacks {
     let total_weight: u64 = raw
@@ -443,24 +574,39 @@ fn stacks_of(
         ..Default::default()
     };
     for (s, resolved) in raw.samples.iter().zip(&raw.resolved) {
-        let mut ids: Vec<u32> = s
-            .frames
-            .iter()
-            .zip(resolved)
-            .map(|(&(addr, k), m)| interner.id(sym.frame(s.pid, addr, k, m.as_ref())))
-            .collect();
+        let mut ids: Vec<u32> = Vec::with_capacity(s.frames.len());
+        for (&(addr, k), m) in s.frames.iter().zip(resolved) {
+            // JIT code lives in anonymous memory (or none known).
+            let in_file = m.as_ref().is_some_and(|m| jit::is_file(&m.path));
+            if let Some(name) = (!k && !in_file).then(|| jit.name(s.pid, addr)).flatten() {
+                ids.push(interner.id(&Frame {
+                    function: name.to_string(),
+                    module: "[jit]".into(),
+                    file: None,
+                }));
+                continue;
+            }
+            // Innermost first: all but the last were inlined into the next.
+            let frames = sym.frames(addr, k, m.as_ref());
+            let last = frames.len().saturating_sub(1);
+            for (i, f) in frames.iter().enumerate() {
+                let id = interner.id(f);
+                ids.push(if i < last { id | INLINED } else { id });
+            }
+        }
         ids.reverse();
         match s.off_cpu {
             None => *out.stacks.entry(ids).or_insert(0.0) += seconds(s.weight),
             Some(why) => {
                 ids.push(
-                    interner.id(Frame {
+                    interner.id(&Frame {
                         function: match why {
                             sampler::OffCpu::Blocked => OFF_CPU_BLOCKED,
                             sampler::OffCpu::Runnable => OFF_CPU_RUNNABLE,
                         }
                         .into(),
                         module: "[off-cpu]".into(),
+                        file: None,
                     }),
                 );
                 let secs = s.weight as f64 * 1e-9;

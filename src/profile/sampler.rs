@@ -23,6 +23,8 @@ use crate::exec::perf::{
 use crate::exec::signals;
 use crate::exec::HeldCommand;
 
+use super::identity::FileId;
+
 const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 
@@ -48,6 +50,8 @@ const FLAG_MMAP2: u64 = 1 << 23;
 const FLAG_COMM_EXEC: u64 = 1 << 24;
 const FLAG_USE_CLOCKID: u64 = 1 << 25;
 const FLAG_CONTEXT_SWITCH: u64 = 1 << 26;
+/// MMAP2 records carry the mapped file's build id (Linux 5.12).
+const FLAG_BUILD_ID: u64 = 1 << 34;
 const PERF_COUNT_SW_CONTEXT_SWITCHES: u64 = 3;
 /// ioctls: _IO('$', 5) and _IOR('$', 7, u64).
 const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
@@ -57,11 +61,13 @@ const RECORD_MMAP: u32 = 1;
 const RECORD_LOST: u32 = 2;
 const RECORD_COMM: u32 = 3;
 const RECORD_EXIT: u32 = 4;
+const RECORD_THROTTLE: u32 = 5;
 const RECORD_FORK: u32 = 7;
 const RECORD_SAMPLE: u32 = 9;
 const RECORD_MMAP2: u32 = 10;
 const RECORD_SWITCH: u32 = 14;
 const MISC_COMM_EXEC: u16 = 1 << 13;
+const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 const MISC_SWITCH_OUT: u16 = 1 << 13;
 const MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 
@@ -107,6 +113,9 @@ pub struct Setup {
     pub dwarf: bool,
     /// Also sample context switches, for time off the CPU.
     pub off_cpu: bool,
+    /// MMAP2 records name each file by its build id (else by device and
+    /// inode): a binary replaced while it is profiled is told apart.
+    pub build_id: bool,
 }
 
 fn open_event(
@@ -133,6 +142,9 @@ fn attr(setup: &Setup) -> PerfEventAttr {
         | FLAG_COMM_EXEC
         | FLAG_USE_CLOCKID
         | FLAG_CONTEXT_SWITCH;
+    if setup.build_id {
+        flags |= FLAG_BUILD_ID;
+    }
     // cpu-clock samples by a period in nanoseconds, so every sample is
     // exactly that much CPU time; cycles by the kernel's frequency mode.
     let sample_period = match setup.event {
@@ -206,7 +218,8 @@ fn switch_attr(setup: &Setup) -> PerfEventAttr {
         | FLAG_TASK
         | FLAG_MMAP2
         | FLAG_COMM_EXEC
-        | FLAG_CONTEXT_SWITCH);
+        | FLAG_CONTEXT_SWITCH
+        | FLAG_BUILD_ID);
     a
 }
 
@@ -221,6 +234,16 @@ fn read_trimmed(path: &str) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
         .map(|s| s.trim().to_string())
+}
+
+/// The most samples a second the kernel allows an event
+/// (`kernel.perf_event_max_sample_rate`; the kernel lowers it by itself
+/// when sampling interrupts take too long). None where it cannot be read.
+pub fn max_sample_rate() -> Option<u64> {
+    read_trimmed("/proc/sys/kernel/perf_event_max_sample_rate")?
+        .parse()
+        .ok()
+        .filter(|&r| r > 0)
 }
 
 /// The one line a user reads when the kernel refuses sampling: what is
@@ -269,6 +292,7 @@ impl Setup {
             frequency,
             dwarf,
             off_cpu: true,
+            build_id: true,
         };
         let try_open = |s: &Setup| {
             let mut a = attr(s);
@@ -287,6 +311,8 @@ impl Setup {
         loop {
             match try_open(&setup) {
                 Ok(_) => return Ok(setup),
+                // A kernel before 5.12: files are told apart by inode.
+                Err(libc::EINVAL) if setup.build_id => setup.build_id = false,
                 Err(libc::EACCES) | Err(libc::EPERM) if !setup.exclude_kernel => {
                     setup.exclude_kernel = true;
                 }
@@ -316,6 +342,20 @@ pub struct Launch {
 
 pub use super::unwind::Mapping;
 
+/// A user address resolved to the mapping it was in when sampled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Mapped {
+    /// The mapped file's path, or the kernel's name (`[vdso]`, `//anon`).
+    pub path: String,
+    /// The offset in the file.
+    pub offset: u64,
+    /// Which file it was when mapped.
+    pub file: FileId,
+    /// The file offset its mapping starts at: what places the address
+    /// when only a debug file is left of a replaced binary.
+    pub pgoff: u64,
+}
+
 /// One sample: the frames from the leaf up, each with whether it is a
 /// kernel address, and the process it came from.
 #[derive(Clone, Debug)]
@@ -338,6 +378,8 @@ pub enum OffCpu {
 /// Everything one sampled run produced.
 #[derive(Debug, Default)]
 pub struct RawRun {
+    /// The command's own process.
+    pub pid: u32,
     pub samples: Vec<RawSample>,
     /// Mappings per process at the end (a process's mappings before its
     /// exec are kept under the samples already resolved: see `resolve`).
@@ -345,8 +387,11 @@ pub struct RawRun {
     /// Samples resolved to their mapping at the time they were taken:
     /// (module path, offset in the file) per user frame; None for kernel
     /// frames and addresses in no known mapping.
-    pub resolved: Vec<Vec<Option<(String, u64)>>>,
+    pub resolved: Vec<Vec<Option<Mapped>>>,
     pub lost: u64,
+    /// Times the kernel throttled the event: its sampling interrupts took
+    /// too long for the rate asked (kernel.perf_event_max_sample_rate).
+    pub throttled: u64,
     /// Context switches were sampled (the kernel allowed the event).
     pub off_cpu_sampled: bool,
     pub wall: f64,
@@ -508,7 +553,10 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
         source,
     })?;
     let deadline = launch.timeout.map(|t| started + t);
-    let mut run = RawRun::default();
+    let mut run = RawRun {
+        pid: pid as u32,
+        ..Default::default()
+    };
     let mut records: Vec<Record> = Vec::new();
     run.off_cpu_sampled = !switch_ids.is_empty();
     let mut parser = Parser {
@@ -556,9 +604,11 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
         // child's exit is seen.
         unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 5) };
     }
-    // What the command left running in its group goes with it.
+    // What the command left running goes with it: its group, and what
+    // left the group (a daemon), as `run` kills after each run.
     // SAFETY: signalling a process group we created.
     unsafe { libc::kill(-pid, libc::SIGKILL) };
+    crate::exec::tree::kill_leftovers();
     for (_, ring, bytes) in events.iter_mut() {
         ring.drain(bytes);
         split_records(bytes, &mut records);
@@ -566,6 +616,7 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
     drop(switch_fds);
     drop(events);
     parser.process(&mut records, None, &mut run);
+    parser.finish(&mut run);
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     run.cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
     if libc::WIFEXITED(status) {
@@ -586,7 +637,49 @@ fn monotonic_ns() -> u64 {
 }
 
 /// A switch-out sample: its time, the sample, its resolved frames.
-type SwitchedOut = (u64, RawSample, Vec<Option<(String, u64)>>);
+type SwitchedOut = (u64, RawSample, Vec<Option<Mapped>>);
+
+/// Copied stacks kept for unwinding at the end of a run, at most (a
+/// second of sampling at 10 kHz with 8 KiB stacks is 80 MiB).
+const DEFERRED_BYTES: usize = 128 << 20;
+
+/// A sample of a process with a jitdump, unwound once the run has ended.
+struct Deferred {
+    /// Its index in the run's samples.
+    sample: usize,
+    regs: [u64; 3],
+    stack: Vec<u8>,
+    user_seen: usize,
+}
+
+/// The DWARF chain replaces the frame-pointer one when it goes at least
+/// as deep.
+fn deeper(frames: &mut Vec<(u64, bool)>, user: Vec<u64>, user_seen: usize) {
+    if user.len() >= user_seen.max(1) {
+        frames.retain(|&(_, k)| k);
+        frames.extend(user.into_iter().map(|a| (a, false)));
+    }
+}
+
+/// Each user frame's mapping: its file, the file's identity and the
+/// offset in it; None for kernel frames and addresses in no mapping.
+fn resolve(maps: Option<&Vec<Mapping>>, frames: &[(u64, bool)]) -> Vec<Option<Mapped>> {
+    frames
+        .iter()
+        .map(|&(addr, k)| {
+            if k {
+                return None;
+            }
+            let m = maps?.iter().find(|m| m.start <= addr && addr < m.end)?;
+            Some(Mapped {
+                path: m.path.clone(),
+                offset: addr - m.start + m.pgoff,
+                file: m.file,
+                pgoff: m.pgoff,
+            })
+        })
+        .collect()
+}
 
 /// Decodes ring buffer records as they come, keeping each process's
 /// mappings current so that samples resolve (and unwind) against the
@@ -601,6 +694,10 @@ struct Parser {
     /// whether the switch was a preemption.
     switched_out: HashMap<u32, SwitchedOut>,
     preempted: HashMap<u32, bool>,
+    /// Samples whose unwinding waits for the end of the run, and the bytes
+    /// of stack they hold.
+    deferred: Vec<Deferred>,
+    deferred_bytes: usize,
 }
 
 fn u16_at(b: &[u8], at: usize) -> u16 {
@@ -662,6 +759,30 @@ fn split_records(bytes: &mut Vec<u8>, out: &mut Vec<Record>) {
 }
 
 impl Parser {
+    /// Unwinds the samples kept for the end of the run, with the jitdumps
+    /// as their runtimes left them.
+    fn finish(&mut self, run: &mut RawRun) {
+        let Some(u) = &mut self.unwinders else {
+            return;
+        };
+        for d in std::mem::take(&mut self.deferred) {
+            let Some(sample) = run.samples.get_mut(d.sample) else {
+                continue;
+            };
+            // The same image as when it was sampled (no exec since).
+            let Some(maps) = self.maps.get(&sample.pid).filter(|ms| {
+                ms.iter()
+                    .any(|m| super::jit::jitdump_pid(&m.path).is_some())
+            }) else {
+                continue;
+            };
+            let user = u.unwind(sample.pid, maps, d.regs, &d.stack);
+            deeper(&mut sample.frames, user, d.user_seen);
+            run.resolved[d.sample] = resolve(Some(maps), &sample.frames);
+        }
+        self.deferred_bytes = 0;
+    }
+
     /// Reads the records older than `barrier` (all without one) in time
     /// order: each CPU has its own buffer, and a process's mappings may be
     /// recorded on one CPU and its samples on another.
@@ -699,14 +820,24 @@ impl Parser {
                         end: addr + len,
                         pgoff,
                         path,
+                        file: FileId::Unknown,
                     },
                 );
             }
             RECORD_MMAP2 => {
                 let (pid, addr, len, pgoff) =
                     (u32_at(b, 0), u64_at(b, 8), u64_at(b, 16), u64_at(b, 24));
-                // maj, min, ino, ino_generation (or build id), prot, flags.
-                let path = cstr_at(b, 32 + 4 + 4 + 8 + 8 + 4 + 4);
+                // { maj, min, ino, ino_generation } or { build_id_size, 3
+                // reserved bytes, build_id[20] }, then prot, flags, path.
+                let path = cstr_at(b, 32 + 24 + 4 + 4);
+                let file = if misc & MISC_MMAP_BUILD_ID != 0 {
+                    let size = (b.get(32).copied().unwrap_or(0) as usize).min(20);
+                    FileId::build_id(b.get(36..36 + size).unwrap_or(&[]))
+                } else if path.starts_with('/') {
+                    FileId::inode(&path, u32_at(b, 32), u32_at(b, 36), u64_at(b, 40))
+                } else {
+                    FileId::Unknown
+                };
                 self.add_map(
                     pid,
                     Mapping {
@@ -714,6 +845,7 @@ impl Parser {
                         end: addr + len,
                         pgoff,
                         path,
+                        file,
                     },
                 );
             }
@@ -738,6 +870,7 @@ impl Parser {
             }
             RECORD_EXIT => {}
             RECORD_LOST => run.lost += u64_at(b, 8),
+            RECORD_THROTTLE => run.throttled += 1,
             RECORD_SWITCH if b.len() >= 24 => {
                 let tid = u32_at(b, 4);
                 let time = u64_at(b, b.len() - 16);
@@ -817,26 +950,30 @@ impl Parser {
             };
             let stack = &stack[..dyn_size.min(stack.len())];
             if let (Some(regs), Some(maps)) = (regs, self.maps.get(&pid)) {
-                let user = u.unwind(pid, maps, regs, stack);
-                // The DWARF chain replaces the frame-pointer one when it
-                // goes at least as deep.
-                if user.len() >= user_seen.max(1) {
-                    frames.retain(|&(_, k)| k);
-                    frames.extend(user.into_iter().map(|a| (a, false)));
+                let jitdump = maps
+                    .iter()
+                    .any(|m| super::jit::jitdump_pid(&m.path).is_some());
+                if jitdump
+                    && !self.switch_ids.contains(&id)
+                    && self.deferred_bytes + stack.len() <= DEFERRED_BYTES
+                {
+                    // A runtime writes its jitdump through a buffer: the
+                    // unwind tables of its newest code reach the file
+                    // later, at the latest when it exits. Unwound then.
+                    self.deferred_bytes += stack.len();
+                    self.deferred.push(Deferred {
+                        sample: run.samples.len(),
+                        regs,
+                        stack: stack.to_vec(),
+                        user_seen,
+                    });
+                } else {
+                    let user = u.unwind(pid, maps, regs, stack);
+                    deeper(&mut frames, user, user_seen);
                 }
             }
         }
-        let maps = self.maps.get(&pid);
-        let resolved = frames
-            .iter()
-            .map(|&(addr, k)| {
-                if k {
-                    return None;
-                }
-                maps.and_then(|ms| ms.iter().find(|m| m.start <= addr && addr < m.end))
-                    .map(|m| (m.path.clone(), addr - m.start + m.pgoff))
-            })
-            .collect();
+        let resolved = resolve(self.maps.get(&pid), &frames);
         let sample = RawSample {
             pid,
             weight: period,

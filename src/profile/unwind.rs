@@ -4,7 +4,9 @@
 //! `.eh_frame` (or `.debug_frame`) of every mapped module says where each
 //! function keeps its return address, so binaries built without frame
 //! pointers (C and Rust release builds) still show their callers. Where a
-//! module has no unwind information framehop falls back to frame pointers.
+//! module has no unwind information framehop falls back to frame pointers,
+//! and so it does for code no module covers (JIT code); code a jitdump
+//! gives an unwind table (`jit::parse`) is unwound with that table.
 
 use std::collections::HashMap;
 use std::ops::{Deref, Range};
@@ -21,6 +23,8 @@ pub struct Mapping {
     pub end: u64,
     pub pgoff: u64,
     pub path: String,
+    /// Which file it was when mapped.
+    pub file: super::identity::FileId,
 }
 
 /// A section of a file read once and shared by every process mapping it.
@@ -44,9 +48,19 @@ struct FileInfo {
     sections: HashMap<&'static str, (Range<u64>, Slice)>,
 }
 
-fn read_file_info(path: &str) -> Option<FileInfo> {
+/// The unwind tables of the file mapped, or None when the file at `path`
+/// is no longer the one that was (replaced while profiled): its tables
+/// would unwind another program.
+fn read_file_info(path: &str, id: super::identity::FileId) -> Option<FileInfo> {
+    let meta = std::fs::metadata(path).ok();
     let data = Arc::new(std::fs::read(path).ok()?);
     let file = object::File::parse(&**data).ok()?;
+    if !id.matches(
+        meta.as_ref(),
+        super::identity::elf_build_id(&file).as_deref(),
+    ) {
+        return None;
+    }
     let segments = file
         .segments()
         .map(|s| {
@@ -94,8 +108,11 @@ fn read_file_info(path: &str) -> Option<FileInfo> {
 /// Unwinders per process, rebuilt when the process's mappings change.
 #[derive(Default)]
 pub struct Unwinders {
-    files: HashMap<String, Option<Arc<FileInfo>>>,
+    files: HashMap<(String, super::identity::FileId), Option<Arc<FileInfo>>>,
     per_pid: HashMap<u32, UnwinderX86_64<Slice>>,
+    /// Per process, the jitdump its unwinder was built with and that
+    /// file's size then: the runtime appends while it runs.
+    jitdumps: HashMap<u32, (String, u64)>,
     cache: Option<CacheX86_64>,
 }
 
@@ -105,17 +122,51 @@ impl Unwinders {
         self.per_pid.remove(&pid);
     }
 
-    fn file(&mut self, path: &str) -> Option<Arc<FileInfo>> {
+    fn file(&mut self, path: &str, id: super::identity::FileId) -> Option<Arc<FileInfo>> {
         self.files
-            .entry(path.to_string())
-            .or_insert_with(|| read_file_info(path).map(Arc::new))
+            .entry((path.to_string(), id))
+            .or_insert_with(|| read_file_info(path, id).map(Arc::new))
             .clone()
+    }
+
+    /// Modules for the JIT code of a jitdump that has unwind tables.
+    fn add_jit_modules(u: &mut UnwinderX86_64<Slice>, path: &str) {
+        let Ok(bytes) = std::fs::read(path) else {
+            return;
+        };
+        let data = Arc::new(bytes);
+        for j in super::jit::parse(&data).unwind {
+            let eh_frame = Slice {
+                data: data.clone(),
+                range: j.eh_frame.clone(),
+            };
+            let len = j.eh_frame.len() as u64;
+            // framehop works on 32-bit offsets from a module's base: the
+            // code's own start, where it lies in the process (svma = avma).
+            u.add_module(Module::new(
+                path.to_string(),
+                j.code.clone(),
+                j.code.start,
+                ExplicitModuleSectionInfo {
+                    base_svma: j.code.start,
+                    text_svma: Some(j.code.clone()),
+                    eh_frame_svma: Some(j.eh_frame_address..j.eh_frame_address + len),
+                    eh_frame: Some(eh_frame),
+                    ..Default::default()
+                },
+            ));
+        }
     }
 
     fn build(&mut self, maps: &[Mapping]) -> UnwinderX86_64<Slice> {
         let mut u = UnwinderX86_64::new();
+        for m in maps {
+            if super::jit::jitdump_pid(&m.path).is_some() {
+                Self::add_jit_modules(&mut u, &m.path);
+            }
+        }
         for m in maps.iter().filter(|m| m.path.starts_with('/')) {
-            let Some(info) = self.file(&m.path) else {
+            let Some(info) = self.file(&m.path, m.file) else {
                 continue;
             };
             // The segment holding the mapped file offset gives the address
@@ -164,6 +215,19 @@ impl Unwinders {
     /// (return addresses already moved back into their call).
     pub fn unwind(&mut self, pid: u32, maps: &[Mapping], regs: [u64; 3], stack: &[u8]) -> Vec<u64> {
         let [bp, sp, ip] = regs;
+        // A jitdump that grew since the unwinder was built describes new
+        // code: build it again.
+        if let Some(path) = maps
+            .iter()
+            .find(|m| super::jit::jitdump_pid(&m.path).is_some())
+            .map(|m| m.path.clone())
+        {
+            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+            if self.jitdumps.get(&pid) != Some(&(path.clone(), size)) {
+                self.per_pid.remove(&pid);
+                self.jitdumps.insert(pid, (path, size));
+            }
+        }
         if !self.per_pid.contains_key(&pid) {
             let u = self.build(maps);
             self.per_pid.insert(pid, u);

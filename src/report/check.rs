@@ -82,7 +82,7 @@ pub struct Context<'a> {
 /// A median in the row's unit: a time, or completions per second.
 fn value(r: &Row, v: Option<f64>) -> String {
     match (r.measure, v) {
-        (Measure::WallTime, Some(v)) => crate::units::time(v),
+        (Measure::Run(m), Some(v)) => crate::units::quantity(v, m.unit()),
         (Measure::Throughput, Some(v)) => format!("{}/s", crate::units::significant(v, 4)),
         (_, None) => "–".into(),
     }
@@ -200,7 +200,7 @@ fn own_note(r: &Row) -> Option<String> {
     let c = &r.result;
     let [lo, hi] = c.ratio_ci;
     let interval = lo > 0.0 && hi.is_finite();
-    if r.measure == Measure::WallTime || c.verdict != Verdict::Inconclusive || !interval {
+    if matches!(r.measure, Measure::Run(_)) || c.verdict != Verdict::Inconclusive || !interval {
         return c.own_note().map(str::to_string);
     }
     Some(format!(
@@ -217,7 +217,7 @@ fn own_note(r: &Row) -> Option<String> {
 /// The row's benchmark, with the measure for a throughput row.
 fn named(r: &Row) -> String {
     match r.measure {
-        Measure::WallTime => r.benchmark.clone(),
+        Measure::Run(_) => r.benchmark.clone(),
         Measure::Throughput => format!("{} (throughput)", r.benchmark),
     }
 }
@@ -268,7 +268,7 @@ fn throughput_headline(rows: &[Row], ctx: &Context) -> String {
             .filter(|r| r.measure == m && r.regression)
             .count()
     };
-    let (slower, lower) = (failing(Measure::WallTime), failing(Measure::Throughput));
+    let (slower, lower) = (failing(Measure::WALL_TIME), failing(Measure::Throughput));
     let n = benchmarks(rows.iter().filter(|r| r.regression));
     if n > 0 {
         format!(
@@ -345,7 +345,8 @@ fn table(rows: &[Row], ctx: &Context, markdown: bool) -> Table {
         if throughput {
             cells.push(
                 match r.measure {
-                    Measure::WallTime => "wall time",
+                    Measure::Run(crate::metrics::Metric::WallTime) => "wall time",
+                    Measure::Run(m) => m.name(),
                     Measure::Throughput => "throughput",
                 }
                 .into(),
@@ -600,7 +601,7 @@ mod tests {
         let wide: Vec<f64> = (0..6).map(|i| 0.02 * (1.0 + 0.1 * i as f64)).collect();
         let rows = compare(
             &[
-                pair("x", noisy(0.1, 20), noisy(0.1, 20), Measure::WallTime),
+                pair("x", noisy(0.1, 20), noisy(0.1, 20), Measure::WALL_TIME),
                 pair("x", noisy(0.02, 8), noisy(0.025, 8), Measure::Throughput),
                 pair("y", wide.clone(), wide, Measure::Throughput),
             ],
@@ -637,7 +638,7 @@ mod tests {
     fn the_footer_says_which_intervals_hold_session_variation() {
         let p = |history| Pair {
             name: "x".into(),
-            measure: crate::analysis::check::Measure::WallTime,
+            measure: crate::analysis::check::Measure::WALL_TIME,
             sides: (
                 crate::analysis::gate::Side::of(0),
                 crate::analysis::gate::Side::of(0),

@@ -273,6 +273,9 @@ fn document(report: &Report) -> Value {
             "confidence_level": analysis::LEVEL,
             "memory_peak_resident_floor": session.rss_floor.map(num),
             "preflight": session.preflight,
+            // `run --simulate`: the simulator and cache geometry of the
+            // sim_* metrics; its times are the simulator's.
+            "simulated": session.simulated,
         },
         "results": results,
         "comparisons": serde_json::to_value(report.comparisons).unwrap_or_default(),

@@ -20,6 +20,7 @@ pub(crate) mod json;
 pub(crate) mod markdown;
 pub(crate) mod paint;
 pub(crate) mod profile;
+pub(crate) mod profile_viewers;
 pub(crate) mod search;
 pub mod site;
 pub(crate) mod suite_list;

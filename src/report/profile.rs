@@ -9,7 +9,7 @@ use std::io::Write;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::profile::{CellProfile, FunctionDiff, PairDiff, Profile};
+use crate::profile::{self, CellProfile, FunctionDiff, ModuleInfo, PairDiff, Profile};
 use crate::units;
 
 /// Said on every report: what the numbers are and are not.
@@ -44,10 +44,49 @@ fn frame_name(p: &Profile, id: u32) -> String {
     p.frame(id).function.clone()
 }
 
+/// A frame of a stack as the terminal shows it: inlined ones say so.
+fn stack_frame_name(p: &Profile, id: u32) -> String {
+    if profile::is_inlined(id) {
+        format!("{} (inlined)", frame_name(p, id))
+    } else {
+        frame_name(p, id)
+    }
+}
+
+/// One module's line: where its names and inlined frames came from, and
+/// what else was found (or not).
+pub fn module_line(m: &ModuleInfo) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if m.symbols.is_empty() {
+        parts.push("no symbols".into());
+    } else {
+        parts.push(format!("names from {}", m.symbols.join(" + ")));
+    }
+    if let Some(d) = &m.dwarf {
+        parts.push(format!("inlined frames and source files from DWARF {d}"));
+    }
+    let full_table = m.symbols.iter().any(|s| s != ".dynsym");
+    if m.unwind_ranges && !full_table {
+        parts.push(
+            "functions without a symbol are grouped by .eh_frame ranges (NAME!fn@ADDRESS)".into(),
+        );
+    }
+    parts.extend(m.notes.iter().cloned());
+    let id = m
+        .build_id
+        .as_deref()
+        .map_or(String::new(), |b| format!(" [{}]", &b[..b.len().min(12)]));
+    format!("{}{id}: {}", m.path, parts.join("; "))
+}
+
 /// A stack root-to-leaf read leaf first: "leaf ← caller ← … ← root",
 /// at most `max` frames (the leaf side kept).
 fn chain(p: &Profile, stack: &[u32], max: usize) -> String {
-    let mut names: Vec<String> = stack.iter().rev().map(|&f| frame_name(p, f)).collect();
+    let mut names: Vec<String> = stack
+        .iter()
+        .rev()
+        .map(|&f| stack_frame_name(p, f))
+        .collect();
     if names.len() > max {
         names.truncate(max);
         names.push("…".into());
@@ -87,11 +126,14 @@ pub fn terminal(p: &Profile, top: usize) -> String {
         out.push_str(&format!("  cpu-clock, not cycles: {why}\n"));
     }
     out.push_str(&format!("  {}\n", scope_note(p)));
-    if !p.unreadable.is_empty() {
-        out.push_str(&format!(
-            "  no symbols in {} (frames there are shown as module+offset; install its debug symbols)\n",
-            p.unreadable.join(", ")
-        ));
+    if let Some(r) = &p.raised {
+        out.push_str(&format!("  {}\n", raised_line(r)));
+    }
+    if !p.modules.is_empty() {
+        out.push_str("  symbols, per module:\n");
+        for m in &p.modules {
+            out.push_str(&format!("    {}\n", module_line(m)));
+        }
     }
     for c in &p.cells {
         out.push('\n');
@@ -105,6 +147,35 @@ pub fn terminal(p: &Profile, top: usize) -> String {
         out.push_str("\ninterrupted: the profile covers the blocks finished before\n");
     }
     out
+}
+
+/// What a short command's second phase did and how it ended.
+fn raised_line(r: &crate::profile::rate::Raised) -> String {
+    use crate::profile::rate::Ended;
+    let ended = match r.ended {
+        Ended::Explained => format!(
+            "the functions called real account for the measured CPU difference (a look at family-wise level {})",
+            crate::analysis::comparison::format_level(r.level)
+        ),
+        Ended::Budget => format!(
+            "its {} budget ended before a look found the difference accounted for; the analysis below is at the family-wise level the looks left ({})",
+            units::time(crate::profile::rate::BUDGET.as_secs_f64()),
+            crate::analysis::comparison::format_level(r.level)
+        ),
+        Ended::Runs => format!(
+            "its planned runs ended before a look found the difference accounted for; the analysis below is at the family-wise level the looks left ({})",
+            crate::analysis::comparison::format_level(r.level)
+        ),
+        Ended::Interrupted => "interrupted before a look found the difference accounted for".into(),
+    };
+    format!(
+        "a short difference: after {} runs per cell at {} Hz the functions called real did not account for half of the measured CPU difference, so it was sampled again at {} Hz: {} runs per cell in {}; {ended}",
+        r.first_runs,
+        r.first_frequency,
+        r.frequency,
+        r.blocks,
+        units::time(r.seconds),
+    )
 }
 
 fn cell_text(p: &Profile, c: &CellProfile, top: usize, out: &mut String) {
@@ -122,6 +193,22 @@ fn cell_text(p: &Profile, c: &CellProfile, top: usize, out: &mut String) {
         out.push_str(&format!(
             "  {} samples lost (the buffer overflowed): lower --frequency\n",
             units::count(c.lost() as f64)
+        ));
+    }
+    if c.throttled() > 0 {
+        out.push_str(&format!(
+            "  the kernel throttled sampling {} times: its sampling interrupts took too long at {} Hz (kernel.perf_event_max_sample_rate); lower --frequency\n",
+            units::count(c.throttled() as f64),
+            p.frequency
+        ));
+    }
+    if let Some(d) = distortion(p, c) {
+        out.push_str(&format!(
+            "  sampling at {} Hz slowed these runs: {} wall per run sampled against {} unsampled ({}x); the profile shows the command under sampling: lower --frequency for one closer to its own\n",
+            p.frequency,
+            units::time(d.sampled),
+            units::time(d.plain),
+            units::significant(d.sampled / d.plain, 3)
         ));
     }
     if p.off_cpu {
@@ -220,6 +307,11 @@ fn pair_text(p: &Profile, d: &PairDiff, top: usize, out: &mut String) {
     ));
 }
 
+fn distortion<'a>(p: &'a Profile, c: &CellProfile) -> Option<&'a crate::profile::rate::Distortion> {
+    let i = p.cells.iter().position(|x| std::ptr::eq(x, c))?;
+    p.distorted.iter().find(|d| d.cell == i)
+}
+
 fn function_json(p: &Profile, c: &CellProfile) -> Vec<Value> {
     c.functions
         .iter()
@@ -228,6 +320,7 @@ fn function_json(p: &Profile, c: &CellProfile) -> Vec<Value> {
             json!({
                 "function": fr.function,
                 "module": fr.module,
+                "file": fr.file,
                 "self": f.self_time,
                 "total": f.total,
             })
@@ -271,6 +364,16 @@ pub fn document(p: &Profile) -> String {
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }
 
+/// A stack root to leaf: its function names, and which were inlined into
+/// the frame before them.
+fn stack_json(p: &Profile, stack: &[u32], seconds: f64) -> Value {
+    json!({
+        "stack": stack.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
+        "inlined": stack.iter().map(|&f| profile::is_inlined(f)).collect::<Vec<_>>(),
+        "seconds": seconds,
+    })
+}
+
 /// The JSON `profile` object.
 pub fn json(p: &Profile) -> Value {
     let cells: Vec<Value> = p
@@ -289,21 +392,20 @@ pub fn json(p: &Profile) -> Value {
                 "runs": c.runs.len(),
                 "samples": c.samples(),
                 "lost_samples": c.lost(),
+                "throttled": c.throttled(),
+                "distorted": distortion(p, c).map(|d| json!({
+                    "sampled_wall": d.sampled,
+                    "unsampled_wall": d.plain,
+                })),
                 "sampled_seconds": c.sampled_per_run(),
                 "functions": function_json(p, c),
                 "off_cpu": if p.off_cpu { json!({
                     "blocked": c.blocked,
                     "runnable": c.runnable,
-                    "stacks": c.off_cpu_stacks.iter().map(|(s, w)| json!({
-                        "stack": s.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
-                        "seconds": w,
-                    })).collect::<Vec<_>>(),
+                    "stacks": c.off_cpu_stacks.iter().map(|(s, w)| stack_json(p, s, *w)).collect::<Vec<_>>(),
                 }) } else { Value::Null },
                 "differences": differences,
-                "hot_stacks": c.hot_stacks.iter().map(|(s, w)| json!({
-                    "stack": s.iter().map(|&f| frame_name(p, f)).collect::<Vec<_>>(),
-                    "seconds": w,
-                })).collect::<Vec<_>>(),
+                "hot_stacks": c.hot_stacks.iter().map(|(s, w)| stack_json(p, s, *w)).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -326,6 +428,7 @@ pub fn json(p: &Profile) -> Value {
                 "hot_path": d.hot_path.iter().map(|&f| json!({
                     "function": p.frame(f).function,
                     "module": p.frame(f).module,
+                    "inlined": profile::is_inlined(f),
                 })).collect::<Vec<_>>(),
                 "explained": d.explained(),
                 "differences": difference_json(p, d),
@@ -340,18 +443,44 @@ pub fn json(p: &Profile) -> Value {
         "unwind": if p.dwarf { "dwarf" } else { "fp" },
         "off_cpu": p.off_cpu,
         "note": scope_note(p),
+        "raised": p.raised.as_ref().map(|r| json!({
+            "first_runs": r.first_runs,
+            "first_frequency": r.first_frequency,
+            "frequency": r.frequency,
+            "runs": r.blocks,
+            "seconds": r.seconds,
+            "ended": match r.ended {
+                crate::profile::rate::Ended::Explained => "explained",
+                crate::profile::rate::Ended::Budget => "budget",
+                crate::profile::rate::Ended::Runs => "runs",
+                crate::profile::rate::Ended::Interrupted => "interrupted",
+            },
+            "level": r.level,
+        })),
+        "modules": p.modules.iter().map(|m| json!({
+            "path": m.path,
+            "build_id": m.build_id,
+            "symbols": m.symbols,
+            "dwarf": m.dwarf,
+            "unwind_ranges": m.unwind_ranges,
+            "notes": m.notes,
+            "summary": module_line(m),
+        })).collect::<Vec<_>>(),
         "cells": cells,
         "pairs": pairs,
     })
 }
 
 /// A frame as flame graph tools read it: `;` separates frames, and
-/// kernel frames carry perf script's `_[k]` suffix (inferno colours them).
+/// kernel and inlined frames carry perf script's `_[k]` and `_[i]`
+/// suffixes (inferno colours them).
 fn folded_frame(p: &Profile, id: u32) -> String {
     let f = p.frame(id);
     let name = f.function.replace(';', ":");
     if f.module == "[kernel]" {
         format!("{name}_[k]")
+    } else if profile::is_inlined(id) {
+        format!("{name}_[i]")
     } else {
         name
     }
@@ -441,8 +570,28 @@ impl Pb {
     }
 }
 
+/// A stack's locations, leaf first: each the function the code is in,
+/// preceded by those inlined into it there (innermost first), as pprof's
+/// Location lists its Lines.
+fn locations(stack: &[u32]) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    let mut inlined: Vec<u32> = Vec::new();
+    for &id in stack.iter().rev() {
+        inlined.push(profile::function_id(id));
+        if !profile::is_inlined(id) {
+            out.push(std::mem::take(&mut inlined));
+        }
+    }
+    // Inlined frames with no caller left (a truncated stack) stand alone.
+    if !inlined.is_empty() {
+        out.push(inlined);
+    }
+    out
+}
+
 /// pprof's profile.proto of one cell, gzipped: CPU nanoseconds per run by
-/// stack, one location per function.
+/// stack; a location per address's function with the functions inlined
+/// there as its first lines.
 pub fn pprof(p: &Profile, c: &CellProfile) -> Result<Vec<u8>> {
     let mut strings: Vec<String> = vec![String::new()];
     let mut index: HashMap<String, u64> = HashMap::new();
@@ -460,37 +609,50 @@ pub fn pprof(p: &Profile, c: &CellProfile) -> Result<Vec<u8>> {
     vt.uint(1, s("cpu"));
     vt.uint(2, s("nanoseconds"));
     prof.bytes(1, &vt.0);
-    let mut used: Vec<u32> = Vec::new();
+    let mut location_ids: HashMap<Vec<u32>, u64> = HashMap::new();
+    let mut location_list: Vec<Vec<u32>> = Vec::new();
     let mut stacks: Vec<(Vec<u32>, f64)> = c.stacks_per_run().into_iter().collect();
     stacks.sort_by(|a, b| a.0.cmp(&b.0));
     for (stack, w) in &stacks {
         // Sample = 2: location_id = 1 (leaf first), value = 2.
         let mut sample = Pb::default();
-        let ids: Vec<u64> = stack.iter().rev().map(|&f| f as u64 + 1).collect();
-        used.extend(stack);
+        let ids: Vec<u64> = locations(stack)
+            .into_iter()
+            .map(|lines| {
+                *location_ids.entry(lines.clone()).or_insert_with(|| {
+                    location_list.push(lines);
+                    location_list.len() as u64
+                })
+            })
+            .collect();
         sample.packed(1, &ids);
         sample.packed(2, &[(w * 1e9).round() as u64]);
         prof.bytes(2, &sample.0);
+    }
+    let mut used: Vec<u32> = Vec::new();
+    for (i, lines) in location_list.iter().enumerate() {
+        // Location = 4: id = 1, line = 4 { function_id = 1 }, innermost first.
+        let mut loc = Pb::default();
+        loc.uint(1, i as u64 + 1);
+        for &f in lines {
+            let mut line = Pb::default();
+            line.uint(1, f as u64 + 1);
+            loc.bytes(4, &line.0);
+            used.push(f);
+        }
+        prof.bytes(4, &loc.0);
     }
     used.sort_unstable();
     used.dedup();
     for &f in &used {
         let fr = p.frame(f);
-        let id = f as u64 + 1;
-        // Location = 4: id = 1, line = 4 { function_id = 1 }.
-        let mut line = Pb::default();
-        line.uint(1, id);
-        let mut loc = Pb::default();
-        loc.uint(1, id);
-        loc.bytes(4, &line.0);
-        prof.bytes(4, &loc.0);
         // Function = 5: id = 1, name = 2, system_name = 3, filename = 4.
         let mut func = Pb::default();
-        func.uint(1, id);
+        func.uint(1, f as u64 + 1);
         let name = s(&fr.function);
         func.uint(2, name);
         func.uint(3, name);
-        func.uint(4, s(&fr.module));
+        func.uint(4, s(fr.file.as_deref().unwrap_or(&fr.module)));
         prof.bytes(5, &func.0);
     }
     let period = (1e9 / p.frequency as f64).round() as u64;
@@ -537,8 +699,9 @@ pub fn slug(name: &str) -> String {
 }
 
 /// Every file `--flamegraph DIR` holds: per cell `N-NAME.folded`, `.svg`,
-/// `.pb.gz`; per pair a differential `diff-N-vs-M.svg`; and `index.html`,
-/// the report with every flame graph on one page.
+/// `.pb.gz`; per pair a differential `diff-N-vs-M.svg`; every cell side by
+/// side for speedscope and the Firefox Profiler; and `index.html`, the
+/// report with every flame graph on one page.
 pub fn files(p: &Profile) -> Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
     let names: Vec<String> = p
@@ -572,6 +735,14 @@ pub fn files(p: &Profile) -> Result<Vec<(String, Vec<u8>)>> {
             differential(&title, &folded_of[d.baseline], &folded_of[d.candidate])?,
         ));
     }
+    out.push((
+        "profile.speedscope.json".to_string(),
+        super::profile_viewers::speedscope(p),
+    ));
+    out.push((
+        "profile.firefox.json".to_string(),
+        super::profile_viewers::firefox(p),
+    ));
     let cells: Vec<(String, String)> = p
         .cells
         .iter()
@@ -629,6 +800,17 @@ mod tests {
         let mut pb = Pb::default();
         pb.uint(1, 150);
         assert_eq!(pb.0, vec![0x08, 0x96, 0x01]);
+    }
+
+    #[test]
+    fn a_location_holds_its_inlined_functions_innermost_first() {
+        use crate::profile::INLINED;
+        // main → fill → operator[] (inlined) → lower_bound (inlined), and
+        // a truncated stack that starts inside inlined code.
+        let stack = [1, 2, 3 | INLINED, 4 | INLINED];
+        assert_eq!(locations(&stack), vec![vec![4, 3, 2], vec![1]]);
+        assert_eq!(locations(&[5 | INLINED]), vec![vec![5]]);
+        assert_eq!(locations(&[1, 2]), vec![vec![2], vec![1]]);
     }
 
     #[test]

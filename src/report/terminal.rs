@@ -195,6 +195,19 @@ fn benchmarks(report: &Report, paint: Paint) -> String {
         if !counters.is_empty() {
             let _ = writeln!(out, "  Counters (median):    {}", counters.join(", "));
         }
+        let simulated: Vec<String> = [
+            Metric::SimInstructions,
+            Metric::SimD1Misses,
+            Metric::SimLlMisses,
+            Metric::SimBranchMispredicts,
+            Metric::SimEstimatedCycles,
+        ]
+        .iter()
+        .filter_map(|&m| count(m).map(|v| format!("{} {}", units::count(v), m.label())))
+        .collect();
+        if !simulated.is_empty() {
+            let _ = writeln!(out, "  Simulated (median):   {}", simulated.join(", "));
+        }
         let monitor: Vec<String> = report
             .monitor
             .map(|c| crate::explain::run_monitor::medians(c, i))
@@ -228,6 +241,21 @@ fn benchmarks(report: &Report, paint: Paint) -> String {
             ))
         );
     }
+    if let Some(sim) = &session.simulated {
+        let _ = writeln!(
+            out,
+            "{} simulated by {} ({}; I1 {}, D1 {}, LL {}): the times above (20-100x the \
+             command's own), memory, faults, switches and I/O are the simulator's and are \
+             not compared. The counts are of user-space work only: the kernel's work for \
+             system calls, waits for I/O, locks and sleeps are not in them.",
+            paint.yellow("Note:"),
+            sim.tool,
+            escape_line(&sim.version),
+            sim.i1,
+            sim.d1,
+            sim.ll
+        );
+    }
     if !session.counters_unavailable.is_empty() {
         let names: Vec<&str> = session
             .counters_unavailable
@@ -256,10 +284,13 @@ fn render_comparisons(
         return;
     }
     let _ = writeln!(out, "{}", paint.bold("Summary"));
-    for c in comparisons
-        .iter()
-        .filter(|c| c.metric == Metric::WallTime.name())
-    {
+    // A simulated session's times are the simulator's: its counts lead.
+    let headline = if session.simulated.is_some() {
+        Metric::SimEstimatedCycles
+    } else {
+        Metric::WallTime
+    };
+    for c in comparisons.iter().filter(|c| c.metric == headline.name()) {
         let line = escape_line(&comparison::sentence(c));
         let line = match c.verdict {
             Verdict::Faster => paint.green(&line),
@@ -271,9 +302,10 @@ fn render_comparisons(
             let _ = writeln!(out, "    {}", escape_line(&noise));
         }
         // Other metrics that differ, in a compact line each.
-        for o in comparisons.iter().filter(|o| {
-            o.metric != Metric::WallTime.name() && o.candidate == c.candidate && o.significant
-        }) {
+        for o in comparisons
+            .iter()
+            .filter(|o| o.metric != headline.name() && o.candidate == c.candidate && o.significant)
+        {
             let unit = Metric::from_name(o.metric)
                 .map(|m| m.unit())
                 .unwrap_or(crate::metrics::Unit::Count);
@@ -298,7 +330,7 @@ fn render_comparisons(
     // comparison lacked the runs for one.
     let Some(first) = comparisons
         .iter()
-        .find(|c| c.metric == Metric::WallTime.name() && c.p_value.is_finite())
+        .find(|c| c.metric == headline.name() && c.p_value.is_finite())
     else {
         out.push('\n');
         return;
@@ -306,7 +338,7 @@ fn render_comparisons(
     // An optimum search decides each value at its own step: the test and
     // the Bonferroni family can differ by line, so no single footer fits.
     let mixed = comparisons.iter().any(|c| {
-        c.metric == Metric::WallTime.name()
+        c.metric == headline.name()
             && c.p_value.is_finite()
             && (c.test != first.test || c.family != first.family)
     });

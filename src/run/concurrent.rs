@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Prepared, SpawnConfig, Spawner};
 use crate::metrics::Sample;
+use crate::run::events::InstanceSink;
 use crate::run::host::{self, HostView};
 use crate::run::plan::Cell;
 
@@ -39,6 +40,16 @@ pub struct Instance {
     pub span: Span,
     pub sample: Sample,
     pub outcome: Outcome,
+    /// Its place among the batch's instances in the order they ended.
+    pub index: usize,
+}
+
+/// Where a measured batch's instances go as each ends ([`InstanceSink`]),
+/// numbered from `first_run_index` in that order.
+#[derive(Clone)]
+pub struct Sink {
+    pub to: Arc<dyn InstanceSink>,
+    pub first_run_index: u64,
 }
 
 /// One batch of a cell at its concurrency.
@@ -81,6 +92,9 @@ enum Job {
         /// Instances of the batch running now, and the batch's N.
         running: Arc<AtomicUsize>,
         n: usize,
+        /// Instances of the batch ended so far, and where each goes then.
+        ended: Arc<AtomicUsize>,
+        sink: Option<Sink>,
     },
 }
 
@@ -100,16 +114,15 @@ struct Worker {
 
 /// The slots: grown to the largest concurrency asked for, kept for the
 /// session.
+#[derive(Default)]
 pub struct Pool {
     workers: Vec<Worker>,
-    with_cgroup: bool,
 }
 
 impl Pool {
-    pub fn new(with_cgroup: bool) -> Pool {
+    pub fn new() -> Pool {
         Pool {
             workers: Vec::new(),
-            with_cgroup,
         }
     }
 
@@ -124,7 +137,9 @@ impl Pool {
                     Error::Failed(format!("could not start instance {} of {n}: {e}", slot + 1))
                 }
             };
-            let spawner = Spawner::start(self.with_cgroup).map_err(failed)?;
+            // No cgroup of its own: a timeout kills its instance's tree
+            // alone (`confine_kills`), never a session's cgroup.
+            let spawner = Spawner::start(false).map_err(failed)?;
             // A timed-out instance is killed alone: its neighbours run on.
             spawner.confine_kills();
             let (tx, rx) = mpsc::channel::<Job>();
@@ -143,7 +158,9 @@ impl Pool {
     /// Runs `completions` instances of `config` (cell `cell`), `n` at a
     /// time (`run::plan` keeps n within 1..=MAX_CONCURRENCY); `leftovers`
     /// kills what they left running once all have ended. `hooks` holds what
-    /// each instance needs besides the command.
+    /// each instance needs besides the command; `sink`, where each goes the
+    /// moment it ends (a measured batch's, for the store).
+    #[allow(clippy::too_many_arguments)]
     pub fn run_batch(
         &mut self,
         cell: usize,
@@ -152,12 +169,14 @@ impl Pool {
         n: usize,
         completions: usize,
         leftovers: &dyn Fn() -> usize,
+        sink: Option<Sink>,
     ) -> Result<(Batch, usize)> {
         self.grow(n)?;
         let disks = host::whole_disks();
         let before = host::snapshot(&disks);
         let tickets = Arc::new(AtomicUsize::new(0));
         let running = Arc::new(AtomicUsize::new(0));
+        let ended = Arc::new(AtomicUsize::new(0));
         let (out, reports) = mpsc::channel();
         let epoch = Instant::now();
         let slots = n.min(completions.max(1));
@@ -174,6 +193,8 @@ impl Pool {
                 out: out.clone(),
                 running: running.clone(),
                 n,
+                ended: ended.clone(),
+                sink: sink.clone(),
             };
             if let Some(tx) = &w.jobs {
                 tx.send(job)
@@ -204,7 +225,8 @@ impl Pool {
         let elapsed = epoch.elapsed().as_secs_f64();
         let after = host::snapshot(&disks);
         let left = leftovers();
-        instances.sort_by(|a, b| a.span.end.total_cmp(&b.span.end));
+        // In the order they ended, as the sink numbered them.
+        instances.sort_by_key(|i| i.index);
         let busy = busy_window(instances.iter().map(|i| &i.span), slots);
         Ok((
             Batch {
@@ -247,6 +269,8 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             out,
             running,
             n,
+            ended,
+            sink,
         } = job;
         let dir = hooks.dirs.get(slot);
         let p = match prepared.entry(cell) {
@@ -333,6 +357,13 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
             };
             // The others running as this one ended (or failed to start).
             let others = running.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
+            // Numbered and handed on before anything else (its conclude
+            // hook, the next instance), as a single run is stored.
+            let index = ran.is_ok().then(|| ended.fetch_add(1, Ordering::SeqCst));
+            if let (Some(index), Some(sink)) = (index, &sink) {
+                sample.run_index = sink.first_run_index + index as u64;
+                sink.to.instance(index, &sample);
+            }
             if let Some(d) = dir {
                 d.remove();
             }
@@ -353,6 +384,7 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                         span: Span { slot, start, end },
                         sample,
                         outcome,
+                        index: index.unwrap_or_default(),
                     });
                     if let Err(e) = concluded {
                         fail(e);
@@ -511,6 +543,7 @@ impl Batches {
             min_runs: runs.min_runs.div_ceil(self.size).max(3),
             max_runs: runs.max_runs.map(|m| m.div_ceil(self.size).max(1)),
             min_time: runs.min_time,
+            first_run: runs.first_run,
         }
     }
 

@@ -5,6 +5,8 @@
 //! not behaviour), so the store can observe a session without importing
 //! the runner.
 
+use std::sync::Arc;
+
 use crate::metrics::Sample;
 use crate::run::preflight::Check;
 use crate::run::schedule::Step;
@@ -44,7 +46,8 @@ pub enum Event<'a> {
         expected_runs: usize,
     },
     /// In concurrency mode, a measured batch has ended: its instances'
-    /// `Sample`s came before it, in the order the batch holds them.
+    /// `Sample`s came before it, in the order the batch holds them (the
+    /// order in which they ended, as [`InstanceSink`] numbered them).
     Batch { cell: usize, batch: &'a BatchRecord },
     /// Runs may be made from schedules (`run::ahead`) by the spawner
     /// whose socket (our end) is `socket`: the store writer keeps a copy,
@@ -70,6 +73,24 @@ pub trait Observer {
     fn watches_runs(&self) -> bool {
         false
     }
+
+    /// Before a measured batch of `cell` in concurrency mode: where the
+    /// instance slots hand each instance the moment it ends, from their
+    /// own threads, so that what a batch made before a `kill -9` is not
+    /// lost with the batch. The batch's `Sample` events still follow it,
+    /// in the order of the sink's numbers; an observer that took the
+    /// instances here passes over those.
+    fn instances(&mut self, _cell: usize) -> Option<Arc<dyn InstanceSink>> {
+        None
+    }
+}
+
+/// Takes concurrency mode's measured instances as each ends, on the slots'
+/// threads ([`Observer::instances`]).
+pub trait InstanceSink: Send + Sync {
+    /// The `index`-th instance of the batch to end (from 0), its sample's
+    /// `run_index` set.
+    fn instance(&self, index: usize, sample: &Sample);
 }
 
 /// Hands every event to each observer in turn, in the order given.
@@ -84,5 +105,11 @@ impl Observer for Fanout<'_> {
 
     fn watches_runs(&self) -> bool {
         self.0.iter().any(|o| o.watches_runs())
+    }
+
+    /// The first observer's sink that has one (the store's recorder is
+    /// the only one that takes instances as they end).
+    fn instances(&mut self, cell: usize) -> Option<Arc<dyn InstanceSink>> {
+        self.0.iter_mut().find_map(|o| o.instances(cell))
     }
 }

@@ -43,9 +43,11 @@ pub fn run(what: &str, hook: &str, cell: &Cell, input: &Input, show_output: bool
     if status.success() {
         Ok(())
     } else {
-        Err(Error::Failed(format!(
-            "{what} command '{hook}' failed ({status}) for '{}'",
-            cell.name
-        )))
+        Err(Error::HookFailed {
+            what: what.to_string(),
+            hook: hook.to_string(),
+            status: status.to_string(),
+            name: cell.name.clone(),
+        })
     }
 }

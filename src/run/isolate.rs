@@ -6,18 +6,10 @@
 
 use crate::error::{Error, Result};
 
-/// The CPUs this process may run on, in increasing order.
+/// The CPUs this process may run on, in increasing order (as it was
+/// started: see `exec::allowed_cpus`).
 pub fn available() -> Result<Vec<usize>> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes into it.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let size = std::mem::size_of::<libc::cpu_set_t>();
-    if unsafe { libc::sched_getaffinity(0, size, &mut set) } != 0 {
-        return Err(Error::Io(std::io::Error::last_os_error()));
-    }
-    // SAFETY: i < CPU_SETSIZE (8 bits per byte of the set).
-    Ok((0..8 * size)
-        .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
-        .collect())
+    crate::exec::allowed_cpus()
 }
 
 /// Splits the available CPUs: (cmdscope's, the commands').
@@ -37,6 +29,8 @@ pub fn split() -> Result<(usize, Vec<usize>)> {
 /// inherit it. The measured commands are pinned elsewhere by their own
 /// `--cpus` list, which the spawner applies before exec.
 pub fn pin_harness(cpu: usize) -> Result<()> {
+    // Read before pinning: the commands' CPUs are checked against it.
+    available()?;
     // SAFETY: as in `available`; `cpu` came from the available set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     unsafe { libc::CPU_SET(cpu, &mut set) };

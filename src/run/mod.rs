@@ -2,7 +2,8 @@
 //! in `parameters`, and `shell_syntax`), in
 //! which order and how many runs (`schedule`), the machine checks recorded
 //! with it (`preflight`), the loop that drives cells through `exec`
-//! (`runner`) and the events it emits (`events`), what it shows meanwhile
+//! (`runner`, making each run and hook through an `executor`) and the
+//! events it emits (`events`), what it shows meanwhile
 //! (`progress`), the result model it fills (`session`), what one
 //! benchmark asks for (`request`) and what the session was run with
 //! (`settings`).
@@ -10,6 +11,7 @@
 pub(crate) mod ahead;
 pub(crate) mod concurrent;
 pub(crate) mod events;
+pub(crate) mod executor;
 pub(crate) mod hooks;
 pub(crate) mod host;
 pub mod isolate;

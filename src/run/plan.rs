@@ -342,16 +342,12 @@ pub fn per_command<'a>(
         0 => Ok(None),
         1 => Ok(Some(&values[0])),
         k if k == n => Ok(Some(&values[i])),
-        k => {
-            let counted = if reference {
-                " (the --reference command counts, first)"
-            } else {
-                ""
-            };
-            Err(Error::Usage(format!(
-                "{flag} was given {k} times for {n} commands{counted}: give it once (for all) or once per command"
-            )))
-        }
+        k => Err(Error::PerCommandCount {
+            flag: flag.to_string(),
+            given: k,
+            commands: n,
+            reference,
+        }),
     }
 }
 
@@ -413,18 +409,15 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
         return Err(Error::Usage("no command given".into()));
     }
     if input.names.len() > n {
-        return Err(Error::Usage(format!(
-            "{} names (-n) for {n} commands",
-            input.names.len()
-        )));
+        return Err(Error::TooManyNames {
+            given: input.names.len(),
+            commands: n,
+        });
     }
     let mut seen = std::collections::HashSet::new();
     for p in &input.parameters {
         if !seen.insert(&p.name) {
-            return Err(Error::Usage(format!(
-                "parameter '{}' is defined twice",
-                p.name
-            )));
+            return Err(Error::DuplicateParameter(p.name.clone()));
         }
     }
     let combos = combinations(&input.parameters)?;

@@ -437,18 +437,10 @@ fn read(path: impl AsRef<Path>) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
-/// The CPUs this process may run on.
+/// The CPUs cmdscope may run on, as it was started (`exec::allowed_cpus`:
+/// `--isolate` pins cmdscope itself to one of them later).
 pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return vec![0];
-        }
-        (0..8 * std::mem::size_of::<libc::cpu_set_t>())
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
+    crate::exec::allowed_cpus().unwrap_or_else(|_| vec![0])
 }
 
 /// CPU time of every process, from one read of `/proc/<pid>/schedstat`

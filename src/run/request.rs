@@ -49,6 +49,8 @@ pub struct Request {
     pub show_output: bool,
     pub input: String,
     pub counters: bool,
+    /// `--simulate` with its `--I1`, `--D1` and `--LL` geometries.
+    pub simulate: Option<(String, String, String)>,
     pub remove_outliers: bool,
     /// `--until-decided`: keep measuring until the comparisons are decided
     /// or `max_time` (seconds; 60 when not given) has passed.
@@ -64,6 +66,9 @@ pub struct Request {
     pub benchmark: Option<String>,
     /// A suite partition's cells (by store identity): only these are measured.
     pub only_cells: Option<HashSet<String>>,
+    /// hyperfine's run count (`RunPolicy::first_run`): fixed from each
+    /// command's first run, the shell calibrated first.
+    pub first_run: bool,
 }
 
 impl Default for Request {
@@ -88,6 +93,7 @@ impl Default for Request {
             show_output: false,
             input: DEFAULT_INPUT.to_string(),
             counters: false,
+            simulate: None,
             remove_outliers: false,
             until_decided: false,
             max_time: None,
@@ -96,6 +102,7 @@ impl Default for Request {
             labels: Vec::new(),
             benchmark: None,
             only_cells: None,
+            first_run: false,
         }
     }
 }

@@ -17,12 +17,13 @@ use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
 use crate::metrics::{Metric, Sample};
 use crate::run::ahead::Ahead;
-use crate::run::concurrent::{Batches, Instances, Pool};
+use crate::run::concurrent::{self, Batches, Instances, Pool};
 use crate::run::events::{Event, Fanout, Observer};
+use crate::run::executor::{Executor, Spawned};
 use crate::run::plan::Cell;
 use crate::run::preflight;
 use crate::run::progress::Progress;
-use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason};
+use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason, CALIBRATION_RUNS};
 use crate::run::session::{BatchRecord, CellResult, Session, ShellOverhead};
 
 /// Which non-zero exits are tolerated. `cli::run` parses it from
@@ -80,6 +81,8 @@ pub struct RunOptions {
     /// `--isolate`: the CPU cmdscope and its helpers keep (the cells'
     /// `--cpus` lists hold the others).
     pub isolate: Option<usize>,
+    /// `--simulate`: every run under cachegrind, its counts in the sample.
+    pub simulate: Option<crate::exec::simulate::Simulation>,
 }
 
 impl RunOptions {
@@ -92,26 +95,6 @@ impl RunOptions {
         }
         self.outputs.get(cell.template).unwrap_or(&self.output)
     }
-}
-
-/// Runs a hook (`run::hooks`); what it leaves running lives until the
-/// session ends (a server the runs talk to, say).
-fn run_hook(
-    what: &str,
-    hook: &str,
-    cell: &Cell,
-    opts: &RunOptions,
-    spawner: &exec::Spawner,
-) -> Result<()> {
-    let ran = crate::run::hooks::run(
-        what,
-        hook,
-        cell,
-        &opts.input,
-        *opts.output_of(cell) == Output::Inherit,
-    );
-    spawner.keep_hook_leftovers();
-    ran
 }
 
 /// Whether every measured cell has the same setup and cleanup, so that one
@@ -173,6 +156,11 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     };
     let window = preflight::start(pinned);
     let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
+    let sim_dir = opts
+        .simulate
+        .as_ref()
+        .map(|_| crate::exec::simulate::OutDir::create())
+        .transpose()?;
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
     let mut configs = Vec::with_capacity(opts.cells.len());
@@ -203,7 +191,10 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             user: v.user.clone(),
             cpus: v.cpus.clone(),
             nice: v.nice,
-            ..SpawnConfig::new(cell.argv.clone())
+            ..SpawnConfig::new(match (&opts.simulate, &sim_dir) {
+                (Some(sim), Some(dir)) => sim.wrap(dir.path(), &cell.argv)?,
+                _ => cell.argv.clone(),
+            })
         };
         prepared.push(Prepared::new(&spawner, &config)?);
         // Shared with the instance slots in concurrency mode.
@@ -211,11 +202,25 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         run_dirs.push(run_dir);
     }
 
+    let shown = opts
+        .cells
+        .iter()
+        .map(|c| *opts.output_of(c) == Output::Inherit)
+        .collect();
+    let mut spawned = Spawned::new(&spawner, &opts.cells, &opts.input, shown, prepared);
+    let executor: &mut dyn Executor = &mut spawned;
+    let schedulable: Option<Vec<bool>> = executor
+        .schedulable()
+        .map(|p| p.iter().map(Prepared::schedulable).collect());
+
     // Runs handed to the spawner ahead (run::ahead): only where the steps
     // do not depend on the runs' times and nothing but the run happens
-    // between two runs. CMDSCOPE_NO_SCHEDULE=1 runs every step alone (to
-    // compare the two paths).
+    // between two runs, and only the real executor's. Simulated runs are
+    // read between runs: never scheduled ahead. CMDSCOPE_NO_SCHEDULE=1
+    // runs every step alone (to compare the two paths).
     let mut ahead = (opts.policy.exact.is_some()
+        && schedulable.is_some()
+        && opts.simulate.is_none()
         && opts.adaptive.is_none()
         && opts.deadline.is_none()
         && matches!(
@@ -229,10 +234,9 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             .cells
             .iter()
             .zip(&run_dirs)
-            .zip(&prepared)
-            .map(|((cell, dir), p)| {
-                p.schedulable()
-                    && dir.is_none()
+            .zip(schedulable.iter().flatten())
+            .map(|((cell, dir), &p)| {
+                p && dir.is_none()
                     && cell.hooks.prepare.is_none()
                     && cell.hooks.conclude.is_none()
                     && cell.variant.concurrency.is_none()
@@ -265,7 +269,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         .filter_map(|c| c.variant.concurrency)
         .max()
         .map(|largest| Batches::new(largest, opts.policy.exact));
-    let mut pool = batches_plan.map(|_| Pool::new(opts.timeout.is_some()));
+    let mut pool = batches_plan.map(|_| Pool::new());
     let mut slot_dirs: Vec<Option<Arc<Vec<RunDir>>>> = vec![None; opts.cells.len()];
     let mut batches: Vec<Vec<BatchRecord>> = vec![Vec::new(); opts.cells.len()];
     let mut scheduler = Scheduler::new(
@@ -275,6 +279,15 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         opts.warmup,
         opts.seed,
     );
+    if opts.policy.first_run {
+        // hyperfine's calibration: a fixed count, before the commands'
+        // when the calibration cell comes first.
+        for (i, c) in opts.cells.iter().enumerate() {
+            if c.calibration {
+                scheduler.fix_runs(i, CALIBRATION_RUNS);
+            }
+        }
+    }
     // Room for the runs asked for, but never in proportion to a count the
     // user typed (`--runs 1e12` must not reserve terabytes): past the cap,
     // the vectors grow as runs are made.
@@ -283,6 +296,8 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         .exact
         .unwrap_or(opts.policy.min_runs)
         .clamp(16, 4096);
+    // Per cell, the warm-up runs made (a failure names its iteration).
+    let mut warmups_made = vec![0usize; opts.cells.len()];
     let mut samples: Vec<Vec<Sample>> = opts
         .cells
         .iter()
@@ -319,7 +334,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     if interleaved {
         if let Some(first) = opts.cells.iter().position(|c| !c.calibration) {
             if let Some(hook) = &opts.cells[first].hooks.setup {
-                if let Err(e) = run_hook("setup", hook, &opts.cells[first], opts, &spawner) {
+                if let Err(e) = executor.hook("setup", hook, first) {
                     check_machine(&mut window, &mut checks, events, Duration::ZERO);
                     events.event(&Event::Finished);
                     return Err(e);
@@ -365,7 +380,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         if !interleaved && set_up != Some(c) {
             if let Some(prev) = set_up.take() {
                 if let Some(hook) = &opts.cells[prev].hooks.cleanup {
-                    if let Err(e) = run_hook("cleanup", hook, &opts.cells[prev], opts, &spawner) {
+                    if let Err(e) = executor.hook("cleanup", hook, prev) {
                         failure = Some(e);
                         scheduler.stop(StopReason::Failure);
                         continue;
@@ -374,7 +389,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             }
             set_up = Some(c);
             if let Some(hook) = &cell.hooks.setup {
-                if let Err(e) = run_hook("setup", hook, cell, opts, &spawner) {
+                if let Err(e) = executor.hook("setup", hook, c) {
                     failure = Some(e);
                     // Its cleanup is not due: the setup did not complete.
                     set_up = None;
@@ -414,9 +429,23 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 show_output: *opts.output_of(cell) == Output::Inherit,
                 dirs,
             };
-            let (batch, left) = match pool.run_batch(c, configs[c].clone(), hooks, n, want, &|| {
-                spawner.kill_leftovers()
-            }) {
+            // A measured batch's instances reach the store as each ends.
+            let sink = measured
+                .then(|| events.instances(c))
+                .flatten()
+                .map(|to| concurrent::Sink {
+                    to,
+                    first_run_index: run_index,
+                });
+            let (batch, left) = match pool.run_batch(
+                c,
+                configs[c].clone(),
+                hooks,
+                n,
+                want,
+                &|| spawner.kill_leftovers(),
+                sink,
+            ) {
                 Ok(b) => b,
                 Err(e) => {
                     failure = Some(e);
@@ -442,10 +471,11 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             // Warm-up instances are judged as measured ones are: a command
             // that fails while warming up ends the session here, not after
             // the measured batches it would fail as well.
+            let iteration = iteration(measured, samples[c].len(), &mut warmups_made[c]);
             if let Some(e) = batch
                 .instances
                 .iter()
-                .find_map(|i| judge(&i.sample, cell, opts, measured))
+                .find_map(|i| judge(&i.sample, cell, opts, measured, iteration))
             {
                 failure.get_or_insert(e);
                 scheduler.stop(StopReason::Failure);
@@ -506,11 +536,16 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             });
             continue;
         }
+        // The hooks' wall times count in hyperfine's first-run rule.
+        let (mut prepare_time, mut conclude_time) = (0.0, 0.0);
         if let Some(hook) = &cell.hooks.prepare {
-            if let Err(e) = run_hook("prepare", hook, cell, opts, &spawner) {
-                failure = Some(e);
-                scheduler.stop(StopReason::Failure);
-                continue;
+            match executor.hook("prepare", hook, c) {
+                Ok(t) => prepare_time = t,
+                Err(e) => {
+                    failure = Some(e);
+                    scheduler.stop(StopReason::Failure);
+                    continue;
+                }
             }
         }
         if let Some(dir) = &run_dirs[c] {
@@ -532,7 +567,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 step,
                 &scheduler,
                 &spawner,
-                &mut prepared,
+                executor.schedulable()?,
                 &|c| probe.reads_nothing(last_wall[c]),
                 window_due,
                 &mut |first, steps| events.event(&Event::Scheduled { first, steps }),
@@ -548,7 +583,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 // them costs at most 0.2 % of the cell's last run
                 // (`DisturbanceProbe`).
                 let before = probe.read(last_wall[c]);
-                let ran = prepared[c].run(&mut sample);
+                let ran = executor.run(c, &mut sample);
                 let after = probe.read(last_wall[c]);
                 sample.disturbance = probe.between(before, after);
                 ran
@@ -575,6 +610,19 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         if let Some(dir) = &run_dirs[c] {
             dir.remove();
         }
+        // The run's out-files, warm-ups' too (so none is counted twice).
+        if let Some(counted) = sim_dir.as_ref().map(crate::exec::simulate::OutDir::take) {
+            match counted {
+                Ok(counts) => counts.set(&mut sample),
+                // A run killed at its timeout wrote no complete counts.
+                Err(_) if sample.timed_out => {}
+                Err(e) => {
+                    failure = Some(e);
+                    scheduler.stop(StopReason::Failure);
+                    continue;
+                }
+            }
+        }
         let wall = sample.get(Metric::WallTime).unwrap_or(0.0);
         last_wall[c] = sample.get(Metric::WallTime);
         scheduler.record(step, wall);
@@ -585,12 +633,20 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             });
         }
         if let Some(hook) = &cell.hooks.conclude {
-            if let Err(e) = run_hook("conclude", hook, cell, opts, &spawner) {
-                failure = Some(e);
-                scheduler.stop(StopReason::Failure);
+            match executor.hook("conclude", hook, c) {
+                Ok(t) => conclude_time = t,
+                Err(e) => {
+                    failure = Some(e);
+                    scheduler.stop(StopReason::Failure);
+                }
             }
         }
-        if let Some(e) = judge(&sample, cell, opts, measured) {
+        if measured {
+            // Added in hyperfine's order (the same sum to the last bit).
+            scheduler.record_cost(step, wall + prepare_time + conclude_time);
+        }
+        let iteration = iteration(measured, samples[c].len(), &mut warmups_made[c]);
+        if let Some(e) = judge(&sample, cell, opts, measured, iteration) {
             failure.get_or_insert(e);
             scheduler.stop(StopReason::Failure);
         }
@@ -650,7 +706,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
 
     if let Some(c) = set_up {
         if let Some(hook) = &opts.cells[c].hooks.cleanup {
-            if let Err(e) = run_hook("cleanup", hook, &opts.cells[c], opts, &spawner) {
+            if let Err(e) = executor.hook("cleanup", hook, c) {
                 failure.get_or_insert(e);
             }
         }
@@ -688,6 +744,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         rss_floor,
         preflight: checks,
         leftovers,
+        simulated: opts.simulate.clone(),
     })
 }
 
@@ -702,9 +759,28 @@ fn count_leftovers(leftovers: &mut Vec<(String, usize)>, name: &str, left: usize
     }
 }
 
+/// Which of its cell's warm-up or measured runs (from 0) a run just made
+/// is: `measured_before` measured runs came before it; `warmups` counts the
+/// cell's warm-up runs, this one included.
+fn iteration(measured: bool, measured_before: usize, warmups: &mut usize) -> usize {
+    if measured {
+        measured_before
+    } else {
+        *warmups += 1;
+        *warmups - 1
+    }
+}
+
 /// Whether a run ends the session: a timeout with --stop-on-timeout, or a
-/// failure -i does not tolerate.
-fn judge(sample: &Sample, cell: &Cell, opts: &RunOptions, measured: bool) -> Option<Error> {
+/// failure -i does not tolerate (`iteration`: which of the cell's warm-up
+/// or measured runs it was).
+fn judge(
+    sample: &Sample,
+    cell: &Cell,
+    opts: &RunOptions,
+    measured: bool,
+    iteration: usize,
+) -> Option<Error> {
     if sample.timed_out && opts.stop_on_timeout {
         Some(Error::Failed(format!(
             "'{}' timed out after {:.3} s (--stop-on-timeout)",
@@ -712,16 +788,13 @@ fn judge(sample: &Sample, cell: &Cell, opts: &RunOptions, measured: bool) -> Opt
             opts.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0)
         )))
     } else if !opts.ignore_failure.tolerates(sample) {
-        let how = match (sample.exit_code, sample.signal) {
-            (Some(code), _) => format!("exited with status {code}"),
-            (None, Some(sig)) => format!("was killed by signal {sig}"),
-            _ => "failed".to_string(),
-        };
-        Some(Error::Failed(format!(
-            "'{}' {how}{}; use -i/--ignore-failure to keep going",
-            cell.name,
-            if measured { "" } else { " during warm-up" }
-        )))
+        Some(Error::RunFailed {
+            name: cell.name.clone(),
+            exit_code: sample.exit_code,
+            signal: sample.signal,
+            warmup: !measured,
+            iteration,
+        })
     } else {
         None
     }
@@ -774,9 +847,13 @@ fn check_machine(
     }
 }
 
-fn median_of(samples: &[Sample], metric: Metric) -> Option<f64> {
-    let v: Vec<f64> = samples.iter().filter_map(|s| s.get(metric)).collect();
-    crate::stats::median(&v)
+/// Whether the shell calibration `calibration` measured the start-up of
+/// `cell`'s shell: a cell run through the shell under the same conditions.
+pub fn calibrates(calibration: &Cell, cell: &Cell) -> bool {
+    cell.shell
+        && !cell.calibration
+        && cell.variant == calibration.variant
+        && cell.env == calibration.env
 }
 
 /// Removes the calibration cells and subtracts their median wall/user/system
@@ -792,33 +869,15 @@ fn subtract_shell_overhead(results: &mut Vec<CellResult>) -> Option<ShellOverhea
     *results = rest;
     let mut first = None;
     for cal in &calibrations {
-        let Some(wall) = median_of(&cal.samples, Metric::WallTime) else {
+        let Some(overhead) = ShellOverhead::of(&cal.samples) else {
             continue;
         };
-        let overhead = ShellOverhead {
-            wall,
-            user: median_of(&cal.samples, Metric::UserTime).unwrap_or(0.0),
-            system: median_of(&cal.samples, Metric::SystemTime).unwrap_or(0.0),
-            runs: cal.samples.len(),
-        };
         first.get_or_insert(overhead);
-        let same_conditions =
-            |c: &Cell| c.shell && c.variant == cal.cell.variant && c.env == cal.cell.env;
-        for r in results.iter_mut().filter(|r| same_conditions(&r.cell)) {
-            for s in &mut r.samples {
-                for (m, o) in [
-                    (Metric::WallTime, overhead.wall),
-                    (Metric::UserTime, overhead.user),
-                    (Metric::SystemTime, overhead.system),
-                ] {
-                    if let Some(v) = s.get(m) {
-                        s.set(m, (v - o).max(0.0));
-                    }
-                }
-                let cpu = s.get(Metric::UserTime).unwrap_or(0.0)
-                    + s.get(Metric::SystemTime).unwrap_or(0.0);
-                s.set(Metric::CpuTime, cpu);
-            }
+        for r in results
+            .iter_mut()
+            .filter(|r| calibrates(&cal.cell, &r.cell))
+        {
+            r.samples.iter_mut().for_each(|s| overhead.subtract(s));
         }
     }
     first

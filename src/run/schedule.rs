@@ -30,7 +30,20 @@ pub struct RunPolicy {
     pub max_runs: Option<usize>,
     /// Seconds of measured runs per cell to aim for (hyperfine's 3 s).
     pub min_time: f64,
+    /// hyperfine's rule rather than cmdscope's (its front door, sequential
+    /// order): without `exact`, each cell's count is fixed after its first
+    /// measured run, at max(min_runs, ⌊min_time / cost⌋) capped by
+    /// max_runs, the cost being that run's raw wall time and its prepare
+    /// and conclude hooks' ([`Scheduler::record_cost`]); and a shell
+    /// calibration makes [`CALIBRATION_RUNS`] runs. cmdscope's rule
+    /// measures until min_time of runs is reached.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_run: bool,
 }
+
+/// The shell calibration's runs under [`RunPolicy::first_run`]: hyperfine
+/// measures its shell's start-up 50 times before the first command.
+pub const CALIBRATION_RUNS: usize = 50;
 
 impl Default for RunPolicy {
     fn default() -> Self {
@@ -39,6 +52,7 @@ impl Default for RunPolicy {
             min_runs: 10,
             max_runs: None,
             min_time: 3.0,
+            first_run: false,
         }
     }
 }
@@ -72,6 +86,10 @@ pub struct Scheduler {
     warmups_done: Vec<usize>,
     runs: Vec<usize>,
     measured_time: Vec<f64>,
+    /// Per cell, the cost of its first measured step (`record_cost`).
+    first_cost: Vec<Option<f64>>,
+    /// Per cell, a count fixed in advance (`fix_runs`).
+    fixed: Vec<Option<usize>>,
     queue: Vec<Step>,
     /// Sequential order: the cell being measured.
     current: usize,
@@ -92,6 +110,8 @@ impl Scheduler {
             warmups_done: vec![0; cells],
             runs: vec![0; cells],
             measured_time: vec![0.0; cells],
+            first_cost: vec![None; cells],
+            fixed: vec![None; cells],
             queue: Vec::with_capacity(cells),
             current: 0,
             stopped: None,
@@ -129,14 +149,54 @@ impl Scheduler {
             Step::Measure(c) => {
                 self.runs[c] += 1;
                 self.measured_time[c] += wall;
+                if self.runs[c] == 1 {
+                    // Its hooks' time comes with `record_cost`, if any.
+                    self.first_cost[c] = Some(wall);
+                }
             }
             Step::Done => {}
         }
     }
 
+    /// The whole cost of a measured step that has just run: its run's raw
+    /// wall time with its prepare and conclude hooks' (hyperfine's
+    /// first-run rule counts the first step's).
+    pub fn record_cost(&mut self, step: Step, cost: f64) {
+        if let Step::Measure(c) = step {
+            if self.runs[c] == 1 {
+                self.first_cost[c] = Some(cost);
+            }
+        }
+    }
+
+    /// Fixes `cell`'s measured runs at `runs` whatever the policy
+    /// (sequential order).
+    pub fn fix_runs(&mut self, cell: usize, runs: usize) {
+        self.fixed[cell] = Some(runs);
+    }
+
+    /// hyperfine's count for `cell` once its first step's cost is known.
+    fn first_run_count(&self, cell: usize) -> Option<usize> {
+        let cost = self.first_cost[cell]?;
+        // As hyperfine computes it: the quotient truncated (saturating).
+        let in_time = (self.policy.min_time / cost) as usize;
+        let count = in_time.max(self.policy.min_runs);
+        Some(self.policy.max_runs.map_or(count, |m| count.min(m)))
+    }
+
     /// Whether `cell` wants more measured runs on its own account.
     fn cell_wants_more(&self, cell: usize) -> Option<StopReason> {
         let n = self.runs[cell];
+        if let Some(fixed) = self.fixed[cell] {
+            return (n >= fixed).then_some(StopReason::RunCount);
+        }
+        if self.policy.exact.is_none() && self.policy.first_run {
+            // Until the first run's cost is known, at least that run.
+            return self
+                .first_run_count(cell)
+                .filter(|&count| n >= count)
+                .map(|_| StopReason::RunCount);
+        }
         self.enough(n, self.measured_time[cell], 1)
     }
 
@@ -173,11 +233,22 @@ impl Scheduler {
     /// time budget decides).
     pub fn expected_runs(&self) -> usize {
         if let Some(exact) = self.policy.exact {
-            return exact.saturating_mul(self.cells);
+            return self
+                .fixed
+                .iter()
+                .fold(0, |t: usize, f| t.saturating_add(f.unwrap_or(exact)));
         }
         let mut total: usize = 0;
         for c in 0..self.cells {
             let n = self.runs[c];
+            if let Some(count) = self.fixed[c].or_else(|| {
+                self.policy
+                    .first_run
+                    .then(|| self.first_run_count(c).unwrap_or(self.policy.min_runs))
+            }) {
+                total = total.saturating_add(count.max(n));
+                continue;
+            }
             let per_run = if n > 0 {
                 self.measured_time[c] / n as f64
             } else {
@@ -263,7 +334,7 @@ impl Scheduler {
 mod tests {
     use super::*;
 
-    fn drive(s: &mut Scheduler, wall: impl Fn(usize) -> f64) -> Vec<Step> {
+    fn drive(s: &mut Scheduler, mut wall: impl FnMut(usize) -> f64) -> Vec<Step> {
         let mut steps = Vec::new();
         loop {
             let step = s.next_step();
@@ -351,6 +422,83 @@ mod tests {
         // 1/64 s is exact in binary, so the budget is reached after exactly 192 runs.
         assert_eq!(drive(&mut s, |_| 0.015625).len(), 192);
         assert_eq!(s.stop_reason(), Some(StopReason::TimeBudget));
+    }
+
+    fn first_run() -> RunPolicy {
+        RunPolicy {
+            first_run: true,
+            ..RunPolicy::default()
+        }
+    }
+
+    #[test]
+    fn first_run_rule_fixes_the_count_from_the_first_run_as_hyperfine() {
+        // 3 s / 10 ms: 300 runs, whatever the later runs take (hyperfine
+        // never looks again); the time budget would stop at 150 here.
+        let mut s = Scheduler::new(1, Order::Sequential, first_run(), 0, 0);
+        let mut k = 0;
+        let steps = drive(&mut s, |_| {
+            k += 1;
+            if k == 1 {
+                0.01
+            } else {
+                0.02
+            }
+        });
+        assert_eq!(steps.len(), 300);
+        // Slow commands: at least min_runs.
+        let mut s = Scheduler::new(1, Order::Sequential, first_run(), 0, 0);
+        assert_eq!(drive(&mut s, |_| 0.5).len(), 10);
+        // max_runs caps, min_runs raises, as given.
+        let policy = RunPolicy {
+            max_runs: Some(20),
+            ..first_run()
+        };
+        let mut s = Scheduler::new(1, Order::Sequential, policy, 0, 0);
+        assert_eq!(drive(&mut s, |_| 0.01).len(), 20);
+        let policy = RunPolicy {
+            min_runs: 40,
+            ..first_run()
+        };
+        let mut s = Scheduler::new(1, Order::Sequential, policy, 0, 0);
+        assert_eq!(drive(&mut s, |_| 0.5).len(), 40);
+    }
+
+    #[test]
+    fn first_run_cost_counts_the_hooks_and_each_cell_has_its_own() {
+        // Two cells of 10 ms; the second's first step also spent 20 ms in
+        // its prepare hook: 3 s / 30 ms = 100 runs.
+        let mut s = Scheduler::new(2, Order::Sequential, first_run(), 1, 0);
+        let mut runs = [0usize; 2];
+        let mut warmups = [0usize; 2];
+        loop {
+            let step = s.next_step();
+            match step {
+                Step::Done => break,
+                Step::Warmup(c) => warmups[c] += 1,
+                Step::Measure(c) => runs[c] += 1,
+            }
+            s.record(step, 0.01);
+            if step == Step::Measure(1) {
+                s.record_cost(step, 0.02 + 0.01);
+            }
+        }
+        assert_eq!(warmups, [1, 1]);
+        assert_eq!(runs, [300, 100]);
+        assert_eq!(s.stop_reason(), Some(StopReason::RunCount));
+    }
+
+    #[test]
+    fn a_fixed_count_wins_over_the_policy() {
+        let mut s = Scheduler::new(2, Order::Sequential, first_run(), 0, 0);
+        s.fix_runs(0, CALIBRATION_RUNS);
+        let steps = drive(&mut s, |_| 0.001);
+        let of = |c| steps.iter().filter(|&&x| x == Step::Measure(c)).count();
+        assert_eq!((of(0), of(1)), (CALIBRATION_RUNS, 3000));
+        let mut s = Scheduler::new(2, Order::Sequential, exact(3), 0, 0);
+        s.fix_runs(1, 5);
+        assert_eq!(s.expected_runs(), 8);
+        assert_eq!(drive(&mut s, |_| 0.001).len(), 8);
     }
 
     #[test]

@@ -57,6 +57,41 @@ pub struct ShellOverhead {
     pub runs: usize,
 }
 
+impl ShellOverhead {
+    /// The start-up a shell calibration's runs show: their median wall,
+    /// user and system time (the median, so one slow start does not shift
+    /// every result). None without a run.
+    pub fn of(calibration: &[Sample]) -> Option<ShellOverhead> {
+        let median = |metric| {
+            let v: Vec<f64> = calibration.iter().filter_map(|s| s.get(metric)).collect();
+            crate::stats::median(&v)
+        };
+        Some(ShellOverhead {
+            wall: median(Metric::WallTime)?,
+            user: median(Metric::UserTime).unwrap_or(0.0),
+            system: median(Metric::SystemTime).unwrap_or(0.0),
+            runs: calibration.len(),
+        })
+    }
+
+    /// Takes the start-up out of a run made through the shell (clamped at
+    /// zero), and its CPU time with it.
+    pub fn subtract(&self, sample: &mut Sample) {
+        for (m, o) in [
+            (Metric::WallTime, self.wall),
+            (Metric::UserTime, self.user),
+            (Metric::SystemTime, self.system),
+        ] {
+            if let Some(v) = sample.get(m) {
+                sample.set(m, (v - o).max(0.0));
+            }
+        }
+        let cpu = sample.get(Metric::UserTime).unwrap_or(0.0)
+            + sample.get(Metric::SystemTime).unwrap_or(0.0);
+        sample.set(Metric::CpuTime, cpu);
+    }
+}
+
 #[derive(Debug)]
 pub struct Session {
     pub started: SystemTime,
@@ -85,6 +120,8 @@ pub struct Session {
     /// Processes that runs left running, killed after each such run: the
     /// count per cell name (cells that left none are not listed).
     pub leftovers: Vec<(String, usize)>,
+    /// `--simulate`'s simulator: its runs' wall times are the simulator's.
+    pub simulated: Option<crate::exec::simulate::Simulation>,
 }
 
 impl Session {
@@ -108,6 +145,7 @@ impl Session {
             rss_floor: None,
             preflight: Vec::new(),
             leftovers: Vec::new(),
+            simulated: None,
         }
     }
 }

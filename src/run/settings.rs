@@ -44,6 +44,10 @@ pub struct Settings {
     pub shell: Option<String>,
     /// The export files asked for.
     pub exports: Vec<Export>,
+    /// `--simulate`: the simulator, its version and the cache geometry the
+    /// `sim_*` counts were made with (None: not simulated).
+    #[serde(default)]
+    pub simulate: Option<crate::exec::simulate::Simulation>,
 }
 
 /// One measured cell.
@@ -157,6 +161,13 @@ mod tests {
                 format: "json".into(),
                 path: "-".into(),
             }],
+            simulate: Some(crate::exec::simulate::Simulation {
+                tool: "cachegrind".into(),
+                version: "valgrind-3.19.0".into(),
+                i1: "32768,8,64".into(),
+                d1: "32768,8,64".into(),
+                ll: "8388608,16,64".into(),
+            }),
         };
         assert_eq!(Settings::from_json(&s.to_json()), Some(s));
         assert_eq!(Settings::from_json("{\"alpha\": 1}"), None);

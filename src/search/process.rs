@@ -9,7 +9,7 @@ use crate::analysis::source::{RunSeries, Source};
 use crate::error::Result;
 use crate::metrics::Sample;
 use crate::run::concurrent::Batches;
-use crate::run::events::{Event, Fanout, Observer};
+use crate::run::events::{Event, Fanout, InstanceSink, Observer};
 use crate::run::runner::{self, RunOptions};
 use crate::run::schedule::{RunPolicy, Step};
 use crate::run::session::{BatchRecord, Session};
@@ -72,6 +72,11 @@ impl Observer for Renumber<'_> {
 
     fn watches_runs(&self) -> bool {
         self.inner.watches_runs()
+    }
+
+    fn instances(&mut self, cell: usize) -> Option<std::sync::Arc<dyn InstanceSink>> {
+        let cell = self.grid_index.get(cell).copied()?;
+        self.inner.instances(cell)
     }
 }
 

@@ -15,6 +15,20 @@ pub fn time_values(store: &mut Store, cells: &[&StoredCell]) -> Result<HashMap<i
     time_values_of(store, &ids)
 }
 
+/// Values of `metric` of each cell, runs that timed out left out: wall
+/// time as [`time_values`] reads it (Go's sec/op where a cell has none).
+pub fn run_values(
+    store: &mut Store,
+    cells: &[&StoredCell],
+    metric: Metric,
+) -> Result<HashMap<i64, Vec<f64>>> {
+    if metric == Metric::WallTime {
+        return time_values(store, cells);
+    }
+    let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
+    Ok(store.metric_values(&ids, metric)?)
+}
+
 /// [`time_values`] of cells given by id.
 fn time_values_of(store: &mut Store, ids: &[i64]) -> Result<HashMap<i64, Vec<f64>>> {
     let mut out = store.metric_values(ids, Metric::WallTime)?;

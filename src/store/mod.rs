@@ -26,7 +26,7 @@ use crate::run::session::{BatchRecord, Span};
 use crate::run::settings::Settings;
 pub use machine::{short_fingerprint, Machine};
 pub use redact::redact;
-use schema::{Dialect, LATEST, METRIC_COLUMNS};
+use schema::{Dialect, LATEST};
 
 /// The error for a store of schema version `v`, newer than this
 /// cmdscope's: refused before anything in it changes.
@@ -737,6 +737,16 @@ impl Store {
             .is_none_or(|o| o.columns.iter().any(|(t, _)| t == table))
     }
 
+    /// Whether `runs` has the metric's column (an older store may lack a
+    /// later metric's: it has no values of it).
+    fn has_metric_column(&self, metric: Metric) -> bool {
+        schema::has_column(metric)
+            && self.older.as_ref().is_none_or(|o| {
+                o.columns
+                    .contains(&("runs".to_string(), metric.name().into()))
+            })
+    }
+
     /// `column` of `table` for a SELECT list: NULL where an older store
     /// lacks it.
     fn column(&self, table: &str, column: &str) -> String {
@@ -960,7 +970,11 @@ impl Store {
     }
 
     fn run_columns() -> Vec<&'static str> {
-        RUN_FIXED.iter().chain(METRIC_COLUMNS).copied().collect()
+        RUN_FIXED
+            .iter()
+            .copied()
+            .chain(schema::run_metric_columns())
+            .collect()
     }
 
     fn run_row(cell: i64, seq: i64, s: &Sample, out: &mut Vec<Value>) {
@@ -970,7 +984,7 @@ impl Store {
         out.push(s.exit_code.map_or(Value::Null, |c| Value::Int(c.into())));
         out.push(s.signal.map_or(Value::Null, |c| Value::Int(c.into())));
         out.push(Value::Int(s.timed_out.into()));
-        for col in METRIC_COLUMNS {
+        for col in schema::run_metric_columns() {
             let v = Metric::from_name(col).and_then(|m| s.get(m));
             out.push(Value::opt_real(v));
         }
@@ -1379,9 +1393,14 @@ impl Store {
 
     /// All runs of a cell, in order, as samples.
     pub fn runs(&mut self, cell: i64) -> Result<Vec<Sample>> {
+        let columns: Vec<&str> = schema::run_metric_columns().collect();
         let sql = format!(
             "SELECT run_index, exit_code, signal, timed_out, {} FROM runs WHERE cell_id = $1 ORDER BY seq",
-            METRIC_COLUMNS.join(", ")
+            columns
+                .iter()
+                .map(|c| self.column("runs", c))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let rows = self
             .db
@@ -1394,7 +1413,7 @@ impl Store {
                 s.exit_code = r.get(1).and_then(Value::int).map(|c| c as i32);
                 s.signal = r.get(2).and_then(Value::int).map(|c| c as i32);
                 s.timed_out = r.get(3).and_then(Value::int).unwrap_or(0) != 0;
-                for (i, col) in METRIC_COLUMNS.iter().enumerate() {
+                for (i, col) in columns.iter().enumerate() {
                     if let (Some(m), Some(v)) =
                         (Metric::from_name(col), r.get(4 + i).and_then(Value::real))
                     {
@@ -1415,7 +1434,7 @@ impl Store {
         metric: Metric,
     ) -> Result<HashMap<i64, Vec<f64>>> {
         let mut out: HashMap<i64, Vec<f64>> = HashMap::new();
-        if !schema::has_column(metric) {
+        if !self.has_metric_column(metric) {
             return Ok(out);
         }
         for chunk in cells.chunks(500) {
@@ -1500,7 +1519,7 @@ impl Store {
             Dialect::Sqlite => 20_000,
             Dialect::Postgres => 2_000,
         };
-        if !schema::has_column(metric) {
+        if !self.has_metric_column(metric) {
             return Ok(());
         }
         let column = metric.name();

@@ -18,12 +18,14 @@
 
 use std::time::SystemTime;
 
-use super::writer::{BatchMsg, Link, Msg, RunMsg};
+use std::sync::Arc;
+
+use super::writer::{BatchMsg, Link, Msg, RunMsg, RunSink};
 use super::{Location, NewCell, NewSession, Store, StoreError, StoredSearch};
 use crate::error::Error;
 use crate::metrics::Sample;
 use crate::output::Named;
-use crate::run::events::{Event, Observer};
+use crate::run::events::{Event, InstanceSink, Observer};
 use crate::run::plan::Cell;
 use crate::run::schedule::Step;
 use crate::run::session::{BatchRecord, Session};
@@ -170,6 +172,9 @@ pub struct Recorder {
     next_seq: Vec<i64>,
     /// Batches sent per stored cell.
     next_block: Vec<usize>,
+    /// The sink of each stored cell's batch under way, whose runs its
+    /// slots write as they end ([`Observer::instances`]).
+    sinks: Vec<Option<Arc<RunSink>>>,
     /// A search's answer, written with the end of the session.
     search: Option<StoredSearch>,
 }
@@ -203,6 +208,7 @@ impl Recorder {
             meta,
             next_seq: vec![0; stored.len()],
             next_block: vec![0; stored.len()],
+            sinks: vec![None; stored.len()],
             cells: stored,
             position,
             began: false,
@@ -234,6 +240,7 @@ impl Recorder {
             began: false,
             next_seq: Vec::new(),
             next_block: Vec::new(),
+            sinks: Vec::new(),
             search: None,
         }
     }
@@ -379,6 +386,23 @@ impl Observer for Recorder {
             _ => {}
         }
     }
+
+    /// The runs of a concurrency batch go to the helper as each instance
+    /// ends, from its slot's thread: a `kill -9` then loses only the
+    /// instances still running, as with single runs.
+    fn instances(&mut self, cell: usize) -> Option<Arc<dyn InstanceSink>> {
+        let pos = self.position.get(cell).copied().flatten()?;
+        self.ensure_session()?;
+        let sink = match self.store.as_ref()?.run_sink(pos, self.next_seq[pos]) {
+            Ok(sink) => Arc::new(sink),
+            Err(e) => {
+                self.fail(e);
+                return None;
+            }
+        };
+        self.sinks[pos] = Some(sink.clone());
+        Some(sink)
+    }
 }
 
 impl Recorder {
@@ -431,6 +455,10 @@ impl Recorder {
         if self.ensure_session().is_none() {
             return;
         }
+        if let Some(e) = self.sinks[pos].take().and_then(|s| s.error()) {
+            self.fail(e);
+            return;
+        }
         let mut msg = BatchMsg::from_batch(batch);
         msg.first_seq = (self.next_seq[pos].max(0) as usize).saturating_sub(batch.spans.len());
         self.next_block[pos] += 1;
@@ -451,6 +479,11 @@ impl Recorder {
         let Some(Some(pos)) = self.position.get(cell).copied() else {
             return; // calibration runs are not stored
         };
+        if self.sinks[pos].is_some() {
+            // Written by its slot as it ended, under this number.
+            self.next_seq[pos] += 1;
+            return;
+        }
         if self.ensure_session().is_none() {
             return;
         }

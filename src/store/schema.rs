@@ -78,9 +78,24 @@ pub const METRIC_COLUMNS: &[&str] = &[
     "branch_misses",
 ];
 
+/// Metric columns added to `runs` by migration 7: the counts of
+/// `run --simulate`.
+pub const SIMULATED_COLUMNS: &[&str] = &[
+    "sim_instructions",
+    "sim_d1_misses",
+    "sim_ll_misses",
+    "sim_branch_mispredicts",
+    "sim_estimated_cycles",
+];
+
+/// Every metric column of `runs` in the latest schema, in order.
+pub fn run_metric_columns() -> impl Iterator<Item = &'static str> {
+    METRIC_COLUMNS.iter().chain(SIMULATED_COLUMNS).copied()
+}
+
 /// True when the metric has its own column in `runs`.
 pub fn has_column(metric: Metric) -> bool {
-    METRIC_COLUMNS.contains(&metric.name())
+    run_metric_columns().any(|c| c == metric.name())
 }
 
 /// Migration 1: the whole schema.
@@ -224,11 +239,17 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
         // `run::settings::Settings`); NULL for imports and older sessions.
         "ALTER TABLE sessions ADD COLUMN settings TEXT".to_string(),
         V6.to_string(),
+        // 7: the simulated counts of `run --simulate`.
+        SIMULATED_COLUMNS
+            .iter()
+            .map(|c| format!("ALTER TABLE runs ADD COLUMN {c} DOUBLE PRECISION"))
+            .collect::<Vec<_>>()
+            .join(";\n"),
     ]
 }
 
 /// The schema version this cmdscope writes.
-pub const LATEST: i64 = 6;
+pub const LATEST: i64 = 7;
 
 /// What each migration keeps that the store did not keep before, in a
 /// reader's words: `KEEPS[i]` came with migration i + 1 (readers say with
@@ -240,6 +261,7 @@ pub const KEEPS: &[&str] = &[
     "search answers",
     "session settings",
     "concurrency batches",
+    "simulated counts",
 ];
 
 /// What a store of schema `version` lacks, in a reader's words (empty for
@@ -278,9 +300,9 @@ mod tests {
         assert_eq!(KEEPS.len() as i64, LATEST, "say what a migration keeps");
         assert_eq!(
             lacks(3),
-            "search answers, session settings and concurrency batches"
+            "search answers, session settings, concurrency batches and simulated counts"
         );
-        assert_eq!(lacks(5), "concurrency batches");
+        assert_eq!(lacks(5), "concurrency batches and simulated counts");
         assert_eq!(lacks(LATEST), "");
         let pg = &migrations(Dialect::Postgres)[0];
         assert!(pg.contains("BIGSERIAL") && !pg.contains("{id}") && !pg.contains("{metric"));

@@ -365,6 +365,33 @@ impl Link {
         stdin.write_all(&record).map_err(|_| gone())
     }
 
+    /// Where concurrency mode's slots write the runs of a batch of `cell`
+    /// as each ends, numbered from `first_seq` by the order they ended:
+    /// each a [`RunRecord`] in one `write` to a copy of the pipe, so that
+    /// records from several threads never mix, and a `kill -9` loses no
+    /// instance that had ended. Nothing else is written to the pipe while
+    /// a batch runs (its `Batch` message follows its runs).
+    pub fn run_sink(&self, cell: usize, first_seq: i64) -> Result<RunSink, StoreError> {
+        use std::os::fd::AsFd;
+        let pipe = self
+            .stdin
+            .as_ref()
+            .and_then(|s| s.as_fd().try_clone_to_owned().ok())
+            .ok_or_else(|| {
+                StoreError(format!(
+                    "store '{}': the store writer stopped unexpectedly",
+                    self.shown
+                ))
+            })?;
+        Ok(RunSink {
+            pipe,
+            cell,
+            first_seq,
+            shown: self.shown.clone(),
+            error: std::sync::OnceLock::new(),
+        })
+    }
+
     /// Sends a message without waiting for an answer (a batch: answered
     /// only with an error, at the next `call`).
     pub fn send(&mut self, msg: &Msg) -> Result<(), StoreError> {
@@ -417,6 +444,51 @@ impl Link {
                     ))
                 }
             }
+        }
+    }
+}
+
+/// A batch's runs, written to the store writer from the threads that made
+/// them ([`Link::run_sink`]).
+pub struct RunSink {
+    pipe: std::os::fd::OwnedFd,
+    cell: usize,
+    first_seq: i64,
+    shown: String,
+    /// The first write that failed (the writer is gone).
+    error: std::sync::OnceLock<StoreError>,
+}
+
+impl RunSink {
+    /// Why a run could not be written, if one could not.
+    pub fn error(&self) -> Option<StoreError> {
+        self.error.get().cloned()
+    }
+}
+
+impl crate::run::events::InstanceSink for RunSink {
+    fn instance(&self, index: usize, sample: &Sample) {
+        use std::os::fd::AsRawFd;
+        if self.error.get().is_some() {
+            return;
+        }
+        let record = RunRecord::encode(self.cell, self.first_seq + index as i64, sample);
+        loop {
+            // SAFETY: one write of a local buffer to a descriptor we own;
+            // below PIPE_BUF, so whole or not at all.
+            let n =
+                unsafe { libc::write(self.pipe.as_raw_fd(), record.as_ptr().cast(), record.len()) };
+            if n == record.len() as isize {
+                return;
+            }
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            let _ = self.error.set(StoreError(format!(
+                "store '{}': the store writer stopped unexpectedly",
+                self.shown
+            )));
+            return;
         }
     }
 }

@@ -114,6 +114,14 @@ pub fn times_around(level: f64, n: usize) -> Vec<f64> {
 pub fn sql_back_to_version(version: i64) -> String {
     // (the migration, the SQL that takes it back), newest first
     const ADDED: &[(i64, &str)] = &[
+        (
+            7,
+            "ALTER TABLE runs DROP COLUMN sim_instructions; \
+             ALTER TABLE runs DROP COLUMN sim_d1_misses; \
+             ALTER TABLE runs DROP COLUMN sim_ll_misses; \
+             ALTER TABLE runs DROP COLUMN sim_branch_mispredicts; \
+             ALTER TABLE runs DROP COLUMN sim_estimated_cycles",
+        ),
         (6, "DROP TABLE batch_runs; DROP TABLE batches"),
         (5, "ALTER TABLE sessions DROP COLUMN settings"),
         (4, "ALTER TABLE sessions DROP COLUMN search"),
@@ -449,4 +457,100 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Output {
         cmd.env("CMDSCOPE_NO_STORE", "1");
     }
     cmd.output().expect("run cmdscope")
+}
+
+/// A script in `dir` that starts a daemon and exits at once: the daemon
+/// (`fixture sleep`, 100 s, with `token` in its command line) leaves the
+/// script's process group and session (`setsid`), as daemons do.
+pub fn daemon_script(dir: &Path, token: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("daemon.sh");
+    let text = format!(
+        "#!/bin/sh\nsetsid {} sleep 100000 {token} </dev/null >/dev/null 2>&1 &\nexit 0\n",
+        fixture()
+    );
+    std::fs::write(&path, text).expect("write the daemon script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .expect("make the daemon script executable");
+    path
+}
+
+/// [`cmdscope`], which must end within `limit`: killed then, and the
+/// test fails, rather than waiting for it for good.
+pub fn cmdscope_within(args: &[&str], limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    let mut child = Command::new(bin())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cmdscope");
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = std::time::Instant::now();
+    let mut late = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for cmdscope") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            late = true;
+            let _ = child.kill();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let o = Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    };
+    assert!(!late, "still running after {limit:?}: {}", stderr(&o));
+    o
+}
+
+/// Where this process's session cgroups would go (cgroup v2), if anywhere.
+pub fn own_cgroup_dir() -> Option<std::path::PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mountinfo.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        right
+            .starts_with("cgroup2 ")
+            .then(|| left.split_whitespace().nth(4).map(std::path::PathBuf::from))?
+    })?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(mount.join(path.trim_start_matches('/')))
+}
+
+/// A test whose tool (a compiler, a viewer) is missing is skipped loudly,
+/// or fails in CI (CI=true or 1), where .ci/run installs the tools.
+pub fn skip(what: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!("{what}, and CI=true: .ci/run should have installed it");
+    }
+    eprintln!("SKIPPED: {what}");
 }

@@ -181,12 +181,46 @@ pub fn kill_9_scheduled_run(
     at_least: i64,
     stopped: Option<Duration>,
 ) -> i64 {
+    kill_9_counted(
+        scheduled_counted_run(store, counter),
+        counter,
+        at_least,
+        stopped,
+    )
+}
+
+/// A concurrency session of `fixture log COUNTER x`, `n` instances at a
+/// time, into `store`: batches far longer than the test, so that no batch
+/// ends before the kill; each instance's line in `counter` says it ran.
+pub fn concurrent_counted_run(store: impl AsRef<OsStr>, counter: &Path, n: usize) -> Command {
+    let mut command = isolated();
+    command
+        .args([
+            "run", "--style", "none", "--warmup", "0", "--runs", "1000000",
+        ])
+        .args(["--concurrency", &n.to_string(), "--store"])
+        .arg(store.as_ref())
+        .arg(format!("{} log '{}' x", fixture(), counter.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+/// `kill -9` of `command` (a counted session) once `at_least` runs wrote
+/// their line, after stopping it for `stopped` if given; returns the lines
+/// written once every process of the session is gone.
+pub fn kill_9_counted(
+    mut command: Command,
+    counter: &Path,
+    at_least: i64,
+    stopped: Option<Duration>,
+) -> i64 {
     // Marks cmdscope and all it starts (spawner, store writer, runs): once
     // none is left, no run can still write its line or be stored. The
     // spawner learns of cmdscope's death a moment after it, and may make
     // a run meanwhile.
     let mark = format!("CMDSCOPE_TEST_SESSION={}", counter.display());
-    let mut child = scheduled_counted_run(store, counter)
+    let mut child = command
         .env("CMDSCOPE_TEST_SESSION", counter)
         .spawn()
         .unwrap();
@@ -208,6 +242,16 @@ pub fn kill_9_scheduled_run(
         std::thread::sleep(Duration::from_millis(20));
     }
     finished_runs(counter)
+}
+
+/// Instances of a concurrency session killed with `kill -9`: every one
+/// that wrote its line is stored, but those killed after writing it,
+/// before they ended: at most one per slot, `n`.
+pub fn assert_instances_stored(stored: i64, lines: i64, n: i64) {
+    assert!(
+        stored <= lines && stored >= lines - n,
+        "stored {stored} runs, {lines} instances wrote their line, {n} at a time"
+    );
 }
 
 /// Runs made from a schedule: every run that wrote its line is stored,

@@ -204,7 +204,7 @@ fn simulate(g: &mut Gen, fates: &[Fate], partial: bool, opts: &Options) -> Outco
                 let copies = usize::from(fate == Fate::Duplicated) * 2;
                 absent.push(Row::new(
                     &name,
-                    Measure::WallTime.name(),
+                    Measure::WALL_TIME.name(),
                     (
                         &Side::of(n),
                         &Side {
@@ -220,7 +220,7 @@ fn simulate(g: &mut Gen, fates: &[Fate], partial: bool, opts: &Options) -> Outco
         };
         pairs.push(Pair {
             name,
-            measure: Measure::WallTime,
+            measure: Measure::WALL_TIME,
             sides: (base_side, side),
             base,
             cand,
@@ -233,7 +233,7 @@ fn simulate(g: &mut Gen, fates: &[Fate], partial: bool, opts: &Options) -> Outco
     if partial {
         gate_rows.push(Row::not_compared(
             "partition 2/2",
-            Measure::WallTime.name(),
+            Measure::WALL_TIME.name(),
             Why::PartitionMissing {
                 partition: 2,
                 partitions: 2,

@@ -280,14 +280,23 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
                 .into(),
         ));
     }
+    let simulate = simulation(r, &cells)?;
     let adaptive = match (precision, order) {
+        // Simulated counts are exact: --precision sets the band of "no
+        // difference" only, and the run count is --runs.
+        _ if simulate.is_some() => None,
         (Some(p), Order::Interleaved) if r.until_decided => {
             Some(Sequential::until_decided(r.alpha, p))
         }
         (Some(p), Order::Interleaved) => Some(Sequential::new(r.alpha, p)),
         _ => None,
     };
-    distinct_identities(&cells)?;
+    // hyperfine runs a reference that repeats a command under one name;
+    // its front door (hyperfine's run rule, `first_run`) keeps that when
+    // nothing is stored, where no store or gate must tell the two apart.
+    if !(r.first_run && args.no_store) {
+        distinct_identities(&cells)?;
+    }
     let real: Vec<&crate::run::plan::Cell> = cells.iter().filter(|c| !c.calibration).collect();
     // The added --reference command comes first; --reference-name alone
     // picks one of the commands.
@@ -332,6 +341,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         alpha: r.alpha,
         deadline,
         isolate: isolate.as_ref().map(|(own, _)| *own),
+        simulate,
     };
     if !quiet {
         shell_notes(r, &opts.cells);
@@ -354,6 +364,30 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         quiet,
         settings,
     })
+}
+
+/// `--simulate`'s simulator, or the one error saying why it cannot run.
+fn simulation(
+    r: &Request,
+    cells: &[crate::run::plan::Cell],
+) -> Result<Option<crate::exec::simulate::Simulation>> {
+    let Some((i1, d1, ll)) = &r.simulate else {
+        return Ok(None);
+    };
+    let refuse = |why: &str| Err(Error::Usage(format!("--simulate {why}")));
+    if r.runs.is_none_or(|n| n < 2) {
+        return refuse("needs --runs 2 or more: one run cannot show that the counts repeat");
+    }
+    if r.counters {
+        return refuse("cannot be used with --counters: the counters would count the simulator");
+    }
+    if r.until_decided {
+        return refuse("cannot be used with --until-decided: its runs are counted, not timed");
+    }
+    if cells.iter().any(|c| c.variant.concurrency.is_some()) {
+        return refuse("cannot be used with --concurrency: throughput is a time");
+    }
+    crate::exec::simulate::Simulation::find(i1, d1, ll).map(Some)
 }
 
 /// The session's settings, from the options as [`prepare`] decided them.
@@ -401,6 +435,7 @@ fn settings(
                 path: path.display().to_string(),
             })
             .collect(),
+        simulate: opts.simulate.clone(),
     }
 }
 
@@ -454,6 +489,7 @@ fn limits(r: &Request) -> Result<(Option<Duration>, RunPolicy)> {
         }),
         max_runs: r.max_runs.map(|n| n as usize),
         min_time: r.min_time,
+        first_run: r.first_run,
     };
     Ok((timeout, policy))
 }
@@ -725,6 +761,13 @@ fn analyse(args: &RunArgs, r: &Request, p: &Prepared, m: &mut Measured) -> Analy
         precision,
         session.rss_floor,
     );
+    if session.simulated.is_some() {
+        // The kernel's figures of a simulated run (times, memory, faults,
+        // switches, I/O) are the simulator's process's: only its counts
+        // are compared.
+        comparisons
+            .retain(|c| crate::metrics::Metric::from_name(c.metric).is_some_and(|m| m.simulated()));
+    }
     if r.until_decided {
         comparisons
             .iter_mut()

@@ -5,12 +5,178 @@ pub(crate) mod bench;
 pub(crate) mod suite;
 
 use crate::cli::run::RunArgs;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 pub fn run(args: &RunArgs) -> Result<i32> {
     if args.suite.suite.is_some() {
         suite::run(args)
     } else {
         bench::run(args)
+    }
+}
+
+/// `cmdscope hyperfine`: `run` with what hyperfine does where cmdscope's
+/// own defaults differ, each still changed by its flag (`--order`,
+/// `--shell`/`-N`, `--store`).
+pub fn hyperfine(args: &RunArgs) -> Result<i32> {
+    let mut args = args.clone();
+    args.order
+        .get_or_insert(crate::run::schedule::Order::Sequential);
+    if args.cell.shell.is_none() && !args.cell.no_shell {
+        args.cell.shell = Some("sh".into());
+    }
+    if args.store.store.is_none() {
+        args.no_store = true;
+    }
+    let mut request = crate::cli::cells::request(&args)?;
+    request.first_run = true;
+    bench::run_request(&args, &request).map_err(|e| hyperfine_wording(e, &args.input))
+}
+
+/// A failed run or hook, a command that cannot start and a missing
+/// `--input` file (`input`: its value) in hyperfine's words and exit
+/// status, which scripts written for hyperfine may match on; every other
+/// error keeps cmdscope's.
+fn hyperfine_wording(e: Error, input: &str) -> Error {
+    match e {
+        Error::CommandNotFound(ref c)
+        | Error::NotExecutable(ref c)
+        | Error::Spawn { command: ref c, .. } => {
+            Error::Failed(format!("Failed to run command '{c}': {e}"))
+        }
+        Error::Read { ref path, .. } if path.as_os_str() == input && !path.exists() => {
+            Error::Failed(format!(
+                "The file '{input}' specified as '--input' does not exist"
+            ))
+        }
+        Error::RunFailed {
+            exit_code,
+            warmup,
+            iteration,
+            ..
+        } => {
+            let cause = exit_code.map_or_else(
+                || "The process has been terminated by a signal".to_string(),
+                |c| format!("Command terminated with non-zero exit code {c}"),
+            );
+            let when = match (warmup, iteration) {
+                (true, 0) => "the first warmup run".to_string(),
+                (true, i) => format!("warmup iteration {i}"),
+                (false, 0) => "the first benchmark run".to_string(),
+                (false, i) => format!("benchmark iteration {i}"),
+            };
+            Error::Failed(format!(
+                "{cause} in {when}. Use the '-i'/'--ignore-failure' option if you want to \
+                 ignore this. Alternatively, use the '--show-output' option to debug what went \
+                 wrong."
+            ))
+        }
+        Error::TooManyNames { commands, .. } => Error::Failed(format!(
+            "Too many --command-name options: Expected {commands} at most ({e})"
+        )),
+        Error::PerCommandCount {
+            ref flag, commands, ..
+        } => Error::Failed(format!(
+            "The '{flag}' option has to be provided just once or N times, where N={commands} is \
+             the number of benchmark commands (including a potential reference). ({e})"
+        )),
+        Error::DuplicateParameter(ref name) => {
+            Error::Failed(format!("Duplicate parameter names: {name} ({e})"))
+        }
+        Error::HookFailed { what, .. } => {
+            let what = match what.as_str() {
+                "prepare" => "preparation",
+                "conclude" => "conclusion",
+                other => other,
+            };
+            Error::Failed(format!(
+                "The {what} command terminated with a non-zero exit code. Append ' || true' to \
+                 the command if you are sure that this can be ignored."
+            ))
+        }
+        e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_runs_and_hooks_read_as_hyperfine_words_them() {
+        let run = |warmup, iteration, exit_code| Error::RunFailed {
+            name: "false".into(),
+            exit_code,
+            signal: None,
+            warmup,
+            iteration,
+        };
+        let text = |e| hyperfine_wording(e, "null").to_string();
+        assert!(text(run(false, 0, Some(2))).starts_with(
+            "Command terminated with non-zero exit code 2 in the first benchmark run. "
+        ));
+        assert!(text(run(true, 3, Some(1))).contains(" in warmup iteration 3. "));
+        assert!(text(run(false, 1, None))
+            .starts_with("The process has been terminated by a signal in benchmark iteration 1."));
+        let hook = Error::HookFailed {
+            what: "prepare".into(),
+            hook: "false".into(),
+            status: "exit status: 1".into(),
+            name: "true".into(),
+        };
+        assert!(
+            text(hook).starts_with("The preparation command terminated with a non-zero exit code.")
+        );
+        assert_eq!(
+            hyperfine_wording(run(true, 0, Some(1)), "null").exit_code(),
+            1
+        );
+        assert_eq!(
+            text(Error::CommandNotFound("nope".into())),
+            "Failed to run command 'nope': command not found: nope"
+        );
+        let missing = || Error::Read {
+            path: "no/such/file".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        let input = hyperfine_wording(missing(), "no/such/file");
+        assert_eq!(
+            (input.to_string().as_str(), input.exit_code()),
+            (
+                "The file 'no/such/file' specified as '--input' does not exist",
+                1
+            )
+        );
+        let names = hyperfine_wording(
+            Error::TooManyNames {
+                given: 2,
+                commands: 1,
+            },
+            "null",
+        );
+        assert_eq!(names.exit_code(), 1);
+        assert!(names
+            .to_string()
+            .starts_with("Too many --command-name options: Expected 1 at most"));
+        let count = Error::PerCommandCount {
+            flag: "--prepare".into(),
+            given: 2,
+            commands: 3,
+            reference: true,
+        };
+        assert!(text(count).starts_with(
+            "The '--prepare' option has to be provided just once or N times, where N=3 is"
+        ));
+        assert!(
+            text(Error::DuplicateParameter("x".into())).starts_with("Duplicate parameter names: x")
+        );
+        // Another file that cannot be read keeps cmdscope's words.
+        assert!(text(missing()).starts_with("cannot read 'no/such/file'"));
+        // Others pass unchanged, exit code included.
+        let usage = hyperfine_wording(Error::Usage("bad".into()), "null");
+        assert_eq!(
+            (usage.to_string(), usage.exit_code()),
+            ("bad".to_string(), 2)
+        );
     }
 }

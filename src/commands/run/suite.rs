@@ -144,6 +144,12 @@ fn unavailable(a: &RunArgs) -> Vec<(&'static str, &'static str)> {
             "a suite's settings come from its file",
         ),
         (
+            a.simulate,
+            "--simulate/--I1/--D1/--LL",
+            "a suite file has no setting for simulated counts yet; run the benchmark with \
+             `cmdscope run --simulate`",
+        ),
+        (
             a.sort != default.sort,
             "--sort",
             "it orders the Markdown, AsciiDoc and Org-mode exports, which --suite does not write",

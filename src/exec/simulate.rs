@@ -1,0 +1,349 @@
+//! `run --simulate`: every run made under Valgrind's cachegrind, which
+//! counts the instructions and simulates the caches and branch predictors
+//! of the whole process tree, so that a run's counts do not move with the
+//! machine's load. The cache geometry is pinned (never the host's), so two
+//! machines' counts compare. Each process writes one out-file (`%p`) into
+//! a directory of the session's; after each run they are read (cachegrind's
+//! out-file format, never its terminal text), summed and removed.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::metrics::{Metric, Sample};
+
+/// Latency of a last-level hit and of a memory access, in cycles of an L1
+/// hit: the model iai-callgrind uses (after Valgrind's documentation of
+/// cachegrind), a rough but fixed weighting that keeps the estimate a sum
+/// of exact counts.
+pub const LL_HIT_CYCLES: u64 = 5;
+pub const RAM_CYCLES: u64 = 35;
+
+/// The default simulated caches: 32 KiB 8-way L1s and an 8 MiB 16-way last
+/// level, 64-byte lines (a common x86 core of the last decade).
+pub const DEFAULT_I1: &str = "32768,8,64";
+pub const DEFAULT_D1: &str = "32768,8,64";
+pub const DEFAULT_LL: &str = "8388608,16,64";
+
+/// What a simulated session ran with, stored with its settings: counts
+/// from another geometry or another Valgrind are other numbers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Simulation {
+    /// `cachegrind`.
+    pub tool: String,
+    /// `valgrind --version`'s answer, e.g. `valgrind-3.19.0`.
+    pub version: String,
+    /// `--I1`, `--D1`, `--LL`: size in bytes, associativity, line size.
+    pub i1: String,
+    pub d1: String,
+    pub ll: String,
+}
+
+/// Checks a cache geometry: `SIZE,ASSOC,LINE`, three positive integers.
+pub fn check_geometry(flag: &str, text: &str) -> Result<()> {
+    let parts: Vec<&str> = text.split(',').collect();
+    let ok = parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| p.trim().parse::<u64>().is_ok_and(|v| v > 0));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "{flag} '{text}': expected SIZE,ASSOCIATIVITY,LINE in bytes, e.g. {}",
+            if flag == "--LL" {
+                DEFAULT_LL
+            } else {
+                DEFAULT_I1
+            }
+        )))
+    }
+}
+
+impl Simulation {
+    /// The simulation with these geometries, with the Valgrind found on
+    /// `PATH`; without one, the one line saying how to install it.
+    pub fn find(i1: &str, d1: &str, ll: &str) -> Result<Simulation> {
+        check_geometry("--I1", i1)?;
+        check_geometry("--D1", d1)?;
+        check_geometry("--LL", ll)?;
+        let out = std::process::Command::new("valgrind")
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output();
+        let version = match out {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            _ => {
+                return Err(Error::Usage(
+                    "--simulate needs Valgrind on PATH: install it (apt-get install valgrind, \
+                     dnf install valgrind, or from https://valgrind.org)"
+                        .into(),
+                ))
+            }
+        };
+        Ok(Simulation {
+            tool: "cachegrind".into(),
+            version,
+            i1: i1.to_string(),
+            d1: d1.to_string(),
+            ll: ll.to_string(),
+        })
+    }
+
+    /// `argv` run under cachegrind, writing one out-file per process into
+    /// `dir` and Valgrind's own messages into a log per process there (so
+    /// they never mix with the command's output). The program is resolved
+    /// here, as an unsimulated run resolves it, not on the run's `PATH`.
+    pub fn wrap(&self, dir: &Path, argv: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+        let Some((program, args)) = argv.split_first() else {
+            return Err(Error::Usage("empty command".into()));
+        };
+        let resolved = super::resolve_program(program)?;
+        let mut v: Vec<Vec<u8>> = [
+            "valgrind".to_string(),
+            "--tool=cachegrind".into(),
+            "--trace-children=yes".into(),
+            "--cache-sim=yes".into(),
+            "--branch-sim=yes".into(),
+            format!("--I1={}", self.i1),
+            format!("--D1={}", self.d1),
+            format!("--LL={}", self.ll),
+            format!("--cachegrind-out-file={}/cg.%p", dir.display()),
+            format!("--log-file={}/log.%p", dir.display()),
+        ]
+        .into_iter()
+        .map(String::into_bytes)
+        .collect();
+        v.push(resolved.into_os_string().into_encoded_bytes());
+        v.extend(args.iter().cloned());
+        Ok(v)
+    }
+}
+
+/// A run's counts, summed over its processes: cachegrind's events.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub processes: u64,
+    pub ir: u64,
+    pub i1mr: u64,
+    pub ilmr: u64,
+    pub dr: u64,
+    pub d1mr: u64,
+    pub dlmr: u64,
+    pub dw: u64,
+    pub d1mw: u64,
+    pub dlmw: u64,
+    pub bc: u64,
+    pub bcm: u64,
+    pub bi: u64,
+    pub bim: u64,
+}
+
+impl Counts {
+    /// One out-file's totals: its `events:` line names the columns of its
+    /// `summary:` line (older Valgrinds wrote `totals:`).
+    pub fn parse(text: &str) -> std::result::Result<Counts, String> {
+        let mut events: Option<Vec<&str>> = None;
+        let mut summary: Option<Vec<u64>> = None;
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("events:") {
+                events = Some(rest.split_whitespace().collect());
+            } else if let Some(rest) = line
+                .strip_prefix("summary:")
+                .or_else(|| line.strip_prefix("totals:"))
+            {
+                let values: std::result::Result<Vec<u64>, _> =
+                    rest.split_whitespace().map(str::parse).collect();
+                summary = Some(values.map_err(|_| format!("unreadable summary line '{line}'"))?);
+            }
+        }
+        let events = events.ok_or("no events line")?;
+        let summary = summary.ok_or("no summary line (the process did not exit normally?)")?;
+        let mut c = Counts {
+            processes: 1,
+            ..Counts::default()
+        };
+        for (name, value) in events.iter().zip(summary) {
+            let slot = match *name {
+                "Ir" => &mut c.ir,
+                "I1mr" => &mut c.i1mr,
+                "ILmr" => &mut c.ilmr,
+                "Dr" => &mut c.dr,
+                "D1mr" => &mut c.d1mr,
+                "DLmr" => &mut c.dlmr,
+                "Dw" => &mut c.dw,
+                "D1mw" => &mut c.d1mw,
+                "DLmw" => &mut c.dlmw,
+                "Bc" => &mut c.bc,
+                "Bcm" => &mut c.bcm,
+                "Bi" => &mut c.bi,
+                "Bim" => &mut c.bim,
+                _ => continue,
+            };
+            *slot = value;
+        }
+        if !events.contains(&"I1mr") || !events.contains(&"Bcm") {
+            return Err("no cache or branch simulation in it".into());
+        }
+        Ok(c)
+    }
+
+    fn add(&mut self, o: &Counts) {
+        self.processes += o.processes;
+        self.ir += o.ir;
+        self.i1mr += o.i1mr;
+        self.ilmr += o.ilmr;
+        self.dr += o.dr;
+        self.d1mr += o.d1mr;
+        self.dlmr += o.dlmr;
+        self.dw += o.dw;
+        self.d1mw += o.d1mw;
+        self.dlmw += o.dlmw;
+        self.bc += o.bc;
+        self.bcm += o.bcm;
+        self.bi += o.bi;
+        self.bim += o.bim;
+    }
+
+    /// L1 hits + 5 × LL hits + 35 × memory accesses, over instruction
+    /// fetches, data reads and data writes.
+    pub fn estimated_cycles(&self) -> u64 {
+        let accesses = self.ir + self.dr + self.dw;
+        let l1_misses = self.i1mr + self.d1mr + self.d1mw;
+        let ll_misses = self.ilmr + self.dlmr + self.dlmw;
+        let l1_hits = accesses.saturating_sub(l1_misses);
+        let ll_hits = l1_misses.saturating_sub(ll_misses);
+        l1_hits + LL_HIT_CYCLES * ll_hits + RAM_CYCLES * ll_misses
+    }
+
+    /// The run's `sim_*` metrics.
+    pub fn set(&self, sample: &mut Sample) {
+        sample.set(Metric::SimInstructions, self.ir as f64);
+        sample.set(Metric::SimD1Misses, (self.d1mr + self.d1mw) as f64);
+        sample.set(
+            Metric::SimLlMisses,
+            (self.ilmr + self.dlmr + self.dlmw) as f64,
+        );
+        sample.set(Metric::SimBranchMispredicts, (self.bcm + self.bim) as f64);
+        sample.set(Metric::SimEstimatedCycles, self.estimated_cycles() as f64);
+    }
+}
+
+/// The session's directory of out-files, removed with everything in it
+/// when dropped.
+pub struct OutDir {
+    path: PathBuf,
+}
+
+impl OutDir {
+    pub fn create() -> Result<OutDir> {
+        let path = std::env::temp_dir().join(format!(
+            "cmdscope-simulate-{}-{:x}",
+            std::process::id(),
+            rand::random::<u64>()
+        ));
+        std::fs::create_dir(&path).map_err(|e| {
+            Error::Usage(format!(
+                "--simulate: cannot create '{}': {e}",
+                path.display()
+            ))
+        })?;
+        Ok(OutDir { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The counts of the run that just ended, summed over its processes;
+    /// its files are removed. An error names what cachegrind could not
+    /// count (a process it could not run says why in its log).
+    pub fn take(&self) -> Result<Counts> {
+        let mut total = Counts::default();
+        let mut problem = None;
+        let mut logs = Vec::new();
+        let entries = std::fs::read_dir(&self.path).map_err(|e| {
+            Error::Failed(format!(
+                "--simulate: cannot read '{}': {e}",
+                self.path.display()
+            ))
+        })?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let _ = std::fs::remove_file(&path);
+            if name.starts_with("log.") {
+                logs.push(text);
+                continue;
+            }
+            match Counts::parse(&text) {
+                Ok(c) => total.add(&c),
+                Err(e) => problem = Some(format!("{name}: {e}")),
+            }
+        }
+        if total.processes == 0 || problem.is_some() {
+            let said = logs
+                .iter()
+                .flat_map(|l| l.lines())
+                .map(|l| {
+                    l.trim_start_matches(|c: char| c == '=' || c.is_ascii_digit())
+                        .trim()
+                })
+                .find(|l| !l.is_empty() && !l.starts_with("warning:"))
+                .map(|l| format!(" (valgrind: {l})"))
+                .unwrap_or_default();
+            return Err(Error::Failed(format!(
+                "--simulate: cachegrind counted no complete process{}{said}",
+                problem.map(|p| format!(": {p}")).unwrap_or_default()
+            )));
+        }
+        Ok(total)
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "desc: I1 cache:         32768 B, 64 B, 8-way associative\n\
+        cmd: /usr/bin/true\n\
+        events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw Bc Bcm Bi Bim\n\
+        fl=x.c\nfn=main\n1 2 1 1 2 0 0 0 0 0 0 0 0 0\n\
+        summary: 1000 10 4 300 20 5 200 6 1 50 7 3 2\n";
+
+    #[test]
+    fn an_out_file_is_read_by_its_events_line() {
+        let c = Counts::parse(FILE).unwrap();
+        assert_eq!((c.ir, c.i1mr, c.dlmw, c.bcm, c.bim), (1000, 10, 1, 7, 2));
+        // accesses 1500, L1 misses 36, LL misses 10: 1464 + 5*26 + 35*10
+        assert_eq!(c.estimated_cycles(), 1464 + 130 + 350);
+        let mut s = Sample::new(0);
+        c.set(&mut s);
+        assert_eq!(s.get(Metric::SimD1Misses), Some(26.0));
+        assert_eq!(s.get(Metric::SimLlMisses), Some(10.0));
+        assert_eq!(s.get(Metric::SimBranchMispredicts), Some(9.0));
+        // Columns are found by name, not by position.
+        let swapped = "events: Bim Ir\nsummary: 4 99\n";
+        assert!(Counts::parse(swapped).is_err(), "no cache simulation");
+        let cut = FILE.replace("summary:", "fn=other\n");
+        assert!(Counts::parse(&cut).is_err());
+    }
+
+    #[test]
+    fn geometries_are_three_positive_integers() {
+        assert!(check_geometry("--I1", DEFAULT_I1).is_ok());
+        assert!(check_geometry("--LL", DEFAULT_LL).is_ok());
+        for bad in ["32768,8", "32768,0,64", "a,b,c", ""] {
+            assert!(check_geometry("--D1", bad).is_err(), "{bad}");
+        }
+    }
+}
