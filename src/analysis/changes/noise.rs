@@ -35,6 +35,16 @@ const MAX_DIFFERENCES: usize = 2048;
 /// white noise.
 const FLAT_RATIO: f64 = 1.5;
 
+/// Points of the shortest episode the variogram stays robust to (the
+/// default shortest segment): its two edges move `2 min(h, EPISODE)` of a
+/// lag's differences.
+const EPISODE: usize = 3;
+
+/// A lag is measured only when such an episode moves at most one of this
+/// many of its differences (the MAD breaks down at one in two). Histories
+/// of 27 points or more keep every lag up to a third of their length.
+const EPISODE_SHARE: usize = 3;
+
 /// The lags measured: every one up to 20, then sparser.
 const LAGS: [usize; 27] = [
     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 24, 28, 32, 40, 48, 56,
@@ -63,7 +73,12 @@ impl Variogram {
         let top = MAX_LAG.min(n / 3).max(1);
         let mut lags: Vec<(usize, f64, f64)> = Vec::new();
         let mut buf: Vec<f64> = Vec::with_capacity(MAX_DIFFERENCES);
-        for &h in LAGS.iter().filter(|&&h| h <= top) {
+        // Lag 1 always; a longer lag only where a shortest episode could
+        // not break its MAD (in a short history most lag-3 differences
+        // straddle a 3-point episode's edges, and a variogram read off
+        // them hides the episode that made it).
+        let robust = |h: usize| h == 1 || 2 * h.min(EPISODE) * EPISODE_SHARE <= n - h;
+        for &h in LAGS.iter().filter(|&&h| h <= top && robust(h)) {
             if h >= n {
                 break;
             }
