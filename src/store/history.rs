@@ -296,27 +296,8 @@ fn each_in(
         return each_derived(store, q, d, f);
     }
     let chosen = metric(q.metric.as_deref())?;
-    let mut sessions = store.session_heads(&Filter {
-        labels: q.labels.clone(),
-        machine: q.machine.clone(),
-        ..Filter::default()
-    })?;
-    sessions.retain(|s| s.status != crate::store::RUNNING);
-    sessions.reverse();
-    let heads = heads(&sessions, q.order_by.as_deref());
-    // (session id, its index), by id: looked up once per cell.
-    let mut at: Vec<(i64, u32)> = sessions
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.id, i as u32))
-        .collect();
-    at.sort_unstable();
-    let at = |id: i64| {
-        at.binary_search_by_key(&id, |&(s, _)| s)
-            .ok()
-            .map(|k| at[k].1)
-    };
-    drop(sessions);
+    let (heads, at) = ended_sessions(store, q)?;
+    let at = |id: i64| at.index(id);
     let wanted = |identity: &str, name: &str, command: &str| {
         q.benchmark
             .as_deref()
@@ -384,20 +365,7 @@ fn each_derived(
     let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
         return Ok(());
     };
-    let mut sessions = store.session_heads(&Filter {
-        labels: q.labels.clone(),
-        machine: q.machine.clone(),
-        ..Filter::default()
-    })?;
-    sessions.retain(|s| s.status != crate::store::RUNNING);
-    sessions.reverse();
-    let heads = heads(&sessions, q.order_by.as_deref());
-    let at: HashMap<i64, usize> = sessions
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.id, i))
-        .collect();
-    drop(sessions);
+    let (heads, at) = ended_sessions(store, q)?;
     // identity -> (session index, values), in cell id order.
     let mut rows: BTreeMap<String, Vec<(usize, Vec<f64>)>> = BTreeMap::new();
     let mut lo = first;
@@ -410,9 +378,10 @@ fn each_derived(
             let wanted = q.benchmark.as_deref().is_none_or(|b| {
                 c.identity.contains(b) || c.name.contains(b) || c.command.contains(b)
             });
-            let Some(&s) = at.get(&c.session).filter(|_| wanted) else {
+            let Some(s) = at.index(c.session).filter(|_| wanted) else {
                 continue;
             };
+            let s = s as usize;
             let values = match d {
                 Derived::Throughput => {
                     crate::analysis::concurrency::per_block(&store.batches(c.id)?)
@@ -445,6 +414,38 @@ fn each_derived(
         }
     }
     Ok(())
+}
+
+/// The sessions `q` selects that ended (a session still running has
+/// partial runs), oldest first: their heads, and where each one's id is
+/// among them.
+fn ended_sessions(store: &mut Store, q: &Query) -> Result<(Vec<Head>, SessionIndex)> {
+    let mut sessions = store.session_heads(&Filter {
+        labels: q.labels.clone(),
+        machine: q.machine.clone(),
+        ..Filter::default()
+    })?;
+    sessions.retain(|s| s.status != crate::store::RUNNING);
+    sessions.reverse();
+    let heads = heads(&sessions, q.order_by.as_deref());
+    let mut by_id: Vec<(i64, u32)> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id, i as u32))
+        .collect();
+    by_id.sort_unstable();
+    Ok((heads, SessionIndex(by_id)))
+}
+
+/// (session id, index among the heads), sorted by id: looked up once per
+/// cell, so a sorted array rather than a map.
+struct SessionIndex(Vec<(i64, u32)>);
+
+impl SessionIndex {
+    fn index(&self, id: i64) -> Option<u32> {
+        let k = self.0.binary_search_by_key(&id, |&(s, _)| s).ok()?;
+        Some(self.0[k].1)
+    }
 }
 
 /// Cell ids read per query.
