@@ -217,6 +217,15 @@ impl Change {
         let r = self.comparison.ratio;
         !(r.is_finite() && r > 0.0) || r.ln().abs() >= (1.0 + min).ln()
     }
+
+    /// The whole interval is at least `min` away from 1 (on the log
+    /// scale, as [`Change::is_at_least`]), not only the estimate.
+    fn clears(&self, min: f64) -> bool {
+        let [lo, hi] = self.comparison.ratio_ci;
+        let far = (1.0 + min).ln();
+        let away = |r: f64| !(r.is_finite() && r > 0.0) || r.ln().abs() >= far;
+        (lo > 1.0 || hi < 1.0) && away(lo) && away(hi)
+    }
 }
 
 /// A slow drift: the level slides over points `start..=end` from one level
@@ -391,6 +400,15 @@ enum Confirmed {
     Drift(Drift),
 }
 
+impl Confirmed {
+    fn change(&self) -> &Change {
+        match self {
+            Confirmed::Step(c) => c,
+            Confirmed::Drift(d) => &d.change,
+        }
+    }
+}
+
 /// Partition of the cleaned summaries (`sums`) with the noise `noise`,
 /// every piece confirmed: pieces that are not (or are smaller than
 /// `min_change`) are dropped and the others confirmed again with the
@@ -475,7 +493,14 @@ fn partition(
             };
             let mut trial = pieces.clone();
             trial[k] = ramp;
-            if let Some(c @ Confirmed::Drift(_)) = confirm_piece(sessions, &trial, k, p, noise) {
+            // Against the residuals of the step it replaces (`explained`),
+            // a ramp is a second guess confirmed on noise that another fit
+            // made small: a wander's excursion passes that at the smallest
+            // change, so its whole interval must clear it.
+            let clears = |c: &Confirmed| !explained || c.change().clears(p.min_change());
+            if let Some(c @ Confirmed::Drift(_)) =
+                confirm_piece(sessions, &trial, k, p, noise).filter(clears)
+            {
                 kept.push(ramp);
                 out.push(c);
             }
