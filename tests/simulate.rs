@@ -254,6 +254,39 @@ fn counts_are_stored_and_gated_by_check_metric() {
     };
     assert_eq!(compared("v=same")["verdict"], "no difference");
     assert_eq!(compared("v=more")["verdict"], "slower");
+    // `compare`'s gate on the counts: exit 1 for +2 % against a 1 % limit,
+    // 0 for the same file; by default it gates wall time, of which 2 runs
+    // a side are too few, and fails naming that.
+    let compare_gate = |cand: &str, extra: &[&str]| {
+        let (base, cand) = (export("v=base"), export(cand));
+        let mut args = vec!["compare", "--fail-if-slower", "1"];
+        args.extend_from_slice(extra);
+        args.extend([base.to_str().unwrap(), cand.to_str().unwrap()]);
+        cmdscope(&args)
+    };
+    let on_counts = ["--metric", "sim_estimated_cycles"];
+    let o = compare_gate("v=more", &on_counts);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
+    assert!(
+        text.contains("1 comparison significantly slower by more than +1%"),
+        "{text}"
+    );
+    let o = compare_gate("v=same", &on_counts);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = compare_gate("v=same", &[]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
+    assert!(text.contains("fewer runs than the 3 a side"), "{text}");
+    // A metric the files lack is refused with the ones they hold.
+    let o = compare_gate("v=same", &["--metric", "cycles"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--metric cycles: no such metric in the files (they hold ")
+            && stderr(&o).contains("sim_estimated_cycles"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -40,7 +40,9 @@
 //! commands it is a fraction of a millisecond of start-up whose level
 //! shifts between sessions by more than the interval of one session shows
 //! (measured: 12-18 % between identical back-to-back sessions).
-//! Memory, I/O and counters are reported but never gate.
+//! Memory, I/O and counters are reported but do not gate unless named by
+//! [`CompareOptions::metric`] (`--metric`, as `check`'s): then that metric
+//! alone gates, e.g. the simulated counts of `run --simulate`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -57,6 +59,9 @@ pub struct CompareOptions {
     /// Gate: fail when a gated metric got significantly slower by more than
     /// this many percent (see the module documentation).
     pub fail_if_slower: Option<f64>,
+    /// The metric the gate judges (`--metric`), by its name in the files;
+    /// None: wall time, or Go's `sec/op`.
+    pub metric: Option<String>,
     /// Family-wise significance level of each column's comparisons of a metric.
     pub alpha: f64,
     /// Confidence level of each cell's interval of the median.
@@ -71,6 +76,7 @@ impl Default for CompareOptions {
     fn default() -> CompareOptions {
         CompareOptions {
             fail_if_slower: None,
+            metric: None,
             alpha: 0.05,
             level: 0.95,
             precision: crate::analysis::comparison::DEFAULT_PRECISION,
@@ -120,6 +126,8 @@ pub struct MetricTable {
     pub common_parameters: Vec<(String, String)>,
     pub rows: Vec<Row>,
     pub geomean: Option<Geomean>,
+    /// Whether the gate judges this metric (see [`gates`]).
+    pub gated: bool,
 }
 
 /// One benchmark in one metric table.
@@ -180,9 +188,15 @@ pub struct Geomean {
     pub note: Option<String>,
 }
 
-/// Metrics the `fail_if_slower` gate looks at (see the module documentation).
-pub fn is_gated_metric(metric: &str) -> bool {
-    metric == "time_wall_clock" || metric.starts_with("sec/")
+/// Whether the `fail_if_slower` gate judges `metric`: the one named by
+/// [`CompareOptions::metric`], else wall time or Go's `sec/<unit>` (see the
+/// module documentation). Only a metric where lower is better gates.
+pub fn gates(opts: &CompareOptions, metric: &str, higher_is_better: bool) -> bool {
+    !higher_is_better
+        && match &opts.metric {
+            Some(named) => metric == named,
+            None => metric == "time_wall_clock" || metric.starts_with("sec/"),
+        }
 }
 
 /// Compares `datasets[1..]` against `datasets[0]`, or summarises a single
@@ -254,9 +268,9 @@ fn label_of_key((name, params): &Key) -> String {
 }
 
 impl MetricTable {
-    /// Whether the gate judges this table (see the module documentation).
+    /// Whether the gate judges this table (see [`gates`]).
     pub fn is_gated(&self) -> bool {
-        !self.higher_is_better && is_gated_metric(&self.metric)
+        self.gated
     }
 }
 
@@ -292,9 +306,7 @@ fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions)
     }
     let gated_values = |b: &Benchmark| {
         b.series.iter().any(|s| {
-            is_gated_metric(&s.metric)
-                && !s.higher_is_better
-                && s.values.iter().any(|v| v.is_finite())
+            gates(opts, &s.metric, s.higher_is_better) && s.values.iter().any(|v| v.is_finite())
         })
     };
     let mut lines = Vec::new();
@@ -339,9 +351,16 @@ fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions)
             .filter(|(b, c)| !gated_values(b) || !gated_values(c))
             .map(|(b, _)| label_of(b, &[]))
             .collect();
+        let (what, whose) = match &opts.metric {
+            Some(m) => (m.clone(), m.clone()),
+            None => (
+                "wall time (time_wall_clock, sec/op)".to_string(),
+                "wall-time".to_string(),
+            ),
+        };
         if !no_time.is_empty() {
             why.push(format!(
-                "without wall-time runs in both: {}",
+                "without {whose} runs in both: {}",
                 some_names(&no_time)
             ));
         }
@@ -352,7 +371,7 @@ fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions)
         }
         lines.push(format!(
             "the gate compared nothing between '{}' and '{}': no benchmark with \
-             wall time (time_wall_clock, sec/op) in both ({})",
+             {what} in both ({})",
             base.source,
             cand.source,
             why.join("; ")
@@ -694,6 +713,7 @@ fn build_table(
         common_parameters: common,
         rows,
         geomean,
+        gated: gates(opts, &m.name, m.higher_is_better),
     }
 }
 

@@ -34,6 +34,13 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 
+    /// The metric the gate judges, by its name in the files [default: wall
+    /// time, or sec/op for Go benchmarks], e.g. sim_estimated_cycles of
+    /// `run --simulate` exports, whose identical counts decide from 2 runs
+    /// a side.
+    #[arg(long, value_name = "NAME", requires = "fail_if_slower")]
+    pub metric: Option<String>,
+
     /// Significance level.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,

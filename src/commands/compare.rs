@@ -40,7 +40,40 @@ fn validate(datasets: &[Dataset], opts: &CompareOptions) -> Result<(), Error> {
             )));
         }
     }
+    if let Some(metric) = &opts.metric {
+        check_metric(datasets, metric)?;
+    }
     Ok(())
+}
+
+/// `--metric NAME` names a metric of the files, one where lower is better
+/// (the gate judges slowdowns).
+fn check_metric(datasets: &[Dataset], metric: &str) -> Result<(), Error> {
+    let series = || {
+        datasets
+            .iter()
+            .flat_map(|d| &d.benchmarks)
+            .flat_map(|b| &b.series)
+    };
+    match series().find(|s| s.metric == metric) {
+        Some(s) if s.higher_is_better => Err(Error::Usage(format!(
+            "--metric {metric}: higher is better for it, and the gate judges slowdowns \
+             of a metric where lower is better"
+        ))),
+        Some(_) => Ok(()),
+        None => {
+            let mut names: Vec<&str> = series()
+                .filter(|s| !s.higher_is_better)
+                .map(|s| s.metric.as_str())
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            Err(Error::Usage(format!(
+                "--metric {metric}: no such metric in the files (they hold {})",
+                names.join(", ")
+            )))
+        }
+    }
 }
 
 /// `cmdscope compare FILE...`: a benchstat-style table across saved results.
@@ -52,6 +85,7 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<i32> {
         .collect::<crate::error::Result<Vec<_>>>()?;
     let opts = CompareOptions {
         fail_if_slower: args.fail_if_slower,
+        metric: args.metric.clone(),
         alpha: args.alpha,
         gate: super::gate_options(&args.gate),
         ..CompareOptions::default()

@@ -102,7 +102,7 @@ enum {
     F_STARTED = 128,
 };
 
-/* Steps that can fail in the child; mirrored in spawn.rs. */
+/* Steps that can fail in the child; mirrored in spawn/wire.rs (RunResult::fill). */
 enum {
     STEP_CLONE = 1,
     STEP_REDIRECT,

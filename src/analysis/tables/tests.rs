@@ -180,3 +180,48 @@ fn a_candidate_the_gate_compared_nothing_of_is_named() {
         out.unjudged
     );
 }
+
+/// `--metric` moves the gate to the named metric: a candidate 2 % slower
+/// in identical simulated counts (2 runs a side, read as cmdscope's JSON
+/// import reads them: samples, not marked exact) fails a 1 % gate, while its wall time, 30 % noisier and
+/// faster, is shown but does not gate; the same counts twice pass.
+#[test]
+fn a_named_metric_gates_instead_of_wall_time() {
+    let counts = |v: f64| series("sim_estimated_cycles", "count", false, vec![v, v]);
+    let side = |source: &str, cycles: f64, wall: f64| {
+        dataset(
+            source,
+            vec![bench(
+                "sha",
+                vec![
+                    counts(cycles),
+                    series("time_wall_clock", "s", false, vec![wall, wall * 1.3]),
+                ],
+            )],
+        )
+    };
+    let named = CompareOptions {
+        metric: Some("sim_estimated_cycles".into()),
+        ..opts(Some(1.0))
+    };
+    let slower = [side("a", 1.0e7, 0.5), side("b", 1.02e7, 0.4)];
+    let out = run(&slower, &named);
+    assert!(out.gate_failed(), "{:?}", out.gate);
+    let gated: Vec<&str> = (out.tables.iter())
+        .filter(|t| t.is_gated())
+        .map(|t| t.metric.as_str())
+        .collect();
+    assert_eq!(gated, ["sim_estimated_cycles"]);
+    assert!(out.unjudged.is_empty(), "{:?}", out.unjudged);
+    // The same file twice passes; without --metric, wall time's 2 runs a
+    // side are too few and the gate fails on them as not compared.
+    let same = [side("a", 1.0e7, 0.5), side("b", 1.0e7, 0.5)];
+    assert!(!run(&same, &named).gate_failed());
+    let wall_gate = run(&same, &opts(Some(1.0)));
+    assert!(wall_gate.gate_failed());
+    let gated: Vec<&str> = (wall_gate.tables.iter())
+        .filter(|t| t.is_gated())
+        .map(|t| t.metric.as_str())
+        .collect();
+    assert_eq!(gated, ["time_wall_clock"]);
+}

@@ -51,3 +51,31 @@ fn bad_options_are_usage_errors() {
     let e = compare(&[], &CompareOptions::default()).unwrap_err();
     assert!(matches!(e, Error::Usage(_)));
 }
+
+#[test]
+fn a_gated_metric_must_be_in_the_files_and_lower_is_better() {
+    use crate::analysis::tables::tests::{bench, dataset, series};
+    let d = vec![dataset(
+        "a.json",
+        vec![bench(
+            "x",
+            vec![
+                series("time_wall_clock", "s", false, vec![0.1, 0.2, 0.3]),
+                series("throughput", "1/s", true, vec![5.0, 6.0, 7.0]),
+            ],
+        )],
+    )];
+    let named = |m: &str| CompareOptions {
+        fail_if_slower: Some(1.0),
+        metric: Some(m.into()),
+        ..CompareOptions::default()
+    };
+    let e = compare(&d, &named("cycles")).unwrap_err().to_string();
+    assert!(
+        e.contains("--metric cycles: no such metric in the files (they hold time_wall_clock)"),
+        "{e}"
+    );
+    let e = compare(&d, &named("throughput")).unwrap_err().to_string();
+    assert!(e.contains("higher is better"), "{e}");
+    assert!(compare(&d, &named("time_wall_clock")).is_ok());
+}
