@@ -213,7 +213,8 @@ fn main() {
 
     let dir = tempfile::tempdir().expect("temporary directory");
     let t = Instant::now();
-    let files = cmdscope::report::site::render(&analysed, "bench");
+    let shifts = cmdscope::analysis::changes::machine_shifts(&analysed);
+    let files = cmdscope::report::site::render(&analysed, &[], &shifts, "bench");
     let render = t.elapsed().as_secs_f64();
     let bytes: usize = files.iter().map(|(_, c)| c.len()).sum();
     for (name, content) in &files {

@@ -1,18 +1,32 @@
-//! The seeded series of `analysis::changes::simulated` (every kind: steady,
-//! one step, two steps, staircase, drift, outlier sessions, bimodal,
-//! episodes, a machine-wide shift), written where other tools can read
-//! them, and the score of any detector's answer on them.
+//! The seeded series of `analysis::changes::simulated`, written where
+//! other tools can read them, and the score of any detector's answer on
+//! them. SUITE is `model` (`simulated::suite`: every kind, drawn from the
+//! noise model cmdscope's method assumes) or `rough` (`simulated::rough_suite`:
+//! every shape drawn from noise families that are not that model).
 //!
-//!     cargo run --release --example changes_series -- write DIR [SEED]
-//!     cargo run --release --example changes_series -- score NAME ANSWERS [SEED]
+//!     cargo run --release --example changes_series -- write DIR SEED SUITE
+//!     cargo run --release --example changes_series -- score NAME ANSWERS SEED SUITE
+//!     cargo run --release --example changes_series -- side-by-side SEED SUITE NAME ANSWERS...
+//!     cargo run --release --example changes_series -- values DB FILE
+//!     cargo run --release --example changes_series -- eval SEED SUITE [NAME]
 //!
 //! `write` makes DIR/store.sqlite3 (one session per point, each series a
 //! benchmark of one machine, sessions labelled `point=<index>`; a series
 //! is a benchmark named after it) and DIR/csv/<i>.csv (one row per
 //! session: its time and the median of its runs, for tools that take one
 //! value per point). `score` reads ANSWERS, lines of
-//! `<series index> change <point>` or `<series index> episode <first> <last>`
-//! (points from 0), and prints the score table of `simulated::score`.
+//! `<series index> change <point>`, `<series index> episode <first> <last>`
+//! or `<series index> drift <first> <last> <ratio>` (points from 0), and
+//! prints the score table of `simulated::score` (model) or the event
+//! totals (rough). `side-by-side` prints the event table
+//! (`simulated::event_table`) of the named answers, the first cmdscope's
+//! (scored on events), the others a detector of change points only
+//! (scored as such). `values` writes a series recorded elsewhere (one
+//! value per line) into a store of one benchmark, one run per session,
+//! for `scripts/changes-real-data`. `eval` runs `changes`' analysis on
+//! the suite in this process and prints its event table; with NAME, only
+//! the series whose name holds it, and each that missed or raised an
+//! alarm with its truth and what was found.
 
 use std::time::{Duration, SystemTime};
 
@@ -20,8 +34,16 @@ use cmdscope::analysis::changes::simulated::{self, Detected};
 use cmdscope::metrics::{Metric, Sample};
 use cmdscope::store::{Finish, Location, Machine, NewCell, NewSession, Store};
 
-fn write(dir: &std::path::Path, seed: u64) -> Result<(), String> {
-    let all = simulated::suite(seed);
+fn suite(seed: u64, name: &str) -> Result<Vec<simulated::Series>, String> {
+    match name {
+        "model" => Ok(simulated::suite(seed)),
+        "rough" => Ok(simulated::rough_suite(seed)),
+        _ => Err(format!("unknown suite '{name}': model or rough")),
+    }
+}
+
+fn write(dir: &std::path::Path, seed: u64, which: &str) -> Result<(), String> {
+    let all = suite(seed, which)?;
     std::fs::create_dir_all(dir.join("csv")).map_err(|e| e.to_string())?;
     let db = dir.join("store.sqlite3");
     let _ = std::fs::remove_file(&db);
@@ -100,8 +122,63 @@ fn write(dir: &std::path::Path, seed: u64) -> Result<(), String> {
     Ok(())
 }
 
-fn score(name: &str, answers: &std::path::Path, seed: u64) -> Result<(), String> {
-    let all = simulated::suite(seed);
+/// A store of one benchmark with one session per value of FILE (one
+/// value per line; lines that are not a finite number are left out), each
+/// session one run whose wall time is the value: a series recorded
+/// elsewhere, for `cmdscope changes` to read.
+fn values(db: &std::path::Path, file: &std::path::Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(db);
+    let mut store = Store::open(&Location::Sqlite(db.to_path_buf())).map_err(|e| e.0)?;
+    let cell = NewCell {
+        identity: "series".into(),
+        name: "series".into(),
+        command: file.display().to_string(),
+        parameters: Vec::new(),
+        variant: "{}".into(),
+    };
+    let t0 = 1_700_000_000u64;
+    for (s, v) in text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| Some((i, l.trim().parse::<f64>().ok().filter(|v| v.is_finite())?)))
+    {
+        let id = store
+            .begin_session(&NewSession {
+                started: SystemTime::UNIX_EPOCH + Duration::from_secs(t0 + s as u64 * 600),
+                source: "run".into(),
+                command_line: "changes_series values".into(),
+                order: None,
+                seed: None,
+                shell: None,
+                machine: Machine::current(),
+                labels: vec![("point".into(), s.to_string())],
+                settings: None,
+            })
+            .map_err(|e| e.0)?;
+        let ids = store
+            .add_cells(id, std::slice::from_ref(&cell))
+            .map_err(|e| e.0)?;
+        let mut x = Sample::new(0);
+        x.exit_code = Some(0);
+        x.set(Metric::WallTime, v);
+        store.add_runs(ids[0], 0, &[x]).map_err(|e| e.0)?;
+        store
+            .finish_session(
+                id,
+                &Finish {
+                    status: "finished".into(),
+                    stop_reason: None,
+                    shell_overhead: None,
+                    preflight: None,
+                },
+            )
+            .map_err(|e| e.0)?;
+    }
+    Ok(())
+}
+
+fn answers(all: &[simulated::Series], answers: &std::path::Path) -> Result<Vec<Detected>, String> {
     let mut found = vec![Detected::default(); all.len()];
     let text = std::fs::read_to_string(answers).map_err(|e| e.to_string())?;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -117,21 +194,122 @@ fn score(name: &str, answers: &std::path::Path, seed: u64) -> Result<(), String>
         match w.get(1).copied() {
             Some("change") => d.changes.push(num(2)?),
             Some("episode") => d.episodes.push((num(2)?, num(3)?)),
+            Some("drift") => {
+                let ratio: f64 = w
+                    .get(4)
+                    .and_then(|x| x.parse().ok())
+                    .ok_or_else(|| format!("bad answer line: {line}"))?;
+                d.drifts.push((num(2)?, num(3)?, ratio));
+            }
             _ => return Err(format!("bad answer line: {line}")),
         }
     }
-    let (rows, total) = simulated::score(&all, &found);
-    print!("{}", simulated::table(name, &rows, &total));
+    Ok(found)
+}
+
+fn score(name: &str, file: &std::path::Path, seed: u64, which: &str) -> Result<(), String> {
+    let all = suite(seed, which)?;
+    let found = answers(&all, file)?;
+    if which == "model" {
+        let (rows, total) = simulated::score(&all, &found);
+        print!("{}", simulated::table(name, &rows, &total));
+    } else {
+        let (_, total) = simulated::score_events(&all, &found, false);
+        println!(
+            "{name}: {} of {} true events found, {} false alarms",
+            total.hits, total.truth, total.false_alarms
+        );
+    }
+    Ok(())
+}
+
+/// `detectors`: (name, answers file); the first is cmdscope's (scored on
+/// events), the others report change points only.
+fn side_by_side(
+    seed: u64,
+    which: &str,
+    detectors: &[(&str, &std::path::Path)],
+) -> Result<(), String> {
+    let all = suite(seed, which)?;
+    let mut rows = Vec::new();
+    let mut totals = Vec::new();
+    for (k, (name, file)) in detectors.iter().enumerate() {
+        let (r, t) = simulated::score_events(&all, &answers(&all, file)?, k > 0);
+        rows.push(r);
+        totals.push(format!(
+            "{name} {}/{} found, {} false alarms",
+            t.hits, t.truth, t.false_alarms
+        ));
+    }
+    let names: Vec<&str> = detectors.iter().map(|d| d.0).collect();
+    let refs: Vec<&[_]> = rows.iter().map(Vec::as_slice).collect();
+    print!("{}", simulated::event_table(&names, &refs));
+    println!("all: {}", totals.join("; "));
+    Ok(())
+}
+
+/// `find` on every series of the suite in this process (no store): the
+/// event table, and with `verbose` each series that missed or raised an
+/// alarm, its truth and what was found.
+fn eval(seed: u64, which: &str, filter: Option<&str>) -> Result<(), String> {
+    use cmdscope::analysis::changes::{find, Params};
+    let all: Vec<simulated::Series> = suite(seed, which)?
+        .into_iter()
+        .filter(|s| filter.is_none_or(|f| s.name.contains(f)))
+        .collect();
+    let found: Vec<Detected> = all
+        .iter()
+        .map(|s| {
+            let f = find(&s.sessions, &Params::default());
+            Detected {
+                changes: f.changes.iter().map(|c| c.index).collect(),
+                episodes: f.episodes.iter().map(|e| (e.start, e.end)).collect(),
+                drifts: f
+                    .drifts
+                    .iter()
+                    .map(|d| (d.start, d.end, d.ratio()))
+                    .collect(),
+            }
+        })
+        .collect();
+    if filter.is_some() {
+        for (s, d) in all.iter().zip(&found) {
+            let e = simulated::score_events_one(s, d, false);
+            if e.hits < e.truth || e.false_alarms > 0 {
+                println!(
+                    "{}: truth {:?} {:?} {:?}; found {:?} {:?} {:?}",
+                    s.name, s.changes, s.episodes, s.drifts, d.changes, d.episodes, d.drifts
+                );
+            }
+        }
+    }
+    let (rows, total) = simulated::score_events(&all, &found, false);
+    print!("{}", simulated::event_table(&["cmdscope"], &[&rows]));
+    println!(
+        "all: {}/{} found, {} false alarms",
+        total.hits, total.truth, total.false_alarms
+    );
     Ok(())
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let seed = |k: usize| args.get(k).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let which = |k: usize| args.get(k).map_or("model", String::as_str);
+    let path = |k: usize| std::path::Path::new(&args[k]);
     let r = match (args.first().map(String::as_str), args.len()) {
-        (Some("write"), 2..=3) => write(std::path::Path::new(&args[1]), seed(2)),
-        (Some("score"), 3..=4) => score(&args[1], std::path::Path::new(&args[2]), seed(3)),
-        _ => Err("usage: changes_series write DIR [SEED] | score NAME ANSWERS [SEED]".into()),
+        (Some("write"), 2..=4) => write(path(1), seed(2), which(3)),
+        (Some("score"), 3..=5) => score(&args[1], path(2), seed(3), which(4)),
+        (Some("values"), 3) => values(path(1), path(2)),
+        (Some("eval"), 3..=4) => eval(seed(1), which(2), args.get(3).map(String::as_str)),
+        (Some("side-by-side"), n) if n >= 5 && n % 2 == 1 => {
+            let detectors: Vec<(&str, &std::path::Path)> = args[3..]
+                .chunks(2)
+                .map(|c| (c[0].as_str(), std::path::Path::new(&c[1])))
+                .collect();
+            side_by_side(seed(1), which(2), &detectors)
+        }
+        _ => Err("usage: changes_series write DIR [SEED [SUITE]] | score NAME ANSWERS [SEED [SUITE]] | side-by-side SEED SUITE NAME ANSWERS [NAME ANSWERS...] | values DB FILE | eval SEED SUITE [NAME]".into()),
     };
     if let Err(e) = r {
         eprintln!("changes_series: {e}");

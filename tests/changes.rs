@@ -304,3 +304,162 @@ fn changes_of_one_session_and_since_a_session_or_a_date() {
         }
     }
 }
+
+/// A benchmark whose cost creeps up a little every session (a cache that
+/// fills, a data set that grows) and one whose cost wanders and comes
+/// back, on real processes: after 15 steady sessions `creep` touches
+/// 1.5 % more memory each session; `wander` touches an amount that follows
+/// a seeded AR(1) path (coefficient 0.8, stationary SD 0.4 %, so 95 % of
+/// sessions within ±0.8 %, under the 1 % floor of minor page faults).
+/// Both gates fail on the creep, a drift still going on at the newest
+/// session, and pass on the wander. Page faults, not wall time: the
+/// machine's load moves a command's wall time by far more than 1.5 %.
+#[test]
+fn a_creeping_cost_fails_the_gates_and_a_wandering_one_does_not() {
+    use rand::SeedableRng;
+    let dir = tempdir();
+    let db = dir.path().join("creep.db");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(39);
+    let mut normal = || {
+        use rand::Rng;
+        let (u1, u2): (f64, f64) = (1.0 - rng.random::<f64>(), rng.random());
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    };
+    let phi: f64 = 0.8;
+    let mut ar = 0.004 * normal();
+    for i in 0..27 {
+        let creep = 40.0 * 1.015f64.powi((i - 14).max(0));
+        ar = phi * ar + 0.004 * (1.0 - phi * phi).sqrt() * normal();
+        let wander = 40.0 * ar.exp();
+        let o = with_store(
+            &db,
+            &[
+                "run",
+                "--runs",
+                "3",
+                "--style",
+                "none",
+                "--label",
+                &format!("commit=c{i:02}"),
+                "-n",
+                "creep",
+                &format!("{} alloc {creep:.4}", fixture()),
+                "-n",
+                "wander",
+                &format!("{} alloc {wander:.4}", fixture()),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+
+    let o = with_store(&db, &["changes", "--metric", FAULTS, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&out(&o)).expect("JSON");
+    let events = doc["events"].as_array().unwrap();
+    let of = |name: &str| -> Vec<&serde_json::Value> {
+        events.iter().filter(|e| e["benchmark"] == name).collect()
+    };
+    let creep = of("creep");
+    let drift = creep
+        .iter()
+        .find(|e| e["kind"] == "drift")
+        .unwrap_or_else(|| panic!("no drift: {doc}"));
+    assert_eq!(drift["ongoing"], true, "{drift}");
+    assert_eq!(drift["direction"], "higher", "{drift}");
+    // It starts within 3 sessions of the first that crept (index 15).
+    let start = drift["start"].as_i64().unwrap();
+    assert!((12..=18).contains(&start), "{drift}");
+    assert!(
+        !creep.iter().any(|e| e["kind"] == "step"),
+        "the slide is one drift, not steps: {creep:?}"
+    );
+    let wander = of("wander");
+    assert!(
+        wander.iter().all(|e| e["kind"] == "wander"),
+        "wander reported as a change: {wander:?}"
+    );
+    // The text names the drift and its first session.
+    let o = with_store(&db, &["changes", "creep", "--metric", FAULTS]);
+    let text = out(&o);
+    assert!(
+        text.contains("  drift: higher +") && text.contains("still going on"),
+        "{text}"
+    );
+
+    let gate = |name: &str| {
+        with_store(
+            &db,
+            &[
+                "changes",
+                name,
+                "--metric",
+                FAULTS,
+                "--fail-on-new-regression",
+                "--threshold",
+                "5",
+            ],
+        )
+    };
+    let o = gate("creep");
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), stderr(&o));
+    let o = gate("wander");
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), stderr(&o));
+
+    let o = with_store(
+        &db,
+        &[
+            "check",
+            "--against",
+            "history",
+            "--metric",
+            FAULTS,
+            "--fail-if-slower",
+            "5",
+            "--format",
+            "text",
+        ],
+    );
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
+    assert!(
+        text.contains("1 benchmark is significantly slower") && text.contains("drift over"),
+        "{text}"
+    );
+    // A metric check does not know: exit 2, one line.
+    let o = with_store(&db, &["check", "--against", "history", "--metric", "nope"]);
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(
+        stderr(&o).contains("unknown metric 'nope'"),
+        "{}",
+        stderr(&o)
+    );
+    // One --metric for both kinds of check: a run metric against a
+    // baseline is compared; a metric that only a history has (a
+    // concurrency session's latency percentile or throughput) is refused
+    // against a baseline with one line, not silently read as wall time.
+    let o = with_store(
+        &db,
+        &["check", "--baseline", "commit=c25", "--metric", FAULTS],
+    );
+    assert_ne!(o.status.code(), Some(2), "{}{}", out(&o), stderr(&o));
+    for history_only in ["latency_p99", "throughput"] {
+        let o = with_store(
+            &db,
+            &[
+                "check",
+                "--baseline",
+                "commit=c25",
+                "--metric",
+                history_only,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("--metric {history_only}"))
+                && err.contains("--against history")
+                && err.trim().lines().count() == 1,
+            "{err}"
+        );
+    }
+}

@@ -1,41 +1,54 @@
-//! Change points in a benchmark's history: where its level stepped up or
-//! down, found on one summary per session and confirmed on the sessions' runs.
+//! Change points in a benchmark's history: where its level stepped, slid
+//! or stepped and came back, found on one summary per session and
+//! confirmed on the sessions' runs; and whether the machine's own level
+//! wanders.
 //!
 //! Method (docs/CHANGES.md has the reasons):
-//! 1. Summary per session: the median of log time over the session's runs
+//! 1. Runs that fall into two speeds in most sessions (a shared VM) are
+//!    brought to the fast speed (`speeds`).
+//! 2. Summary per session: the median of log time over the session's runs
 //!    (log, so that a step is the same size at 1 ms and at 1 s).
-//! 2. A Hampel filter (window of 5 sessions, 3 robust standard deviations)
+//! 3. A Hampel filter (window of 5 sessions, 3 robust standard deviations)
 //!    replaces isolated outlier sessions by their neighbours' median, so that
 //!    one bad session is not a pair of change points.
-//! 3. Optimal partitioning by PELT (Killick et al. 2012) with the Gaussian
+//! 4. The noise as a function of distance (`noise::Variogram`): how much
+//!    summaries 1, 2, … 64 sessions apart differ when nothing changed, so
+//!    noise that carries over from session to session (wander) is measured
+//!    as such, not as the small difference of neighbouring sessions.
+//! 5. Optimal partitioning by PELT (Killick et al. 2012) with the Gaussian
 //!    mean-shift cost and a BIC-type penalty `penalty × ln(n) × σ²` per
-//!    change, σ estimated robustly from successive differences (unaffected
-//!    by the steps themselves).
-//! 4. A change point is only kept if a step explains its two neighbouring
-//!    segments better than a straight line does (a slow drift is a trend,
-//!    not a step; a staircase is steps), then moved to the best split of
-//!    those segments within `window`.
-//! 5. Each change point is confirmed on the runs of the sessions next to it
-//!    (up to `window` sessions each side, within its segments) with the
-//!    comparison engine's unpaired test (runs of different sessions are
-//!    independent samples, not pairs), widened by the session-to-session
-//!    variation, and must be at least `min_change` in size.
-//! 6. A change followed by its opposite, with the level after not
+//!    change, σ² the variogram at `window` sessions.
+//! 6. Neighbouring change points that step the same way are one slow drift
+//!    (a ramp with a start and an end) when a slide fits them better
+//!    (`segment::pieces`); the other steps are moved to the best split
+//!    of their neighbouring segments within `window`.
+//! 7. Each step and drift is confirmed on the runs of the sessions next to
+//!    it (up to `window` sessions each side, within its neighbours) with the
+//!    comparison engine's unpaired test, its variance at least that of the
+//!    difference of the two sides' means the variogram gives, with Student's
+//!    t on the variogram's degrees of freedom; it must be at least
+//!    `min_change` in size (each metric's own floor by default).
+//! 8. The noise is measured again without the confirmed steps and drifts,
+//!    and the history partitioned again with it.
+//! 9. A change followed by its opposite, with the level after not
 //!    confirmed to differ from the level before, is an episode; most
 //!    benchmarks of one machine changing at one session is a machine-wide
-//!    shift.
+//!    shift; a variogram that keeps rising with distance is wander.
 
 use std::ops::Range;
 
 use crate::analysis::comparison::{
-    compare_values, fails_gate, widen_for_sessions, Comparison, Design, SessionVariation, Settings,
-    Verdict,
+    compare_values, fails_gate, widen_to_variance, Comparison, Design, Settings, Verdict,
 };
+use crate::analysis::modes::SpeedModes;
 use crate::analysis::LEVEL;
 use crate::analysis::MAX_VALUES;
 use crate::metrics::Metric;
 use crate::stats::{median_finite as median, thin};
 use crate::store::history::History;
+
+use noise::Variogram;
+use segment::{Piece, Prefix};
 
 /// Parameters of the detection; `Default` is what `cmdscope changes` uses.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,8 +61,9 @@ pub struct Params {
     pub window: usize,
     /// Level of the confirming test.
     pub alpha: f64,
-    /// Smallest relative change reported (0.02: 2 %).
-    pub min_change: f64,
+    /// Smallest relative change reported (0.02: 2 %); None: the metric's
+    /// own ([`floor`]).
+    pub min_change: Option<f64>,
     /// The metric, when it is a cmdscope metric: the engine's settings
     /// for it (counts and sizes are discrete). None: continuous values.
     pub metric: Option<Metric>,
@@ -67,18 +81,54 @@ impl Default for Params {
             penalty: 5.0,
             window: 10,
             alpha: 0.01,
-            min_change: 0.02,
+            min_change: None,
             metric: None,
             metric_name: METRIC_LOG,
-            exact_up_to: EXACT_UP_TO,
+            exact_up_to: segment::EXACT_UP_TO,
         }
     }
 }
 
-/// Session-to-session noise below this (in log units, 0.1 %) is treated as
-/// this: identical summaries (coarse timers) must not make every tiny
-/// difference a change.
-const MIN_SIGMA: f64 = 1e-3;
+impl Params {
+    /// The smallest change reported: `min_change`, else the metric's floor.
+    pub fn min_change(&self) -> f64 {
+        self.min_change.unwrap_or_else(|| floor(self.metric_name))
+    }
+
+    /// Session-to-session noise below this (log units) is taken as this:
+    /// identical summaries (coarse timers, exact counts) must not make
+    /// every tiny difference a change. A twentieth of the smallest change
+    /// reported, at most 0.1 %.
+    fn min_sigma(&self) -> f64 {
+        (self.min_change() / 20.0).min(1e-3)
+    }
+}
+
+/// The smallest relative change of a metric worth reporting, when the
+/// user does not say (`--min-change`): 2 % for times and what moves with
+/// them (a wall-time figure: machines drift by about 1 % in stretches),
+/// 1 % for sizes and minor page faults (a fixed allocation moves them
+/// little), 0.1 % for counted instructions (nearly exact), 5 % for counts
+/// that follow the scheduler (context switches, migrations, major
+/// faults) and for the 99th latency percentile, 3 % for the 90th.
+pub fn floor(metric: &str) -> f64 {
+    match metric {
+        "instructions" => 0.001,
+        "memory_peak_resident"
+        | "page_faults_minor"
+        | "io_read_bytes"
+        | "io_write_bytes"
+        | "io_read_chars"
+        | "io_write_chars" => 0.01,
+        "context_switches_voluntary"
+        | "context_switches_involuntary"
+        | "cpu_migrations"
+        | "page_faults_major"
+        | crate::store::history::LATENCY_P99 => 0.05,
+        crate::store::history::LATENCY_P90 => 0.03,
+        _ => 0.02,
+    }
+}
 
 /// The engine's "no difference" band; unused for the decision here (only
 /// faster/slower confirm a change) but part of its settings.
@@ -93,6 +143,24 @@ const HAMPEL_K: f64 = 3.0;
 
 /// Scale of the MAD that makes it a standard deviation for normal data.
 const MAD_SCALE: f64 = 1.4826;
+
+/// Wander is reported when the variogram over this many windows is at
+/// least `WANDER_RATIO` times its value at one session (as standard
+/// deviations) and the wander itself at least a quarter of the smallest
+/// change: noise that carries over, large enough to matter.
+const WANDER_WINDOWS: usize = 2;
+const WANDER_RATIO: f64 = std::f64::consts::SQRT_2;
+
+/// Most candidate pieces whose residuals may stand for the noise (a slide
+/// and a step beside it), when their residuals do not carry over and they
+/// take at least `1 - 1/EXPLAINED` of the variogram at `WANDER_WINDOWS`
+/// windows away.
+const MAX_EXPLAINING: usize = 3;
+const EXPLAINED: f64 = 1.25;
+/// In the pass whose penalty is that of neighbouring points' noise, the
+/// pieces must take `1 - 1/EXPLAINED_ALL` of the variogram at
+/// `WANDER_WINDOWS` windows.
+const EXPLAINED_ALL: f64 = 10.0;
 
 /// Median and its interval of one side of a change (over its runs).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
@@ -149,46 +217,353 @@ impl Change {
         let r = self.comparison.ratio;
         !(r.is_finite() && r > 0.0) || r.ln().abs() >= (1.0 + min).ln()
     }
+
+    /// The whole interval is at least `min` away from 1 (on the log
+    /// scale, as [`Change::is_at_least`]), not only the estimate.
+    fn clears(&self, min: f64) -> bool {
+        let [lo, hi] = self.comparison.ratio_ci;
+        let far = (1.0 + min).ln();
+        let away = |r: f64| !(r.is_finite() && r > 0.0) || r.ln().abs() >= far;
+        (lo > 1.0 || hi < 1.0) && away(lo) && away(hi)
+    }
+}
+
+/// A slow drift: the level slides over points `start..=end` from one level
+/// to another and stays (or is still sliding at the newest point).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Drift {
+    /// First and last point of the slide (inclusive).
+    pub start: usize,
+    pub end: usize,
+    /// The slide reaches the newest point: it may not be over, and its
+    /// size is so far.
+    pub ongoing: bool,
+    /// The points after the slide against the points before it (up to
+    /// `window` each, within the neighbouring changes; a slide at an end
+    /// of the history is compared with its own first or last points):
+    /// the slide's total size, interval and p-value. Its `index` is
+    /// `start`.
+    pub change: Change,
+}
+
+impl Drift {
+    pub fn direction(&self) -> Direction {
+        self.change.direction
+    }
+
+    pub fn ratio(&self) -> f64 {
+        self.change.ratio()
+    }
+}
+
+/// A machine whose level wanders slowly from session to session and comes
+/// back: noise that carries over, the machine's, not a change of the code.
+/// The confirmations account for it, so what it moves is not reported as
+/// a change.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Wander {
+    /// How far the level wanders (standard deviation on the log scale,
+    /// beyond the noise of neighbouring sessions): sqrt(γ(span) − γ(near)),
+    /// γ(near) the variogram's estimates at lags 1 to 4 averaged.
+    pub sigma: f64,
+    /// The noise of one session against the next: sqrt(γ(near)).
+    pub short: f64,
+    /// The distance (points) over which the wander was measured.
+    pub span: usize,
+}
+
+/// The history's variogram: noise that carries over from session to
+/// session when it rises with distance. None for a history too short to
+/// tell or noise that does not carry over, or carries too little to matter.
+fn wander(noise: &Variogram, p: &Params) -> Option<Wander> {
+    let span = WANDER_WINDOWS * p.window;
+    if noise.points() < 2 * span {
+        return None;
+    }
+    wanders(noise, p).then(|| Wander {
+        sigma: wander_sigma(noise, span),
+        short: noise.near().sqrt(),
+        span,
+    })
+}
+
+/// Noise that carries over, large enough to matter: the variogram at
+/// `WANDER_WINDOWS` windows at least `WANDER_RATIO` times its value
+/// between neighbouring points (as standard deviations), and the wander
+/// at least a quarter of the smallest change. Residuals far below that
+/// (a counted metric's) may rise with distance by chance.
+fn wanders(noise: &Variogram, p: &Params) -> bool {
+    let span = WANDER_WINDOWS * p.window;
+    noise.carry_over(span) >= WANDER_RATIO && wander_sigma(noise, span) >= p.min_change() / 4.0
+}
+
+/// sqrt(γ(span) − γ(near)): how far the level wanders beyond the noise of
+/// neighbouring points.
+fn wander_sigma(noise: &Variogram, span: usize) -> f64 {
+    (noise.at(span) - noise.near()).max(0.0).sqrt()
 }
 
 /// Change points of a history (one slice of run values per session, in
-/// history order; sessions without runs must be left out by the caller).
-///
-/// Candidates that are not confirmed (or smaller than `min_change`) are
-/// dropped and the others confirmed again with the segments that remain,
-/// until every one left is confirmed: a rejected split must not shorten
-/// its neighbours' windows.
+/// history order; sessions without runs must be left out by the caller):
+/// its steps, confirmed, without the drifts and without pairing episodes.
 pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
-    detect_from(sessions, &summaries(sessions), p)
+    let (sessions, _) = at_one_speed(sessions);
+    shape(&sessions, &summaries(&sessions), p).steps
 }
 
-/// [`detect`] with the sessions' [`summaries`] already made.
-fn detect_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Vec<Change> {
-    let sigma = session_sd(summaries);
-    let y = hampel(summaries);
+/// The sessions with the runs of a two-speed machine's slow speed brought
+/// to the fast one (`speeds`), and the speeds; the sessions as they are
+/// otherwise.
+fn at_one_speed(sessions: &[Vec<f64>]) -> (std::borrow::Cow<'_, [Vec<f64>]>, Option<SpeedModes>) {
+    match speeds::normalised(sessions) {
+        Some((runs, modes)) => (std::borrow::Cow::Owned(runs), Some(modes)),
+        None => (std::borrow::Cow::Borrowed(sessions), None),
+    }
+}
+
+/// The confirmed shape of a history.
+struct Shape {
+    steps: Vec<Change>,
+    drifts: Vec<Drift>,
+    /// The confirmed pieces, in order (steps and ramps).
+    pieces: Vec<Piece>,
+    /// The noise, measured without the confirmed pieces.
+    noise: Variogram,
+}
+
+/// The history's steps and drifts, confirmed: partitioned with the noise
+/// of the summaries as they are, then, when something was confirmed,
+/// measured again without it and partitioned again (steps inflate the
+/// noise measured over distances they span).
+fn shape(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Shape {
+    let floor = p.min_sigma();
+    let y = hampel(summaries, floor);
+    let first = Variogram::of(&y, floor);
     let sums = Prefix::new(&y);
-    let n = summaries.len();
-    let mut points = change_points_of_cleaned(&y, p);
+    let (mut pieces, mut confirmed) = partition(sessions, &sums, &first, p, Pass::First);
+    if confirmed.is_empty() && first.carry_over(p.window) > 1.0 {
+        // A variogram that rises with distance is wander or a slide (a
+        // slide moves most differences over its length), and a penalty
+        // that large hides the slide: partitioned again with the penalty
+        // of neighbouring points' noise, kept only when the pieces
+        // explain the rise.
+        (pieces, confirmed) = partition(sessions, &sums, &first, p, Pass::Explaining);
+    }
+    if confirmed.is_empty() {
+        return Shape {
+            steps: Vec::new(),
+            drifts: Vec::new(),
+            pieces,
+            noise: first,
+        };
+    }
+    let noise = residual_noise(&sums, &pieces, p);
+    let (pieces, confirmed) = if noise == first {
+        (pieces, confirmed)
+    } else {
+        partition(sessions, &sums, &noise, p, Pass::Again)
+    };
+    let mut steps = Vec::new();
+    let mut drifts = Vec::new();
+    for c in confirmed {
+        match c {
+            Confirmed::Step(c) => steps.push(c),
+            Confirmed::Drift(d) => drifts.push(d),
+        }
+    }
+    Shape {
+        steps,
+        drifts,
+        pieces,
+        noise,
+    }
+}
+
+/// Which partition of a history: how its penalty is set and which noise
+/// confirms its pieces.
+#[derive(Clone, Copy, PartialEq)]
+enum Pass {
+    /// On the summaries' own noise; the residuals' noise confirms the
+    /// pieces when they explain its rise with distance.
+    First,
+    /// As `First`, with the penalty of neighbouring points' noise (the
+    /// variogram's shortest lags), and nothing when the pieces do not
+    /// explain the rise.
+    Explaining,
+    /// On the noise measured without what the first pass confirmed.
+    Again,
+}
+
+/// A piece confirmed on the runs.
+enum Confirmed {
+    Step(Change),
+    Drift(Drift),
+}
+
+impl Confirmed {
+    fn change(&self) -> &Change {
+        match self {
+            Confirmed::Step(c) => c,
+            Confirmed::Drift(d) => &d.change,
+        }
+    }
+}
+
+/// Partition of the cleaned summaries (`sums`) with the noise `noise`,
+/// every piece confirmed: pieces that are not (or are smaller than
+/// `min_change`) are dropped and the others confirmed again with the
+/// neighbours that remain, until every one left is confirmed (a rejected
+/// split must not shorten its neighbours' windows).
+///
+/// The noise the pieces are confirmed with: when at most
+/// `MAX_EXPLAINING` candidate pieces leave residuals that no longer carry
+/// over from session to session and take a fifth or more of the variogram
+/// at 20 points, what made `noise` rise with distance was these pieces (a
+/// slide moves most differences over its length), and the residuals'
+/// noise is the one; otherwise the machine wanders, and `noise` (which
+/// holds the wander) is: a piece or two fitted to a wandering history
+/// takes a small part of it. Not in the pass `Again`.
+fn partition(
+    sessions: &[Vec<f64>],
+    sums: &Prefix,
+    noise: &Variogram,
+    p: &Params,
+    pass: Pass,
+) -> (Vec<Piece>, Vec<Confirmed>) {
+    let n = sums.len();
+    let m = p.min_segment.max(1);
+    if n < 2 * m {
+        return (Vec::new(), Vec::new());
+    }
+    let gamma = if pass == Pass::Explaining {
+        noise.near()
+    } else {
+        noise.at(p.window)
+    };
+    let beta = p.penalty * (n as f64).ln() * gamma;
+    let locations = if n <= p.exact_up_to {
+        (0..=n).collect()
+    } else {
+        segment::seeded_locations(sums, n, m, beta * segment::SEED_GAIN)
+    };
+    let points = segment::pelt(sums, &locations, m, beta);
+    let mut pieces = segment::pieces(sums, &points, m, beta);
+    segment::refine(sums, &mut pieces, m, p.window);
+    if pieces.is_empty() {
+        return (pieces, Vec::new());
+    }
+    let residual = residual_noise(sums, &pieces, p);
+    let span = WANDER_WINDOWS * p.window;
+    // Residuals that no longer carry over. In the pass whose penalty is
+    // that of neighbouring points' noise, pieces fitted to a wandering
+    // history take some of its variogram by construction: there they must
+    // take nearly all of it, and residuals near the floor (a counted
+    // metric's) may rise with distance by chance as long as they wander
+    // by less than matters.
+    let explained = match pass {
+        Pass::First => {
+            residual.carry_over(span) < WANDER_RATIO
+                && residual.at(span) * EXPLAINED <= noise.at(span)
+        }
+        Pass::Explaining => {
+            !wanders(&residual, p) && residual.at(span) * EXPLAINED_ALL <= noise.at(span)
+        }
+        Pass::Again => false,
+    } && pieces.len() <= MAX_EXPLAINING;
+    if pass == Pass::Explaining && !explained {
+        return (Vec::new(), Vec::new());
+    }
+    let noise = if explained { &residual } else { noise };
     loop {
         let mut out = Vec::new();
         let mut kept = Vec::new();
-        for k in 0..points.len() {
-            let (lo, cp, hi) = neighbours(&points, k, n);
-            let before = cp.saturating_sub(p.window).max(lo)..cp;
-            let after = cp..(cp + p.window).min(hi);
-            if let Some(c) =
-                confirm(sessions, before, after, p, sigma).filter(|c| c.is_at_least(p.min_change))
+        for k in 0..pieces.len() {
+            if let Some(c) = confirm_piece(sessions, &pieces, k, p, noise) {
+                kept.push(pieces[k]);
+                out.push(c);
+                continue;
+            }
+            // A step that is not one may be the middle of a slow slide,
+            // whose two sides within `window` differ too little: the best
+            // ramp through it, confirmed as a drift, instead.
+            let Piece::Step(t) = pieces[k] else { continue };
+            let (lo, hi) = segment::bounds(&pieces, k, n);
+            let Some((_, ramp)) = segment::best_ramp(sums, lo, hi, t, t) else {
+                continue;
+            };
+            let mut trial = pieces.clone();
+            trial[k] = ramp;
+            // Against the residuals of the step it replaces (`explained`),
+            // a ramp is a second guess confirmed on noise that another fit
+            // made small: a wander's excursion passes that at the smallest
+            // change, so its whole interval must clear it.
+            let clears = |c: &Confirmed| !explained || c.change().clears(p.min_change());
+            if let Some(c @ Confirmed::Drift(_)) =
+                confirm_piece(sessions, &trial, k, p, noise).filter(clears)
             {
-                kept.push(cp);
+                kept.push(ramp);
                 out.push(c);
             }
         }
-        if kept.len() == points.len() {
-            return out;
+        if kept.len() == pieces.len() {
+            return (pieces, out);
         }
-        points = kept;
-        drop_trends(&sums, &mut points, n);
-        refine(&sums, &mut points, n, p.min_segment.max(1), p.window);
+        pieces = kept;
+        segment::refine(sums, &mut pieces, m, p.window);
+    }
+}
+
+/// The variogram of the summaries less the levels `pieces` fit.
+fn residual_noise(sums: &Prefix, pieces: &[Piece], p: &Params) -> Variogram {
+    let fit = segment::fitted(sums, pieces);
+    let residuals: Vec<f64> = (0..sums.len())
+        .map(|i| sums.mean(i, i + 1) - fit[i])
+        .collect();
+    Variogram::of(&residuals, p.min_sigma())
+}
+
+/// Piece `k` confirmed on the runs of the points beside it, within its
+/// neighbours: a step's `window` points each side; a ramp's `window`
+/// points before its start and after its end (at an end of the history,
+/// its own first or last `min_segment` points instead).
+fn confirm_piece(
+    sessions: &[Vec<f64>],
+    pieces: &[Piece],
+    k: usize,
+    p: &Params,
+    noise: &Variogram,
+) -> Option<Confirmed> {
+    let n = sessions.len();
+    let (lo, hi) = segment::bounds(pieces, k, n);
+    let w = p.window;
+    match pieces[k] {
+        Piece::Step(t) => {
+            let before = t.saturating_sub(w).max(lo)..t;
+            let after = t..(t + w).min(hi);
+            confirm(sessions, before, after, p, noise).map(Confirmed::Step)
+        }
+        Piece::Ramp { start, end } => {
+            let m = p.min_segment.max(1).min(end - start);
+            let mut before = start.saturating_sub(w).max(lo)..start;
+            if before.len() < 2 {
+                before = start..start + m;
+            }
+            let mut after = end..(end + w).min(hi);
+            if after.len() < 2 {
+                after = end - m..end;
+            }
+            if before.end > after.start {
+                return None;
+            }
+            let mut change = confirm(sessions, before, after, p, noise)?;
+            change.index = start;
+            Some(Confirmed::Drift(Drift {
+                start,
+                end: end - 1,
+                ongoing: end == n,
+                change,
+            }))
+        }
     }
 }
 
@@ -221,34 +596,58 @@ impl Episode {
 /// into episodes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Found {
-    /// Changes still in force after them (not part of an episode).
+    /// Steps still in force after them (not part of an episode).
     pub changes: Vec<Change>,
     pub episodes: Vec<Episode>,
+    pub drifts: Vec<Drift>,
+    /// Noise that carries over from session to session, when there is.
+    pub wander: Option<Wander>,
 }
 
-/// [`detect`], then each change followed by its opposite is an episode when
-/// the points after the second are not confirmed to differ from the points
-/// before the first (the same comparison as a change's, between those two
-/// sides, each within its neighbouring segments).
+/// [`detect`] and the drifts, then each step followed by its opposite is
+/// an episode when the points after the second are not confirmed to differ
+/// from the points before the first (the same comparison as a change's,
+/// between those two sides, each within its neighbouring changes) and
+/// their difference is less than half the first step.
 pub fn find(sessions: &[Vec<f64>], p: &Params) -> Found {
-    find_from(sessions, &summaries(sessions), p)
+    let (sessions, _) = at_one_speed(sessions);
+    find_from(&sessions, &summaries(&sessions), p).0
 }
 
-/// [`find`] with the sessions' [`summaries`] already made.
-fn find_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Found {
-    let all = detect_from(sessions, summaries, p);
-    let sigma = session_sd(summaries);
-    let mut found = Found::default();
+/// [`find`] with the sessions' [`summaries`] already made, and the shape
+/// it came from.
+fn find_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> (Found, Shape) {
+    let mut shape = shape(sessions, summaries, p);
+    let all = std::mem::take(&mut shape.steps);
+    let mut found = Found {
+        drifts: std::mem::take(&mut shape.drifts),
+        wander: wander(&shape.noise, p),
+        ..Found::default()
+    };
+    // The first point of the next piece after a step (or n).
+    let next_edge = |index: usize| -> usize {
+        shape
+            .pieces
+            .iter()
+            .map(|q| q.left())
+            .find(|&l| l > index)
+            .unwrap_or(sessions.len())
+    };
     let mut k = 0;
     while k < all.len() {
         if let Some(next) = all.get(k + 1).filter(|c| c.direction != all[k].direction) {
             let (enter, leave) = (&all[k], next);
-            let end = all.get(k + 2).map_or(sessions.len(), |c| c.index);
+            // Only two steps with nothing between them pair.
+            let adjacent = next_edge(enter.index) == leave.index;
+            let end = next_edge(leave.index);
             let after = leave.index..(leave.index + p.window).min(end);
             let before = enter.before.first..enter.before.last + 1;
-            let back = confirm(sessions, before, after, p, sigma)
-                .filter(|c| c.is_at_least(p.min_change))
-                .is_none();
+            // Back: the level after not confirmed to differ from the level
+            // before, and nearer to it than to the level during.
+            let back = adjacent
+                && confirm(sessions, before.clone(), after.clone(), p, &shape.noise).is_none()
+                && compare_sides(sessions, before, after, p, &shape.noise)
+                    .is_some_and(|c| 2.0 * c.ratio().ln().abs() < enter.ratio().ln().abs());
             if back {
                 found.episodes.push(Episode {
                     start: enter.index,
@@ -263,7 +662,7 @@ fn find_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Found {
         found.changes.push(all[k].clone());
         k += 1;
     }
-    found
+    (found, shape)
 }
 
 /// Median of the finite log values (NaN when there is none).
@@ -319,31 +718,18 @@ fn summaries_as(sessions: &[Vec<f64>], positive: bool) -> Vec<f64> {
         .collect()
 }
 
-/// Session-to-session noise of a history's summaries (log units), robust
-/// to its steps and outliers, at least MIN_SIGMA. Not the engine's
-/// `session_sigma` (the sample SD of a stable baseline's session medians):
-/// a history has steps and outliers, which would inflate that estimate.
-pub fn session_sd(summaries: &[f64]) -> f64 {
-    let finite: Vec<f64> = summaries
-        .iter()
-        .copied()
-        .filter(|v| v.is_finite())
-        .collect();
-    noise_sd(&finite).max(MIN_SIGMA)
-}
-
 /// Compares the runs of sessions `before` with those of `after` with the
 /// engine's unpaired test at level `alpha`; a change when its verdict is
-/// faster or slower.
-pub fn confirm(
+/// faster or slower and its size at least `min_change`.
+fn confirm(
     sessions: &[Vec<f64>],
     before: Range<usize>,
     after: Range<usize>,
     p: &Params,
-    sigma: f64,
+    noise: &Variogram,
 ) -> Option<Change> {
-    compare_sides(sessions, before, after, p, sigma)
-        .filter(|c| c.comparison.verdict.is_significant())
+    compare_sides(sessions, before, after, p, noise)
+        .filter(|c| c.comparison.verdict.is_significant() && c.is_at_least(p.min_change()))
 }
 
 /// The comparison behind [`confirm`], whatever its verdict (None when a
@@ -351,16 +737,19 @@ pub fn confirm(
 ///
 /// Runs of one session share that session's conditions, so the run test
 /// alone would call ordinary session-to-session variation a change. The
-/// engine's comparison is therefore widened by the history's session SD
-/// `sigma` (log scale): the two sides' means of session effects differ with
-/// variance sigma² (1/n1 + 1/n2) for n1 and n2 sessions, and the p-value,
-/// interval and verdict are re-decided on that, so they agree.
-pub fn compare_sides(
+/// two sides' summaries differ, when nothing changed, with the variance
+/// the history's variogram gives for these two ranges of points (which
+/// holds the runs' own noise and any that carries over between sessions);
+/// when that is larger than the runs' own, the engine's comparison is
+/// widened to it, with Student's t on the variogram's degrees of freedom,
+/// and the p-value, interval and verdict are re-decided on that, so they
+/// agree.
+fn compare_sides(
     sessions: &[Vec<f64>],
     before: Range<usize>,
     after: Range<usize>,
     p: &Params,
-    sigma: f64,
+    noise: &Variogram,
 ) -> Option<Change> {
     if before.is_empty() || after.is_empty() || after.end > sessions.len() {
         return None;
@@ -391,16 +780,19 @@ pub fn compare_sides(
         Design::Unpaired,
         &settings,
     );
-    let (n1, n2) = (before.len() as f64, after.len() as f64);
-    // widen_for_sessions models one candidate session against k baseline
-    // sessions: sigma'² (1 + 1/k). With k = n1 and this sigma' that is
-    // sigma² (1/n1 + 1/n2), the variance for n2 candidate sessions.
-    let scaled = sigma * ((1.0 / n1 + 1.0 / n2) / (1.0 + 1.0 / n1)).sqrt();
-    widen_for_sessions(&mut c, scaled, before.len());
-    if let SessionVariation::Included { sigma: shown, .. } = &mut c.session_variation {
-        // Report the history's session SD itself, not the rescaled one.
-        *shown = sigma;
-    }
+    // Noise that is larger here than over the whole history (its variance
+    // changed without its level) scales the variance up, never down.
+    let local = noise_sd(&summaries(&sessions[before.start..after.end]));
+    let scale = (local * local / noise.at(1)).max(1.0);
+    let variance = noise.var_of_difference(before.clone(), after.clone()) * scale;
+    let df = noise.df(after.end - before.start);
+    widen_to_variance(
+        &mut c,
+        variance,
+        Some(df),
+        noise.over(p.window),
+        before.len(),
+    );
     let side = |r: &Range<usize>, v: &[f64]| Side {
         first: r.start,
         last: r.end - 1,
@@ -425,229 +817,70 @@ pub fn compare_sides(
     })
 }
 
-/// The newest session compared with the stable segment before it (since
-/// the last change point, at most `window` sessions): what a CI gate asks
-/// of a history. The newest session alone cannot yet be told from an
-/// outlier, so this is reported separately from the change points.
+/// The newest session compared with the stable stretch before it (since
+/// the last confirmed step or drift, at most `window` sessions): what a CI
+/// gate asks of a history. The newest session alone cannot yet be told
+/// from an outlier, so this is reported separately from the change points;
+/// when it is significant and at least `min_change`.
 pub fn newest_against_history(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
     newest_comparison(sessions, p)
-        .filter(|c| c.comparison.verdict.is_significant() && c.is_at_least(p.min_change))
+        .filter(|c| c.comparison.verdict.is_significant() && c.is_at_least(p.min_change()))
 }
 
 /// The comparison behind [`newest_against_history`], whatever its verdict.
 pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
-    let older = sessions.len().checked_sub(1)?;
-    newest_comparison_from(sessions, &summaries(&sessions[..older]), p)
+    let (sessions, _) = at_one_speed(sessions);
+    let (_, shape) = find_from(&sessions, &summaries(&sessions), p);
+    newest_of(&sessions, &shape, p)
 }
 
-/// [`newest_comparison`] with the [`summaries`] of every session but the
-/// newest already made.
-fn newest_comparison_from(sessions: &[Vec<f64>], older: &[f64], p: &Params) -> Option<Change> {
+/// The newest point against the points since the last piece of `shape`
+/// (a slide still going on: since its start), at most `window` of them.
+fn newest_of(sessions: &[Vec<f64>], shape: &Shape, p: &Params) -> Option<Change> {
     let n = sessions.len();
     if n < 2 {
         return None;
     }
-    let start = detect_from(&sessions[..n - 1], older, p)
+    let start = shape
+        .pieces
         .last()
-        .map_or(0, |c| c.index);
-    let from = start.max((n - 1).saturating_sub(p.window));
-    compare_sides(sessions, from..n - 1, n - 1..n, p, session_sd(older))
+        .map_or(0, |q| if q.right() < n { q.right() } else { q.left() });
+    let from = start.max((n - 1).saturating_sub(p.window)).min(n - 1);
+    compare_sides(sessions, from..n - 1, n - 1..n, p, &shape.noise)
 }
 
-/// Indices where a new segment starts (ascending), from session summaries.
-///
-/// Optimal partitioning by PELT (Killick et al. 2012) with the Gaussian
-/// mean-shift cost and the penalty `penalty × ln(n) × σ²` per change; then
-/// step versus trend decided per change point against its neighbouring
-/// segments (a ramp cut into pieces is a trend, a staircase is steps); then
-/// each location refined within its neighbours.
+/// Indices where a new segment starts (ascending), from session summaries:
+/// the steps and each ramp's start, before confirmation.
 pub fn change_points(summaries: &[f64], p: &Params) -> Vec<usize> {
-    change_points_of_cleaned(&hampel(summaries), p)
-}
-
-/// [`change_points`] of summaries already cleaned by [`hampel`].
-fn change_points_of_cleaned(y: &[f64], p: &Params) -> Vec<usize> {
+    let floor = p.min_sigma();
+    let y = hampel(summaries, floor);
     let n = y.len();
     let m = p.min_segment.max(1);
     if n < 2 * m {
         return Vec::new();
     }
-    let sigma = noise_sd(y).max(MIN_SIGMA);
-    let beta = p.penalty * (n as f64).ln() * sigma * sigma;
-    let sums = Prefix::new(y);
+    let noise = Variogram::of(&y, floor);
+    let beta = p.penalty * (n as f64).ln() * noise.at(p.window);
+    let sums = Prefix::new(&y);
     let locations = if n <= p.exact_up_to {
         (0..=n).collect()
     } else {
-        seeded_locations(&sums, n, m, beta * SEED_GAIN)
+        segment::seeded_locations(&sums, n, m, beta * segment::SEED_GAIN)
     };
-    steps(&sums, &locations, m, beta, p.window)
-}
-
-/// Partition over `locations`, trends out, locations refined.
-fn steps(sums: &Prefix, locations: &[usize], m: usize, beta: f64, window: usize) -> Vec<usize> {
-    let n = locations.last().copied().unwrap_or(0);
-    let mut points = pelt(sums, locations, m, beta);
-    drop_trends(sums, &mut points, n);
-    refine(sums, &mut points, n, m, window);
-    points
-}
-
-/// Histories up to this many points are partitioned over every point.
-/// PELT's pruning is weak when changes are few (a candidate inside a long
-/// steady segment always gains a little from a split, so it is never
-/// pruned): the search is then quadratic, 0.17 s for a history of 10,000
-/// sessions. Longer histories are partitioned over the locations that
-/// seeded intervals propose.
-const EXACT_UP_TO: usize = 1000;
-
-/// A seeded interval's best split is a proposed location when it gains at
-/// least this share of the penalty. Below 1, so that a change whose gain
-/// over its neighbouring segments passes the penalty is proposed from an
-/// interval that holds only part of those segments.
-const SEED_GAIN: f64 = 0.1;
-
-/// Ratio of successive interval lengths of the seeded intervals.
-const SEED_DECAY: f64 = std::f64::consts::FRAC_1_SQRT_2;
-
-/// Locations where a change may be: 0, n and the best split of every
-/// seeded interval (Kovács et al. 2020: at each scale, intervals of one
-/// length overlapping by half, lengths shrinking by `SEED_DECAY` down to
-/// two segments) that gains more than `min_gain`. Short intervals see a
-/// short episode in a long history, which one split of the whole would
-/// miss; there are O(n log n) split evaluations in all.
-fn seeded_locations(s: &Prefix, n: usize, m: usize, min_gain: f64) -> Vec<usize> {
-    let mut out = vec![0, n];
-    let mut length = n as f64;
-    while length >= (2 * m) as f64 {
-        let l = (length.round() as usize).clamp(2 * m, n);
-        let count = 2 * n.div_ceil(l) - 1;
-        let shift = if count > 1 {
-            (n - l) as f64 / (count - 1) as f64
-        } else {
-            0.0
-        };
-        for i in 0..count {
-            let a = ((i as f64 * shift).round() as usize).min(n - l);
-            let b = a + l;
-            let total = s.rss(a, b);
-            let best = (a + m..=b - m)
-                .map(|u| (u, total - s.rss(a, u) - s.rss(u, b)))
-                .max_by(|x, y| x.1.total_cmp(&y.1));
-            if let Some((u, gain)) = best {
-                if gain > min_gain {
-                    out.push(u);
-                }
-            }
-        }
-        length *= SEED_DECAY;
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
-/// The partition of [0, n) into segments of at least `m` points, with
-/// boundaries among `locations` (ascending, from 0 to n), that minimises
-/// the sum of squares around each segment's mean plus `beta` per change.
-/// Candidates that can no longer start the optimal last segment are pruned
-/// (PELT); with a minimum length a candidate is pruned against the newest
-/// location admitted, which is itself a candidate for every later end.
-fn pelt(s: &Prefix, locations: &[usize], m: usize, beta: f64) -> Vec<usize> {
-    let k = locations.len();
-    let mut cost = vec![f64::INFINITY; k];
-    let mut last = vec![0usize; k];
-    cost[0] = -beta;
-    let mut candidates: Vec<usize> = Vec::new();
-    let mut admitted = 0;
-    for j in 1..k {
-        let t = locations[j];
-        while admitted < j && locations[admitted] + m <= t {
-            let newest = admitted;
-            admitted += 1;
-            if cost[newest].is_finite() {
-                let (at, bound) = (locations[newest], cost[newest]);
-                candidates.retain(|&c| cost[c] + s.rss(locations[c], at) < bound);
-                candidates.push(newest);
-            }
-        }
-        let (best, arg) = candidates
-            .iter()
-            .map(|&c| (cost[c] + s.rss(locations[c], t) + beta, c))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .unwrap_or((f64::INFINITY, 0));
-        cost[j] = best;
-        last[j] = arg;
-    }
-    let mut points = Vec::new();
-    let mut j = k - 1;
-    while j > 0 && cost[j].is_finite() {
-        j = last[j];
-        if j > 0 {
-            points.push(locations[j]);
-        }
-    }
-    points.reverse();
-    points
-}
-
-/// Removes change points that a straight line explains at least as well:
-/// at each point, the two means of its neighbouring segments against one
-/// line over both. The most trend-like goes first, then its neighbours are
-/// judged again over their longer segments, until every point is a step.
-fn drop_trends(s: &Prefix, points: &mut Vec<usize>, n: usize) {
-    loop {
-        let worst = (0..points.len())
-            .map(|k| {
-                let (a, t, b) = neighbours(points, k, n);
-                (k, s.rss_line(a, b) - s.rss(a, t) - s.rss(t, b))
-            })
-            .min_by(|x, y| x.1.total_cmp(&y.1));
-        match worst {
-            Some((k, margin)) if margin <= 0.0 => {
-                points.remove(k);
-            }
-            _ => return,
-        }
-    }
-}
-
-/// Moves each change point to the split of its neighbouring segments that
-/// gains most, within `window` points of where it was: a step found in a
-/// longer segment than it ends up in may sit a few points off, and an
-/// effect measured across the true step would be shrunk.
-fn refine(s: &Prefix, points: &mut [usize], n: usize, m: usize, window: usize) {
-    for k in 0..points.len() {
-        let (a, t, b) = neighbours(points, k, n);
-        let lo = (a + m).max(t.saturating_sub(window));
-        let hi = (b.saturating_sub(m)).min(t + window);
-        if lo > hi {
-            continue;
-        }
-        let total = s.rss(a, b);
-        if let Some((best, _)) = (lo..=hi)
-            .map(|u| (u, total - s.rss(a, u) - s.rss(u, b)))
-            .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
-        {
-            points[k] = best;
-        }
-    }
-}
-
-/// The start of the segment before change point `k`, the point, and the
-/// end of the segment after it.
-fn neighbours(points: &[usize], k: usize, n: usize) -> (usize, usize, usize) {
-    let a = if k == 0 { 0 } else { points[k - 1] };
-    let b = points.get(k + 1).copied().unwrap_or(n);
-    (a, points[k], b)
+    let points = segment::pelt(&sums, &locations, m, beta);
+    let mut pieces = segment::pieces(&sums, &points, m, beta);
+    segment::refine(&sums, &mut pieces, m, p.window);
+    pieces.iter().map(|q| q.left()).collect()
 }
 
 /// Replaces each value further than HAMPEL_K robust SDs from the median of
-/// its window by that median. The floor of the scale is the series' noise,
-/// so that windows of nearly equal values do not flag ordinary noise.
-/// Non-finite values are replaced by the window's median too.
-pub fn hampel(x: &[f64]) -> Vec<f64> {
+/// its window by that median. The floor of the scale is the series' noise
+/// (at least `floor`), so that windows of nearly equal values do not flag
+/// ordinary noise. Non-finite values are replaced by the window's median
+/// too.
+pub fn hampel(x: &[f64], floor: f64) -> Vec<f64> {
     let finite: Vec<f64> = x.iter().copied().filter(|v| v.is_finite()).collect();
-    let floor = noise_sd(&finite).max(MIN_SIGMA);
+    let floor = noise_sd(&finite).max(floor);
     let n = x.len();
     // Windows are at most 5 values: fixed buffers, no allocation per point.
     let mut w = [0.0; 2 * HAMPEL_HALF + 1];
@@ -678,8 +911,10 @@ pub fn hampel(x: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// Robust SD of the noise: MAD of successive differences / √2. Steps
-/// change only one difference each, so they barely move it.
+/// Robust SD of the noise of one point against the next: MAD of
+/// successive differences / √2. Steps change only one difference each, so
+/// they barely move it; noise that carries over from point to point is
+/// mostly not in it (the variogram measures that).
 pub fn noise_sd(y: &[f64]) -> f64 {
     if y.len() < 3 {
         return 0.0;
@@ -688,52 +923,6 @@ pub fn noise_sd(y: &[f64]) -> f64 {
     let med = median(&d).unwrap_or(0.0);
     let dev: Vec<f64> = d.iter().map(|v| (v - med).abs()).collect();
     MAD_SCALE * median(&dev).unwrap_or(0.0) / std::f64::consts::SQRT_2
-}
-
-/// Prefix sums for O(1) sums of squares of a mean and of a line.
-struct Prefix {
-    y: Vec<f64>,
-    yy: Vec<f64>,
-    iy: Vec<f64>,
-}
-
-impl Prefix {
-    fn new(v: &[f64]) -> Prefix {
-        let mut p = Prefix {
-            y: vec![0.0],
-            yy: vec![0.0],
-            iy: vec![0.0],
-        };
-        for (i, &x) in v.iter().enumerate() {
-            p.y.push(p.y[i] + x);
-            p.yy.push(p.yy[i] + x * x);
-            p.iy.push(p.iy[i] + i as f64 * x);
-        }
-        p
-    }
-
-    /// Residual sum of squares around the mean of [a, b).
-    fn rss(&self, a: usize, b: usize) -> f64 {
-        let n = (b - a) as f64;
-        let sy = self.y[b] - self.y[a];
-        (self.yy[b] - self.yy[a] - sy * sy / n).max(0.0)
-    }
-
-    /// Residual sum of squares around the least-squares line over [a, b).
-    fn rss_line(&self, a: usize, b: usize) -> f64 {
-        let n = (b - a) as f64;
-        if n < 3.0 {
-            return 0.0;
-        }
-        // x = i - a, so sums of x and x² are closed forms.
-        let sx = n * (n - 1.0) / 2.0;
-        let sxx = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
-        let sy = self.y[b] - self.y[a];
-        let sxy = self.iy[b] - self.iy[a] - a as f64 * sy;
-        let cxx = sxx - sx * sx / n;
-        let cxy = sxy - sx * sy / n;
-        (self.rss(a, b) - cxy * cxy / cxx).max(0.0)
-    }
 }
 
 /// What became of the newest point's comparison with the segment before it.
@@ -752,15 +941,22 @@ pub enum NewestStatus {
 #[derive(Clone, Debug)]
 pub struct Analysed {
     pub history: History,
-    /// Changes in force after them; the changes of episodes are in `episodes`.
+    /// Steps in force after them; the steps of episodes are in `episodes`.
     pub changes: Vec<Change>,
     pub episodes: Vec<Episode>,
+    pub drifts: Vec<Drift>,
+    pub wander: Option<Wander>,
+    /// The two speeds the runs fell into, when they did (the slow runs
+    /// were brought to the fast speed for every comparison).
+    pub speeds: Option<SpeedModes>,
     /// The newest point against the segment before it, when significant.
     pub newest: Option<Change>,
     pub newest_status: NewestStatus,
     /// That comparison whatever its verdict (None: not made), for the gate
     /// (`changes::gate`), which asks whether it had the data to decide.
     pub newest_comparison: Option<Change>,
+    /// The smallest change reported for this history.
+    pub min_change: f64,
     /// Each point's number of values, in the history's order (the runs
     /// themselves may be dropped once analysed).
     pub counts: Vec<usize>,
@@ -787,9 +983,77 @@ impl PointMedian {
     }
 }
 
+/// Everything a history's analysis found, as one list in the history's
+/// order: what each renderer shows, kind by kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event<'a> {
+    /// The level stepped at a point and stayed.
+    Step(&'a Change),
+    /// The level slid over several points and stayed.
+    Drift(&'a Drift),
+    /// The level stepped and came back.
+    Episode(&'a Episode),
+    /// The newest point differs from the stable points before it (a change
+    /// point needs points after it; this has none yet).
+    Newest(&'a Change),
+    /// The machine's level wanders: not a change.
+    Wander(&'a Wander),
+}
+
+impl Event<'_> {
+    /// The kind's name, as the JSON has it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Step(_) => "step",
+            Event::Drift(_) => "drift",
+            Event::Episode(_) => "episode",
+            Event::Newest(_) => "newest",
+            Event::Wander(_) => "wander",
+        }
+    }
+
+    /// The first point the event touches (wander: the first point).
+    pub fn first(&self) -> usize {
+        match self {
+            Event::Step(c) | Event::Newest(c) => c.index,
+            Event::Drift(d) => d.start,
+            Event::Episode(e) => e.start,
+            Event::Wander(_) => 0,
+        }
+    }
+}
+
 impl Analysed {
-    /// A slowdown still in force: the last change is slower, or the newest
-    /// point is significantly slower than the segment before it. An
+    /// Every event of the history, by the point it starts at (wander,
+    /// which is over the whole history, first).
+    pub fn events(&self) -> Vec<Event<'_>> {
+        let mut out: Vec<Event> = self.wander.iter().map(Event::Wander).collect();
+        let mut at: Vec<Event> = self
+            .changes
+            .iter()
+            .map(Event::Step)
+            .chain(self.drifts.iter().map(Event::Drift))
+            .chain(self.episodes.iter().map(Event::Episode))
+            .chain(self.newest.iter().map(Event::Newest))
+            .collect();
+        at.sort_by_key(|e| e.first());
+        out.extend(at);
+        out
+    }
+
+    /// The last step or drift in force, the one that set the level the
+    /// history is at (episodes came back).
+    pub fn last_in_force(&self) -> Option<&Change> {
+        let step = self.changes.last();
+        let drift = self.drifts.last().map(|d| &d.change);
+        match (step, drift) {
+            (Some(s), Some(d)) => Some(if d.index > s.index { d } else { s }),
+            (s, d) => s.or(d),
+        }
+    }
+
+    /// A slowdown still in force: the last step or drift is slower, or the
+    /// newest point is significantly slower than the segment before it. An
     /// episode that has ended is not in force.
     pub fn open_regression(&self) -> Option<&Change> {
         if let Some(n) = self
@@ -799,15 +1063,77 @@ impl Analysed {
         {
             return Some(n);
         }
-        self.changes
-            .last()
+        self.last_in_force()
             .filter(|c| c.direction == Direction::Slower)
+    }
+
+    /// A new regression beyond `pct` percent (the engine's gate rule): the
+    /// newest point against the stable points before it, or a drift still
+    /// going on at the newest point. What `changes --fail-on-new-regression`
+    /// and `check --against history` fail on.
+    pub fn new_regression(&self, pct: f64) -> Option<&Change> {
+        // Throughput's values are seconds per completion: a drop of pct %
+        // is a rise of more than pct %.
+        let pct = if self.history.is_throughput() {
+            crate::analysis::concurrency::per_completion_gate(pct)
+        } else {
+            pct
+        };
+        self.newest
+            .as_ref()
+            .filter(|c| c.fails_gate(pct))
+            .or_else(|| {
+                self.drifts
+                    .iter()
+                    .filter(|d| d.ongoing)
+                    .map(|d| &d.change)
+                    .find(|c| c.fails_gate(pct))
+            })
     }
 }
 
-/// The name a history's comparisons carry: its metric's (Go's `sec/op`
-/// too), `value` for anything else.
+/// What `history --metric` shows per stored benchmark, by cell id, from
+/// [`crate::store::history::cell_values`]: the median of the values;
+/// for throughput the median batch's completions per second; for a
+/// latency percentile that percentile of the runs' wall times.
+pub fn history_figures(
+    values: &std::collections::HashMap<i64, Vec<f64>>,
+    metric: Option<&str>,
+) -> std::collections::HashMap<i64, f64> {
+    use crate::stats;
+    use crate::store::history::Derived;
+    let derived = metric.and_then(Derived::from_name);
+    values
+        .iter()
+        .filter_map(|(id, v)| {
+            let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+            let figure = match derived {
+                Some(Derived::Throughput) => {
+                    let rates: Vec<f64> = finite
+                        .iter()
+                        .filter(|s| **s > 0.0)
+                        .map(|s| 1.0 / s)
+                        .collect();
+                    stats::median_finite(&rates)
+                }
+                Some(Derived::Latency(p)) if !finite.is_empty() => {
+                    let mut sorted = finite;
+                    sorted.sort_by(f64::total_cmp);
+                    Some(stats::quantile_sorted(&sorted, f64::from(p) / 100.0))
+                }
+                _ => stats::median_finite(&finite),
+            };
+            figure.map(|m| (*id, m))
+        })
+        .collect()
+}
+
+/// The name a history's comparisons carry: its metric's (Go's `sec/op`,
+/// throughput and latency percentiles too), `value` for anything else.
 pub fn metric_name(h: &History) -> &'static str {
+    if let Some(m) = crate::store::history::Derived::from_name(&h.metric) {
+        return m.name();
+    }
     if h.metric == crate::store::history::GO_TIME {
         return crate::store::history::GO_TIME;
     }
@@ -888,31 +1214,25 @@ pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
         .iter_mut()
         .map(|p| std::mem::take(&mut p.runs))
         .collect();
+    let name = metric_name(&h);
     let p = Params {
         metric: Metric::from_name(&h.metric),
-        metric_name: metric_name(&h),
+        metric_name: name,
+        min_change: Some(p.min_change.unwrap_or_else(|| floor(name))),
         ..*p
     };
-    // Summaries made once: the newest session's comparison uses those of
-    // the sessions before it, the same unless the newest alone has a value
-    // that is not positive (which makes every summary a plain median).
-    let older = runs.len().saturating_sub(1);
-    let before_newest = all_positive(&runs[..older]);
-    let positive = before_newest && all_positive(&runs[older..]);
-    let all = summaries_as(&runs, positive);
-    let found = find_from(&runs, &all, &p);
-    let newest = if positive == before_newest {
-        newest_comparison_from(&runs, &all[..older], &p)
-    } else {
-        newest_comparison(&runs, &p)
-    };
+    let (used, speeds) = at_one_speed(&runs);
+    let all = summaries(&used);
+    let (found, shape) = find_from(&used, &all, &p);
+    let newest = newest_of(&used, &shape, &p);
     let newest_status = match &newest {
         None => NewestStatus::NotComputed,
-        Some(c) if c.comparison.verdict.is_significant() && c.is_at_least(p.min_change) => {
+        Some(c) if c.comparison.verdict.is_significant() && c.is_at_least(p.min_change()) => {
             NewestStatus::Changed
         }
         Some(_) => NewestStatus::NoChange,
     };
+    drop((shape, used));
     let medians = runs.iter().map(|r| PointMedian::of(r)).collect();
     let counts = runs.iter().map(Vec::len).collect();
     for (point, r) in h.points.iter_mut().zip(runs) {
@@ -921,9 +1241,13 @@ pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
     Analysed {
         changes: found.changes,
         episodes: found.episodes,
+        drifts: found.drifts,
+        wander: found.wander,
+        speeds,
         newest_comparison: newest.clone(),
         newest: newest.filter(|_| newest_status == NewestStatus::Changed),
         newest_status,
+        min_change: p.min_change(),
         counts,
         medians,
         history: h,
@@ -1038,8 +1362,11 @@ pub fn machine_shifts(all: &[Analysed]) -> Vec<MachineShift> {
 }
 
 pub mod gate;
+mod noise;
+mod segment;
 pub mod select;
 pub mod simulated;
+mod speeds;
 
 #[cfg(test)]
 mod tests;

@@ -9,8 +9,9 @@
 //! log medians of the latest sessions carrying the baseline label (a
 //! baseline is meant to be stable, and this estimate separates the
 //! sessions' movement from their own sampling noise); `check --against
-//! history` uses `changes::session_sd`, a robust spread, because a history
-//! has steps and outliers that would inflate the plain spread.
+//! history` uses the history's own analysis (`changes::analyse_one`: a
+//! variogram of its session summaries, robust to its steps and outliers,
+//! which would inflate the plain spread, and to noise that carries over).
 //!
 //! A benchmark run in concurrency mode is compared twice: on its runs'
 //! wall time, and on its throughput ([`Measure::Throughput`]), one value
@@ -19,7 +20,7 @@
 //! lower throughput; its between-session movement is estimated by the
 //! same rule from the baseline sessions' batches.
 
-use crate::analysis::changes::{newest_comparison, Change, Params};
+use crate::analysis::changes::{analyse_one, Change, Drift, Params};
 use crate::analysis::comparison::{
     self as engine, compare_values, fails_gate, session_sigma, widen_for_sessions, Design, Settings,
 };
@@ -196,19 +197,7 @@ pub fn batch_seconds(batches: &[BatchRecord]) -> Vec<f64> {
         .collect()
 }
 
-/// `--fail-if-slower PCT` for throughput: it fails when throughput is
-/// significantly lower by more than PCT % (the upper end of the throughput
-/// ratio's interval below 1 - PCT/100). On the seconds per completion the
-/// engine compares that is a rise of more than 100 PCT / (100 - PCT) %,
-/// the percentage the one gate rule (`fails_gate`) is given; a drop of
-/// 100 % or more is impossible, so such a gate never fails.
-pub fn per_completion_gate(pct: f64) -> f64 {
-    if pct < 100.0 {
-        100.0 * pct / (100.0 - pct)
-    } else {
-        f64::INFINITY
-    }
-}
+pub use crate::analysis::concurrency::per_completion_gate;
 
 /// The between-session standard deviation of a benchmark's log median,
 /// from one (median, standard error of its log) per session, with the
@@ -251,18 +240,20 @@ pub fn median_and_se(values: &[f64]) -> Option<(f64, f64)> {
 }
 
 /// One benchmark of `check --against history`: its history up to and
-/// including the checked session, and the newest point's comparison with
-/// the sessions since the history's last change point (None without
-/// history before the session).
+/// including the checked session, the newest point's comparison with the
+/// sessions since the history's last change point (None without history
+/// before the session), and a drift still going on at the checked session.
 pub struct HistoryRow {
     pub benchmark: String,
     pub history: Option<History>,
     pub change: Option<Change>,
+    pub drift: Option<Drift>,
 }
 
 /// `check --against history`'s model: each of `names` (the checked
 /// session's benchmarks) in `histories`, up to the session `session`,
-/// compared at level `p.alpha` (already divided over the benchmarks).
+/// analysed as `changes` analyses it at level `p.alpha` (already divided
+/// over the benchmarks).
 pub fn against_history(
     names: &[&str],
     histories: &[History],
@@ -272,28 +263,49 @@ pub fn against_history(
     names
         .iter()
         .map(|name| {
-            let mut h = histories.iter().find(|h| h.benchmark == *name).cloned();
-            let change = h.as_mut().and_then(|h| {
-                // The history up to and including the checked session.
-                let end = h
-                    .points
-                    .iter()
-                    .position(|pt| pt.sessions.iter().any(|s| s.id == session))?;
-                h.points.truncate(end + 1);
-                let p = Params {
-                    metric: crate::metrics::Metric::from_name(&h.metric),
-                    metric_name: crate::analysis::changes::metric_name(h),
-                    ..*p
+            let found = histories
+                .iter()
+                .find(|h| h.benchmark == *name)
+                .and_then(|h| {
+                    // The history up to and including the checked session.
+                    let end = h
+                        .points
+                        .iter()
+                        .position(|pt| pt.sessions.iter().any(|s| s.id == session))?;
+                    let mut h = h.clone();
+                    h.points.truncate(end + 1);
+                    Some(h)
+                });
+            let Some(h) = found else {
+                return HistoryRow {
+                    benchmark: name.to_string(),
+                    history: histories.iter().find(|h| h.benchmark == *name).cloned(),
+                    change: None,
+                    drift: None,
                 };
-                newest_comparison(&h.runs(), &p)
-            });
+            };
+            let a = analyse_one(h, p);
+            let change = a.newest_comparison.clone();
+            let drift = a.drifts.iter().find(|d| d.ongoing).cloned();
             HistoryRow {
                 benchmark: name.to_string(),
-                history: h,
+                history: Some(a.history),
                 change,
+                drift,
             }
         })
         .collect()
+}
+
+/// Whether a benchmark of `check --against history` fails its gate: its
+/// newest session, or a drift still going on at it.
+pub fn fails_against_history(r: &HistoryRow, pct: f64) -> bool {
+    let pct = match &r.history {
+        Some(h) if h.is_throughput() => per_completion_gate(pct),
+        _ => pct,
+    };
+    r.change.as_ref().is_some_and(|c| c.fails_gate(pct))
+        || r.drift.as_ref().is_some_and(|d| d.change.fails_gate(pct))
 }
 
 #[cfg(test)]
@@ -607,7 +619,8 @@ mod tests {
             wide.result.session_variation,
             SessionVariation::Included {
                 sigma: 0.05,
-                sessions: 1
+                sessions: 1,
+                df: None
             }
         );
         let (n, w) = (narrow.result.ratio_ci, wide.result.ratio_ci);

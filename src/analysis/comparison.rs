@@ -111,8 +111,15 @@ pub enum SessionVariation {
     /// the interval is too narrow by the between-session spread.
     NotIncluded,
     /// Widened by a between-session standard deviation (on the log scale
-    /// for ratios) estimated from `sessions` baseline sessions.
-    Included { sigma: f64, sessions: usize },
+    /// for ratios) estimated from `sessions` baseline sessions; `df`: the
+    /// degrees of freedom of that estimate when the interval and p-value
+    /// carry its uncertainty (Student's t), absent when taken as known.
+    Included {
+        sigma: f64,
+        sessions: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        df: Option<f64>,
+    },
 }
 
 /// Everything one analysis needs besides the data. Build it with
@@ -938,46 +945,119 @@ pub fn fails_gate(c: &Comparison, pct: f64) -> bool {
 /// re-decided, so test and interval still agree. Only for `Scale::LogRatio`
 /// comparisons (others are returned unchanged, with a note).
 pub fn widen_for_sessions(c: &mut Comparison, sigma: f64, baseline_sessions: usize) {
-    if c.verdict == Verdict::NotComparable || c.p_value.is_nan() {
+    let Some((est, [lo, hi], z)) = widenable(c, sigma, baseline_sessions) else {
         return;
-    }
-    if c.scale != Scale::LogRatio || sigma.is_nan() || sigma < 0.0 || baseline_sessions == 0 {
-        return;
-    }
-    let z = stats::normal_quantile(1.0 - c.level / 2.0);
-    let (lo, hi) = (c.ratio_ci[0].ln(), c.ratio_ci[1].ln());
-    let est = c.ratio.ln();
-    if !(lo.is_finite() && hi.is_finite() && est.is_finite()) {
-        return;
-    }
+    };
     if sigma == 0.0 {
         // History shows no movement between sessions beyond their own
         // noise: the within-session analysis stands as it is (an exact
         // test stays exact); only the note changes.
-        c.session_variation = SessionVariation::Included {
-            sigma,
-            sessions: baseline_sessions,
-        };
-        c.note = None;
-        decide(c, est, [lo, hi]);
+        keep_within(c, est, [lo, hi], sigma, baseline_sessions, None);
         return;
     }
     let se_within = (hi - lo) / 2.0 / z;
     let between = sigma * sigma * (1.0 + 1.0 / baseline_sessions as f64);
     let se = (se_within * se_within + between).sqrt();
-    c.ratio_ci = [(est - z * se).exp(), (est + z * se).exp()];
+    widen_to_se(c, est, se, None, sigma, baseline_sessions);
+}
+
+/// Widens a cross-session comparison to `variance`, the variance (log-ratio
+/// scale) of the difference between the two sides' session means, when it
+/// is larger than the runs' own: that variance already holds the runs'
+/// sampling noise (it is measured on session summaries), so it replaces
+/// the runs' variance instead of being added to it. Estimated with `df`
+/// degrees of freedom (None: as if known), the interval and p-value use
+/// Student's t with them (Welch-Satterthwaite: the estimated part is all
+/// of the variance), so an estimate from few sessions widens the interval
+/// by its own uncertainty. `sigma` and `sessions` are reported in
+/// `SessionVariation::Included`. Only for `Scale::LogRatio` comparisons.
+pub fn widen_to_variance(
+    c: &mut Comparison,
+    variance: f64,
+    df: Option<f64>,
+    sigma: f64,
+    sessions: usize,
+) {
+    let Some((est, [lo, hi], z)) = widenable(c, sigma, sessions) else {
+        return;
+    };
+    let se_within = (hi - lo) / 2.0 / z;
+    if !(variance.is_finite() && variance > se_within * se_within) {
+        keep_within(c, est, [lo, hi], sigma, sessions, df);
+        return;
+    }
+    widen_to_se(c, est, variance.sqrt(), df, sigma, sessions);
+}
+
+/// The estimate, log interval and normal quantile of a comparison the
+/// session widening applies to (None: it does not, and `c` is unchanged).
+fn widenable(c: &Comparison, sigma: f64, sessions: usize) -> Option<(f64, [f64; 2], f64)> {
+    if c.verdict == Verdict::NotComparable || c.p_value.is_nan() {
+        return None;
+    }
+    if c.scale != Scale::LogRatio || sigma.is_nan() || sigma < 0.0 || sessions == 0 {
+        return None;
+    }
+    let z = stats::normal_quantile(1.0 - c.level / 2.0);
+    let (lo, hi) = (c.ratio_ci[0].ln(), c.ratio_ci[1].ln());
+    let est = c.ratio.ln();
+    (lo.is_finite() && hi.is_finite() && est.is_finite()).then_some((est, [lo, hi], z))
+}
+
+/// The runs' own analysis stands; the note says the session variation was
+/// looked at.
+fn keep_within(
+    c: &mut Comparison,
+    est: f64,
+    ci: [f64; 2],
+    sigma: f64,
+    sessions: usize,
+    df: Option<f64>,
+) {
+    c.session_variation = SessionVariation::Included {
+        sigma,
+        sessions,
+        df,
+    };
+    c.note = None;
+    decide(c, est, ci);
+}
+
+/// Interval and p-value of `est` with standard error `se`: normal, or
+/// Student's t with `df` degrees of freedom.
+fn widen_to_se(
+    c: &mut Comparison,
+    est: f64,
+    se: f64,
+    df: Option<f64>,
+    sigma: f64,
+    sessions: usize,
+) {
+    let t = df
+        .filter(|d| d.is_finite() && *d > 0.0)
+        .and_then(|d| statrs::distribution::StudentsT::new(0.0, 1.0, d).ok());
+    let q = match &t {
+        Some(t) => statrs::distribution::ContinuousCDF::inverse_cdf(t, 1.0 - c.level / 2.0),
+        None => stats::normal_quantile(1.0 - c.level / 2.0),
+    };
+    c.ratio_ci = [(est - q * se).exp(), (est + q * se).exp()];
     c.p_value = if se > 0.0 {
-        (2.0 * stats::normal_cdf(-est.abs() / se)).min(1.0)
+        let tail = match &t {
+            Some(t) => statrs::distribution::ContinuousCDF::cdf(t, -est.abs() / se),
+            None => stats::normal_cdf(-est.abs() / se),
+        };
+        (2.0 * tail).min(1.0)
     } else {
         c.p_value
     };
     c.exact = false;
     c.session_variation = SessionVariation::Included {
         sigma,
-        sessions: baseline_sessions,
+        sessions,
+        df: df.filter(|_| t.is_some()),
     };
     c.note = None;
-    decide(c, est, [est - z * se, est + z * se]);
+    decide(c, est, [est - q * se, est + q * se]);
 }
 
 /// The between-session standard deviation `widen_for_sessions` takes,
@@ -1601,7 +1681,8 @@ mod tests {
             w.session_variation,
             SessionVariation::Included {
                 sigma: 0.1,
-                sessions: 5
+                sessions: 5,
+                df: None
             }
         );
         assert!(w.ratio_ci[0] < c.ratio_ci[0] && w.ratio_ci[1] > c.ratio_ci[1]);

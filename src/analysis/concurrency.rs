@@ -122,6 +122,20 @@ pub struct Concurrency {
     pub scaling: Vec<Scaling>,
 }
 
+/// `--fail-if-slower PCT` for throughput: it fails when throughput is
+/// significantly lower by more than PCT % (the upper end of the throughput
+/// ratio's interval below 1 - PCT/100). On the seconds per completion the
+/// engine compares that is a rise of more than 100 PCT / (100 - PCT) %,
+/// the percentage the one gate rule (`fails_gate`) is given; a drop of
+/// 100 % or more is impossible, so such a gate never fails.
+pub fn per_completion_gate(pct: f64) -> f64 {
+    if pct < 100.0 {
+        100.0 * pct / (100.0 - pct)
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// A throughput comparison's throughput ratio (candidate over baseline)
 /// and its interval: the engine compared seconds per completion, so they
 /// are the inverses of its ratio and interval.

@@ -90,6 +90,13 @@ pub struct HistoryArgs {
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub limit: usize,
 
+    /// Show each benchmark's median of this metric [default: wall time]:
+    /// a run metric (time_cpu, memory_peak_resident, ...) or, for
+    /// benchmarks run with --concurrency, throughput, latency_p50,
+    /// latency_p90 or latency_p99.
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -131,10 +138,14 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub fail_if_slower: f64,
 
-    /// The per-run metric compared [default: wall time, or sec/op for
-    /// imported Go benchmarks], e.g. sim_estimated_cycles of `run
-    /// --simulate` (whose identical counts decide from 2 runs a side).
-    #[arg(long, value_name = "NAME", conflicts_with = "against")]
+    /// The metric compared [default: wall time, or sec/op for imported Go
+    /// benchmarks]: a run metric (time_cpu, memory_peak_resident, ...,
+    /// sim_estimated_cycles of `run --simulate`, whose identical counts
+    /// decide from 2 runs a side); with --against history also, for
+    /// benchmarks run with --concurrency, throughput, latency_p50,
+    /// latency_p90 or latency_p99 (a --baseline check compares a
+    /// concurrency benchmark's throughput beside its wall time).
+    #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
 
     /// The results checked: this session [default: the latest session on this machine].
@@ -178,7 +189,10 @@ pub struct ChangesArgs {
     #[command(flatten)]
     pub sessions: SessionFilterArgs,
 
-    /// The metric [default: wall time, or sec/op for imported Go benchmarks].
+    /// The metric [default: wall time, or sec/op for imported Go
+    /// benchmarks]: a run metric (time_cpu, memory_peak_resident,
+    /// instructions, ...) or, for benchmarks run with --concurrency,
+    /// throughput, latency_p50, latency_p90 or latency_p99.
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
 
@@ -198,7 +212,8 @@ pub struct ChangesArgs {
     pub format: ChangesFormat,
 
     /// Exit 1 when the newest session of a benchmark is significantly slower
-    /// than the stable segment before it by more than --threshold.
+    /// than the stable segment before it by more than --threshold, or a
+    /// drift still going on at the newest session is.
     #[arg(long)]
     pub fail_on_new_regression: bool,
 
@@ -211,10 +226,13 @@ pub struct ChangesArgs {
     #[arg(long, value_name = "ALPHA", default_value_t = Params::default().alpha)]
     pub alpha: f64,
 
-    /// Smallest change reported, in percent: steps smaller than this are
-    /// left out even when significant.
-    #[arg(long, value_name = "PCT", default_value_t = Params::default().min_change * 100.0)]
-    pub min_change: f64,
+    /// Smallest change reported, in percent: steps and drifts smaller than
+    /// this are left out even when significant [default: the metric's own
+    /// floor: 2 for times and throughput, 1 for peak memory and minor page
+    /// faults, 0.1 for instructions, 3 and 5 for latency_p90 and
+    /// latency_p99, 5 for scheduler counts].
+    #[arg(long, value_name = "PCT")]
+    pub min_change: Option<f64>,
 
     #[command(flatten)]
     pub gate: GateArgs,

@@ -23,9 +23,12 @@ pub fn params(alpha: f64) -> Result<Params> {
     })
 }
 
-fn min_change(pct: f64) -> Result<f64> {
+fn min_change(pct: Option<f64>) -> Result<Option<f64>> {
+    let Some(pct) = pct else {
+        return Ok(None);
+    };
     if pct.is_finite() && (0.0..=1000.0).contains(&pct) {
-        Ok(pct / 100.0)
+        Ok(Some(pct / 100.0))
     } else {
         Err(Error::Usage(format!(
             "--min-change must be a percentage from 0 to 1000, got {pct}"

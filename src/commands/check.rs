@@ -30,8 +30,10 @@
 //! A benchmark run in concurrency mode (`run --concurrency N`) is also
 //! compared on its throughput, one value per stored batch, by the same
 //! rules (`analysis::check::Measure::Throughput`). `--against history`
-//! compares wall time only: its change points are found in per-run
-//! histories (`store::history`), which hold no batches.
+//! checks one metric's history (`--metric`: wall time by default, any run
+//! metric, or a concurrency session's throughput or latency percentile,
+//! `store::history`), and fails on the newest session or on a drift still
+//! going on at it.
 
 use std::collections::HashMap;
 
@@ -186,8 +188,19 @@ fn concurrent_batches(
     Ok((!batches.is_empty() || concurrent).then_some(batches))
 }
 
-/// `--metric`: wall time unless it names another per-run metric.
+/// `--metric` against a baseline: wall time unless it names another
+/// per-run metric. A concurrency session's latency percentiles are one
+/// value per session, and its throughput is compared beside wall time
+/// already: only their histories can be checked.
 fn checked_metric(args: &CheckArgs) -> Result<Metric> {
+    if let Some(d) = args.metric.as_deref().and_then(history::Derived::from_name) {
+        return Err(Error::Usage(format!(
+            "--metric {} has a history but no runs to compare with a --baseline: use \
+             --against history (a concurrency benchmark's throughput is compared with the \
+             baseline beside its wall time)",
+            d.name()
+        )));
+    }
     Ok(history::metric(args.metric.as_deref())?.unwrap_or(Metric::WallTime))
 }
 
@@ -559,13 +572,13 @@ fn gate(
 
 /// `check --against history`: each benchmark of the checked session
 /// against the sessions since its history's last change point (at most
-/// `Params::window`), on the same machine fingerprint. Bonferroni over the
-/// session's benchmarks, the engine's gate rule for --fail-if-slower.
-/// Wall time only: a history is per-run values (`store::history`), and a
-/// concurrency benchmark's batches have no history of their own to detect
-/// change points in yet.
+/// `Params::window`), on the same machine fingerprint, in the metric
+/// `--metric` names. Bonferroni over the session's benchmarks, the
+/// engine's gate rule for --fail-if-slower, on the newest session and on
+/// a drift still going on at it.
 fn check_against_history(args: &CheckArgs) -> Result<i32> {
     crate::cli::check_percentage("--fail-if-slower", args.fail_if_slower)?;
+    history::metric(args.metric.as_deref())?;
     let mut store = open_read_only(args.store.store.as_deref())?;
     let here = crate::store::Machine::current().fingerprint();
     let filter = crate::store::Filter {
@@ -589,6 +602,7 @@ fn check_against_history(args: &CheckArgs) -> Result<i32> {
         &mut store,
         &Query {
             machine: Some(current.fingerprint.clone()),
+            metric: args.metric.clone(),
             ..Query::default()
         },
     )?;
@@ -695,7 +709,7 @@ fn history_gate_rows(
             crate::analysis::changes::metric_name(h),
             (&Side::of(before), &cand),
             r.change.as_ref().map(|c| &c.comparison),
-            r.change.as_ref().is_some_and(|c| c.fails_gate(pct)),
+            crate::analysis::check::fails_against_history(r, pct),
         ));
     }
     Ok(out)

@@ -6,7 +6,7 @@ use std::io::ErrorKind;
 
 use crate::cli::store::HistoryArgs;
 use crate::error::{exit, Result};
-use crate::store::history::time_values;
+use crate::store::history::cell_values;
 use crate::store::record::open_read_only;
 use crate::store::Location;
 
@@ -23,6 +23,7 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
             }
         }
     }
+    crate::store::history::metric(args.metric.as_deref())?;
     let mut store = open_read_only(args.store.store.as_deref())?;
     let mut filter = super::filter(&args.sessions)?;
     filter.command = args.filter.clone();
@@ -37,8 +38,14 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
         return Ok(exit::OK);
     }
     let cells: Vec<_> = sessions.iter().flat_map(|s| s.cells.iter()).collect();
-    let medians = crate::analysis::median_times(&time_values(&mut store, &cells)?);
-    let out = crate::report::history::render(&sessions, &medians, args.filter.as_deref());
+    let values = cell_values(&mut store, &cells, args.metric.as_deref())?;
+    let medians = crate::analysis::changes::history_figures(&values, args.metric.as_deref());
+    let out = crate::report::history::render(
+        &sessions,
+        &medians,
+        args.filter.as_deref(),
+        args.metric.as_deref(),
+    );
     crate::output::print(&crate::output::escape_controls(&out));
     Ok(exit::OK)
 }

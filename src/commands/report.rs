@@ -106,9 +106,22 @@ fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
     if histories.is_empty() {
         return Err(super::nothing_found(&store, "matching benchmark history"));
     }
-    let analysed =
-        crate::analysis::changes::analyse(histories, &crate::analysis::changes::Params::default());
-    let files = crate::report::site::render(&analysed, store.location());
+    let p = crate::analysis::changes::Params::default();
+    let analysed = crate::analysis::changes::analyse(histories, &p);
+    let shifts = crate::analysis::changes::machine_shifts(&analysed);
+    // Benchmarks run with --concurrency: their throughput and latency too.
+    let mut more = Vec::new();
+    for d in crate::store::history::Derived::ALL {
+        let q = crate::store::history::Query {
+            metric: Some(d.name().to_string()),
+            ..query.clone()
+        };
+        more.extend(crate::analysis::changes::analyse(
+            crate::store::history::load(&mut store, &q)?,
+            &p,
+        ));
+    }
+    let files = crate::report::site::render(&analysed, &more, &shifts, store.location());
     let pages: Vec<Named> = files
         .iter()
         .map(|(name, _)| Named::flag("--site", &dir.join(name)))

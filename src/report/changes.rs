@@ -1,24 +1,33 @@
 //! The words and numbers of a change point, as `changes`, `check --against
 //! history` and the static site print them, and `changes`' text, Markdown
-//! and JSON. Formatting only: the changes are found and confirmed in
-//! `analysis::changes`.
+//! and JSON: every event of a history (step, drift, episode, the newest
+//! point, wander) as what it is. Formatting only: the events are found and
+//! confirmed in `analysis::changes`.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
 use crate::analysis::changes::{
-    Analysed, Change, Direction, Episode, MachineShift, NewestStatus, Side,
+    Analysed, Change, Direction, Drift, Episode, Event, MachineShift, NewestStatus, Side, Wander,
 };
 use crate::analysis::comparison::{format_confidence, format_p};
 use crate::report::markdown::cell as md;
 use crate::report::table::{self, Cell, Column, Table};
 use crate::store::history::{History, Point};
 
-/// A value of the history's metric with its unit.
+/// A value of the history's metric with its unit (throughput's seconds
+/// per completion as completions per second).
 pub fn value(h: &History, v: f64) -> String {
     if !v.is_finite() {
         return "–".into();
+    }
+    if h.is_throughput() {
+        return if v > 0.0 {
+            format!("{}/s", crate::units::significant(1.0 / v, 4))
+        } else {
+            "–".into()
+        };
     }
     match crate::metrics::Metric::from_name(&h.metric) {
         Some(m) if !h.is_time() => crate::units::quantity(v, m.unit()),
@@ -27,41 +36,63 @@ pub fn value(h: &History, v: f64) -> String {
 }
 
 pub fn direction(h: &History, c: &Change) -> &'static str {
-    match (c.direction, h.is_time()) {
-        (Direction::Slower, true) => "slower",
-        (Direction::Faster, true) => "faster",
-        (Direction::Slower, false) => "higher",
-        (Direction::Faster, false) => "lower",
+    direction_of(h, c.direction)
+}
+
+/// The words of a direction in the history's metric: times are slower or
+/// faster, throughput lower or higher (its values are seconds per
+/// completion), other metrics higher or lower.
+pub fn direction_of(h: &History, d: Direction) -> &'static str {
+    match (d, h.is_throughput(), h.is_time()) {
+        (Direction::Slower, true, _) => "lower throughput",
+        (Direction::Faster, true, _) => "higher throughput",
+        (Direction::Slower, false, true) => "slower",
+        (Direction::Faster, false, true) => "faster",
+        (Direction::Slower, false, false) => "higher",
+        (Direction::Faster, false, false) => "lower",
     }
 }
 
-/// `+25.1 % (99 % CI +23.0 % … +27.3 %)`
-pub fn change_text(c: &Change) -> String {
+/// `+25.1 % (99 % CI +23.0 % … +27.3 %)`: the change of the metric as
+/// shown (of throughput, not of its seconds per completion).
+pub fn change_text(h: &History, c: &Change) -> String {
     let pct = |r: f64| format!("{:+.1} %", (r - 1.0) * 100.0);
     let cmp = &c.comparison;
+    let (r, ci) = if h.is_throughput() {
+        crate::analysis::concurrency::throughput_ratio(cmp)
+    } else {
+        (cmp.ratio, cmp.ratio_ci)
+    };
     format!(
         "{} ({} {} … {})",
-        pct(cmp.ratio),
+        pct(r),
         format_confidence(cmp.confidence),
-        pct(cmp.ratio_ci[0]),
-        pct(cmp.ratio_ci[1])
+        pct(ci[0]),
+        pct(ci[1])
     )
 }
 
 /// `102 ms (95 % CI 101 ms … 103 ms)`
 pub fn median_text(h: &History, s: &Side) -> String {
     match s.ci {
-        Some([lo, hi]) => format!(
-            "{} (95 % CI {} … {})",
-            value(h, s.median),
-            value(h, lo),
-            value(h, hi)
-        ),
+        Some([lo, hi]) => {
+            let (lo, hi) = if h.is_throughput() {
+                (hi, lo)
+            } else {
+                (lo, hi)
+            };
+            format!(
+                "{} (95 % CI {} … {})",
+                value(h, s.median),
+                value(h, lo),
+                value(h, hi)
+            )
+        }
         None => value(h, s.median),
     }
 }
 
-fn metric_name(h: &History) -> &str {
+pub(crate) fn metric_name(h: &History) -> &str {
     if h.metric == crate::metrics::Metric::WallTime.name() {
         "wall time"
     } else {
@@ -96,10 +127,10 @@ pub(crate) fn episode_text(h: &History, e: &Episode) -> String {
     format!(
         "{} {} for {n} point{}, {}, then back: {}, {}",
         direction(h, &e.enter),
-        change_text(&e.enter),
+        change_text(h, &e.enter),
         if n == 1 { "" } else { "s" },
         format_p(e.enter.comparison.p_value),
-        change_text(&e.leave),
+        change_text(h, &e.leave),
         format_p(e.leave.comparison.p_value)
     )
 }
@@ -120,40 +151,103 @@ fn heading(h: &History) -> String {
     )
 }
 
+/// `drift: slower +8.1 % (99 % CI …) over 23 points, p < 0.001`
+pub(crate) fn drift_text(h: &History, d: &Drift) -> String {
+    let n = d.end + 1 - d.start;
+    format!(
+        "{} {} over {n} point{}, {}{}",
+        direction(h, &d.change),
+        change_text(h, &d.change),
+        if n == 1 { "" } else { "s" },
+        format_p(d.change.comparison.p_value),
+        if d.ongoing {
+            ", still going on at the newest point (its size so far)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// `the level moves by ±1.3 % over 20 points, ±0.4 % from one point to
+/// the next: the machine, not a change`
+pub(crate) fn wander_text(w: &Wander) -> String {
+    let pct = |s: f64| format!("±{:.1} %", (s.exp() - 1.0) * 100.0);
+    format!(
+        "the level moves by {} over {} points, {} from one point to the next: the machine, not a change",
+        pct(w.sigma),
+        w.span,
+        pct(w.short)
+    )
+}
+
+/// `runs fall into two speeds, 10.2 ms and 13.3 ms: …`
+pub(crate) fn speeds_text(h: &History, a: &Analysed) -> Option<String> {
+    let m = a.speeds?;
+    Some(format!(
+        "runs fall into two speeds, {} and {}: each run compared at the fast one",
+        value(h, m.fast),
+        value(h, m.slow)
+    ))
+}
+
 pub fn text(all: &[Analysed], shifts: &[MachineShift]) -> String {
     let mut out = String::new();
     for a in all {
         let h = &a.history;
         let _ = writeln!(out, "{}", heading(h));
-        if a.changes.is_empty() && a.episodes.is_empty() {
+        if let Some(s) = speeds_text(h, a) {
+            let _ = writeln!(out, "  {s}");
+        }
+        if a.changes.is_empty() && a.episodes.is_empty() && a.drifts.is_empty() {
             let _ = writeln!(out, "  no change points");
         }
-        for c in &a.changes {
-            let _ = writeln!(
-                out,
-                "  {} {}, {}\n    first after: {}\n    last before: {}\n    median before {} over {} points\n    median after  {} over {} points",
-                direction(h, c),
-                change_text(c),
-                format_p(c.comparison.p_value),
-                point(h, c.index),
-                point(h, c.index.saturating_sub(1)),
-                median_text(h, &c.before),
-                c.before.last + 1 - c.before.first,
-                median_text(h, &c.after),
-                c.after.last + 1 - c.after.first,
-            );
-        }
-        for e in &a.episodes {
-            let _ = writeln!(
-                out,
-                "  episode: {}\n    first in: {}\n    last in:  {}\n    median before {}, during {}, after {}",
-                episode_text(h, e),
-                point(h, e.start),
-                point(h, e.end),
-                median_text(h, &e.enter.before),
-                median_text(h, &e.enter.after),
-                median_text(h, &e.leave.after),
-            );
+        for e in a.events() {
+            match e {
+                Event::Step(c) => {
+                    let _ = writeln!(
+                        out,
+                        "  step: {} {}, {}\n    first after: {}\n    last before: {}\n    median before {} over {} points\n    median after  {} over {} points",
+                        direction(h, c),
+                        change_text(h, c),
+                        format_p(c.comparison.p_value),
+                        point(h, c.index),
+                        point(h, c.index.saturating_sub(1)),
+                        median_text(h, &c.before),
+                        c.before.last + 1 - c.before.first,
+                        median_text(h, &c.after),
+                        c.after.last + 1 - c.after.first,
+                    );
+                }
+                Event::Drift(d) => {
+                    let _ = writeln!(
+                        out,
+                        "  drift: {}\n    first in: {}\n    last in:  {}\n    median before {} over {} points\n    median after  {} over {} points",
+                        drift_text(h, d),
+                        point(h, d.start),
+                        point(h, d.end),
+                        median_text(h, &d.change.before),
+                        d.change.before.last + 1 - d.change.before.first,
+                        median_text(h, &d.change.after),
+                        d.change.after.last + 1 - d.change.after.first,
+                    );
+                }
+                Event::Episode(e) => {
+                    let _ = writeln!(
+                        out,
+                        "  episode: {}\n    first in: {}\n    last in:  {}\n    median before {}, during {}, after {}",
+                        episode_text(h, e),
+                        point(h, e.start),
+                        point(h, e.end),
+                        median_text(h, &e.enter.before),
+                        median_text(h, &e.enter.after),
+                        median_text(h, &e.leave.after),
+                    );
+                }
+                Event::Wander(w) => {
+                    let _ = writeln!(out, "  wander: {}", wander_text(w));
+                }
+                Event::Newest(_) => {}
+            }
         }
         let last = h.points.len().saturating_sub(1);
         match (&a.newest, a.newest_status) {
@@ -163,7 +257,7 @@ pub fn text(all: &[Analysed], shifts: &[MachineShift]) -> String {
                     "  newest {}: {} {} than the {} before it, {}",
                     point(h, c.index),
                     direction(h, c),
-                    change_text(c),
+                    change_text(h, c),
                     c.before.last + 1 - c.before.first,
                     format_p(c.comparison.p_value)
                 );
@@ -195,6 +289,7 @@ pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
         Column::left("Benchmark"),
         Column::left("Metric"),
         Column::left("Machine"),
+        Column::left("Kind"),
         Column::left("First after"),
         Column::left("Last before"),
         Column::right("Before"),
@@ -204,61 +299,96 @@ pub fn markdown(all: &[Analysed], shifts: &[MachineShift]) -> String {
         Column::left("Direction"),
     ])
     .title("cmdscope changes");
+    let mut any = false;
     for a in all {
         let h = &a.history;
         let machine = Cell::Parts(vec![
             format!("{} ", h.hostname).into(),
             Cell::code(crate::store::short_fingerprint(&h.fingerprint)),
         ]);
-        for (c, newest) in a
-            .changes
-            .iter()
-            .map(|c| (c, false))
-            .chain(a.newest.iter().map(|c| (c, true)))
-        {
-            t.row(vec![
-                Cell::code(&h.benchmark),
-                metric_name(h).into(),
-                machine.clone(),
-                format!(
-                    "{}{}",
+        for e in a.events() {
+            let row =
+                |kind: &str, first: String, last: String, c: &Change, during: bool, dir: String| {
+                    vec![
+                        Cell::code(&h.benchmark),
+                        metric_name(h).into(),
+                        machine.clone(),
+                        kind.to_string().into(),
+                        first.into(),
+                        last.into(),
+                        median_text(h, &c.before).into(),
+                        if during {
+                            format!("{} (during)", median_text(h, &c.after))
+                        } else {
+                            median_text(h, &c.after)
+                        }
+                        .into(),
+                        change_text(h, c).into(),
+                        format_p(c.comparison.p_value).into(),
+                        dir.into(),
+                    ]
+                };
+            let cells = match e {
+                Event::Step(c) => row(
+                    "step",
                     point(h, c.index),
-                    if newest { " (newest)" } else { "" }
-                )
-                .into(),
-                point(h, c.index.saturating_sub(1)).into(),
-                median_text(h, &c.before).into(),
-                median_text(h, &c.after).into(),
-                change_text(c).into(),
-                format_p(c.comparison.p_value).into(),
-                direction(h, c).into(),
-            ]);
-        }
-        for e in &a.episodes {
-            let n = e.end + 1 - e.start;
-            t.row(vec![
-                Cell::code(&h.benchmark),
-                metric_name(h).into(),
-                machine.clone(),
-                format!("{} (episode start)", point(h, e.start)).into(),
-                point(h, e.start.saturating_sub(1)).into(),
-                median_text(h, &e.enter.before).into(),
-                format!("{} (during)", median_text(h, &e.enter.after)).into(),
-                change_text(&e.enter).into(),
-                format_p(e.enter.comparison.p_value).into(),
-                format!(
-                    "episode: {} for {n} point{}, then back",
-                    direction(h, &e.enter),
-                    if n == 1 { "" } else { "s" }
-                )
-                .into(),
-            ]);
+                    point(h, c.index.saturating_sub(1)),
+                    c,
+                    false,
+                    direction(h, c).into(),
+                ),
+                Event::Newest(c) => row(
+                    "newest",
+                    format!("{} (newest)", point(h, c.index)),
+                    point(h, c.index.saturating_sub(1)),
+                    c,
+                    false,
+                    direction(h, c).into(),
+                ),
+                Event::Drift(d) => row(
+                    "drift",
+                    format!("{} (slide starts)", point(h, d.start)),
+                    format!("{} (slide ends)", point(h, d.end)),
+                    &d.change,
+                    false,
+                    format!(
+                        "drift: {} over {} points{}",
+                        direction(h, &d.change),
+                        d.end + 1 - d.start,
+                        if d.ongoing { ", still going on" } else { "" }
+                    ),
+                ),
+                Event::Episode(ep) => {
+                    let n = ep.end + 1 - ep.start;
+                    row(
+                        "episode",
+                        format!("{} (episode start)", point(h, ep.start)),
+                        point(h, ep.start.saturating_sub(1)),
+                        &ep.enter,
+                        true,
+                        format!(
+                            "episode: {} for {n} point{}, then back",
+                            direction(h, &ep.enter),
+                            if n == 1 { "" } else { "s" }
+                        ),
+                    )
+                }
+                Event::Wander(w) => {
+                    t.span_row(format!(
+                        "{} on {} [{}]: wander: {}",
+                        h.benchmark,
+                        h.hostname,
+                        crate::store::short_fingerprint(&h.fingerprint),
+                        wander_text(w)
+                    ));
+                    continue;
+                }
+            };
+            any = true;
+            t.row(cells);
         }
     }
-    if all
-        .iter()
-        .all(|a| a.changes.is_empty() && a.newest.is_none() && a.episodes.is_empty())
-    {
+    if !any {
         t.span_row(format!(
             "no change points in {} histor{}",
             all.len(),
@@ -306,16 +436,63 @@ pub(crate) struct JsonEpisode<'a> {
 }
 
 #[derive(Serialize)]
+pub(crate) struct JsonDrift<'a> {
+    start: usize,
+    end: usize,
+    first_in: &'a Point,
+    last_in: &'a Point,
+    /// The point before the slide and the point after it (None at an
+    /// end of the history).
+    last_before: Option<&'a Point>,
+    first_after: Option<&'a Point>,
+    ongoing: bool,
+    direction: &'static str,
+    /// The points after the slide over the points before it.
+    ratio: f64,
+    change: &'a Change,
+}
+
+#[derive(Serialize)]
 struct JsonHistory<'a> {
     benchmark: &'a str,
     metric: &'a str,
     fingerprint: &'a str,
     hostname: &'a str,
     points: usize,
+    /// The smallest change reported (a fraction).
+    min_change: f64,
     changes: Vec<JsonChange<'a>>,
     episodes: Vec<JsonEpisode<'a>>,
+    drifts: Vec<JsonDrift<'a>>,
+    wander: Option<&'a Wander>,
+    speeds: Option<&'a crate::analysis::modes::SpeedModes>,
     newest: Option<JsonChange<'a>>,
     newest_status: NewestStatus,
+}
+
+/// One event of the top-level `events` list: its kind, whose history it
+/// is, and the kind's own fields.
+#[derive(Serialize)]
+struct JsonEvent<'a> {
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    benchmark: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metric: Option<&'a str>,
+    fingerprint: &'a str,
+    hostname: &'a str,
+    #[serde(flatten)]
+    what: JsonWhat<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum JsonWhat<'a> {
+    Change(JsonChange<'a>),
+    Drift(JsonDrift<'a>),
+    Episode(JsonEpisode<'a>),
+    Wander(&'a Wander),
+    Shift(JsonShift<'a>),
 }
 
 #[derive(Serialize)]
@@ -334,6 +511,21 @@ pub(crate) fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>>
         last_before: h.points.get(c.index.checked_sub(1)?)?,
         direction: direction(h, c),
         change: c,
+    })
+}
+
+pub(crate) fn drift<'a>(h: &'a History, d: &'a Drift) -> Option<JsonDrift<'a>> {
+    Some(JsonDrift {
+        start: d.start,
+        end: d.end,
+        first_in: h.points.get(d.start)?,
+        last_in: h.points.get(d.end)?,
+        last_before: d.start.checked_sub(1).and_then(|i| h.points.get(i)),
+        first_after: h.points.get(d.end + 1),
+        ongoing: d.ongoing,
+        direction: direction(h, &d.change),
+        ratio: d.ratio(),
+        change: &d.change,
     })
 }
 
@@ -372,15 +564,55 @@ pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
                 fingerprint: &h.fingerprint,
                 hostname: &h.hostname,
                 points: h.points.len(),
+                min_change: a.min_change,
                 changes: a.changes.iter().filter_map(|c| entry(h, c)).collect(),
                 episodes: a.episodes.iter().filter_map(|e| episode(h, e)).collect(),
+                drifts: a.drifts.iter().filter_map(|d| drift(h, d)).collect(),
+                wander: a.wander.as_ref(),
+                speeds: a.speeds.as_ref(),
                 newest: a.newest.as_ref().and_then(|c| entry(h, c)),
                 newest_status: a.newest_status,
             }
         })
         .collect();
+    let mut events: Vec<JsonEvent> = Vec::new();
+    for a in all {
+        let h = &a.history;
+        for e in a.events() {
+            let what = match e {
+                Event::Step(c) | Event::Newest(c) => entry(h, c).map(JsonWhat::Change),
+                Event::Drift(d) => drift(h, d).map(JsonWhat::Drift),
+                Event::Episode(ep) => episode(h, ep).map(JsonWhat::Episode),
+                Event::Wander(w) => Some(JsonWhat::Wander(w)),
+            };
+            if let Some(what) = what {
+                events.push(JsonEvent {
+                    kind: e.kind(),
+                    benchmark: Some(&h.benchmark),
+                    metric: Some(&h.metric),
+                    fingerprint: &h.fingerprint,
+                    hostname: &h.hostname,
+                    what,
+                });
+            }
+        }
+    }
+    for s in shifts {
+        events.push(JsonEvent {
+            kind: "machine_shift",
+            benchmark: None,
+            metric: None,
+            fingerprint: &s.fingerprint,
+            hostname: &s.hostname,
+            what: JsonWhat::Shift(shift(s)),
+        });
+    }
     let shifts: Vec<JsonShift> = shifts.iter().map(shift).collect();
     // Plain data with string keys: serializing it does not fail.
-    table::json(&serde_json::json!({ "histories": list, "machine_shifts": shifts }))
-        .unwrap_or_else(|_| "{}\n".into())
+    table::json(&serde_json::json!({
+        "events": events,
+        "histories": list,
+        "machine_shifts": shifts,
+    }))
+    .unwrap_or_else(|_| "{}\n".into())
 }

@@ -10,8 +10,8 @@ use crate::analysis::changes::select::{AtPoint, Regime, Target};
 use crate::analysis::changes::MachineShift;
 use crate::analysis::comparison::format_p;
 use crate::report::changes::{
-    change_text, direction, entry, episode, episode_text, markdown_with_shifts, point, shift,
-    shift_text, JsonChange, JsonEpisode, JsonShift,
+    change_text, direction, drift, drift_text, entry, episode, episode_text, markdown_with_shifts,
+    point, shift, shift_text, JsonChange, JsonDrift, JsonEpisode, JsonShift,
 };
 use crate::report::table::{self, Cell, Column, Table};
 use crate::store::history::{Point, SessionRef};
@@ -38,7 +38,7 @@ fn regime_text(at: &AtPoint) -> String {
         Regime::Since(c) => format!(
             "in a changed level: {} {} since {}",
             direction(h, c),
-            change_text(c),
+            change_text(h, c),
             point(h, c.index)
         ),
         Regime::Episode(e) => format!(
@@ -47,10 +47,16 @@ fn regime_text(at: &AtPoint) -> String {
             e.end,
             episode_text(h, e)
         ),
+        Regime::Drift(d) => format!(
+            "in a drift's slide, points {} to {}: {}",
+            d.start,
+            d.end,
+            drift_text(h, d)
+        ),
         Regime::Newest(c) => format!(
             "the newest point, {} {} than the {} before it, {}",
             direction(h, c),
-            change_text(c),
+            change_text(h, c),
             c.before.last + 1 - c.before.first,
             format_p(c.comparison.p_value)
         ),
@@ -83,10 +89,13 @@ pub fn text(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> Strin
                 out,
                 "  change here: {} {}, {} (last before: {})",
                 direction(h, c),
-                change_text(c),
+                change_text(h, c),
                 format_p(c.comparison.p_value),
                 point(h, c.index.saturating_sub(1))
             );
+        }
+        for d in &at.drifts {
+            let _ = writeln!(out, "  drift starts here: {}", drift_text(h, d));
         }
         for e in &at.entered {
             let _ = writeln!(out, "  episode starts here: {}", episode_text(h, e));
@@ -120,8 +129,13 @@ pub fn markdown(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> S
         let mut here: Vec<String> = at
             .changes
             .iter()
-            .map(|c| format!("{} {}", direction(h, c), change_text(c)))
+            .map(|c| format!("{} {}", direction(h, c), change_text(h, c)))
             .collect();
+        here.extend(
+            at.drifts
+                .iter()
+                .map(|d| format!("drift starts: {}", drift_text(h, d))),
+        );
         here.extend(
             at.entered
                 .iter()
@@ -158,13 +172,15 @@ struct JsonAt<'a> {
     changes: Vec<JsonChange<'a>>,
     episodes_entered: Vec<JsonEpisode<'a>>,
     episodes_left: Vec<JsonEpisode<'a>>,
-    /// `first`, `since_change`, `episode` or `newest`.
+    drifts_started: Vec<JsonDrift<'a>>,
+    /// `first`, `since_change`, `episode`, `drift` or `newest`.
     regime: &'static str,
     changed_regime: bool,
     /// The change whose level the point is at (`since_change`), or the
     /// newest point's comparison (`newest`).
     regime_change: Option<JsonChange<'a>>,
     regime_episode: Option<JsonEpisode<'a>>,
+    regime_drift: Option<JsonDrift<'a>>,
 }
 
 #[derive(Serialize)]
@@ -179,11 +195,12 @@ pub fn json(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> Strin
         .iter()
         .map(|at| {
             let h = &at.analysed.history;
-            let (regime, regime_change, regime_episode) = match at.regime {
-                Regime::First => ("first", None, None),
-                Regime::Since(c) => ("since_change", entry(h, c), None),
-                Regime::Episode(e) => ("episode", None, episode(h, e)),
-                Regime::Newest(c) => ("newest", entry(h, c), None),
+            let (regime, regime_change, regime_episode, regime_drift) = match at.regime {
+                Regime::First => ("first", None, None, None),
+                Regime::Since(c) => ("since_change", entry(h, c), None, None),
+                Regime::Episode(e) => ("episode", None, episode(h, e), None),
+                Regime::Drift(d) => ("drift", None, None, drift(h, d)),
+                Regime::Newest(c) => ("newest", entry(h, c), None, None),
             };
             JsonAt {
                 benchmark: &h.benchmark,
@@ -196,10 +213,12 @@ pub fn json(target: &Target, all: &[AtPoint], shifts: &[&MachineShift]) -> Strin
                 changes: at.changes.iter().filter_map(|c| entry(h, c)).collect(),
                 episodes_entered: at.entered.iter().filter_map(|e| episode(h, e)).collect(),
                 episodes_left: at.left.iter().filter_map(|e| episode(h, e)).collect(),
+                drifts_started: at.drifts.iter().filter_map(|d| drift(h, d)).collect(),
                 regime,
                 changed_regime: at.regime.changed(),
                 regime_change,
                 regime_episode,
+                regime_drift,
             }
         })
         .collect();

@@ -511,6 +511,23 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
         Column::left("Verdict"),
     ]);
     for r in rows {
+        if let (Some(h), Some(d)) = (&r.history, &r.drift) {
+            // A slide still going on: its own row, its size so far.
+            let c = &d.change;
+            let cells = [
+                format!("{} (before the drift)", median_text(h, &c.before),),
+                median_text(h, &c.after),
+                change_text(h, c),
+                format_p(c.comparison.p_value),
+                format!(
+                    "drift over {} sessions, still going on: {}",
+                    d.end + 1 - d.start,
+                    verdict(c, &r.benchmark)
+                ),
+            ];
+            let name = std::iter::once(Cell::code(&r.benchmark));
+            t.row(name.chain(cells.map(Cell::from)).collect());
+        }
         let cells = match (&r.history, &r.change) {
             (Some(h), Some(c)) => [
                 format!(
@@ -519,7 +536,7 @@ pub fn against_history(rows: &[HistoryRow], ctx: &HistoryContext, markdown: bool
                     c.before.last + 1 - c.before.first
                 ),
                 median_text(h, &c.after),
-                change_text(c),
+                change_text(h, c),
                 format_p(c.comparison.p_value),
                 verdict(c, &r.benchmark),
             ],

@@ -27,14 +27,15 @@ pub fn none_match(store: &str) -> String {
     format!("No sessions in store '{store}' match.\n")
 }
 
-/// The sessions with their benchmarks; `medians` by stored cell id,
-/// `filter` keeps the benchmarks whose identity, name or command holds it.
-/// Untrusted text (names, commands, labels) is escaped by the caller's
-/// writer, not here.
+/// The sessions with their benchmarks; `medians` by stored cell id (the
+/// figure of `metric`: None for wall time), `filter` keeps the
+/// benchmarks whose identity, name or command holds it. Untrusted text
+/// (names, commands, labels) is escaped by the caller's writer, not here.
 pub fn render(
     sessions: &[StoredSession],
     medians: &HashMap<i64, f64>,
     filter: Option<&str>,
+    metric: Option<&str>,
 ) -> String {
     let mut out = String::new();
     for s in sessions {
@@ -62,8 +63,11 @@ pub fn render(
             }
             let m = medians
                 .get(&c.id)
-                .map(|m| format!("median {}", crate::units::time(*m)))
-                .unwrap_or_else(|| "no time measured".into());
+                .map(|m| figure(metric, *m))
+                .unwrap_or_else(|| match metric {
+                    None => "no time measured".into(),
+                    Some(name) => format!("no {name} measured"),
+                });
             t.row(vec![
                 c.identity.as_str().into(),
                 format!("{} runs", c.runs).into(),
@@ -75,6 +79,26 @@ pub fn render(
         }
     }
     out
+}
+
+/// `median 12.3 ms`, `throughput 812/s`, `latency_p90 14.1 ms`,
+/// `median memory_peak_resident 12.0 MiB`.
+fn figure(metric: Option<&str>, v: f64) -> String {
+    use crate::store::history::Derived;
+    match metric {
+        None => format!("median {}", crate::units::time(v)),
+        Some(name) => match Derived::from_name(name) {
+            Some(Derived::Throughput) => {
+                format!("throughput {}/s", crate::units::significant(v, 4))
+            }
+            Some(Derived::Latency(_)) => format!("{name} {}", crate::units::time(v)),
+            None => {
+                let unit = crate::metrics::Metric::from_name(name)
+                    .map_or(crate::metrics::Unit::Count, |m| m.unit());
+                format!("median {name} {}", crate::units::quantity(v, unit))
+            }
+        },
+    }
 }
 
 /// `#12  2025-11-22 10:04:05Z  finished  host [fingerprint]  branch=main commit=abc`

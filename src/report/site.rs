@@ -1,8 +1,12 @@
 //! `cmdscope report --site DIR`: a static site of the store's histories.
 //! `index.html` lists every benchmark (latest value, trend sparkline, open
-//! regression) and links one page per benchmark (history chart with its
-//! change points marked, distribution of the latest points, change list,
-//! the newest search's answer).
+//! regression) and links one page per benchmark: a history chart per
+//! metric (wall time, and for a benchmark run with --concurrency its
+//! throughput and latency percentiles) with every event drawn as what it
+//! is (a step as a dashed line, a drift's slide and an episode as shaded
+//! stretches, a machine-wide shift as a line of its own colour, wander as
+//! a note), the distribution of the latest points, the event list, and
+//! the newest search's answer.
 //!
 //! Like the HTML report: no scripts, no network (the same
 //! Content-Security-Policy), inline SVG and CSS, every user string through
@@ -11,11 +15,14 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::changes::{Analysed, Change};
+use crate::analysis::changes::{Analysed, Change, Event, MachineShift};
 use crate::analysis::comparison::format_p;
-use crate::report::changes::{change_text, direction, median_text, value};
+use crate::report::changes::{
+    change_text, direction, drift_text, episode_text, median_text, metric_name, speeds_text, value,
+    wander_text,
+};
 use crate::report::html::{CSP, STYLE};
-use crate::report::svg::{self, escape, BoxPlot, BoxStats, Format, LineChart, Mark, Series};
+use crate::report::svg::{self, escape, BoxPlot, BoxStats, Format, LineChart, Mark, Series, Span};
 use crate::store::history::{History, Point};
 
 /// Points drawn in a benchmark's history chart (the newest ones).
@@ -28,7 +35,13 @@ pub const LATEST: usize = 5;
 const SITE_STYLE: &str = "
 svg.spark { vertical-align: middle; }
 td.regression { color: #b00; }
+p.wander { color: #555; }
 ";
+
+/// Colours of the events drawn on a history chart.
+const DRIFT: &str = "#e69f00";
+const EPISODE: &str = "#cc79a7";
+const SHIFT: &str = "#0072b2";
 
 /// File name of a benchmark's page: stable for the same machine and
 /// benchmark, and safe whatever the benchmark is called.
@@ -79,11 +92,27 @@ fn machine(h: &History) -> String {
     )
 }
 
-/// The site's files: (file name, content), `index.html` first.
-pub fn render(all: &[Analysed], store: &str) -> Vec<(String, String)> {
+/// The site's files: (file name, content), `index.html` first. `all`
+/// are the wall-time histories (one page each); `more` the other metrics'
+/// histories (throughput and latency of concurrency benchmarks), drawn on
+/// the page of the same machine and benchmark; `shifts` the machine-wide
+/// shifts of `all`.
+pub fn render(
+    all: &[Analysed],
+    more: &[Analysed],
+    shifts: &[MachineShift],
+    store: &str,
+) -> Vec<(String, String)> {
     let mut files = vec![("index.html".to_string(), index(all, store))];
     for a in all {
-        files.push((page_name(&a.history), page(a)));
+        let h = &a.history;
+        let others: Vec<&Analysed> = more
+            .iter()
+            .filter(|m| {
+                m.history.fingerprint == h.fingerprint && m.history.benchmark == h.benchmark
+            })
+            .collect();
+        files.push((page_name(h), page(a, &others, shifts)));
     }
     files
 }
@@ -123,7 +152,7 @@ fn index(all: &[Analysed], store: &str) -> String {
                 format!(
                     "{} {} since {}",
                     direction(h, c),
-                    change_text(c),
+                    change_text(h, c),
                     h.points.get(c.index).map(point_label).unwrap_or_default()
                 )
             })
@@ -178,7 +207,7 @@ fn sparkline(a: &Analysed) -> String {
     )
 }
 
-fn page(a: &Analysed) -> String {
+fn page(a: &Analysed, others: &[&Analysed], shifts: &[MachineShift]) -> String {
     let h = &a.history;
     let mut out = String::with_capacity(64 * 1024);
     head(&mut out, &format!("cmdscope: {}", h.benchmark));
@@ -216,58 +245,15 @@ fn page(a: &Analysed) -> String {
         );
     }
 
-    // History: median and its interval per point, change points marked.
-    let start = h.points.len().saturating_sub(CHART_POINTS);
-    let points: Vec<svg::Point> = a.medians[start..]
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| {
-            Some(svg::Point {
-                x: (start + i) as f64,
-                y: m.median?,
-                lo: m.ci.map(|[lo, _]| lo),
-                hi: m.ci.map(|[_, hi]| hi),
-            })
-        })
-        .collect();
-    let marks: Vec<Mark> = a
-        .changes
-        .iter()
-        .filter(|c| c.index >= start)
-        .map(|c| Mark {
-            x: c.index as f64 - 0.5,
-            label: h.points.get(c.index).map(point_label).unwrap_or_default(),
-        })
-        .collect();
+    out.push_str("<h2>History</h2>\n");
+    history_chart(&mut out, a, shifts);
+
+    // Distribution of the latest points' runs.
     let y_format = if h.is_time() {
         Format::Seconds
     } else {
         Format::Number
     };
-    out.push_str("<h2>History</h2>\n");
-    if start > 0 {
-        let _ = writeln!(
-            out,
-            "<p class=\"note\">The newest {CHART_POINTS} of {} points.</p>",
-            h.points.len()
-        );
-    }
-    out.push_str(
-        &LineChart {
-            title: format!("{}: median per point, 95 % interval", h.benchmark),
-            x_label: "point (oldest → newest)".into(),
-            y_label: h.metric.clone(),
-            y_format,
-            series: vec![Series {
-                name: "median".into(),
-                points,
-            }],
-            ..LineChart::default()
-        }
-        .render_marked(&marks),
-    );
-
-    // Distribution of the latest points' runs.
     let first = h.points.len().saturating_sub(LATEST);
     let boxes: Vec<BoxStats> = h.points[first..]
         .iter()
@@ -286,16 +272,175 @@ fn page(a: &Analysed) -> String {
         );
     }
 
-    out.push_str("<h2>Changes</h2>\n");
-    if a.changes.is_empty() {
+    out.push_str("<h2>Events</h2>\n");
+    events(&mut out, a);
+    for o in others {
+        let _ = writeln!(out, "<h2>{}</h2>", escape(metric_name(&o.history)));
+        history_chart(&mut out, o, &[]);
+        events(&mut out, o);
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// A history's chart: median and its interval per point (throughput as
+/// completions per second), every event drawn as what it is.
+fn history_chart(out: &mut String, a: &Analysed, shifts: &[MachineShift]) {
+    let h = &a.history;
+    let start = h.points.len().saturating_sub(CHART_POINTS);
+    let shown = |v: f64| if h.is_throughput() { 1.0 / v } else { v };
+    let points: Vec<svg::Point> = a.medians[start..]
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let (lo, hi) = match m.ci {
+                Some([lo, hi]) if h.is_throughput() => (Some(shown(hi)), Some(shown(lo))),
+                Some([lo, hi]) => (Some(lo), Some(hi)),
+                None => (None, None),
+            };
+            Some(svg::Point {
+                x: (start + i) as f64,
+                y: shown(m.median?),
+                lo,
+                hi,
+            })
+        })
+        .collect();
+    let label_at = |i: usize| h.points.get(i).map(point_label).unwrap_or_default();
+    let marks: Vec<Mark> = a
+        .changes
+        .iter()
+        .filter(|c| c.index >= start)
+        .map(|c| Mark {
+            x: c.index as f64 - 0.5,
+            label: label_at(c.index),
+        })
+        .collect();
+    let mut spans: Vec<Span> = Vec::new();
+    for d in a.drifts.iter().filter(|d| d.end >= start) {
+        spans.push(Span {
+            from: d.start.max(start) as f64 - 0.5,
+            to: d.end as f64 + 0.5,
+            class: "drift",
+            colour: DRIFT,
+            label: format!("drift from {}", label_at(d.start)),
+            title: format!("drift: {}", drift_text(h, d)),
+        });
+    }
+    for e in a.episodes.iter().filter(|e| e.end >= start) {
+        spans.push(Span {
+            from: e.start.max(start) as f64 - 0.5,
+            to: e.end as f64 + 0.5,
+            class: "episode",
+            colour: EPISODE,
+            label: format!("episode at {}", label_at(e.start)),
+            title: format!("episode: {}", episode_text(h, e)),
+        });
+    }
+    for s in shifts.iter().filter(|s| s.fingerprint == h.fingerprint) {
+        let ids: Vec<i64> = s.point.sessions.iter().map(|r| r.id).collect();
+        if let Some(i) = h
+            .points
+            .iter()
+            .position(|p| p.sessions.iter().any(|r| ids.contains(&r.id)))
+            .filter(|&i| i >= start)
+        {
+            let x = i as f64 - 0.5;
+            spans.push(Span {
+                from: x,
+                to: x,
+                class: "shift",
+                colour: SHIFT,
+                label: format!("machine-wide at {}", label_at(i)),
+                title: crate::report::changes::shift_text(s),
+            });
+        }
+    }
+    let (y_label, y_format) = if h.is_throughput() {
+        ("throughput (completions/s)".to_string(), Format::Number)
+    } else if h.is_time() {
+        (h.metric.clone(), Format::Seconds)
+    } else {
+        (h.metric.clone(), Format::Number)
+    };
+    if start > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">The newest {CHART_POINTS} of {} points.</p>",
+            h.points.len()
+        );
+    }
+    out.push_str(
+        &LineChart {
+            title: format!(
+                "{}: {} per point, 95 % interval",
+                h.benchmark,
+                metric_name(h)
+            ),
+            x_label: "point (oldest → newest)".into(),
+            y_label,
+            y_format,
+            series: vec![Series {
+                name: "median".into(),
+                points,
+            }],
+            ..LineChart::default()
+        }
+        .render_spans(&marks, &spans),
+    );
+    if let Some(w) = &a.wander {
+        let _ = writeln!(
+            out,
+            "<p class=\"wander\">Wander: {}.</p>",
+            escape(&wander_text(w))
+        );
+    }
+    if let Some(s) = speeds_text(h, a) {
+        let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&s));
+    }
+}
+
+/// The event list of a history: one row per step, drift and episode, and
+/// the newest point's comparison when significant.
+fn events(out: &mut String, a: &Analysed) {
+    let h = &a.history;
+    let list: Vec<Event> = a
+        .events()
+        .into_iter()
+        .filter(|e| !matches!(e, Event::Wander(_) | Event::Newest(_)))
+        .collect();
+    if list.is_empty() {
         out.push_str("<p>No change points.</p>\n");
     } else {
         out.push_str(
-            "<table class=\"changes\"><tr><th>First after</th><th>Last before</th><th>Before</th>\
+            "<table class=\"changes\"><tr><th>Kind</th><th>First</th><th>Last</th><th>Before</th>\
              <th>After</th><th>Change</th><th>p</th><th>Direction</th></tr>\n",
         );
-        for c in &a.changes {
-            change_row(&mut out, h, c);
+        for e in list {
+            match e {
+                Event::Step(c) => {
+                    change_row(out, h, "step", c.index, c.index.saturating_sub(1), c, "")
+                }
+                Event::Drift(d) => change_row(
+                    out,
+                    h,
+                    "drift",
+                    d.start,
+                    d.end,
+                    &d.change,
+                    if d.ongoing { ", still going on" } else { "" },
+                ),
+                Event::Episode(ep) => change_row(
+                    out,
+                    h,
+                    "episode",
+                    ep.start,
+                    ep.end,
+                    &ep.enter,
+                    ", then back",
+                ),
+                Event::Newest(_) | Event::Wander(_) => {}
+            }
         }
         out.push_str("</table>\n");
     }
@@ -310,27 +455,34 @@ fn page(a: &Analysed) -> String {
                     .unwrap_or_default()
             ),
             direction(h, c),
-            escape(&change_text(c)),
+            escape(&change_text(h, c)),
             c.before.last + 1 - c.before.first,
             escape(&format_p(c.comparison.p_value))
         );
     }
-    out.push_str("</body></html>\n");
-    out
 }
 
-fn change_row(out: &mut String, h: &History, c: &Change) {
+fn change_row(
+    out: &mut String,
+    h: &History,
+    kind: &str,
+    first: usize,
+    last: usize,
+    c: &Change,
+    more: &str,
+) {
     let describe = |i: usize| h.points.get(i).map(Point::describe).unwrap_or_default();
     let cells = [
-        describe(c.index),
-        describe(c.index.saturating_sub(1)),
+        kind.to_string(),
+        describe(first),
+        describe(last),
         median_text(h, &c.before),
         median_text(h, &c.after),
-        change_text(c),
+        change_text(h, c),
         format_p(c.comparison.p_value),
-        direction(h, c).to_string(),
+        format!("{}{more}", direction(h, c)),
     ];
-    out.push_str("<tr class=\"change\">");
+    let _ = write!(out, "<tr class=\"{kind}\">");
     for cell in cells {
         let _ = write!(out, "<td>{}</td>", escape(&cell));
     }

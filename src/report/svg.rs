@@ -368,6 +368,22 @@ pub struct Mark {
     pub label: String,
 }
 
+/// A labelled stretch of x shaded on a line chart (a drift's slide, an
+/// episode), or a vertical line of another colour (a machine-wide shift),
+/// each with its class, colour and a title saying what it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    pub from: f64,
+    pub to: f64,
+    /// The CSS class of the shape (`drift`, `episode`, `shift`).
+    pub class: &'static str,
+    pub colour: &'static str,
+    /// Drawn above the chart (cut to 40 characters).
+    pub label: String,
+    /// The full description, as the shape's title.
+    pub title: String,
+}
+
 impl LineChart {
     pub fn render(&self) -> String {
         self.render_marked(&[])
@@ -381,6 +397,16 @@ impl LineChart {
     /// The chart with `marks`, and the x axis labelled with `x_labels`
     /// (value, text) instead of numbers where that list is not empty.
     pub fn render_labelled(&self, marks: &[Mark], x_labels: &[(f64, String)]) -> String {
+        self.render_with(marks, &[], x_labels)
+    }
+
+    /// The chart with `marks` and `spans` (shaded stretches, or lines
+    /// where a span is one x wide).
+    pub fn render_spans(&self, marks: &[Mark], spans: &[Span]) -> String {
+        self.render_with(marks, spans, &[])
+    }
+
+    fn render_with(&self, marks: &[Mark], spans: &[Span], x_labels: &[(f64, String)]) -> String {
         let pts = self.series.iter().flat_map(|s| s.points.iter());
         let finite = |v: &f64| v.is_finite() && (!self.log_x || *v > 0.0);
         let xs: Vec<f64> = pts.clone().map(|p| p.x).filter(finite).collect();
@@ -495,6 +521,36 @@ impl LineChart {
                     escape(&self.x_format.show(p.x))
                 );
             }
+        }
+        for (i, sp) in spans
+            .iter()
+            .filter(|s| finite(&s.from) && finite(&s.to))
+            .enumerate()
+        {
+            let (l, r) = (x.px(sp.from), x.px(sp.to));
+            let ty = y0 + 0.0 - 4.0 - 12.0 * (i % 2) as f64;
+            let shape = if r - l < 1.0 {
+                format!(
+                    r#"<line x1="{l:.1}" x2="{l:.1}" y1="{TOP}" y2="{y0}" stroke="{c}" stroke-width="2" stroke-dasharray="2 2"/>"#,
+                    c = sp.colour
+                )
+            } else {
+                format!(
+                    r#"<rect x="{l:.1}" y="{TOP}" width="{w:.1}" height="{h:.1}" fill="{c}" fill-opacity="0.18" stroke="{c}" stroke-opacity="0.6"/>"#,
+                    w = r - l,
+                    h = y0 - TOP,
+                    c = sp.colour
+                )
+            };
+            let _ = write!(
+                out,
+                r#"<g class="{}">{shape}<text x="{:.1}" y="{ty:.1}" font-size="11" fill="{}">{}</text><title>{}</title></g>"#,
+                sp.class,
+                l + 2.0,
+                sp.colour,
+                label(&sp.label, 40),
+                escape(&sp.title)
+            );
         }
         if let Some(h) = self.highlight.filter(finite) {
             let px = x.px(h);

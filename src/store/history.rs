@@ -43,6 +43,46 @@ fn time_values_of(store: &mut Store, ids: &[i64]) -> Result<HashMap<i64, Vec<f64
     Ok(out)
 }
 
+/// The values `history --metric` summarises per cell: the runs' values
+/// of a run metric (None: wall time, Go's sec/op for imports), each
+/// batch's seconds per completion for throughput, the runs' wall times
+/// for a latency percentile (concurrency cells only for both).
+pub fn cell_values(
+    store: &mut Store,
+    cells: &[&StoredCell],
+    metric: Option<&str>,
+) -> Result<HashMap<i64, Vec<f64>>> {
+    match metric.and_then(Derived::from_name) {
+        Some(d) => {
+            let with: std::collections::HashSet<i64> =
+                store.cells_with_batches()?.into_iter().collect();
+            let ids: Vec<i64> = cells
+                .iter()
+                .map(|c| c.id)
+                .filter(|id| with.contains(id))
+                .collect();
+            match d {
+                Derived::Throughput => {
+                    let mut out = HashMap::new();
+                    for id in ids {
+                        let seconds = crate::analysis::concurrency::per_block(&store.batches(id)?);
+                        out.insert(id, seconds.into_iter().map(|(_, s)| s).collect());
+                    }
+                    Ok(out)
+                }
+                Derived::Latency(_) => Ok(store.metric_values(&ids, Metric::WallTime)?),
+            }
+        }
+        None => match self::metric(metric)? {
+            Some(m) => {
+                let ids: Vec<i64> = cells.iter().map(|c| c.id).collect();
+                Ok(store.metric_values(&ids, m)?)
+            }
+            None => time_values(store, cells),
+        },
+    }
+}
+
 use crate::error::{Error, Result};
 use crate::metrics::Metric;
 use crate::store::{Filter, Store, StoredCell, StoredSession};
@@ -135,20 +175,73 @@ impl History {
         self.points.iter().map(|p| p.runs.clone()).collect()
     }
 
-    /// Whether larger values are slower (times) rather than just higher.
+    /// Whether larger values are slower (times, and throughput's seconds
+    /// per completion) rather than just higher.
     pub fn is_time(&self) -> bool {
         self.metric == Metric::WallTime.name()
             || self.metric == GO_TIME
+            || Derived::from_name(&self.metric).is_some()
             || Metric::from_name(&self.metric)
                 .is_some_and(|m| m.unit() == crate::metrics::Unit::Seconds)
     }
+
+    /// Whether the values are throughput's seconds per completion, shown
+    /// as completions per second.
+    pub fn is_throughput(&self) -> bool {
+        self.metric == THROUGHPUT
+    }
 }
 
-/// The metric asked for, checked before the store is read.
+/// Throughput: each batch's seconds per completion (the inverse of its
+/// completions per second), as `check` compares it; shown as throughput.
+pub const THROUGHPUT: &str = "throughput";
+/// Latency percentiles: each session's percentile of its instances' wall
+/// times, one value per session.
+pub const LATENCY_P50: &str = "latency_p50";
+pub const LATENCY_P90: &str = "latency_p90";
+pub const LATENCY_P99: &str = "latency_p99";
+
+/// A metric a history has that is no column of the runs: computed per
+/// session from what concurrency mode stores (`run --concurrency N`: its
+/// batches, and its runs' wall times).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Derived {
+    Throughput,
+    Latency(u8),
+}
+
+impl Derived {
+    pub const ALL: [Derived; 4] = [
+        Derived::Throughput,
+        Derived::Latency(50),
+        Derived::Latency(90),
+        Derived::Latency(99),
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Derived::Throughput => THROUGHPUT,
+            Derived::Latency(50) => LATENCY_P50,
+            Derived::Latency(90) => LATENCY_P90,
+            Derived::Latency(_) => LATENCY_P99,
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Derived> {
+        Derived::ALL.into_iter().find(|d| d.name() == name)
+    }
+}
+
+/// The metric asked for, checked before the store is read: a run metric
+/// (a column of the runs), or None for wall time and for the metrics of
+/// concurrency sessions ([`Derived`]).
 pub fn metric(name: Option<&str>) -> Result<Option<Metric>> {
     let Some(name) = name else {
         return Ok(None);
     };
+    if Derived::from_name(name).is_some() {
+        return Ok(None);
+    }
     match Metric::from_name(name) {
         Some(m) if crate::store::schema::has_column(m) => Ok(Some(m)),
         _ => {
@@ -156,6 +249,7 @@ pub fn metric(name: Option<&str>) -> Result<Option<Metric>> {
                 .iter()
                 .filter(|m| crate::store::schema::has_column(**m))
                 .map(|m| m.name())
+                .chain(Derived::ALL.iter().map(|d| d.name()))
                 .collect();
             Err(Error::Usage(format!(
                 "unknown metric '{name}'; one of: {}",
@@ -198,28 +292,12 @@ fn each_in(
     per_query: i64,
     mut f: impl FnMut(History) -> Result<()>,
 ) -> Result<()> {
+    if let Some(d) = q.metric.as_deref().and_then(Derived::from_name) {
+        return each_derived(store, q, d, f);
+    }
     let chosen = metric(q.metric.as_deref())?;
-    let mut sessions = store.session_heads(&Filter {
-        labels: q.labels.clone(),
-        machine: q.machine.clone(),
-        ..Filter::default()
-    })?;
-    sessions.retain(|s| s.status != crate::store::RUNNING);
-    sessions.reverse();
-    let heads = heads(&sessions, q.order_by.as_deref());
-    // (session id, its index), by id: looked up once per cell.
-    let mut at: Vec<(i64, u32)> = sessions
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.id, i as u32))
-        .collect();
-    at.sort_unstable();
-    let at = |id: i64| {
-        at.binary_search_by_key(&id, |&(s, _)| s)
-            .ok()
-            .map(|k| at[k].1)
-    };
-    drop(sessions);
+    let (heads, at) = ended_sessions(store, q)?;
+    let at = |id: i64| at.index(id);
     let wanted = |identity: &str, name: &str, command: &str| {
         q.benchmark
             .as_deref()
@@ -271,6 +349,103 @@ fn each_in(
         }
     }
     Ok(())
+}
+
+/// [`each`] for a metric of concurrency sessions: only the cells with
+/// stored batches are read, each one's values computed from its batches
+/// (throughput: each batch's seconds per completion) or its runs' wall
+/// times (a latency percentile: one value per cell).
+fn each_derived(
+    store: &mut Store,
+    q: &Query,
+    d: Derived,
+    mut f: impl FnMut(History) -> Result<()>,
+) -> Result<()> {
+    let ids = store.cells_with_batches()?;
+    let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
+        return Ok(());
+    };
+    let (heads, at) = ended_sessions(store, q)?;
+    // identity -> (session index, values), in cell id order.
+    let mut rows: BTreeMap<String, Vec<(usize, Vec<f64>)>> = BTreeMap::new();
+    let mut lo = first;
+    while lo <= last {
+        let hi = lo.saturating_add(RANGE - 1).min(last);
+        for c in store.cells_in_range(lo, hi)? {
+            if ids.binary_search(&c.id).is_err() {
+                continue;
+            }
+            let wanted = q.benchmark.as_deref().is_none_or(|b| {
+                c.identity.contains(b) || c.name.contains(b) || c.command.contains(b)
+            });
+            let Some(s) = at.index(c.session).filter(|_| wanted) else {
+                continue;
+            };
+            let s = s as usize;
+            let values = match d {
+                Derived::Throughput => {
+                    crate::analysis::concurrency::per_block(&store.batches(c.id)?)
+                        .into_iter()
+                        .map(|(_, s)| s)
+                        .collect()
+                }
+                Derived::Latency(p) => {
+                    let mut walls = store
+                        .metric_values(&[c.id], Metric::WallTime)?
+                        .remove(&c.id)
+                        .unwrap_or_default();
+                    walls.retain(|w| w.is_finite());
+                    walls.sort_by(f64::total_cmp);
+                    if walls.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![crate::stats::quantile_sorted(&walls, f64::from(p) / 100.0)]
+                    }
+                }
+            };
+            rows.entry(c.identity).or_default().push((s, values));
+        }
+        lo = hi.saturating_add(1);
+    }
+    for (identity, mut cells) in rows {
+        cells.sort_by_key(|c| c.0);
+        for h in group(&heads, &identity, cells, d.name(), q.order_by.as_deref()) {
+            f(h)?;
+        }
+    }
+    Ok(())
+}
+
+/// The sessions `q` selects that ended (a session still running has
+/// partial runs), oldest first: their heads, and where each one's id is
+/// among them.
+fn ended_sessions(store: &mut Store, q: &Query) -> Result<(Vec<Head>, SessionIndex)> {
+    let mut sessions = store.session_heads(&Filter {
+        labels: q.labels.clone(),
+        machine: q.machine.clone(),
+        ..Filter::default()
+    })?;
+    sessions.retain(|s| s.status != crate::store::RUNNING);
+    sessions.reverse();
+    let heads = heads(&sessions, q.order_by.as_deref());
+    let mut by_id: Vec<(i64, u32)> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id, i as u32))
+        .collect();
+    by_id.sort_unstable();
+    Ok((heads, SessionIndex(by_id)))
+}
+
+/// (session id, index among the heads), sorted by id: looked up once per
+/// cell, so a sorted array rather than a map.
+struct SessionIndex(Vec<(i64, u32)>);
+
+impl SessionIndex {
+    fn index(&self, id: i64) -> Option<u32> {
+        let k = self.0.binary_search_by_key(&id, |&(s, _)| s).ok()?;
+        Some(self.0[k].1)
+    }
 }
 
 /// Cell ids read per query.

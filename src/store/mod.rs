@@ -1197,6 +1197,22 @@ impl Store {
             .map_err(|e| self.err("cannot read sessions", e))
     }
 
+    /// The cells run in concurrency mode (with stored batches), by id:
+    /// the cells throughput and latency histories are read from.
+    pub fn cells_with_batches(&mut self) -> Result<Vec<i64>> {
+        if !self.has_table("batches") {
+            return Ok(Vec::new());
+        }
+        let rows = self
+            .db
+            .query("SELECT DISTINCT cell_id FROM batches ORDER BY cell_id", &[])
+            .map_err(|e| self.err("cannot read batches", e))?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| r.first().and_then(Value::int))
+            .collect())
+    }
+
     /// The smallest and largest cell id, if there is a cell.
     pub fn cell_ids(&mut self) -> Result<Option<(i64, i64)>> {
         let rows = self

@@ -53,7 +53,7 @@ pub fn rows(analysed: &[Analysed], newest: &[NewestSession], pct: f64) -> Vec<ga
             metric_name(&a.history),
             (&base, &cand),
             comparison.map(|c| &c.comparison),
-            a.newest.as_ref().is_some_and(|c| c.fails_gate(pct)),
+            a.new_regression(pct).is_some(),
         ));
     }
     // A benchmark of a newest session without values there: its history's

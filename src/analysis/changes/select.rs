@@ -5,7 +5,7 @@
 
 use crate::store::history::{Point, SessionRef};
 
-use super::{Analysed, Change, Episode, MachineShift};
+use super::{Analysed, Change, Drift, Episode, MachineShift};
 
 /// Where `--since` starts: the sessions started at or after `unix`, and
 /// for a session given by id, those after it in the store's order (start
@@ -65,6 +65,7 @@ pub fn since(
             let at = |i: usize| points.get(i).is_some_and(|p| since.admits_point(p));
             a.changes.retain(|c| at(c.index));
             a.episodes.retain(|e| at(e.start) || at(e.end + 1));
+            a.drifts.retain(|d| at(d.start) || at(d.end + 1));
             a
         })
         .collect();
@@ -84,6 +85,8 @@ pub enum Regime<'a> {
     Since(&'a Change),
     /// Inside an episode: a stretch at another level that came back.
     Episode(&'a Episode),
+    /// Inside a drift's slide.
+    Drift(&'a Drift),
     /// The newest point, significantly different from the stable points
     /// before it (a change point needs points after it; this has none yet).
     Newest(&'a Change),
@@ -111,6 +114,8 @@ pub struct AtPoint<'a> {
     pub entered: Vec<&'a Episode>,
     /// Episodes this point ends (the first point back at the level).
     pub left: Vec<&'a Episode>,
+    /// Drifts whose slide starts at this point.
+    pub drifts: Vec<&'a Drift>,
     pub regime: Regime<'a>,
 }
 
@@ -119,6 +124,7 @@ impl AtPoint<'_> {
     /// comparison) falls at this point.
     pub fn introduced(&self) -> bool {
         !self.changes.is_empty()
+            || !self.drifts.is_empty()
             || !self.entered.is_empty()
             || !self.left.is_empty()
             || matches!(self.regime, Regime::Newest(_))
@@ -143,12 +149,22 @@ pub fn at_sessions<'a>(all: &'a [Analysed], sessions: &[i64]) -> Vec<AtPoint<'a>
 fn at_point(a: &Analysed, i: usize) -> AtPoint<'_> {
     let newest = a.newest.as_ref().filter(|c| c.index == i);
     let episode = a.episodes.iter().find(|e| (e.start..=e.end).contains(&i));
-    let since = a.changes.iter().rfind(|c| c.index <= i);
-    let regime = match (newest, episode, since) {
-        (Some(c), _, _) => Regime::Newest(c),
-        (None, Some(e), _) => Regime::Episode(e),
-        (None, None, Some(c)) => Regime::Since(c),
-        (None, None, None) => Regime::First,
+    let sliding = a.drifts.iter().find(|d| (d.start..=d.end).contains(&i));
+    // The last step at or before the point, or drift over before it,
+    // whichever set the level later.
+    let step = a.changes.iter().rfind(|c| c.index <= i);
+    let drift = a.drifts.iter().rfind(|d| d.end < i);
+    let since = match (step, drift) {
+        (Some(c), Some(d)) if d.end >= c.index => Some(&d.change),
+        (Some(c), _) => Some(c),
+        (None, d) => d.map(|d| &d.change),
+    };
+    let regime = match (newest, episode, sliding, since) {
+        (Some(c), ..) => Regime::Newest(c),
+        (None, Some(e), ..) => Regime::Episode(e),
+        (None, None, Some(d), _) => Regime::Drift(d),
+        (None, None, None, Some(c)) => Regime::Since(c),
+        (None, None, None, None) => Regime::First,
     };
     AtPoint {
         analysed: a,
@@ -156,6 +172,7 @@ fn at_point(a: &Analysed, i: usize) -> AtPoint<'_> {
         changes: a.changes.iter().filter(|c| c.index == i).collect(),
         entered: a.episodes.iter().filter(|e| e.start == i).collect(),
         left: a.episodes.iter().filter(|e| e.end + 1 == i).collect(),
+        drifts: a.drifts.iter().filter(|d| d.start == i).collect(),
         regime,
     }
 }

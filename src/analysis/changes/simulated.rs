@@ -1,9 +1,19 @@
-//! Seeded synthetic histories with known change points and episodes, and
-//! their scoring (precision, recall, location within ±1 point, episodes
-//! named as episodes), for `changes`' unit tests and for
+//! Seeded synthetic histories with known change points, drifts and
+//! episodes, and their scoring, for `changes`' unit tests and for
 //! `examples/changes_series.rs`, which writes the same series into a store
 //! so that `scripts/changes-vs-otava` can score cmdscope and Apache Otava
 //! on them side by side.
+//!
+//! Two suites. [`suite`] draws from the noise model cmdscope's method
+//! assumes (log-normal runs and sessions, exact steps) and is scored on
+//! points (precision, recall, location within ±1, episodes named).
+//! [`rough_suite`] draws every shape from noise families that are not that
+//! model ([`Noise`]: heavy tails, skew, two speeds, wander that carries
+//! over between sessions, variance that changes without the level, one
+//! run per session) and is scored on events ([`score_events`]): hits per
+//! shape (a step within ±1, a drift's start and end within ±3 and its size,
+//! an episode's two ends within ±1) and false alarms per 1,000 steady
+//! sessions.
 
 use std::fmt::Write as _;
 
@@ -30,8 +40,12 @@ pub enum Kind {
     TwoSteps,
     /// Two steps the same way.
     Staircase,
-    /// A linear drift of 10–25 % over the history: no step.
+    /// A linear drift of 10–25 % over the whole history: a drift still
+    /// going on at the newest session.
     Drift,
+    /// A slide of 3–10 % over 10–50 sessions inside the history, flat
+    /// before and after it.
+    Slide,
     /// Two or three sessions 30–60 % slow: no step.
     Outliers,
     /// Every run from one of two modes 30 % apart: no step.
@@ -43,12 +57,13 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Steady,
         Kind::Step,
         Kind::TwoSteps,
         Kind::Staircase,
         Kind::Drift,
+        Kind::Slide,
         Kind::Outliers,
         Kind::Bimodal,
         Kind::Episode,
@@ -62,6 +77,7 @@ impl Kind {
             Kind::TwoSteps => "two steps",
             Kind::Staircase => "staircase",
             Kind::Drift => "drift",
+            Kind::Slide => "slide",
             Kind::Outliers => "outlier sessions",
             Kind::Bimodal => "bimodal",
             Kind::Episode => "episode",
@@ -69,11 +85,13 @@ impl Kind {
         }
     }
 
-    /// Histories of this kind in [`suite`].
+    /// Histories of this kind in [`suite`] (none of `Slide`, which is
+    /// [`rough_suite`]'s).
     fn count(self) -> usize {
         match self {
             Kind::Steady | Kind::Step => 40,
             Kind::MachineWide => MACHINE_BENCHMARKS,
+            Kind::Slide => 0,
             _ => 25,
         }
     }
@@ -83,6 +101,8 @@ impl Kind {
 #[derive(Clone, Debug)]
 pub struct Series {
     pub kind: Kind,
+    /// The noise it was drawn with.
+    pub noise: Noise,
     pub name: String,
     /// Run values (seconds) per session.
     pub sessions: Vec<Vec<f64>>,
@@ -90,6 +110,9 @@ pub struct Series {
     pub changes: Vec<usize>,
     /// Episodes: first and last point (inclusive).
     pub episodes: Vec<(usize, usize)>,
+    /// Drifts: first and last point of the slide (inclusive) and its total
+    /// size (a ratio).
+    pub drifts: Vec<(usize, usize, f64)>,
 }
 
 /// What a detector reported for one history.
@@ -97,6 +120,8 @@ pub struct Series {
 pub struct Detected {
     pub changes: Vec<usize>,
     pub episodes: Vec<(usize, usize)>,
+    /// First and last point of each slide, and its size (a ratio).
+    pub drifts: Vec<(usize, usize, f64)>,
 }
 
 /// A standard normal draw (Box-Muller; 1 - u keeps the logarithm finite).
@@ -167,6 +192,7 @@ pub fn series(kind: Kind, seed: u64) -> Series {
     let base = 0.01 * (1.0 + 9.0 * rng.random::<f64>());
     let mut changes = Vec::new();
     let mut episodes = Vec::new();
+    let mut drifts = Vec::new();
     let sessions = match kind {
         Kind::Steady => draw(&mut rng, 0.01, 0.0, |_| base),
         Kind::Step => {
@@ -207,9 +233,15 @@ pub fn series(kind: Kind, seed: u64) -> Series {
         Kind::Drift => {
             let total = 0.10 + 0.15 * rng.random::<f64>();
             let sign = if rng.random::<bool>() { 1.0 } else { -1.0 };
+            drifts.push((0, SESSIONS - 1, (sign * total).exp()));
             draw(&mut rng, 0.01, 0.0, |i| {
                 base * (sign * total * i as f64 / SESSIONS as f64).exp()
             })
+        }
+        Kind::Slide => {
+            let (start, end, f) = slide(&mut rng);
+            drifts.push((start, end, f));
+            draw(&mut rng, 0.01, 0.0, slide_level(base, start, end, f))
         }
         Kind::Outliers => {
             let k = rng.random_range(2..4);
@@ -256,10 +288,35 @@ pub fn series(kind: Kind, seed: u64) -> Series {
     };
     Series {
         kind,
+        noise: Noise::Model,
         name: format!("{} {seed}", kind.name()),
         sessions,
         changes,
         episodes,
+        drifts,
+    }
+}
+
+/// A slide of 3–10 % up or down over 10–50 sessions, with at least 10
+/// flat sessions before and after it: (first, last, size).
+fn slide(rng: &mut ChaCha8Rng) -> (usize, usize, f64) {
+    let len = rng.random_range(10..=50);
+    let start = rng.random_range(10..=SESSIONS - 10 - len);
+    (start, start + len - 1, size(rng, 0.03, 0.10))
+}
+
+/// A level of `base` that slides linearly from `start` to `end`
+/// (inclusive) by the factor `f` (on the log scale) and stays.
+fn slide_level(base: f64, start: usize, end: usize, f: f64) -> impl Fn(usize) -> f64 {
+    move |i| {
+        let share = if i < start {
+            0.0
+        } else if i > end {
+            1.0
+        } else {
+            (i + 1 - start) as f64 / (end + 2 - start) as f64
+        };
+        base * (share * f.ln()).exp()
     }
 }
 
@@ -429,5 +486,451 @@ pub fn table(title: &str, rows: &[(Kind, Score)], total: &Score) -> String {
         line(&mut out, k.name(), s);
     }
     line(&mut out, "all", total);
+    out
+}
+
+/// Noise families of [`rough_suite`], none of them the log-normal model
+/// cmdscope's method assumes but the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Noise {
+    /// [`suite`]'s: 1 % session noise and 3 % run noise, both log-normal,
+    /// one run in 20 a spike 20–50 % slow.
+    Model,
+    /// Student's t with 3 degrees of freedom for sessions (scale 0.6 %) and
+    /// runs (scale 2 %): rare values far out.
+    HeavyTails,
+    /// Exponential, skewed to the slow side: runs 1 + 3 % (E − 1), sessions
+    /// 1 + 1 % (E − 1), E of mean 1.
+    Skewed,
+    /// Each run 30 % slower with a probability that is itself drawn per
+    /// session from 10–50 % (a VM alternating between two speeds), on
+    /// 1 % session and 3 % run noise.
+    TwoSpeeds,
+    /// The session level wanders as AR(1), coefficient 0.8–0.95 and
+    /// stationary SD 1 % (half the smallest change: 95 % of sessions within
+    /// ± 2 %), over 0.5 % white session noise and 3 % run noise.
+    Wander,
+    /// Like `Wander` at a stationary SD of 2 %, the smallest change itself.
+    WanderLarge,
+    /// Run noise 2 % and session noise 0.5 % that become 6 % and 1.5 % (or
+    /// the reverse) at a session between 30 and 70, the level unchanged.
+    VarianceChange,
+    /// One run per session, 1 % session and 3 % run noise with spikes.
+    OneRun,
+    /// A quiet machine: 0.3 % session noise and 1 % run noise, log-normal,
+    /// one run in 20 a spike (each session's median then moves by about
+    /// 0.5 %, what a slide's start and end can be located within 3
+    /// sessions on).
+    Quiet,
+}
+
+impl Noise {
+    pub const ALL: [Noise; 9] = [
+        Noise::Quiet,
+        Noise::Model,
+        Noise::HeavyTails,
+        Noise::Skewed,
+        Noise::TwoSpeeds,
+        Noise::Wander,
+        Noise::WanderLarge,
+        Noise::VarianceChange,
+        Noise::OneRun,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Noise::Model => "log-normal (model)",
+            Noise::HeavyTails => "heavy tails",
+            Noise::Skewed => "skewed",
+            Noise::TwoSpeeds => "two speeds",
+            Noise::Wander => "AR(1) wander 1 %",
+            Noise::WanderLarge => "AR(1) wander 2 %",
+            Noise::VarianceChange => "variance change",
+            Noise::OneRun => "one run/session",
+            Noise::Quiet => "quiet (0.3 %, 1 %)",
+        }
+    }
+}
+
+/// Kinds of [`rough_suite`] and their counts per noise family.
+pub const ROUGH_KINDS: [(Kind, usize); 7] = [
+    (Kind::Steady, 30),
+    (Kind::Step, 20),
+    (Kind::TwoSteps, 10),
+    (Kind::Staircase, 10),
+    (Kind::Slide, 20),
+    (Kind::Episode, 10),
+    (Kind::Outliers, 10),
+];
+
+/// Student's t with 3 degrees of freedom.
+fn t3(rng: &mut ChaCha8Rng) -> f64 {
+    let chi: f64 = (0..3).map(|_| normal(rng).powi(2)).sum();
+    normal(rng) / (chi / 3.0).sqrt()
+}
+
+/// Sessions whose true level is `level(i)`, with the noise of `noise`.
+fn draw_with(rng: &mut ChaCha8Rng, noise: Noise, level: impl Fn(usize) -> f64) -> Vec<Vec<f64>> {
+    let spike = |rng: &mut ChaCha8Rng| {
+        if rng.random::<f64>() < 0.05 {
+            1.2 + 0.3 * rng.random::<f64>()
+        } else {
+            1.0
+        }
+    };
+    let phi = 0.8 + 0.15 * rng.random::<f64>();
+    let wander_sd = if noise == Noise::WanderLarge {
+        0.02
+    } else {
+        0.01
+    };
+    let mut ar = wander_sd * normal(rng);
+    let switch = rng.random_range(30..71);
+    let louder_after = rng.random::<bool>();
+    let runs = if noise == Noise::OneRun { 1 } else { RUNS };
+    (0..SESSIONS)
+        .map(|i| {
+            let l = level(i);
+            match noise {
+                Noise::Model | Noise::OneRun => {
+                    let s = l * (0.01 * normal(rng)).exp();
+                    (0..runs)
+                        .map(|_| s * (0.03 * normal(rng)).exp() * spike(rng))
+                        .collect()
+                }
+                Noise::Quiet => {
+                    let s = l * (0.003 * normal(rng)).exp();
+                    (0..runs)
+                        .map(|_| s * (0.01 * normal(rng)).exp() * spike(rng))
+                        .collect()
+                }
+                Noise::HeavyTails => {
+                    let s = l * (0.006 * t3(rng)).exp();
+                    (0..runs).map(|_| s * (0.02 * t3(rng)).exp()).collect()
+                }
+                Noise::Skewed => {
+                    let e = |rng: &mut ChaCha8Rng| -(1.0 - rng.random::<f64>()).ln() - 1.0;
+                    let s = l * (1.0 + 0.01 * e(rng));
+                    (0..runs).map(|_| s * (1.0 + 0.03 * e(rng))).collect()
+                }
+                Noise::TwoSpeeds => {
+                    let share = 0.1 + 0.4 * rng.random::<f64>();
+                    let s = l * (0.01 * normal(rng)).exp();
+                    (0..runs)
+                        .map(|_| {
+                            let mode = if rng.random::<f64>() < share {
+                                1.3
+                            } else {
+                                1.0
+                            };
+                            s * mode * (0.03 * normal(rng)).exp()
+                        })
+                        .collect()
+                }
+                Noise::Wander | Noise::WanderLarge => {
+                    if i > 0 {
+                        ar = phi * ar + wander_sd * (1.0 - phi * phi).sqrt() * normal(rng);
+                    }
+                    let s = l * (ar + 0.005 * normal(rng)).exp();
+                    (0..runs)
+                        .map(|_| s * (0.03 * normal(rng)).exp() * spike(rng))
+                        .collect()
+                }
+                Noise::VarianceChange => {
+                    let loud = (i >= switch) == louder_after;
+                    let (ss, rs) = if loud { (0.015, 0.06) } else { (0.005, 0.02) };
+                    let s = l * (ss * normal(rng)).exp();
+                    (0..runs).map(|_| s * (rs * normal(rng)).exp()).collect()
+                }
+            }
+        })
+        .collect()
+}
+
+/// One history of `kind` drawn with `noise`, from `seed`.
+pub fn rough_series(kind: Kind, noise: Noise, seed: u64) -> Series {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let base = 0.01 * (1.0 + 9.0 * rng.random::<f64>());
+    let mut changes = Vec::new();
+    let mut episodes = Vec::new();
+    let mut drifts = Vec::new();
+    let level: Box<dyn Fn(usize) -> f64> = match kind {
+        Kind::Step => {
+            let at = rng.random_range(15..86);
+            let f = size(&mut rng, 0.03, 0.15);
+            changes.push(at);
+            Box::new(move |i| if i >= at { base * f } else { base })
+        }
+        Kind::TwoSteps => {
+            let (a, b) = (rng.random_range(20..45), rng.random_range(55..80));
+            let f = 1.0 + 0.05 + 0.10 * rng.random::<f64>();
+            let (f1, f2) = if rng.random::<bool>() {
+                (f, 1.0 / (f * f))
+            } else {
+                (1.0 / f, f * f)
+            };
+            changes.extend([a, b]);
+            Box::new(two_steps(base, (a, f1), (b, f2)))
+        }
+        Kind::Staircase => {
+            let (a, b) = (rng.random_range(28..42), rng.random_range(70..85));
+            let (f1, f2) = if rng.random::<bool>() {
+                (1.10, 1.15)
+            } else {
+                (1.0 / 1.10, 1.0 / 1.15)
+            };
+            changes.extend([a, b]);
+            Box::new(two_steps(base, (a, f1), (b, f2)))
+        }
+        Kind::Slide | Kind::Drift => {
+            let (start, end, f) = slide(&mut rng);
+            drifts.push((start, end, f));
+            Box::new(slide_level(base, start, end, f))
+        }
+        Kind::Episode => {
+            let start = rng.random_range(20..80);
+            let len = rng.random_range(4..9);
+            let f = size(&mut rng, 0.06, 0.12);
+            episodes.push((start, start + len - 1));
+            Box::new(move |i| {
+                if (start..start + len).contains(&i) {
+                    base * f
+                } else {
+                    base
+                }
+            })
+        }
+        Kind::Outliers => {
+            let k = rng.random_range(2..4);
+            let at: Vec<(usize, f64)> = (0..k)
+                .map(|_| {
+                    (
+                        rng.random_range(5..SESSIONS - 5),
+                        1.3 + 0.3 * rng.random::<f64>(),
+                    )
+                })
+                .collect();
+            Box::new(move |i| base * at.iter().find(|o| o.0 == i).map_or(1.0, |o| o.1))
+        }
+        Kind::Steady | Kind::Bimodal | Kind::MachineWide => Box::new(move |_| base),
+    };
+    let sessions = draw_with(&mut rng, noise, level);
+    Series {
+        kind,
+        noise,
+        name: format!("{} / {} {seed}", noise.name(), kind.name()),
+        sessions,
+        changes,
+        episodes,
+        drifts,
+    }
+}
+
+/// Every noise family × every kind of [`ROUGH_KINDS`], from seeds derived
+/// from `seed`.
+pub fn rough_suite(seed: u64) -> Vec<Series> {
+    let mut out = Vec::new();
+    for (f, &noise) in Noise::ALL.iter().enumerate() {
+        for (k, &(kind, count)) in ROUGH_KINDS.iter().enumerate() {
+            for i in 0..count {
+                let s = seed * 100_000 + (f * 10_000 + k * 100 + i) as u64;
+                out.push(rough_series(kind, noise, s));
+            }
+        }
+    }
+    out
+}
+
+/// Drift sizes within this much of the truth (on the log scale, as a
+/// share of the true size) count, at least 1 percentage point.
+pub const DRIFT_SIZE_TOLERANCE: f64 = 0.3;
+
+/// Event scores of one (noise, kind) row.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EventScore {
+    pub series: usize,
+    pub sessions: usize,
+    /// True events (steps, episodes, drifts) and those found as what they
+    /// are: a step within ±1; an episode with both ends within ±1 (a
+    /// detector that reports only points: one within ±1 of each edge); a
+    /// drift with start and end within ±3 and its size within
+    /// `DRIFT_SIZE_TOLERANCE` (points only: one inside the slide).
+    pub truth: usize,
+    pub hits: usize,
+    /// Reported events that are no true event and not near one (a step
+    /// within ±3 of a true change or edge, or anything within a true
+    /// slide ±3, is near).
+    pub false_alarms: usize,
+    /// Series with a true event and with nothing reported.
+    pub silent: usize,
+}
+
+impl EventScore {
+    fn add(&mut self, o: &EventScore) {
+        self.series += o.series;
+        self.sessions += o.sessions;
+        self.truth += o.truth;
+        self.hits += o.hits;
+        self.false_alarms += o.false_alarms;
+        self.silent += o.silent;
+    }
+
+    /// False alarms per 1,000 sessions.
+    pub fn per_thousand(&self) -> f64 {
+        if self.sessions == 0 {
+            0.0
+        } else {
+            1000.0 * self.false_alarms as f64 / self.sessions as f64
+        }
+    }
+}
+
+/// One history's event score; `points_only`: the detector reports
+/// change points and nothing else (Apache Otava), scored as the issue
+/// prescribes for it.
+pub fn score_events_one(s: &Series, d: &Detected, points_only: bool) -> EventScore {
+    let mut used_steps = vec![false; d.changes.len()];
+    let mut used_eps = vec![false; d.episodes.len()];
+    let mut used_drifts = vec![false; d.drifts.len()];
+    let mut hits = 0;
+    let take = |used: &mut Vec<bool>, at: &[usize], want: usize, tol: usize| -> bool {
+        let best = (0..at.len())
+            .filter(|&j| !used[j] && at[j].abs_diff(want) <= tol)
+            .min_by_key(|&j| at[j].abs_diff(want));
+        if let Some(j) = best {
+            used[j] = true;
+        }
+        best.is_some()
+    };
+    for &t in &s.changes {
+        hits += usize::from(take(&mut used_steps, &d.changes, t, 1));
+    }
+    for &(a, b) in &s.episodes {
+        if points_only {
+            let mut trial = used_steps.clone();
+            if take(&mut trial, &d.changes, a, 1) && take(&mut trial, &d.changes, b + 1, 1) {
+                used_steps = trial;
+                hits += 1;
+            }
+        } else if let Some(j) = (0..d.episodes.len()).find(|&j| {
+            !used_eps[j] && d.episodes[j].0.abs_diff(a) <= 1 && d.episodes[j].1.abs_diff(b) <= 1
+        }) {
+            used_eps[j] = true;
+            hits += 1;
+        }
+    }
+    for &(a, b, f) in &s.drifts {
+        if points_only {
+            if let Some(j) =
+                (0..d.changes.len()).find(|&j| !used_steps[j] && (a..=b).contains(&d.changes[j]))
+            {
+                used_steps[j] = true;
+                hits += 1;
+            }
+        } else if let Some(j) = (0..d.drifts.len()).find(|&j| {
+            let (x, y, g) = d.drifts[j];
+            let tol = (DRIFT_SIZE_TOLERANCE * f.ln().abs()).max(0.01);
+            !used_drifts[j]
+                && x.abs_diff(a) <= 3
+                && y.abs_diff(b) <= 3
+                && (g.ln() - f.ln()).abs() <= tol
+        }) {
+            used_drifts[j] = true;
+            hits += 1;
+        }
+    }
+    // Near a true event: within ±3 of a change or an episode's edge, or
+    // within a slide ±3.
+    let near = |x: usize| {
+        s.changes.iter().any(|&t| t.abs_diff(x) <= 3)
+            || s.episodes
+                .iter()
+                .any(|&(a, b)| a.abs_diff(x) <= 3 || (b + 1).abs_diff(x) <= 3)
+            || s.drifts.iter().any(|&(a, b, _)| x + 3 >= a && x <= b + 3)
+    };
+    let mut false_alarms = 0;
+    for (j, &c) in d.changes.iter().enumerate() {
+        false_alarms += usize::from(!used_steps[j] && !near(c));
+    }
+    for (j, &(a, b)) in d.episodes.iter().enumerate() {
+        false_alarms += usize::from(!used_eps[j] && !near(a) && !near(b + 1));
+    }
+    for (j, &(a, b, _)) in d.drifts.iter().enumerate() {
+        false_alarms += usize::from(!used_drifts[j] && !near(a) && !near(b));
+    }
+    let truth = s.changes.len() + s.episodes.len() + s.drifts.len();
+    let reported = d.changes.len() + d.episodes.len() + d.drifts.len();
+    EventScore {
+        series: 1,
+        sessions: s.sessions.len(),
+        truth,
+        hits,
+        false_alarms,
+        silent: usize::from(truth > 0 && reported == 0),
+    }
+}
+
+/// Event scores per (noise, kind), in suite order, and overall.
+pub fn score_events(
+    all: &[Series],
+    detected: &[Detected],
+    points_only: bool,
+) -> (Vec<(Noise, Kind, EventScore)>, EventScore) {
+    let mut rows: Vec<(Noise, Kind, EventScore)> = Vec::new();
+    let mut total = EventScore::default();
+    for (s, d) in all.iter().zip(detected) {
+        let one = score_events_one(s, d, points_only);
+        total.add(&one);
+        match rows.iter_mut().find(|r| r.0 == s.noise && r.1 == s.kind) {
+            Some(r) => r.2.add(&one),
+            None => rows.push((s.noise, s.kind, one)),
+        }
+    }
+    (rows, total)
+}
+
+/// Detectors' event scores side by side, one row per (noise, kind): hits
+/// of true events, then false alarms (per 1,000 sessions on steady
+/// histories), each detector's in the order of `names`.
+pub fn event_table(names: &[&str], rows: &[&[(Noise, Kind, EventScore)]]) -> String {
+    let mut out = format!("{:<20} {:<16} {:>6}", "noise", "kind", "series");
+    for n in names {
+        let _ = write!(out, " {:>16}", format!("{n} hits"));
+    }
+    for n in names {
+        let _ = write!(out, " {:>18}", format!("{n} false"));
+    }
+    out.push('\n');
+    let Some(first) = rows.first() else {
+        return out;
+    };
+    for (i, (noise, kind, s)) in first.iter().enumerate() {
+        let _ = write!(
+            out,
+            "{:<20} {:<16} {:>6}",
+            noise.name(),
+            kind.name(),
+            s.series
+        );
+        for r in rows {
+            let e = &r[i].2;
+            let hits = if e.truth == 0 {
+                "–".to_string()
+            } else {
+                format!("{}/{}", e.hits, e.truth)
+            };
+            let _ = write!(out, " {hits:>16}");
+        }
+        for r in rows {
+            let e = &r[i].2;
+            let fa = if *kind == Kind::Steady {
+                format!("{} ({:.1}‰)", e.false_alarms, e.per_thousand())
+            } else {
+                e.false_alarms.to_string()
+            };
+            let _ = write!(out, " {fa:>18}");
+        }
+        out.push('\n');
+    }
     out
 }

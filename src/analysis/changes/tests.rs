@@ -73,12 +73,20 @@ fn steps_of_5_10_and_25_percent_are_found_at_their_session() {
 }
 
 #[test]
-fn slow_drift_is_not_a_step() {
-    // +20 % over 100 sessions, 0.2 % per session: a trend.
+fn slow_drift_is_a_drift_not_a_step() {
+    // +20 % over 100 sessions, 0.2 % per session: one slide over the
+    // whole history, still going on.
     for seed in 0..20 {
         let h = history(100 + seed, 100, |i| 0.1 * (1.0 + 0.002 * i as f64));
-        let c = detect(&h, &Params::default());
-        assert!(c.is_empty(), "seed {seed}: {c:?}");
+        let f = find(&h, &Params::default());
+        assert!(f.changes.is_empty(), "seed {seed}: {:?}", f.changes);
+        assert_eq!(f.drifts.len(), 1, "seed {seed}: {:?}", f.drifts);
+        // Over the whole history; its ends are where noise lets a flat
+        // stretch fit as well as the slide.
+        let d = &f.drifts[0];
+        assert!(d.start <= 15 && d.end >= 84, "seed {seed}: {d:?}");
+        assert_eq!(d.direction(), Direction::Slower);
+        assert!((d.ratio() / 1.2 - 1.0).abs() < 0.05, "seed {seed}: {d:?}");
     }
 }
 
@@ -136,21 +144,12 @@ fn newest_session_is_compared_with_the_segment_before_it() {
 }
 
 #[test]
-fn line_and_mean_sums_of_squares() {
-    let line: Vec<f64> = (0..10).map(|i| 2.0 + 0.5 * i as f64).collect();
-    let p = Prefix::new(&line);
-    assert!(p.rss_line(0, 10) < 1e-9 && p.rss_line(3, 9) < 1e-9);
-    // Mean of 2..6.5 step 0.5: sum of squares 0.25 × 82.5.
-    assert!((p.rss(0, 10) - 20.625).abs() < 1e-9);
-}
-
-#[test]
 fn hampel_replaces_an_isolated_outlier_and_keeps_a_step() {
     let mut x = vec![1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0];
     x[3] = 2.0;
-    assert_eq!(hampel(&x)[3], 1.01);
+    assert_eq!(hampel(&x, 1e-3)[3], 1.01);
     let s = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0];
-    assert_eq!(hampel(&s), s.to_vec());
+    assert_eq!(hampel(&s, 1e-3), s.to_vec());
 }
 
 #[test]
@@ -205,7 +204,7 @@ fn steps_below_min_change_are_left_out() {
         })
         .collect();
     let all = Params {
-        min_change: 0.0,
+        min_change: Some(0.0),
         ..Params::default()
     };
     let c = detect(&h, &all);
@@ -221,6 +220,11 @@ fn detected(sessions: &[Vec<f64>]) -> simulated::Detected {
     simulated::Detected {
         changes: f.changes.iter().map(|c| c.index).collect(),
         episodes: f.episodes.iter().map(|e| (e.start, e.end)).collect(),
+        drifts: f
+            .drifts
+            .iter()
+            .map(|d| (d.start, d.end, d.ratio()))
+            .collect(),
     }
 }
 
@@ -330,13 +334,45 @@ fn an_episode_is_one_event_with_its_start_end_and_size() {
             kind: simulated::Kind::Episode,
             name: "episode".into(),
             sessions: h,
+            noise: simulated::Noise::Model,
             changes: vec![],
             episodes: vec![(15, 18)],
+            drifts: vec![],
         }]),
         &Params::default(),
     )[0];
     assert!(a.open_regression().is_none());
     assert_eq!(a.newest_status, NewestStatus::NoChange);
+}
+
+/// A 3-point episode of +20 % in a short history (12 to 20 sessions, the
+/// episode from the fourth) is one episode at its sessions. Noise that is
+/// not the model's: runs uniform within ±1 %, sessions uniform within
+/// ±0.5 %. In so short a history most of the differences 3 or 4 sessions
+/// apart straddle the episode's edges, and a noise estimate read off them
+/// hid it.
+#[test]
+fn a_short_episode_in_a_short_history_is_found() {
+    for n in [12, 15, 20] {
+        for seed in 0..10u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let h: Vec<Vec<f64>> = (0..n)
+                .map(|i| {
+                    let level = if (3..6).contains(&i) { 0.096 } else { 0.080 };
+                    let session = level * (1.0 + 0.01 * (rng.random::<f64>() - 0.5));
+                    (0..10)
+                        .map(|_| session * (1.0 + 0.02 * (rng.random::<f64>() - 0.5)))
+                        .collect()
+                })
+                .collect();
+            let f = find(&h, &Params::default());
+            assert!(f.changes.is_empty(), "n {n} seed {seed}: {f:?}");
+            assert_eq!(f.episodes.len(), 1, "n {n} seed {seed}: {f:?}");
+            let e = &f.episodes[0];
+            assert_eq!((e.start, e.end), (3, 5), "n {n} seed {seed}");
+            assert!((e.ratio() / 1.2 - 1.0).abs() < 0.02, "ratio {}", e.ratio());
+        }
+    }
 }
 
 /// The seeded locations that long histories are partitioned over find the
@@ -383,7 +419,7 @@ fn a_long_history_keeps_its_steps_and_a_short_episode() {
         v
     };
     let h = history(11, 10_000, level);
-    assert!(h.len() > EXACT_UP_TO);
+    assert!(h.len() > segment::EXACT_UP_TO);
     let points = change_points(&summaries(&h), &Params::default());
     let want = [3000, 5000, 5004, 7000];
     assert_eq!(points.len(), want.len(), "{points:?}");
@@ -410,8 +446,10 @@ fn a_sessions_changes_and_level_and_the_changes_since_a_session() {
             kind: simulated::Kind::Step,
             name: "b".into(),
             sessions: h,
+            noise: simulated::Noise::Model,
             changes: vec![20],
             episodes: vec![(50, 53)],
+            drifts: vec![],
         }]),
         &Params::default(),
     );
@@ -471,4 +509,162 @@ fn a_sessions_changes_and_level_and_the_changes_since_a_session() {
     };
     assert!(Since::session(s).admits(&twin(s.id + 1)));
     assert!(!Since::session(s).admits(&twin(s.id - 1)));
+}
+
+/// What `find` reports on each series, scored on events.
+fn event_scores(
+    all: &[simulated::Series],
+) -> Vec<(simulated::Noise, simulated::Kind, simulated::EventScore)> {
+    let found: Vec<_> = all.iter().map(|s| detected(&s.sessions)).collect();
+    simulated::score_events(all, &found, false).0
+}
+
+/// Machines whose level wanders (AR(1) between sessions, stationary SD of
+/// half the smallest change: 95 % of sessions within ± the smallest
+/// change) and machines whose runs fall into two speeds, in steady
+/// histories drawn with noise that is not cmdscope's model: at most 2 false
+/// alarms per 1,000 sessions (5,000 sessions of each).
+#[test]
+fn wandering_and_two_speed_machines_raise_at_most_2_false_alarms_per_1000_sessions() {
+    use simulated::{Kind, Noise};
+    for noise in [Noise::Wander, Noise::TwoSpeeds] {
+        let all: Vec<_> = (0..50)
+            .map(|i| simulated::rough_series(Kind::Steady, noise, 39_000 + i))
+            .collect();
+        let rows = event_scores(&all);
+        let s = rows[0].2;
+        assert_eq!(s.sessions, 5000);
+        assert!(
+            s.false_alarms <= 10,
+            "{}: {} false alarms in {} sessions",
+            noise.name(),
+            s.false_alarms,
+            s.sessions
+        );
+    }
+}
+
+/// A slide of 3-10 % over 10-50 sessions is one drift with its start and
+/// end within 3 sessions of the truth and its size within 30 %, in at
+/// least 9 histories of 10, on a quiet machine (each session's median
+/// moving by about 0.5 %). With louder sessions the ends cannot be located
+/// that closely by any fit of the slide (docs/CHANGES.md has the figures).
+#[test]
+fn slides_of_3_to_10_percent_are_drifts_with_start_end_and_size() {
+    use simulated::{Kind, Noise};
+    let all: Vec<_> = (0..10)
+        .map(|i| simulated::rough_series(Kind::Slide, Noise::Quiet, 39_100 + i))
+        .collect();
+    let s = event_scores(&all)[0].2;
+    assert!(s.hits >= 9, "{} of 10 slides found", s.hits);
+}
+
+/// On a machine whose runs fall into two speeds 30 % apart (each session
+/// a different share of slow runs), a step of 3-15 % is still found where
+/// it is.
+#[test]
+fn two_speed_machines_do_not_hide_a_step_of_a_few_percent() {
+    use simulated::{Kind, Noise};
+    let all: Vec<_> = (0..10)
+        .map(|i| simulated::rough_series(Kind::Step, Noise::TwoSpeeds, 39_200 + i))
+        .collect();
+    let s = event_scores(&all)[0].2;
+    assert!(s.hits >= 9, "{} of 10 steps found", s.hits);
+    assert_eq!(s.false_alarms, 0);
+}
+
+/// The variogram's degrees of freedom carry the uncertainty of a session
+/// variation estimated from few sessions into the verdict: the same
+/// difference between two sides is significant over a long history and
+/// not over a short one, and every interval agrees with its p-value.
+#[test]
+fn few_sessions_widen_the_interval_by_their_own_uncertainty() {
+    let h = |n: usize| history(39_300, n, |i| if i >= n - 6 { 0.1 * 1.04 } else { 0.1 });
+    let p = Params::default();
+    let short = newest_comparison(&h(14), &p);
+    let long = newest_comparison(&h(200), &p);
+    for c in [&short, &long].into_iter().flatten() {
+        let cmp = &c.comparison;
+        let excludes = cmp.ratio_ci[0] > 1.0 || cmp.ratio_ci[1] < 1.0;
+        assert_eq!(cmp.p_value < cmp.level, excludes, "{cmp:?}");
+        match cmp.session_variation {
+            crate::analysis::comparison::SessionVariation::Included { df, .. } => {
+                assert!(df.is_some(), "{cmp:?}")
+            }
+            ref v => panic!("{v:?}"),
+        }
+    }
+    let df = |c: &Option<Change>| match c.as_ref().map(|c| c.comparison.session_variation) {
+        Some(crate::analysis::comparison::SessionVariation::Included { df: Some(d), .. }) => d,
+        _ => f64::NAN,
+    };
+    assert!(
+        df(&short) < df(&long),
+        "{} against {}",
+        df(&short),
+        df(&long)
+    );
+}
+
+/// Three runs of a counted metric (0.1 % noise per run) at `level`.
+fn counted_runs(rng: &mut ChaCha8Rng, level: f64) -> Vec<f64> {
+    (0..3)
+        .map(|_| (level * (0.001 * normal(rng)).exp()).round())
+        .collect()
+}
+
+/// A cost that creeps up 1.5 % a session after 15 steady ones, with the
+/// tiny noise of a counted metric (0.1 % per run, 3 runs a session): one
+/// drift, still going on, from within 3 sessions of where it started,
+/// that fails a 5 % gate.
+#[test]
+fn a_creeping_count_is_an_ongoing_drift() {
+    let runs = counted_runs;
+    let p = Params {
+        min_change: Some(0.01),
+        ..Params::default()
+    };
+    for seed in 0..10u64 {
+        let mut rng2 = ChaCha8Rng::seed_from_u64(seed);
+        let creep: Vec<Vec<f64>> = (0..27)
+            .map(|i| runs(&mut rng2, 10_500.0 * 1.015f64.powi((i - 14).max(0))))
+            .collect();
+        let f = find(&creep, &p);
+        assert!(f.changes.is_empty(), "seed {seed}: {:?}", f.changes);
+        assert_eq!(f.drifts.len(), 1, "seed {seed}: {f:?}");
+        let d = &f.drifts[0];
+        assert!(d.ongoing && d.start.abs_diff(15) <= 3, "seed {seed}: {d:?}");
+        assert!(d.change.fails_gate(5.0), "seed {seed}: {d:?}");
+    }
+}
+
+/// A level that wanders by 0.4 % (AR(1), 0.8) over 27 sessions, with the
+/// same tiny noise, is no change and fails no gate (seed 4 once read as a
+/// 1.0 % drift over sessions 5-11: a ramp tried in place of an unconfirmed
+/// step, against the residuals' noise of that step).
+#[test]
+fn a_wandering_count_is_not_a_change() {
+    let mut rng = ChaCha8Rng::seed_from_u64(39);
+    let runs = counted_runs;
+    let p = Params {
+        min_change: Some(0.01),
+        ..Params::default()
+    };
+    for seed in 0..10u64 {
+        let mut ar = 0.004 * normal(&mut rng);
+        let mut rng2 = ChaCha8Rng::seed_from_u64(100 + seed);
+        let wander: Vec<Vec<f64>> = (0..27)
+            .map(|_| {
+                ar = 0.8 * ar + 0.004 * 0.6 * normal(&mut rng);
+                runs(&mut rng2, 10_500.0 * ar.exp())
+            })
+            .collect();
+        let f = find(&wander, &p);
+        assert!(
+            f.changes.is_empty() && f.drifts.is_empty() && f.episodes.is_empty(),
+            "seed {seed}: {f:?}"
+        );
+        let newest = newest_comparison(&wander, &p);
+        assert!(!newest.is_some_and(|c| c.fails_gate(5.0)), "seed {seed}");
+    }
 }
