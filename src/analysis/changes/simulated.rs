@@ -244,15 +244,7 @@ pub fn series(kind: Kind, seed: u64) -> Series {
             draw(&mut rng, 0.01, 0.0, slide_level(base, start, end, f))
         }
         Kind::Outliers => {
-            let k = rng.random_range(2..4);
-            let at: Vec<(usize, f64)> = (0..k)
-                .map(|_| {
-                    (
-                        rng.random_range(5..SESSIONS - 5),
-                        1.3 + 0.3 * rng.random::<f64>(),
-                    )
-                })
-                .collect();
+            let at = outliers(&mut rng);
             draw(&mut rng, 0.01, 0.0, |i| {
                 base * at.iter().find(|o| o.0 == i).map_or(1.0, |o| o.1)
             })
@@ -701,15 +693,7 @@ pub fn rough_series(kind: Kind, noise: Noise, seed: u64) -> Series {
             })
         }
         Kind::Outliers => {
-            let k = rng.random_range(2..4);
-            let at: Vec<(usize, f64)> = (0..k)
-                .map(|_| {
-                    (
-                        rng.random_range(5..SESSIONS - 5),
-                        1.3 + 0.3 * rng.random::<f64>(),
-                    )
-                })
-                .collect();
+            let at = outliers(&mut rng);
             Box::new(move |i| base * at.iter().find(|o| o.0 == i).map_or(1.0, |o| o.1))
         }
         Kind::Steady | Kind::Bimodal | Kind::MachineWide => Box::new(move |_| base),
@@ -933,4 +917,18 @@ pub fn event_table(names: &[&str], rows: &[&[(Noise, Kind, EventScore)]]) -> Str
         out.push('\n');
     }
     out
+}
+
+/// Two or three sessions, away from the ends, 30-60 % slower alone: the
+/// outliers of the suite's series.
+fn outliers(rng: &mut ChaCha8Rng) -> Vec<(usize, f64)> {
+    let k = rng.random_range(2..4);
+    (0..k)
+        .map(|_| {
+            (
+                rng.random_range(5..SESSIONS - 5),
+                1.3 + 0.3 * rng.random::<f64>(),
+            )
+        })
+        .collect()
 }

@@ -595,24 +595,34 @@ impl Spawner {
             // SAFETY: bytes is valid for writing its length.
             let n =
                 unsafe { libc::recv(self.sock.0, bytes.as_mut_ptr().cast(), want, libc::MSG_PEEK) };
-            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                on_interrupt();
+            let Some(n) = self.received(n, on_interrupt)? else {
                 continue;
-            }
-            if n < 0 && timed_out_waiting() {
-                self.stalled()?;
-                continue;
-            }
-            if n <= 0 {
-                return Err(Spawner::gone());
-            }
-            let n = n as usize;
+            };
             if n == want || (n >= 8 && reply.kind == MSG_DONE) {
                 return Ok(reply);
             }
             // The rest of a message on its way.
             std::thread::sleep(std::time::Duration::from_micros(20));
         }
+    }
+
+    /// What a read of the socket that returned `n` came to, read at once
+    /// after it (errno): Some(bytes), or None to read again (a signal
+    /// interrupted it, and `on_interrupt` ran; or it timed out, and a
+    /// stopped spawner was continued).
+    fn received(&self, n: isize, on_interrupt: &mut dyn FnMut()) -> Result<Option<usize>> {
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            on_interrupt();
+            return Ok(None);
+        }
+        if n < 0 && timed_out_waiting() {
+            self.stalled()?;
+            return Ok(None);
+        }
+        if n <= 0 {
+            return Err(Spawner::gone());
+        }
+        Ok(Some(n as usize))
     }
 
     fn gone() -> Error {
@@ -643,18 +653,9 @@ impl Spawner {
             // SAFETY: the rest of buf is valid for writing.
             let n =
                 unsafe { libc::read(self.sock.0, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
-            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                on_interrupt();
-                continue;
+            if let Some(n) = self.received(n, on_interrupt)? {
+                got += n;
             }
-            if n < 0 && timed_out_waiting() {
-                self.stalled()?;
-                continue;
-            }
-            if n <= 0 {
-                return Err(Spawner::gone());
-            }
-            got += n as usize;
         }
         Ok(())
     }
