@@ -330,9 +330,7 @@ fn interleaved_order_runs_one_shared_setup_before_all_runs_and_one_cleanup_after
     shared[1].hooks.setup = Some("other fixtures".into());
     let opts = options(shared, Order::Interleaved, exactly(3));
     let mut mock = Mock::steady(&[0.01, 0.02]);
-    let e = drive(&opts, &mut mock, None, Vec::new(), &mut Events::default())
-        .err()
-        .expect("refused");
+    let e = drive(&opts, &mut mock, None, Vec::new(), &mut Events::default()).expect_err("refused");
     assert_eq!(e.exit_code(), 2, "{e}");
     assert!(mock.calls.is_empty(), "{:?}", mock.calls);
 }
