@@ -199,6 +199,17 @@ fn options(cells: Vec<Cell>, order: Order, policy: RunPolicy) -> RunOptions {
     }
 }
 
+/// At least 2 runs, at most `max_runs`, and no time budget of reported
+/// times: only the rule under test stops the session earlier.
+fn capped(max_runs: usize) -> RunPolicy {
+    RunPolicy {
+        min_runs: 2,
+        max_runs: Some(max_runs),
+        min_time: 1e9,
+        ..RunPolicy::default()
+    }
+}
+
 fn exactly(runs: usize) -> RunPolicy {
     RunPolicy {
         exact: Some(runs),
@@ -483,12 +494,7 @@ fn max_time_stops_by_the_wall_clock_from_the_first_measured_run() {
     // (here 1 ms, far from any budget): each run really takes 20 ms, and
     // 50 ms after the first one ended is passed by the 4th at the latest
     // (sooner when the machine is slow; 2 is the floor).
-    let policy = RunPolicy {
-        min_runs: 2,
-        max_runs: Some(1000),
-        min_time: 1e9,
-        ..RunPolicy::default()
-    };
+    let policy = capped(1000);
     let mut opts = options(cells(1), Order::Sequential, policy);
     opts.deadline = Some(Duration::from_millis(50));
     let mut mock = Mock::steady(&[0.001]);
@@ -499,7 +505,7 @@ fn max_time_stops_by_the_wall_clock_from_the_first_measured_run() {
     assert_eq!(s.stop_reason, Some(StopReason::TimeBudget));
 }
 
-/// 0.1 s with a deterministic, skewed spread of at most 0.4 % (not the
+/// `base` seconds with a deterministic, skewed spread of at most 0.4 % (not the
 /// normal noise a test assumes).
 fn near(base: f64) -> Script {
     Box::new(move |k: usize| {
@@ -510,12 +516,7 @@ fn near(base: f64) -> Script {
 
 #[test]
 fn one_command_stops_once_its_median_is_precise() {
-    let policy = RunPolicy {
-        min_runs: 2,
-        max_runs: Some(100),
-        min_time: 1e9,
-        ..RunPolicy::default()
-    };
+    let policy = capped(100);
     let mut opts = options(cells(1), Order::Interleaved, policy);
     opts.adaptive = Some(Sequential::new(0.05, 0.01));
     let s = session(&opts, &mut Mock::new(vec![near(0.1)]));
@@ -531,12 +532,7 @@ fn one_command_stops_once_its_median_is_precise() {
 
 #[test]
 fn two_commands_stop_at_a_planned_look_once_the_difference_is_settled() {
-    let policy = RunPolicy {
-        min_runs: 2,
-        max_runs: Some(300),
-        min_time: 1e9,
-        ..RunPolicy::default()
-    };
+    let policy = capped(300);
     let mut opts = options(cells(2), Order::Interleaved, policy);
     opts.adaptive = Some(Sequential::new(0.05, 0.01));
     let s = session(&opts, &mut Mock::new(vec![near(0.1), near(0.15)]));
