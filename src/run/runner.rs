@@ -227,7 +227,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     // between two runs, and only the real executor's. Simulated runs are
     // read between runs: never scheduled ahead. CMDSCOPE_NO_SCHEDULE=1
     // runs every step alone (to compare the two paths).
-    let mut ahead = (opts.policy.exact.is_some()
+    let ahead = (opts.policy.exact.is_some()
         && schedulable.is_some()
         && opts.simulate.is_none()
         && opts.adaptive.is_none()
@@ -262,22 +262,83 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
             hooks_between,
         )
     });
-    let mut window = Some(window.opened());
-    let mut checks: Vec<preflight::Check> = Vec::new();
+    let window = Some(window.opened());
     if let Some(cpu) = opts.isolate {
         // After the commands were prepared: their --cpus lists were
         // checked against every CPU cmdscope may use.
         crate::run::isolate::pin_harness(cpu)?;
     }
+    let machine = Machine {
+        spawner: Some(&*spawner),
+        run_dirs,
+        configs,
+        sim_dir,
+        window,
+        ahead,
+    };
+    drive(opts, executor, Some(machine), counters_unavailable, events)
+}
+
+/// What only the real executor brings to a session: the spawner helper and
+/// what was made with it. Without it (a test's executor) every run is made
+/// through [`Executor::run`], one at a time: no runs ahead, no working
+/// directories, no simulation out-files, no concurrency slots (concurrency
+/// needs processes in parallel), no machine checks, no leftovers to kill.
+pub(crate) struct Machine<'a> {
+    spawner: Option<&'a exec::Spawner>,
+    /// Per cell.
+    run_dirs: Vec<Option<RunDir>>,
+    /// Per cell, shared with the instance slots in concurrency mode.
+    configs: Vec<Arc<SpawnConfig>>,
+    sim_dir: Option<crate::exec::simulate::OutDir>,
+    /// The machine checks' window, open.
+    window: Option<preflight::Window>,
+    ahead: Option<Ahead>,
+}
+
+impl Machine<'_> {
+    fn absent(cells: usize) -> Self {
+        Machine {
+            spawner: None,
+            run_dirs: (0..cells).map(|_| None).collect(),
+            configs: Vec::new(),
+            sim_dir: None,
+            window: None,
+            ahead: None,
+        }
+    }
+}
+
+/// The session once its executor exists: the loop over the schedule, the
+/// hooks, judging each run, the stop rules and the looks, the events, and
+/// the results. `machine`: the real executor's (None: a test's executor,
+/// see [`Machine`]).
+pub(crate) fn drive(
+    opts: &RunOptions,
+    executor: &mut dyn Executor,
+    machine: Option<Machine<'_>>,
+    counters_unavailable: Vec<(Metric, String)>,
+    events: &mut dyn Observer,
+) -> Result<Session> {
+    let Machine {
+        spawner,
+        run_dirs,
+        configs,
+        sim_dir,
+        mut window,
+        mut ahead,
+    } = machine.unwrap_or_else(|| Machine::absent(opts.cells.len()));
+    let mut checks: Vec<preflight::Check> = Vec::new();
 
     // Concurrency mode: each of the scheduler's runs is a batch of
     // completions made N at a time (run::concurrent).
-    let batches_plan = opts
-        .cells
-        .iter()
-        .filter_map(|c| c.variant.concurrency)
-        .max()
-        .map(|largest| Batches::new(largest, opts.policy.exact));
+    let batches_plan = spawner.and_then(|_| {
+        opts.cells
+            .iter()
+            .filter_map(|c| c.variant.concurrency)
+            .max()
+            .map(|largest| Batches::new(largest, opts.policy.exact))
+    });
     let mut pool = batches_plan.map(|_| Pool::new());
     let mut slot_dirs: Vec<Option<Arc<Vec<RunDir>>>> = vec![None; opts.cells.len()];
     let mut batches: Vec<Vec<BatchRecord>> = vec![Vec::new(); opts.cells.len()];
@@ -316,7 +377,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     // Processes killed after runs that left them running, per cell name.
     let mut leftovers: Vec<(String, usize)> = Vec::new();
 
-    if ahead.as_ref().is_some_and(Ahead::may_schedule) {
+    if let Some(spawner) = spawner.filter(|_| ahead.as_ref().is_some_and(Ahead::may_schedule)) {
         events.event(&Event::Schedules {
             socket: spawner.socket(),
         });
@@ -374,7 +435,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         // finished runs (their reports were on their way): taken in first.
         let finished_before = signals::received().is_some()
             && !ahead.as_ref().is_none_or(Ahead::idle)
-            && spawner.finished_before_interrupt().unwrap_or(false);
+            && spawner.is_some_and(|s| s.finished_before_interrupt().unwrap_or(false));
         if signals::received().is_some() && !finished_before {
             scheduler.stop(StopReason::Interrupted);
             failure = Some(Error::Interrupted);
@@ -407,9 +468,12 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
                 }
             }
         }
-        if let (Some(n), Some(plan), Some(pool)) =
-            (cell.variant.concurrency, batches_plan, pool.as_mut())
-        {
+        if let (Some(n), Some(plan), Some(pool), Some(spawner)) = (
+            cell.variant.concurrency,
+            batches_plan,
+            pool.as_mut(),
+            spawner,
+        ) {
             events.event(&Event::RunStarting {
                 cell: c,
                 name: &cell.name,
@@ -571,11 +635,11 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         });
         let mut sample = Sample::new(run_index);
         let window_due = window.as_ref().map(|w| w.elapsed() >= preflight::WINDOW);
-        let handed = ahead.as_mut().and_then(|a| {
+        let handed = ahead.as_mut().zip(spawner).and_then(|(a, spawner)| {
             a.take(
                 step,
                 &scheduler,
-                &spawner,
+                spawner,
                 executor.schedulable()?,
                 &|c| probe.reads_nothing(last_wall[c]),
                 window_due,
@@ -601,7 +665,7 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         events.event(&Event::RunEnded { cell: c });
         // Every run ends with its whole tree: what it left running is
         // killed now, before anything else runs.
-        let left = spawner.kill_leftovers();
+        let left = spawner.map_or(0, exec::Spawner::kill_leftovers);
         count_leftovers(&mut leftovers, &cell.name, left);
         let outcome = match ran {
             Ok(o) => o,
@@ -703,15 +767,17 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         }
     }
     // What the spawner still holds is not wanted (the session stopped).
-    if let Some(a) = ahead.as_mut() {
-        if let Err(e) = a.cut(&spawner) {
+    if let (Some(a), Some(spawner)) = (ahead.as_mut(), spawner) {
+        if let Err(e) = a.cut(spawner) {
             failure.get_or_insert(e);
         }
     }
-    let rss_floor = spawner.peak_resident_bytes();
+    let rss_floor = spawner.and_then(exec::Spawner::peak_resident_bytes);
     check_machine(&mut window, &mut checks, events, Duration::ZERO);
     events.event(&Event::Finished);
-    exec::reap_orphans();
+    if spawner.is_some() {
+        exec::reap_orphans();
+    }
 
     if let Some(c) = set_up {
         if let Some(hook) = &opts.cells[c].hooks.cleanup {
@@ -893,15 +959,4 @@ fn subtract_shell_overhead(results: &mut Vec<CellResult>) -> Option<ShellOverhea
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ignore_failure_tolerates_the_codes_given() {
-        let mut s = Sample::new(0);
-        s.exit_code = Some(3);
-        assert!(IgnoreFailure::Codes(vec![3]).tolerates(&s));
-        assert!(!IgnoreFailure::Codes(vec![1]).tolerates(&s));
-        assert!(!IgnoreFailure::None.tolerates(&s));
-    }
-}
+mod tests;
