@@ -544,6 +544,29 @@ fn hyperfines_scripts_read_cmdscopes_json() {
     assert!(std::fs::metadata(&png).is_ok_and(|m| m.len() > 1000));
 }
 
+/// The front door's exports (`cmdscope hyperfine`, hyperfine's defaults:
+/// `sh -c`, sequential, its run count) are read by the same scripts.
+#[test]
+fn hyperfines_scripts_read_the_front_doors_json() {
+    let Some(dir) = scripts() else { return };
+    let out = tempdir();
+    let f = fixture();
+    let json = out.path().join("front.json");
+    let o = cmdscope(&[
+        "hyperfine",
+        "--runs",
+        "8",
+        "--export-json",
+        json.to_str().unwrap(),
+        &format!("{f} sleep 10"),
+        &format!("{f} sleep 20"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    check_scripts_on(&json, &dir, out.path());
+    let t = script(&dir, "welch_ttest.py", &[json.to_str().unwrap()]);
+    assert!(t.contains("There is a difference"), "{t}");
+}
+
 #[test]
 fn hyperfines_scripts_agree_on_a_session_with_timeouts() {
     let Some(dir) = scripts() else { return };

@@ -195,8 +195,9 @@ fn site_renders_in_chromium_with_changes_marked() {
     });
     assert!(mark.contains("&lt;i&gt;c7&lt;/i&gt;</text>"), "{mark}");
     assert_eq!(page.matches("<g class=\"mark\">").count(), 1, "{page}");
+    // The change list's row, classed by the event's kind: a step here.
     let row = page
-        .split("<tr class=\"change\">")
+        .split("<tr class=\"step\">")
         .nth(1)
         .expect("change list");
     assert!(row.contains("commit=&lt;i&gt;c7&lt;/i&gt;") && row.contains("slower"));

@@ -320,7 +320,7 @@ static void prepare(uint32_t len, int *fds, int nfds) {
 
 /* SIGUSR1 as cmdscope was started with it, which the commands must get:
  * ignored, or blocked (exec keeps both), though this process catches it. */
-static int usr1_ignored, usr1_blocked;
+static int usr1_ignored, usr1_blocked, hup_ignored;
 
 static void child_fail(struct child_ctx *ctx, int step) {
     ctx->error = errno;
@@ -335,6 +335,8 @@ static int child_main(void *arg) {
      * Ctrl-C reaches the harness, which then cleans up. */
     if (setpgid(0, 0) != 0) child_fail(ctx, STEP_SETPGID);
     if (usr1_ignored) signal(SIGUSR1, SIG_IGN);
+    /* Under `nohup cmdscope ...` the command ignores hangups too. */
+    if (hup_ignored) signal(SIGHUP, SIG_IGN);
     if (usr1_blocked) {
         sigset_t usr1;
         sigemptyset(&usr1);
@@ -719,7 +721,9 @@ int main(int argc, char **argv) {
     /* A stopped process whose parent dies gets SIGHUP and SIGCONT from the
      * kernel (its process group is orphaned): cmdscope died while this
      * process was stopped, by a command that stopped its parent. */
-    sigaction(SIGHUP, &died, NULL);
+    struct sigaction hup_before;
+    sigaction(SIGHUP, &died, &hup_before);
+    hup_ignored = hup_before.sa_handler == SIG_IGN;
     /* cmdscope cuts a batch short with SIGUSR1 (no SA_RESTART: a wait in
      * progress returns, and the loops around it retry). */
     struct sigaction stop, before;
