@@ -498,14 +498,14 @@ fn check_scripts_on(json: &Path, dir: &Path, out: &Path) {
     }
 }
 
-#[test]
-fn hyperfines_scripts_read_cmdscopes_json() {
-    let Some(dir) = scripts() else { return };
-    let out = tempdir();
+/// `subcommand` (run, or the front door) exports 8 runs of a 10 ms and a
+/// 20 ms sleep; hyperfine's scripts read them, figures checked, and its
+/// Welch test finds the difference.
+fn scripts_read_two_sleeps_from(subcommand: &str, dir: &Path, out: &Path) {
     let f = fixture();
-    let json = out.path().join("r.json");
+    let json = out.join(format!("{subcommand}.json"));
     let o = cmdscope(&[
-        "run",
+        subcommand,
         "--runs",
         "8",
         "--export-json",
@@ -514,9 +514,17 @@ fn hyperfines_scripts_read_cmdscopes_json() {
         &format!("{f} sleep 20"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    check_scripts_on(&json, &dir, out.path());
-    let t = script(&dir, "welch_ttest.py", &[json.to_str().unwrap()]);
+    check_scripts_on(&json, dir, out);
+    let t = script(dir, "welch_ttest.py", &[json.to_str().unwrap()]);
     assert!(t.contains("There is a difference"), "{t}");
+}
+
+#[test]
+fn hyperfines_scripts_read_cmdscopes_json() {
+    let Some(dir) = scripts() else { return };
+    let out = tempdir();
+    let f = fixture();
+    scripts_read_two_sleeps_from("run", &dir, out.path());
 
     // plot_parametrized reads the parameters object.
     let sweep = out.path().join("sweep.json");
@@ -550,21 +558,7 @@ fn hyperfines_scripts_read_cmdscopes_json() {
 fn hyperfines_scripts_read_the_front_doors_json() {
     let Some(dir) = scripts() else { return };
     let out = tempdir();
-    let f = fixture();
-    let json = out.path().join("front.json");
-    let o = cmdscope(&[
-        "hyperfine",
-        "--runs",
-        "8",
-        "--export-json",
-        json.to_str().unwrap(),
-        &format!("{f} sleep 10"),
-        &format!("{f} sleep 20"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    check_scripts_on(&json, &dir, out.path());
-    let t = script(&dir, "welch_ttest.py", &[json.to_str().unwrap()]);
-    assert!(t.contains("There is a difference"), "{t}");
+    scripts_read_two_sleeps_from("hyperfine", &dir, out.path());
 }
 
 #[test]
