@@ -57,46 +57,14 @@ fn write(dir: &std::path::Path, seed: u64, which: &str) -> Result<(), String> {
             variant: "{}".into(),
         })
         .collect();
-    let t0 = 1_700_000_000u64;
     for s in 0..simulated::SESSIONS {
-        let id = store
-            .begin_session(&NewSession {
-                started: SystemTime::UNIX_EPOCH + Duration::from_secs(t0 + s as u64 * 600),
-                source: "run".into(),
-                command_line: "changes_series".into(),
-                order: None,
-                seed: None,
-                shell: None,
-                machine: Machine::current(),
-                labels: vec![("point".into(), s.to_string())],
-                settings: None,
-            })
-            .map_err(|e| e.0)?;
-        let ids = store.add_cells(id, &cells).map_err(|e| e.0)?;
-        for (cell, series) in ids.iter().zip(&all) {
-            let samples: Vec<Sample> = series.sessions[s]
+        point_session(&mut store, s, "changes_series", &cells, |cell| {
+            all[cell].sessions[s]
                 .iter()
                 .enumerate()
-                .map(|(r, &v)| {
-                    let mut x = Sample::new(r as u64);
-                    x.exit_code = Some(0);
-                    x.set(Metric::WallTime, v);
-                    x
-                })
-                .collect();
-            store.add_runs(*cell, 0, &samples).map_err(|e| e.0)?;
-        }
-        store
-            .finish_session(
-                id,
-                &Finish {
-                    status: "finished".into(),
-                    stop_reason: None,
-                    shell_overhead: None,
-                    preflight: None,
-                },
-            )
-            .map_err(|e| e.0)?;
+                .map(|(r, &v)| run(r as u64, v))
+                .collect()
+        })?;
     }
     for (i, series) in all.iter().enumerate() {
         let mut csv = String::from("time,value\n");
@@ -106,7 +74,7 @@ fn write(dir: &std::path::Path, seed: u64, which: &str) -> Result<(), String> {
             csv.push_str(&format!(
                 "{},{m}\n",
                 humantime::format_rfc3339_seconds(
-                    SystemTime::UNIX_EPOCH + Duration::from_secs(t0 + s as u64 * 86_400)
+                    SystemTime::UNIX_EPOCH + Duration::from_secs(T0 + s as u64 * 86_400)
                 )
             ));
         }
@@ -120,6 +88,57 @@ fn write(dir: &std::path::Path, seed: u64, which: &str) -> Result<(), String> {
         dir.display()
     );
     Ok(())
+}
+
+/// The first session's start (seconds since the epoch); point `s` starts
+/// 10 minutes (in the CSV files, one day) after point `s - 1`.
+const T0: u64 = 1_700_000_000;
+
+/// One finished run of wall time `wall`, numbered `index`.
+fn run(index: u64, wall: f64) -> Sample {
+    let mut x = Sample::new(index);
+    x.exit_code = Some(0);
+    x.set(Metric::WallTime, wall);
+    x
+}
+
+/// Point `s` of a series store: one finished session, labelled
+/// `point=<s>`, holding `runs(i)` for each of `cells`.
+fn point_session(
+    store: &mut Store,
+    s: usize,
+    command_line: &str,
+    cells: &[NewCell],
+    runs: impl Fn(usize) -> Vec<Sample>,
+) -> Result<(), String> {
+    let id = store
+        .begin_session(&NewSession {
+            started: SystemTime::UNIX_EPOCH + Duration::from_secs(T0 + s as u64 * 600),
+            source: "run".into(),
+            command_line: command_line.into(),
+            order: None,
+            seed: None,
+            shell: None,
+            machine: Machine::current(),
+            labels: vec![("point".into(), s.to_string())],
+            settings: None,
+        })
+        .map_err(|e| e.0)?;
+    let ids = store.add_cells(id, cells).map_err(|e| e.0)?;
+    for (i, cell) in ids.iter().enumerate() {
+        store.add_runs(*cell, 0, &runs(i)).map_err(|e| e.0)?;
+    }
+    store
+        .finish_session(
+            id,
+            &Finish {
+                status: "finished".into(),
+                stop_reason: None,
+                shell_overhead: None,
+                preflight: None,
+            },
+        )
+        .map_err(|e| e.0)
 }
 
 /// A store of one benchmark with one session per value of FILE (one
@@ -137,43 +156,18 @@ fn values(db: &std::path::Path, file: &std::path::Path) -> Result<(), String> {
         parameters: Vec::new(),
         variant: "{}".into(),
     };
-    let t0 = 1_700_000_000u64;
     for (s, v) in text
         .lines()
         .enumerate()
         .filter_map(|(i, l)| Some((i, l.trim().parse::<f64>().ok().filter(|v| v.is_finite())?)))
     {
-        let id = store
-            .begin_session(&NewSession {
-                started: SystemTime::UNIX_EPOCH + Duration::from_secs(t0 + s as u64 * 600),
-                source: "run".into(),
-                command_line: "changes_series values".into(),
-                order: None,
-                seed: None,
-                shell: None,
-                machine: Machine::current(),
-                labels: vec![("point".into(), s.to_string())],
-                settings: None,
-            })
-            .map_err(|e| e.0)?;
-        let ids = store
-            .add_cells(id, std::slice::from_ref(&cell))
-            .map_err(|e| e.0)?;
-        let mut x = Sample::new(0);
-        x.exit_code = Some(0);
-        x.set(Metric::WallTime, v);
-        store.add_runs(ids[0], 0, &[x]).map_err(|e| e.0)?;
-        store
-            .finish_session(
-                id,
-                &Finish {
-                    status: "finished".into(),
-                    stop_reason: None,
-                    shell_overhead: None,
-                    preflight: None,
-                },
-            )
-            .map_err(|e| e.0)?;
+        point_session(
+            &mut store,
+            s,
+            "changes_series values",
+            std::slice::from_ref(&cell),
+            |_| vec![run(0, v)],
+        )?;
     }
     Ok(())
 }
@@ -252,25 +246,13 @@ fn side_by_side(
 /// event table, and with `verbose` each series that missed or raised an
 /// alarm, its truth and what was found.
 fn eval(seed: u64, which: &str, filter: Option<&str>) -> Result<(), String> {
-    use cmdscope::analysis::changes::{find, Params};
     let all: Vec<simulated::Series> = suite(seed, which)?
         .into_iter()
         .filter(|s| filter.is_none_or(|f| s.name.contains(f)))
         .collect();
     let found: Vec<Detected> = all
         .iter()
-        .map(|s| {
-            let f = find(&s.sessions, &Params::default());
-            Detected {
-                changes: f.changes.iter().map(|c| c.index).collect(),
-                episodes: f.episodes.iter().map(|e| (e.start, e.end)).collect(),
-                drifts: f
-                    .drifts
-                    .iter()
-                    .map(|d| (d.start, d.end, d.ratio()))
-                    .collect(),
-            }
-        })
+        .map(|s| Detected::by_cmdscope(&s.sessions))
         .collect();
     if filter.is_some() {
         for (s, d) in all.iter().zip(&found) {

@@ -124,6 +124,23 @@ pub struct Detected {
     pub drifts: Vec<(usize, usize, f64)>,
 }
 
+impl Detected {
+    /// What cmdscope's own analysis (`changes::find` with the default
+    /// parameters) reports for a history, as the scorers take it.
+    pub fn by_cmdscope(sessions: &[Vec<f64>]) -> Detected {
+        let f = super::find(sessions, &super::Params::default());
+        Detected {
+            changes: f.changes.iter().map(|c| c.index).collect(),
+            episodes: f.episodes.iter().map(|e| (e.start, e.end)).collect(),
+            drifts: f
+                .drifts
+                .iter()
+                .map(|d| (d.start, d.end, d.ratio()))
+                .collect(),
+        }
+    }
+}
+
 /// A standard normal draw (Box-Muller; 1 - u keeps the logarithm finite).
 pub(super) fn normal(rng: &mut ChaCha8Rng) -> f64 {
     let u1 = 1.0 - rng.random::<f64>();

@@ -214,25 +214,14 @@ fn steps_below_min_change_are_left_out() {
     assert!(c[0].is_at_least(0.009) && !c[0].is_at_least(0.02));
 }
 
-/// What `find` reports for a history, as the scorer takes it.
-fn detected(sessions: &[Vec<f64>]) -> simulated::Detected {
-    let f = find(sessions, &Params::default());
-    simulated::Detected {
-        changes: f.changes.iter().map(|c| c.index).collect(),
-        episodes: f.episodes.iter().map(|e| (e.start, e.end)).collect(),
-        drifts: f
-            .drifts
-            .iter()
-            .map(|d| (d.start, d.end, d.ratio()))
-            .collect(),
-    }
-}
-
 #[test]
 fn seeded_series_of_every_kind_are_scored() {
     use simulated::Kind;
     let all = simulated::suite(1);
-    let found: Vec<_> = all.iter().map(|s| detected(&s.sessions)).collect();
+    let found: Vec<_> = all
+        .iter()
+        .map(|s| simulated::Detected::by_cmdscope(&s.sessions))
+        .collect();
     let (rows, total) = simulated::score(&all, &found);
     println!(
         "{}",
@@ -515,7 +504,10 @@ fn a_sessions_changes_and_level_and_the_changes_since_a_session() {
 fn event_scores(
     all: &[simulated::Series],
 ) -> Vec<(simulated::Noise, simulated::Kind, simulated::EventScore)> {
-    let found: Vec<_> = all.iter().map(|s| detected(&s.sessions)).collect();
+    let found: Vec<_> = all
+        .iter()
+        .map(|s| simulated::Detected::by_cmdscope(&s.sessions))
+        .collect();
     simulated::score_events(all, &found, false).0
 }
 
