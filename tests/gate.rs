@@ -72,12 +72,17 @@ fn exits_1_saying(o: &Output, needles: &[&str]) {
 
 /// `check --baseline branch=main --fail-if-slower 5` with `extra`, text.
 fn check(db: &Path, extra: &[&str]) -> Output {
+    check_within(db, "5", extra)
+}
+
+/// `check --baseline branch=main --fail-if-slower PCT` with `extra`, text.
+fn check_within(db: &Path, pct: &str, extra: &[&str]) -> Output {
     let mut args = vec![
         "check",
         "--baseline",
         "branch=main",
         "--fail-if-slower",
-        "5",
+        pct,
         "--format",
         "text",
     ];
@@ -135,20 +140,7 @@ fn a_candidate_whose_runs_all_timed_out_fails_check_unless_allowed() {
     // Allowed by name: the header counts it, B decides. B's threshold is
     // 100x here so that load on the runner cannot fail this step: what it
     // checks is how A is counted, not B's verdict.
-    let o = with_store(
-        &db,
-        &[
-            "check",
-            "--baseline",
-            "branch=main",
-            "--fail-if-slower",
-            "10000",
-            "--format",
-            "text",
-            "--allow-missing",
-            "A",
-        ],
-    );
+    let o = check_within(&db, "10000", &["--allow-missing", "A"]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
     // B's three runs may or may not decide: counted either way.
