@@ -3,11 +3,12 @@
 //!
 //! Every slot is a worker thread with a spawner of its own, so each
 //! instance is measured exactly as a single run is (its own `wait4`,
-//! `/proc/<pid>/io`, peak memory, the same floor). The spawners are started
-//! on the calling thread (the kernel's parent-death signal follows the
-//! thread that started them, and the leftover scan reads that thread's
-//! children) and handed to the workers, which prepare each cell's command
-//! once and run it as often as the shared ticket counter allows.
+//! `/proc/<pid>/io`, peak memory, the same floor). Each slot's thread
+//! starts its spawner itself, all slots at once, and the batch waits
+//! until every one has: the kernel's parent-death signal follows the
+//! thread that started a spawner, and the slot's thread outlives its
+//! spawner (it drops it before it ends). The workers prepare each cell's
+//! command once and run it as often as the shared ticket counter allows.
 //!
 //! What an instance leaves running is killed when the whole batch has
 //! ended, not after each instance: the leftover scan cannot tell one
@@ -126,33 +127,58 @@ impl Pool {
         }
     }
 
-    /// Starts slots until there are `n`.
+    /// Starts slots until there are `n`. Each new slot's thread starts its
+    /// own spawner, all at once; this returns when every one has (or one
+    /// could not, and then none of the new slots is kept). Started one
+    /// after another here, 4,096 slots took seconds of waits in a row.
     fn grow(&mut self, n: usize) -> Result<()> {
-        while self.workers.len() < n {
-            let slot = self.workers.len();
-            let failed = |e: Error| {
-                if out_of_processes(&e) {
-                    limit_reached(n, slot, "instance slots started", &e)
-                } else {
-                    Error::Failed(format!("could not start instance {} of {n}: {e}", slot + 1))
-                }
-            };
-            // No cgroup of its own: a timeout kills its instance's tree
-            // alone (`confine_kills`), never a session's cgroup.
-            let spawner = Spawner::start(false).map_err(failed)?;
-            // A timed-out instance is killed alone: its neighbours run on.
-            spawner.confine_kills();
+        let old = self.workers.len();
+        if old >= n {
+            return Ok(());
+        }
+        let (ready, started) = mpsc::channel::<Result<()>>();
+        let mut failure = None;
+        for slot in old..n {
             let (tx, rx) = mpsc::channel::<Job>();
+            let ready = ready.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("slot-{slot}"))
-                .spawn(move || work(slot, spawner, rx))
-                .map_err(|e| failed(Error::Io(e)))?;
-            self.workers.push(Worker {
-                jobs: Some(tx),
-                thread: Some(thread),
-            });
+                .spawn(move || slot_thread(slot, rx, ready));
+            match thread {
+                Ok(thread) => self.workers.push(Worker {
+                    jobs: Some(tx),
+                    thread: Some(thread),
+                }),
+                Err(e) => {
+                    failure = Some(Error::Io(e));
+                    break;
+                }
+            }
         }
-        Ok(())
+        drop(ready);
+        let mut up = old;
+        for _ in old..self.workers.len() {
+            match started.recv() {
+                Ok(Ok(())) => up += 1,
+                Ok(Err(e)) => {
+                    failure.get_or_insert(e);
+                }
+                Err(_) => {
+                    failure.get_or_insert(Error::Failed("an instance slot stopped".into()));
+                    break;
+                }
+            }
+        }
+        let Some(e) = failure else {
+            return Ok(());
+        };
+        // The slots that did start end here, their spawners with them.
+        end(self.workers.drain(old..));
+        Err(if out_of_processes(&e) {
+            limit_reached(n, up, "instance slots started", &e)
+        } else {
+            Error::Failed(format!("could not start instance {} of {n}: {e}", up + 1))
+        })
     }
 
     /// Runs `completions` instances of `config` (cell `cell`), `n` at a
@@ -241,16 +267,40 @@ impl Pool {
     }
 }
 
+/// A slot's thread: starts its spawner, says whether it could, then works.
+fn slot_thread(slot: usize, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<Result<()>>) {
+    // No cgroup of its own: a timeout kills its instance's tree alone
+    // (`confine_kills`), never a session's cgroup.
+    let spawner = match Spawner::start(false) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    // A timed-out instance is killed alone: its neighbours run on.
+    spawner.confine_kills();
+    let _ = ready.send(Ok(()));
+    drop(ready);
+    work(slot, spawner, jobs)
+}
+
+/// Ends `workers`: every slot is told first, so that all end at once, then
+/// each is joined.
+fn end(workers: impl Iterator<Item = Worker>) {
+    let mut threads = Vec::new();
+    for mut w in workers {
+        w.jobs = None;
+        threads.extend(w.thread.take());
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
 impl Drop for Pool {
     fn drop(&mut self) {
-        for w in &mut self.workers {
-            w.jobs = None;
-        }
-        for w in &mut self.workers {
-            if let Some(t) = w.thread.take() {
-                let _ = t.join();
-            }
-        }
+        end(self.workers.drain(..));
         // Once for all slots, not by each: every wait for any child scans
         // all of cmdscope's children, thousands of spawners with
         // --concurrency.

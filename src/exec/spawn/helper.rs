@@ -80,18 +80,51 @@ pub(super) fn spawner_program() -> std::io::Result<i32> {
 /// the caller a descriptor table of its own, copying only what it keeps.
 const CLOSE_RANGE_UNSHARE: libc::c_uint = 1 << 1;
 
-/// The descriptors the child of [`spawn_helper`] gets its socket from: a
-/// low number reserved for the socket while a spawner starts (`/dev/null`
-/// otherwise), and `/dev/null` to put back there after.
+/// How many spawners may be starting at once: each holds one reserved
+/// descriptor while it starts. Slots of `--concurrency` start their
+/// spawners from their own threads, and a start that waited for the one
+/// before it made starting N slots N waits for the scheduler in a row.
+const STARTING_AT_ONCE: usize = 8;
+
+/// The descriptors the child of [`spawn_helper`] gets its socket from:
+/// low numbers reserved for the sockets of the spawners starting now
+/// (`/dev/null` otherwise), and `/dev/null` to put back there after.
 struct Reserved {
-    socket: i32,
+    free: std::sync::Mutex<Vec<i32>>,
+    freed: std::sync::Condvar,
     null: i32,
+    /// The highest of them: the child keeps every descriptor below it.
+    highest: i32,
+}
+
+impl Reserved {
+    /// One of the reserved numbers, waiting for one while all are in use.
+    fn take(&self) -> i32 {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(fd) = free.pop() {
+                return fd;
+            }
+            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn give_back(&self, fd: i32) {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        free.push(fd);
+        self.freed.notify_one();
+    }
 }
 
 /// The reserved descriptors, opened by the first spawner's start (while
 /// cmdscope has few descriptors open, so their numbers are low).
-fn reserved() -> std::io::Result<&'static std::sync::Mutex<Reserved>> {
-    static RESERVED: std::sync::OnceLock<std::sync::Mutex<Reserved>> = std::sync::OnceLock::new();
+fn reserved() -> std::io::Result<&'static Reserved> {
+    static RESERVED: std::sync::OnceLock<Reserved> = std::sync::OnceLock::new();
+    static OPENING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if let Some(r) = RESERVED.get() {
+        return Ok(r);
+    }
+    let _one = OPENING.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(r) = RESERVED.get() {
         return Ok(r);
     }
@@ -113,8 +146,17 @@ fn reserved() -> std::io::Result<&'static std::sync::Mutex<Reserved>> {
             Ok(high)
         }
     };
-    let (socket, null) = (null()?, null()?);
-    Ok(RESERVED.get_or_init(|| std::sync::Mutex::new(Reserved { socket, null })))
+    let sockets = (0..STARTING_AT_ONCE)
+        .map(|_| null())
+        .collect::<std::io::Result<Vec<i32>>>()?;
+    let null = null()?;
+    let highest = sockets.iter().copied().fold(null, i32::max);
+    Ok(RESERVED.get_or_init(|| Reserved {
+        free: std::sync::Mutex::new(sockets),
+        freed: std::sync::Condvar::new(),
+        null,
+        highest,
+    }))
 }
 
 /// What the child of [`spawn_helper`] needs, in memory it shares with us.
@@ -227,7 +269,24 @@ pub(super) fn spawn_helper(
     argv.push(std::ptr::null_mut());
     let mut env: Vec<*mut libc::c_char> = envp.iter().map(|e| e.as_ptr().cast_mut()).collect();
     env.push(std::ptr::null_mut());
-    let reserved = reserved()?.lock().unwrap_or_else(|e| e.into_inner());
+    let reserved = reserved()?;
+    let slot = reserved.take();
+    let started = start_child(path, &argv, &env, socket, program, reserved, slot);
+    reserved.give_back(slot);
+    started
+}
+
+/// [`spawn_helper`]'s start of the child, its socket put at the reserved
+/// number `slot` meanwhile.
+fn start_child(
+    path: &CStr,
+    argv: &[*mut libc::c_char],
+    env: &[*mut libc::c_char],
+    socket: i32,
+    program: i32,
+    reserved: &Reserved,
+    slot: i32,
+) -> std::io::Result<libc::pid_t> {
     // The child's stack until its exec.
     let mut stack = vec![0u8; 64 * 1024];
     // SAFETY: every pointer handed to the child (strings, arrays, the
@@ -236,19 +295,19 @@ pub(super) fn spawn_helper(
     // the clone so that no handler of ours runs on the child's stack
     // before it resets them.
     unsafe {
-        if libc::dup3(socket, reserved.socket, libc::O_CLOEXEC) < 0 {
+        if libc::dup3(socket, slot, libc::O_CLOEXEC) < 0 {
             return Err(std::io::Error::last_os_error());
         }
         let mut mask: libc::sigset_t = std::mem::zeroed();
         let mut all: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask);
-        let keep_below = reserved.socket.max(reserved.null).max(program).max(3) + 1;
+        let keep_below = reserved.highest.max(program).max(3) + 1;
         let launch_args = Launch {
             path: path.as_ptr(),
             argv: argv.as_ptr(),
             envp: env.as_ptr(),
-            socket: reserved.socket,
+            socket: slot,
             keep_below: keep_below as libc::c_uint,
             mask,
             errno: std::sync::atomic::AtomicI32::new(0),
@@ -264,7 +323,7 @@ pub(super) fn spawn_helper(
         let clone_error = std::io::Error::last_os_error();
         libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
         // The socket's copy at the reserved number goes: the child has its own.
-        libc::dup3(reserved.null, reserved.socket, libc::O_CLOEXEC);
+        libc::dup3(reserved.null, slot, libc::O_CLOEXEC);
         if pid < 0 {
             return Err(clone_error);
         }
