@@ -969,3 +969,33 @@ mod tests {
         flag_advice(allowed)
     );
 }
+
+/// Each file of `src/` stays one concept a reader can hold: none is over
+/// 1,000 lines (a file that grows past it is split by concept, its tests
+/// with it).
+#[test]
+fn no_source_file_is_over_a_thousand_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stack = vec![src.clone()];
+    let mut long = Vec::new();
+    let mut read = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                read += 1;
+                let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+                if lines > 1000 {
+                    long.push(format!(
+                        "{} ({lines})",
+                        path.strip_prefix(&src).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(read > 50, "read only {read} files");
+    assert!(long.is_empty(), "files over 1,000 lines: {long:?}");
+}

@@ -415,7 +415,7 @@ impl Model {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::explain::tracer::{ExecTotals, SyscallCount};
+    use crate::explain::tracer::model::{ExecTotals, SyscallCount};
 
     pub fn exec(at: f64, path: &str, argv: &[&str]) -> Exec {
         let mut raw = Vec::new();

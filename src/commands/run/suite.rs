@@ -184,7 +184,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             given.join(", ")
         )));
     }
-    let mut outputs = super::bench::exports_given(args);
+    let mut outputs = super::exports::exports_given(args);
     outputs.extend(args.plot.as_ref().map(|_| "--plot".to_string()));
     if !outputs.is_empty() {
         return Err(Error::Usage(format!(

@@ -1,0 +1,220 @@
+//! `run`'s exports: the one table of `--export-*` flags, their paths
+//! checked before the first run (with `--plot` and `--output`, against the
+//! store and each other), and the files written after the last.
+
+use std::path::PathBuf;
+
+use crate::cli::run::{RunArgs, SortOrder};
+use crate::error::{Error, Result};
+use crate::exec::Output;
+use crate::output::{same_file, Named};
+use crate::report::csv::Csv;
+use crate::report::json::Json;
+use crate::report::markdown::{Markup, Rows, Table};
+use crate::report::sweep::SweepSvg;
+use crate::report::{Exporter, Report};
+use crate::run::plan::Parameter;
+use crate::run::request::Request;
+use crate::store::record;
+
+/// What an `--output` value names.
+pub(super) fn parse_output(text: &str) -> Output {
+    match text {
+        "null" => Output::Null,
+        "pipe" => Output::Pipe,
+        "inherit" => Output::Inherit,
+        path => Output::File(PathBuf::from(path)),
+    }
+}
+
+/// One `--export-*` flag: the format (as the session's settings name it),
+/// where the flag's path is, and the format's exporter (markup tables in
+/// the rows' order).
+pub(super) struct ExportFlag {
+    pub(super) format: &'static str,
+    path: fn(&RunArgs) -> &Option<PathBuf>,
+    exporter: fn(Rows) -> Box<dyn Exporter>,
+}
+
+/// Every `--export-*` flag, in the order exports are written: the one list
+/// that checking, writing and storing exports iterate (`--plot`, drawn
+/// only for a sweep, comes after them).
+const EXPORT_FLAGS: [ExportFlag; 5] = [
+    ExportFlag {
+        format: "json",
+        path: |a| &a.export_json,
+        exporter: |_| Box::new(Json),
+    },
+    ExportFlag {
+        format: "csv",
+        path: |a| &a.export_csv,
+        exporter: |_| Box::new(Csv),
+    },
+    ExportFlag {
+        format: "markdown",
+        path: |a| &a.export_markdown,
+        exporter: |rows| {
+            Box::new(Table {
+                markup: Markup::Markdown,
+                rows,
+            })
+        },
+    },
+    ExportFlag {
+        format: "asciidoc",
+        path: |a| &a.export_asciidoc,
+        exporter: |rows| {
+            Box::new(Table {
+                markup: Markup::AsciiDoc,
+                rows,
+            })
+        },
+    },
+    ExportFlag {
+        format: "orgmode",
+        path: |a| &a.export_orgmode,
+        exporter: |rows| {
+            Box::new(Table {
+                markup: Markup::OrgMode,
+                rows,
+            })
+        },
+    },
+];
+
+/// The export files asked for: each flag given, with its path.
+pub(super) fn export_paths(
+    args: &RunArgs,
+) -> impl Iterator<Item = (&'static ExportFlag, &PathBuf)> {
+    EXPORT_FLAGS
+        .iter()
+        .filter_map(move |flag| Some((flag, (flag.path)(args).as_ref()?)))
+}
+
+/// Whether any export file was asked for.
+pub fn exports_asked(args: &RunArgs) -> bool {
+    export_paths(args).next().is_some()
+}
+
+/// The `--export-*` flags given, by name.
+pub fn exports_given(args: &RunArgs) -> Vec<String> {
+    export_paths(args)
+        .map(|(flag, _)| format!("--export-{}", flag.format))
+        .collect()
+}
+
+/// `--plot` and the `--export-*` paths, checked writable before the first
+/// run; returns how many exports go to stdout.
+pub(super) fn check_exports(
+    args: &RunArgs,
+    r: &Request,
+    parameters: &[Parameter],
+) -> Result<usize> {
+    if args.plot.is_some() && parameters.is_empty() {
+        return Err(Error::Usage(
+            "--plot needs a parameter sweep (-P or -L)".into(),
+        ));
+    }
+    if let Some(p) = &args.plot {
+        crate::output::check_writable(p)?;
+    }
+    let stdout_exports = export_paths(args)
+        .filter(|(_, path)| crate::output::is_stdout(path))
+        .count();
+    if stdout_exports > 1 {
+        return Err(Error::Usage(
+            "only one export can go to stdout ('-')".into(),
+        ));
+    }
+    for (_, path) in export_paths(args) {
+        crate::output::check_writable(path)?;
+    }
+    check_collisions(args, r)?;
+    Ok(stdout_exports)
+}
+
+/// Refuses, before the first run, an export, `--plot` or `--output` file
+/// that is the store (or one of its journal files) or another output: the
+/// later write would destroy the earlier file. The commands' `--output`
+/// files may be one file among themselves (each run empties it).
+fn check_collisions(args: &RunArgs, r: &Request) -> Result<()> {
+    let mut outputs: Vec<Named> = export_paths(args)
+        .map(|(flag, path)| Named::flag(&format!("--export-{}", flag.format), path))
+        .chain(args.plot.iter().map(|path| Named::flag("--plot", path)))
+        .collect();
+    let mut runs_write: Vec<&std::path::Path> = Vec::new();
+    for o in &r.output {
+        let path = std::path::Path::new(o.as_str());
+        if matches!(parse_output(o), Output::File(_))
+            && !runs_write.iter().any(|w| same_file(w, path))
+        {
+            runs_write.push(path);
+        }
+    }
+    outputs.extend(runs_write.into_iter().map(|p| Named::flag("--output", p)));
+    record::check_outputs(args.no_store, args.store.store.as_deref(), &outputs)
+}
+
+/// Writes every asked export, in order; returns the first error (the
+/// other exports are written all the same).
+pub(super) fn export(args: &RunArgs, report: &Report) -> Option<Error> {
+    // Exports are written whatever happened, so an interrupted or failed
+    // session still leaves its finished runs behind; but a session that
+    // failed before its first run leaves existing exports as they were.
+    let session = report.session;
+    let measured = session.results.iter().any(|r| !r.samples.is_empty());
+    if !measured && session.failure.is_some() {
+        return None;
+    }
+    let rows = match args.sort {
+        SortOrder::Auto | SortOrder::Command => Rows::Command,
+        SortOrder::MeanTime => Rows::MeanTime,
+    };
+    // The chart only when there is a sweep to draw.
+    let plot = args.plot.as_ref().filter(|_| report.sweep.is_some());
+    let exporters = export_paths(args)
+        .map(|(flag, path)| (path, (flag.exporter)(rows)))
+        .chain(plot.map(|path| (path, Box::new(SweepSvg) as Box<dyn Exporter>)));
+    let mut error = None;
+    for (path, exporter) in exporters {
+        if let Err(e) = exporter
+            .render(report)
+            .and_then(|text| crate::output::write_file(path, text.as_bytes()))
+        {
+            error.get_or_insert(e);
+        }
+    }
+    error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_export_flag_is_in_the_one_table() {
+        use clap::{CommandFactory, Parser};
+        let cli = crate::cli::Cli::command();
+        let run = cli.find_subcommand("run").unwrap();
+        let flags: Vec<&str> = run
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .filter(|l| l.starts_with("export-"))
+            .collect();
+        assert_eq!(flags.len(), EXPORT_FLAGS.len(), "{flags:?}");
+        for flag in flags {
+            let given = format!("--{flag}");
+            let parsed =
+                crate::cli::Cli::try_parse_from(["cmdscope", "run", &given, "x.out", "true"])
+                    .unwrap();
+            let crate::cli::Command::Run(args) = parsed.command else {
+                unreachable!()
+            };
+            let asked: Vec<_> = export_paths(&args).collect();
+            assert_eq!(asked.len(), 1, "{flag}");
+            assert_eq!(asked[0].1, &PathBuf::from("x.out"), "{flag}");
+            assert_eq!(flag, format!("export-{}", asked[0].0.format));
+            assert!(exports_asked(&args));
+        }
+    }
+}
