@@ -881,3 +881,91 @@ pub fn last() { crate::kept::last(); }
     let inner = "fn f() {\n    #[cfg(test)]\n    let x = 1\n}\nuse crate::kept::out;\n";
     assert_eq!(code(inner), "fn f() {\n    }\nuse crate::kept::out;\n");
 }
+
+/// The string literals of `text`'s code (tests left out, see [`read`]) that
+/// name a flag (" --" and a letter, or "--" and a letter at the start):
+/// advice worded in the file. A literal given to an error value
+/// (`Error::…` before it in its statement) is an error message, which may
+/// name the flag the user typed.
+fn flag_advice(text: &str) -> Vec<String> {
+    let (code, literal) = read(text);
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        let len = literal[i..].iter().take_while(|&&l| l).count();
+        if len == 0 {
+            i += 1;
+            continue;
+        }
+        let lit = &code[i..i + len];
+        let body = lit.trim_start_matches(['r', '#', '"']);
+        let flag = |s: &str| {
+            s.strip_prefix("--")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_lowercase()))
+        };
+        let names_flag = flag(body) || body.match_indices(" --").any(|(k, _)| flag(&body[k + 1..]));
+        let statement = code[..i].rfind([';', '{', '}']).map_or(0, |s| s + 1);
+        if names_flag && !code[statement..i].contains("Error::") {
+            found.push(lit.to_string());
+        }
+        i += len;
+    }
+    found
+}
+
+/// The analysis layer returns typed reasons (`analysis::comparison::Note`,
+/// `analysis::warning::Warning`); `report/` words them. No advice naming a
+/// flag is written in `analysis/`.
+#[test]
+fn analysis_words_no_advice() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut bad = Vec::new();
+    let mut files = 0;
+    for (module, path) in modules(&src) {
+        if module.first().map(String::as_str) != Some("analysis") {
+            continue;
+        }
+        files += 1;
+        for lit in flag_advice(&std::fs::read_to_string(&path).unwrap()) {
+            bad.push(format!("{}: {lit}", path.display()));
+        }
+    }
+    assert!(files > 15, "read only {files} analysis files");
+    assert!(
+        bad.is_empty(),
+        "advice worded in analysis/:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_advice_rule_tells_advice_from_errors() {
+    let advice = r#"
+fn more_runs(n: usize) -> String {
+    format!("run longer with --runs {n}")
+}
+const HINT: &str = "--until-decided";
+"#;
+    assert_eq!(
+        flag_advice(advice),
+        ["\"run longer with --runs {n}\"", "\"--until-decided\""]
+    );
+    let allowed = r#"
+fn parse(text: &str) -> Result<Source> {
+    Err(Error::Usage(format!(
+        "unknown --metric '{text}': one of {}",
+        NAMES.join(", ")
+    )))
+}
+fn range() -> String { format!("{}–{}", 1, 2) }
+#[cfg(test)]
+mod tests {
+    fn t() { assert!(note.contains("--runs 5")); }
+}
+"#;
+    assert!(
+        flag_advice(allowed).is_empty(),
+        "{:?}",
+        flag_advice(allowed)
+    );
+}

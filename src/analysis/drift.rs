@@ -3,6 +3,7 @@
 //! comparison.
 
 use crate::analysis::values;
+use crate::analysis::warning::{DriftEffect, Warning};
 use crate::metrics::Metric;
 use crate::run::schedule::Order;
 use crate::run::session::CellResult;
@@ -21,7 +22,7 @@ const MIN_CHANGE: f64 = 0.05;
 /// less with more), and 5 % faster than the median.
 const FAST_START_RUNS: usize = 3;
 
-pub fn warnings(result: &CellResult, order: Order, cells: usize) -> Vec<String> {
+pub fn warnings(result: &CellResult, order: Order, cells: usize) -> Vec<Warning> {
     let wall = values(&result.samples, Metric::WallTime);
     let mut out = Vec::new();
     let Some(summary) = stats::summarize(&wall) else {
@@ -33,33 +34,32 @@ pub fn warnings(result: &CellResult, order: Order, cells: usize) -> Vec<String> 
     }
     let name = &result.cell.name;
     let effect = if cells < 2 {
-        ""
+        DriftEffect::Alone
     } else if order == Order::Interleaved {
-        " Runs were interleaved, so every command saw the same drift and the comparison stays fair, though its interval is wider."
+        DriftEffect::Interleaved
     } else {
-        " With --order sequential this biases the comparison: commands run later see a different machine. Run interleaved (the default)."
+        DriftEffect::Sequential
     };
     if let Ok(t) = stats::trend(&wall) {
         let change = t.slope * (wall.len() - 1) as f64 / median;
         if t.p_value < TREND_ALPHA && change.abs() >= MIN_CHANGE {
-            let what = if change > 0.0 {
-                format!("runs of '{name}' got {:.0} % slower over time (thermal throttling or background load?).", change * 100.0)
-            } else {
-                format!("runs of '{name}' got {:.0} % faster over time (caches warming up, or load going away?).", -change * 100.0)
-            };
-            out.push(format!("{}{effect}", capitalise(&what)));
+            out.push(Warning::Trend {
+                name: name.clone(),
+                change,
+                effect,
+            });
         }
     }
     // A fast start: early runs faster than every later one.
     let fast = fast_start(&wall, median);
     if fast.len() >= FAST_START_RUNS {
         let mean_fast = fast.iter().sum::<f64>() / fast.len() as f64;
-        let faster = 1.0 - mean_fast / median;
-        out.push(format!(
-            "{} of the first 5 runs of '{name}' were {:.0} % faster than the median and than every later run (turbo boost before the machine warmed up?).{effect}",
-            fast.len(),
-            faster * 100.0
-        ));
+        out.push(Warning::FastStart {
+            name: name.clone(),
+            runs: fast.len(),
+            faster: 1.0 - mean_fast / median,
+            effect,
+        });
     }
     out
 }
@@ -79,17 +79,14 @@ fn fast_start(wall: &[f64], median: f64) -> Vec<f64> {
         .collect()
 }
 
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
-        None => String::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The warnings as every output words them.
+    fn said(w: Vec<Warning>) -> Vec<String> {
+        w.iter().map(ToString::to_string).collect()
+    }
 
     fn cell(walls: &[f64]) -> CellResult {
         CellResult::from_wall_times("x", walls)
@@ -105,11 +102,11 @@ mod tests {
         let walls: Vec<f64> = (0..40)
             .map(|i| 0.010 * (1.0 + 0.06 * i as f64 / 39.0) * jitter(i))
             .collect();
-        let w = warnings(&cell(&walls), Order::Interleaved, 2);
+        let w = said(warnings(&cell(&walls), Order::Interleaved, 2));
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("got 6 % slower over time"), "{}", w[0]);
         assert!(w[0].contains("comparison stays fair"), "{}", w[0]);
-        let w = warnings(&cell(&walls), Order::Sequential, 2);
+        let w = said(warnings(&cell(&walls), Order::Sequential, 2));
         assert!(w[0].contains("biases the comparison"), "{}", w[0]);
     }
 
@@ -119,7 +116,7 @@ mod tests {
         walls[0] = 0.0092;
         walls[1] = 0.0091;
         walls[2] = 0.0093;
-        let w = warnings(&cell(&walls), Order::Interleaved, 1);
+        let w = said(warnings(&cell(&walls), Order::Interleaved, 1));
         assert_eq!(w.len(), 1, "{w:?}");
         let median = stats::summarize(&walls).unwrap().median;
         let expected = (1.0 - 0.0092 / median) * 100.0;

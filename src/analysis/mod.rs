@@ -13,10 +13,12 @@ pub(crate) mod simulation;
 pub mod source;
 pub(crate) mod sweep;
 pub(crate) mod tables;
+pub mod warning;
 
 use crate::metrics::{Metric, Sample};
 use crate::run::session::{CellResult, Session};
 use crate::stats;
+use warning::{End, Warning};
 
 /// Comparisons and intervals on more values than this use an evenly spaced
 /// subsample (every k-th run): Hodges-Lehmann estimates cost n × m, and a
@@ -161,7 +163,8 @@ pub struct CellAnalysis {
     /// Outliers excluded on request (--remove-outliers).
     pub removed: usize,
     pub failed: usize,
-    pub warnings: Vec<String>,
+    /// Worded by `report::warning`.
+    pub warnings: Vec<Warning>,
 }
 
 impl CellAnalysis {
@@ -270,18 +273,17 @@ const OUTLIER_WARN_SHARE: f64 = 0.10;
 const OUTLIER_WARN_SECONDS: f64 = 1e-3;
 const OUTLIER_WARN_ALONE: f64 = 0.5;
 
-fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<String> {
+fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Warning> {
     let mut w = Vec::new();
-    let name = &result.cell.name;
+    let name = || result.cell.name.clone();
     let wall = values(&result.samples, Metric::WallTime);
     if let Some(m) = a.get(Metric::WallTime) {
         let median = m.summary.median;
         if wall.len() >= 3 && median > 0.0 && wall[0] > 2.0 * median {
-            w.push(format!(
-                "The first run of '{name}' took {:.1}x the median: caches were probably cold. \
-                 Try --warmup 3, or --prepare to make every run cold.",
-                wall[0] / median
-            ));
+            w.push(Warning::ColdFirstRun {
+                name: name(),
+                ratio: wall[0] / median,
+            });
         }
         // Worth a warning only when the outliers are also far in absolute
         // terms: on a steady command (a sleep) the robust rule flags runs
@@ -298,82 +300,63 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Str
             .collect();
         let worst = far.iter().copied().fold(0.0, f64::max);
         if a.runs >= 6 && (far.len() >= 2 || worst > OUTLIER_WARN_ALONE * median) {
-            w.push(format!(
-                "{} of {} runs of '{name}' {} (robust z-score > 3.5, more than 10 % \
-                 and 1 ms from the median): something else may have been running. The median \
-                 and its interval are robust to them.",
-                far.len(),
-                a.runs,
-                if far.len() == 1 {
-                    "is an outlier"
-                } else {
-                    "are outliers"
-                }
-            ));
+            w.push(Warning::Outliers {
+                name: name(),
+                count: far.len(),
+                runs: a.runs,
+            });
         }
         if let (Some(o), true) = (session.shell_overhead, result.cell.shell) {
             if median < 0.1 * o.wall || median == 0.0 {
-                w.push(format!(
-                    "'{name}' takes less than a tenth of the shell's start-up ({}), which was \
-                     subtracted: the result is mostly noise. Run it without a shell (-N) if it \
-                     does not need one.",
-                    crate::units::time(o.wall)
-                ));
+                w.push(Warning::UnderShell {
+                    name: name(),
+                    shell: o.wall,
+                });
             }
         } else if median < 50e-6 {
-            w.push(format!(
-                "'{name}' ran for under 50 µs: that is mostly process creation, not the command."
-            ));
+            w.push(Warning::TooShort { name: name() });
         }
     }
     if a.failed > 0 {
-        let mut codes: Vec<String> = result
-            .samples
-            .iter()
+        let mut ends: Vec<End> = (result.samples.iter())
             .filter(|s| !s.timed_out && s.exit_code != Some(0))
             .map(|s| match (s.exit_code, s.signal) {
-                (Some(c), _) => c.to_string(),
-                (None, Some(sig)) => format!("signal {sig}"),
-                _ => "?".into(),
+                (Some(c), _) => End::Status(c),
+                (None, Some(sig)) => End::Signal(sig),
+                _ => End::Unknown,
             })
             .collect();
-        codes.sort();
-        codes.dedup();
-        w.push(format!(
-            "{} of {} runs of '{name}' did not exit with status 0 ({}).",
-            a.failed,
-            a.runs,
-            codes.join(", ")
-        ));
+        ends.sort();
+        ends.dedup();
+        w.push(Warning::Failed {
+            name: name(),
+            failed: a.failed,
+            runs: a.runs,
+            ends,
+        });
     }
     if a.removed > 0 {
-        w.push(format!(
-            "{} outlier run{} of '{name}' {} left out of the statistics (--remove-outliers).",
-            a.removed,
-            if a.removed == 1 { "" } else { "s" },
-            if a.removed == 1 { "was" } else { "were" }
-        ));
+        w.push(Warning::Removed {
+            name: name(),
+            count: a.removed,
+        });
     }
     if a.timed_out > 0 {
-        w.push(format!(
-            "{} run{} of '{name}' timed out after {} and {} killed; {} left out of the statistics.",
-            a.timed_out,
-            if a.timed_out == 1 { "" } else { "s" },
-            crate::units::time(session.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0)),
-            if a.timed_out == 1 { "was" } else { "were" },
-            if a.timed_out == 1 {
-                "it is"
-            } else {
-                "they are"
-            }
-        ));
+        w.push(Warning::TimedOut {
+            name: name(),
+            count: a.timed_out,
+            after: session.timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0),
+        });
     }
-    if let Some((_, n)) = session.leftovers.iter().find(|(c, _)| c == name) {
-        w.push(format!(
-            "Runs of '{name}' left {n} process{} running (daemons or background jobs); \
-             each was killed when the run that started it ended.",
-            if *n == 1 { "" } else { "es" }
-        ));
+    if let Some((_, n)) = session
+        .leftovers
+        .iter()
+        .find(|(c, _)| *c == result.cell.name)
+    {
+        w.push(Warning::Leftovers {
+            name: name(),
+            processes: *n,
+        });
     }
     w
 }
@@ -452,7 +435,7 @@ mod tests {
         assert!(after[0]
             .warnings
             .iter()
-            .any(|w| w.contains("left out of the statistics")));
+            .any(|w| matches!(w, Warning::Removed { count: 1, .. })));
     }
 
     fn stored(id: i64, cells: &[(&str, i64)]) -> crate::store::StoredSession {

@@ -46,7 +46,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::analysis::comparison::{self as engine, fails_gate, Design, Settings, Verdict};
+use crate::analysis::comparison::{
+    self as engine, fails_gate, Caveat, Design, Note, Settings, Verdict,
+};
 use crate::analysis::gate;
 use crate::import::dataset::{Benchmark, Dataset};
 use crate::metrics::Metric;
@@ -482,11 +484,9 @@ fn exact_comparison(
     r.p_value = f64::NAN;
     engine::set_exact_change(&mut r, mb, mc);
     let varies = |v: &[f64]| v.iter().any(|&x| x != v[0]);
-    r.note = Some(if varies(base) || varies(cand) {
-        "exact values (assume=exact) vary between runs; compared by their medians".into()
-    } else {
-        "exact values (assume=exact): any change is a change".into()
-    });
+    r.note = Some(Note::one(Caveat::AssumedExact {
+        vary: varies(base) || varies(cand),
+    }));
     r
 }
 

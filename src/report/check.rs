@@ -201,7 +201,7 @@ fn own_note(r: &Row) -> Option<String> {
     let [lo, hi] = c.ratio_ci;
     let interval = lo > 0.0 && hi.is_finite();
     if matches!(r.measure, Measure::Run(_)) || c.verdict != Verdict::Inconclusive || !interval {
-        return c.own_note().map(str::to_string);
+        return c.own_note().map(|n| n.to_string());
     }
     Some(format!(
         "inconclusive: the throughput ratio's {} is {:.2}x–{:.2}x and the test gives {}, which \

@@ -186,7 +186,7 @@ pub fn sentence(c: &Comparison) -> String {
         _ => format!(
             "Throughput: '{a}' and '{b}': {}{}",
             c.verdict.words(),
-            c.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()
+            c.note.as_ref().map(|n| format!(": {n}")).unwrap_or_default()
         ),
     }
 }

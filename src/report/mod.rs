@@ -9,6 +9,7 @@
 pub mod changes;
 pub(crate) mod changes_at;
 pub(crate) mod check;
+pub(crate) mod comparison;
 pub(crate) mod concurrency;
 pub(crate) mod csv;
 pub(crate) mod doctor;
@@ -29,6 +30,7 @@ pub(crate) mod sweep;
 pub(crate) mod table;
 pub(crate) mod tables;
 pub(crate) mod terminal;
+pub(crate) mod warning;
 
 use crate::analysis::comparison::Comparison;
 use crate::analysis::sweep::Sweep;

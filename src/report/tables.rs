@@ -12,12 +12,11 @@ use std::fmt::Write as _;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::analysis::comparison::{
-    self as engine, format_confidence, format_p, Verdict, SESSION_NOTE,
-};
+use crate::analysis::comparison::{self as engine, format_confidence, format_p, Verdict};
 use crate::analysis::tables::{Cell, CompareOptions, Comparison, MetricTable, Tables};
 use crate::error::Error;
 use crate::metrics::Metric;
+use crate::report::comparison::SESSION_NOTE;
 use crate::report::gate;
 use crate::report::markdown;
 use crate::report::table::{self, Align, Column, Footnotes, Rule, Table};
@@ -172,8 +171,12 @@ fn lay_out(t: &MetricTable, level: f64) -> Table {
             }
             match &r.comparisons[ci] {
                 Some(c) => {
-                    let notes: Vec<String> =
-                        c.result.own_note().map(str::to_owned).into_iter().collect();
+                    let notes: Vec<String> = c
+                        .result
+                        .own_note()
+                        .map(|n| n.to_string())
+                        .into_iter()
+                        .collect();
                     let marks = foot.marks(&notes);
                     let a = &c.result;
                     let p = if a.p_value.is_nan() {
@@ -462,7 +465,7 @@ pub fn render_markdown(all: &Tables) -> String {
 /// Why a row of a column has no comparison, or the analysis' note.
 fn row_note(cmp: Option<&Comparison>, base: bool, cand: bool) -> Option<String> {
     match (cmp, base, cand) {
-        (Some(c), ..) => c.result.note.clone(),
+        (Some(c), ..) => c.result.note.as_ref().map(|n| n.to_string()),
         (None, false, _) => Some("not in the baseline".into()),
         (None, _, false) => Some("not in the candidate".into()),
         (None, ..) => None,

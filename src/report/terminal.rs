@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use super::comparison as words;
 use super::paint::Paint;
 use super::Report;
 use crate::analysis::comparison::{self, Comparison, Verdict};
@@ -76,7 +77,7 @@ fn benchmarks(report: &Report, paint: Paint, wording: Wording) -> String {
                     out,
                     "  {} {}",
                     paint.yellow("Warning:"),
-                    escape_line(warning)
+                    escape_line(&warning.to_string())
                 );
             }
             out.push('\n');
@@ -250,7 +251,7 @@ fn benchmarks(report: &Report, paint: Paint, wording: Wording) -> String {
                 out,
                 "  {} {}",
                 paint.yellow("Warning:"),
-                escape_line(warning)
+                escape_line(&warning.to_string())
             );
         }
         out.push('\n');
@@ -492,15 +493,15 @@ fn render_comparisons(
     let _ = writeln!(out, "{}", paint.bold("Summary"));
     let headline = headline(session);
     for c in comparisons.iter().filter(|c| c.metric == headline.name()) {
-        let line = escape_line(&comparison::sentence(c));
+        let line = escape_line(&words::sentence(c));
         let line = match c.verdict {
             Verdict::Faster => paint.green(&line),
             Verdict::Slower => paint.yellow(&line),
             Verdict::NoDifference | Verdict::Inconclusive | Verdict::NotComparable => line,
         };
         let _ = writeln!(out, "  {line}");
-        if let Some(noise) = comparison::noise_line(c, &session.results) {
-            let _ = writeln!(out, "    {}", escape_line(&noise));
+        if let Some(noise) = comparison::noise_cause(c, &session.results) {
+            let _ = writeln!(out, "    {}", escape_line(&words::noise_line(noise)));
         }
         // Other metrics that differ, in a compact line each.
         for o in comparisons
@@ -635,7 +636,7 @@ mod tests {
             .find(|c| c.metric == Metric::WallTime.name())
             .unwrap();
         assert_eq!(c.verdict, Verdict::Slower);
-        let sentence = comparison::sentence(c);
+        let sentence = words::sentence(c);
         assert!(
             sentence.starts_with("'slow | grep x' is 2.100x slower than 'fast' ("),
             "{sentence}"

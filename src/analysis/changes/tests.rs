@@ -7,6 +7,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::*;
+use crate::store::history::History;
 
 /// Runs per simulated session.
 const RUNS: usize = 10;

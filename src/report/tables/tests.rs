@@ -189,7 +189,11 @@ fn identical_datasets_are_not_different() {
         assert_eq!(c.change_pct(), Some(0.0));
         assert!(c.result.p_value > 0.5, "{c:?}");
         assert!(
-            c.result.own_note().unwrap().contains("too wide to tell"),
+            c.result
+                .own_note()
+                .unwrap()
+                .to_string()
+                .contains("too wide to tell"),
             "{c:?}"
         );
     }
@@ -429,7 +433,7 @@ fn too_few_samples_are_refused_plainly() {
     assert!(one.p_value.is_nan(), "n=1: no p-value");
     assert_eq!(one.verdict, Verdict::Inconclusive);
     assert_eq!(
-        one.note.as_deref().unwrap(),
+        one.note.as_ref().unwrap().to_string(),
         "need at least 3 runs per side for a verdict, have 1"
     );
     // Three runs a side 5x apart: too few for Mann-Whitney to reach
