@@ -354,7 +354,7 @@ pub fn cmdscope_line(report: &Report, paint: Paint) -> Option<String> {
     Some(format!(
         "{} {}{of}",
         paint.dim("cmdscope run would say:"),
-        escape_line(&comparison::sentence(least_certain))
+        escape_line(&words::sentence(least_certain))
     ))
 }
 
@@ -658,7 +658,7 @@ mod tests {
             .find(|c| c.metric == Metric::WallTime.name())
             .unwrap();
         let text = render(&f.report(), PLAIN, wording(true));
-        let line = format!("cmdscope run would say: {}\n", comparison::sentence(c));
+        let line = format!("cmdscope run would say: {}\n", words::sentence(c));
         assert_eq!(text.matches("cmdscope run would say").count(), 1, "{text}");
         // Right under hyperfine's summary, which the blank line then ends.
         assert!(
