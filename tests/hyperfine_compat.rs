@@ -664,3 +664,297 @@ fn command_fields_of_json_and_csv_match_with_names_and_hidden_parameters() {
         assert_eq!(benchmark_names(&co), benchmark_names(&ho), "{args:?}");
     }
 }
+
+// ---- the front door against hyperfine itself ----
+
+/// `args` through the real hyperfine and through `cmdscope hyperfine`,
+/// both in `style` (and without colours): (hyperfine's, cmdscope's).
+fn front_door_and_hyperfine(hf: &Path, style: &str, args: &[&str]) -> (Output, Output) {
+    let h = Command::new(hf)
+        .args(["--style", style])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run hyperfine");
+    let mut full = vec!["hyperfine", "--style", style];
+    full.extend_from_slice(args);
+    (h, cmdscope(&full))
+}
+
+/// Standard output from the "Summary" line on, blank lines dropped, each
+/// number (digits and points) read as "N": the structure of the summary.
+fn summary_shape(o: &Output) -> Vec<String> {
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let Some(at) = text.find("Summary\n") else {
+        return Vec::new();
+    };
+    let number = |line: &str| {
+        let mut out = String::new();
+        let mut in_number = false;
+        for ch in line.chars() {
+            if ch.is_ascii_digit() || (in_number && ch == '.') {
+                if !in_number {
+                    out.push('N');
+                }
+                in_number = true;
+            } else {
+                in_number = false;
+                out.push(ch);
+            }
+        }
+        out
+    };
+    text[at..]
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(number)
+        .collect()
+}
+
+const CMDSCOPE_LINE: &str = "cmdscope run would say: ";
+
+#[test]
+fn the_front_door_adds_one_line_from_the_engine_under_hyperfines_summary() {
+    let Some(hf) = hyperfine() else { return };
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let json_arg = json.to_str().unwrap();
+    // Real sleeps of 10 and 30 ms: the ratio stays near 3 whatever the
+    // load adds to a few runs. `nocolor` is hyperfine's terminal style
+    // without colours: the line is on.
+    let args = ["--runs", "10", "sleep 0.01", "sleep 0.03"];
+    let (h, c) = front_door_and_hyperfine(
+        &hf,
+        "nocolor",
+        &[&["--export-json", json_arg][..], &args[..]].concat(),
+    );
+    assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+    let (hs, cs) = (summary_shape(&h), summary_shape(&c));
+    assert_eq!(
+        hs,
+        [
+            "Summary",
+            "  sleep N ran",
+            "    N ± N times faster than sleep N"
+        ],
+        "{}",
+        String::from_utf8_lossy(&h.stdout)
+    );
+    // hyperfine's summary as hyperfine prints it, then exactly one line.
+    assert_eq!(cs.len(), hs.len() + 1, "{cs:#?}");
+    assert_eq!(cs[..hs.len()], hs[..]);
+    let out = String::from_utf8_lossy(&c.stdout).into_owned();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(CMDSCOPE_LINE))
+        .unwrap_or_else(|| panic!("no line: {out}"));
+    assert_eq!(out.matches(CMDSCOPE_LINE).count(), 1, "{out}");
+    assert!(!out.contains("cmdscope's comparisons"), "{out}");
+    // The line is the exported comparison's: same pair, ratio and p-value.
+    let doc = read_json(&json);
+    let wall = comparisons_of(&doc, "time_wall_clock");
+    assert_eq!(wall.len(), 1, "{doc}");
+    let w = wall[0];
+    assert_eq!(
+        (w["candidate"].as_str(), w["baseline"].as_str()),
+        (Some("sleep 0.03"), Some("sleep 0.01"))
+    );
+    // Whatever the load made of the verdict, the line names the pair and
+    // carries the exported p-value; a verdict of "slower" (the usual one:
+    // about 3x) carries the exported ratio too.
+    assert!(
+        line.contains("'sleep 0.03'") && line.contains("'sleep 0.01'"),
+        "{line}"
+    );
+    let p = w["p_value"].as_f64().unwrap();
+    let p_text = if p < 0.001 {
+        "p < 0.001".to_string()
+    } else {
+        format!("p = {p:.3}")
+    };
+    assert!(line.contains(&p_text), "{line} ({w})");
+    if w["verdict"] == "slower" {
+        let rest = line
+            .strip_prefix(&format!("{CMDSCOPE_LINE}'sleep 0.03' is "))
+            .unwrap_or_else(|| panic!("{line}"));
+        let (ratio, _) = rest
+            .split_once("x slower than 'sleep 0.01' (95 % CI ")
+            .unwrap_or_else(|| panic!("{line}"));
+        let ratio: f64 = ratio.parse().unwrap();
+        let exported = w["ratio"].as_f64().unwrap();
+        assert!(
+            (ratio / exported - 1.0).abs() < 0.01,
+            "{line} vs {exported}"
+        );
+    }
+
+    // Off where hyperfine's users pipe: basic, none, and auto off a
+    // terminal (hyperfine picks basic there); the summary is hyperfine's.
+    for style in ["basic", "auto"] {
+        let (h, c) = front_door_and_hyperfine(&hf, style, &args);
+        assert!(c.status.success(), "{}", stderr(&c));
+        assert_eq!(summary_shape(&c), summary_shape(&h), "{style}");
+        assert!(
+            !String::from_utf8_lossy(&c.stdout).contains(CMDSCOPE_LINE),
+            "{style}"
+        );
+    }
+    let (h, c) = front_door_and_hyperfine(&hf, "none", &args);
+    assert!(
+        h.stdout.is_empty() && c.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&c.stdout)
+    );
+}
+
+#[test]
+fn with_three_commands_the_line_is_the_least_certain_comparison() {
+    let Some(hf) = hyperfine() else { return };
+    // Two commands that sleep alike and one twice as long: the pair that
+    // sleeps alike is the least certain whatever the load (its p-value is
+    // an A/A test's; the other's is below 0.001 with every run apart).
+    let args = ["--runs", "10", "sleep 0.02", "sleep 0.04", "sleep 0.020"];
+    let (h, c) = front_door_and_hyperfine(&hf, "nocolor", &args);
+    assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+    let (hs, cs) = (summary_shape(&h), summary_shape(&c));
+    assert_eq!(hs.len(), 4, "{hs:#?}");
+    assert_eq!(cs.len(), hs.len() + 1, "{cs:#?}");
+    let line = cs.last().unwrap();
+    assert!(
+        line.starts_with(&format!("{CMDSCOPE_LINE}'sleep N' ")),
+        "{line}"
+    );
+    let out = String::from_utf8_lossy(&c.stdout).into_owned();
+    let line = out.lines().find(|l| l.starts_with(CMDSCOPE_LINE)).unwrap();
+    assert!(
+        line.contains("'sleep 0.020'") && line.contains("'sleep 0.02'"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(" (the least certain of 2 comparisons)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_mean_of_zero_gets_hyperfines_note_instead_of_its_summary() {
+    let Some(hf) = hyperfine() else { return };
+    let args = ["--debug-mode", "--runs", "3", "sleep 0", "sleep 0.1"];
+    let (h, c) = front_door_and_hyperfine(&hf, "basic", &args);
+    assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+    let note = stderr(&h)
+        .lines()
+        .find(|l| l.starts_with("Note: "))
+        .unwrap_or_else(|| panic!("hyperfine: {}", stderr(&h)))
+        .to_string();
+    assert!(note.contains("some benchmark times are zero"), "{note}");
+    assert!(stderr(&c).lines().any(|l| l == note), "{}", stderr(&c));
+    for o in [&h, &c] {
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("Summary"));
+    }
+    // A mean above zero: a summary and no note, in both.
+    let args = ["--debug-mode", "--runs", "3", "sleep 0.05", "sleep 0.1"];
+    let (h, c) = front_door_and_hyperfine(&hf, "basic", &args);
+    assert_eq!(summary_shape(&c), summary_shape(&h));
+    assert!(
+        !stderr(&h).contains("Note") && !stderr(&c).contains("Note"),
+        "{}",
+        stderr(&c)
+    );
+    // --style none: no note in either.
+    let args = ["--debug-mode", "--runs", "3", "sleep 0", "sleep 0.1"];
+    let (h, c) = front_door_and_hyperfine(&hf, "none", &args);
+    assert!(
+        stderr(&h).is_empty() && stderr(&c).is_empty(),
+        "{}",
+        stderr(&c)
+    );
+}
+
+#[test]
+fn no_shell_with_debug_mode_is_refused_in_hyperfines_words() {
+    let Some(hf) = hyperfine() else { return };
+    for args in [
+        &["-N", "--debug-mode", "sleep 1"][..],
+        &["--debug-mode", "-N", "sleep 1"][..],
+    ] {
+        let (h, c) = front_door_and_hyperfine(&hf, "basic", args);
+        assert_eq!(h.status.code(), Some(2), "{}", stderr(&h));
+        assert_eq!(c.status.code(), h.status.code(), "{args:?}: {}", stderr(&c));
+        let said = stderr(&h);
+        let words = said
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("error: "))
+            .unwrap_or_else(|| panic!("hyperfine: {said}"));
+        assert!(words.contains("cannot be used with"), "{words}");
+        assert!(
+            stderr(&c).contains(words),
+            "{args:?}: {} vs {words}",
+            stderr(&c)
+        );
+        assert_eq!(stderr(&c).lines().count(), 1, "{}", stderr(&c));
+    }
+    // -N alone, and its long name, still run.
+    for flag in ["-N", "--no-shell"] {
+        let o = cmdscope(&["hyperfine", "--style", "none", "--runs", "2", flag, "true"]);
+        assert!(o.status.success(), "{flag}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn debug_mode_exports_hyperfines_fields_with_its_values() {
+    let Some(hf) = hyperfine() else { return };
+    let dir = tempdir();
+    let (hj, cj) = (dir.path().join("h.json"), dir.path().join("c.json"));
+    let args = |json: &Path| -> Vec<String> {
+        [
+            "--debug-mode",
+            "--runs",
+            "3",
+            "--export-json",
+            json.to_str().unwrap(),
+            "sleep 0.1",
+            "sleep 0.25",
+        ]
+        .map(str::to_string)
+        .to_vec()
+    };
+    let (ha, ca) = (args(&hj), args(&cj));
+    let ha: Vec<&str> = ha.iter().map(String::as_str).collect();
+    let ca: Vec<&str> = ca.iter().map(String::as_str).collect();
+    let h = Command::new(&hf)
+        .args(["--style", "none"])
+        .args(&ha)
+        .output()
+        .expect("run hyperfine");
+    let c = cmdscope(&[&["hyperfine", "--style", "none"][..], &ca[..]].concat());
+    assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+    let (h, c) = (read_json(&hj), read_json(&cj));
+    let (hr, cr) = (
+        h["results"].as_array().unwrap(),
+        c["results"].as_array().unwrap(),
+    );
+    assert_eq!(cr.len(), hr.len());
+    for (h, c) in hr.iter().zip(cr) {
+        assert_eq!(h["memory_usage_byte"], serde_json::json!([0, 0, 0]), "{h}");
+        // Every field hyperfine writes, with hyperfine's value: debug mode
+        // times are exact.
+        for (key, hv) in h.as_object().unwrap() {
+            let cv = &c[key];
+            match (hv.as_f64(), cv.as_f64()) {
+                (Some(a), Some(b)) => assert!((a - b).abs() < 1e-9, "{key}: {cv} vs {hv}"),
+                _ => match (hv.as_array(), cv.as_array()) {
+                    (Some(a), Some(b)) => {
+                        assert_eq!(a.len(), b.len(), "{key}: {cv} vs {hv}");
+                        for (x, y) in a.iter().zip(b) {
+                            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+                            assert!((x - y).abs() < 1e-9, "{key}: {cv} vs {hv}");
+                        }
+                    }
+                    _ => assert_eq!(cv, hv, "{key}"),
+                },
+            }
+        }
+    }
+}

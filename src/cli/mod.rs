@@ -130,7 +130,8 @@ pub enum Command {
     /// sequential order, every command through `sh -c` (unless -N or
     /// --shell), hyperfine's run count (at least 10 runs and 3 s, fixed from
     /// each command's first run), nothing stored unless --store is given,
-    /// hyperfine's summary ("times faster than") before cmdscope's comparisons.
+    /// hyperfine's summary ("times faster than"), then on a terminal one line
+    /// of what `cmdscope run` would say (not with --style basic or none).
     /// Also what cmdscope does when invoked under the name `hyperfine`.
     #[command(after_help = HYPERFINE_EXAMPLES)]
     Hyperfine(Box<HyperfineArgs>),

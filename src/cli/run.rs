@@ -93,15 +93,18 @@ pub enum TimeUnit {
 }
 
 /// `cmdscope hyperfine`'s arguments: `run`'s, and hyperfine's hidden
-/// `--debug-mode`, a testing aid that `run` does not take.
+/// `--debug-mode`, a testing aid that `run` does not take. `-N` is named
+/// `-N` in errors, as hyperfine names it (its `--no-shell` still works).
 #[derive(Args, Clone, Debug)]
+#[command(mut_arg("no_shell", |a| a.long(None).visible_alias("no-shell")))]
 pub struct HyperfineArgs {
     #[command(flatten)]
     pub run: RunArgs,
     /// hyperfine's testing aid: nothing is run; every command, hook and
     /// --shell must be `sleep X`, which takes X seconds of wall time, no CPU
-    /// time and exits 0 (a shell's X is its start-up).
-    #[arg(long, hide = true)]
+    /// time and exits 0 (a shell's X is its start-up). Not with -N, as in
+    /// hyperfine.
+    #[arg(long, hide = true, conflicts_with = "no_shell")]
     pub debug_mode: bool,
 }
 

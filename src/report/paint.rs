@@ -22,6 +22,9 @@ impl Paint {
     pub fn green(&self, t: &str) -> String {
         self.wrap("32", t)
     }
+    pub fn red(&self, t: &str) -> String {
+        self.wrap("31", t)
+    }
     pub fn yellow(&self, t: &str) -> String {
         self.wrap("33", t)
     }

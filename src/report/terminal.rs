@@ -24,8 +24,12 @@ pub enum Wording {
     /// `cmdscope hyperfine`'s, for scripts that read hyperfine's output:
     /// hyperfine's mean column widths and its summary ("ran ... times faster
     /// than", or with `by_command` its relative-speed table in the
-    /// commands' order), then cmdscope's comparisons.
-    Hyperfine { by_command: bool },
+    /// commands' order), then, with `cmdscope_line`, one line of what
+    /// `cmdscope run` would have said ([`cmdscope_line`]).
+    Hyperfine {
+        by_command: bool,
+        cmdscope_line: bool,
+    },
 }
 
 /// The whole terminal report, in `wording`'s words.
@@ -252,15 +256,25 @@ fn benchmarks(report: &Report, paint: Paint, wording: Wording) -> String {
         }
         out.push('\n');
     }
-    let heading = match wording {
-        Wording::Cmdscope => "Summary",
-        Wording::Hyperfine { by_command } => {
-            hyperfine_summary(&mut out, report, by_command, paint);
-            "cmdscope's comparisons"
+    match wording {
+        Wording::Cmdscope => render_comparisons(&mut out, session, comparisons, paint),
+        Wording::Hyperfine {
+            by_command,
+            cmdscope_line: line,
+        } => {
+            let summary = hyperfine_summary(&mut out, report, by_command, paint);
+            // Right under the summary, before the blank line that ends it.
+            let line = line.then(|| cmdscope_line(report, paint)).flatten();
+            if let Some(line) = &line {
+                let _ = writeln!(out, "{line}");
+            }
+            if summary || line.is_some() {
+                out.push('\n');
+            }
         }
-    };
-    render_comparisons(&mut out, session, comparisons, heading, paint);
-    if let Some(o) = session.shell_overhead {
+    }
+    // hyperfine subtracts its shell's start-up without a word.
+    if let (Some(o), Wording::Cmdscope) = (session.shell_overhead, wording) {
         let _ = writeln!(
             out,
             "{}",
@@ -305,11 +319,85 @@ fn benchmarks(report: &Report, paint: Paint, wording: Wording) -> String {
     out
 }
 
+/// The one line `cmdscope hyperfine` adds after hyperfine's summary: the
+/// engine's sentence (ratio of the medians, its interval and p-value) for
+/// the comparison whose p-value is the largest, the least certain (a
+/// comparison without a test counts as the least certain of all); None
+/// with fewer than two benchmarks. The sentence is the one `cmdscope run`
+/// prints for that comparison, from the same analysis.
+pub fn cmdscope_line(report: &Report, paint: Paint) -> Option<String> {
+    let headline = headline(report.session).name();
+    let compared: Vec<&Comparison> = report
+        .comparisons
+        .iter()
+        .filter(|c| c.metric == headline)
+        .collect();
+    let uncertainty = |c: &Comparison| {
+        if c.p_value.is_nan() {
+            f64::INFINITY
+        } else {
+            c.p_value
+        }
+    };
+    let least_certain = compared.iter().copied().reduce(|best, c| {
+        if uncertainty(c) > uncertainty(best) {
+            c
+        } else {
+            best
+        }
+    })?;
+    let of = if compared.len() > 1 {
+        format!(" (the least certain of {} comparisons)", compared.len())
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} {}{of}",
+        paint.dim("cmdscope run would say:"),
+        escape_line(&words::sentence(least_certain))
+    ))
+}
+
+/// Whether hyperfine's summary cannot be computed: two benchmarks or more
+/// and a mean of zero among them (hyperfine divides by the fastest mean
+/// and by the reference's, which are then zero, and prints [`zero_note`]).
+fn zero_mean(report: &Report) -> bool {
+    let means: Vec<f64> = report
+        .analyses
+        .iter()
+        .filter_map(|a| a.get(Metric::WallTime).map(|m| m.summary.mean))
+        .collect();
+    means.len() >= 2 && means.iter().any(|&m| m <= 0.0)
+}
+
+/// hyperfine's note, word for word (standard error, after the benchmarks),
+/// when its summary cannot be computed because a mean is zero; None when
+/// it can.
+pub fn zero_note(report: &Report, paint: Paint) -> Option<String> {
+    zero_mean(report).then(|| {
+        format!(
+            "{}: The benchmark comparison could not be computed as some benchmark times are \
+             zero. This could be caused by background interference during the initial \
+             calibration phase of hyperfine, in combination with very fast commands (faster \
+             than a few milliseconds). Try to re-run the benchmark on a quiet system. If you \
+             did not do so already, try the --shell=none/-N option. If it does not help \
+             either, you command is most likely too fast to be accurately benchmarked by \
+             hyperfine.",
+            paint.red(&paint.bold("Note"))
+        )
+    })
+}
+
 /// hyperfine's summary of mean times: relative to `--reference`, else to
 /// the fastest (`analysis::relative_means`), each ratio at least 1 with
 /// its propagated error, the others by mean time; with `by_command`, its
-/// relative-speed table in the commands' order.
-fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint: Paint) {
+/// relative-speed table in the commands' order. Nothing when a mean is
+/// zero ([`zero_note`] says why). Whether it wrote anything; it ends with
+/// its last line, the blank line after it is the caller's.
+fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint: Paint) -> bool {
+    if zero_mean(report) {
+        return false;
+    }
     let relative = crate::analysis::relative_means(report.analyses, report.named_reference);
     let mean = |i: usize| {
         report.analyses[i]
@@ -326,10 +414,10 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
         .iter()
         .find(|(_, r)| matches!(r, RelativeMean::Reference))
     else {
-        return;
+        return false;
     };
     if rows.len() < 2 {
-        return;
+        return false;
     }
     // hyperfine's ratio is never below 1: a command faster than the
     // reference shows the reference's mean over its own, the error scaled
@@ -361,8 +449,7 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
                 name(i)
             );
         }
-        out.push('\n');
-        return;
+        return true;
     }
     rows.sort_by(|a, b| mean(a.0).total_cmp(&mean(b.0)));
     let _ = writeln!(out, "{}", paint.bold("Summary"));
@@ -381,26 +468,30 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
         };
         let _ = writeln!(out, "{comparator} {}", name(i));
     }
-    out.push('\n');
+    true
+}
+
+/// The metric the summary compares: wall time, but a simulated session's
+/// times are the simulator's, so its counts lead.
+fn headline(session: &Session) -> Metric {
+    if session.simulated.is_some() {
+        Metric::SimEstimatedCycles
+    } else {
+        Metric::WallTime
+    }
 }
 
 fn render_comparisons(
     out: &mut String,
     session: &Session,
     comparisons: &[Comparison],
-    heading: &str,
     paint: Paint,
 ) {
     if comparisons.is_empty() {
         return;
     }
-    let _ = writeln!(out, "{}", paint.bold(heading));
-    // A simulated session's times are the simulator's: its counts lead.
-    let headline = if session.simulated.is_some() {
-        Metric::SimEstimatedCycles
-    } else {
-        Metric::WallTime
-    };
+    let _ = writeln!(out, "{}", paint.bold("Summary"));
+    let headline = headline(session);
     for c in comparisons.iter().filter(|c| c.metric == headline.name()) {
         let line = escape_line(&words::sentence(c));
         let line = match c.verdict {
@@ -552,6 +643,36 @@ mod tests {
         );
         assert!(text.contains(&format!("Summary\n  {sentence}\n")), "{text}");
         assert!(!text.contains('\x1b'));
+    }
+
+    #[test]
+    fn the_front_door_adds_one_line_of_the_engines_sentence_when_asked() {
+        let f = two_cells();
+        let wording = |line| Wording::Hyperfine {
+            by_command: false,
+            cmdscope_line: line,
+        };
+        let c = f
+            .comparisons
+            .iter()
+            .find(|c| c.metric == Metric::WallTime.name())
+            .unwrap();
+        let text = render(&f.report(), PLAIN, wording(true));
+        let line = format!("cmdscope run would say: {}\n", words::sentence(c));
+        assert_eq!(text.matches("cmdscope run would say").count(), 1, "{text}");
+        // Right under hyperfine's summary, which the blank line then ends.
+        assert!(
+            text.contains(&format!("times faster than slow | grep x\n{line}\n")),
+            "{text}"
+        );
+        assert!(!text.contains("comparisons"), "{text}");
+        let plain = render(&f.report(), PLAIN, wording(false));
+        assert!(!plain.contains("cmdscope run would say"), "{plain}");
+        assert!(
+            plain.ends_with("times faster than slow | grep x\n\n"),
+            "{plain}"
+        );
+        assert!(zero_note(&f.report(), PLAIN).is_none());
     }
 
     #[test]

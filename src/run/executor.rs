@@ -91,8 +91,9 @@ impl Executor for Spawned<'_> {
 
 /// hyperfine's `--debug-mode`, reachable only from the front door (a
 /// testing aid): nothing is run; a command or hook `sleep X` takes X
-/// seconds of wall time, no user or system time, and exits 0 (no memory is
-/// reported: nothing was measured, where hyperfine says 0 bytes). A shell given as `sleep Y` starts in Y seconds: a run through it
+/// seconds of wall time, no user or system time, a peak memory of 0 bytes
+/// (hyperfine's figure, which its JSON export lists per run), and exits 0.
+/// A shell given as `sleep Y` starts in Y seconds: a run through it
 /// takes X + Y (the calibration cell's Y is subtracted afterwards, as a
 /// real shell's start-up) and a hook X + Y, as hyperfine counts them.
 pub struct Debug<'a> {
@@ -157,6 +158,7 @@ impl Executor for Debug<'_> {
         sample.set(Metric::UserTime, 0.0);
         sample.set(Metric::SystemTime, 0.0);
         sample.set(Metric::CpuTime, 0.0);
+        sample.set(Metric::PeakRss, 0.0);
         sample.exit_code = Some(0);
         Ok(Outcome::Finished)
     }

@@ -69,6 +69,10 @@ struct Prepared {
     color: bool,
     /// No terminal report and no notes: `--style none`, or an export to stdout.
     quiet: bool,
+    /// hyperfine's plain style, which its users pipe: `--style basic` or
+    /// `none`, or `auto` where hyperfine picks basic (standard output not
+    /// a terminal, or the commands' output shown).
+    piped: bool,
     /// What the session runs with, as stored with it.
     settings: Settings,
 }
@@ -141,11 +145,19 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
         let wording = if args.hyperfine_words {
             report::terminal::Wording::Hyperfine {
                 by_command: args.sort == SortOrder::Command,
+                cmdscope_line: !prepared.piped,
             }
         } else {
             report::terminal::Wording::Cmdscope
         };
         crate::output::print(&report::terminal::render(&report, paint, wording));
+        if let Some(note) = args
+            .hyperfine_words
+            .then(|| report::terminal::zero_note(&report, paint))
+            .flatten()
+        {
+            crate::eprint_line!("{note}");
+        }
     }
     exit_status(args, session, export_error, store_error)
 }
@@ -190,6 +202,13 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         Style::Color => (!no_color, false),
     };
     let quiet = args.style == Style::None || stdout_exports > 0;
+    let piped = match args.style {
+        Style::Basic | Style::None => true,
+        Style::Auto => {
+            !stdout_term || args.show_output || args.output.iter().any(|o| o == "inherit")
+        }
+        Style::Full | Style::Nocolor | Style::Color => false,
+    };
 
     crate::cli::check_alpha(r.alpha)?;
     let order = run_order(r, &cells, quiet)?;
@@ -283,6 +302,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         monitor_settle,
         color,
         quiet,
+        piped,
         settings,
     })
 }
