@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::metrics::Metric;
-use crate::store::{Filter, Store};
+use crate::store::{Filter, Store, StoredSession};
 pub use points::assemble;
 use points::{group, heads, Head};
 use ranges::{merge, Ranges, RANGE};
@@ -172,6 +172,24 @@ impl Derived {
 /// The metric asked for, checked before the store is read: a run metric
 /// (a column of the runs), or None for wall time and for the metrics of
 /// concurrency sessions ([`Derived`]).
+/// The metric a simulated session's benchmarks are summarised by when none
+/// is asked for: its wall times are the simulator's, tens of times the
+/// program's own, so a median of them would mislead.
+pub const SIMULATED_DEFAULT: &str = "sim_estimated_cycles";
+
+/// The metric `history` shows for a session's benchmarks: the one asked
+/// for, else estimated cycles for a session of `run --simulate`, else wall
+/// time (None).
+pub fn shown_metric<'a>(session: &StoredSession, asked: Option<&'a str>) -> Option<&'a str> {
+    asked.or_else(|| {
+        session
+            .settings
+            .as_ref()
+            .and_then(|s| s.simulate.as_ref())
+            .map(|_| SIMULATED_DEFAULT)
+    })
+}
+
 pub fn metric(name: Option<&str>) -> Result<Option<Metric>> {
     let Some(name) = name else {
         return Ok(None);
