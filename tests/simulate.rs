@@ -292,7 +292,8 @@ fn counts_are_stored_and_gated_by_check_metric() {
 /// `history` lists a simulated session by its counts, not by the
 /// simulator's wall time (tens of times the program's), and says it was
 /// simulated; a plain session beside it keeps its wall-time median, and a
-/// metric asked for is shown for both.
+/// metric asked for is shown for both. `changes` reads a wall-time history
+/// without it.
 #[test]
 fn history_shows_a_simulated_session_by_its_counts() {
     if !valgrind() {
@@ -333,6 +334,25 @@ fn history_shows_a_simulated_session_by_its_counts() {
         "{text}"
     );
     assert!(!text.contains("sim_estimated_cycles"), "{text}");
+    // A wall-time history leaves the simulated session out (its times are
+    // the simulator's); a history of the counts holds it alone.
+    ok(with_store(
+        &db,
+        &[
+            "run", "--runs", "3", "--style", "none", "--label", "v=wall2", "-n", "hash", &cmd,
+        ],
+    ));
+    let points = |extra: &[&str]| {
+        let mut args = vec!["changes", "--format", "json"];
+        args.extend_from_slice(extra);
+        let doc: serde_json::Value =
+            serde_json::from_slice(&ok(with_store(&db, &args)).stdout).expect("changes' JSON");
+        let histories = doc["histories"].as_array().cloned().unwrap_or_default();
+        assert_eq!(histories.len(), 1, "{doc}");
+        histories[0]["points"].as_u64().unwrap()
+    };
+    assert_eq!(points(&[]), 2);
+    assert_eq!(points(&["--metric", "sim_estimated_cycles"]), 1);
 }
 
 #[test]

@@ -118,7 +118,7 @@ pub fn session_line(s: &StoredSession) -> String {
         format!("  [{}]", s.source)
     };
     // Its wall times are the simulator's: say so where they are listed.
-    let source = match s.settings.as_ref().and_then(|st| st.simulate.as_ref()) {
+    let source = match s.simulation() {
         Some(sim) => format!("{source}  [simulated: {}]", sim.tool),
         None => source,
     };

@@ -181,13 +181,7 @@ pub const SIMULATED_DEFAULT: &str = "sim_estimated_cycles";
 /// for, else estimated cycles for a session of `run --simulate`, else wall
 /// time (None).
 pub fn shown_metric<'a>(session: &StoredSession, asked: Option<&'a str>) -> Option<&'a str> {
-    asked.or_else(|| {
-        session
-            .settings
-            .as_ref()
-            .and_then(|s| s.simulate.as_ref())
-            .map(|_| SIMULATED_DEFAULT)
-    })
+    asked.or_else(|| session.simulation().map(|_| SIMULATED_DEFAULT))
 }
 
 pub fn metric(name: Option<&str>) -> Result<Option<Metric>> {
@@ -381,6 +375,12 @@ fn ended_sessions(store: &mut Store, q: &Query) -> Result<(Vec<Head>, SessionInd
         ..Filter::default()
     })?;
     sessions.retain(|s| s.status != crate::store::RUNNING);
+    // A simulated session's wall times, memory and faults are the
+    // simulator's, tens of times the program's: a history of any of them
+    // leaves such sessions out (only they hold the simulated counts).
+    if !metric(q.metric.as_deref())?.is_some_and(Metric::simulated) {
+        sessions.retain(|s| s.simulation().is_none());
+    }
     sessions.reverse();
     let heads = heads(&sessions, q.order_by.as_deref());
     let mut by_id: Vec<(i64, u32)> = sessions
