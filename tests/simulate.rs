@@ -289,6 +289,72 @@ fn counts_are_stored_and_gated_by_check_metric() {
     );
 }
 
+/// `history` lists a simulated session by its counts, not by the
+/// simulator's wall time (tens of times the program's), and says it was
+/// simulated; a plain session beside it keeps its wall-time median, and a
+/// metric asked for is shown for both. `changes` reads a wall-time history
+/// without it.
+#[test]
+fn history_shows_a_simulated_session_by_its_counts() {
+    if !valgrind() {
+        return;
+    }
+    let dir = tempdir();
+    let db = dir.path().join("store.db");
+    let file = dir.path().join("a.bin");
+    data(&file, MIB / 16);
+    simulated_session(&db, "v=sim", &file, &[]);
+    let cmd = sha(&file);
+    ok(with_store(
+        &db,
+        &[
+            "run", "--runs", "3", "--style", "none", "--label", "v=wall", "-n", "hash", &cmd,
+        ],
+    ));
+    let history = |extra: &[&str]| {
+        let mut args = vec!["history"];
+        args.extend_from_slice(extra);
+        String::from_utf8_lossy(&ok(with_store(&db, &args)).stdout).into_owned()
+    };
+    let text = history(&[]);
+    // Newest first: the plain session, then the simulated one.
+    let (plain, simulated) = text
+        .split_once("\n#")
+        .unwrap_or_else(|| panic!("two sessions: {text}"));
+    assert!(!plain.contains("simulated"), "{text}");
+    assert!(plain.contains("median ") && plain.contains(" ms"), "{text}");
+    assert!(!plain.contains("sim_estimated_cycles"), "{text}");
+    assert!(simulated.contains("[simulated: cachegrind]"), "{text}");
+    assert!(simulated.contains("median sim_estimated_cycles "), "{text}");
+    // Asked for, one metric for both sessions.
+    let text = history(&["--metric", "memory_peak_resident"]);
+    assert_eq!(
+        text.matches("median memory_peak_resident ").count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains("sim_estimated_cycles"), "{text}");
+    // A wall-time history leaves the simulated session out (its times are
+    // the simulator's); a history of the counts holds it alone.
+    ok(with_store(
+        &db,
+        &[
+            "run", "--runs", "3", "--style", "none", "--label", "v=wall2", "-n", "hash", &cmd,
+        ],
+    ));
+    let points = |extra: &[&str]| {
+        let mut args = vec!["changes", "--format", "json"];
+        args.extend_from_slice(extra);
+        let doc: serde_json::Value =
+            serde_json::from_slice(&ok(with_store(&db, &args)).stdout).expect("changes' JSON");
+        let histories = doc["histories"].as_array().cloned().unwrap_or_default();
+        assert_eq!(histories.len(), 1, "{doc}");
+        histories[0]["points"].as_u64().unwrap()
+    };
+    assert_eq!(points(&[]), 2);
+    assert_eq!(points(&["--metric", "sim_estimated_cycles"]), 1);
+}
+
 #[test]
 fn a_session_not_simulated_alike_is_not_compared_on_counts() {
     if !valgrind() {

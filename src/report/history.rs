@@ -28,7 +28,9 @@ pub fn none_match(store: &str) -> String {
 }
 
 /// The sessions with their benchmarks; `medians` by stored cell id (the
-/// figure of `metric`: None for wall time), `filter` keeps the
+/// figure of the metric each session is shown with,
+/// `store::history::shown_metric` of `metric`: None for wall time, a
+/// simulated session's estimated cycles), `filter` keeps the
 /// benchmarks whose identity, name or command holds it. Untrusted text
 /// (names, commands, labels) is escaped by the caller's writer, not here.
 pub fn render(
@@ -61,6 +63,7 @@ pub fn render(
                     continue;
                 }
             }
+            let metric = crate::store::history::shown_metric(s, metric);
             let m = medians
                 .get(&c.id)
                 .map(|m| figure(metric, *m))
@@ -113,6 +116,11 @@ pub fn session_line(s: &StoredSession) -> String {
         String::new()
     } else {
         format!("  [{}]", s.source)
+    };
+    // Its wall times are the simulator's: say so where they are listed.
+    let source = match s.simulation() {
+        Some(sim) => format!("{source}  [simulated: {}]", sim.tool),
+        None => source,
     };
     format!(
         "#{}  {}  {}  {} [{}]{}{}{}",

@@ -188,6 +188,12 @@ impl StoredSession {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
+
+    /// The simulator it was run under (`run --simulate`), if any: its
+    /// kernel figures (wall time, memory, faults) are the simulator's.
+    pub fn simulation(&self) -> Option<&crate::exec::simulate::Simulation> {
+        self.settings.as_ref().and_then(|s| s.simulate.as_ref())
+    }
 }
 
 /// Parameter values of one grid value, in the order of the search's

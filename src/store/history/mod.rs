@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::metrics::Metric;
-use crate::store::{Filter, Store};
+use crate::store::{Filter, Store, StoredSession};
 pub use points::assemble;
 use points::{group, heads, Head};
 use ranges::{merge, Ranges, RANGE};
@@ -172,6 +172,18 @@ impl Derived {
 /// The metric asked for, checked before the store is read: a run metric
 /// (a column of the runs), or None for wall time and for the metrics of
 /// concurrency sessions ([`Derived`]).
+/// The metric a simulated session's benchmarks are summarised by when none
+/// is asked for: its wall times are the simulator's, tens of times the
+/// program's own, so a median of them would mislead.
+pub const SIMULATED_DEFAULT: &str = "sim_estimated_cycles";
+
+/// The metric `history` shows for a session's benchmarks: the one asked
+/// for, else estimated cycles for a session of `run --simulate`, else wall
+/// time (None).
+pub fn shown_metric<'a>(session: &StoredSession, asked: Option<&'a str>) -> Option<&'a str> {
+    asked.or_else(|| session.simulation().map(|_| SIMULATED_DEFAULT))
+}
+
 pub fn metric(name: Option<&str>) -> Result<Option<Metric>> {
     let Some(name) = name else {
         return Ok(None);
@@ -363,6 +375,12 @@ fn ended_sessions(store: &mut Store, q: &Query) -> Result<(Vec<Head>, SessionInd
         ..Filter::default()
     })?;
     sessions.retain(|s| s.status != crate::store::RUNNING);
+    // A simulated session's wall times, memory and faults are the
+    // simulator's, tens of times the program's: a history of any of them
+    // leaves such sessions out (only they hold the simulated counts).
+    if !metric(q.metric.as_deref())?.is_some_and(Metric::simulated) {
+        sessions.retain(|s| s.simulation().is_none());
+    }
     sessions.reverse();
     let heads = heads(&sessions, q.order_by.as_deref());
     let mut by_id: Vec<(i64, u32)> = sessions
