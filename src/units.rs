@@ -83,6 +83,28 @@ pub fn time_in(seconds: f64, scale: TimeScale) -> String {
     format!("{} {}", sig(scale.of(seconds)), scale.symbol())
 }
 
+/// hyperfine's duration format (its `format_duration_unit`), which
+/// `cmdscope hyperfine` prints so that its block reads as hyperfine's:
+/// unlike [`time`], the unit comes from the value alone (µs under 1 ms, ms
+/// under 1 s, else s; never ns) unless `scale` fixes it, with fixed
+/// decimals (3 in seconds, 1 in ms and µs) rather than significant digits.
+/// The text and the unit used, which the other times of a block share.
+pub fn hyperfine_time(seconds: f64, scale: Option<TimeScale>) -> (String, TimeScale) {
+    let scale = match scale {
+        // hyperfine has no nanoseconds: its smallest unit is the µs.
+        Some(TimeScale::Nanosecond | TimeScale::Microsecond) => TimeScale::Microsecond,
+        Some(s) => s,
+        None if seconds < 1e-3 => TimeScale::Microsecond,
+        None if seconds < 1.0 => TimeScale::Millisecond,
+        None => TimeScale::Second,
+    };
+    let decimals = if scale == TimeScale::Second { 3 } else { 1 };
+    (
+        format!("{:.decimals$} {}", scale.of(seconds), scale.symbol()),
+        scale,
+    )
+}
+
 /// Bytes in the binary unit that fits them: the value and its symbol.
 fn binary_scaled(b: f64) -> (f64, &'static str, bool) {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -236,5 +258,21 @@ mod tests {
         assert_eq!(count(12_345.0), "12.35 k");
         assert_eq!(time_in(0.0, scale_for(0.01784)), "0.000 ms");
         assert_eq!(time_in(2.5e-4, TimeScale::Millisecond), "0.250 ms");
+    }
+
+    #[test]
+    fn hyperfine_times_as_hyperfine_formats_them() {
+        // hyperfine 1.20.0's own cases (`test_format_duration_unit_*`).
+        let h = |s, u| hyperfine_time(s, u).0;
+        assert_eq!(h(1.3, None), "1.300 s");
+        assert_eq!(h(1.0, None), "1.000 s");
+        assert_eq!(h(0.999, None), "999.0 ms");
+        assert_eq!(h(0.0005, None), "500.0 µs");
+        assert_eq!(h(0.0, None), "0.0 µs");
+        assert_eq!(h(1000.0, None), "1000.000 s");
+        assert_eq!(h(1.3, Some(TimeScale::Millisecond)), "1300.0 ms");
+        assert_eq!(h(1.3, Some(TimeScale::Microsecond)), "1300000.0 µs");
+        assert_eq!(h(2e-7, Some(TimeScale::Nanosecond)), "0.2 µs");
+        assert_eq!(hyperfine_time(0.0122, None).1, TimeScale::Millisecond);
     }
 }

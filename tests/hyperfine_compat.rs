@@ -958,3 +958,165 @@ fn debug_mode_exports_hyperfines_fields_with_its_values() {
         }
     }
 }
+
+// ---- the block per benchmark, as a hyperfine user sees it ----
+
+/// hyperfine's warnings, by their first words: what the front door may
+/// warn in.
+const HYPERFINE_WARNINGS: [&str; 4] = [
+    "Command took less than 5 ms to complete.",
+    "Ignoring non-zero exit code.",
+    "The first benchmarking run for this command was significantly slower than the rest",
+    "Statistical outliers were detected.",
+];
+
+/// `argv` run on a terminal (script(1)), as a user sees it: standard
+/// output and error together, each line as it was left (what a carriage
+/// return or a clearing progress bar overwrote is gone), escape codes
+/// removed. None when script(1) is missing.
+fn on_a_terminal(argv: &[&str]) -> Option<String> {
+    let quoted: Vec<String> = argv
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    let o = Command::new("script")
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .env_remove("NO_COLOR")
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("CMDSCOPE_STORE")
+        .env("TERM", "xterm")
+        .output()
+        .ok()?;
+    assert!(o.status.success(), "{argv:?}: {o:?}");
+    let escapes = regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).replace("\r\n", "\n");
+    Some(
+        text.lines()
+            .map(|l| escapes.replace_all(l.rsplit('\r').next().unwrap_or(""), ""))
+            .filter(|l| !l.is_empty())
+            .map(|l| l.into_owned())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// The lines' structure: each number (with the blanks that align it) as
+/// " N"; hyperfine's warnings, which a busy machine may make either tool
+/// print, left out with the line of one blank before them, and checked to
+/// be in hyperfine's words.
+fn block_shape(text: &str) -> Vec<String> {
+    let number = regex::Regex::new(r" *[0-9]+(\.[0-9]+)?").unwrap();
+    let mut shape: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(w) = line.strip_prefix("  Warning: ") {
+            assert!(
+                HYPERFINE_WARNINGS.iter().any(|h| w.starts_with(h)),
+                "not hyperfine's words: {line}\n{text}"
+            );
+            if shape.last().is_some_and(|l| l == " ") {
+                shape.pop();
+            }
+            continue;
+        }
+        if line == " " && shape.last().is_some_and(|l| l == " ") {
+            continue;
+        }
+        shape.push(number.replace_all(line, " N").into_owned());
+    }
+    shape
+}
+
+/// hyperfine's and the front door's lines for `args` in `style`, on a
+/// terminal: equal in structure, but for the front door's one added line
+/// under the summary (in the styles that have it).
+fn same_lines_as_hyperfine(hf: &Path, style: &str, args: &[&str]) {
+    let mut h = vec![hf.to_str().unwrap(), "--style", style];
+    h.extend_from_slice(args);
+    let bin = bin();
+    let mut c = vec![bin.to_str().unwrap(), "hyperfine", "--style", style];
+    c.extend_from_slice(args);
+    let (Some(h_text), Some(c_text)) = (on_a_terminal(&h), on_a_terminal(&c)) else {
+        missing("script(1) is not installed");
+        return;
+    };
+    // The progress bars differ (cmdscope keeps its own): only what stays.
+    let (hs, mut cs) = (block_shape(&h_text), block_shape(&c_text));
+    let added: Vec<usize> = (0..cs.len())
+        .filter(|&i| cs[i].starts_with(CMDSCOPE_LINE))
+        .collect();
+    assert!(added.len() <= 1, "{c_text}");
+    if let Some(&i) = added.first() {
+        cs.remove(i);
+    }
+    assert_eq!(
+        cs, hs,
+        "{style} {args:?}\n--- cmdscope\n{c_text}\n--- hyperfine\n{h_text}"
+    );
+    assert!(
+        hs.iter().any(|l| l.starts_with("Benchmark N: ")),
+        "{h_text}"
+    );
+}
+
+#[test]
+fn each_benchmarks_block_is_hyperfines_line_for_line_in_every_style() {
+    let Some(hf) = hyperfine() else { return };
+    let args = ["--runs", "5", "sleep 0.01", "sleep 0.02"];
+    for style in ["basic", "full", "nocolor", "color"] {
+        same_lines_as_hyperfine(&hf, style, &args);
+    }
+    // With one run, hyperfine's `abs ≡` form and no range.
+    same_lines_as_hyperfine(&hf, "full", &["--runs", "1", "sleep 0.01", "sleep 0.02"]);
+    same_lines_as_hyperfine(&hf, "basic", &["--runs", "1", "sleep 0.01"]);
+}
+
+#[test]
+fn the_front_doors_extra_lines_and_warnings_come_with_its_flag() {
+    let Some(hf) = hyperfine() else { return };
+    let args = ["--runs", "5", "-i", "sh -c 'sleep 0.01; exit 3'"];
+    let (h, c) = front_door_and_hyperfine(&hf, "basic", &args);
+    assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+    // hyperfine's warning, in its words, on standard error as its.
+    let warning = "  Warning: Ignoring non-zero exit code.\n";
+    assert!(stderr(&h).contains(warning), "{}", stderr(&h));
+    assert!(stderr(&c).contains(warning), "{}", stderr(&c));
+    let out = String::from_utf8_lossy(&c.stdout).into_owned();
+    assert!(!out.contains("Warning") && !out.contains("Memory"), "{out}");
+    assert!(!stderr(&c).contains("cmdscope: warning"), "{}", stderr(&c));
+    let mut detailed = vec!["hyperfine", "--style", "basic", "--cmdscope-details"];
+    detailed.extend_from_slice(&args);
+    let d = cmdscope(&detailed);
+    assert!(d.status.success(), "{}", stderr(&d));
+    let out = String::from_utf8_lossy(&d.stdout).into_owned();
+    for line in ["  Time (median):", "  Memory (peak RSS):", "  Page faults:"] {
+        assert!(out.contains(line), "{line}: {out}");
+    }
+}
+
+#[test]
+fn with_debug_modes_made_up_times_the_output_is_hyperfines_byte_for_byte() {
+    let Some(hf) = hyperfine() else { return };
+    // Nothing runs: the times are the sleeps', so every figure is fixed
+    // and hyperfine's standard output can be matched exactly.
+    for args in [
+        &["--debug-mode", "--runs", "5", "sleep 0.01", "sleep 0.25"][..],
+        &["--debug-mode", "--runs", "1", "sleep 1.5", "sleep 0.0005"][..],
+        &["--debug-mode", "-u", "second", "sleep 0.02"][..],
+    ] {
+        for style in ["basic", "nocolor"] {
+            let (h, c) = front_door_and_hyperfine(&hf, style, args);
+            assert!(c.status.success(), "{}", stderr(&c));
+            let (hs, cs) = (
+                String::from_utf8_lossy(&h.stdout),
+                String::from_utf8_lossy(&c.stdout),
+            );
+            // nocolor has the one added line, under the summary.
+            let cs: String = cs
+                .split_inclusive('\n')
+                .filter(|l| !l.starts_with(CMDSCOPE_LINE))
+                .collect();
+            assert_eq!(cs, hs, "{style} {args:?}");
+        }
+    }
+}

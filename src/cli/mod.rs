@@ -36,6 +36,7 @@ use suite::SuiteArgs;
 const HYPERFINE_EXAMPLES: &str = "Examples:
   cmdscope hyperfine --warmup 3 'sleep 0.1' 'sleep 0.2'
   cmdscope hyperfine --export-json out.json -L t 1,2 'sleep 0.{t}'
+  cmdscope hyperfine --cmdscope-details --runs 20 'make -j2' 'make -j4'
 
 Invoked through a link named hyperfine, cmdscope is `cmdscope hyperfine`,
 so scripts written for hyperfine run it unchanged:
@@ -130,7 +131,8 @@ pub enum Command {
     /// sequential order, every command through `sh -c` (unless -N or
     /// --shell), hyperfine's run count (at least 10 runs and 3 s, fixed from
     /// each command's first run), nothing stored unless --store is given,
-    /// hyperfine's summary ("times faster than"), then on a terminal one line
+    /// hyperfine's block per benchmark and summary ("times faster than"),
+    /// cmdscope's other figures with --cmdscope-details, then on a terminal one line
     /// of what `cmdscope run` would say (not with --style basic or none).
     /// Also what cmdscope does when invoked under the name `hyperfine`.
     #[command(after_help = HYPERFINE_EXAMPLES)]

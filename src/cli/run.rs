@@ -106,6 +106,12 @@ pub struct HyperfineArgs {
     /// hyperfine.
     #[arg(long, hide = true, conflicts_with = "no_shell")]
     pub debug_mode: bool,
+    /// Adds to each benchmark's block what `cmdscope run` shows beyond
+    /// hyperfine's times: the median and its interval, peak memory, storage
+    /// I/O, page faults and context switches, counters, and the warnings
+    /// hyperfine has no words for (the JSON export has them regardless).
+    #[arg(long)]
+    pub cmdscope_details: bool,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -357,6 +363,11 @@ pub struct RunArgs {
     /// hyperfine's: 'command' prints its relative-speed table).
     #[arg(skip)]
     pub hyperfine_words: bool,
+
+    /// Not a flag: `cmdscope hyperfine --cmdscope-details`, which adds to
+    /// hyperfine's block what `cmdscope run` shows beyond times.
+    #[arg(skip)]
+    pub hyperfine_details: bool,
 
     /// Time unit of the terminal output and markup tables (not of CSV and
     /// JSON, which are in seconds) [default: chosen per value].

@@ -22,14 +22,24 @@ impl Paint {
     pub fn green(&self, t: &str) -> String {
         self.wrap("32", t)
     }
-    pub fn red(&self, t: &str) -> String {
-        self.wrap("31", t)
-    }
     pub fn yellow(&self, t: &str) -> String {
         self.wrap("33", t)
     }
     pub fn cyan(&self, t: &str) -> String {
         self.wrap("36", t)
+    }
+    /// Bold and green in one code, as hyperfine's terminal writes them.
+    pub fn bold_green(&self, t: &str) -> String {
+        self.wrap("1;32", t)
+    }
+    pub fn bold_red(&self, t: &str) -> String {
+        self.wrap("1;31", t)
+    }
+    pub fn blue(&self, t: &str) -> String {
+        self.wrap("34", t)
+    }
+    pub fn purple(&self, t: &str) -> String {
+        self.wrap("35", t)
     }
     pub fn dim(&self, t: &str) -> String {
         self.wrap("2", t)

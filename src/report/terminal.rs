@@ -9,7 +9,7 @@ use super::comparison as words;
 use super::paint::Paint;
 use super::Report;
 use crate::analysis::comparison::{self, Comparison, Verdict};
-use crate::analysis::RelativeMean;
+use crate::analysis::{MetricSummary, RelativeMean};
 use crate::metrics::Metric;
 use crate::output::escape_line;
 use crate::run::session::Session;
@@ -22,19 +22,34 @@ pub enum Wording {
     #[default]
     Cmdscope,
     /// `cmdscope hyperfine`'s, for scripts that read hyperfine's output:
-    /// hyperfine's mean column widths and its summary ("ran ... times faster
-    /// than", or with `by_command` its relative-speed table in the
-    /// commands' order), then, with `cmdscope_line`, one line of what
-    /// `cmdscope run` would have said ([`cmdscope_line`]).
+    /// hyperfine 1.20.0's block per benchmark ([`hyperfine_block`]; with
+    /// `details` also what `cmdscope run` shows beyond times, and `warmup`:
+    /// whether `--warmup` was used, which its warnings' hints depend on)
+    /// and its summary ("ran ... times faster than", or with `by_command`
+    /// its relative-speed table in the commands' order), then, with
+    /// `cmdscope_line`, one line of what `cmdscope run` would have said
+    /// ([`cmdscope_line`]).
     Hyperfine {
         by_command: bool,
         cmdscope_line: bool,
+        details: bool,
+        warmup: bool,
     },
 }
 
-/// The whole terminal report, in `wording`'s words.
-pub fn render(report: &Report, paint: Paint, wording: Wording) -> String {
-    let mut out = benchmarks(report, paint, wording);
+/// A piece of the terminal report: standard output's, or with `stderr`
+/// standard error's (the front door's warnings, where hyperfine writes
+/// them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub text: String,
+    pub stderr: bool,
+}
+
+/// The whole terminal report, in `wording`'s words, in the order it is
+/// printed, each part to its stream.
+pub fn render_parts(report: &Report, paint: Paint, wording: Wording) -> Vec<Part> {
+    let (mut parts, mut out) = benchmarks(report, paint, wording);
     if let Some(c) = report.concurrency {
         // Names are typed, not trusted to the terminal.
         out.push_str(&crate::output::escape_controls(
@@ -53,223 +68,55 @@ pub fn render(report: &Report, paint: Paint, wording: Wording) -> String {
             &crate::explain::run_monitor::render_text(c, report.session),
         ));
     }
-    out
+    parts.push(Part {
+        text: out,
+        stderr: false,
+    });
+    parts
 }
 
-/// Each benchmark's times, counters and monitor counts, then the comparisons.
-fn benchmarks(report: &Report, paint: Paint, wording: Wording) -> String {
-    let (session, analyses, comparisons) = (report.session, report.analyses, report.comparisons);
+/// Each benchmark's times, counters and monitor counts, then the
+/// comparisons: the parts printed so far (the front door's warnings go to
+/// standard error) and the text that follows them.
+fn benchmarks(report: &Report, paint: Paint, wording: Wording) -> (Vec<Part>, String) {
+    let session = report.session;
+    let comparisons = report.comparisons;
+    let mut parts = Vec::new();
     let mut out = String::new();
-    for (i, (r, a)) in session.results.iter().zip(analyses).enumerate() {
-        let _ = writeln!(
-            out,
-            "{} {}",
-            paint.bold(&format!("Benchmark {}:", i + 1)),
-            // Names, commands and what quotes them may come from a suite's
-            // file or a store: shown, not obeyed.
-            paint.bold(&escape_line(&r.cell.name))
-        );
-        let Some(w) = a.get(Metric::WallTime) else {
-            let _ = writeln!(out, "  no completed runs");
-            // The reason (every run timed out, failed) must not be lost.
-            for warning in &a.warnings {
-                let _ = writeln!(
-                    out,
-                    "  {} {}",
-                    paint.yellow("Warning:"),
-                    escape_line(&warning.to_string())
-                );
-            }
-            out.push('\n');
-            continue;
-        };
-        let s = &w.summary;
-        // One unit for every time of the benchmark (hyperfine's way).
-        let scale = units::scale_for(s.median);
-        let t = |v: f64| units::time_in(v, scale);
-        let ci = match &w.median_ci {
-            Ok(e) => format!("[{} … {}] 95 % CI", t(e.low), t(e.high)),
-            Err(why) => format!("({why})"),
-        };
-        let _ = writeln!(
-            out,
-            "  Time ({}):        {}   {}",
-            paint.green("median"),
-            paint.green(&paint.bold(&t(s.median))),
-            paint.dim(&ci)
-        );
-        let user = a
-            .get(Metric::UserTime)
-            .map(|m| m.summary.mean)
-            .unwrap_or(f64::NAN);
-        let sys = a
-            .get(Metric::SystemTime)
-            .map(|m| m.summary.mean)
-            .unwrap_or(f64::NAN);
-        let (mean, sd) = (t(s.mean), t(s.stddev));
-        let _ = match wording {
-            Wording::Cmdscope => writeln!(
-                out,
-                "  Time (mean ± σ):      {mean} ± {sd}    User: {}, System: {}",
-                t(user),
-                t(sys)
-            ),
-            // hyperfine's right-aligned columns, which its users' scripts
-            // (and its tests) match on.
-            Wording::Hyperfine { .. } => writeln!(
-                out,
-                "  Time (mean ± σ):     {mean:>8} ± {sd:>8}    User: {}, System: {}",
-                t(user),
-                t(sys)
-            ),
-        };
-        let _ = writeln!(
-            out,
-            "  Range (min … max):    {} … {}    {} run{}",
-            paint.cyan(&t(s.min)),
-            paint.cyan(&t(s.max)),
-            a.runs,
-            if a.runs == 1 { "" } else { "s" }
-        );
-        if let Some(ops) = r.cell.variant.ops {
-            let per = |v: f64| units::time(v / ops as f64);
-            let ci = match &w.median_ci {
-                Ok(e) => format!("   [{} … {}]", per(e.low), per(e.high)),
-                Err(_) => String::new(),
-            };
-            let _ = writeln!(
-                out,
-                "  Per operation:        {}{}    ({} operations per run)",
-                paint.green(&per(s.median)),
-                paint.dim(&ci),
-                units::count(ops as f64)
-            );
-        }
-        let med = |m: Metric| a.get(m).map(|x| x.summary.median);
-        // Counts (faults, switches) as a value some run really had: the
-        // lower median, never "77.50 minor".
-        let count = |m: Metric| {
-            let mut v = crate::analysis::values(&r.samples, m);
-            v.sort_by(f64::total_cmp);
-            (!v.is_empty()).then(|| v[(v.len() - 1) / 2])
-        };
-        if let Some(rss) = med(Metric::PeakRss) {
-            match session.rss_floor {
-                Some(floor) if rss <= floor * 1.02 => {
-                    let _ = writeln!(
-                        out,
-                        "  Memory (peak RSS):    ≤ {}  {}",
-                        units::bytes(rss),
-                        paint.dim("(no more than the resident size of cmdscope's spawner, which Linux reports as the floor)")
-                    );
+    for i in 0..session.results.len().min(report.analyses.len()) {
+        match wording {
+            Wording::Cmdscope => cmdscope_block(&mut out, report, i, paint),
+            Wording::Hyperfine {
+                details, warmup, ..
+            } => {
+                if let Some(warnings) = hyperfine_block(&mut out, report, i, paint, details, warmup)
+                {
+                    parts.push(Part {
+                        text: std::mem::take(&mut out),
+                        stderr: false,
+                    });
+                    parts.push(Part {
+                        text: warnings,
+                        stderr: true,
+                    });
                 }
-                _ => {
-                    let _ = writeln!(out, "  Memory (peak RSS):    {}", units::bytes(rss));
-                }
+                // hyperfine ends each block with a line of one blank.
+                out.push_str(" \n");
             }
         }
-        if let (Some(rb), Some(wb)) = (med(Metric::IoReadBytes), med(Metric::IoWriteBytes)) {
-            let chars = match (med(Metric::IoReadChars), med(Metric::IoWriteChars)) {
-                (Some(rc), Some(wc)) => format!(
-                    "  (syscalls: {} read, {} written)",
-                    units::bytes(rc),
-                    units::bytes(wc)
-                ),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                out,
-                "  Storage I/O:          {} read, {} written{}",
-                units::bytes(rb),
-                units::bytes(wb),
-                paint.dim(&chars)
-            );
-        }
-        if let (Some(minf), Some(majf)) = (count(Metric::MinorFaults), count(Metric::MajorFaults)) {
-            let ctx = match (count(Metric::VoluntaryCtx), count(Metric::InvoluntaryCtx)) {
-                (Some(v), Some(iv)) => format!(
-                    "    Context switches: {} voluntary, {} involuntary",
-                    units::count(v),
-                    units::count(iv)
-                ),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                out,
-                "  Page faults:          {} minor, {} major{}",
-                units::count(minf),
-                units::count(majf),
-                ctx
-            );
-        }
-        let counters: Vec<String> = [
-            Metric::TaskClock,
-            Metric::CpuCycles,
-            Metric::Instructions,
-            Metric::CacheMisses,
-            Metric::BranchMisses,
-            Metric::CpuMigrations,
-        ]
-        .iter()
-        .filter_map(|&m| {
-            let v = if m.unit() == crate::metrics::Unit::Count {
-                count(m)
-            } else {
-                med(m)
-            };
-            v.map(|v| format!("{} {}", units::quantity(v, m.unit()), m.label()))
-        })
-        .collect();
-        if !counters.is_empty() {
-            let _ = writeln!(out, "  Counters (median):    {}", counters.join(", "));
-        }
-        let simulated: Vec<String> = [
-            Metric::SimInstructions,
-            Metric::SimD1Misses,
-            Metric::SimLlMisses,
-            Metric::SimBranchMispredicts,
-            Metric::SimEstimatedCycles,
-        ]
-        .iter()
-        .filter_map(|&m| count(m).map(|v| format!("{} {}", units::count(v), m.label())))
-        .collect();
-        if !simulated.is_empty() {
-            let _ = writeln!(out, "  Simulated (median):   {}", simulated.join(", "));
-        }
-        let monitor: Vec<String> = report
-            .monitor
-            .map(|c| crate::explain::run_monitor::medians(c, i))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(name, m)| format!("{} {name}", m.map_or("-".into(), units::count)))
-            .collect();
-        if !monitor.is_empty() {
-            let _ = writeln!(out, "  Monitor (median):     {}", monitor.join(", "));
-        }
-        for warning in &a.warnings {
-            let _ = writeln!(
-                out,
-                "  {} {}",
-                paint.yellow("Warning:"),
-                escape_line(&warning.to_string())
-            );
-        }
-        out.push('\n');
     }
     match wording {
         Wording::Cmdscope => render_comparisons(&mut out, session, comparisons, paint),
         Wording::Hyperfine {
             by_command,
             cmdscope_line: line,
+            ..
         } => {
-            let summary = hyperfine_summary(&mut out, report, by_command, paint);
-            // Right under the summary, before the blank line that ends it.
-            let line = line.then(|| cmdscope_line(report, paint)).flatten();
-            if let Some(line) = &line {
+            // hyperfine's output ends with its summary's last line.
+            hyperfine_summary(&mut out, report, by_command, paint);
+            // Right under the summary.
+            if let Some(line) = line.then(|| cmdscope_line(report, paint)).flatten() {
                 let _ = writeln!(out, "{line}");
-            }
-            if summary || line.is_some() {
-                out.push('\n');
             }
         }
     }
@@ -316,7 +163,315 @@ fn benchmarks(report: &Report, paint: Paint, wording: Wording) -> String {
             names.join(", ")
         );
     }
-    out
+    (parts, out)
+}
+
+/// One benchmark in `cmdscope run`'s words: the median and its interval
+/// first, every metric measured, then its warnings.
+fn cmdscope_block(out: &mut String, report: &Report, i: usize, paint: Paint) {
+    let (r, a) = (&report.session.results[i], &report.analyses[i]);
+    let _ = writeln!(
+        out,
+        "{} {}",
+        paint.bold(&format!("Benchmark {}:", i + 1)),
+        // Names, commands and what quotes them may come from a suite's
+        // file or a store: shown, not obeyed.
+        paint.bold(&escape_line(&r.cell.name))
+    );
+    let Some(w) = a.get(Metric::WallTime) else {
+        let _ = writeln!(out, "  no completed runs");
+        // The reason (every run timed out, failed) must not be lost.
+        for warning in &a.warnings {
+            let _ = writeln!(
+                out,
+                "  {} {}",
+                paint.yellow("Warning:"),
+                escape_line(&warning.to_string())
+            );
+        }
+        out.push('\n');
+        return;
+    };
+    let s = &w.summary;
+    // One unit for every time of the benchmark (hyperfine's way).
+    let scale = units::scale_for(s.median);
+    let t = |v: f64| units::time_in(v, scale);
+    median_line(out, w, paint);
+    let user = a
+        .get(Metric::UserTime)
+        .map(|m| m.summary.mean)
+        .unwrap_or(f64::NAN);
+    let sys = a
+        .get(Metric::SystemTime)
+        .map(|m| m.summary.mean)
+        .unwrap_or(f64::NAN);
+    let (mean, sd) = (t(s.mean), t(s.stddev));
+    let _ = writeln!(
+        out,
+        "  Time (mean ± σ):      {mean} ± {sd}    User: {}, System: {}",
+        t(user),
+        t(sys)
+    );
+    let _ = writeln!(
+        out,
+        "  Range (min … max):    {} … {}    {} run{}",
+        paint.cyan(&t(s.min)),
+        paint.cyan(&t(s.max)),
+        a.runs,
+        if a.runs == 1 { "" } else { "s" }
+    );
+    details(out, report, i, paint, w);
+    for warning in &a.warnings {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint.yellow("Warning:"),
+            escape_line(&warning.to_string())
+        );
+    }
+    out.push('\n');
+}
+
+/// One benchmark as hyperfine 1.20.0 prints it (its `Benchmark::run`),
+/// line for line and in its colours: the mean and standard deviation with
+/// user and system time (the `abs ≡` form for a single run), the range,
+/// with `details` the lines of [`details`], its warnings in its words
+/// (`warning::hyperfine_words`; those without a counterpart only with
+/// `details`, but for what a cmdscope flag did), returned for standard
+/// error. Every time in the mean's unit, in hyperfine's format
+/// (`units::hyperfine_time`).
+fn hyperfine_block(
+    out: &mut String,
+    report: &Report,
+    i: usize,
+    paint: Paint,
+    details: bool,
+    warmup: bool,
+) -> Option<String> {
+    let (r, a) = (&report.session.results[i], &report.analyses[i]);
+    let _ = writeln!(
+        out,
+        "{}{}: {}",
+        paint.bold("Benchmark "),
+        paint.bold(&(i + 1).to_string()),
+        escape_line(&r.cell.name)
+    );
+    let mut warnings: Vec<String> = Vec::new();
+    if let Some(w) = a.get(Metric::WallTime) {
+        let s = &w.summary;
+        let (mean, unit) = units::hyperfine_time(s.mean, units::forced_scale());
+        let t = |v: f64| units::hyperfine_time(v, Some(unit)).0;
+        let cpu = |m: Metric| t(a.get(m).map_or(f64::NAN, |m| m.summary.mean));
+        let (user, system) = (
+            paint.blue(&cpu(Metric::UserTime)),
+            paint.blue(&cpu(Metric::SystemTime)),
+        );
+        if a.runs == 1 {
+            let _ = writeln!(
+                out,
+                "  Time ({} ≡):        {}  {:>8}     [User: {user}, System: {system}]",
+                paint.bold_green("abs"),
+                paint.bold_green(&format!("{mean:>8}")),
+                ""
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  Time ({} ± {}):     {} ± {}    [User: {user}, System: {system}]",
+                paint.bold_green("mean"),
+                paint.green("σ"),
+                paint.bold_green(&format!("{mean:>8}")),
+                paint.green(&format!("{:>8}", t(s.stddev)))
+            );
+            let _ = writeln!(
+                out,
+                "  Range ({} … {}):   {} … {}    {}",
+                paint.cyan("min"),
+                paint.purple("max"),
+                paint.cyan(&format!("{:>8}", t(s.min))),
+                paint.purple(&format!("{:>8}", t(s.max))),
+                paint.dim(&format!("{} runs", a.runs))
+            );
+        }
+        if details {
+            median_line(out, w, paint);
+            self::details(out, report, i, paint, w);
+        }
+        let first_run = r
+            .samples
+            .first()
+            .and_then(|x| x.get(Metric::WallTime))
+            .unwrap_or(f64::NAN);
+        let hints = super::warning::HyperfineHints {
+            warmup,
+            prepare: r.cell.hooks.prepare.is_some(),
+        };
+        for warning in &a.warnings {
+            match super::warning::hyperfine_words(warning, first_run, hints) {
+                Some(words) => warnings.push(words),
+                None if details || super::warning::from_cmdscope_flag(warning) => {
+                    warnings.push(escape_line(&warning.to_string()))
+                }
+                None => {}
+            }
+        }
+    } else {
+        // The reason (every run timed out, failed) must not be lost.
+        let _ = writeln!(out, "  no completed runs");
+        warnings.extend(a.warnings.iter().map(|w| escape_line(&w.to_string())));
+    }
+    // To standard error, as hyperfine writes them, after a line of one
+    // blank as its.
+    (!warnings.is_empty()).then(|| {
+        warnings.iter().fold(" \n".to_string(), |mut text, w| {
+            let _ = writeln!(text, "  {}: {w}", paint.yellow("Warning"));
+            text
+        })
+    })
+}
+
+/// The median and its interval (or why there is none), in the median's
+/// unit.
+fn median_line(out: &mut String, w: &MetricSummary, paint: Paint) {
+    let t = |v: f64| units::time_in(v, units::scale_for(w.summary.median));
+    let ci = match &w.median_ci {
+        Ok(e) => format!("[{} … {}] 95 % CI", t(e.low), t(e.high)),
+        Err(why) => format!("({why})"),
+    };
+    let _ = writeln!(
+        out,
+        "  Time ({}):        {}   {}",
+        paint.green("median"),
+        paint.green(&paint.bold(&t(w.summary.median))),
+        paint.dim(&ci)
+    );
+}
+
+/// What `cmdscope run` shows of a benchmark beyond its times: per
+/// operation, memory, I/O, faults and switches, counters, the simulator's
+/// and the monitor's counts (the front door's with `--cmdscope-details`).
+fn details(out: &mut String, report: &Report, i: usize, paint: Paint, w: &MetricSummary) {
+    let (session, r, a) = (
+        report.session,
+        &report.session.results[i],
+        &report.analyses[i],
+    );
+    let s = &w.summary;
+    if let Some(ops) = r.cell.variant.ops {
+        let per = |v: f64| units::time(v / ops as f64);
+        let ci = match &w.median_ci {
+            Ok(e) => format!("   [{} … {}]", per(e.low), per(e.high)),
+            Err(_) => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "  Per operation:        {}{}    ({} operations per run)",
+            paint.green(&per(s.median)),
+            paint.dim(&ci),
+            units::count(ops as f64)
+        );
+    }
+    let med = |m: Metric| a.get(m).map(|x| x.summary.median);
+    // Counts (faults, switches) as a value some run really had: the
+    // lower median, never "77.50 minor".
+    let count = |m: Metric| {
+        let mut v = crate::analysis::values(&r.samples, m);
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| v[(v.len() - 1) / 2])
+    };
+    if let Some(rss) = med(Metric::PeakRss) {
+        match session.rss_floor {
+            Some(floor) if rss <= floor * 1.02 => {
+                let _ = writeln!(
+                        out,
+                        "  Memory (peak RSS):    ≤ {}  {}",
+                        units::bytes(rss),
+                        paint.dim("(no more than the resident size of cmdscope's spawner, which Linux reports as the floor)")
+                    );
+            }
+            _ => {
+                let _ = writeln!(out, "  Memory (peak RSS):    {}", units::bytes(rss));
+            }
+        }
+    }
+    if let (Some(rb), Some(wb)) = (med(Metric::IoReadBytes), med(Metric::IoWriteBytes)) {
+        let chars = match (med(Metric::IoReadChars), med(Metric::IoWriteChars)) {
+            (Some(rc), Some(wc)) => format!(
+                "  (syscalls: {} read, {} written)",
+                units::bytes(rc),
+                units::bytes(wc)
+            ),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "  Storage I/O:          {} read, {} written{}",
+            units::bytes(rb),
+            units::bytes(wb),
+            paint.dim(&chars)
+        );
+    }
+    if let (Some(minf), Some(majf)) = (count(Metric::MinorFaults), count(Metric::MajorFaults)) {
+        let ctx = match (count(Metric::VoluntaryCtx), count(Metric::InvoluntaryCtx)) {
+            (Some(v), Some(iv)) => format!(
+                "    Context switches: {} voluntary, {} involuntary",
+                units::count(v),
+                units::count(iv)
+            ),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "  Page faults:          {} minor, {} major{}",
+            units::count(minf),
+            units::count(majf),
+            ctx
+        );
+    }
+    let counters: Vec<String> = [
+        Metric::TaskClock,
+        Metric::CpuCycles,
+        Metric::Instructions,
+        Metric::CacheMisses,
+        Metric::BranchMisses,
+        Metric::CpuMigrations,
+    ]
+    .iter()
+    .filter_map(|&m| {
+        let v = if m.unit() == crate::metrics::Unit::Count {
+            count(m)
+        } else {
+            med(m)
+        };
+        v.map(|v| format!("{} {}", units::quantity(v, m.unit()), m.label()))
+    })
+    .collect();
+    if !counters.is_empty() {
+        let _ = writeln!(out, "  Counters (median):    {}", counters.join(", "));
+    }
+    let simulated: Vec<String> = [
+        Metric::SimInstructions,
+        Metric::SimD1Misses,
+        Metric::SimLlMisses,
+        Metric::SimBranchMispredicts,
+        Metric::SimEstimatedCycles,
+    ]
+    .iter()
+    .filter_map(|&m| count(m).map(|v| format!("{} {}", units::count(v), m.label())))
+    .collect();
+    if !simulated.is_empty() {
+        let _ = writeln!(out, "  Simulated (median):   {}", simulated.join(", "));
+    }
+    let monitor: Vec<String> = report
+        .monitor
+        .map(|c| crate::explain::run_monitor::medians(c, i))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, m)| format!("{} {name}", m.map_or("-".into(), units::count)))
+        .collect();
+    if !monitor.is_empty() {
+        let _ = writeln!(out, "  Monitor (median):     {}", monitor.join(", "));
+    }
 }
 
 /// The one line `cmdscope hyperfine` adds after hyperfine's summary: the
@@ -383,7 +538,7 @@ pub fn zero_note(report: &Report, paint: Paint) -> Option<String> {
              did not do so already, try the --shell=none/-N option. If it does not help \
              either, you command is most likely too fast to be accurately benchmarked by \
              hyperfine.",
-            paint.red(&paint.bold("Note"))
+            paint.bold_red("Note")
         )
     })
 }
@@ -392,11 +547,10 @@ pub fn zero_note(report: &Report, paint: Paint) -> Option<String> {
 /// the fastest (`analysis::relative_means`), each ratio at least 1 with
 /// its propagated error, the others by mean time; with `by_command`, its
 /// relative-speed table in the commands' order. Nothing when a mean is
-/// zero ([`zero_note`] says why). Whether it wrote anything; it ends with
-/// its last line, the blank line after it is the caller's.
-fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint: Paint) -> bool {
+/// zero ([`zero_note`] says why).
+fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint: Paint) {
     if zero_mean(report) {
-        return false;
+        return;
     }
     let relative = crate::analysis::relative_means(report.analyses, report.named_reference);
     let mean = |i: usize| {
@@ -414,10 +568,10 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
         .iter()
         .find(|(_, r)| matches!(r, RelativeMean::Reference))
     else {
-        return false;
+        return;
     };
     if rows.len() < 2 {
-        return false;
+        return;
     }
     // hyperfine's ratio is never below 1: a command faster than the
     // reference shows the reference's mean over its own, the error scaled
@@ -429,6 +583,9 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
         }
         RelativeMean::Ratio { ratio, error } => (ratio, Some(error)),
     };
+    // hyperfine has no standard deviation of a single run, so no error
+    // for a ratio with one.
+    let single = |i: usize| report.analyses[i].runs < 2;
     let sd = |e: Option<f64>, width: usize| match e {
         Some(e) if e.is_finite() => format!(" ± {}", paint.green(&format!("{e:width$.2}"))),
         _ => String::new(),
@@ -437,6 +594,7 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
         let _ = writeln!(out, "{}", paint.bold("Relative speed comparison"));
         for &(i, r) in &rows {
             let (ratio, error) = at_least_one(r);
+            let error = error.filter(|_| !single(i) && !single(reference));
             // " ± " and five characters, or as many blanks.
             let error = match sd(error, 5) {
                 e if e.is_empty() => " ".repeat(8),
@@ -445,30 +603,29 @@ fn hyperfine_summary(out: &mut String, report: &Report, by_command: bool, paint:
             let _ = writeln!(
                 out,
                 "  {}{error}  {}",
-                paint.green(&paint.bold(&format!("{ratio:10.2}"))),
+                paint.bold_green(&format!("{ratio:10.2}")),
                 name(i)
             );
         }
-        return true;
+        return;
     }
     rows.sort_by(|a, b| mean(a.0).total_cmp(&mean(b.0)));
     let _ = writeln!(out, "{}", paint.bold("Summary"));
     let _ = writeln!(out, "  {} ran", paint.cyan(&name(reference)));
     for &(i, r) in rows.iter().filter(|(i, _)| *i != reference) {
         let (ratio, error) = at_least_one(r);
-        let error = sd(error, 0);
-        let ratio_text = paint.green(&paint.bold(&format!("{ratio:8.2}")));
+        let error = sd(error.filter(|_| !single(i) && !single(reference)), 0);
+        let ratio_text = paint.bold_green(&format!("{ratio:8.2}"));
         let comparator = match mean(i).total_cmp(&mean(reference)) {
             std::cmp::Ordering::Less => format!("{ratio_text}{error} times slower than"),
             std::cmp::Ordering::Greater => format!("{ratio_text}{error} times faster than"),
             std::cmp::Ordering::Equal => format!(
                 "    As fast ({}{error}) as",
-                paint.green(&paint.bold(&format!("{ratio:.2}")))
+                paint.bold_green(&format!("{ratio:.2}"))
             ),
         };
-        let _ = writeln!(out, "{comparator} {}", name(i));
+        let _ = writeln!(out, "{comparator} {}", paint.purple(&name(i)));
     }
-    true
 }
 
 /// The metric the summary compares: wall time, but a simulated session's
@@ -616,6 +773,14 @@ mod tests {
 
     const PLAIN: Paint = Paint { enabled: false };
 
+    /// The whole report as one text, both streams in order.
+    fn render(report: &Report, paint: Paint, wording: Wording) -> String {
+        render_parts(report, paint, wording)
+            .into_iter()
+            .map(|p| p.text)
+            .collect()
+    }
+
     #[test]
     fn every_benchmark_then_the_verdict_sentence() {
         let f = two_cells();
@@ -651,6 +816,8 @@ mod tests {
         let wording = |line| Wording::Hyperfine {
             by_command: false,
             cmdscope_line: line,
+            details: false,
+            warmup: false,
         };
         let c = f
             .comparisons
@@ -660,19 +827,68 @@ mod tests {
         let text = render(&f.report(), PLAIN, wording(true));
         let line = format!("cmdscope run would say: {}\n", words::sentence(c));
         assert_eq!(text.matches("cmdscope run would say").count(), 1, "{text}");
-        // Right under hyperfine's summary, which the blank line then ends.
+        // Right under hyperfine's summary, the last line, as hyperfine's
+        // last line is its summary's.
         assert!(
-            text.contains(&format!("times faster than slow | grep x\n{line}\n")),
+            text.ends_with(&format!("times faster than slow | grep x\n{line}")),
             "{text}"
         );
         assert!(!text.contains("comparisons"), "{text}");
         let plain = render(&f.report(), PLAIN, wording(false));
         assert!(!plain.contains("cmdscope run would say"), "{plain}");
         assert!(
-            plain.ends_with("times faster than slow | grep x\n\n"),
+            plain.ends_with("times faster than slow | grep x\n"),
             "{plain}"
         );
         assert!(zero_note(&f.report(), PLAIN).is_none());
+    }
+
+    #[test]
+    fn the_front_doors_block_is_hyperfines_and_details_come_on_request() {
+        let f = two_cells();
+        let wording = |details| Wording::Hyperfine {
+            by_command: false,
+            cmdscope_line: false,
+            details,
+            warmup: false,
+        };
+        let text = render(&f.report(), PLAIN, wording(false));
+        let block = text.split("Benchmark 2:").next().unwrap();
+        let lines: Vec<&str> = block.lines().collect();
+        assert_eq!(lines[0], "Benchmark 1: fast", "{text}");
+        // hyperfine's columns: the mean's unit for every time, `{:>8}`.
+        assert!(
+            lines[1].starts_with("  Time (mean ± σ):     ")
+                && lines[1].contains(" ms ± ")
+                && lines[1].contains("    [User: ")
+                && lines[1].ends_with(" ms]"),
+            "{text}"
+        );
+        assert_eq!(
+            lines[2],
+            "  Range (min … max):     9.7 ms …  10.3 ms    8 runs"
+        );
+        assert_eq!(lines[3], " ", "{text}");
+        assert_eq!(lines.len(), 4, "{text}");
+        for extra in ["median", "Memory", "Storage", "Page faults"] {
+            assert!(!text.contains(extra), "{extra}: {text}");
+        }
+        let detailed = render(&f.report(), PLAIN, wording(true));
+        assert!(
+            detailed.contains("  Memory (peak RSS):    4.000 MiB\n"),
+            "{detailed}"
+        );
+        // Colours where hyperfine has them: min cyan, max purple.
+        let painted = render(&f.report(), Paint { enabled: true }, wording(false));
+        assert!(
+            painted.starts_with("\x1b[1mBenchmark \x1b[0m\x1b[1m1\x1b[0m: fast\n"),
+            "{painted}"
+        );
+        assert!(
+            painted.contains("\x1b[35m 10.3 ms\x1b[0m")
+                && painted.contains("\x1b[1;32mmean\x1b[0m"),
+            "{painted}"
+        );
     }
 
     #[test]

@@ -135,3 +135,75 @@ fn drift_effect(effect: DriftEffect) -> &'static str {
         DriftEffect::Sequential => " With --order sequential this biases the comparison: commands run later see a different machine. Run interleaved (the default).",
     }
 }
+
+/// What changes the hints of hyperfine's warnings: whether `--warmup`
+/// and `--prepare` were used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HyperfineHints {
+    pub warmup: bool,
+    pub prepare: bool,
+}
+
+/// A warning in hyperfine 1.20.0's words (its `Warnings`), for
+/// `cmdscope hyperfine`, whose users' scripts may match on them; None for
+/// one hyperfine has no counterpart for. `first_run`: the first measured
+/// run's wall time, which hyperfine's slow-first-run warning shows.
+pub fn hyperfine_words(w: &Warning, first_run: f64, hints: HyperfineHints) -> Option<String> {
+    Some(match w {
+        Warning::UnderShell { .. } => "Command took less than 5 ms to complete. Note that the \
+             results might be inaccurate because hyperfine can not calibrate the shell startup \
+             time much more precise than this limit. You can try to use the `-N`/`--shell=none` \
+             option to disable the shell completely."
+            .into(),
+        Warning::Failed { .. } => "Ignoring non-zero exit code.".into(),
+        Warning::ColdFirstRun { .. } => {
+            format!(
+            "The first benchmarking run for this command was significantly slower than the rest \
+             ({}). This could be caused by (filesystem) caches that were not filled until after \
+             the first run. {}",
+            units::hyperfine_time(first_run, None).0,
+            match (hints.warmup, hints.prepare) {
+                (true, true) => "You are already using both the '--warmup' option as well as the \
+                     '--prepare' option. Consider re-running the benchmark on a quiet system. \
+                     Maybe it was a random outlier. Alternatively, consider increasing the warmup \
+                     count.",
+                (true, false) => "You are already using the '--warmup' option which helps to \
+                     fill these caches before the actual benchmark. You can either try to \
+                     increase the warmup count further or re-run this benchmark on a quiet \
+                     system in case it was a random outlier. Alternatively, consider using the \
+                     '--prepare' option to clear the caches before each timing run.",
+                (false, true) => "You are already using the '--prepare' option which can be \
+                     used to clear caches. If you did not use a cache-clearing command with \
+                     '--prepare', you can either try that or consider using the '--warmup' \
+                     option to fill those caches before the actual benchmark.",
+                (false, false) => "You should consider using the '--warmup' option to fill \
+                     those caches before the actual benchmark. Alternatively, use the \
+                     '--prepare' option to clear the caches before each timing run.",
+            }
+        )
+        }
+        Warning::Outliers { .. } => format!(
+            "Statistical outliers were detected. Consider re-running this benchmark on a quiet \
+             system without any interferences from other programs.{}",
+            if hints.warmup && hints.prepare {
+                ""
+            } else {
+                " It might help to use the '--warmup' or '--prepare' options."
+            }
+        ),
+        Warning::TooShort { .. }
+        | Warning::Removed { .. }
+        | Warning::TimedOut { .. }
+        | Warning::Leftovers { .. }
+        | Warning::Trend { .. }
+        | Warning::FastStart { .. } => return None,
+    })
+}
+
+/// Whether a warning without hyperfine's counterpart reports what a flag
+/// hyperfine lacks did (`--remove-outliers`, `--timeout`): `cmdscope
+/// hyperfine` says it whenever it happens, the others only with
+/// `--cmdscope-details`.
+pub fn from_cmdscope_flag(w: &Warning) -> bool {
+    matches!(w, Warning::Removed { .. } | Warning::TimedOut { .. })
+}

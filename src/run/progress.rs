@@ -40,19 +40,23 @@ pub struct Progress {
     notes: Box<dyn Write>,
     /// The cell whose output was last labelled.
     labelled: Option<usize>,
+    machine_warnings: bool,
 }
 
 impl Progress {
     /// The terminal's display; with `show` false only the labels of shown
-    /// output are written.
-    pub fn new(show: bool) -> Progress {
-        Progress::with(
+    /// output are written, with `machine_warnings` false no machine check
+    /// is warned about.
+    pub fn new(show: bool, machine_warnings: bool) -> Progress {
+        let mut progress = Progress::with(
             show.then(ProgressDrawTarget::stderr),
             Box::new(std::io::stdout()),
             Box::new(std::io::stderr()),
             &WARNED,
             REDRAW_EVERY,
-        )
+        );
+        progress.machine_warnings = machine_warnings;
+        progress
     }
 
     fn with(
@@ -72,6 +76,7 @@ impl Progress {
             labels,
             notes,
             labelled: None,
+            machine_warnings: true,
         }
     }
 
@@ -92,7 +97,7 @@ impl Progress {
 
     /// The machine checks' warnings in words, once per process, above the bar.
     fn checked(&mut self, checks: &[Check]) {
-        if self.shown && !self.warned.swap(true, Ordering::Relaxed) {
+        if self.shown && self.machine_warnings && !self.warned.swap(true, Ordering::Relaxed) {
             let notes = &mut self.notes;
             self.bar.suspend(|| {
                 for w in preflight::warnings(checks) {

@@ -67,6 +67,10 @@ pub struct RunOptions {
     pub outputs: Vec<Output>,
     pub counters: bool,
     pub show_progress: bool,
+    /// Whether the machine checks' warnings go above the progress bar
+    /// (`cmdscope hyperfine` prints none: hyperfine has no such checks;
+    /// the exports keep them).
+    pub machine_warnings: bool,
     /// The shell used with `-S`, if any (the last cell is then its calibration).
     pub shell: Option<String>,
     /// Adaptive stopping (interleaved order only): the sequential rule.
@@ -130,7 +134,7 @@ pub fn check_interleaved_hooks(cells: &[Cell]) -> Result<()> {
 /// `observer` sees every event of the session as it happens (after the
 /// progress display).
 pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Session> {
-    let mut progress = Progress::new(opts.show_progress);
+    let mut progress = Progress::new(opts.show_progress, opts.machine_warnings);
     let mut events = Fanout(vec![&mut progress, observer]);
     let events = &mut events;
     signals::install();

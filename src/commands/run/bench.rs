@@ -146,11 +146,19 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
             report::terminal::Wording::Hyperfine {
                 by_command: args.sort == SortOrder::Command,
                 cmdscope_line: !prepared.piped,
+                details: args.hyperfine_details,
+                warmup: args.warmup > 0,
             }
         } else {
             report::terminal::Wording::Cmdscope
         };
-        crate::output::print(&report::terminal::render(&report, paint, wording));
+        for part in report::terminal::render_parts(&report, paint, wording) {
+            if part.stderr {
+                crate::output::print_err(part.text.trim_end_matches('\n'));
+            } else {
+                crate::output::print(&part.text);
+            }
+        }
         if let Some(note) = args
             .hyperfine_words
             .then(|| report::terminal::zero_note(&report, paint))
@@ -274,6 +282,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         outputs: per_command_output,
         counters: r.counters,
         show_progress: progress && args.style != Style::None,
+        machine_warnings: !args.hyperfine_words,
         shell: shell_name,
         adaptive,
         reference,

@@ -21,8 +21,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
 /// `--shell`/`-N`, `--store`).
 pub fn hyperfine(args: &HyperfineArgs) -> Result<i32> {
     let debug_mode = args.debug_mode;
+    let details = args.cmdscope_details;
     let mut args = args.run.clone();
     args.hyperfine_words = true;
+    args.hyperfine_details = details;
     args.order
         .get_or_insert(crate::run::schedule::Order::Sequential);
     if args.cell.shell.is_none() && !args.cell.no_shell {

@@ -188,6 +188,7 @@ fn options(cells: Vec<Cell>, order: Order, policy: RunPolicy) -> RunOptions {
         outputs: Vec::new(),
         counters: false,
         show_progress: false,
+        machine_warnings: true,
         shell: None,
         adaptive: None,
         reference: 0,
