@@ -6,7 +6,7 @@ use std::io::ErrorKind;
 
 use crate::cli::store::HistoryArgs;
 use crate::error::{exit, Result};
-use crate::store::history::{cell_values, shown_metric, SIMULATED_DEFAULT};
+use crate::store::history::{cell_values, shown_metric};
 use crate::store::record::open_read_only;
 use crate::store::Location;
 
@@ -40,21 +40,17 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
     // Each session's benchmarks are summarised by the metric it is shown
     // with: a simulated session's by its counts unless one is asked for.
     let asked = args.metric.as_deref();
+    let mut by_metric: std::collections::BTreeMap<Option<&str>, Vec<_>> = Default::default();
+    for s in &sessions {
+        by_metric
+            .entry(shown_metric(s, asked))
+            .or_default()
+            .extend(s.cells.iter());
+    }
     let mut medians = std::collections::HashMap::new();
-    for shown in [asked, Some(SIMULATED_DEFAULT)] {
-        let cells: Vec<_> = sessions
-            .iter()
-            .filter(|s| shown_metric(s, asked) == shown)
-            .flat_map(|s| s.cells.iter())
-            .collect();
-        if cells.is_empty() {
-            continue;
-        }
+    for (shown, cells) in by_metric {
         let values = cell_values(&mut store, &cells, shown)?;
         medians.extend(crate::analysis::changes::history_figures(&values, shown));
-        if asked.is_some() {
-            break;
-        }
     }
     let out = crate::report::history::render(
         &sessions,
