@@ -62,6 +62,13 @@ pub fn print_err(line: &str) {
     let _ = writeln!(err, "{line}").and_then(|_| err.flush());
 }
 
+/// Writes `text` to standard error as it is, lines and all: [`print`]'s
+/// twin for text rendered whole for standard error.
+pub fn print_err_text(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|_| err.flush());
+}
+
 /// `eprintln!` that never panics: see [`print_err`].
 #[macro_export]
 macro_rules! eprint_line {

@@ -154,7 +154,7 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
         };
         for part in report::terminal::render_parts(&report, paint, wording) {
             if part.stderr {
-                crate::output::print_err(part.text.trim_end_matches('\n'));
+                crate::output::print_err_text(&part.text);
             } else {
                 crate::output::print(&part.text);
             }
