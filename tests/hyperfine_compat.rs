@@ -1120,3 +1120,134 @@ fn with_debug_modes_made_up_times_the_output_is_hyperfines_byte_for_byte() {
         }
     }
 }
+
+// ---- the exports' key order ----
+
+/// A JSON document's objects with their keys in the order the file has
+/// them (serde_json's own map sorts them).
+enum Keys {
+    Object(Vec<(String, Keys)>),
+    Array(Vec<Keys>),
+    Scalar,
+}
+
+impl<'de> serde::Deserialize<'de> for Keys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Keys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Keys, E> {
+                Ok(Keys::Scalar)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Keys, E> {
+                Ok(Keys::Scalar)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Keys, E> {
+                Ok(Keys::Scalar)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Keys, E> {
+                Ok(Keys::Scalar)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Keys, E> {
+                Ok(Keys::Scalar)
+            }
+            fn visit_unit<E>(self) -> Result<Keys, E> {
+                Ok(Keys::Scalar)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Keys, A::Error> {
+                let mut v = Vec::new();
+                while let Some(e) = a.next_element()? {
+                    v.push(e);
+                }
+                Ok(Keys::Array(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Keys, A::Error> {
+                let mut v = Vec::new();
+                while let Some(e) = a.next_entry()? {
+                    v.push(e);
+                }
+                Ok(Keys::Object(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Keys {
+    fn read(path: &Path) -> Keys {
+        serde_json::from_slice(&std::fs::read(path).expect("read export")).expect("parse export")
+    }
+    fn entries(&self) -> &[(String, Keys)] {
+        match self {
+            Keys::Object(e) => e,
+            _ => panic!("not an object"),
+        }
+    }
+    fn names(&self) -> Vec<&str> {
+        self.entries().iter().map(|(k, _)| k.as_str()).collect()
+    }
+    fn get(&self, key: &str) -> &Keys {
+        &self.entries().iter().find(|(k, _)| k == key).unwrap().1
+    }
+}
+
+/// hyperfine's keys come first in hyperfine's order, at every level its
+/// export defines (the document, each result, its parameters).
+fn hyperfines_keys_first(h: &Keys, c: &Keys, at: &str) {
+    let (hn, cn) = (h.names(), c.names());
+    assert!(cn.len() >= hn.len(), "{at}: {cn:?} vs {hn:?}");
+    assert_eq!(cn[..hn.len()], hn[..], "{at}: {cn:?}");
+}
+
+#[test]
+fn the_front_doors_json_has_hyperfines_key_order_then_cmdscopes() {
+    let Some(hf) = hyperfine() else { return };
+    let dir = tempdir();
+    let (hj, cj) = (dir.path().join("h.json"), dir.path().join("c.json"));
+    for args in [
+        &["--debug-mode", "--runs", "3", "sleep 0.1", "sleep 0.25"][..],
+        &[
+            "--debug-mode",
+            "--runs",
+            "2",
+            "-L",
+            "t",
+            "0.1,0.2",
+            "-L",
+            "a",
+            "x,y",
+            "sleep {t}",
+        ][..],
+    ] {
+        let h = Command::new(&hf)
+            .args(["--style", "none", "--export-json", hj.to_str().unwrap()])
+            .args(args)
+            .output()
+            .expect("run hyperfine");
+        let mut full = vec![
+            "hyperfine",
+            "--style",
+            "none",
+            "--export-json",
+            cj.to_str().unwrap(),
+        ];
+        full.extend_from_slice(args);
+        let c = cmdscope(&full);
+        assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+        let (h, c) = (Keys::read(&hj), Keys::read(&cj));
+        hyperfines_keys_first(&h, &c, "document");
+        let (Keys::Array(hr), Keys::Array(cr)) = (h.get("results"), c.get("results")) else {
+            panic!("results are not arrays");
+        };
+        assert_eq!(hr.len(), cr.len(), "{args:?}");
+        for (i, (h, c)) in hr.iter().zip(cr).enumerate() {
+            hyperfines_keys_first(h, c, &format!("results[{i}] {args:?}"));
+            if h.names().contains(&"parameters") {
+                hyperfines_keys_first(h.get("parameters"), c.get("parameters"), "parameters");
+            }
+        }
+    }
+}

@@ -185,10 +185,86 @@ pub struct Json;
 
 impl Exporter for Json {
     fn render(&self, report: &Report) -> Result<String> {
-        let mut text =
-            serde_json::to_string_pretty(&document(report)).unwrap_or_else(|_| "{}".into());
+        let doc = document(report);
+        let mut text = serde_json::to_string_pretty(&HyperfineOrder::Document(&doc))
+            .unwrap_or_else(|_| "{}".into());
         text.push('\n');
         Ok(text)
+    }
+}
+
+/// The fields of a result that hyperfine 1.20 defines, in the order its
+/// `BenchmarkResult` struct serializes them: a reader comparing the two
+/// tools' files line by line (or a parser that keeps order) sees
+/// hyperfine's fields first, then cmdscope's, alphabetically.
+const HYPERFINE_RESULT_FIELDS: &[&str] = &[
+    "command",
+    "mean",
+    "stddev",
+    "median",
+    "user",
+    "system",
+    "min",
+    "max",
+    "times",
+    "memory_usage_byte",
+    "exit_codes",
+    "parameters",
+];
+
+/// The results, each in hyperfine's order.
+struct Results<'a>(&'a [Value]);
+
+impl serde::Serialize for Results<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = ser.serialize_seq(Some(self.0.len()))?;
+        for r in self.0 {
+            seq.serialize_element(&HyperfineOrder::Result(r))?;
+        }
+        seq.end()
+    }
+}
+
+/// Serializes the export with hyperfine's key order where hyperfine
+/// defines one (its document holds only `results`), everything else as
+/// serde_json orders it (alphabetically): serde_json's map keeps no
+/// insertion order, so the order is imposed when writing.
+enum HyperfineOrder<'a> {
+    Document(&'a Value),
+    Result(&'a Value),
+}
+
+impl serde::Serialize for HyperfineOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (value, first): (&Value, &[&str]) = match self {
+            HyperfineOrder::Document(v) => (v, &["results"]),
+            HyperfineOrder::Result(v) => (v, HYPERFINE_RESULT_FIELDS),
+        };
+        let Value::Object(map) = value else {
+            return value.serialize(ser);
+        };
+        let keys = first
+            .iter()
+            .copied()
+            .filter(|k| map.contains_key(*k))
+            .chain(
+                map.keys()
+                    .map(String::as_str)
+                    .filter(|k| !first.contains(k)),
+            );
+        let mut out = ser.serialize_map(Some(map.len()))?;
+        for k in keys {
+            let v = &map[k];
+            match (self, k, v) {
+                (HyperfineOrder::Document(_), "results", Value::Array(rs)) => {
+                    out.serialize_entry(k, &Results(rs))?
+                }
+                _ => out.serialize_entry(k, v)?,
+            }
+        }
+        out.end()
     }
 }
 
