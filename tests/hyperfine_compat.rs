@@ -1251,3 +1251,32 @@ fn the_front_doors_json_has_hyperfines_key_order_then_cmdscopes() {
         }
     }
 }
+
+#[test]
+fn with_style_none_warnings_still_reach_standard_error_as_hyperfines() {
+    let Some(hf) = hyperfine() else { return };
+    let args = ["--runs", "3", "-i", "sh -c 'sleep 0.01; exit 3'"];
+    let (h, c) = front_door_and_hyperfine(&hf, "none", &args);
+    assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+    // Standard output is empty in both; the warning, after its line of
+    // one blank, is on standard error in both.
+    assert_eq!(c.stdout, h.stdout, "{}", String::from_utf8_lossy(&c.stdout));
+    assert!(h.stdout.is_empty());
+    let warning = " \n  Warning: Ignoring non-zero exit code.\n";
+    assert!(stderr(&h).contains(warning), "{}", stderr(&h));
+    assert!(stderr(&c).contains(warning), "{}", stderr(&c));
+    // Nothing else of cmdscope's reaches standard error (a machine-check
+    // warning, a note): other lines are hyperfine's warnings, which a busy
+    // machine may make either tool print.
+    for line in stderr(&c).lines() {
+        let line = line.trim_end();
+        assert!(
+            line.is_empty()
+                || line
+                    .strip_prefix("  Warning: ")
+                    .is_some_and(|w| HYPERFINE_WARNINGS.iter().any(|h| w.starts_with(h))),
+            "{}",
+            stderr(&c)
+        );
+    }
+}

@@ -138,20 +138,29 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
     // find its reader gone (`| head -1`).
     let export_error = export(args, &report);
     let store_error = finish_store(&mut recorder, &session);
-    if !prepared.quiet {
-        let paint = Paint {
-            enabled: prepared.color,
-        };
-        let wording = if args.hyperfine_words {
-            report::terminal::Wording::Hyperfine {
-                by_command: args.sort == SortOrder::Command,
-                cmdscope_line: !prepared.piped,
-                details: args.hyperfine_details,
-                warmup: args.warmup > 0,
+    let paint = Paint {
+        enabled: prepared.color,
+    };
+    let wording = if args.hyperfine_words {
+        report::terminal::Wording::Hyperfine {
+            by_command: args.sort == SortOrder::Command,
+            cmdscope_line: !prepared.piped,
+            details: args.hyperfine_details,
+            warmup: args.warmup > 0,
+        }
+    } else {
+        report::terminal::Wording::Cmdscope
+    };
+    if prepared.quiet && args.hyperfine_words {
+        // hyperfine writes its warnings to standard error whatever the
+        // style, `none` and an export to standard output included.
+        for part in report::terminal::render_parts(&report, paint, wording) {
+            if part.stderr {
+                crate::output::print_err_text(&part.text);
             }
-        } else {
-            report::terminal::Wording::Cmdscope
-        };
+        }
+    }
+    if !prepared.quiet {
         for part in report::terminal::render_parts(&report, paint, wording) {
             if part.stderr {
                 crate::output::print_err_text(&part.text);
