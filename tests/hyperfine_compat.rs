@@ -1280,3 +1280,159 @@ fn with_style_none_warnings_still_reach_standard_error_as_hyperfines() {
         );
     }
 }
+
+// ---- warnings by hyperfine's rules ----
+
+/// The warnings hyperfine 1.20's rules give for a command run through the
+/// shell with these wall times (its `benchmark::run`): a test oracle
+/// written from its source, independent of cmdscope's code. The words
+/// are the first of each warning (`HYPERFINE_WARNINGS`). None where a
+/// score is within 1 % of the threshold, where the two tools' arithmetic
+/// may round differently.
+fn hyperfines_rules(times: &[f64], failed: bool) -> Option<Vec<&'static str>> {
+    let median = |xs: &[f64]| {
+        let mut v = xs.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let m = median(times);
+    let dev: Vec<f64> = times.iter().map(|t| (t - m).abs()).collect();
+    let mad = median(&dev);
+    let mad = if mad > 0.0 { mad } else { f64::EPSILON };
+    let threshold = 1.4826 * 10.0;
+    let scores: Vec<f64> = times.iter().map(|t| (t - m) / mad).collect();
+    if scores
+        .iter()
+        .any(|s| (s.abs() - threshold).abs() < 0.01 * threshold)
+    {
+        return None;
+    }
+    let mut w = Vec::new();
+    if times.iter().any(|&t| t < 5e-3) {
+        w.push(HYPERFINE_WARNINGS[0]);
+    }
+    if failed {
+        w.push(HYPERFINE_WARNINGS[1]);
+    }
+    if scores[0] > threshold {
+        w.push(HYPERFINE_WARNINGS[2]);
+    } else if scores.iter().any(|s| s.abs() > threshold) {
+        w.push(HYPERFINE_WARNINGS[3]);
+    }
+    Some(w)
+}
+
+/// The warnings on standard error, by their first words, in order.
+fn warnings_said(o: &Output) -> Vec<&'static str> {
+    stderr(o)
+        .lines()
+        .filter_map(|l| l.strip_prefix("  Warning: "))
+        .map(|w| {
+            *HYPERFINE_WARNINGS
+                .iter()
+                .find(|h| w.starts_with(*h))
+                .unwrap_or_else(|| panic!("not hyperfine's words: {w}"))
+        })
+        .collect()
+}
+
+#[test]
+fn warnings_fire_by_hyperfines_rules_on_both_tools_times() {
+    let Some(hf) = hyperfine() else { return };
+    // Each command counts its runs in a file of its own directory: one
+    // run of ten is made slower (by 40 %, under `run`'s 50 % rule for a
+    // lone outlier), or the first run is, or every run is under 5 ms.
+    let counted = |slow: &str| {
+        format!(
+            "n=$(cat {{dir}}/n 2>/dev/null || echo 0); echo $((n+1)) > {{dir}}/n; \
+             if [ $n = {slow} ]; then sleep 0.014; else sleep 0.01; fi"
+        )
+    };
+    let first = "test -e {dir}/f && sleep 0.01 || { touch {dir}/f; sleep 0.3; }".to_string();
+    let cases = [
+        (counted("5"), None),
+        (first, Some(HYPERFINE_WARNINGS[2])),
+        ("true".to_string(), Some(HYPERFINE_WARNINGS[0])),
+    ];
+    for (command, sure) in &cases {
+        for tool in ["hyperfine", "cmdscope"] {
+            let dir = tempdir();
+            let d = dir.path().to_str().unwrap();
+            let json = dir.path().join("r.json");
+            let command = command.replace("{dir}", d);
+            let args = [
+                "--style",
+                "basic",
+                "--runs",
+                "10",
+                "--export-json",
+                json.to_str().unwrap(),
+                &command,
+            ];
+            let o = if tool == "hyperfine" {
+                Command::new(&hf)
+                    .args(args)
+                    .output()
+                    .expect("run hyperfine")
+            } else {
+                cmdscope(&[&["hyperfine"][..], &args[..]].concat())
+            };
+            assert!(o.status.success(), "{tool}: {}", stderr(&o));
+            let doc = read_json(&json);
+            let times: Vec<f64> = doc["results"][0]["times"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_f64().unwrap())
+                .collect();
+            let said = warnings_said(&o);
+            if let Some(expected) = hyperfines_rules(&times, false) {
+                assert_eq!(
+                    said,
+                    expected,
+                    "{tool} {command}: {times:?}\n{}",
+                    stderr(&o)
+                );
+            }
+            if let Some(w) = sure {
+                assert!(
+                    said.contains(w),
+                    "{tool} {command}: {times:?}\n{}",
+                    stderr(&o)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn debug_modes_warnings_are_hyperfines_byte_for_byte() {
+    let Some(hf) = hyperfine() else { return };
+    // Under 5 ms through a shell that is only a `sleep`: hyperfine's debug
+    // mode runs nothing through a shell and gives no fast-command warning;
+    // its times are equal, so no outliers either.
+    for args in [
+        &["--debug-mode", "--runs", "3", "sleep 0.003", "sleep 0.02"][..],
+        &[
+            "--debug-mode",
+            "--shell",
+            "sleep 0.01",
+            "--runs",
+            "4",
+            "--warmup",
+            "1",
+            "sleep 0.001",
+        ][..],
+    ] {
+        for style in ["basic", "none"] {
+            let (h, c) = front_door_and_hyperfine(&hf, style, args);
+            assert!(c.status.success(), "{}", stderr(&c));
+            assert_eq!(stderr(&c), stderr(&h), "{style} {args:?}");
+        }
+    }
+}

@@ -18,7 +18,7 @@ pub mod warning;
 use crate::metrics::{Metric, Sample};
 use crate::run::session::{CellResult, Session};
 use crate::stats;
-use warning::{End, Warning};
+use warning::{End, Rules, Warning};
 
 /// Comparisons and intervals on more values than this use an evenly spaced
 /// subsample (every k-th run): Hodges-Lehmann estimates cost n × m, and a
@@ -234,7 +234,7 @@ pub fn values(samples: &[Sample], metric: Metric) -> Vec<f64> {
         .collect()
 }
 
-pub fn analyse_cell(result: &CellResult, session: &Session) -> CellAnalysis {
+pub fn analyse_cell(result: &CellResult, session: &Session, rules: Rules) -> CellAnalysis {
     let samples = &result.samples;
     let mut a = CellAnalysis {
         runs: samples.iter().filter(|s| s.counts()).count(),
@@ -262,7 +262,7 @@ pub fn analyse_cell(result: &CellResult, session: &Session) -> CellAnalysis {
             },
         });
     }
-    a.warnings = warnings(result, &a, session);
+    a.warnings = warnings(result, &a, session, rules);
     a
 }
 
@@ -273,48 +273,22 @@ const OUTLIER_WARN_SHARE: f64 = 0.10;
 const OUTLIER_WARN_SECONDS: f64 = 1e-3;
 const OUTLIER_WARN_ALONE: f64 = 0.5;
 
-fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<Warning> {
+fn warnings(
+    result: &CellResult,
+    a: &CellAnalysis,
+    session: &Session,
+    rules: Rules,
+) -> Vec<Warning> {
     let mut w = Vec::new();
     let name = || result.cell.name.clone();
     let wall = values(&result.samples, Metric::WallTime);
     if let Some(m) = a.get(Metric::WallTime) {
         let median = m.summary.median;
-        if wall.len() >= 3 && median > 0.0 && wall[0] > 2.0 * median {
-            w.push(Warning::ColdFirstRun {
-                name: name(),
-                ratio: wall[0] / median,
-            });
-        }
-        // Worth a warning only when the outliers are also far in absolute
-        // terms: on a steady command (a sleep) the robust rule flags runs
-        // that differ by a scheduler tick. And one run delayed by a few
-        // milliseconds is ordinary on a shared machine: it takes two such
-        // runs, or one more than 50 % off. Calibrated with
-        // scripts/warning-rates (docs/HYPERFINE.md).
-        let far: Vec<f64> = stats::outliers(&wall)
-            .into_iter()
-            .map(|i| (wall[i] - median).abs())
-            .filter(|&off| {
-                median > 0.0 && off > OUTLIER_WARN_SHARE * median && off > OUTLIER_WARN_SECONDS
-            })
-            .collect();
-        let worst = far.iter().copied().fold(0.0, f64::max);
-        if a.runs >= 6 && (far.len() >= 2 || worst > OUTLIER_WARN_ALONE * median) {
-            w.push(Warning::Outliers {
-                name: name(),
-                count: far.len(),
-                runs: a.runs,
-            });
-        }
-        if let (Some(o), true) = (session.shell_overhead, result.cell.shell) {
-            if median < 0.1 * o.wall || median == 0.0 {
-                w.push(Warning::UnderShell {
-                    name: name(),
-                    shell: o.wall,
-                });
+        match rules {
+            Rules::Cmdscope => cmdscope_time_warnings(&mut w, result, a, session, &wall, median),
+            Rules::Hyperfine { made } => {
+                hyperfine_time_warnings(&mut w, result, &wall, median, made)
             }
-        } else if median < 50e-6 {
-            w.push(Warning::TooShort { name: name() });
         }
     }
     if a.failed > 0 {
@@ -358,7 +332,118 @@ fn warnings(result: &CellResult, a: &CellAnalysis, session: &Session) -> Vec<War
             processes: *n,
         });
     }
+    if matches!(rules, Rules::Hyperfine { .. }) {
+        // In the order hyperfine prints them: fast command, exit codes,
+        // then the first run or the outliers.
+        w.sort_by_key(|w| match w {
+            Warning::UnderFiveMs { .. } => 0,
+            Warning::Failed { .. } => 1,
+            Warning::ColdFirstRun { .. } | Warning::Outliers { .. } => 2,
+            _ => 3,
+        });
+    }
     w
+}
+
+/// `cmdscope run`'s rules for a slow first run, outliers and a command too
+/// short to measure.
+fn cmdscope_time_warnings(
+    w: &mut Vec<Warning>,
+    result: &CellResult,
+    a: &CellAnalysis,
+    session: &Session,
+    wall: &[f64],
+    median: f64,
+) {
+    let name = || result.cell.name.clone();
+    if wall.len() >= 3 && median > 0.0 && wall[0] > 2.0 * median {
+        w.push(Warning::ColdFirstRun {
+            name: name(),
+            ratio: wall[0] / median,
+        });
+    }
+    // Worth a warning only when the outliers are also far in absolute
+    // terms: on a steady command (a sleep) the robust rule flags runs
+    // that differ by a scheduler tick. And one run delayed by a few
+    // milliseconds is ordinary on a shared machine: it takes two such
+    // runs, or one more than 50 % off. Calibrated with
+    // scripts/warning-rates (docs/HYPERFINE.md).
+    let far: Vec<f64> = stats::outliers(wall)
+        .into_iter()
+        .map(|i| (wall[i] - median).abs())
+        .filter(|&off| {
+            median > 0.0 && off > OUTLIER_WARN_SHARE * median && off > OUTLIER_WARN_SECONDS
+        })
+        .collect();
+    let worst = far.iter().copied().fold(0.0, f64::max);
+    if a.runs >= 6 && (far.len() >= 2 || worst > OUTLIER_WARN_ALONE * median) {
+        w.push(Warning::Outliers {
+            name: name(),
+            count: far.len(),
+            runs: a.runs,
+        });
+    }
+    if let (Some(o), true) = (session.shell_overhead, result.cell.shell) {
+        if median < 0.1 * o.wall || median == 0.0 {
+            w.push(Warning::UnderShell {
+                name: name(),
+                shell: o.wall,
+            });
+        }
+    } else if median < 50e-6 {
+        w.push(Warning::TooShort { name: name() });
+    }
+}
+
+/// hyperfine's modified z-score threshold: its 1.4826 × 10 over the raw
+/// MAD is 10 over the scaled MAD that [`stats::modified_z_scores`] uses.
+const HYPERFINE_OUTLIER_SCORE: f64 = 10.0;
+/// hyperfine's `MIN_EXECUTION_TIME`: a run through the shell under this
+/// is within the precision of its start-up's calibration.
+const HYPERFINE_MIN_EXECUTION_TIME: f64 = 5e-3;
+
+/// hyperfine 1.20's rules (its `benchmark::run`): the first run an outlier
+/// above the others is a slow first run, else any outlier makes the
+/// outlier warning; a run through the shell under 5 ms the fast-command
+/// warning, when the runs were `made` (hyperfine's debug mode makes none
+/// and gives no fast-command warning).
+fn hyperfine_time_warnings(
+    w: &mut Vec<Warning>,
+    result: &CellResult,
+    wall: &[f64],
+    median: f64,
+    made: bool,
+) {
+    let name = || result.cell.name.clone();
+    let scores = stats::modified_z_scores(wall, stats::ZeroMad::Epsilon);
+    let outliers = scores
+        .iter()
+        .filter(|z| z.abs() > HYPERFINE_OUTLIER_SCORE)
+        .count();
+    if scores.first().is_some_and(|&z| z > HYPERFINE_OUTLIER_SCORE) {
+        w.push(Warning::ColdFirstRun {
+            name: name(),
+            ratio: wall[0] / median,
+        });
+    } else if outliers > 0 {
+        w.push(Warning::Outliers {
+            name: name(),
+            count: outliers,
+            runs: wall.len(),
+        });
+    }
+    let fast = wall
+        .iter()
+        .filter(|&&t| t < HYPERFINE_MIN_EXECUTION_TIME)
+        .count();
+    if made && result.cell.shell && fast > 0 {
+        w.push(Warning::UnderFiveMs {
+            name: name(),
+            runs: fast,
+        });
+    } else if !result.cell.shell && median < 50e-6 {
+        w.push(Warning::TooShort { name: name() });
+    }
 }
 
 /// Marks each cell's wall-time outliers (robust rule) as removed; with
@@ -395,10 +480,15 @@ pub fn remove_outliers(session: &mut Session) {
 }
 
 pub fn analyse(session: &Session) -> Vec<CellAnalysis> {
+    analyse_by(session, Rules::Cmdscope)
+}
+
+/// [`analyse`] with the warnings by `rules`.
+pub fn analyse_by(session: &Session, rules: Rules) -> Vec<CellAnalysis> {
     session
         .results
         .iter()
-        .map(|r| analyse_cell(r, session))
+        .map(|r| analyse_cell(r, session, rules))
         .collect()
 }
 
@@ -436,6 +526,59 @@ mod tests {
             .warnings
             .iter()
             .any(|w| matches!(w, Warning::Removed { count: 1, .. })));
+    }
+
+    #[test]
+    fn hyperfines_rules_flag_what_its_own_tests_flag() {
+        // hyperfine's outlier_detection tests: [0.5, 0.30, 0.29, 0.31, 0.30]
+        // has one outlier; here it is the first run, so its slow-first-run
+        // warning; moved to the end, its outlier warning. Under 5 ms through
+        // the shell, the fast-command warning. cmdscope's rules see no
+        // outliers in 5 runs.
+        let kinds = |times: &[f64], shell: bool, rules: Rules| {
+            let mut s = session(&[times]);
+            s.results[0].cell.shell = shell;
+            analyse_by(&s, rules)[0]
+                .warnings
+                .iter()
+                .map(|w| match w {
+                    Warning::ColdFirstRun { .. } => "first",
+                    Warning::Outliers { .. } => "outliers",
+                    Warning::UnderFiveMs { runs, .. } => ["", "fast 1", "fast 2"][*runs],
+                    _ => "other",
+                })
+                .collect::<Vec<_>>()
+        };
+        let first = [0.5, 0.30, 0.29, 0.31, 0.30];
+        assert_eq!(
+            kinds(&first, false, Rules::Hyperfine { made: true }),
+            ["first"]
+        );
+        assert!(kinds(&first, false, Rules::Cmdscope).is_empty());
+        let last = [0.30, 0.29, 0.31, 0.30, 0.5];
+        assert_eq!(
+            kinds(&last, false, Rules::Hyperfine { made: true }),
+            ["outliers"]
+        );
+        // A first run below the others is an outlier, not a slow first run.
+        assert_eq!(
+            kinds(
+                &[0.1, 0.30, 0.29, 0.31, 0.30],
+                false,
+                Rules::Hyperfine { made: true }
+            ),
+            ["outliers"]
+        );
+        // Low variance: no outlier (hyperfine's [-0.2, 0.0, 0.2] shifted).
+        assert!(kinds(&[0.8, 1.0, 1.2], true, Rules::Hyperfine { made: true }).is_empty());
+        let fast = [0.0049, 0.0051, 0.0048];
+        assert_eq!(
+            kinds(&fast, true, Rules::Hyperfine { made: true }),
+            ["fast 2"]
+        );
+        assert!(kinds(&fast, false, Rules::Hyperfine { made: true }).is_empty());
+        // Nothing made (debug mode): no fast-command warning, as hyperfine's.
+        assert!(kinds(&fast, true, Rules::Hyperfine { made: false }).is_empty());
     }
 
     fn stored(id: i64, cells: &[(&str, i64)]) -> crate::store::StoredSession {

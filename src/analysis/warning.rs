@@ -2,6 +2,20 @@
 //! numbers each needs; `report::warning` words them (the terminal's
 //! "Warning:" lines and the JSON's `warnings`).
 
+/// Whose rules decide when a benchmark's runs are worth a warning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rules {
+    /// `cmdscope run`'s, calibrated to be rare on a steady machine.
+    #[default]
+    Cmdscope,
+    /// hyperfine 1.20's, for its front door: a run with a modified z-score
+    /// over 10 (its 1.4826 × 10 over the raw MAD, with `f64::EPSILON` for a
+    /// MAD of 0) is an outlier, a slow first run when it is the first; any
+    /// run through the shell under 5 ms makes the fast-command warning,
+    /// when `made` runs at all (its debug mode makes none, and gives none).
+    Hyperfine { made: bool },
+}
+
 /// One warning about a benchmark's runs; `name` is the benchmark's.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Warning {
@@ -16,6 +30,9 @@ pub enum Warning {
     /// The median is under a tenth of the subtracted shell start-up,
     /// `shell` seconds.
     UnderShell { name: String, shell: f64 },
+    /// hyperfine's rule: `runs` runs through the shell took under 5 ms,
+    /// the shell's start-up subtracted.
+    UnderFiveMs { name: String, runs: usize },
     /// The median is under 50 µs (no shell).
     TooShort { name: String },
     /// `failed` of `runs` runs exited otherwise than with status 0, with

@@ -46,6 +46,13 @@ impl fmt::Display for Warning {
                  does not need one.",
                 units::time(*shell)
             ),
+            Warning::UnderFiveMs { name, runs } => write!(
+                f,
+                "{runs} run{} of '{name}' took under 5 ms once the shell's start-up was \
+                 subtracted, which is within the precision of that subtraction. Run it without \
+                 a shell (-N) if it does not need one.",
+                plural(*runs, "", "s")
+            ),
             Warning::TooShort { name } => write!(
                 f,
                 "'{name}' ran for under 50 µs: that is mostly process creation, not the command."
@@ -150,11 +157,13 @@ pub struct HyperfineHints {
 /// run's wall time, which hyperfine's slow-first-run warning shows.
 pub fn hyperfine_words(w: &Warning, first_run: f64, hints: HyperfineHints) -> Option<String> {
     Some(match w {
-        Warning::UnderShell { .. } => "Command took less than 5 ms to complete. Note that the \
+        Warning::UnderShell { .. } | Warning::UnderFiveMs { .. } => {
+            "Command took less than 5 ms to complete. Note that the \
              results might be inaccurate because hyperfine can not calibrate the shell startup \
              time much more precise than this limit. You can try to use the `-N`/`--shell=none` \
              option to disable the shell completely."
-            .into(),
+                .into()
+        }
         Warning::Failed { .. } => "Ignoring non-zero exit code.".into(),
         Warning::ColdFirstRun { .. } => {
             format!(

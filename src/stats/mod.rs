@@ -59,7 +59,7 @@ pub use intervals::{
     hodges_lehmann_estimate, hodges_lehmann_paired, hodges_lehmann_shift, median_ci,
     median_ci_ranks, Estimate,
 };
-pub use outliers::outliers;
+pub use outliers::{modified_z_scores, outliers, ZeroMad};
 pub use rank::{mann_whitney, wilcoxon_signed_rank, TestResult};
 pub use resampling::{bootstrap_ci, ratio_of_medians, BOOTSTRAP_RESAMPLES};
 pub use spending::sequential_alpha;

@@ -656,7 +656,13 @@ fn analyse(args: &RunArgs, r: &Request, p: &Prepared, m: &mut Measured) -> Analy
         analysis::remove_outliers(&mut m.session);
     }
     let session = &m.session;
-    let mut analyses = analysis::analyse(session);
+    // The front door warns by hyperfine's rules, `run` by its own.
+    let rules = if args.hyperfine_words {
+        analysis::warning::Rules::Hyperfine { made: !r.debug }
+    } else {
+        analysis::warning::Rules::Cmdscope
+    };
+    let mut analyses = analysis::analyse_by(session, rules);
     for (a, r) in analyses.iter_mut().zip(&session.results) {
         a.warnings.extend(crate::analysis::drift::warnings(
             r,
