@@ -26,25 +26,20 @@ fn render(report: &Report) -> Result<String> {
         }
     }
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> = [
-        "command",
-        "mean",
-        "stddev",
-        "median",
-        "user",
-        "system",
-        "min",
-        "max",
-        "median_ci_low",
-        "median_ci_high",
-        "runs",
-        "memory_peak_resident_median",
-        "io_read_bytes_median",
-        "io_write_bytes_median",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    // hyperfine's columns: its JSON's summary fields, in their order.
+    let hyperfines = &super::json::HYPERFINE_RESULT_FIELDS[..super::json::HYPERFINE_SUMMARY_FIELDS];
+    let mut header: Vec<String> = hyperfines
+        .iter()
+        .chain(&[
+            "median_ci_low",
+            "median_ci_high",
+            "runs",
+            "memory_peak_resident_median",
+            "io_read_bytes_median",
+            "io_write_bytes_median",
+        ])
+        .map(|s| s.to_string())
+        .collect();
     let monitor = |cell: usize| {
         report
             .monitor

@@ -196,8 +196,9 @@ impl Exporter for Json {
 /// The fields of a result that hyperfine 1.20 defines, in the order its
 /// `BenchmarkResult` struct serializes them: a reader comparing the two
 /// tools' files line by line (or a parser that keeps order) sees
-/// hyperfine's fields first, then cmdscope's, alphabetically.
-const HYPERFINE_RESULT_FIELDS: &[&str] = &[
+/// hyperfine's fields first, then cmdscope's, alphabetically. The first
+/// [`HYPERFINE_SUMMARY_FIELDS`] are also its CSV's first columns.
+pub const HYPERFINE_RESULT_FIELDS: &[&str] = &[
     "command",
     "mean",
     "stddev",
@@ -225,6 +226,9 @@ impl serde::Serialize for Results<'_> {
         seq.end()
     }
 }
+
+/// How many of [`HYPERFINE_RESULT_FIELDS`] hyperfine's CSV has (up to `max`).
+pub const HYPERFINE_SUMMARY_FIELDS: usize = 8;
 
 /// Serializes the export with hyperfine's key order where hyperfine
 /// defines one (its document holds only `results`), everything else as
