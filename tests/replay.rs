@@ -14,8 +14,11 @@ use common::*;
 use serde_json::Value;
 use stores::*;
 
-/// `cmdscope run` into a fresh store `db` with a JSON export; the export.
-fn live(db: &std::path::Path, out: &std::path::Path, args: &[&str]) -> Value {
+/// `cmdscope run` into a fresh store with a JSON export, then its session
+/// gathered back as `report` does: the export and the report's model.
+fn live_and_replayed(args: &[&str]) -> (Value, cmdscope::report::html::ReportData) {
+    let dir = tempdir();
+    let (db, out) = (dir.path().join("s.db"), dir.path().join("s.json"));
     let mut all = vec![
         "run",
         "--style",
@@ -24,8 +27,10 @@ fn live(db: &std::path::Path, out: &std::path::Path, args: &[&str]) -> Value {
         out.to_str().unwrap(),
     ];
     all.extend_from_slice(args);
-    ok(with_store(db, &all));
-    read_json(out)
+    ok(with_store(&db, &all));
+    let doc = read_json(&out);
+    let data = replayed(&db, &doc);
+    (doc, data)
 }
 
 /// The stored session loaded back: same cells, in the same order, under
@@ -102,23 +107,16 @@ fn assert_same_wall_comparisons(
 
 #[test]
 fn a_plain_session_replays_as_run_held_it() {
-    let dir = tempdir();
-    let (db, out) = (dir.path().join("s.db"), dir.path().join("s.json"));
-    let doc = live(
-        &db,
-        &out,
-        &[
-            "--runs",
-            "8",
-            "-n",
-            "fast",
-            "true",
-            "-n",
-            "slow",
-            "sleep 0.005",
-        ],
-    );
-    let data = replayed(&db, &doc);
+    let (doc, data) = live_and_replayed(&[
+        "--runs",
+        "8",
+        "-n",
+        "fast",
+        "true",
+        "-n",
+        "slow",
+        "sleep 0.005",
+    ]);
     assert_eq!(data.comparisons.len(), 1);
     assert_same_wall_comparisons(&doc, &data.comparisons);
     assert!(data.as_good.is_none() && data.concurrency.is_none());
@@ -126,24 +124,17 @@ fn a_plain_session_replays_as_run_held_it() {
 
 #[test]
 fn a_sweep_replays_its_set_from_its_stored_settings() {
-    let dir = tempdir();
-    let (db, out) = (dir.path().join("s.db"), dir.path().join("s.json"));
-    let doc = live(
-        &db,
-        &out,
-        &[
-            "--runs",
-            "8",
-            "-P",
-            "ms",
-            "1",
-            "5",
-            "-D",
-            "4",
-            "sleep 0.00{ms}",
-        ],
-    );
-    let data = replayed(&db, &doc);
+    let (doc, data) = live_and_replayed(&[
+        "--runs",
+        "8",
+        "-P",
+        "ms",
+        "1",
+        "5",
+        "-D",
+        "4",
+        "sleep 0.00{ms}",
+    ]);
     assert_same_wall_comparisons(&doc, &data.comparisons);
     // The run's set as good as the best, as the report shades it.
     let curve = &doc["sweep"]["curves"][0];
