@@ -271,6 +271,20 @@ fn eval(seed: u64, which: &str, filter: Option<&str>) -> Result<(), String> {
         "all: {}/{} found, {} false alarms",
         total.hits, total.truth, total.false_alarms
     );
+    // The shape told, wherever its ends: slides as one drift, and drifts
+    // where the truth has none (a step told as a slide).
+    for (noise, kind, e) in &rows {
+        if *kind == simulated::Kind::Slide {
+            println!(
+                "slides told as one drift, {}: {}/{}",
+                noise.name(),
+                e.one_drift,
+                e.series
+            );
+        }
+    }
+    let stray: usize = rows.iter().map(|r| r.2.stray_drifts).sum();
+    println!("drifts reported where the truth has no slide: {stray}");
     Ok(())
 }
 

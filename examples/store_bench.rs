@@ -118,7 +118,8 @@ fn bench(location: &Location, total: usize, report_path: &std::path::Path) -> Re
         .into_iter()
         .next()
         .ok_or("no session")?;
-    let data = cmdscope::commands::report::gather(&mut store, latest, 50, true)
+    let how = cmdscope::cli::stored::how_run(&latest);
+    let data = cmdscope::report::html::gather(&mut store, latest, &how, 50, true)
         .map_err(|x| x.to_string())?;
     let html = cmdscope::report::html::render(&data);
     cmdscope::output::write_file(report_path, html.as_bytes()).map_err(|x| x.to_string())?;

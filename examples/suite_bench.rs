@@ -245,8 +245,9 @@ fn merged_report(store: &str, dir: &Path) -> Result<(), String> {
     let status_time = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let merged = cmdscope::suite::merge::merged(&mut s, &run).map_err(|x| x.to_string())?;
-    let data =
-        cmdscope::commands::report::gather(&mut s, merged, 50, false).map_err(|x| x.to_string())?;
+    let how = cmdscope::cli::stored::how_run(&merged);
+    let data = cmdscope::report::html::gather(&mut s, merged, &how, 50, false)
+        .map_err(|x| x.to_string())?;
     let html = cmdscope::report::html::render(&data);
     let path = dir.join("merged.html");
     cmdscope::output::write_file(&path, html.as_bytes()).map_err(|x| x.to_string())?;

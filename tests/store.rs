@@ -1310,7 +1310,8 @@ fn a_concurrency_session_that_stopped_at_a_look_is_reported_at_its_level() {
     let mut store = open_store(&db);
     assert_stored_throughput(&mut store, &doc);
     let session = all_sessions(&mut store).remove(0);
-    let data = cmdscope::commands::report::gather(&mut store, session, 1, true).unwrap();
+    let how = cmdscope::cli::stored::how_run(&session);
+    let data = cmdscope::report::html::gather(&mut store, session, &how, 1, true).unwrap();
     let wall = &doc["comparisons"][0];
     assert_eq!(data.comparisons.len(), 1);
     // Equal up to the JSON's rounding of the last digit.
@@ -1451,9 +1452,9 @@ fn kill_9_keeps_every_finished_batch() {
         cell.runs,
         stored.len()
     );
-    let (_, c) = cmdscope::commands::report::stored_concurrency(&mut store, &session)
-        .unwrap()
-        .expect("batches read back");
+    let how = cmdscope::cli::stored::how_run(&session);
+    let loaded = cmdscope::store::replay::session(&mut store, &session).unwrap();
+    let (_, c) = cmdscope::analysis::stored::concurrency(loaded, &how).expect("batches read back");
     let t = c.cells[0].as_ref().expect("a throughput");
     assert_eq!(t.batches, stored.len());
     // Two instances of 20 ms at once make at most 100 a second.

@@ -11,6 +11,7 @@ pub mod sequential;
 #[cfg(test)]
 pub(crate) mod simulation;
 pub mod source;
+pub mod stored;
 pub(crate) mod sweep;
 pub(crate) mod tables;
 pub mod warning;

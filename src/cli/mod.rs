@@ -14,6 +14,7 @@ pub(crate) mod doctor;
 pub(crate) mod explain;
 pub(crate) mod run;
 pub(crate) mod store;
+pub mod stored;
 pub(crate) mod suite;
 
 use std::ffi::OsString;

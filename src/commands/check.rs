@@ -77,8 +77,9 @@ fn measured_with(
     let mut precision = HashMap::new();
     let mut read_back = Vec::new();
     for s in sessions {
-        let settings = super::checked_settings(store, s)?;
-        let (alpha, p, inferred) = super::report::levels(settings, &s.command_line, &s.source);
+        super::checked_settings(store, s)?;
+        let how = crate::cli::stored::how_run(s);
+        let (alpha, p, inferred) = (how.alpha, how.precision, how.read_back.is_some());
         if !alphas.contains(&alpha) {
             alphas.push(alpha);
         }
@@ -176,7 +177,7 @@ fn baseline_history(
 }
 
 /// A stored cell's batches when it ran in concurrency mode (by its stored
-/// batches, or `report::ran_concurrently`: empty when they were not
+/// batches, or how it was run, `cli::stored::how_run`: empty when they were not
 /// stored); None for single runs.
 fn concurrent_batches(
     store: &mut Store,
@@ -184,7 +185,7 @@ fn concurrent_batches(
     cell: usize,
 ) -> Result<Option<Vec<crate::run::session::BatchRecord>>> {
     let batches = store.batches(session.cells[cell].id)?;
-    let concurrent = super::report::ran_concurrently(session, cell);
+    let concurrent = crate::cli::stored::how_run(session).ran_concurrently(cell);
     Ok((!batches.is_empty() || concurrent).then_some(batches))
 }
 

@@ -17,6 +17,7 @@ pub(crate) mod postgres;
 mod read;
 pub(crate) mod record;
 pub mod redact;
+pub mod replay;
 pub mod schema;
 pub(crate) mod sqlite;
 mod write;

@@ -197,8 +197,9 @@ pub fn concurrency_session_with(store: &str, out: &Path, how: &[&str]) {
 /// store through `report`'s reading, not merely present.
 pub fn assert_stored_throughput(store: &mut cmdscope::store::Store, doc: &serde_json::Value) {
     let sessions = store.sessions(&cmdscope::store::Filter::default()).unwrap();
-    let (session, c) = cmdscope::commands::report::stored_concurrency(store, &sessions[0])
-        .unwrap()
+    let how = cmdscope::cli::stored::how_run(&sessions[0]);
+    let loaded = cmdscope::store::replay::session(store, &sessions[0]).unwrap();
+    let (session, c) = cmdscope::analysis::stored::concurrency(loaded, &how)
         .expect("the stored session's batches");
     assert_eq!(session.results.len(), 2);
     let close = |a: f64, b: f64, what: &str| {

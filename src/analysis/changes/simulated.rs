@@ -764,6 +764,12 @@ pub struct EventScore {
     pub false_alarms: usize,
     /// Series with a true event and with nothing reported.
     pub silent: usize,
+    /// Slides told as one drift: exactly one drift reported within the
+    /// slide ±3 and no step or episode there, wherever its ends are.
+    pub one_drift: usize,
+    /// Drifts reported in a history whose truth has no slide (a step told
+    /// as a slide).
+    pub stray_drifts: usize,
 }
 
 impl EventScore {
@@ -774,6 +780,8 @@ impl EventScore {
         self.hits += o.hits;
         self.false_alarms += o.false_alarms;
         self.silent += o.silent;
+        self.one_drift += o.one_drift;
+        self.stray_drifts += o.stray_drifts;
     }
 
     /// False alarms per 1,000 sessions.
@@ -861,6 +869,23 @@ pub fn score_events_one(s: &Series, d: &Detected, points_only: bool) -> EventSco
     }
     let truth = s.changes.len() + s.episodes.len() + s.drifts.len();
     let reported = d.changes.len() + d.episodes.len() + d.drifts.len();
+    let within = |x: usize, (a, b): (usize, usize)| x + 3 >= a && x <= b + 3;
+    let one_drift = s
+        .drifts
+        .iter()
+        .filter(|&&(a, b, _)| {
+            d.drifts
+                .iter()
+                .filter(|&&(x, y, _)| within(x, (a, b)) || within(y, (a, b)))
+                .count()
+                == 1
+                && !d.changes.iter().any(|&c| within(c, (a, b)))
+                && !d
+                    .episodes
+                    .iter()
+                    .any(|&(x, y)| within(x, (a, b)) || within(y + 1, (a, b)))
+        })
+        .count();
     EventScore {
         series: 1,
         sessions: s.sessions.len(),
@@ -868,6 +893,12 @@ pub fn score_events_one(s: &Series, d: &Detected, points_only: bool) -> EventSco
         hits,
         false_alarms,
         silent: usize::from(truth > 0 && reported == 0),
+        one_drift,
+        stray_drifts: if s.drifts.is_empty() {
+            d.drifts.len()
+        } else {
+            0
+        },
     }
 }
 

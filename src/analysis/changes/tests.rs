@@ -661,3 +661,49 @@ fn a_wandering_count_is_not_a_change() {
         assert!(!newest.is_some_and(|c| c.fails_gate(5.0)), "seed {seed}");
     }
 }
+
+/// The event scorer tells a slide told as one drift (wherever its ends)
+/// from one told as a step, and counts a drift reported where the truth
+/// has only a step.
+#[test]
+fn the_scorer_counts_slides_told_as_one_drift_and_steps_told_as_drifts() {
+    use simulated::{Detected, Kind, Noise, Series};
+    let truth = |kind: Kind, changes: Vec<usize>, drifts: Vec<(usize, usize, f64)>| Series {
+        kind,
+        noise: Noise::Model,
+        name: String::new(),
+        sessions: vec![vec![1.0]; 100],
+        changes,
+        episodes: Vec::new(),
+        drifts,
+    };
+    let slide = truth(Kind::Slide, Vec::new(), vec![(20, 40, 1.05)]);
+    let told = |changes: Vec<usize>, drifts: Vec<(usize, usize, f64)>| Detected {
+        changes,
+        episodes: Vec::new(),
+        drifts,
+    };
+    // Ends 5 sessions off: not a hit, but one drift.
+    let off = simulated::score_events_one(&slide, &told(Vec::new(), vec![(25, 45, 1.05)]), false);
+    assert_eq!((off.hits, off.one_drift, off.stray_drifts), (0, 1, 0));
+    let exact = simulated::score_events_one(&slide, &told(Vec::new(), vec![(21, 39, 1.05)]), false);
+    assert_eq!((exact.hits, exact.one_drift), (1, 1));
+    // A step inside it, or two drifts: not one drift.
+    let step = simulated::score_events_one(&slide, &told(vec![30], Vec::new()), false);
+    assert_eq!(step.one_drift, 0);
+    let two = told(Vec::new(), vec![(20, 29, 1.02), (31, 40, 1.03)]);
+    assert_eq!(
+        simulated::score_events_one(&slide, &two, false).one_drift,
+        0
+    );
+    let mixed = told(vec![33], vec![(20, 40, 1.05)]);
+    assert_eq!(
+        simulated::score_events_one(&slide, &mixed, false).one_drift,
+        0
+    );
+    // A step told as a drift.
+    let stepped = truth(Kind::Step, vec![50], Vec::new());
+    let as_drift =
+        simulated::score_events_one(&stepped, &told(Vec::new(), vec![(48, 53, 1.05)]), false);
+    assert_eq!((as_drift.hits, as_drift.stray_drifts), (0, 1));
+}

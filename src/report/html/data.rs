@@ -34,7 +34,7 @@ pub struct ReportData {
     pub history: Vec<HistoryData>,
     pub notes: Vec<String>,
     /// A one-parameter sweep's or search's values as good as the best (see
-    /// `commands::report::sweep_set`), shaded on its curve.
+    /// `analysis::stored::as_good`), shaded on its curve.
     pub as_good: Option<SweepSet>,
     /// A session run in concurrency mode: its throughput, host view,
     /// throughput comparisons and scaling curves.
@@ -54,10 +54,5 @@ pub struct ConcurrencyData {
     pub analysis: crate::analysis::concurrency::Concurrency,
 }
 
-/// The values of `parameter` not significantly worse than the best, as
-/// ranges of neighbouring values on the curve.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SweepSet {
-    pub parameter: String,
-    pub ranges: Vec<(f64, f64)>,
-}
+/// The values of a sweep's parameter as good as the best, as ranges.
+pub use crate::analysis::stored::AsGood as SweepSet;

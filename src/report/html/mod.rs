@@ -10,6 +10,7 @@
 mod comparisons;
 mod concurrency;
 mod data;
+mod gather;
 mod history;
 mod runs;
 mod sweeps;
@@ -18,6 +19,7 @@ use std::fmt::Write as _;
 
 use crate::report::svg::escape;
 pub use data::{CellData, ConcurrencyData, ReportData, SweepSet, MAX_BARS};
+pub use gather::{gather, merged_suite, stored_runs, word};
 pub use sweeps::search_line;
 
 /// The page policy: no scripts, no network, inline styles and data: images only.

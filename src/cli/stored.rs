@@ -1,298 +1,145 @@
-//! `cmdscope report`: gathers a session, its comparisons and its
-//! benchmarks' history from the store and writes the HTML report.
-//!
-//! [`decided`] reads back how a session was run, [`comparisons`] compares
-//! its cells as `run` did, [`concurrency`] rebuilds a concurrency-mode
-//! session, [`sweep`] a sweep's or search's set as good as the best.
+//! How a stored session was run, for the readers of the store (`report`,
+//! `check`): its stored settings, or for a session stored before they
+//! were kept (store schema 5 and older), its command line parsed again by
+//! [`read_back`], the one place a stored command line is re-parsed.
 
-mod comparisons;
-mod concurrency;
-mod decided;
-mod sweep;
+use crate::analysis::stored::{HowRun, ReadBack, SweepPlan};
+use crate::cli::run::RunArgs;
+use crate::cli::{Cli, Command};
+use crate::metrics::Metric;
+use crate::run::schedule::Order;
+use crate::store::StoredSession;
 
-use crate::cli::store::ReportArgs;
-use crate::error::{exit, Result};
-use crate::output::Named;
-use crate::report::html::{self, CellData, ReportData};
-use crate::store::history::time_values;
-use crate::store::record::{check_outputs, open_read_only};
-use crate::store::{Filter, Store, StoredSession};
-pub use comparisons::{compare, compare_session};
-pub use concurrency::stored_concurrency;
-pub use decided::{levels, ran_concurrently};
-pub use sweep::sweep_set;
-
-pub fn run(args: &ReportArgs) -> Result<i32> {
-    if let Some(dir) = &args.site {
-        return site(args, dir);
+/// How `session` was run: its stored settings when it has them (the
+/// caller checks damaged ones first, `commands::checked_settings`), else
+/// [`read_back`].
+pub fn how_run(session: &StoredSession) -> HowRun {
+    match session.settings.as_ref() {
+        Some(s) => HowRun::stored(s),
+        None => read_back(session),
     }
-    check_outputs(
-        false,
-        args.store.store.as_deref(),
-        &[Named::flag("--html", &args.html)],
-    )?;
-    let mut store = open_read_only(args.store.store.as_deref())?;
-    let mut filter = super::filter(&args.sessions)?;
-    filter.session = args.session;
-    filter.command = args.command.clone();
-    filter.limit = Some(1);
-    let (session, benchmarks, suite_settings) = match &args.sessions.run {
-        Some(run) => {
-            let sessions = crate::suite::merge::sessions(&mut store, run)?;
-            for s in &sessions {
-                super::checked_settings(&store, s)?;
-            }
-            let benchmarks = crate::suite::merge::benchmarks(&sessions);
-            let settings = crate::suite::merge::settings(&sessions);
-            (
-                crate::suite::merge::merged(&mut store, run)?,
-                Some(benchmarks),
-                settings,
-            )
-        }
-        None => (
-            store
-                .sessions(&filter)?
-                .into_iter()
-                .next()
-                .ok_or_else(|| super::nothing_found(&store, "matching session"))?,
-            None,
-            Default::default(),
-        ),
-    };
-    crate::output::check_writable(&args.html)?;
-    let merged = benchmarks.is_some();
-    let mut data = gather(&mut store, session, args.history, !merged)?;
-    data.suite_settings = suite_settings.settings;
-    data.notes.extend(suite_settings.note);
-    if let (Some(run), Some(benchmarks)) = (&args.sessions.run, benchmarks) {
-        // Each cell under the name of the suite's benchmark it was measured
-        // in: the same command may be a cell of several benchmarks.
-        for (c, stored) in data.cells.iter_mut().zip(&data.session.cells) {
-            if let Some(b) = benchmarks.get(&stored.id) {
-                c.name = format!("{b}: {}", c.name);
-            }
-        }
-        // Cells of different benchmarks (and partitions, and machines) were
-        // not measured interleaved: comparing them with the first would
-        // mislead, so none is made.
-        data.notes.push(format!(
-            "This report merges the sessions of suite run {run}: its cells come from \
-             different benchmarks, partitions and possibly machines, so they are not \
-             compared with each other here. Each benchmark's comparisons are in the \
-             report of its own session (cmdscope history --label cmdscope.run={run})."
-        ));
-    }
-    let text = html::render(&data);
-    crate::output::write_file(&args.html, text.as_bytes())?;
-    if args.html != std::path::Path::new("-") {
-        let what = match &args.sessions.run {
-            Some(run) => format!("run {run}"),
-            None => format!("session #{}", data.session.id),
-        };
-        crate::eprint_line!(
-            "cmdscope: report of {what} written to {}",
-            args.html.display()
-        );
-    }
-    Ok(exit::OK)
 }
 
-/// `report --site DIR`: every history matching the report's filters,
-/// analysed as `changes` does, written as a static site.
-fn site(args: &ReportArgs, dir: &std::path::Path) -> Result<i32> {
-    let mut store = open_read_only(args.store.store.as_deref())?;
-    let query = crate::store::history::Query {
-        benchmark: args.command.clone(),
-        labels: crate::store::parse_labels(&args.sessions.labels)?,
-        machine: args.sessions.machine.clone(),
-        ..crate::store::history::Query::default()
+/// For a session stored without its settings: its command line parsed
+/// again as today's `run` parses it, so with today's defaults, and marked
+/// as read back (the report says so for a `run` session); the defaults
+/// when it no longer parses or is not a `run` (imports).
+pub fn read_back(session: &StoredSession) -> HowRun {
+    let is_run = session.source == "run";
+    let Some(a) = run_args(&session.command_line) else {
+        return HowRun::defaults(is_run.then_some(ReadBack::Defaults));
     };
-    let histories = crate::store::history::load(&mut store, &query)?;
-    if histories.is_empty() {
-        return Err(super::nothing_found(&store, "matching benchmark history"));
-    }
-    let p = crate::analysis::changes::Params::default();
-    let analysed = crate::analysis::changes::analyse(histories, &p);
-    let shifts = crate::analysis::changes::machine_shifts(&analysed);
-    // Benchmarks run with --concurrency: their throughput and latency too.
-    let mut more = Vec::new();
-    for d in crate::store::history::Derived::ALL {
-        let q = crate::store::history::Query {
-            metric: Some(d.name().to_string()),
-            ..query.clone()
-        };
-        more.extend(crate::analysis::changes::analyse(
-            crate::store::history::load(&mut store, &q)?,
-            &p,
-        ));
-    }
-    let files = crate::report::site::render(&analysed, &more, &shifts, store.location());
-    let pages: Vec<Named> = files
-        .iter()
-        .map(|(name, _)| Named::flag("--site", &dir.join(name)))
-        .collect();
-    check_outputs(false, args.store.store.as_deref(), &pages)?;
-    std::fs::create_dir_all(dir).map_err(|source| crate::error::Error::Write {
-        path: dir.into(),
-        source,
-    })?;
-    for (name, content) in &files {
-        crate::output::replace_in_dir(dir, name, content.as_bytes())?;
-    }
-    crate::eprint_line!(
-        "cmdscope: site of {} benchmark histor{} written to {}",
-        analysed.len(),
-        if analysed.len() == 1 { "y" } else { "ies" },
-        dir.join("index.html").display()
-    );
-    Ok(exit::OK)
-}
-
-/// Everything the report shows about `session`, with the history of its
-/// benchmarks over the last `history` sessions on the same machine; its
-/// cells compared with each other when `compare` says so.
-pub fn gather(
-    store: &mut Store,
-    session: StoredSession,
-    history: usize,
-    compare: bool,
-) -> Result<ReportData> {
-    super::checked_settings(store, &session)?;
-    let mut notes = Vec::new();
-    let cells: Vec<_> = session.cells.iter().collect();
-    let mut times = time_values(store, &cells)?;
-    let mut data_cells = Vec::new();
-    for c in &session.cells {
-        let samples = store.runs(c.id)?;
-        let times = times.remove(&c.id).unwrap_or_default();
-        let monitor: Vec<(String, Vec<f64>)> = store
-            .extra_series(c.id)?
-            .into_iter()
-            .filter(|s| s.metric.starts_with("monitor_"))
-            .map(|s| (s.metric, s.values))
-            .collect();
-        data_cells.push(CellData {
-            name: c.name.clone(),
-            command: c.command.clone(),
-            parameters: c.parameters.clone(),
-            figures: crate::analysis::StoredCellFigures::of(&times, &samples, &monitor),
-            samples,
-            times,
-            monitor,
-        });
-    }
-    if session.status == crate::store::RUNNING {
-        notes.push(
-            "This session did not finish (it is still running, or was killed): \
-             only the runs completed so far are shown."
-                .to_string(),
-        );
-    }
-
-    // A search's best, as it stored it, among the session's cells.
-    let search_best = session.search.as_ref().and_then(|s| {
-        data_cells.iter().position(|c| {
-            c.parameters.len() == s.best.len() && s.best.iter().all(|b| c.parameters.contains(b))
-        })
-    });
-    if let Some(s) = session.settings.as_ref() {
-        // The names the session ran under (the stored cells' rows hold the same).
-        if s.cells.len() == data_cells.len() {
-            for (c, named) in data_cells.iter_mut().zip(&s.cells) {
-                c.name.clone_from(&named.name);
-            }
-        }
-    }
-    let concurrency = stored_concurrency(store, &session)?;
-    let concurrent = (0..session.cells.len()).any(|i| ran_concurrently(&session, i));
-    if concurrent && concurrency.is_none() {
-        notes.push(
-            "This session ran in concurrency mode before cmdscope stored its batches (store \
-             schema 6): its throughput cannot be computed again, only its instances' runs are \
-             shown."
-                .to_string(),
-        );
-    }
-    let (comparisons, compare_notes) = if compare {
-        compare_session(
-            session.settings.as_ref(),
-            &session.command_line,
-            &session.source,
-            session.order.as_deref(),
-            &data_cells,
-            search_best,
-            // In concurrency mode the looks were taken over batches.
-            concurrency.as_ref().map(|(s, _)| s.final_alpha),
-        )
-    } else {
-        (Vec::new(), Vec::new())
+    let searched = a.minimize.is_some() || a.maximize.is_some();
+    // As `run` decides: a precision unless --runs alone fixed the count.
+    let precision = match (a.precision, a.runs) {
+        (Some(p), _) => Some(p / 100.0),
+        (None, Some(_)) => None,
+        (None, None) => Some(crate::analysis::comparison::DEFAULT_PRECISION),
     };
-    notes.extend(compare_notes);
-
-    // History: the same benchmarks in the latest sessions on this machine.
-    let past = store.sessions(&Filter {
-        machine: Some(session.fingerprint.clone()),
-        ..Filter::default()
-    })?;
-    let identities: Vec<&str> = session.cells.iter().map(|c| c.identity.as_str()).collect();
-    let mut recent: Vec<&StoredSession> = past
-        .iter()
-        .filter(|s| s.started_unix <= session.started_unix || s.id == session.id)
-        .filter(|s| {
-            s.cells
+    let reference = a
+        .reference
+        .as_deref()
+        .or(a.reference_name.as_deref())
+        .and_then(|name| {
+            (session.cells)
                 .iter()
-                .any(|c| identities.contains(&c.identity.as_str()))
-        })
-        .take(history.max(1))
-        .collect();
-    recent.reverse();
-    let hist_cells: Vec<_> = recent
-        .iter()
-        .flat_map(|s| s.cells.iter())
-        .filter(|c| identities.contains(&c.identity.as_str()))
-        .collect();
-    let hist_times = time_values(store, &hist_cells)?;
-    let history_data = crate::analysis::stored_history(&recent, &identities, &hist_times);
-    let concurrency = concurrency.map(|(s, analysis)| html::ConcurrencyData {
-        session: std::rc::Rc::new(s),
-        analysis,
-    });
-    let as_good = sweep_set(
-        &session.command_line,
-        session.order.as_deref(),
-        session.search.as_ref(),
-        &data_cells,
-        &comparisons,
-    );
-    Ok(ReportData {
-        concurrency,
-        as_good,
-        store: store.location().to_string(),
-        session,
-        cells: data_cells,
-        comparisons,
-        history: history_data,
-        notes,
-        suite_settings: Vec::new(),
+                .position(|c| c.name == name || c.command == name)
+        });
+    HowRun {
+        alpha: a.alpha,
+        precision,
+        reference,
+        looks: a.order != Some(Order::Sequential) && is_run && !searched && precision.is_some(),
+        until_decided: a.until_decided,
+        searched,
+        concurrent: vec![a.concurrency.is_some(); session.cells.len()],
+        sweep: sweep_plan(a),
+        read_back: is_run.then_some(ReadBack::CommandLine),
+    }
+}
+
+/// A sweep of one parameter of one command by wall time, planned again.
+fn sweep_plan(mut args: RunArgs) -> Option<SweepPlan> {
+    // Planning with --time-unit would force the report's units: not ours to set.
+    args.time_unit = None;
+    if args.commands.len() != 1
+        || args.minimize.is_some()
+        || args.maximize.is_some()
+        || Metric::from_name(&args.metric) != Some(Metric::WallTime)
+    {
+        return None;
+    }
+    let (cells, parameters) = crate::cli::cells::plan_cells(&args).ok()?;
+    Some(SweepPlan {
+        cells,
+        parameters,
+        command: args.commands[0].to_string_lossy().into_owned(),
     })
+}
+
+/// The `run` arguments a session was recorded with, read back from its
+/// command line; None for imports or a line that no longer parses.
+fn run_args(command_line: &str) -> Option<RunArgs> {
+    let words = crate::run::plan::split_words(command_line.as_bytes()).ok()?;
+    let args = words
+        .into_iter()
+        .map(|w| std::ffi::OsString::from(String::from_utf8_lossy(&w).into_owned()));
+    match Cli::parse_ordered(args).ok()?.command {
+        Command::Run(a) => Some(*a),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::decided::run_args;
     use super::*;
     use crate::analysis::check;
     use crate::analysis::comparison::Test;
     use crate::analysis::comparison::Verdict;
     use crate::analysis::sequential::Sequential;
+    use crate::analysis::stored::{as_good, compare as compare_stored, StoredNote};
     use crate::analysis::tables::CompareOptions;
     use crate::import::dataset::{Benchmark, Dataset, Series};
     use crate::metrics::Metric;
     use crate::metrics::Sample;
+    use crate::report::html::{stored_runs, CellData};
     use crate::store::StoredSearch;
+    use crate::store::{StoredCell, StoredSession};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// A `run` session stored without settings, of these cells.
+    fn legacy(line: &str, cells: &[CellData]) -> HowRun {
+        read_back(&StoredSession {
+            source: "run".into(),
+            command_line: line.into(),
+            cells: cells
+                .iter()
+                .map(|c| StoredCell {
+                    id: 0,
+                    position: 0,
+                    identity: String::new(),
+                    name: c.name.clone(),
+                    command: c.command.clone(),
+                    parameters: Vec::new(),
+                    variant: String::new(),
+                    runs: 0,
+                })
+                .collect(),
+            ..StoredSession::default()
+        })
+    }
+
+    fn compare(
+        line: &str,
+        order: Option<&str>,
+        cells: &[CellData],
+    ) -> (
+        Vec<crate::analysis::comparison::Comparison>,
+        Vec<StoredNote>,
+    ) {
+        compare_stored(&legacy(line, cells), order, &stored_runs(cells), None, None)
+    }
 
     #[test]
     fn a_search_session_compares_its_tried_values_with_its_best_unpaired() {
@@ -304,12 +151,10 @@ mod tests {
             cell("n=3", &noisy(&mut rng, 0.010, 0.01, 10), &[]),
             cell("n=4", &noisy(&mut rng, 0.020, 0.01, 3), &[]),
         ];
-        let (cmp, notes) = compare_session(
-            None,
-            line,
-            "run",
+        let (cmp, notes) = compare_stored(
+            &legacy(line, &cells),
             Some("interleaved"),
-            &cells,
+            &stored_runs(&cells),
             Some(2),
             None,
         );
@@ -328,13 +173,10 @@ mod tests {
             assert!((c.confidence - 0.975).abs() < 1e-12, "{}", c.confidence);
             assert!(c.ratio_ci[0] > 1.0, "both slower than the best: {c:?}");
         }
-        assert!(
-            notes.iter().any(|n| n.contains("search session")),
-            "{notes:?}"
-        );
+        assert!(notes.contains(&StoredNote::Searched), "{notes:?}");
         // Without a search, every cell against the first, n=2 included.
         let plain = "cmdscope run -P n 1 4 'sleep {n}'";
-        let (cmp, _) = compare(None, plain, "run", Some("interleaved"), &cells);
+        let (cmp, _) = compare(plain, Some("interleaved"), &cells);
         assert_eq!(cmp.len(), 3);
         assert_eq!(cmp[0].baseline, "n=1");
     }
@@ -409,16 +251,25 @@ mod tests {
             .zip([10.0, 5.0, 5.02, 8.0, 12.0])
             .map(|(p, ms)| cell(&p.name, &noisy(&mut rng, ms / 1e3, 0.01, 30), &[]))
             .collect();
-        let (comparisons, _) = compare(None, line, "run", Some("interleaved"), &cells);
-        let set = sweep_set(line, Some("interleaved"), None, &cells, &comparisons).unwrap();
+        let (comparisons, _) = compare(line, Some("interleaved"), &cells);
+        let runs = stored_runs(&cells);
+        let set = as_good(
+            &legacy(line, &cells),
+            Some("interleaved"),
+            None,
+            &runs,
+            &comparisons,
+        )
+        .unwrap();
         assert_eq!(set.parameter, "b");
         assert_eq!(set.ranges, vec![(2.0, 3.0)]);
         // A search's set is its race's, not replayed from the runs: without
         // its stored answer (a store older than the answer's column), no
         // shading.
         let searched = "cmdscope run -P b 1 5 --minimize b 'sleep {b}'";
+        let how = legacy(searched, &cells);
         assert_eq!(
-            sweep_set(searched, Some("interleaved"), None, &cells, &comparisons),
+            as_good(&how, Some("interleaved"), None, &runs, &comparisons),
             None
         );
         // With it, the stored set is shaded, whatever the runs say:
@@ -435,11 +286,11 @@ mod tests {
             runs: 30,
             grid_runs: 50,
         };
-        let set = sweep_set(
-            searched,
+        let set = as_good(
+            &how,
             Some("interleaved"),
             Some(&stored),
-            &cells,
+            &runs,
             &comparisons,
         )
         .unwrap();
@@ -452,17 +303,14 @@ mod tests {
             ..stored.clone()
         };
         assert_eq!(
-            sweep_set(searched, None, Some(&memory), &cells, &comparisons),
+            as_good(&how, None, Some(&memory), &runs, &comparisons),
             None
         );
         let two = StoredSearch {
             parameters: vec!["b".into(), "c".into()],
             ..stored
         };
-        assert_eq!(
-            sweep_set(searched, None, Some(&two), &cells, &comparisons),
-            None
-        );
+        assert_eq!(as_good(&how, None, Some(&two), &runs, &comparisons), None);
     }
 
     #[test]
@@ -560,9 +408,7 @@ mod tests {
             // The report compares cells of one session; run in sequential
             // order its runs are unpaired too.
             let (by_report, _) = compare(
-                None,
                 "cmdscope run --order sequential a b",
-                "run",
                 Some("sequential"),
                 &[cell("a", base, &[]), cell("b", cand, &[])],
             );
@@ -634,18 +480,12 @@ mod tests {
         // b timed out in block 3, c in block 7.
         let cells = [cell("a", &a, &[]), cell("b", &b, &[3]), cell("c", &c, &[7])];
         let (cmp, notes) = compare(
-            None,
             "cmdscope run --runs 12 --alpha 0.01 --reference c a b c",
-            "run",
             Some("interleaved"),
             &cells,
         );
         // Read back from the command line: said once.
-        assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(
-            notes[0].contains("read back from its command line"),
-            "{notes:?}"
-        );
+        assert_eq!(notes, [StoredNote::ReadBack(ReadBack::CommandLine)]);
         assert_eq!(cmp.len(), 2);
         for x in &cmp {
             assert_eq!(x.baseline, "c", "--reference read back");
@@ -661,14 +501,8 @@ mod tests {
         assert!((vs_b.ratio - 1.02).abs() < 0.002, "{vs_b:?}");
 
         // Without a readable command line: defaults, said in a note.
-        let (cmp, notes) = compare(
-            None,
-            "not a command line",
-            "run",
-            Some("interleaved"),
-            &cells,
-        );
+        let (cmp, notes) = compare("not a command line", Some("interleaved"), &cells);
         assert_eq!(cmp[0].baseline, "a");
-        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes, [StoredNote::ReadBack(ReadBack::Defaults)]);
     }
 }

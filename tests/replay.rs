@@ -1,0 +1,164 @@
+//! A stored session read back as `run` held it: real `cmdscope run`
+//! sessions (plain, a sweep, concurrency mode) stored and exported as
+//! JSON, then loaded by `store::replay::session` and answered by the same
+//! analysis `report` uses. Each cell's name and every run's wall time must
+//! be the export's (to the last digit either keeps), and the comparisons, a sweep's set as good as
+//! the best and a concurrency session's throughput the run's own.
+
+mod common;
+#[path = "common/store.rs"]
+mod stores;
+
+use cmdscope::metrics::Metric;
+use common::*;
+use serde_json::Value;
+use stores::*;
+
+/// `cmdscope run` into a fresh store with a JSON export, then its session
+/// gathered back as `report` does: the export and the report's model.
+fn live_and_replayed(args: &[&str]) -> (Value, cmdscope::report::html::ReportData) {
+    let dir = tempdir();
+    let (db, out) = (dir.path().join("s.db"), dir.path().join("s.json"));
+    let mut all = vec![
+        "run",
+        "--style",
+        "none",
+        "--export-json",
+        out.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    ok(with_store(&db, &all));
+    let doc = read_json(&out);
+    let data = replayed(&db, &doc);
+    (doc, data)
+}
+
+/// The stored session loaded back: same cells, in the same order, under
+/// the same names, every run's wall time the export's to 1e-12.
+fn assert_same_runs(
+    store: &mut cmdscope::store::Store,
+    session: &cmdscope::store::StoredSession,
+    doc: &Value,
+) {
+    let loaded = cmdscope::store::replay::session(store, session).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(loaded.results.len(), results.len());
+    for (r, json) in loaded.results.iter().zip(results) {
+        assert_eq!(json["name"], r.cell.name.as_str());
+        let stored: Vec<f64> = (r.samples.iter())
+            .filter(|s| s.counts())
+            .filter_map(|s| s.get(Metric::WallTime))
+            .collect();
+        let exported: Vec<f64> = (json["times"].as_array().unwrap().iter())
+            .map(|t| t.as_f64().unwrap())
+            .collect();
+        // The store and the export each keep a time to its last digit or
+        // so, not to the bit: equal to 1e-12.
+        assert_eq!(stored.len(), exported.len(), "{}", r.cell.name);
+        for (s, e) in stored.iter().zip(&exported) {
+            assert!(
+                (s - e).abs() <= 1e-12 * e.abs(),
+                "{}: {s} vs {e}",
+                r.cell.name
+            );
+        }
+    }
+}
+
+/// Loads the one stored session and gathers the HTML report's model from
+/// it as `report` does.
+fn replayed(db: &std::path::Path, doc: &Value) -> cmdscope::report::html::ReportData {
+    let mut store = open_store(db);
+    let session = all_sessions(&mut store).remove(0);
+    assert!(
+        session.settings.is_some(),
+        "a session of today keeps its settings"
+    );
+    assert_same_runs(&mut store, &session, doc);
+    let how = cmdscope::cli::stored::how_run(&session);
+    assert_eq!(how.read_back, None, "nothing re-parsed");
+    cmdscope::report::html::gather(&mut store, session, &how, 1, true).unwrap()
+}
+
+/// The report's wall-time comparisons are the run's: the same pairs, and
+/// the same level, p-value and ratio up to the JSON's last digit.
+fn assert_same_wall_comparisons(
+    doc: &Value,
+    replayed: &[cmdscope::analysis::comparison::Comparison],
+) {
+    let live = comparisons_of(doc, "time_wall_clock");
+    assert_eq!(replayed.len(), live.len());
+    for (r, l) in replayed.iter().zip(live) {
+        assert_eq!(l["baseline"], r.baseline.as_str());
+        assert_eq!(l["candidate"], r.candidate.as_str());
+        for (what, stored) in [
+            ("level", r.level),
+            ("p_value", r.p_value),
+            ("ratio", r.ratio),
+        ] {
+            let run = l[what].as_f64().unwrap();
+            assert!(
+                (stored - run).abs() <= 1e-12 * run.abs().max(1e-300),
+                "{what}: report {stored}, run {run}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_plain_session_replays_as_run_held_it() {
+    let (doc, data) = live_and_replayed(&[
+        "--runs",
+        "8",
+        "-n",
+        "fast",
+        "true",
+        "-n",
+        "slow",
+        "sleep 0.005",
+    ]);
+    assert_eq!(data.comparisons.len(), 1);
+    assert_same_wall_comparisons(&doc, &data.comparisons);
+    assert!(data.as_good.is_none() && data.concurrency.is_none());
+}
+
+#[test]
+fn a_sweep_replays_its_set_from_its_stored_settings() {
+    let (doc, data) = live_and_replayed(&[
+        "--runs",
+        "8",
+        "-P",
+        "ms",
+        "1",
+        "5",
+        "-D",
+        "4",
+        "sleep 0.00{ms}",
+    ]);
+    assert_same_wall_comparisons(&doc, &data.comparisons);
+    // The run's set as good as the best, as the report shades it.
+    let curve = &doc["sweep"]["curves"][0];
+    let live: Vec<f64> = (curve["as_good"].as_array().unwrap().iter())
+        .map(|v| v.as_str().unwrap().parse().unwrap())
+        .collect();
+    let set = data.as_good.expect("a sweep's set");
+    assert_eq!(set.parameter, "ms");
+    let shaded: Vec<f64> = [1.0, 5.0]
+        .into_iter()
+        .filter(|x| set.ranges.iter().any(|(lo, hi)| lo <= x && x <= hi))
+        .collect();
+    assert_eq!(shaded, live, "{set:?}");
+}
+
+#[test]
+fn a_concurrency_session_replays_its_throughput() {
+    let dir = tempdir();
+    let (db, out) = (dir.path().join("c.db"), dir.path().join("c.json"));
+    concurrency_session_into(db.to_str().unwrap(), &out);
+    let doc = read_json(&out);
+    let mut store = open_store(&db);
+    assert_stored_throughput(&mut store, &doc);
+    let data = replayed(&db, &doc);
+    assert!(data.concurrency.is_some());
+    assert_same_wall_comparisons(&doc, &data.comparisons);
+}
