@@ -1294,16 +1294,7 @@ fn with_style_none_warnings_still_reach_standard_error_as_hyperfines() {
 /// score is within 1 % of the threshold, where the two tools' arithmetic
 /// may round differently.
 fn hyperfines_rules(times: &[f64], failed: bool) -> Option<Vec<&'static str>> {
-    let median = |xs: &[f64]| {
-        let mut v = xs.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    };
+    let median = |xs: &[f64]| median_of(xs.to_vec());
     let m = median(times);
     let dev: Vec<f64> = times.iter().map(|t| (t - m).abs()).collect();
     let mad = median(&dev);
@@ -1388,12 +1379,7 @@ fn warnings_fire_by_hyperfines_rules_on_both_tools_times() {
             };
             assert!(o.status.success(), "{tool}: {}", stderr(&o));
             let doc = read_json(&json);
-            let times: Vec<f64> = doc["results"][0]["times"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t.as_f64().unwrap())
-                .collect();
+            let times = run_times(&doc, 0);
             let said = warnings_said(&o);
             if let Some(expected) = hyperfines_rules(&times, false) {
                 assert_eq!(

@@ -411,12 +411,7 @@ fn a_single_command_stops_once_its_median_is_known_to_the_precision() {
     // last planned look (160) of comparisons, and the 3 s budget allows
     // several thousand.
     let (_, doc) = exported(&["run", &format!("{} busy 0", fixture())]);
-    let times: Vec<f64> = doc["results"][0]["times"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_f64().unwrap())
-        .collect();
+    let times = run_times(&doc, 0);
     let within = |n: usize| {
         cmdscope::stats::median_ci(&times[..n], 0.95)
             .is_ok_and(|e| (e.high - e.low) / 2.0 / e.value <= 0.01)

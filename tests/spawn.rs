@@ -36,16 +36,6 @@ fn c_parent(dir: &std::path::Path, name: &str) -> Option<PathBuf> {
     None
 }
 
-fn median_of(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Median ru_maxrss of `runs` runs of `argv` read by the minimal C parent.
 fn c_parent_reading(parent: &std::path::Path, runs: usize, argv: &[&str]) -> f64 {
     let o = Command::new(parent)

@@ -237,6 +237,28 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("invalid JSON ({e}): {text}"))
 }
 
+/// The median of `values`, computed here rather than by cmdscope, so a test
+/// checking cmdscope's figures has an answer of its own.
+pub fn median_of(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+/// `results[i].times` of an export, in seconds.
+pub fn run_times(doc: &serde_json::Value, result: usize) -> Vec<f64> {
+    doc["results"][result]["times"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no times in result {result}"))
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect()
+}
+
 /// `results[i].summary.<metric>.median`.
 pub fn median(doc: &serde_json::Value, result: usize, metric: &str) -> f64 {
     doc["results"][result]["summary"][metric]["median"]
