@@ -1256,6 +1256,76 @@ fn the_front_doors_json_has_hyperfines_key_order_then_cmdscopes() {
     }
 }
 
+/// The front door's CSV is hyperfine's table (its columns, then the
+/// parameters sorted by name, with the same values) with cmdscope's
+/// columns after it.
+#[test]
+fn the_front_doors_csv_starts_with_hyperfines_table() {
+    let Some(hf) = hyperfine() else { return };
+    let dir = tempdir();
+    let (hc, cc) = (dir.path().join("h.csv"), dir.path().join("c.csv"));
+    let args = [
+        "--debug-mode",
+        "--runs",
+        "2",
+        "-L",
+        "t",
+        "0.1,0.2",
+        "-L",
+        "a",
+        "x,y",
+        "sleep {t}",
+    ];
+    let h = Command::new(&hf)
+        .args(["--style", "none", "--export-csv", hc.to_str().unwrap()])
+        .args(args)
+        .output()
+        .expect("run hyperfine");
+    let mut full = vec![
+        "hyperfine",
+        "--style",
+        "none",
+        "--export-csv",
+        cc.to_str().unwrap(),
+    ];
+    full.extend_from_slice(&args);
+    let c = cmdscope(&full);
+    assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+    let read = |p: &Path| {
+        let text = std::fs::read_to_string(p).unwrap();
+        let lines: Vec<Vec<String>> = text
+            .lines()
+            .map(|l| l.split(',').map(String::from).collect())
+            .collect();
+        lines
+    };
+    let (h, c) = (read(&hc), read(&cc));
+    let width = h[0].len();
+    assert_eq!(
+        h[0].join(","),
+        "command,mean,stddev,median,user,system,min,max,parameter_a,parameter_t"
+    );
+    assert_eq!(c[0][..width], h[0][..], "header");
+    assert!(c[0].len() > width, "cmdscope's columns after hyperfine's");
+    assert_eq!(c.len(), h.len(), "rows");
+    for (hr, cr) in h.iter().zip(&c).skip(1) {
+        for (i, name) in h[0].iter().enumerate() {
+            match hr[i].parse::<f64>() {
+                Ok(v) if name != "parameter_t" => {
+                    let ours: f64 = cr[i].parse().unwrap_or(f64::NAN);
+                    assert!(
+                        (v - ours).abs() < 1e-9,
+                        "{name}: {} against {}",
+                        cr[i],
+                        hr[i]
+                    );
+                }
+                _ => assert_eq!(cr[i], hr[i], "{name}"),
+            }
+        }
+    }
+}
+
 #[test]
 fn with_style_none_warnings_still_reach_standard_error_as_hyperfines() {
     let Some(hf) = hyperfine() else { return };

@@ -1,21 +1,35 @@
 //! CSV export: one row per command, hyperfine's columns first, then
 //! cmdscope's medians (with `--monitor`, each count's `monitor_NAME_median`)
-//! and the parameters.
+//! and the parameters; or, in the hyperfine front door, hyperfine's table
+//! as it is (its columns, then the parameters by name) with cmdscope's
+//! medians after it.
 
 use super::{Exporter, Report};
 use crate::error::{Error, Result};
 use crate::metrics::Metric;
 
 /// The `--export-csv` table.
-pub struct Csv;
+pub struct Csv {
+    pub columns: Columns,
+}
+
+/// Where the parameters' columns go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Columns {
+    /// After cmdscope's medians, in the plan's order.
+    Cmdscope,
+    /// Right after hyperfine's `max`, sorted by name, as hyperfine writes
+    /// them (a script reading hyperfine's columns by position reads ours).
+    Hyperfine,
+}
 
 impl Exporter for Csv {
     fn render(&self, report: &Report) -> Result<String> {
-        render(report)
+        render(report, self.columns)
     }
 }
 
-fn render(report: &Report) -> Result<String> {
+fn render(report: &Report, columns: Columns) -> Result<String> {
     let (session, analyses) = (report.session, report.analyses);
     let mut params: Vec<String> = Vec::new();
     for r in &session.results {
@@ -25,6 +39,17 @@ fn render(report: &Report) -> Result<String> {
             }
         }
     }
+    if columns == Columns::Hyperfine {
+        params.sort();
+    }
+    // Where the parameters' columns start: after hyperfine's own, or last.
+    let at = |header_or_row: &mut Vec<String>, params: Vec<String>, hyperfines: usize| {
+        let end = match columns {
+            Columns::Hyperfine => hyperfines,
+            Columns::Cmdscope => header_or_row.len(),
+        };
+        header_or_row.splice(end..end, params);
+    };
     let mut w = csv::Writer::from_writer(Vec::new());
     // hyperfine's columns: its JSON's summary fields, in their order.
     let hyperfines = &super::json::HYPERFINE_RESULT_FIELDS[..super::json::HYPERFINE_SUMMARY_FIELDS];
@@ -51,7 +76,11 @@ fn render(report: &Report) -> Result<String> {
             .into_iter()
             .map(|(name, _)| format!("{name}_median")),
     );
-    header.extend(params.iter().map(|p| format!("parameter_{p}")));
+    at(
+        &mut header,
+        params.iter().map(|p| format!("parameter_{p}")).collect(),
+        hyperfines.len(),
+    );
     let csv_err = |e: csv::Error| Error::Failed(format!("CSV export: {e}"));
     w.write_record(&header).map_err(csv_err)?;
     for (i, (r, a)) in session.results.iter().zip(analyses).enumerate() {
@@ -85,16 +114,18 @@ fn render(report: &Report) -> Result<String> {
                 .into_iter()
                 .map(|(_, m)| m.map(|v| v.to_string()).unwrap_or_default()),
         );
-        for p in &params {
-            row.push(
+        let values = params
+            .iter()
+            .map(|p| {
                 r.cell
                     .parameters
                     .iter()
                     .find(|(k, _)| k == p)
                     .map(|(_, v)| v.clone())
-                    .unwrap_or_default(),
-            );
-        }
+                    .unwrap_or_default()
+            })
+            .collect();
+        at(&mut row, values, hyperfines.len());
         w.write_record(&row).map_err(csv_err)?;
     }
     let bytes = w
@@ -108,10 +139,14 @@ mod tests {
     use super::*;
     use crate::report::fixture::{mean, two_cells, FAST};
 
+    const CMDSCOPE: Csv = Csv {
+        columns: Columns::Cmdscope,
+    };
+
     #[test]
     fn one_row_per_command_under_hyperfines_header() {
         let f = two_cells();
-        let text = Csv.render(&f.report()).unwrap();
+        let text = CMDSCOPE.render(&f.report()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert_eq!(
@@ -154,7 +189,7 @@ mod tests {
             monitor: Some(&counts),
             ..f2.report()
         };
-        let text = Csv.render(&report).unwrap();
+        let text = CMDSCOPE.render(&report).unwrap();
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
         assert_eq!(
@@ -166,17 +201,51 @@ mod tests {
         // No counted run: empty, not zero.
         assert_eq!((&rows[1][14], &rows[1][15], &rows[1][16]), ("7", "", "64"));
         // Without a monitor the header is hyperfine's and cmdscope's only.
-        assert!(!Csv.render(&f.report()).unwrap().contains("monitor_"));
+        assert!(!CMDSCOPE.render(&f.report()).unwrap().contains("monitor_"));
     }
 
     #[test]
     fn parameters_get_their_own_columns() {
         let mut f = two_cells();
         f.session.results[1].cell.parameters = vec![("n".into(), "64".into())];
-        let text = Csv.render(&f.report()).unwrap();
+        let text = CMDSCOPE.render(&f.report()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].ends_with(",parameter_n"), "{}", lines[0]);
         assert!(lines[1].ends_with(','), "{}", lines[1]);
         assert!(lines[2].ends_with(",64"), "{}", lines[2]);
+    }
+
+    #[test]
+    fn hyperfines_layout_puts_the_parameters_by_name_after_max() {
+        let mut f = two_cells();
+        f.session.results[0].cell.parameters =
+            vec![("z".into(), "1".into()), ("a".into(), "x".into())];
+        f.session.results[1].cell.parameters =
+            vec![("z".into(), "2".into()), ("a".into(), "y".into())];
+        let text = Csv {
+            columns: Columns::Hyperfine,
+        }
+        .render(&f.report())
+        .unwrap();
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(
+            header[..10].join(","),
+            "command,mean,stddev,median,user,system,min,max,parameter_a,parameter_z"
+        );
+        // cmdscope's columns follow, as in its own layout.
+        assert_eq!(header[10], "median_ci_low");
+        let rows: Vec<::csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+        assert_eq!((&rows[0][8], &rows[0][9]), ("x", "1"));
+        assert_eq!((&rows[1][8], &rows[1][9]), ("y", "2"));
+        // The same figures as cmdscope's layout, moved.
+        let own = CMDSCOPE.render(&f.report()).unwrap();
+        let mut own = ::csv::Reader::from_reader(own.as_bytes());
+        let first = own.records().next().unwrap().unwrap();
+        assert_eq!(
+            rows[0].iter().take(8).collect::<Vec<_>>(),
+            first.iter().take(8).collect::<Vec<_>>()
+        );
+        assert_eq!(&rows[0][10], &first[8]);
     }
 }

@@ -8,7 +8,7 @@ use crate::cli::run::{RunArgs, SortOrder};
 use crate::error::{Error, Result};
 use crate::exec::Output;
 use crate::output::{same_file, Named};
-use crate::report::csv::Csv;
+use crate::report::csv::{Columns, Csv};
 use crate::report::json::Json;
 use crate::report::markdown::{Markup, Rows, Table};
 use crate::report::sweep::SweepSvg;
@@ -33,7 +33,15 @@ pub(super) fn parse_output(text: &str) -> Output {
 pub(super) struct ExportFlag {
     pub(super) format: &'static str,
     path: fn(&RunArgs) -> &Option<PathBuf>,
-    exporter: fn(Rows) -> Box<dyn Exporter>,
+    exporter: fn(Layout) -> Box<dyn Exporter>,
+}
+
+/// How the tables are laid out: the rows' order (`--sort`) and, for the
+/// CSV, whose column order (hyperfine's in its front door).
+#[derive(Clone, Copy)]
+pub(super) struct Layout {
+    rows: Rows,
+    csv: Columns,
 }
 
 /// Every `--export-*` flag, in the order exports are written: the one list
@@ -48,35 +56,39 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     ExportFlag {
         format: "csv",
         path: |a| &a.export_csv,
-        exporter: |_| Box::new(Csv),
+        exporter: |layout| {
+            Box::new(Csv {
+                columns: layout.csv,
+            })
+        },
     },
     ExportFlag {
         format: "markdown",
         path: |a| &a.export_markdown,
-        exporter: |rows| {
+        exporter: |layout| {
             Box::new(Table {
                 markup: Markup::Markdown,
-                rows,
+                rows: layout.rows,
             })
         },
     },
     ExportFlag {
         format: "asciidoc",
         path: |a| &a.export_asciidoc,
-        exporter: |rows| {
+        exporter: |layout| {
             Box::new(Table {
                 markup: Markup::AsciiDoc,
-                rows,
+                rows: layout.rows,
             })
         },
     },
     ExportFlag {
         format: "orgmode",
         path: |a| &a.export_orgmode,
-        exporter: |rows| {
+        exporter: |layout| {
             Box::new(Table {
                 markup: Markup::OrgMode,
-                rows,
+                rows: layout.rows,
             })
         },
     },
@@ -166,14 +178,21 @@ pub(super) fn export(args: &RunArgs, report: &Report) -> Option<Error> {
     if !measured && session.failure.is_some() {
         return None;
     }
-    let rows = match args.sort {
-        SortOrder::Auto | SortOrder::Command => Rows::Command,
-        SortOrder::MeanTime => Rows::MeanTime,
+    let layout = Layout {
+        rows: match args.sort {
+            SortOrder::Auto | SortOrder::Command => Rows::Command,
+            SortOrder::MeanTime => Rows::MeanTime,
+        },
+        csv: if args.hyperfine_words {
+            Columns::Hyperfine
+        } else {
+            Columns::Cmdscope
+        },
     };
     // The chart only when there is a sweep to draw.
     let plot = args.plot.as_ref().filter(|_| report.sweep.is_some());
     let exporters = export_paths(args)
-        .map(|(flag, path)| (path, (flag.exporter)(rows)))
+        .map(|(flag, path)| (path, (flag.exporter)(layout)))
         .chain(plot.map(|path| (path, Box::new(SweepSvg) as Box<dyn Exporter>)));
     let mut error = None;
     for (path, exporter) in exporters {
