@@ -1206,41 +1206,45 @@ fn hyperfines_keys_first(h: &Keys, c: &Keys, at: &str) {
     assert_eq!(cn[..hn.len()], hn[..], "{at}: {cn:?}");
 }
 
+/// A debug-mode session of two parameters, given out of their names' order.
+const TWO_PARAMETERS: [&str; 10] = [
+    "--debug-mode",
+    "--runs",
+    "2",
+    "-L",
+    "t",
+    "0.1,0.2",
+    "-L",
+    "a",
+    "x,y",
+    "sleep {t}",
+];
+
+/// Runs `args` with both tools, each exporting with `flag` (e.g.
+/// `--export-csv`) into `dir`: the paths of (hyperfine's, cmdscope's) files.
+fn exported_by_both(hf: &Path, dir: &Path, flag: &str, args: &[&str]) -> (PathBuf, PathBuf) {
+    let (hp, cp) = (dir.join("hyperfine.out"), dir.join("cmdscope.out"));
+    let h = Command::new(hf)
+        .args(["--style", "none", flag, hp.to_str().unwrap()])
+        .args(args)
+        .output()
+        .expect("run hyperfine");
+    let mut full = vec!["hyperfine", "--style", "none", flag, cp.to_str().unwrap()];
+    full.extend_from_slice(args);
+    let c = cmdscope(&full);
+    assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+    (hp, cp)
+}
+
 #[test]
 fn the_front_doors_json_has_hyperfines_key_order_then_cmdscopes() {
     let Some(hf) = hyperfine() else { return };
     let dir = tempdir();
-    let (hj, cj) = (dir.path().join("h.json"), dir.path().join("c.json"));
     for args in [
         &["--debug-mode", "--runs", "3", "sleep 0.1", "sleep 0.25"][..],
-        &[
-            "--debug-mode",
-            "--runs",
-            "2",
-            "-L",
-            "t",
-            "0.1,0.2",
-            "-L",
-            "a",
-            "x,y",
-            "sleep {t}",
-        ][..],
+        &TWO_PARAMETERS[..],
     ] {
-        let h = Command::new(&hf)
-            .args(["--style", "none", "--export-json", hj.to_str().unwrap()])
-            .args(args)
-            .output()
-            .expect("run hyperfine");
-        let mut full = vec![
-            "hyperfine",
-            "--style",
-            "none",
-            "--export-json",
-            cj.to_str().unwrap(),
-        ];
-        full.extend_from_slice(args);
-        let c = cmdscope(&full);
-        assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+        let (hj, cj) = exported_by_both(&hf, dir.path(), "--export-json", args);
         let (h, c) = (Keys::read(&hj), Keys::read(&cj));
         hyperfines_keys_first(&h, &c, "document");
         let (Keys::Array(hr), Keys::Array(cr)) = (h.get("results"), c.get("results")) else {
@@ -1263,34 +1267,7 @@ fn the_front_doors_json_has_hyperfines_key_order_then_cmdscopes() {
 fn the_front_doors_csv_starts_with_hyperfines_table() {
     let Some(hf) = hyperfine() else { return };
     let dir = tempdir();
-    let (hc, cc) = (dir.path().join("h.csv"), dir.path().join("c.csv"));
-    let args = [
-        "--debug-mode",
-        "--runs",
-        "2",
-        "-L",
-        "t",
-        "0.1,0.2",
-        "-L",
-        "a",
-        "x,y",
-        "sleep {t}",
-    ];
-    let h = Command::new(&hf)
-        .args(["--style", "none", "--export-csv", hc.to_str().unwrap()])
-        .args(args)
-        .output()
-        .expect("run hyperfine");
-    let mut full = vec![
-        "hyperfine",
-        "--style",
-        "none",
-        "--export-csv",
-        cc.to_str().unwrap(),
-    ];
-    full.extend_from_slice(&args);
-    let c = cmdscope(&full);
-    assert!(h.status.success() && c.status.success(), "{}", stderr(&c));
+    let (hc, cc) = exported_by_both(&hf, dir.path(), "--export-csv", &TWO_PARAMETERS);
     let read = |p: &Path| {
         let text = std::fs::read_to_string(p).unwrap();
         let lines: Vec<Vec<String>> = text
