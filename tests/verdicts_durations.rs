@@ -240,9 +240,9 @@ fn quiet_machine_identical_sessions_pass_both_gates() {
 /// The power half needs a quiet machine: on a busy one a 10 ms sleeper
 /// waits for a CPU when it wakes (10 ms measured as 13.6 ms at load 9 on
 /// two CPUs, and 12 ms as 13.4 ms), so two sessions run at different moments
-/// differ by more than the +18 % they are meant to show.
+/// differ by more than the +20 % they are meant to show.
 #[test]
-#[ignore = "needs a quiet machine: a +18 % step of a 10 ms sleep across two sessions is smaller than what a loaded CPU adds to it"]
+#[ignore = "needs a quiet machine: a +20 % step of a 10 ms sleep across two sessions is smaller than what a loaded CPU adds to it"]
 fn quiet_machine_a_20_percent_regression_fails_both_gates() {
     let dir = tempdir();
     let store = dir.path().join("gate.db");
@@ -256,12 +256,17 @@ fn quiet_machine_a_20_percent_regression_fails_both_gates() {
         session(&store, &base, "branch=main", 10.0);
         session(&store, &cand, "branch=feature", 10.0);
     }
-    // 12 ms against 10 ms of sleep (plus ~1 ms of start-up): +18 %.
+    // +20 % of the wall time this machine measures for the 10 ms sleeper,
+    // start-up included: a fixed 12 ms is +18 % where start-up takes 1 ms
+    // but only +15 % where it takes 3 ms (a CI machine measured 13.3 ms).
+    let measured_ms = 1e3 * median(&read_json(&base), 0, "time_wall_clock");
+    let slower_ms = 10.0 + 0.2 * measured_ms;
     session(&store, &base, "branch=main", 10.0);
-    session(&store, &cand, "branch=feature", 12.0);
+    session(&store, &cand, "branch=feature", slower_ms);
     let (c, k, out) = gates(&store, &base, &cand);
-    assert_eq!(c, Some(1), "compare must fail a +18 % regression: {out}");
-    assert_eq!(k, Some(1), "check must fail a +18 % regression: {out}");
+    let step = format!("+20 % ({measured_ms:.2} ms against a sleep of {slower_ms:.2} ms)");
+    assert_eq!(c, Some(1), "compare must fail a {step} regression: {out}");
+    assert_eq!(k, Some(1), "check must fail a {step} regression: {out}");
     assert!(
         out.contains("session-to-session variation"),
         "the output says what the interval holds: {out}"
