@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::analysis::changes::{
-    Analysed, Change, Direction, Drift, Episode, Event, MachineShift, NewestStatus, Side, Wander,
+    Analysed, Change, Direction, Drift, Episode, Event, MachineShift, NewestStatus, Rate, Side,
+    Wander,
 };
 use crate::analysis::comparison::{format_confidence, format_p};
 use crate::report::markdown::cell as md;
@@ -56,20 +57,55 @@ pub fn direction_of(h: &History, d: Direction) -> &'static str {
 /// `+25.1 % (99 % CI +23.0 % … +27.3 %)`: the change of the metric as
 /// shown (of throughput, not of its seconds per completion).
 pub fn change_text(h: &History, c: &Change) -> String {
-    let pct = |r: f64| format!("{:+.1} %", (r - 1.0) * 100.0);
     let cmp = &c.comparison;
     let (r, ci) = if h.is_throughput() {
         crate::analysis::concurrency::throughput_ratio(cmp)
     } else {
         (cmp.ratio, cmp.ratio_ci)
     };
+    ratio_text(r, ci, cmp.confidence)
+}
+
+/// `+25.1 % (99 % CI +23.0 % … +27.3 %)`
+fn ratio_text(r: f64, ci: [f64; 2], confidence: f64) -> String {
+    let pct = |r: f64| format!("{:+.1} %", (r - 1.0) * 100.0);
     format!(
         "{} ({} {} … {})",
         pct(r),
-        format_confidence(cmp.confidence),
+        format_confidence(confidence),
         pct(ci[0]),
         pct(ci[1])
     )
+}
+
+/// When each point of the history was measured (its newest session's
+/// start, Unix seconds).
+fn times(h: &History) -> Vec<f64> {
+    h.points
+        .iter()
+        .map(|p| p.newest().map_or(f64::NAN, |s| s.started_unix))
+        .collect()
+}
+
+/// `slope +1.5 % (99 % CI +1.4 % … +1.6 %) per point, +0.8 % (…) per
+/// day`: a drift's rate in the metric as shown (throughput's, not its
+/// seconds per completion's); None when its size has no finite rate.
+pub(crate) fn slope_text(h: &History, d: &Drift) -> Option<String> {
+    let shown = |r: Rate| {
+        if h.is_throughput() {
+            (1.0 / r.ratio, [1.0 / r.ratio_ci[1], 1.0 / r.ratio_ci[0]])
+        } else {
+            (r.ratio, r.ratio_ci)
+        }
+    };
+    let confidence = d.change.comparison.confidence;
+    let (r, ci) = shown(d.per_point()?);
+    let mut out = format!("slope {} per point", ratio_text(r, ci, confidence));
+    if let Some(day) = d.per_day(&times(h)) {
+        let (r, ci) = shown(day);
+        let _ = write!(out, ", {} per day", ratio_text(r, ci, confidence));
+    }
+    Some(out)
 }
 
 /// `102 ms (95 % CI 101 ms … 103 ms)`
@@ -230,6 +266,9 @@ pub fn text(all: &[Analysed], shifts: &[MachineShift]) -> String {
                         median_text(h, &d.change.after),
                         d.change.after.last + 1 - d.change.after.first,
                     );
+                    if let Some(s) = slope_text(h, d) {
+                        let _ = writeln!(out, "    {s}");
+                    }
                 }
                 Event::Episode(e) => {
                     let _ = writeln!(
@@ -449,6 +488,10 @@ pub(crate) struct JsonDrift<'a> {
     direction: &'static str,
     /// The points after the slide over the points before it.
     ratio: f64,
+    /// The ratio spread evenly over the slide: per point, and per day
+    /// when the slide took a day or more.
+    slope_per_point: Option<Rate>,
+    slope_per_day: Option<Rate>,
     change: &'a Change,
 }
 
@@ -525,6 +568,8 @@ pub(crate) fn drift<'a>(h: &'a History, d: &'a Drift) -> Option<JsonDrift<'a>> {
         ongoing: d.ongoing,
         direction: direction(h, &d.change),
         ratio: d.ratio(),
+        slope_per_point: d.per_point(),
+        slope_per_day: d.per_day(&times(h)),
         change: &d.change,
     })
 }
