@@ -661,3 +661,63 @@ pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
     }))
     .unwrap_or_else(|_| "{}\n".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::analysis::changes::{analyse, Params};
+    use crate::store::history::SessionRef;
+
+    /// A cost creeping 1 % a session after 15 steady ones, one session a
+    /// day (runs 0.2 % apart): the drift says its slope per point and per
+    /// day, the same rate, in the text and the JSON.
+    #[test]
+    fn a_drift_says_its_slope_per_point_and_per_day() {
+        let points: Vec<Point> = (0..30usize)
+            .map(|s| Point {
+                sessions: vec![Arc::new(SessionRef {
+                    id: s as i64 + 1,
+                    started: format!("2026-01-{:02}T00:00:00Z", s + 1),
+                    started_unix: 1.767e9 + s as f64 * 86_400.0,
+                    labels: vec![],
+                    search: None,
+                })],
+                key: None,
+                runs: (0..5usize)
+                    .map(|r| {
+                        let level = 0.1 * 1.01f64.powi((s as i32 - 14).max(0));
+                        level * (1.0 + 0.001 * ((r * 7 + s * 3) % 5) as f64 - 0.002)
+                    })
+                    .collect(),
+            })
+            .collect();
+        let h = History {
+            benchmark: "creep".into(),
+            metric: crate::metrics::Metric::WallTime.name().into(),
+            fingerprint: "0123456789abcdef".into(),
+            hostname: "vm".into(),
+            points,
+        };
+        let all = analyse(vec![h], &Params::default());
+        let out = text(&all, &[]);
+        assert!(
+            out.contains("  drift: slower +") && out.contains("    slope +1.0 % ("),
+            "{out}"
+        );
+        assert!(out.contains(") per point, +1.0 % ("), "{out}");
+        assert!(
+            out.trim_end().ends_with(") per day") || out.contains(") per day\n"),
+            "{out}"
+        );
+        let doc: serde_json::Value = serde_json::from_str(&json(&all, &[])).unwrap();
+        let d = &doc["histories"][0]["drifts"][0];
+        let (point, day) = (
+            d["slope_per_point"]["ratio"].as_f64().unwrap(),
+            d["slope_per_day"]["ratio"].as_f64().unwrap(),
+        );
+        assert!((point - 1.01).abs() < 0.002, "{d}");
+        assert!((day / point - 1.0).abs() < 1e-9, "{d}");
+    }
+}
