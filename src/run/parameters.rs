@@ -5,71 +5,13 @@
 //! combines them into cells (and re-exports them, so `plan::Parameter`
 //! keeps naming the one type).
 
-use crate::error::Error;
+pub use crate::error::ParameterError;
 
 type Result<T> = std::result::Result<T, ParameterError>;
 
 /// Most values one parameter may take, and most cells a plan may have:
 /// beyond this a sweep is a typo, not an experiment.
 pub const MAX_VALUES: usize = 10_000;
-
-/// Why a `-P`/`-L` was refused: a usage error (exit 2) whose kind callers
-/// can tell apart (the hyperfine front door words some as hyperfine does).
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum ParameterError {
-    #[error("parameter name '{0}' must be letters, digits and '_', not starting with a digit")]
-    BadName(String),
-    /// `what` names the flag and the bound ("--parameter-scan minimum").
-    #[error("{what} '{text}' is not a number")]
-    NotANumber { what: &'static str, text: String },
-    /// `hint` says which flag to change.
-    #[error("the scan would produce {} values (at most {MAX_VALUES}): {hint}", value_count(*.count))]
-    TooManyValues { count: f64, hint: &'static str },
-    #[error("several -P scans: cannot tell which one {0} belongs to")]
-    UnplacedStep(&'static str),
-    #[error("{0} comes before any -P: with several -P, give it after the -P it steps")]
-    StepBeforeScan(&'static str),
-    #[error("-P {0} has more than one -D/--parameter-factor: give one step per -P, after it")]
-    TwoSteps(String),
-    #[error("a geometric scan (--parameter-factor) needs positive bounds")]
-    GeometricNeedsPositiveBounds,
-    #[error("--parameter-factor must be greater than 1, got {0}")]
-    FactorNotAboveOne(String),
-    /// A geometric scan's bounds the wrong way round.
-    #[error("--parameter-scan minimum {min} is larger than maximum {max}")]
-    MinAboveMax { min: String, max: String },
-    #[error("a scan over non-integer bounds needs --parameter-step-size")]
-    StepRequired,
-    #[error("--parameter-step-size must not be 0")]
-    ZeroStep,
-    /// `ascending`: the bounds go up, so the step must be positive.
-    #[error("a step of {step} never gets from {min} to {max}: use a {} step", if *.ascending { "positive" } else { "negative" })]
-    StepAwayFromMax {
-        step: f64,
-        min: String,
-        max: String,
-        ascending: bool,
-    },
-    #[error("--parameter-scan {0}: the step is too small to tell the values apart at double precision; use a larger step")]
-    StepBelowPrecision(String),
-    #[error("--parameter-list {name}: empty value in '{list}'")]
-    EmptyListValue { name: String, list: String },
-}
-
-impl From<ParameterError> for Error {
-    fn from(e: ParameterError) -> Self {
-        Error::Parameter(e)
-    }
-}
-
-/// A value count as the error says it: whole, or "too many" past f64's range.
-fn value_count(count: f64) -> String {
-    if count.is_finite() {
-        format!("{count:.0}")
-    } else {
-        "too many".into()
-    }
-}
 
 /// A parameter and the values it takes, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,7 +58,11 @@ fn decimals(text: &str) -> usize {
 }
 
 fn too_many(count: f64, hint: &'static str) -> ParameterError {
-    ParameterError::TooManyValues { count, hint }
+    ParameterError::TooManyValues {
+        count,
+        max: MAX_VALUES,
+        hint,
+    }
 }
 
 /// Command-line positions of each `-P`, `-D` and `--parameter-factor`, in
