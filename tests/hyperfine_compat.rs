@@ -1197,12 +1197,13 @@ fn each_benchmarks_block_is_printed_as_it_ends_as_hyperfine_prints_it() {
 #[test]
 fn blocks_warnings_and_summary_come_in_hyperfines_order_on_one_stream() {
     let Some(hf) = hyperfine() else { return };
-    // `false` fails every run: hyperfine's warning that it ignored the
-    // exit code comes on standard error between the first block and the
-    // second; both streams into one pipe keep that order. Other warnings
-    // (a run under 5 ms, outliers) depend on the machine's noise and are
-    // left out of the comparison.
-    let args = "--style basic -i --runs 3 false 'sleep 0.05'";
+    // The first command fails every run: hyperfine's warning that it
+    // ignored the exit code comes on standard error between the first
+    // block and the second; both streams into one pipe keep that order.
+    // It sleeps, so its mean is not zero once the shell's start-up is
+    // subtracted (a zero mean has a note instead of the summary). Other
+    // warnings (outliers) depend on the machine's noise and are left out.
+    let args = "--style basic -i --runs 3 'sleep 0.01; false' 'sleep 0.05'";
     let skeleton = |prefix: &str| {
         let o = Command::new("sh")
             .arg("-c")
@@ -1226,7 +1227,7 @@ fn blocks_warnings_and_summary_come_in_hyperfines_order_on_one_stream() {
     assert_eq!(
         h,
         [
-            "Benchmark 1: false",
+            "Benchmark 1: sleep 0.01; false",
             "  Warning: Ignoring non-zero exit code.",
             "Benchmark 2: sleep 0.05",
             "Summary"
