@@ -1107,6 +1107,16 @@ fn with_debug_modes_made_up_times_the_output_is_hyperfines_byte_for_byte() {
         &["--debug-mode", "--runs", "5", "sleep 0.01", "sleep 0.25"][..],
         &["--debug-mode", "--runs", "1", "sleep 1.5", "sleep 0.0005"][..],
         &["--debug-mode", "-u", "second", "sleep 0.02"][..],
+        // The shell's start-up, subtracted from every benchmark's times.
+        &[
+            "--debug-mode",
+            "--shell",
+            "sleep 0.05",
+            "--runs",
+            "3",
+            "sleep 0.1",
+            "sleep 0.2",
+        ][..],
     ] {
         for style in ["basic", "nocolor"] {
             let (h, c) = front_door_and_hyperfine(&hf, style, args);
@@ -1123,6 +1133,107 @@ fn with_debug_modes_made_up_times_the_output_is_hyperfines_byte_for_byte() {
             assert_eq!(cs, hs, "{style} {args:?}");
         }
     }
+}
+
+/// Standard output's lines as `argv` writes them (`argv[0]` the program),
+/// each with the seconds from the start at which it was read, and the
+/// seconds until the process ended.
+fn timed_lines(argv: &[&str]) -> (Vec<(f64, String)>, f64) {
+    use std::io::BufRead;
+    let start = std::time::Instant::now();
+    let mut child = Command::new(argv[0])
+        .args(&argv[1..])
+        .env("NO_COLOR", "1")
+        .env("CMDSCOPE_NO_STORE", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let lines: Vec<(f64, String)> = out
+        .lines()
+        .map(|l| (start.elapsed().as_secs_f64(), l.expect("read a line")))
+        .collect();
+    assert!(child.wait().expect("wait").success(), "{argv:?}");
+    (lines, start.elapsed().as_secs_f64())
+}
+
+#[test]
+fn each_benchmarks_block_is_printed_as_it_ends_as_hyperfine_prints_it() {
+    let Some(hf) = hyperfine() else { return };
+    // The second benchmark sleeps 2 x 0.5 s: its runs start only after
+    // the first block is printed, so at least that long separates the
+    // first block's last line from the end. Half of it is the margin for
+    // a loaded machine (the print may trail the first benchmark's end).
+    let args = ["--style", "basic", "--runs", "2", "sleep 0.01", "sleep 0.5"];
+    let bin = bin();
+    let front_door: Vec<&str> = [bin.to_str().unwrap(), "hyperfine"]
+        .into_iter()
+        .chain(args)
+        .collect();
+    let real: Vec<&str> = [hf.to_str().unwrap()].into_iter().chain(args).collect();
+    for argv in [real, front_door] {
+        let (lines, end) = timed_lines(&argv);
+        let text: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+        let second = text
+            .iter()
+            .position(|l| l.starts_with("Benchmark 2:"))
+            .unwrap_or_else(|| panic!("{argv:?}: {text:?}"));
+        // The first block ends with its line of one blank.
+        let (at, last) = &lines[second - 1];
+        assert_eq!(last, " ", "{argv:?}: {text:?}");
+        assert!(
+            end - at >= 0.5,
+            "{argv:?}: the first block came {at:.3} s in, {:.3} s before the end \
+             (the second benchmark's runs take at least 1 s)",
+            end - at
+        );
+        // The summary comes after the last benchmark.
+        let summary = text.iter().position(|l| l.starts_with("Summary")).unwrap();
+        assert!(summary > second, "{text:?}");
+    }
+}
+
+#[test]
+fn blocks_warnings_and_summary_come_in_hyperfines_order_on_one_stream() {
+    let Some(hf) = hyperfine() else { return };
+    // The first command fails every run: hyperfine's warning that it
+    // ignored the exit code comes on standard error between the first
+    // block and the second; both streams into one pipe keep that order.
+    // It sleeps, so its mean is not zero once the shell's start-up is
+    // subtracted (a zero mean has a note instead of the summary). Other
+    // warnings (outliers) depend on the machine's noise and are left out.
+    let args = "--style basic -i --runs 3 'sleep 0.01; false' 'sleep 0.05'";
+    let skeleton = |prefix: &str| {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{prefix} {args} 2>&1"))
+            .env("NO_COLOR", "1")
+            .env("CMDSCOPE_NO_STORE", "1")
+            .output()
+            .expect("sh");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| {
+                l.starts_with("Benchmark ")
+                    || l.starts_with("Summary")
+                    || l.contains("Ignoring non-zero exit code")
+            })
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let h = skeleton(&format!("'{}'", hf.display()));
+    assert_eq!(
+        h,
+        [
+            "Benchmark 1: sleep 0.01; false",
+            "  Warning: Ignoring non-zero exit code.",
+            "Benchmark 2: sleep 0.05",
+            "Summary"
+        ]
+    );
+    assert_eq!(skeleton(&format!("'{}' hyperfine", bin().display())), h);
 }
 
 // ---- the exports' key order ----

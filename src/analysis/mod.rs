@@ -485,6 +485,22 @@ pub fn analyse(session: &Session) -> Vec<CellAnalysis> {
 }
 
 /// [`analyse`] with the warnings by `rules`.
+/// A benchmark's analysis as `run` and the front door report it:
+/// [`analyse_cell`] with the drift warnings, for one of `benchmarks`
+/// benchmarks run in `session`'s order (the front door's blocks, printed
+/// as each benchmark ends, and the final report share it).
+pub fn analyse_reported(
+    result: &CellResult,
+    session: &Session,
+    rules: Rules,
+    benchmarks: usize,
+) -> CellAnalysis {
+    let mut a = analyse_cell(result, session, rules);
+    a.warnings
+        .extend(drift::warnings(result, session.order, benchmarks));
+    a
+}
+
 pub fn analyse_by(session: &Session, rules: Rules) -> Vec<CellAnalysis> {
     session
         .results

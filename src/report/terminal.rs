@@ -28,12 +28,16 @@ pub enum Wording {
     /// and its summary ("ran ... times faster than", or with `by_command`
     /// its relative-speed table in the commands' order), then, with
     /// `cmdscope_line`, one line of what `cmdscope run` would have said
-    /// ([`cmdscope_line`]).
+    /// ([`cmdscope_line`]). `shown`: the first benchmarks whose blocks were
+    /// already printed as each ended, left out here; `headed`: the next
+    /// one's header line was printed as it began.
     Hyperfine {
         by_command: bool,
         cmdscope_line: bool,
         details: bool,
         warmup: bool,
+        shown: usize,
+        headed: bool,
     },
 }
 
@@ -86,22 +90,23 @@ fn benchmarks(report: &Report, paint: Paint, wording: Wording) -> (Vec<Part>, St
     for i in 0..session.results.len().min(report.analyses.len()) {
         match wording {
             Wording::Cmdscope => cmdscope_block(&mut out, report, i, paint),
+            Wording::Hyperfine { shown, .. } if i < shown => {}
             Wording::Hyperfine {
-                details, warmup, ..
+                details,
+                warmup,
+                shown,
+                headed,
+                ..
             } => {
-                if let Some(warnings) = hyperfine_block(&mut out, report, i, paint, details, warmup)
-                {
-                    parts.push(Part {
-                        text: std::mem::take(&mut out),
-                        stderr: false,
-                    });
-                    parts.push(Part {
-                        text: warnings,
-                        stderr: true,
-                    });
+                let header = !(headed && i == shown);
+                let mut block = hyperfine_parts(report, i, paint, details, warmup, header);
+                // Its last part is standard output's: what follows joins it.
+                let last = block.pop();
+                if let Some(first) = block.first_mut() {
+                    first.text.insert_str(0, &std::mem::take(&mut out));
                 }
-                // hyperfine ends each block with a line of one blank.
-                out.push_str(" \n");
+                parts.extend(block);
+                out.push_str(&last.map(|p| p.text).unwrap_or_default());
             }
         }
     }
@@ -232,8 +237,19 @@ fn cmdscope_block(out: &mut String, report: &Report, i: usize, paint: Paint) {
     out.push('\n');
 }
 
-/// One benchmark as hyperfine 1.20.0 prints it (its `Benchmark::run`),
-/// line for line and in its colours: the mean and standard deviation with
+/// The first line of benchmark `i`'s block, named `name`, as hyperfine
+/// prints it when the benchmark begins.
+pub fn hyperfine_header(i: usize, name: &str, paint: Paint) -> String {
+    format!(
+        "{}{}: {}\n",
+        paint.bold("Benchmark "),
+        paint.bold(&(i + 1).to_string()),
+        escape_line(name)
+    )
+}
+
+/// One benchmark as hyperfine 1.20.0 prints it (its `Benchmark::run`)
+/// below its header, line for line and in its colours: the mean and standard deviation with
 /// user and system time (the `abs ≡` form for a single run), the range,
 /// with `details` the lines of [`details`], its warnings in its words
 /// (`warning::hyperfine_words`; those without a counterpart only with
@@ -249,13 +265,6 @@ fn hyperfine_block(
     warmup: bool,
 ) -> Option<String> {
     let (r, a) = (&report.session.results[i], &report.analyses[i]);
-    let _ = writeln!(
-        out,
-        "{}{}: {}",
-        paint.bold("Benchmark "),
-        paint.bold(&(i + 1).to_string()),
-        escape_line(&r.cell.name)
-    );
     let mut warnings: Vec<String> = Vec::new();
     if let Some(w) = a.get(Metric::WallTime) {
         let s = &w.summary;
@@ -328,6 +337,44 @@ fn hyperfine_block(
             text
         })
     })
+}
+
+/// Benchmark `i` as hyperfine prints it as it ends: its block (with `header`
+/// its first line, [`hyperfine_header`]) on standard output, its warnings on
+/// standard error, then the line of one blank that ends the block.
+pub fn hyperfine_parts(
+    report: &Report,
+    i: usize,
+    paint: Paint,
+    details: bool,
+    warmup: bool,
+    header: bool,
+) -> Vec<Part> {
+    let mut out = String::new();
+    if header {
+        out.push_str(&hyperfine_header(
+            i,
+            &report.session.results[i].cell.name,
+            paint,
+        ));
+    }
+    let mut parts = Vec::new();
+    if let Some(warnings) = hyperfine_block(&mut out, report, i, paint, details, warmup) {
+        parts.push(Part {
+            text: std::mem::take(&mut out),
+            stderr: false,
+        });
+        parts.push(Part {
+            text: warnings,
+            stderr: true,
+        });
+    }
+    out.push_str(" \n");
+    parts.push(Part {
+        text: out,
+        stderr: false,
+    });
+    parts
 }
 
 /// The median and its interval (or why there is none), in the median's
@@ -818,6 +865,8 @@ mod tests {
             cmdscope_line: line,
             details: false,
             warmup: false,
+            shown: 0,
+            headed: false,
         };
         let c = f
             .comparisons
@@ -851,6 +900,8 @@ mod tests {
             cmdscope_line: false,
             details,
             warmup: false,
+            shown: 0,
+            headed: false,
         };
         let text = render(&f.report(), PLAIN, wording(false));
         let block = text.split("Benchmark 2:").next().unwrap();

@@ -38,12 +38,14 @@ pub enum Event<'a> {
     /// subtracted only at the session's end).
     Sample { cell: usize, sample: &'a Sample },
     /// The runner has taken the measured run in: `samples` are all of its
-    /// cell's runs so far, `expected_runs` the session's current estimate.
+    /// cell's runs so far, `expected_runs` the session's current estimate
+    /// and `cell_runs` the cell's.
     Measured {
         cell: usize,
         name: &'a str,
         samples: &'a [Sample],
         expected_runs: usize,
+        cell_runs: usize,
     },
     /// In concurrency mode, a measured batch has ended: its instances'
     /// `Sample`s came before it, in the order the batch holds them (the
@@ -57,6 +59,16 @@ pub enum Event<'a> {
     /// them: their runs' serial numbers count from `first` in this order
     /// (`exec::Spawner::next_serial`).
     Scheduled { first: u64, steps: &'a [Step] },
+    /// In sequential order, a cell's turn begins: before its setup hook
+    /// and its first run, after the cleanup of the cell before it.
+    Begins { cell: usize },
+    /// In sequential order, a benchmark's runs are all made and final:
+    /// `samples` are its measured runs as the session will hold them (the
+    /// shell's start-up subtracted), before its cleanup hook and the next
+    /// benchmark. Only once the start-up it runs through is measured (the
+    /// front door measures it first, as hyperfine), and not for a
+    /// benchmark that a failure or an interruption ended.
+    Ended { cell: usize, samples: &'a [Sample] },
     /// The session ended, or ends before its first run.
     Finished,
 }

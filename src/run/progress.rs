@@ -17,20 +17,78 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::metrics::Metric;
 use crate::run::events::{Event, Observer};
 use crate::run::preflight::{self, Check};
+use crate::run::schedule::CALIBRATION_RUNS;
+use crate::run::session::ShellOverhead;
 
 /// The machine checks warn once per process, however many sessions it
 /// runs (a search runs one per round).
 static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// hyperfine's spinner (its `TICK_SETTINGS`).
+const HYPERFINE_TICKS: &str = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ ";
+
+/// hyperfine's bars asked for in place of cmdscope's (the front door, in
+/// hyperfine's styles that draw them): `green` paints the estimate.
+#[derive(Clone, Copy, Debug)]
+pub struct HyperfineBars {
+    pub green: Option<fn(&str) -> String>,
+}
+
+/// What hyperfine's bars need to know of a sequential session
+/// ([`Progress::hyperfine`]).
+pub struct Phases {
+    /// Paints the estimate (hyperfine's full style paints it green).
+    pub green: Option<fn(&str) -> String>,
+    pub warmup: usize,
+    /// The first bar's length, before the first run fixes the count.
+    pub min_runs: usize,
+    /// Per cell, whether it is a shell calibration...
+    pub calibration: Vec<bool>,
+    /// ...and which calibration measures the start-up it runs through.
+    pub calibrated_by: Vec<Option<usize>>,
+    /// Per calibration cell, the start-up it measured so far.
+    start_up: Vec<Option<ShellOverhead>>,
+    /// The cell whose runs are drawn, the runs started of it and the sum
+    /// of its measured wall times (start-up subtracted).
+    current: Option<usize>,
+    started: usize,
+    sum: f64,
+}
+
+impl Phases {
+    pub fn new(
+        green: Option<fn(&str) -> String>,
+        warmup: usize,
+        min_runs: usize,
+        calibration: Vec<bool>,
+        calibrated_by: Vec<Option<usize>>,
+    ) -> Phases {
+        Phases {
+            green,
+            warmup,
+            min_runs,
+            start_up: vec![None; calibration.len()],
+            calibration,
+            calibrated_by,
+            current: None,
+            started: 0,
+            sum: 0.0,
+        }
+    }
+}
 
 /// The bar's message (the last cell's mean) and length are refreshed at
 /// most this often; its position after every measured run.
 const REDRAW_EVERY: Duration = Duration::from_millis(100);
 
 pub struct Progress {
-    /// Where the bar draws once the session starts; `None`: not shown.
-    target: Option<ProgressDrawTarget>,
+    /// Where the bar draws, made when the session starts and again after
+    /// a benchmark's block was printed; `None`: not shown.
+    target: Option<Box<dyn Fn() -> ProgressDrawTarget>>,
     shown: bool,
     bar: ProgressBar,
+    /// hyperfine's bars in place of cmdscope's ([`Bar::Hyperfine`]).
+    phases: Option<Phases>,
     last_draw: Instant,
     redraw_every: Duration,
     warned: &'static AtomicBool,
@@ -49,7 +107,7 @@ impl Progress {
     /// is warned about.
     pub fn new(show: bool, machine_warnings: bool) -> Progress {
         let mut progress = Progress::with(
-            show.then(ProgressDrawTarget::stderr),
+            show.then(|| Box::new(ProgressDrawTarget::stderr) as Box<dyn Fn() -> _>),
             Box::new(std::io::stdout()),
             Box::new(std::io::stderr()),
             &WARNED,
@@ -60,7 +118,7 @@ impl Progress {
     }
 
     fn with(
-        target: Option<ProgressDrawTarget>,
+        target: Option<Box<dyn Fn() -> ProgressDrawTarget>>,
         labels: Box<dyn Write>,
         notes: Box<dyn Write>,
         warned: &'static AtomicBool,
@@ -70,6 +128,7 @@ impl Progress {
             shown: target.is_some(),
             target,
             bar: ProgressBar::hidden(),
+            phases: None,
             last_draw: Instant::now(),
             redraw_every,
             warned,
@@ -81,8 +140,8 @@ impl Progress {
     }
 
     fn started(&mut self, expected_runs: usize) {
-        if let Some(target) = self.target.take() {
-            let bar = ProgressBar::with_draw_target(Some(expected_runs as u64), target);
+        if let Some(target) = &self.target {
+            let bar = ProgressBar::with_draw_target(Some(expected_runs as u64), target());
             bar.set_style(
                 ProgressStyle::with_template(
                     "{spinner} {msg} [{bar:30}] {pos}/{len} runs, ETA {eta}",
@@ -93,6 +152,117 @@ impl Progress {
             self.bar = bar;
         }
         self.last_draw = Instant::now();
+    }
+
+    /// Whose output follows: once per command in sequential order, at
+    /// every change of command when interleaved.
+    fn label(&mut self, cell: usize, name: &str, output_shown: bool) {
+        if output_shown && self.labelled != Some(cell) {
+            self.labelled = Some(cell);
+            let out = &mut self.labels;
+            self.bar.suspend(|| {
+                let _ = writeln!(out, "==> {name} <==");
+                let _ = out.flush();
+            });
+        }
+    }
+
+    /// hyperfine's bars (its `output/progress_bar.rs`): a bar per phase,
+    /// made where hyperfine makes it and cleared where hyperfine clears it.
+    pub fn hyperfine(mut self, phases: Phases) -> Progress {
+        self.phases = Some(phases);
+        self
+    }
+
+    /// A new bar of `length` with `message`, in hyperfine's style, in place
+    /// of the one drawn (cleared).
+    fn phase_bar(&mut self, length: usize, message: &str) {
+        self.bar.finish_and_clear();
+        let Some(target) = &self.target else {
+            return;
+        };
+        let bar = ProgressBar::with_draw_target(Some(length as u64), target());
+        bar.set_style(
+            ProgressStyle::default_spinner()
+                .tick_chars(HYPERFINE_TICKS)
+                .template(" {spinner} {msg:<30} {wide_bar} ETA {eta_precise} ")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.set_message(message.to_string());
+        bar.enable_steady_tick(Duration::from_millis(80));
+        self.bar = bar;
+    }
+
+    /// An event in hyperfine's bars.
+    fn phase(&mut self, event: &Event<'_>) {
+        let Some(mut p) = self.phases.take() else {
+            return;
+        };
+        match *event {
+            Event::RunStarting {
+                cell,
+                name,
+                output_shown,
+            } => {
+                self.label(cell, name, output_shown);
+                let calibration = p.calibration.get(cell).copied().unwrap_or(false);
+                if p.current != Some(cell) {
+                    p.current = Some(cell);
+                    (p.started, p.sum) = (0, 0.0);
+                    if calibration {
+                        self.phase_bar(CALIBRATION_RUNS, "Measuring shell spawning time");
+                    } else if p.warmup > 0 {
+                        self.phase_bar(p.warmup, "Performing warmup runs");
+                    }
+                }
+                if !calibration && p.started == p.warmup {
+                    self.phase_bar(p.min_runs, "Initial time measurement");
+                }
+                p.started += 1;
+            }
+            Event::RunEnded { cell } => {
+                let calibration = p.calibration.get(cell).copied().unwrap_or(false);
+                if !calibration && p.started <= p.warmup {
+                    self.bar.inc(1);
+                }
+            }
+            Event::Measured {
+                cell,
+                samples,
+                cell_runs,
+                ..
+            } => {
+                if p.calibration.get(cell).copied().unwrap_or(false) {
+                    p.start_up[cell] = ShellOverhead::of(samples);
+                } else if let Some(last) = samples.last() {
+                    let mut last = last.clone();
+                    let start_up = p.calibrated_by.get(cell).copied().flatten();
+                    if let Some(o) = start_up.and_then(|c| p.start_up[c]) {
+                        o.subtract(&mut last);
+                    }
+                    p.sum += last.get(Metric::WallTime).unwrap_or(0.0);
+                    if samples.len() == 1 {
+                        self.bar.set_length(cell_runs as u64);
+                    }
+                    let mean = p.sum / samples.len() as f64;
+                    let mean = crate::units::hyperfine_time(mean, crate::units::forced_scale()).0;
+                    let mean = p.green.map_or_else(|| mean.clone(), |g| g(&mean));
+                    self.bar.set_message(format!("Current estimate: {mean}"));
+                }
+                self.bar.inc(1);
+            }
+            // A benchmark's header or block is printed next, where the bar was.
+            Event::Begins { .. } | Event::Ended { .. } | Event::Finished => {
+                self.bar.finish_and_clear()
+            }
+            Event::Started { .. }
+            | Event::Checked { .. }
+            | Event::Sample { .. }
+            | Event::Batch { .. }
+            | Event::Schedules { .. }
+            | Event::Scheduled { .. } => {}
+        }
+        self.phases = Some(p);
     }
 
     /// The machine checks' warnings in words, once per process, above the bar.
@@ -111,6 +281,10 @@ impl Progress {
 
 impl Observer for Progress {
     fn event(&mut self, event: &Event<'_>) {
+        if self.phases.is_some() {
+            self.phase(event);
+            return;
+        }
         match *event {
             Event::Started { expected_runs } => self.started(expected_runs),
             Event::Checked { preflight } => self.checked(preflight),
@@ -118,18 +292,7 @@ impl Observer for Progress {
                 cell,
                 name,
                 output_shown,
-            } => {
-                // Whose output follows: once per command in sequential
-                // order, at every change of command when interleaved.
-                if output_shown && self.labelled != Some(cell) {
-                    self.labelled = Some(cell);
-                    let out = &mut self.labels;
-                    self.bar.suspend(|| {
-                        let _ = writeln!(out, "==> {name} <==");
-                        let _ = out.flush();
-                    });
-                }
-            }
+            } => self.label(cell, name, output_shown),
             Event::Measured {
                 name,
                 samples,
@@ -151,6 +314,8 @@ impl Observer for Progress {
             }
             Event::Finished => self.bar.finish_and_clear(),
             Event::RunEnded { .. }
+            | Event::Begins { .. }
+            | Event::Ended { .. }
             | Event::Sample { .. }
             | Event::Batch { .. }
             | Event::Schedules { .. }
@@ -232,7 +397,11 @@ mod tests {
 
     fn shown(show: bool, warned: &'static AtomicBool) -> Shown {
         let (bar, labels, notes) = (Screen::default(), Screen::default(), Screen::default());
-        let target = show.then(|| ProgressDrawTarget::term_like(Box::new(bar.clone())));
+        let screen = bar.clone();
+        let target = show.then(|| {
+            Box::new(move || ProgressDrawTarget::term_like(Box::new(screen.clone())))
+                as Box<dyn Fn() -> _>
+        });
         Shown {
             progress: Progress::with(
                 target,
@@ -285,6 +454,7 @@ mod tests {
             name: "a",
             samples: &a,
             expected_runs: 4,
+            cell_runs: 2,
         });
         let b = walls(&[1.0, 3.0]);
         s.progress.event(&Event::Measured {
@@ -292,6 +462,7 @@ mod tests {
             name: "b",
             samples: &b,
             expected_runs: 6,
+            cell_runs: 3,
         });
         let drawn = s.bar.text();
         assert!(drawn.contains("1/4 runs"), "{drawn}");
@@ -302,6 +473,71 @@ mod tests {
         assert!(s.bar.text().ends_with("<clear>"), "{}", s.bar.text());
         assert_eq!(s.labels.text(), "");
         assert_eq!(s.notes.text(), "");
+    }
+
+    #[test]
+    fn hyperfines_bars_follow_its_phases_and_clear_for_each_block() {
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        let s = shown(true, &WARNED);
+        // Cell 1 calibrates cell 0's shell, and is measured first.
+        let phases = Phases::new(None, 1, 10, vec![false, true], vec![Some(1), None]);
+        let mut s = Shown {
+            progress: s.progress.hyperfine(phases),
+            ..s
+        };
+        let start = |s: &mut Shown, cell| {
+            s.progress.event(&Event::RunStarting {
+                cell,
+                name: "x",
+                output_shown: false,
+            })
+        };
+        s.progress.event(&Event::Started { expected_runs: 60 });
+        start(&mut s, 1);
+        let shell = walls(&[1.0]);
+        s.progress.event(&Event::Measured {
+            cell: 1,
+            name: "sh",
+            samples: &shell,
+            expected_runs: 60,
+            cell_runs: 50,
+        });
+        assert!(
+            s.bar.text().contains("Measuring shell spawning time"),
+            "{}",
+            s.bar.text()
+        );
+        s.progress.event(&Event::Begins { cell: 0 });
+        assert!(s.bar.text().ends_with("<clear>"), "{}", s.bar.text());
+        start(&mut s, 0);
+        s.progress.event(&Event::RunEnded { cell: 0 });
+        assert!(
+            s.bar.text().contains("Performing warmup runs"),
+            "{}",
+            s.bar.text()
+        );
+        start(&mut s, 0);
+        assert!(
+            s.bar.text().contains("Initial time measurement"),
+            "{}",
+            s.bar.text()
+        );
+        // 3 ms through a shell of 1 ms: the estimate is 2 ms, of 4 runs.
+        let runs = walls(&[3.0]);
+        s.progress.event(&Event::Measured {
+            cell: 0,
+            name: "x",
+            samples: &runs,
+            expected_runs: 54,
+            cell_runs: 4,
+        });
+        let drawn = s.bar.text();
+        assert!(drawn.contains("Current estimate: 2.0 ms"), "{drawn}");
+        s.progress.event(&Event::Ended {
+            cell: 0,
+            samples: &runs,
+        });
+        assert!(s.bar.text().ends_with("<clear>"), "{}", s.bar.text());
     }
 
     #[test]

@@ -22,9 +22,10 @@ use crate::run::events::{Event, Fanout, Observer};
 use crate::run::executor::{Debug, Executor, Spawned};
 use crate::run::plan::Cell;
 use crate::run::preflight;
-use crate::run::progress::Progress;
+use crate::run::progress::{HyperfineBars, Phases, Progress};
 use crate::run::schedule::{Order, RunPolicy, Scheduler, Step, StopReason, CALIBRATION_RUNS};
-use crate::run::session::{BatchRecord, CellResult, Session, ShellOverhead};
+use crate::run::session::{BatchRecord, CellResult, Session};
+use start_up::{calibrates, ended, subtract_shell_overhead};
 
 /// Which non-zero exits are tolerated. `cli::run` parses it from
 /// -i/--ignore-failure, next to the flag.
@@ -71,6 +72,8 @@ pub struct RunOptions {
     /// (`cmdscope hyperfine` prints none: hyperfine has no such checks;
     /// the exports keep them).
     pub machine_warnings: bool,
+    /// hyperfine's bars in place of cmdscope's (`cmdscope hyperfine`).
+    pub hyperfine_bars: Option<HyperfineBars>,
     /// The shell used with `-S`, if any (the last cell is then its calibration).
     pub shell: Option<String>,
     /// Adaptive stopping (interleaved order only): the sequential rule.
@@ -135,6 +138,20 @@ pub fn check_interleaved_hooks(cells: &[Cell]) -> Result<()> {
 /// progress display).
 pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Session> {
     let mut progress = Progress::new(opts.show_progress, opts.machine_warnings);
+    if let Some(bars) = opts.hyperfine_bars {
+        let calibration: Vec<bool> = opts.cells.iter().map(|c| c.calibration).collect();
+        let calibrated_by = (opts.cells.iter())
+            .map(|cell| (opts.cells.iter()).position(|k| k.calibration && calibrates(k, cell)))
+            .collect();
+        let min_runs = opts.policy.exact.unwrap_or(opts.policy.min_runs);
+        progress = progress.hyperfine(Phases::new(
+            bars.green,
+            opts.warmup,
+            min_runs,
+            calibration,
+            calibrated_by,
+        ));
+    }
     let mut events = Fanout(vec![&mut progress, observer]);
     let events = &mut events;
     signals::install();
@@ -425,6 +442,8 @@ pub(crate) fn drive(
     let mut next_precision_check = crate::analysis::sequential::LOOKS[0];
     let mut first_measured: Option<std::time::Instant> = None;
     let mut probe = crate::metrics::DisturbanceProbe::open();
+    // The cell of the last step taken (sequential order's current benchmark).
+    let mut ongoing: Option<usize> = None;
     let mut last_wall: Vec<Option<f64>> = vec![None; opts.cells.len()];
     let real_cells: Vec<usize> = (0..opts.cells.len())
         .filter(|&i| !opts.cells[i].calibration)
@@ -445,6 +464,19 @@ pub(crate) fn drive(
             failure = Some(Error::Interrupted);
         }
         let step = scheduler.next_step();
+        let next = match step {
+            Step::Done => None,
+            Step::Warmup(c) | Step::Measure(c) => Some(c),
+        };
+        // In sequential order a benchmark is final once the schedule moves
+        // on from it (hyperfine prints its block then, before its cleanup),
+        // unless a failure or an interruption cut it short.
+        if let Some(prev) = ongoing.filter(|&p| !interleaved && next != Some(p)) {
+            if next.is_some() || failure.is_none() {
+                ended(opts, &samples, prev, events);
+            }
+        }
+        ongoing = next.or(ongoing);
         let (c, measured) = match step {
             Step::Done => break,
             Step::Warmup(c) => (c, false),
@@ -462,6 +494,7 @@ pub(crate) fn drive(
                 }
             }
             set_up = Some(c);
+            events.event(&Event::Begins { cell: c });
             if let Some(hook) = &cell.hooks.setup {
                 if let Err(e) = executor.hook("setup", hook, c) {
                     failure = Some(e);
@@ -610,6 +643,7 @@ pub(crate) fn drive(
                 name: &cell.name,
                 samples: &samples[c],
                 expected_runs: scheduler.expected_runs(),
+                cell_runs: scheduler.expected_runs_of(c),
             });
             continue;
         }
@@ -767,6 +801,7 @@ pub(crate) fn drive(
                 name: &cell.name,
                 samples: &samples[c],
                 expected_runs: scheduler.expected_runs(),
+                cell_runs: scheduler.expected_runs_of(c),
             });
         }
     }
@@ -926,41 +961,7 @@ fn check_machine(
     }
 }
 
-/// Whether the shell calibration `calibration` measured the start-up of
-/// `cell`'s shell: a cell run through the shell under the same conditions.
-pub fn calibrates(calibration: &Cell, cell: &Cell) -> bool {
-    cell.shell
-        && !cell.calibration
-        && cell.variant == calibration.variant
-        && cell.env == calibration.env
-}
-
-/// Removes the calibration cells and subtracts their median wall/user/system
-/// time from every run of the cells that ran through the shell under the
-/// same conditions (clamped at zero). The median, not the mean, so a single
-/// slow shell start does not shift every result. Returns the first
-/// calibration's overhead (the only one unless a parameter changes the
-/// conditions the shell starts under).
-fn subtract_shell_overhead(results: &mut Vec<CellResult>) -> Option<ShellOverhead> {
-    let (calibrations, rest): (Vec<CellResult>, Vec<CellResult>) = std::mem::take(results)
-        .into_iter()
-        .partition(|r| r.cell.calibration);
-    *results = rest;
-    let mut first = None;
-    for cal in &calibrations {
-        let Some(overhead) = ShellOverhead::of(&cal.samples) else {
-            continue;
-        };
-        first.get_or_insert(overhead);
-        for r in results
-            .iter_mut()
-            .filter(|r| calibrates(&cal.cell, &r.cell))
-        {
-            r.samples.iter_mut().for_each(|s| overhead.subtract(s));
-        }
-    }
-    first
-}
+mod start_up;
 
 #[cfg(test)]
 mod tests;

@@ -169,8 +169,8 @@ impl Scheduler {
         }
     }
 
-    /// Fixes `cell`'s measured runs at `runs` whatever the policy
-    /// (sequential order).
+    /// Fixes `cell`'s measured runs at `runs` whatever the policy, with no
+    /// warm-up (sequential order).
     pub fn fix_runs(&mut self, cell: usize, runs: usize) {
         self.fixed[cell] = Some(runs);
     }
@@ -238,43 +238,45 @@ impl Scheduler {
                 .iter()
                 .fold(0, |t: usize, f| t.saturating_add(f.unwrap_or(exact)));
         }
-        let mut total: usize = 0;
-        for c in 0..self.cells {
-            let n = self.runs[c];
-            if let Some(count) = self.fixed[c].or_else(|| {
-                self.policy
-                    .first_run
-                    .then(|| self.first_run_count(c).unwrap_or(self.policy.min_runs))
-            }) {
-                total = total.saturating_add(count.max(n));
-                continue;
-            }
-            let per_run = if n > 0 {
-                self.measured_time[c] / n as f64
-            } else {
-                0.0
-            };
-            let want = if per_run > 0.0 {
-                let budget = match self.order {
-                    Order::Sequential => self.policy.min_time,
-                    Order::Interleaved => {
-                        let all: f64 =
-                            self.measured_time.iter().sum::<f64>() / self.blocks().max(1) as f64;
-                        self.policy.min_time * self.cells as f64 * per_run
-                            / all.max(f64::MIN_POSITIVE)
-                    }
-                };
-                (budget / per_run).ceil() as usize
-            } else {
-                self.policy.min_runs
-            };
-            let mut want = want.max(self.policy.min_runs);
-            if let Some(m) = self.policy.max_runs {
-                want = want.min(m);
-            }
-            total = total.saturating_add(want.max(n));
+        (0..self.cells).fold(0, |t: usize, c| t.saturating_add(self.expected_runs_of(c)))
+    }
+
+    /// Measured runs expected of `cell` (as [`Scheduler::expected_runs`]).
+    pub fn expected_runs_of(&self, c: usize) -> usize {
+        if let Some(exact) = self.policy.exact {
+            return self.fixed[c].unwrap_or(exact);
         }
-        total
+        let n = self.runs[c];
+        if let Some(count) = self.fixed[c].or_else(|| {
+            self.policy
+                .first_run
+                .then(|| self.first_run_count(c).unwrap_or(self.policy.min_runs))
+        }) {
+            return count.max(n);
+        }
+        let per_run = if n > 0 {
+            self.measured_time[c] / n as f64
+        } else {
+            0.0
+        };
+        let want = if per_run > 0.0 {
+            let budget = match self.order {
+                Order::Sequential => self.policy.min_time,
+                Order::Interleaved => {
+                    let all: f64 =
+                        self.measured_time.iter().sum::<f64>() / self.blocks().max(1) as f64;
+                    self.policy.min_time * self.cells as f64 * per_run / all.max(f64::MIN_POSITIVE)
+                }
+            };
+            (budget / per_run).ceil() as usize
+        } else {
+            self.policy.min_runs
+        };
+        let mut want = want.max(self.policy.min_runs);
+        if let Some(m) = self.policy.max_runs {
+            want = want.min(m);
+        }
+        want.max(n)
     }
 
     pub fn next_step(&mut self) -> Step {
@@ -314,7 +316,9 @@ impl Scheduler {
     fn next_sequential(&mut self) -> Step {
         while self.current < self.cells {
             let c = self.current;
-            if self.warmups_done[c] < self.warmup {
+            // A count fixed in advance is a shell calibration's, which
+            // hyperfine does not warm up.
+            if self.fixed[c].is_none() && self.warmups_done[c] < self.warmup {
                 return Step::Warmup(c);
             }
             if let Some(reason) = self.cell_wants_more(c) {

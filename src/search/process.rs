@@ -41,12 +41,16 @@ impl Observer for Renumber<'_> {
                 name,
                 samples,
                 expected_runs,
+                cell_runs,
             } => grid(cell).map(|cell| Event::Measured {
                 cell,
                 name,
                 samples,
                 expected_runs,
+                cell_runs,
             }),
+            Event::Begins { cell } => grid(cell).map(|cell| Event::Begins { cell }),
+            Event::Ended { cell, samples } => grid(cell).map(|cell| Event::Ended { cell, samples }),
             Event::Scheduled { first, steps } => {
                 // A step of a cell outside the grid is stored nowhere.
                 let steps: Vec<Step> = steps

@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::blocks::Blocks;
 use super::exports::{check_exports, export, export_paths, exports_asked, parse_output};
 use crate::analysis::comparison::{self, Comparison};
 use crate::analysis::sequential::Sequential;
@@ -21,6 +22,7 @@ use crate::report::paint::Paint;
 use crate::report::{self, Report, SearchSection};
 use crate::run::events::Fanout;
 use crate::run::plan::{self, Parameter};
+use crate::run::progress::HyperfineBars;
 use crate::run::request::Request;
 use crate::run::runner::{self, IgnoreFailure, RunOptions};
 use crate::run::schedule::{Order, RunPolicy};
@@ -80,6 +82,9 @@ struct Prepared {
 /// What the session measured, and the store it was recorded in.
 struct Measured {
     session: Session,
+    /// With the front door's blocks printed as each benchmark ended: how
+    /// many were, and whether the next one's header line was, as it began.
+    shown: Option<(usize, bool)>,
     search: Option<SearchResult>,
     monitor: Option<Counts>,
     recorder: Recorder,
@@ -113,6 +118,7 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
     let analysed = analyse(args, request, &prepared, &mut measured);
     let Measured {
         session,
+        shown,
         search,
         monitor,
         mut recorder,
@@ -147,11 +153,16 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
             cmdscope_line: !prepared.piped,
             details: args.hyperfine_details,
             warmup: args.warmup > 0,
+            shown: shown.map_or(0, |s| s.0),
+            headed: shown.is_some_and(|s| s.1),
         }
     } else {
         report::terminal::Wording::Cmdscope
     };
-    if prepared.quiet && args.hyperfine_words {
+    // hyperfine stops at a failure with what it printed as the benchmarks
+    // ended: no further block, no summary (the error follows).
+    let stopped = shown.is_some() && session.failure.is_some();
+    if prepared.quiet && args.hyperfine_words && !stopped {
         // hyperfine writes its warnings to standard error whatever the
         // style, `none` and an export to standard output included.
         for part in report::terminal::render_parts(&report, paint, wording) {
@@ -160,7 +171,7 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
             }
         }
     }
-    if !prepared.quiet {
+    if !prepared.quiet && !stopped {
         for part in report::terminal::render_parts(&report, paint, wording) {
             if part.stderr {
                 crate::output::print_err_text(&part.text);
@@ -229,6 +240,11 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
 
     crate::cli::check_alpha(r.alpha)?;
     let order = run_order(r, &cells, quiet)?;
+    if r.first_run && order == Order::Sequential {
+        // hyperfine measures its shell's start-up before the first command,
+        // so each benchmark is final, and printed, as it ends.
+        cells.sort_by_key(|c| !c.calibration);
+    }
     let precision = parse_precision(r, order)?;
     if r.until_decided && order == Order::Sequential && r.plan.commands.len() > 1 {
         return Err(Error::Usage(
@@ -290,8 +306,16 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         output,
         outputs: per_command_output,
         counters: r.counters,
-        show_progress: progress && args.style != Style::None,
+        show_progress: match args.style {
+            Style::Auto if args.hyperfine_words => !piped,
+            _ => progress && args.style != Style::None,
+        },
         machine_warnings: !args.hyperfine_words,
+        // hyperfine draws its bars in its full and nocolor styles (`auto`
+        // where it picks them), cmdscope's own where `run` would.
+        hyperfine_bars: args.hyperfine_words.then_some(HyperfineBars {
+            green: color.then_some(crate::report::paint::green as fn(&str) -> String),
+        }),
         shell: shell_name,
         adaptive,
         reference,
@@ -602,6 +626,7 @@ fn measure(args: &RunArgs, r: &Request, p: &Prepared) -> Result<Measured> {
     };
     let mut recorder = open_recorder(args, labels, &p.opts, &p.settings);
     let mut search = None;
+    let mut blocks = early_blocks(args, r, p);
     let session = if args.minimize.is_some() || args.maximize.is_some() {
         let full_runs = r.runs.map_or(10, |n| n as usize);
         let sopts = crate::search::SearchOptions {
@@ -630,6 +655,8 @@ fn measure(args: &RunArgs, r: &Request, p: &Prepared) -> Result<Measured> {
         session
     } else if let Some(m) = monitor.as_mut() {
         runner::run_observed(&p.opts, &mut Fanout(vec![m, &mut recorder]))?
+    } else if let Some(b) = blocks.as_mut() {
+        runner::run_observed(&p.opts, &mut Fanout(vec![b, &mut recorder]))?
     } else {
         runner::run_observed(&p.opts, &mut recorder)?
     };
@@ -642,10 +669,46 @@ fn measure(args: &RunArgs, r: &Request, p: &Prepared) -> Result<Measured> {
     }
     Ok(Measured {
         session,
+        shown: blocks.as_ref().map(Blocks::shown),
         search,
         monitor,
         recorder,
     })
+}
+
+/// The front door's printer of each benchmark's block as it ends, where
+/// hyperfine prints it then: in sequential order, for a plain session
+/// (`--cmdscope-details`, the monitor, a search, concurrency and
+/// simulation add lines that need the whole session: all at the end).
+fn early_blocks(args: &RunArgs, r: &Request, p: &Prepared) -> Option<Blocks> {
+    let plain = !args.hyperfine_details
+        && args.monitor.is_none()
+        && args.minimize.is_none()
+        && args.maximize.is_none()
+        && p.opts.simulate.is_none()
+        && p.opts.cells.iter().all(|c| c.variant.concurrency.is_none());
+    (args.hyperfine_words && p.opts.order == Order::Sequential && plain).then(|| {
+        Blocks::new(
+            &p.opts.cells,
+            p.opts.timeout,
+            super::blocks::Style {
+                rules: warning_rules(args, r),
+                remove_outliers: r.remove_outliers,
+                paint: Paint { enabled: p.color },
+                warmup: args.warmup > 0,
+                quiet: p.quiet,
+            },
+        )
+    })
+}
+
+/// The front door warns by hyperfine's rules, `run` by its own.
+fn warning_rules(args: &RunArgs, r: &Request) -> analysis::warning::Rules {
+    if args.hyperfine_words {
+        analysis::warning::Rules::Hyperfine { made: !r.debug }
+    } else {
+        analysis::warning::Rules::Cmdscope
+    }
 }
 
 /// Summaries, comparisons (the search's and the monitor's included) and
@@ -656,20 +719,10 @@ fn analyse(args: &RunArgs, r: &Request, p: &Prepared, m: &mut Measured) -> Analy
         analysis::remove_outliers(&mut m.session);
     }
     let session = &m.session;
-    // The front door warns by hyperfine's rules, `run` by its own.
-    let rules = if args.hyperfine_words {
-        analysis::warning::Rules::Hyperfine { made: !r.debug }
-    } else {
-        analysis::warning::Rules::Cmdscope
-    };
-    let mut analyses = analysis::analyse_by(session, rules);
-    for (a, r) in analyses.iter_mut().zip(&session.results) {
-        a.warnings.extend(crate::analysis::drift::warnings(
-            r,
-            session.order,
-            session.results.len(),
-        ));
-    }
+    let rules = warning_rules(args, r);
+    let analyses: Vec<CellAnalysis> = (session.results.iter())
+        .map(|r| analysis::analyse_reported(r, session, rules, session.results.len()))
+        .collect();
     let mut comparisons = comparison::compare_cells(
         &session.results,
         session.reference,

@@ -2,6 +2,7 @@
 //! benchmark of a suite file, each run as one benchmark (`suite`).
 
 pub(crate) mod bench;
+mod blocks;
 mod exports;
 pub(crate) mod suite;
 

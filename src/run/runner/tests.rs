@@ -189,6 +189,7 @@ fn options(cells: Vec<Cell>, order: Order, policy: RunPolicy) -> RunOptions {
         counters: false,
         show_progress: false,
         machine_warnings: true,
+        hyperfine_bars: None,
         shell: None,
         adaptive: None,
         reference: 0,
