@@ -158,6 +158,18 @@ pub fn request(b: &Benchmark) -> Result<Request> {
         output: s.output.iter().cloned().collect(),
         input: s.input.clone().unwrap_or(default.input),
         counters: s.counters == Some(true),
+        simulate: (s.simulate == Some(true)).then(|| {
+            let geometry = |v: &Option<toml::Spanned<String>>, default: &str| {
+                v.as_ref()
+                    .map_or_else(|| default.to_string(), |v| v.get_ref().clone())
+            };
+            use crate::exec::simulate::{DEFAULT_D1, DEFAULT_I1, DEFAULT_LL};
+            (
+                geometry(&s.i1, DEFAULT_I1),
+                geometry(&s.d1, DEFAULT_D1),
+                geometry(&s.ll, DEFAULT_LL),
+            )
+        }),
         remove_outliers: s.remove_outliers == Some(true),
         metric: s.metric.clone().unwrap_or(default.metric),
         labels: b.labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),
