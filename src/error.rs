@@ -57,6 +57,9 @@ pub enum Error {
         commands: usize,
         reference: bool,
     },
+    /// A `-P` or `-L` the parameter grammar refuses.
+    #[error(transparent)]
+    Parameter(crate::run::plan::ParameterError),
     /// Two parameters (-L, -P) of the same name.
     #[error("parameter '{0}' is defined twice")]
     DuplicateParameter(String),

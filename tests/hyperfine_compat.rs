@@ -1473,3 +1473,41 @@ fn debug_modes_warnings_are_hyperfines_byte_for_byte() {
         }
     }
 }
+
+/// A `-P` both tools refuse: the front door exits 1 with hyperfine's words
+/// (which a script may match on), cmdscope's own after them in parentheses;
+/// `cmdscope run` keeps its usage error (exit 2).
+#[test]
+fn refused_parameter_scans_are_in_hyperfines_words_and_exit_status() {
+    let Some(hf) = hyperfine() else { return };
+    for scan in [
+        &["-P", "x", "0", "10", "-D", "0"][..],
+        &["-P", "x", "0.5", "2"][..],
+        &["-P", "x", "0", "1000000"][..],
+        &["-P", "x", "zero", "2"][..],
+    ] {
+        let mut args = vec!["--runs", "2"];
+        args.extend_from_slice(scan);
+        args.push("echo {x}");
+        let (h, c) = front_door_and_hyperfine(&hf, "basic", &args);
+        assert_eq!(h.status.code(), Some(1), "{scan:?}: {}", stderr(&h));
+        assert_eq!(c.status.code(), Some(1), "{scan:?}: {}", stderr(&c));
+        let said = stderr(&h);
+        let words = said
+            .trim_end()
+            .strip_prefix("Error: ")
+            .unwrap_or_else(|| panic!("hyperfine: {said}"));
+        // hyperfine adds the parser's own error in parentheses, which
+        // differ (it parses integers and decimals apart): the words before it.
+        let words = words.split(" (").next().unwrap();
+        assert!(
+            stderr(&c).contains(words),
+            "{scan:?}: {} vs {words}",
+            stderr(&c)
+        );
+        assert_eq!(stderr(&c).trim_end().lines().count(), 1, "{}", stderr(&c));
+        let mut run = vec!["run", "--no-store"];
+        run.extend_from_slice(&args);
+        assert_eq!(cmdscope(&run).status.code(), Some(2), "{scan:?}");
+    }
+}

@@ -5,11 +5,71 @@
 //! combines them into cells (and re-exports them, so `plan::Parameter`
 //! keeps naming the one type).
 
-use crate::error::{Error, Result};
+use crate::error::Error;
+
+type Result<T> = std::result::Result<T, ParameterError>;
 
 /// Most values one parameter may take, and most cells a plan may have:
 /// beyond this a sweep is a typo, not an experiment.
 pub const MAX_VALUES: usize = 10_000;
+
+/// Why a `-P`/`-L` was refused: a usage error (exit 2) whose kind callers
+/// can tell apart (the hyperfine front door words some as hyperfine does).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ParameterError {
+    #[error("parameter name '{0}' must be letters, digits and '_', not starting with a digit")]
+    BadName(String),
+    /// `what` names the flag and the bound ("--parameter-scan minimum").
+    #[error("{what} '{text}' is not a number")]
+    NotANumber { what: &'static str, text: String },
+    /// `hint` says which flag to change.
+    #[error("the scan would produce {} values (at most {MAX_VALUES}): {hint}", value_count(*.count))]
+    TooManyValues { count: f64, hint: &'static str },
+    #[error("several -P scans: cannot tell which one {0} belongs to")]
+    UnplacedStep(&'static str),
+    #[error("{0} comes before any -P: with several -P, give it after the -P it steps")]
+    StepBeforeScan(&'static str),
+    #[error("-P {0} has more than one -D/--parameter-factor: give one step per -P, after it")]
+    TwoSteps(String),
+    #[error("a geometric scan (--parameter-factor) needs positive bounds")]
+    GeometricNeedsPositiveBounds,
+    #[error("--parameter-factor must be greater than 1, got {0}")]
+    FactorNotAboveOne(String),
+    /// A geometric scan's bounds the wrong way round.
+    #[error("--parameter-scan minimum {min} is larger than maximum {max}")]
+    MinAboveMax { min: String, max: String },
+    #[error("a scan over non-integer bounds needs --parameter-step-size")]
+    StepRequired,
+    #[error("--parameter-step-size must not be 0")]
+    ZeroStep,
+    /// `ascending`: the bounds go up, so the step must be positive.
+    #[error("a step of {step} never gets from {min} to {max}: use a {} step", if *.ascending { "positive" } else { "negative" })]
+    StepAwayFromMax {
+        step: f64,
+        min: String,
+        max: String,
+        ascending: bool,
+    },
+    #[error("--parameter-scan {0}: the step is too small to tell the values apart at double precision; use a larger step")]
+    StepBelowPrecision(String),
+    #[error("--parameter-list {name}: empty value in '{list}'")]
+    EmptyListValue { name: String, list: String },
+}
+
+impl From<ParameterError> for Error {
+    fn from(e: ParameterError) -> Self {
+        Error::Parameter(e)
+    }
+}
+
+/// A value count as the error says it: whole, or "too many" past f64's range.
+fn value_count(count: f64) -> String {
+    if count.is_finite() {
+        format!("{count:.0}")
+    } else {
+        "too many".into()
+    }
+}
 
 /// A parameter and the values it takes, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,18 +92,19 @@ fn check_name(name: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "parameter name '{name}' must be letters, digits and '_', not starting with a digit"
-        )))
+        Err(ParameterError::BadName(name.into()))
     }
 }
 
-fn number(text: &str, what: &str) -> Result<f64> {
+fn number(text: &str, what: &'static str) -> Result<f64> {
     text.trim()
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite())
-        .ok_or_else(|| Error::Usage(format!("{what} '{text}' is not a number")))
+        .ok_or_else(|| ParameterError::NotANumber {
+            what,
+            text: text.into(),
+        })
 }
 
 /// Decimal places written in a number as typed ("0.25" has 2).
@@ -54,15 +115,8 @@ fn decimals(text: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn too_many(count: f64, hint: &str) -> Error {
-    let count = if count.is_finite() {
-        format!("{count:.0}")
-    } else {
-        "too many".into()
-    };
-    Error::Usage(format!(
-        "the scan would produce {count} values (at most {MAX_VALUES}): {hint}"
-    ))
+fn too_many(count: f64, hint: &'static str) -> ParameterError {
+    ParameterError::TooManyValues { count, hint }
 }
 
 /// Command-line positions of each `-P`, `-D` and `--parameter-factor`, in
@@ -87,20 +141,18 @@ pub fn scans(
     let count = scan.len() / 3;
     // (index of its -P, step, factor) per scan.
     let mut step_of: Vec<(Option<&str>, Option<&str>)> = vec![(None, None); count];
-    let owner = |at: Option<&usize>, what: &str| -> Result<usize> {
+    let owner = |at: Option<&usize>, what: &'static str| -> Result<usize> {
         if count == 1 {
             return Ok(0);
         }
-        let at = at.filter(|_| order.scans.len() == count).ok_or_else(|| {
-            Error::Usage(format!(
-                "several -P scans: cannot tell which one {what} belongs to"
-            ))
-        })?;
-        order.scans.iter().rposition(|p| p < at).ok_or_else(|| {
-            Error::Usage(format!(
-                "{what} comes before any -P: with several -P, give it after the -P it steps"
-            ))
-        })
+        let at = at
+            .filter(|_| order.scans.len() == count)
+            .ok_or(ParameterError::UnplacedStep(what))?;
+        order
+            .scans
+            .iter()
+            .rposition(|p| p < at)
+            .ok_or(ParameterError::StepBeforeScan(what))
     };
     for (k, s) in steps.iter().enumerate() {
         let i = owner(order.steps.get(k), "-D/--parameter-step-size")?;
@@ -122,10 +174,8 @@ pub fn scans(
         .collect()
 }
 
-fn two_steps(name: &str) -> Error {
-    Error::Usage(format!(
-        "-P {name} has more than one -D/--parameter-factor: give one step per -P, after it"
-    ))
+fn two_steps(name: &str) -> ParameterError {
+    ParameterError::TwoSteps(name.into())
 }
 
 /// `--parameter-scan NAME MIN MAX` with `-D STEP` (linear) or
@@ -144,19 +194,16 @@ pub fn scan(
     if let Some(f) = factor {
         let f_val = number(f, "--parameter-factor")?;
         if lo <= 0.0 || hi <= 0.0 {
-            return Err(Error::Usage(
-                "a geometric scan (--parameter-factor) needs positive bounds".into(),
-            ));
+            return Err(ParameterError::GeometricNeedsPositiveBounds);
         }
         if f_val <= 1.0 {
-            return Err(Error::Usage(format!(
-                "--parameter-factor must be greater than 1, got {f}"
-            )));
+            return Err(ParameterError::FactorNotAboveOne(f.into()));
         }
         if lo > hi {
-            return Err(Error::Usage(format!(
-                "--parameter-scan minimum {min} is larger than maximum {max}"
-            )));
+            return Err(ParameterError::MinAboveMax {
+                min: min.into(),
+                max: max.into(),
+            });
         }
         let count = ((hi / lo).ln() / f_val.ln() + 1e-9).floor() + 1.0;
         if count.is_nan() || count > MAX_VALUES as f64 {
@@ -188,22 +235,20 @@ pub fn scan(
             decimals(s).max(decimals(min)),
         ),
         None if lo.fract() == 0.0 && hi.fract() == 0.0 => (if hi >= lo { 1.0 } else { -1.0 }, 0),
-        None => {
-            return Err(Error::Usage(
-                "a scan over non-integer bounds needs --parameter-step-size".into(),
-            ))
-        }
+        None => return Err(ParameterError::StepRequired),
     };
     if step_val == 0.0 {
-        return Err(Error::Usage("--parameter-step-size must not be 0".into()));
+        return Err(ParameterError::ZeroStep);
     }
     // Signs compared, not multiplied: a tiny step times a small range
     // underflows to -0, which is not below 0.
     if hi != lo && (hi > lo) != (step_val > 0.0) {
-        return Err(Error::Usage(format!(
-            "a step of {step_val} never gets from {min} to {max}: use a {} step",
-            if hi > lo { "positive" } else { "negative" }
-        )));
+        return Err(ParameterError::StepAwayFromMax {
+            step: step_val,
+            min: min.into(),
+            max: max.into(),
+            ascending: hi > lo,
+        });
     }
     let count = ((hi - lo) / step_val + 1e-9).floor() + 1.0;
     if count.is_nan() || count > MAX_VALUES as f64 {
@@ -260,10 +305,7 @@ fn distinct(name: &str, numeric: &[f64], values: Vec<String>) -> Result<Vec<Stri
     if unique(&shortest) {
         return Ok(shortest);
     }
-    Err(Error::Usage(format!(
-        "--parameter-scan {name}: the step is too small to tell the values apart \
-         at double precision; use a larger step"
-    )))
+    Err(ParameterError::StepBelowPrecision(name.into()))
 }
 
 /// Six significant digits, trailing zeros removed.
@@ -276,10 +318,10 @@ pub fn list(name: &str, values: &str) -> Result<Parameter> {
     check_name(name)?;
     let values: Vec<String> = values.split(',').map(str::to_string).collect();
     if values.iter().any(String::is_empty) {
-        return Err(Error::Usage(format!(
-            "--parameter-list {name}: empty value in '{}'",
-            values.join(",")
-        )));
+        return Err(ParameterError::EmptyListValue {
+            name: name.into(),
+            list: values.join(","),
+        });
     }
     if values.len() > MAX_VALUES {
         return Err(too_many(values.len() as f64, "shorten the list"));

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use crate::error::{Error, Result};
 use crate::exec::workdir::Workdir;
 // The parameter grammar has its own file; its types are the plan's.
-pub use crate::run::parameters::{list, scan, scans, Parameter, ScanOrder, MAX_VALUES};
+pub use crate::run::parameters::{
+    list, scan, scans, Parameter, ParameterError, ScanOrder, MAX_VALUES,
+};
 
 /// Hooks run through a shell around runs (hyperfine's semantics).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

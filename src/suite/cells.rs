@@ -88,13 +88,15 @@ pub fn request(b: &Benchmark) -> Result<Request> {
         {
             let words = [name.clone(), min.clone(), max.clone()];
             let (steps, factors) = (Vec::from_iter(step.clone()), Vec::from_iter(factor.clone()));
-            parameters
-                .extend(plan::scans(&words, &steps, &factors, &ScanOrder::default()).map_err(at)?);
+            parameters.extend(
+                plan::scans(&words, &steps, &factors, &ScanOrder::default())
+                    .map_err(|e| at(e.into()))?,
+            );
         }
     }
     for (name, spec) in &b.parameters {
         if let ParameterSpec::List(values) = spec {
-            parameters.push(plan::list(name, &values.join(",")).map_err(at)?);
+            parameters.push(plan::list(name, &values.join(",")).map_err(|e| at(e.into()))?);
         }
     }
     let shell = match &s.shell {

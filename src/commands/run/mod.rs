@@ -7,6 +7,7 @@ pub(crate) mod suite;
 
 use crate::cli::run::{HyperfineArgs, RunArgs};
 use crate::error::{Error, Result};
+use crate::run::plan::ParameterError;
 
 pub fn run(args: &RunArgs) -> Result<i32> {
     if args.suite.suite.is_some() {
@@ -44,7 +45,8 @@ pub fn hyperfine(args: &HyperfineArgs) -> Result<i32> {
             "--debug-mode runs nothing: its times cannot be stored (drop --store)".into(),
         ));
     }
-    let mut request = crate::cli::cells::request(&args)?;
+    let mut request =
+        crate::cli::cells::request(&args).map_err(|e| hyperfine_wording(e, &args.input))?;
     request.first_run = true;
     request.debug = debug_mode;
     bench::run_request(&args, &request).map_err(|e| hyperfine_wording(e, &args.input))
@@ -97,6 +99,10 @@ fn hyperfine_wording(e: Error, input: &str) -> Error {
             "The '{flag}' option has to be provided just once or N times, where N={commands} is \
              the number of benchmark commands (including a potential reference). ({e})"
         )),
+        Error::Parameter(ref p) => match hyperfine_scan_words(p) {
+            Some(words) => Error::Failed(format!("{words} ({e})")),
+            None => e,
+        },
         Error::DuplicateParameter(ref name) => {
             Error::Failed(format!("Duplicate parameter names: {name} ({e})"))
         }
@@ -112,6 +118,21 @@ fn hyperfine_wording(e: Error, input: &str) -> Error {
             ))
         }
         e => e,
+    }
+}
+
+/// hyperfine's words for a `-P` it refuses too (its `ParameterScanError`);
+/// `None` where hyperfine accepts what cmdscope refuses, or has no such flag.
+fn hyperfine_scan_words(e: &ParameterError) -> Option<&'static str> {
+    match e {
+        ParameterError::NotANumber { .. } => Some("Error while parsing parameter scan arguments"),
+        ParameterError::ZeroStep => Some("Zero is not a valid parameter step"),
+        ParameterError::StepRequired => Some(
+            "A step size is required when the range bounds are floating point numbers. The step \
+             size can be specified with the '-D/--parameter-step-size <DELTA>' parameter",
+        ),
+        ParameterError::TooManyValues { .. } => Some("Parameter range is too large"),
+        _ => None,
     }
 }
 
