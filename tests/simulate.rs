@@ -95,6 +95,22 @@ fn two_percent_more_work_is_found_slower_in_two_runs_per_cell() {
     assert!(text.contains("slower than"), "{text}");
 }
 
+/// `run --simulate --runs RUNS` of `cmd` twice, named one and two.
+fn same_twice<'a>(runs: &'a str, cmd: &'a str) -> [&'a str; 10] {
+    [
+        "run",
+        "--simulate",
+        "--runs",
+        runs,
+        "-n",
+        "one",
+        "-n",
+        "two",
+        cmd,
+        cmd,
+    ]
+}
+
 #[test]
 fn the_same_command_twice_is_not_called_different() {
     if !valgrind() {
@@ -103,18 +119,7 @@ fn the_same_command_twice_is_not_called_different() {
     let dir = tempdir();
     let a = dir.path().join("a.bin");
     data(&a, MIB);
-    let (_, doc) = exported(&[
-        "run",
-        "--simulate",
-        "--runs",
-        "2",
-        "-n",
-        "one",
-        "-n",
-        "two",
-        &sha(&a),
-        &sha(&a),
-    ]);
+    let (_, doc) = exported(&same_twice("2", &sha(&a)));
     for metric in [
         "sim_estimated_cycles",
         "sim_instructions",
@@ -175,6 +180,24 @@ fn counts_equal_cachegrinds_own_out_file() {
     assert_within(d1, summary[4] + summary[7], 0.05, "D1 misses");
 }
 
+/// `check` of the store `db` (with `extra` options) against the session
+/// labelled v=base on estimated cycles, failing above +1 %.
+fn gate_on_cycles(db: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["check"];
+    args.extend_from_slice(extra);
+    args.extend([
+        "--baseline",
+        "v=base",
+        "--metric",
+        "sim_estimated_cycles",
+        "--fail-if-slower",
+        "1",
+        "--format",
+        "text",
+    ]);
+    with_store(db, &args)
+}
+
 /// A simulated session of sha256sum on `file`, named "hash", with `label`,
 /// 2 runs, into the store `db`, with `extra` options.
 fn simulated_session(db: &Path, label: &str, file: &Path, extra: &[&str]) {
@@ -200,22 +223,7 @@ fn counts_are_stored_and_gated_by_check_metric() {
         let out = export(label);
         simulated_session(&db, label, file, &["--export-json", out.to_str().unwrap()]);
     };
-    let gate = || {
-        with_store(
-            &db,
-            &[
-                "check",
-                "--baseline",
-                "v=base",
-                "--metric",
-                "sim_estimated_cycles",
-                "--fail-if-slower",
-                "1",
-                "--format",
-                "text",
-            ],
-        )
-    };
+    let gate = || gate_on_cycles(&db, &[]);
     session("v=base", &a);
     session("v=same", &a);
     let same = gate();
@@ -478,24 +486,7 @@ fn a_simulated_suite_is_stored_simulated_and_gated_on_its_counts() {
         assert_eq!(cycles[0], cycles[1], "identical counts run to run");
     }
     drop(store);
-    let gate = |run: &str| {
-        with_store(
-            &db,
-            &[
-                "check",
-                "--run",
-                run,
-                "--baseline",
-                "v=base",
-                "--metric",
-                "sim_estimated_cycles",
-                "--fail-if-slower",
-                "1",
-                "--format",
-                "text",
-            ],
-        )
-    };
+    let gate = |run: &str| gate_on_cycles(&db, &["--run", run]);
     let same = gate("same");
     let text = String::from_utf8_lossy(&same.stdout).into_owned();
     assert_eq!(same.status.code(), Some(0), "{text}{}", stderr(&same));
@@ -594,18 +585,7 @@ fn unseeded_python_is_named_and_keeps_the_a_a_promise() {
     }
     let Some(py) = python() else { return };
     let py = py.as_str();
-    let doc = exported_unseeded(&[
-        "run",
-        "--simulate",
-        "--runs",
-        "2",
-        "-n",
-        "one",
-        "-n",
-        "two",
-        py,
-        py,
-    ]);
+    let doc = exported_unseeded(&same_twice("2", py));
     for i in 0..2 {
         let w = warnings_of(&doc, i);
         assert!(w.contains("differ between runs"), "{w}");
@@ -643,18 +623,7 @@ fn unseeded_python_a_a_over_twenty_sessions() {
     let py = py.as_str();
     let mut different = 0;
     for _ in 0..20 {
-        let doc = exported_unseeded(&[
-            "run",
-            "--simulate",
-            "--runs",
-            "6",
-            "-n",
-            "one",
-            "-n",
-            "two",
-            py,
-            py,
-        ]);
+        let doc = exported_unseeded(&same_twice("6", py));
         let c = comparison(&doc, "sim_estimated_cycles");
         if c["verdict"] == "slower" || c["verdict"] == "faster" {
             different += 1;
