@@ -16,12 +16,16 @@
 //! at a time. It prints its time and this process's peak resident memory
 //! (getrusage), which nothing else in the process inflates.
 
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use cmdscope::analysis::changes::{analyse, Params};
-use cmdscope::metrics::{Metric, Sample};
+use cmdscope::metrics::Metric;
 use cmdscope::store::history::{self, History, Point, Query, SessionRef};
-use cmdscope::store::{Finish, Location, Machine, NewCell, NewSession, Store};
+use cmdscope::store::{Location, NewCell, Store};
+
+#[path = "common/point_store.rs"]
+mod point_store;
+use point_store::{point_session, run};
 
 /// Deterministic noise in [-1, 1) from two integers.
 fn noise(a: u64, b: u64) -> f64 {
@@ -86,43 +90,18 @@ fn fill(store: &mut Store, sessions: usize, benchmarks: usize, runs: usize) -> R
         })
         .collect();
     for s in 0..sessions {
-        let id = store
-            .begin_session(&NewSession {
-                started: SystemTime::UNIX_EPOCH
-                    + std::time::Duration::from_secs(1_700_000_000 + s as u64 * 600),
-                source: "run".into(),
-                command_line: "changes_bench".into(),
-                order: None,
-                seed: None,
-                shell: None,
-                machine: Machine::current(),
-                labels: vec![("commit".into(), format!("c{s}"))],
-                settings: None,
-            })
-            .map_err(|e| e.0)?;
-        let ids = store.add_cells(id, &cells).map_err(|e| e.0)?;
-        for (b, cell) in ids.iter().enumerate() {
-            let samples: Vec<Sample> = (0..runs)
-                .map(|r| {
-                    let mut x = Sample::new(r as u64);
-                    x.exit_code = Some(0);
-                    x.set(Metric::WallTime, run_value(b, s, r, sessions));
-                    x
-                })
-                .collect();
-            store.add_runs(*cell, 0, &samples).map_err(|e| e.0)?;
-        }
-        store
-            .finish_session(
-                id,
-                &Finish {
-                    status: "finished".into(),
-                    stop_reason: None,
-                    shell_overhead: None,
-                    preflight: None,
-                },
-            )
-            .map_err(|e| e.0)?;
+        point_session(
+            store,
+            s,
+            ("commit", format!("c{s}")),
+            "changes_bench",
+            &cells,
+            |b| {
+                (0..runs)
+                    .map(|r| run(r as u64, run_value(b, s, r, sessions)))
+                    .collect()
+            },
+        )?;
     }
     Ok(())
 }

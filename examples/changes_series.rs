@@ -31,8 +31,11 @@
 use std::time::{Duration, SystemTime};
 
 use cmdscope::analysis::changes::simulated::{self, Detected};
-use cmdscope::metrics::{Metric, Sample};
-use cmdscope::store::{Finish, Location, Machine, NewCell, NewSession, Store};
+use cmdscope::store::{Location, NewCell, Store};
+
+#[path = "common/point_store.rs"]
+mod point_store;
+use point_store::{point_session, run, T0};
 
 fn suite(seed: u64, name: &str) -> Result<Vec<simulated::Series>, String> {
     match name {
@@ -58,13 +61,20 @@ fn write(dir: &std::path::Path, seed: u64, which: &str) -> Result<(), String> {
         })
         .collect();
     for s in 0..simulated::SESSIONS {
-        point_session(&mut store, s, "changes_series", &cells, |cell| {
-            all[cell].sessions[s]
-                .iter()
-                .enumerate()
-                .map(|(r, &v)| run(r as u64, v))
-                .collect()
-        })?;
+        point_session(
+            &mut store,
+            s,
+            ("point", s.to_string()),
+            "changes_series",
+            &cells,
+            |cell| {
+                all[cell].sessions[s]
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &v)| run(r as u64, v))
+                    .collect()
+            },
+        )?;
     }
     for (i, series) in all.iter().enumerate() {
         let mut csv = String::from("time,value\n");
@@ -90,57 +100,6 @@ fn write(dir: &std::path::Path, seed: u64, which: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The first session's start (seconds since the epoch); point `s` starts
-/// 10 minutes (in the CSV files, one day) after point `s - 1`.
-const T0: u64 = 1_700_000_000;
-
-/// One finished run of wall time `wall`, numbered `index`.
-fn run(index: u64, wall: f64) -> Sample {
-    let mut x = Sample::new(index);
-    x.exit_code = Some(0);
-    x.set(Metric::WallTime, wall);
-    x
-}
-
-/// Point `s` of a series store: one finished session, labelled
-/// `point=<s>`, holding `runs(i)` for each of `cells`.
-fn point_session(
-    store: &mut Store,
-    s: usize,
-    command_line: &str,
-    cells: &[NewCell],
-    runs: impl Fn(usize) -> Vec<Sample>,
-) -> Result<(), String> {
-    let id = store
-        .begin_session(&NewSession {
-            started: SystemTime::UNIX_EPOCH + Duration::from_secs(T0 + s as u64 * 600),
-            source: "run".into(),
-            command_line: command_line.into(),
-            order: None,
-            seed: None,
-            shell: None,
-            machine: Machine::current(),
-            labels: vec![("point".into(), s.to_string())],
-            settings: None,
-        })
-        .map_err(|e| e.0)?;
-    let ids = store.add_cells(id, cells).map_err(|e| e.0)?;
-    for (i, cell) in ids.iter().enumerate() {
-        store.add_runs(*cell, 0, &runs(i)).map_err(|e| e.0)?;
-    }
-    store
-        .finish_session(
-            id,
-            &Finish {
-                status: "finished".into(),
-                stop_reason: None,
-                shell_overhead: None,
-                preflight: None,
-            },
-        )
-        .map_err(|e| e.0)
-}
-
 /// A store of one benchmark with one session per value of FILE (one
 /// value per line; lines that are not a finite number are left out), each
 /// session one run whose wall time is the value: a series recorded
@@ -164,6 +123,7 @@ fn values(db: &std::path::Path, file: &std::path::Path) -> Result<(), String> {
         point_session(
             &mut store,
             s,
+            ("point", s.to_string()),
             "changes_series values",
             std::slice::from_ref(&cell),
             |_| vec![run(0, v)],

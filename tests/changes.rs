@@ -369,6 +369,19 @@ fn a_creeping_cost_fails_the_gates_and_a_wandering_one_does_not() {
     // It starts within 3 sessions of the first that crept (index 15).
     let start = drift["start"].as_i64().unwrap();
     assert!((12..=18).contains(&start), "{drift}");
+    // Its slope: about the 1.5 % a session it creeps (a start 3 sessions
+    // off spreads the size so far over 3 more or fewer points: 1.2-1.9 %),
+    // inside its own interval; the sessions took seconds, so no rate per
+    // day.
+    let slope = &drift["slope_per_point"];
+    let r = slope["ratio"].as_f64().unwrap_or_else(|| panic!("{drift}"));
+    assert!((1.012..1.019).contains(&r), "{drift}");
+    let ci = &slope["ratio_ci"];
+    assert!(
+        ci[0].as_f64().unwrap() <= r && r <= ci[1].as_f64().unwrap(),
+        "{drift}"
+    );
+    assert!(drift["slope_per_day"].is_null(), "{drift}");
     assert!(
         !creep.iter().any(|e| e["kind"] == "step"),
         "the slide is one drift, not steps: {creep:?}"
@@ -383,6 +396,10 @@ fn a_creeping_cost_fails_the_gates_and_a_wandering_one_does_not() {
     let text = out(&o);
     assert!(
         text.contains("  drift: higher +") && text.contains("still going on"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    slope +1.") && text.contains(") per point\n"),
         "{text}"
     );
 

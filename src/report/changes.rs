@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::analysis::changes::{
-    Analysed, Change, Direction, Drift, Episode, Event, MachineShift, NewestStatus, Side, Wander,
+    Analysed, Change, Direction, Drift, Episode, Event, MachineShift, NewestStatus, Rate, Side,
+    Wander,
 };
 use crate::analysis::comparison::{format_confidence, format_p};
 use crate::report::markdown::cell as md;
@@ -56,20 +57,55 @@ pub fn direction_of(h: &History, d: Direction) -> &'static str {
 /// `+25.1 % (99 % CI +23.0 % … +27.3 %)`: the change of the metric as
 /// shown (of throughput, not of its seconds per completion).
 pub fn change_text(h: &History, c: &Change) -> String {
-    let pct = |r: f64| format!("{:+.1} %", (r - 1.0) * 100.0);
     let cmp = &c.comparison;
     let (r, ci) = if h.is_throughput() {
         crate::analysis::concurrency::throughput_ratio(cmp)
     } else {
         (cmp.ratio, cmp.ratio_ci)
     };
+    ratio_text(r, ci, cmp.confidence)
+}
+
+/// `+25.1 % (99 % CI +23.0 % … +27.3 %)`
+fn ratio_text(r: f64, ci: [f64; 2], confidence: f64) -> String {
+    let pct = |r: f64| format!("{:+.1} %", (r - 1.0) * 100.0);
     format!(
         "{} ({} {} … {})",
         pct(r),
-        format_confidence(cmp.confidence),
+        format_confidence(confidence),
         pct(ci[0]),
         pct(ci[1])
     )
+}
+
+/// When each point of the history was measured (its newest session's
+/// start, Unix seconds).
+fn times(h: &History) -> Vec<f64> {
+    h.points
+        .iter()
+        .map(|p| p.newest().map_or(f64::NAN, |s| s.started_unix))
+        .collect()
+}
+
+/// `slope +1.5 % (99 % CI +1.4 % … +1.6 %) per point, +0.8 % (…) per
+/// day`: a drift's rate in the metric as shown (throughput's, not its
+/// seconds per completion's); None when its size has no finite rate.
+pub(crate) fn slope_text(h: &History, d: &Drift) -> Option<String> {
+    let shown = |r: Rate| {
+        if h.is_throughput() {
+            (1.0 / r.ratio, [1.0 / r.ratio_ci[1], 1.0 / r.ratio_ci[0]])
+        } else {
+            (r.ratio, r.ratio_ci)
+        }
+    };
+    let confidence = d.change.comparison.confidence;
+    let (r, ci) = shown(d.per_point()?);
+    let mut out = format!("slope {} per point", ratio_text(r, ci, confidence));
+    if let Some(day) = d.per_day(&times(h)) {
+        let (r, ci) = shown(day);
+        let _ = write!(out, ", {} per day", ratio_text(r, ci, confidence));
+    }
+    Some(out)
 }
 
 /// `102 ms (95 % CI 101 ms … 103 ms)`
@@ -230,6 +266,9 @@ pub fn text(all: &[Analysed], shifts: &[MachineShift]) -> String {
                         median_text(h, &d.change.after),
                         d.change.after.last + 1 - d.change.after.first,
                     );
+                    if let Some(s) = slope_text(h, d) {
+                        let _ = writeln!(out, "    {s}");
+                    }
                 }
                 Event::Episode(e) => {
                     let _ = writeln!(
@@ -449,6 +488,10 @@ pub(crate) struct JsonDrift<'a> {
     direction: &'static str,
     /// The points after the slide over the points before it.
     ratio: f64,
+    /// The ratio spread evenly over the slide: per point, and per day
+    /// when the slide took a day or more.
+    slope_per_point: Option<Rate>,
+    slope_per_day: Option<Rate>,
     change: &'a Change,
 }
 
@@ -525,6 +568,8 @@ pub(crate) fn drift<'a>(h: &'a History, d: &'a Drift) -> Option<JsonDrift<'a>> {
         ongoing: d.ongoing,
         direction: direction(h, &d.change),
         ratio: d.ratio(),
+        slope_per_point: d.per_point(),
+        slope_per_day: d.per_day(&times(h)),
         change: &d.change,
     })
 }
@@ -615,4 +660,64 @@ pub fn json(all: &[Analysed], shifts: &[MachineShift]) -> String {
         "machine_shifts": shifts,
     }))
     .unwrap_or_else(|_| "{}\n".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::analysis::changes::{analyse, Params};
+    use crate::store::history::SessionRef;
+
+    /// A cost creeping 1 % a session after 15 steady ones, one session a
+    /// day (runs 0.2 % apart): the drift says its slope per point and per
+    /// day, the same rate, in the text and the JSON.
+    #[test]
+    fn a_drift_says_its_slope_per_point_and_per_day() {
+        let points: Vec<Point> = (0..30usize)
+            .map(|s| Point {
+                sessions: vec![Arc::new(SessionRef {
+                    id: s as i64 + 1,
+                    started: format!("2026-01-{:02}T00:00:00Z", s + 1),
+                    started_unix: 1.767e9 + s as f64 * 86_400.0,
+                    labels: vec![],
+                    search: None,
+                })],
+                key: None,
+                runs: (0..5usize)
+                    .map(|r| {
+                        let level = 0.1 * 1.01f64.powi((s as i32 - 14).max(0));
+                        level * (1.0 + 0.001 * ((r * 7 + s * 3) % 5) as f64 - 0.002)
+                    })
+                    .collect(),
+            })
+            .collect();
+        let h = History {
+            benchmark: "creep".into(),
+            metric: crate::metrics::Metric::WallTime.name().into(),
+            fingerprint: "0123456789abcdef".into(),
+            hostname: "vm".into(),
+            points,
+        };
+        let all = analyse(vec![h], &Params::default());
+        let out = text(&all, &[]);
+        assert!(
+            out.contains("  drift: slower +") && out.contains("    slope +1.0 % ("),
+            "{out}"
+        );
+        assert!(out.contains(") per point, +1.0 % ("), "{out}");
+        assert!(
+            out.trim_end().ends_with(") per day") || out.contains(") per day\n"),
+            "{out}"
+        );
+        let doc: serde_json::Value = serde_json::from_str(&json(&all, &[])).unwrap();
+        let d = &doc["histories"][0]["drifts"][0];
+        let (point, day) = (
+            d["slope_per_point"]["ratio"].as_f64().unwrap(),
+            d["slope_per_day"]["ratio"].as_f64().unwrap(),
+        );
+        assert!((point - 1.01).abs() < 0.002, "{d}");
+        assert!((day / point - 1.0).abs() < 1e-9, "{d}");
+    }
 }

@@ -127,45 +127,35 @@ impl Pool {
         }
     }
 
-    /// Starts slots until there are `n`. The slots' threads start one
-    /// another, [`FAN_OUT`] each, before each starts its spawner, so N
-    /// threads exist after about log N rounds instead of N creations in a
-    /// row on this thread (4,096 of them took seconds on a loaded machine).
-    /// This returns when every new slot has its spawner, or one could not
-    /// be started, and then none of the new slots is kept.
+    /// Starts slots until there are `n`. Each new slot's thread starts its
+    /// own spawner, all at once; this returns when every one has (or one
+    /// could not, and then none of the new slots is kept). Started one
+    /// after another here, 4,096 slots took seconds of waits in a row.
     fn grow(&mut self, n: usize) -> Result<()> {
         let old = self.workers.len();
         if old >= n {
             return Ok(());
         }
         let (ready, started) = mpsc::channel::<Result<()>>();
-        let (births, born) = mpsc::channel::<Birth>();
-        let tree = Tree { old, n };
         let mut failure = None;
-        let mut new: Vec<(usize, Worker)> = Vec::with_capacity(n - old);
-        // Every slot is accounted for once: born, or in a subtree that
-        // could not be started.
-        let mut accounted = 0;
-        start_slot(tree, old, &births, &ready);
-        drop((births, ready));
-        while accounted < n - old {
-            match born.recv() {
-                Ok(Birth::Born(slot, worker)) => {
-                    new.push((slot, worker));
-                    accounted += 1;
-                }
-                Ok(Birth::Failed { slots, error }) => {
-                    failure.get_or_insert(error);
-                    accounted += slots;
-                }
-                Err(_) => {
-                    failure.get_or_insert(Error::Failed("an instance slot stopped".into()));
+        for slot in old..n {
+            let (tx, rx) = mpsc::channel::<Job>();
+            let ready = ready.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("slot-{slot}"))
+                .spawn(move || slot_thread(slot, rx, ready));
+            match thread {
+                Ok(thread) => self.workers.push(Worker {
+                    jobs: Some(tx),
+                    thread: Some(thread),
+                }),
+                Err(e) => {
+                    failure = Some(Error::Io(e));
                     break;
                 }
             }
         }
-        new.sort_by_key(|(slot, _)| *slot);
-        self.workers.extend(new.into_iter().map(|(_, w)| w));
+        drop(ready);
         let mut up = old;
         for _ in old..self.workers.len() {
             match started.recv() {
@@ -277,80 +267,8 @@ impl Pool {
     }
 }
 
-/// How many slots each slot's thread starts before its spawner: with 4,
-/// 4,096 slots exist after 6 rounds of thread creation.
-const FAN_OUT: usize = 4;
-
-/// The new slots `old..n` as a tree: slot `old + i` starts slots
-/// `old + FAN_OUT * i + 1 ..= old + FAN_OUT * i + FAN_OUT` (those below `n`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Tree {
-    old: usize,
-    n: usize,
-}
-
-impl Tree {
-    fn children(self, slot: usize) -> std::ops::Range<usize> {
-        let first = self.old + FAN_OUT * (slot - self.old) + 1;
-        first.min(self.n)..(first + FAN_OUT).min(self.n)
-    }
-
-    /// How many slots the subtree under `slot` holds, `slot` included.
-    fn subtree(self, slot: usize) -> usize {
-        1 + self.children(slot).map(|c| self.subtree(c)).sum::<usize>()
-    }
-}
-
-/// What the pool hears of a slot's birth: its thread exists (with where
-/// its jobs go), or a thread could not be made, and with it the `slots` of
-/// its subtree were never started.
-enum Birth {
-    Born(usize, Worker),
-    Failed { slots: usize, error: Error },
-}
-
-/// Makes `slot`'s thread, which starts its own subtree's slots and then
-/// works; tells `births` which happened.
-fn start_slot(
-    tree: Tree,
-    slot: usize,
-    births: &mpsc::Sender<Birth>,
-    ready: &mpsc::Sender<Result<()>>,
-) {
-    let (tx, rx) = mpsc::channel::<Job>();
-    let (to_births, to_ready) = (births.clone(), ready.clone());
-    let thread = std::thread::Builder::new()
-        .name(format!("slot-{slot}"))
-        .spawn(move || slot_thread(tree, slot, rx, to_births, to_ready));
-    let birth = match thread {
-        Ok(thread) => Birth::Born(
-            slot,
-            Worker {
-                jobs: Some(tx),
-                thread: Some(thread),
-            },
-        ),
-        Err(e) => Birth::Failed {
-            slots: tree.subtree(slot),
-            error: Error::Io(e),
-        },
-    };
-    let _ = births.send(birth);
-}
-
-/// A slot's thread: starts its children's threads, then its spawner, says
-/// whether it could, then works.
-fn slot_thread(
-    tree: Tree,
-    slot: usize,
-    jobs: mpsc::Receiver<Job>,
-    births: mpsc::Sender<Birth>,
-    ready: mpsc::Sender<Result<()>>,
-) {
-    for child in tree.children(slot) {
-        start_slot(tree, child, &births, &ready);
-    }
-    drop(births);
+/// A slot's thread: starts its spawner, says whether it could, then works.
+fn slot_thread(slot: usize, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<Result<()>>) {
     // No cgroup of its own: a timeout kills its instance's tree alone
     // (`confine_kills`), never a session's cgroup.
     let spawner = match Spawner::start(false) {
@@ -697,33 +615,6 @@ impl Batches {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every new slot is started exactly once, from the first, within
-    /// about log N rounds, and a subtree counts what a failed start loses.
-    #[test]
-    fn the_slot_tree_reaches_every_new_slot_once_in_few_rounds() {
-        for (old, n) in [(0, 1), (0, 2), (0, 5), (3, 4), (3, 100), (16, 4096)] {
-            let tree = Tree { old, n };
-            let mut seen = vec![0; n];
-            let mut round = vec![old];
-            let mut rounds = 0;
-            while !round.is_empty() {
-                rounds += 1;
-                for &s in &round {
-                    seen[s] += 1;
-                }
-                round = round.iter().flat_map(|&s| tree.children(s)).collect();
-            }
-            assert!(seen[..old].iter().all(|&c| c == 0), "{old}..{n}");
-            assert!(seen[old..].iter().all(|&c| c == 1), "{old}..{n}: {seen:?}");
-            let log = ((n - old) as f64).log(FAN_OUT as f64).ceil() as usize;
-            assert!(rounds <= log + 1, "{old}..{n}: {rounds} rounds");
-            assert_eq!(tree.subtree(old), n - old);
-        }
-        let tree = Tree { old: 0, n: 21 };
-        // Slot 1's children are 5..=8, theirs 21.. (none).
-        assert_eq!(tree.subtree(1), 5);
-    }
 
     fn span(slot: usize, start: f64, end: f64) -> Span {
         Span { slot, start, end }

@@ -112,6 +112,71 @@ impl Drift {
     pub fn ratio(&self) -> f64 {
         self.change.ratio()
     }
+
+    /// How many points of slide lie between the levels the two sides of
+    /// `change` measure, on the fitted ramp: a flat side sits at the
+    /// slide's edge (0 before, `len + 1` after), a side inside the slide
+    /// (at an end of the history) at the mean of its points' places on
+    /// it. So the total size of a slide still going on, measured on its
+    /// last points, is not spread over points it has not slid yet.
+    fn distance(&self) -> f64 {
+        let len = (self.end + 1 - self.start) as f64;
+        let place = |i: usize| (i as f64 - self.start as f64 + 1.0).clamp(0.0, len + 1.0);
+        let mean = |s: &Side| {
+            let k = (s.last + 1 - s.first) as f64;
+            (s.first..=s.last).map(place).sum::<f64>() / k
+        };
+        mean(&self.change.after) - mean(&self.change.before)
+    }
+
+    /// The slope: the slide's total size and interval spread evenly over
+    /// its points, as a ratio per point. One analysis with the size (the
+    /// same comparison); the interval does not hold the uncertainty of
+    /// where the slide's ends are. None for a size without a finite
+    /// logarithm (a count rising from 0).
+    pub fn per_point(&self) -> Option<Rate> {
+        let d = self.distance();
+        let c = &self.change.comparison;
+        let per = |r: f64| (r.is_finite() && r > 0.0).then(|| (r.ln() / d).exp());
+        if d < 1.0 {
+            return None;
+        }
+        Some(Rate {
+            ratio: per(c.ratio)?,
+            ratio_ci: [per(c.ratio_ci[0])?, per(c.ratio_ci[1])?],
+        })
+    }
+
+    /// The slope per day, from the points' times (Unix seconds, one per
+    /// point of the history): the slope per point times the points the
+    /// slide went through per day, from the point before it to the point
+    /// after it (or its own ends). None when that took less than a day
+    /// (a rate per day of sessions minutes apart says nothing) or a time
+    /// is missing.
+    pub fn per_day(&self, times: &[f64]) -> Option<Rate> {
+        let p = self.per_point()?;
+        let (i, j) = (
+            self.start.saturating_sub(1),
+            (self.end + 1).min(times.len().checked_sub(1)?),
+        );
+        let days = (times.get(j)? - times.get(i)?) / 86_400.0;
+        if days.is_nan() || days < 1.0 || j <= i {
+            return None;
+        }
+        let k = (j - i) as f64 / days;
+        Some(Rate {
+            ratio: p.ratio.powf(k),
+            ratio_ci: [p.ratio_ci[0].powf(k), p.ratio_ci[1].powf(k)],
+        })
+    }
+}
+
+/// A rate of change as a ratio per unit (1.005: 0.5 % more per point),
+/// with its interval at the comparison's confidence.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Rate {
+    pub ratio: f64,
+    pub ratio_ci: [f64; 2],
 }
 
 /// A machine whose level wanders slowly from session to session and comes
