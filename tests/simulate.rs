@@ -505,15 +505,13 @@ fn a_simulated_suite_is_stored_simulated_and_gated_on_its_counts() {
 }
 
 #[test]
-fn a_suite_refuses_a_cache_geometry_without_simulate() {
+fn a_suite_refuses_what_simulate_refuses_when_it_is_read() {
     let dir = tempdir();
     let suite = dir.path().join("s.toml");
     let write = |extra: &str| {
         std::fs::write(
             &suite,
-            format!(
-                "[defaults]\nruns = 2\n{extra}\n[[benchmark]]\nname = \"t\"\ncommand = \"true\"\n"
-            ),
+            format!("[defaults]\n{extra}\n[[benchmark]]\nname = \"t\"\ncommand = \"true\"\n"),
         )
         .unwrap();
     };
@@ -525,7 +523,9 @@ fn a_suite_refuses_a_cache_geometry_without_simulate() {
     );
     write("simulate = true\nLL = \"8M\"");
     one_line_error(&list(), "--LL '8M'");
-    write("simulate = true\nI1 = \"16384,4,64\"");
+    write("simulate = true\nruns = 1");
+    one_line_error(&list(), "simulate needs runs = 2 or more");
+    write("simulate = true\nruns = 2\nI1 = \"16384,4,64\"");
     assert!(list().status.success(), "{}", stderr(&list()));
 }
 

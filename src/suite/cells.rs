@@ -51,6 +51,13 @@ pub fn request(b: &Benchmark) -> Result<Request> {
             return Err(usage(format!("{flag} must be at least 1, got 0")));
         }
     }
+    // Refused here, with the position, rather than when the benchmark's
+    // turn comes after others have run.
+    if s.simulate == Some(true) && s.runs.is_none_or(|n| n < 2) {
+        return Err(usage(
+            "simulate needs runs = 2 or more: one run cannot show that the counts repeat".into(),
+        ));
+    }
     if s.runs.is_some() && (s.min_runs.is_some() || s.max_runs.is_some()) {
         return Err(usage(
             "runs cannot be used with min_runs or max_runs: give the count or its bounds".into(),
