@@ -95,6 +95,22 @@ fn two_percent_more_work_is_found_slower_in_two_runs_per_cell() {
     assert!(text.contains("slower than"), "{text}");
 }
 
+/// `run --simulate --runs RUNS` of `cmd` twice, named one and two.
+fn same_twice<'a>(runs: &'a str, cmd: &'a str) -> [&'a str; 10] {
+    [
+        "run",
+        "--simulate",
+        "--runs",
+        runs,
+        "-n",
+        "one",
+        "-n",
+        "two",
+        cmd,
+        cmd,
+    ]
+}
+
 #[test]
 fn the_same_command_twice_is_not_called_different() {
     if !valgrind() {
@@ -103,18 +119,7 @@ fn the_same_command_twice_is_not_called_different() {
     let dir = tempdir();
     let a = dir.path().join("a.bin");
     data(&a, MIB);
-    let (_, doc) = exported(&[
-        "run",
-        "--simulate",
-        "--runs",
-        "2",
-        "-n",
-        "one",
-        "-n",
-        "two",
-        &sha(&a),
-        &sha(&a),
-    ]);
+    let (_, doc) = exported(&same_twice("2", &sha(&a)));
     for metric in [
         "sim_estimated_cycles",
         "sim_instructions",
@@ -175,6 +180,24 @@ fn counts_equal_cachegrinds_own_out_file() {
     assert_within(d1, summary[4] + summary[7], 0.05, "D1 misses");
 }
 
+/// `check` of the store `db` (with `extra` options) against the session
+/// labelled v=base on estimated cycles, failing above +1 %.
+fn gate_on_cycles(db: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["check"];
+    args.extend_from_slice(extra);
+    args.extend([
+        "--baseline",
+        "v=base",
+        "--metric",
+        "sim_estimated_cycles",
+        "--fail-if-slower",
+        "1",
+        "--format",
+        "text",
+    ]);
+    with_store(db, &args)
+}
+
 /// A simulated session of sha256sum on `file`, named "hash", with `label`,
 /// 2 runs, into the store `db`, with `extra` options.
 fn simulated_session(db: &Path, label: &str, file: &Path, extra: &[&str]) {
@@ -200,22 +223,7 @@ fn counts_are_stored_and_gated_by_check_metric() {
         let out = export(label);
         simulated_session(&db, label, file, &["--export-json", out.to_str().unwrap()]);
     };
-    let gate = || {
-        with_store(
-            &db,
-            &[
-                "check",
-                "--baseline",
-                "v=base",
-                "--metric",
-                "sim_estimated_cycles",
-                "--fail-if-slower",
-                "1",
-                "--format",
-                "text",
-            ],
-        )
-    };
+    let gate = || gate_on_cycles(&db, &[]);
     session("v=base", &a);
     session("v=same", &a);
     let same = gate();
@@ -398,4 +406,232 @@ fn simulate_refuses_what_it_cannot_do_in_one_line() {
         .output()
         .unwrap();
     one_line_error(&o, "apt-get install valgrind");
+}
+
+/// A suite of two benchmarks run simulated (`simulate = true` in its
+/// `[defaults]`, 2 runs each) on `small` and `large`, labelled `v`, into
+/// the store `db` as suite run `run`.
+fn simulated_suite(dir: &Path, db: &Path, run: &str, v: &str, small: &Path, large: &Path) {
+    let suite = dir.join(format!("{run}.toml"));
+    std::fs::write(
+        &suite,
+        format!(
+            "[defaults]\nsimulate = true\nruns = 2\nlabels = {{ v = \"{v}\" }}\n\n\
+             [[benchmark]]\nname = \"small\"\ncommand = \"{}\"\nnames = [\"small\"]\n\n\
+             [[benchmark]]\nname = \"large\"\ncommand = \"{}\"\nnames = [\"large\"]\n",
+            sha(small),
+            sha(large)
+        ),
+    )
+    .unwrap();
+    let s = suite.to_str().unwrap();
+    ok(with_store(
+        db,
+        &[
+            "run",
+            "--suite",
+            s,
+            "--run-id",
+            run,
+            "--no-host-lock",
+            "--style",
+            "none",
+        ],
+    ));
+}
+
+/// A suite whose file says `simulate = true` stores its sessions as
+/// simulated, with the cache model, and their counts repeat run to run;
+/// `check --run` gates them on estimated cycles as it gates `run
+/// --simulate`'s: +2 % of input fails a 1 % limit, the same files pass.
+#[test]
+fn a_simulated_suite_is_stored_simulated_and_gated_on_its_counts() {
+    if !valgrind() {
+        return;
+    }
+    let dir = tempdir();
+    let db = dir.path().join("store.db");
+    let file = |name: &str, bytes: usize| {
+        let p = dir.path().join(name);
+        data(&p, bytes);
+        p
+    };
+    let (small, large) = (file("s.bin", MIB / 4), file("l.bin", MIB));
+    let (small2, large2) = (
+        file("s2.bin", MIB / 4 + MIB / 200),
+        file("l2.bin", MIB + MIB / 50),
+    );
+    simulated_suite(dir.path(), &db, "base", "base", &small, &large);
+    simulated_suite(dir.path(), &db, "same", "same", &small, &large);
+    let mut store =
+        cmdscope::store::Store::open(&cmdscope::store::Location::Sqlite(db.clone())).unwrap();
+    let sessions = store.sessions(&cmdscope::store::Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 4, "two benchmarks, two suite runs");
+    for s in &sessions {
+        let settings = s.settings.as_ref().expect("stored settings");
+        let sim = settings.simulate.as_ref().expect("stored as simulated");
+        assert_eq!(sim.tool, "cachegrind");
+        assert_eq!(sim.ll, "8388608,16,64");
+        assert!(sim.version.starts_with("valgrind-"), "{sim:?}");
+        assert_eq!(s.cells.len(), 1);
+        let runs = store.runs(s.cells[0].id).unwrap();
+        let cycles: Vec<f64> = runs
+            .iter()
+            .map(|r| {
+                r.get(cmdscope::metrics::Metric::SimEstimatedCycles)
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(cycles.len(), 2, "{cycles:?}");
+        assert_eq!(cycles[0], cycles[1], "identical counts run to run");
+    }
+    drop(store);
+    let gate = |run: &str| gate_on_cycles(&db, &["--run", run]);
+    let same = gate("same");
+    let text = String::from_utf8_lossy(&same.stdout).into_owned();
+    assert_eq!(same.status.code(), Some(0), "{text}{}", stderr(&same));
+    assert!(text.contains("identical counts"), "{text}");
+    simulated_suite(dir.path(), &db, "more", "more", &small2, &large2);
+    let more = gate("more");
+    let text = String::from_utf8_lossy(&more.stdout).into_owned();
+    assert_eq!(more.status.code(), Some(1), "{text}{}", stderr(&more));
+    // `history` lists the suite's sessions as simulated, by their counts.
+    let history = String::from_utf8_lossy(&ok(with_store(&db, &["history"])).stdout).into_owned();
+    assert_eq!(
+        history.matches("[simulated: cachegrind]").count(),
+        6,
+        "{history}"
+    );
+}
+
+#[test]
+fn a_suite_refuses_what_simulate_refuses_when_it_is_read() {
+    let dir = tempdir();
+    let suite = dir.path().join("s.toml");
+    let write = |extra: &str| {
+        std::fs::write(
+            &suite,
+            format!("[defaults]\n{extra}\n[[benchmark]]\nname = \"t\"\ncommand = \"true\"\n"),
+        )
+        .unwrap();
+    };
+    write("LL = \"8388608,16,64\"");
+    let list = || cmdscope(&["suite", "list", suite.to_str().unwrap()]);
+    one_line_error(
+        &list(),
+        "LL is the simulated cache's geometry: it needs simulate = true",
+    );
+    write("simulate = true\nLL = \"8M\"");
+    one_line_error(&list(), "--LL '8M'");
+    write("simulate = true\nruns = 1");
+    one_line_error(&list(), "simulate needs runs = 2 or more");
+    write("simulate = true\nruns = 2\nI1 = \"16384,4,64\"");
+    assert!(list().status.success(), "{}", stderr(&list()));
+}
+
+/// cmdscope with `args`, as `exported` runs it, but with no
+/// PYTHONHASHSEED in the environment it hands on (the test's own may
+/// have one).
+fn exported_unseeded(args: &[&str]) -> serde_json::Value {
+    let dir = tempdir();
+    let out = dir.path().join("export.json");
+    let mut all = args.to_vec();
+    all.splice(1..1, ["--export-json", out.to_str().unwrap()]);
+    let o = Command::new(bin())
+        .args(&all)
+        .env("NO_COLOR", "1")
+        .env("CMDSCOPE_NO_STORE", "1")
+        .env_remove("PYTHONHASHSEED")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    read_json(&out)
+}
+
+fn warnings_of(doc: &serde_json::Value, result: usize) -> String {
+    doc["results"][result]["warnings"].to_string()
+}
+
+/// `python3 -c 'import json'` with the interpreter `python3` runs (its
+/// `sys.executable`: a shim such as pyenv's is a shell script whose own
+/// processes would quadruple the simulated work), or None, said loudly.
+fn python() -> Option<String> {
+    let o = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output();
+    match o {
+        Ok(o) if o.status.success() => Some(format!(
+            "{} -c 'import json'",
+            String::from_utf8_lossy(&o.stdout).trim()
+        )),
+        _ => {
+            eprintln!("SKIPPED: no python3 on PATH");
+            None
+        }
+    }
+}
+
+/// `python3 -c 'import json'` (an interpreter nobody here wrote), with
+/// no hash seed: its counts differ from run to run, the warning names the
+/// hash seed and the fix, and the same command under two names is not
+/// called different (with 2 runs a side, varying counts are too few for
+/// the rank test: the A/A rate is measured by
+/// `unseeded_python_a_a_over_twenty_sessions`). With the seed fixed, the
+/// hash seed is not named.
+#[test]
+fn unseeded_python_is_named_and_keeps_the_a_a_promise() {
+    if !valgrind() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let py = py.as_str();
+    let doc = exported_unseeded(&same_twice("2", py));
+    for i in 0..2 {
+        let w = warnings_of(&doc, i);
+        assert!(w.contains("differ between runs"), "{w}");
+        assert!(w.contains("no PYTHONHASHSEED"), "{w}");
+        assert!(w.contains("--env PYTHONHASHSEED=0"), "{w}");
+    }
+    for c in doc["comparisons"].as_array().unwrap() {
+        assert!(
+            c["verdict"] == "no difference" || c["verdict"] == "inconclusive",
+            "{c}"
+        );
+    }
+    let doc = exported_unseeded(&[
+        "run",
+        "--simulate",
+        "--runs",
+        "2",
+        "--env",
+        "PYTHONHASHSEED=0",
+        py,
+    ]);
+    let w = warnings_of(&doc, 0);
+    assert!(!w.contains("PYTHONHASHSEED"), "{w}");
+}
+
+/// The A/A promise over many sessions of the unseeded interpreter:
+/// ignored because 20 simulated sessions of 2 × 6 runs take minutes.
+#[test]
+#[ignore = "20 simulated sessions of python3 take several minutes"]
+fn unseeded_python_a_a_over_twenty_sessions() {
+    if !valgrind() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let py = py.as_str();
+    let mut different = 0;
+    for _ in 0..20 {
+        let doc = exported_unseeded(&same_twice("6", py));
+        let c = comparison(&doc, "sim_estimated_cycles");
+        if c["verdict"] == "slower" || c["verdict"] == "faster" {
+            different += 1;
+        }
+        eprintln!("{}", c["verdict"]);
+    }
+    assert!(
+        different <= 1,
+        "{different} of 20 A/A sessions called different"
+    );
 }

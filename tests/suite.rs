@@ -1017,34 +1017,10 @@ fn suite_decisions() -> Vec<(&'static str, WithSuite)> {
                 "--monitor is not available",
             ),
         ),
-        (
-            "simulate",
-            Refused(
-                &["--simulate"],
-                "--simulate/--I1/--D1/--LL is not available",
-            ),
-        ),
-        (
-            "i1",
-            Refused(
-                &["--simulate", "--I1", "32768,8,64"],
-                "--simulate/--I1/--D1/--LL is not available",
-            ),
-        ),
-        (
-            "d1",
-            Refused(
-                &["--simulate", "--D1", "32768,8,64"],
-                "--simulate/--I1/--D1/--LL is not available",
-            ),
-        ),
-        (
-            "ll",
-            Refused(
-                &["--simulate", "--LL", "8388608,16,64"],
-                "--simulate/--I1/--D1/--LL is not available",
-            ),
-        ),
+        ("simulate", file(&["--simulate"])),
+        ("i1", file(&["--simulate", "--I1", "32768,8,64"])),
+        ("d1", file(&["--simulate", "--D1", "32768,8,64"])),
+        ("ll", file(&["--simulate", "--LL", "8388608,16,64"])),
         (
             "monitor_settle",
             Refused(

@@ -267,6 +267,29 @@ pub fn analyse_cell(result: &CellResult, session: &Session, rules: Rules) -> Cel
     a
 }
 
+/// The first simulated count whose runs did not all give one value, and
+/// its spread: (largest − smallest) / median.
+pub fn varying_count(samples: &[Sample]) -> Option<(Metric, f64)> {
+    [
+        Metric::SimInstructions,
+        Metric::SimEstimatedCycles,
+        Metric::SimD1Misses,
+        Metric::SimLlMisses,
+        Metric::SimBranchMispredicts,
+    ]
+    .into_iter()
+    .find_map(|m| {
+        let v = values(samples, m);
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            });
+        let median = stats::median(&v)?;
+        (hi > lo && median > 0.0).then(|| (m, (hi - lo) / median))
+    })
+}
+
 /// An outlier is worth a warning beyond this share of the median...
 const OUTLIER_WARN_SHARE: f64 = 0.10;
 /// ...and this many seconds from it; two such runs, or one this share
@@ -332,6 +355,18 @@ fn warnings(
             name: name(),
             processes: *n,
         });
+    }
+    if session.simulated.is_some() {
+        if let Some((metric, spread)) = varying_count(&result.samples) {
+            w.push(Warning::CountsVary {
+                name: name(),
+                metric: metric.name(),
+                spread,
+                cause: (session.count_causes.iter())
+                    .find(|(c, _)| *c == result.cell.name)
+                    .map(|(_, v)| *v),
+            });
+        }
     }
     if matches!(rules, Rules::Hyperfine { .. }) {
         // In the order hyperfine prints them: fast command, exit codes,

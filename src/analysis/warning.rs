@@ -68,6 +68,15 @@ pub enum Warning {
         faster: f64,
         effect: DriftEffect,
     },
+    /// A simulated session's counts differ between runs: `metric` the
+    /// first that does, by `spread` ((largest − smallest) / median), and
+    /// the cause where cmdscope can name it.
+    CountsVary {
+        name: String,
+        metric: &'static str,
+        spread: f64,
+        cause: Option<crate::exec::simulate::Varies>,
+    },
 }
 
 /// How a failed run ended.

@@ -229,7 +229,8 @@ pub struct RunArgs {
     /// sim_estimated_cycles (L1 hits + 5 x LL hits + 35 x memory accesses).
     /// Exact counts that the machine's load cannot move, at 20-100x the
     /// run's time; user-space work only (no kernel work, waits or sleeps).
-    /// Needs --runs (at least 2); wall times are the simulator's.
+    /// Needs --runs (at least 2); wall times are the simulator's. In a
+    /// suite file: simulate = true (and I1, D1, LL).
     #[arg(long)]
     pub simulate: bool,
 

@@ -378,11 +378,12 @@ fn side_names(
 /// Simulated counts compare only when both sessions were simulated alike
 /// (same simulator, version and cache geometry): other counts are other
 /// numbers.
-fn same_simulation(store: &Store, current: &StoredSession, baseline: &StoredSession) -> Result<()> {
-    let sim = |s: &StoredSession| -> Result<Option<crate::exec::simulate::Simulation>> {
-        Ok(super::checked_settings(store, s)?.and_then(|x| x.simulate.clone()))
-    };
-    let (a, b) = (sim(current)?, sim(baseline)?);
+fn same_simulation(
+    store: &mut Store,
+    current: &StoredSession,
+    baseline: &StoredSession,
+) -> Result<()> {
+    let (a, b) = (simulation(store, current)?, simulation(store, baseline)?);
     let said = |s: &Option<crate::exec::simulate::Simulation>| match s {
         Some(s) => format!(
             "simulated by {} {} (I1 {}, D1 {}, LL {})",
@@ -400,6 +401,36 @@ fn same_simulation(store: &Store, current: &StoredSession, baseline: &StoredSess
         )));
     }
     Ok(())
+}
+
+/// How a session's counts were simulated: its stored settings', or for a
+/// suite run merged into one (which has no settings of its own: each
+/// benchmark ran with its own) its sessions', which must all agree.
+fn simulation(
+    store: &mut Store,
+    s: &StoredSession,
+) -> Result<Option<crate::exec::simulate::Simulation>> {
+    let parts = match (&s.settings, s.label(crate::suite::RUN_LABEL)) {
+        (None, Some(run)) if s.settings_error.is_none() => {
+            crate::suite::merge::sessions(store, run)?
+        }
+        _ => vec![s.clone()],
+    };
+    let mut found = Vec::new();
+    for part in &parts {
+        let sim = super::checked_settings(store, part)?.and_then(|x| x.simulate.clone());
+        if !found.contains(&sim) {
+            found.push(sim);
+        }
+    }
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(Error::Usage(format!(
+            "suite run '{}' was not simulated alike in all its sessions: its simulated counts do \
+             not compare",
+            s.label(crate::suite::RUN_LABEL).unwrap_or_default()
+        ))),
+    }
 }
 
 /// Compares the current results with the baseline and prints the verdicts.

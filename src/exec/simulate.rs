@@ -122,6 +122,62 @@ impl Simulation {
     }
 }
 
+/// A cause of simulated counts that vary between runs which cmdscope can
+/// name from how a command is run (before any run: naming it by an
+/// experiment would cost simulated runs, each 20-100x the command).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Varies {
+    /// Python with its string hashes randomised: no `PYTHONHASHSEED`.
+    PythonHashSeed,
+}
+
+/// Whether a command runs Python with its hash randomisation on: a word
+/// of its command line (`words`) names an interpreter (`python`,
+/// `python3`, `python3.11`, by path or not) or its program (`program`,
+/// resolved as its runs resolve it) is a script whose `#!` line does; and
+/// `PYTHONHASHSEED` is set neither on the command line, nor in the
+/// environment the command is given (`env`), nor, where the caller's is
+/// inherited, in that (`inherited`; `random` there is no seed).
+pub fn python_hash_seed_unset(
+    words: &str,
+    program: Option<&Path>,
+    env: &[(Vec<u8>, Vec<u8>)],
+    inherited: Option<&std::ffi::OsStr>,
+) -> bool {
+    const SEED: &str = "PYTHONHASHSEED";
+    let seeded = words.contains(SEED)
+        || env.iter().any(|(k, _)| k == SEED.as_bytes())
+        || inherited.is_some_and(|v| v != "random");
+    if seeded {
+        return false;
+    }
+    let names_python = |word: &str| {
+        let base = word.rsplit('/').next().unwrap_or(word);
+        base.strip_prefix("python")
+            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    };
+    if words.split_whitespace().any(names_python) {
+        return true;
+    }
+    // A script: the interpreter its first line names (`#!/usr/bin/env
+    // python3`), read from at most its first 256 bytes.
+    let Some(head) = program.and_then(|p| {
+        use std::io::Read;
+        let mut buf = [0u8; 256];
+        let n = std::fs::File::open(p).ok()?.read(&mut buf).ok()?;
+        Some(buf[..n].to_vec())
+    }) else {
+        return false;
+    };
+    let Some(line) = head.strip_prefix(b"#!") else {
+        return false;
+    };
+    let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+    String::from_utf8_lossy(line)
+        .split_whitespace()
+        .any(names_python)
+}
+
 /// A run's counts, summed over its processes: cachegrind's events.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -336,6 +392,39 @@ mod tests {
         assert!(Counts::parse(swapped).is_err(), "no cache simulation");
         let cut = FILE.replace("summary:", "fn=other\n");
         assert!(Counts::parse(&cut).is_err());
+    }
+
+    #[test]
+    fn python_without_a_hash_seed_is_named_by_its_command_or_its_script() {
+        let unset = |words: &str, env: &[(&str, &str)], inherited: Option<&str>| {
+            let env: Vec<(Vec<u8>, Vec<u8>)> = env
+                .iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+                .collect();
+            python_hash_seed_unset(words, None, &env, inherited.map(std::ffi::OsStr::new))
+        };
+        for words in [
+            "python3 -c 'import json'",
+            "/usr/bin/python3.11 x.py",
+            "cd src && python -m mod",
+        ] {
+            assert!(unset(words, &[], None), "{words}");
+            assert!(unset(words, &[], Some("random")), "{words}");
+            assert!(!unset(words, &[("PYTHONHASHSEED", "0")], None), "{words}");
+            assert!(!unset(words, &[], Some("0")), "{words}");
+        }
+        assert!(!unset("PYTHONHASHSEED=1 python3 x.py", &[], None));
+        for words in ["pythonic-tool run", "sha256sum python3.txt.gz", "ls"] {
+            assert!(!unset(words, &[], None), "{words}");
+        }
+        let dir = std::env::temp_dir().join(format!("cmdscope-shebang-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (py, sh) = (dir.join("tool"), dir.join("other"));
+        std::fs::write(&py, "#!/usr/bin/env python3\nprint(1)\n").unwrap();
+        std::fs::write(&sh, "#!/bin/sh\necho python3\n").unwrap();
+        assert!(python_hash_seed_unset("tool", Some(&py), &[], None));
+        assert!(!python_hash_seed_unset("other", Some(&sh), &[], None));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

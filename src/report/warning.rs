@@ -6,6 +6,7 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 use crate::analysis::warning::{DriftEffect, End, Warning};
+use crate::exec::simulate::Varies;
 use crate::units;
 
 /// Exported as its words, as the terminal prints it.
@@ -130,6 +131,31 @@ impl fmt::Display for Warning {
                 faster * 100.0,
                 drift_effect(*effect)
             ),
+            Warning::CountsVary {
+                name,
+                metric,
+                spread,
+                cause,
+            } => {
+                write!(
+                    f,
+                    "The simulated counts of '{name}' differ between runs ({metric} by up to {} %): ",
+                    units::significant(spread * 100.0, 2)
+                )?;
+                match cause {
+                    Some(Varies::PythonHashSeed) => f.write_str(
+                        "it runs Python with no PYTHONHASHSEED, whose randomised string hashes \
+                         change its work from run to run. Fix the seed with --env \
+                         PYTHONHASHSEED=0 (in a suite file, env = { PYTHONHASHSEED = \"0\" }) \
+                         for counts that (nearly) repeat.",
+                    ),
+                    None => f.write_str(
+                        "the command does not do the same work every run (threads, the time, \
+                         a random seed, the files it reads). They are compared with the rank \
+                         test, which needs more runs than identical counts.",
+                    ),
+                }
+            }
         }
     }
 }
@@ -205,7 +231,8 @@ pub fn hyperfine_words(w: &Warning, first_run: f64, hints: HyperfineHints) -> Op
         | Warning::TimedOut { .. }
         | Warning::Leftovers { .. }
         | Warning::Trend { .. }
-        | Warning::FastStart { .. } => return None,
+        | Warning::FastStart { .. }
+        | Warning::CountsVary { .. } => return None,
     })
 }
 

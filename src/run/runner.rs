@@ -839,6 +839,13 @@ pub(crate) fn drive(
         })
         .collect();
     let shell_overhead = subtract_shell_overhead(&mut results);
+    let count_causes = match opts.simulate {
+        Some(_) => results
+            .iter()
+            .filter_map(|r| count_cause(&r.cell))
+            .collect(),
+        None => Vec::new(),
+    };
 
     Ok(Session {
         started,
@@ -859,6 +866,32 @@ pub(crate) fn drive(
         preflight: checks,
         leftovers,
         simulated: opts.simulate.clone(),
+        count_causes,
+    })
+}
+
+/// What cmdscope can name, from how a cell is run, of why its simulated
+/// counts would vary between runs (`analysis` says it only if they did).
+fn count_cause(cell: &Cell) -> Option<(String, crate::exec::simulate::Varies)> {
+    let program = cell
+        .argv
+        .first()
+        .and_then(|p| exec::resolve_program(p).ok());
+    let inherited = match cell.variant.clear_env {
+        true => None,
+        false => std::env::var_os("PYTHONHASHSEED"),
+    };
+    crate::exec::simulate::python_hash_seed_unset(
+        &cell.command,
+        program.as_deref(),
+        &cell.env,
+        inherited.as_deref(),
+    )
+    .then(|| {
+        (
+            cell.name.clone(),
+            crate::exec::simulate::Varies::PythonHashSeed,
+        )
     })
 }
 

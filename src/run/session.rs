@@ -122,6 +122,10 @@ pub struct Session {
     pub leftovers: Vec<(String, usize)>,
     /// `--simulate`'s simulator: its runs' wall times are the simulator's.
     pub simulated: Option<crate::exec::simulate::Simulation>,
+    /// Of a simulated session: the causes of varying counts cmdscope can
+    /// name from how a cell is run, per cell name (cells with none are not
+    /// listed; whether the counts did vary is the analysis's to see).
+    pub count_causes: Vec<(String, crate::exec::simulate::Varies)>,
 }
 
 impl Session {
@@ -146,6 +150,7 @@ impl Session {
             preflight: Vec::new(),
             leftovers: Vec::new(),
             simulated: None,
+            count_causes: Vec::new(),
         }
     }
 }

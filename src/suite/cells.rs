@@ -51,6 +51,13 @@ pub fn request(b: &Benchmark) -> Result<Request> {
             return Err(usage(format!("{flag} must be at least 1, got 0")));
         }
     }
+    // Refused here, with the position, rather than when the benchmark's
+    // turn comes after others have run.
+    if s.simulate == Some(true) && s.runs.is_none_or(|n| n < 2) {
+        return Err(usage(
+            "simulate needs runs = 2 or more: one run cannot show that the counts repeat".into(),
+        ));
+    }
     if s.runs.is_some() && (s.min_runs.is_some() || s.max_runs.is_some()) {
         return Err(usage(
             "runs cannot be used with min_runs or max_runs: give the count or its bounds".into(),
@@ -160,6 +167,18 @@ pub fn request(b: &Benchmark) -> Result<Request> {
         output: s.output.iter().cloned().collect(),
         input: s.input.clone().unwrap_or(default.input),
         counters: s.counters == Some(true),
+        simulate: (s.simulate == Some(true)).then(|| {
+            let geometry = |v: &Option<toml::Spanned<String>>, default: &str| {
+                v.as_ref()
+                    .map_or_else(|| default.to_string(), |v| v.get_ref().clone())
+            };
+            use crate::exec::simulate::{DEFAULT_D1, DEFAULT_I1, DEFAULT_LL};
+            (
+                geometry(&s.i1, DEFAULT_I1),
+                geometry(&s.d1, DEFAULT_D1),
+                geometry(&s.ll, DEFAULT_LL),
+            )
+        }),
         remove_outliers: s.remove_outliers == Some(true),
         metric: s.metric.clone().unwrap_or(default.metric),
         labels: b.labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),

@@ -233,6 +233,14 @@ macro_rules! settings {
             pub output: Option<String>,
             pub input: Option<String>,
             pub counters: Option<bool>,
+            pub simulate: Option<bool>,
+            // Named as `run`'s flags: --I1, --D1, --LL.
+            #[serde(rename = "I1")]
+            pub i1: Option<Spanned<String>>,
+            #[serde(rename = "D1")]
+            pub d1: Option<Spanned<String>>,
+            #[serde(rename = "LL")]
+            pub ll: Option<Spanned<String>>,
             pub remove_outliers: Option<bool>,
             pub metric: Option<String>,
             pub shell: Option<Switch>,
@@ -492,6 +500,22 @@ fn benchmark(
             }
         };
     let timeout = |t: f64| crate::cli::seconds(t, "--timeout", false).map(drop);
+    // A cache geometry without `simulate = true` would be ignored, as
+    // `run` refuses --I1 without --simulate.
+    let simulated = pick!(simulate) == Some(true);
+    let geometry = |v: Option<Spanned<String>>, flag: &str| -> Result<Option<Spanned<String>>> {
+        let Some(v) = v else { return Ok(None) };
+        let at_value = |m: String| at.error(v.span().start, format!("benchmark '{name}': {m}"));
+        if !simulated {
+            return Err(at_value(format!(
+                "{} is the simulated cache's geometry: it needs simulate = true",
+                &flag[2..]
+            )));
+        }
+        crate::exec::simulate::check_geometry(flag, v.get_ref())
+            .map_err(|e| at_value(e.to_string()))?;
+        Ok(Some(v))
+    };
     let settings = Defaults {
         runs: b.runs.or(d_runs),
         warmup: pick!(warmup),
@@ -509,6 +533,10 @@ fn benchmark(
         output: pick!(output),
         input: pick!(input),
         counters: pick!(counters),
+        simulate: pick!(simulate),
+        i1: geometry(pick!(i1), "--I1")?,
+        d1: geometry(pick!(d1), "--D1")?,
+        ll: geometry(pick!(ll), "--LL")?,
         remove_outliers: pick!(remove_outliers),
         metric: pick!(metric),
         shell: pick!(shell),

@@ -104,6 +104,8 @@ fn settings_given(a: &RunArgs) -> Vec<&'static str> {
     check("--timeout", a.timeout.is_some());
     check("--stop-on-timeout", a.stop_on_timeout);
     check("--counters", a.counters);
+    // --I1, --D1 and --LL need --simulate.
+    check("--simulate/--I1/--D1/--LL", a.simulate);
     check("--order", a.order != default.order);
     check("--seed", a.seed.is_some());
     check("--precision", a.precision.is_some());
@@ -142,12 +144,6 @@ fn unavailable(a: &RunArgs) -> Vec<(&'static str, &'static str)> {
             a.monitor.is_some(),
             "--monitor",
             "a suite's settings come from its file",
-        ),
-        (
-            a.simulate,
-            "--simulate/--I1/--D1/--LL",
-            "a suite file has no setting for simulated counts yet; run the benchmark with \
-             `cmdscope run --simulate`",
         ),
         (
             a.sort != default.sort,
