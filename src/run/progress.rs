@@ -427,6 +427,24 @@ mod tests {
             .collect()
     }
 
+    /// `cell`'s runs measured so far (`samples`), `cell_runs` of them
+    /// expected, `expected_runs` in all.
+    fn measured(
+        s: &mut Shown,
+        (cell, name): (usize, &str),
+        samples: &[Sample],
+        expected_runs: usize,
+        cell_runs: usize,
+    ) {
+        s.progress.event(&Event::Measured {
+            cell,
+            name,
+            samples,
+            expected_runs,
+            cell_runs,
+        });
+    }
+
     fn load_warning() -> Vec<Check> {
         vec![
             Check {
@@ -449,21 +467,9 @@ mod tests {
         s.progress.event(&Event::Started { expected_runs: 4 });
         assert_eq!(s.bar.text(), "", "nothing drawn before the first run");
         let a = walls(&[2.0]);
-        s.progress.event(&Event::Measured {
-            cell: 0,
-            name: "a",
-            samples: &a,
-            expected_runs: 4,
-            cell_runs: 2,
-        });
+        measured(&mut s, (0, "a"), &a, 4, 2);
         let b = walls(&[1.0, 3.0]);
-        s.progress.event(&Event::Measured {
-            cell: 1,
-            name: "b",
-            samples: &b,
-            expected_runs: 6,
-            cell_runs: 3,
-        });
+        measured(&mut s, (1, "b"), &b, 6, 3);
         let drawn = s.bar.text();
         assert!(drawn.contains("1/4 runs"), "{drawn}");
         assert!(drawn.contains("a: ~2.000 ms"), "{drawn}");
@@ -495,13 +501,7 @@ mod tests {
         s.progress.event(&Event::Started { expected_runs: 60 });
         start(&mut s, 1);
         let shell = walls(&[1.0]);
-        s.progress.event(&Event::Measured {
-            cell: 1,
-            name: "sh",
-            samples: &shell,
-            expected_runs: 60,
-            cell_runs: 50,
-        });
+        measured(&mut s, (1, "sh"), &shell, 60, 50);
         assert!(
             s.bar.text().contains("Measuring shell spawning time"),
             "{}",
@@ -524,13 +524,7 @@ mod tests {
         );
         // 3 ms through a shell of 1 ms: the estimate is 2 ms, of 4 runs.
         let runs = walls(&[3.0]);
-        s.progress.event(&Event::Measured {
-            cell: 0,
-            name: "x",
-            samples: &runs,
-            expected_runs: 54,
-            cell_runs: 4,
-        });
+        measured(&mut s, (0, "x"), &runs, 54, 4);
         let drawn = s.bar.text();
         assert!(drawn.contains("Current estimate: 2.0 ms"), "{drawn}");
         s.progress.event(&Event::Ended {
