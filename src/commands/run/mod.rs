@@ -123,7 +123,9 @@ fn hyperfine_wording(e: Error, input: &str) -> Error {
 }
 
 /// hyperfine's words for a `-P` it refuses too (its `ParameterScanError`);
-/// `None` where hyperfine accepts what cmdscope refuses, or has no such flag.
+/// `None` where hyperfine accepts what cmdscope refuses. A geometric scan
+/// (`--parameter-factor`, which hyperfine lacks) whose bound is not a
+/// number or whose values are too many gets the same words as a linear one.
 fn hyperfine_scan_words(e: &ParameterError) -> Option<&'static str> {
     match e {
         ParameterError::NotANumber { .. } => Some("Error while parsing parameter scan arguments"),
