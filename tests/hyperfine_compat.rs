@@ -1622,3 +1622,82 @@ fn refused_parameter_scans_are_in_hyperfines_words_and_exit_status() {
         assert_eq!(cmdscope(&run).status.code(), Some(2), "{scan:?}");
     }
 }
+
+/// Each run's `HYPERFINE_ITERATION` and the length of its
+/// `HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET`, as the command and its
+/// `--prepare` hook logged them: the lines with the lengths masked, and the
+/// lengths.
+fn iterations_logged(log: &Path) -> (Vec<String>, Vec<usize>) {
+    let mut masked = Vec::new();
+    let mut lengths = Vec::new();
+    for line in lines(log) {
+        let (head, length) = line.rsplit_once(' ').unwrap();
+        lengths.push(length.parse().unwrap());
+        masked.push(format!("{head} N"));
+    }
+    (masked, lengths)
+}
+
+#[test]
+fn runs_get_hyperfines_iteration_and_a_random_environment_offset() {
+    let Some(hf) = hyperfine() else { return };
+    let dir = tempdir();
+    let mut logged = Vec::new();
+    for tool in ["hyperfine", "front door", "run"] {
+        let log = dir.path().join(tool.replace(' ', "-"));
+        let log = log.to_str().unwrap();
+        let line = |what: &str| {
+            format!(
+                "echo \"{what} ${{HYPERFINE_ITERATION-unset}} \
+                 ${{#HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET}}\" >> {log}"
+            )
+        };
+        let (setup, prepare, command) = (line("setup"), line("prepare"), line("run"));
+        let args = [
+            "--runs",
+            "3",
+            "--warmup",
+            "2",
+            "--setup",
+            &setup,
+            "--prepare",
+            &prepare,
+            &command,
+        ];
+        let o = match tool {
+            "hyperfine" => run_hyperfine(&hf, &args),
+            "front door" => cmdscope(&[&["hyperfine", "--style", "basic"][..], &args].concat()),
+            _ => cmdscope(&[&["run", "--no-store", "--style", "none"][..], &args].concat()),
+        };
+        assert!(o.status.success(), "{tool}: {}", stderr(&o));
+        logged.push(iterations_logged(Path::new(log)));
+    }
+    let (hyperfine, front_door, run) = (&logged[0], &logged[1], &logged[2]);
+    let expected = [
+        "setup unset N",
+        "prepare unset N",
+        "run warmup-0 N",
+        "prepare unset N",
+        "run warmup-1 N",
+        "prepare unset N",
+        "run 0 N",
+        "prepare unset N",
+        "run 1 N",
+        "prepare unset N",
+        "run 2 N",
+    ];
+    assert_eq!(hyperfine.0, expected, "hyperfine's own");
+    assert_eq!(front_door.0, hyperfine.0, "front door vs hyperfine");
+    for (tool, (_, lengths)) in [("hyperfine", hyperfine), ("front door", front_door)] {
+        // 0 to 4,095 X's, drawn anew for every run and hook: eleven
+        // lengths all equal by chance has odds of 4096^-10.
+        assert!(lengths.iter().all(|&n| n < 4096), "{tool}: {lengths:?}");
+        assert!(
+            lengths.iter().any(|&n| n != lengths[0]),
+            "{tool}: {lengths:?}"
+        );
+    }
+    // `cmdscope run` sets neither.
+    assert!(run.0.iter().all(|l| l.contains(" unset ")), "{:?}", run.0);
+    assert!(run.1.iter().all(|&n| n == 0), "{:?}", run.1);
+}

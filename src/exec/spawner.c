@@ -42,9 +42,12 @@
  * message an 8-byte header {type, length} and `length` bytes:
  *   harness -> helper: PREPARE (with stdin/stdout/stderr as SCM_RIGHTS),
  *                      RUN (the header alone, its length field holding the
- *                      command's id: one read per run), GO (read by the
- *                      waiting child), SCHEDULE {flags, count, ids} (runs
- *                      made back to back, see `schedule`), RESUME.
+ *                      command's id: one read per run), RUN_ENV {id,
+ *                      count, count NUL-terminated NAME=VALUE} (a run
+ *                      with variables of its own, see `run_env`), GO
+ *                      (read by the waiting child), SCHEDULE {flags,
+ *                      count, ids} (runs made back to back, see
+ *                      `schedule`), RESUME.
  *   helper -> harness: PID {pid} (counters only), STARTED {seconds,
  *                      nanoseconds: the run's start on CLOCK_MONOTONIC,
  *                      with a timeout only), RESULT {struct result},
@@ -83,6 +86,7 @@ enum {
     MSG_DONE = 7,
     MSG_RESUME = 8,
     MSG_STARTED = 9,
+    MSG_RUN_ENV = 10,
 };
 
 /* Flags of a SCHEDULE. */
@@ -170,6 +174,7 @@ static size_t ncommands;
 
 struct child_ctx {
     const struct command *c;
+    char *const *envp; /* the command's, or a run's own (`run_env`) */
     volatile int failed_step, error;
 };
 
@@ -365,7 +370,7 @@ static int child_main(void *arg) {
         if (send_msg(MSG_PID, &pid, sizeof pid) != 0 || read_full(SOCK, &h, sizeof h) != 0 || h.type != MSG_GO)
             child_fail(ctx, STEP_SYNC);
     }
-    execve(c->path, c->argv, c->envp);
+    execve(c->path, c->argv, ctx->envp);
     child_fail(ctx, STEP_EXEC);
     return 127;
 }
@@ -525,14 +530,15 @@ static int64_t kill_leftovers(void) {
     return count;
 }
 
-/* Runs command `id` once and fills `res`. */
-static void run_one(uint32_t id, struct result *out) {
+/* Runs command `id` once, with environment `envp` (NULL: the command's),
+ * and fills `res`. */
+static void run_one(uint32_t id, char *const *envp, struct result *out) {
     struct result res;
     memset(&res, 0, sizeof res);
     res.serial = -1;
     if (id >= ncommands) _exit(3);
     const struct command *c = commands[id];
-    struct child_ctx ctx = {c, 0, 0};
+    struct child_ctx ctx = {c, envp ? envp : c->envp, 0, 0};
     /* The run's I/O: what reaping it adds to this process's own counters
      * (the kernel adds a reaped child's, and what it reaped, to its
      * parent's), read before and after. One pread each on a file kept
@@ -622,7 +628,69 @@ static void run_one(uint32_t id, struct result *out) {
 
 static void run(uint32_t id) {
     struct result res;
-    run_one(id, &res);
+    run_one(id, NULL, &res);
+    send_msg(MSG_RESULT, &res, sizeof res);
+}
+
+/* The most variables one RUN_ENV may set. */
+#define RUN_ENV_MAX 64
+
+/* RUN_ENV {id, count, count NUL-terminated NAME=VALUE}: one run of command
+ * `id` whose environment is the command's with these set (a name the
+ * command has takes the new value). The run's environment is built here,
+ * before the clone, in buffers kept from run to run: the child only
+ * passes it to exec, and neither this process's own environment nor the
+ * command's prepared one changes, so the next RUN sees the command's as
+ * prepared. */
+static void run_env(uint32_t len) {
+    static char *body;
+    static size_t body_cap;
+    static char **envp;
+    static size_t envp_cap;
+    uint32_t head[2];
+    if (len < sizeof head || read_full(SOCK, head, sizeof head) != 0) _exit(3);
+    size_t rest = len - sizeof head;
+    if (rest + 1 > body_cap) {
+        free(body);
+        body_cap = rest + 1;
+        body = malloc(body_cap);
+        if (!body) _exit(3);
+    }
+    if (read_full(SOCK, body, rest) != 0) _exit(3);
+    body[rest] = 0;
+    uint32_t id = head[0], count = head[1];
+    if (id >= ncommands || count > RUN_ENV_MAX) _exit(3);
+    char *vars[RUN_ENV_MAX];
+    size_t names[RUN_ENV_MAX];
+    char *p = body;
+    for (uint32_t i = 0; i < count; i++) {
+        char *eq = p < body + rest ? strchr(p, '=') : NULL;
+        if (!eq || eq == p) _exit(3);
+        vars[i] = p;
+        names[i] = (size_t)(eq - p) + 1; /* the name and its '=' */
+        p += strlen(p) + 1;
+        if (p > body + rest) _exit(3);
+    }
+    const struct command *c = commands[id];
+    size_t n = 0;
+    while (c->envp[n]) n++;
+    if (n + count + 1 > envp_cap) {
+        free(envp);
+        envp_cap = n + count + 1;
+        envp = malloc(envp_cap * sizeof *envp);
+        if (!envp) _exit(3);
+    }
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++) {
+        int replaced = 0;
+        for (uint32_t i = 0; i < count && !replaced; i++)
+            replaced = !strncmp(c->envp[j], vars[i], names[i]);
+        if (!replaced) envp[k++] = c->envp[j];
+    }
+    for (uint32_t i = 0; i < count; i++) envp[k++] = vars[i];
+    envp[k] = NULL;
+    struct result res;
+    run_one(id, envp, &res);
     send_msg(MSG_RESULT, &res, sizeof res);
 }
 
@@ -682,7 +750,7 @@ static void schedule(uint32_t len) {
     int64_t since = 0; /* end of the first run not yet written, ns */
     while (made < count && !stop_batch && !parent_gone) {
         struct report *r = &unsent[nunsent++];
-        run_one(ids[made], &r->res);
+        run_one(ids[made], NULL, &r->res);
         r->res.serial = (int64_t)(first + made);
         made++;
         r->h.type = MSG_RESULT;
@@ -813,11 +881,13 @@ int main(int argc, char **argv) {
                 memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
             }
         }
-        spin = h.type == MSG_RUN || h.type == MSG_SCHEDULE;
+        spin = h.type == MSG_RUN || h.type == MSG_RUN_ENV || h.type == MSG_SCHEDULE;
         if (h.type == MSG_PREPARE) {
             prepare(h.len, fds, nfds);
         } else if (h.type == MSG_RUN) {
             run(h.len);
+        } else if (h.type == MSG_RUN_ENV) {
+            run_env(h.len);
         } else if (h.type == MSG_SCHEDULE) {
             schedule(h.len);
         } else if (h.type == MSG_RESUME) {

@@ -382,6 +382,7 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                     &hooks.cell,
                     &hooks.input,
                     hooks.show_output,
+                    &[],
                 );
                 if let Err(e) = ran {
                     fail(e);
@@ -428,6 +429,7 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
                     &hooks.cell,
                     &hooks.input,
                     hooks.show_output,
+                    &[],
                 ),
                 _ => Ok(()),
             };

@@ -19,11 +19,20 @@ use crate::exec::{Input, Outcome, Prepared, Spawner};
 use crate::metrics::{Metric, Sample};
 use crate::run::plan::Cell;
 
+/// Which of its cell's runs a run is, counted from 0 apart for warm-ups
+/// and measured runs (hyperfine's `HYPERFINE_ITERATION` numbers them so).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Iteration {
+    Warmup(usize),
+    Measured(usize),
+}
+
 /// Makes the runs and hooks of a session's cells.
 pub trait Executor {
-    /// Makes one run (warm-up or measured) of cell `cell` (an index into
-    /// `RunOptions::cells`), filling `sample` with what was measured.
-    fn run(&mut self, cell: usize, sample: &mut Sample) -> Result<Outcome>;
+    /// Makes one run (warm-up or measured, `iteration`) of cell `cell` (an
+    /// index into `RunOptions::cells`), filling `sample` with what was
+    /// measured.
+    fn run(&mut self, cell: usize, iteration: Iteration, sample: &mut Sample) -> Result<Outcome>;
 
     /// Runs a hook of cell `cell`'s (`what`: setup, prepare, conclude or
     /// cleanup); returns its wall time in seconds. A hook that fails is an
@@ -48,6 +57,9 @@ pub struct Spawned<'a> {
     shown: Vec<bool>,
     /// Per cell, in order.
     prepared: Vec<Prepared>,
+    /// Every run and hook gets hyperfine's per-run variables
+    /// ([`hyperfine_variables`]): the front door's.
+    hyperfine_variables: bool,
 }
 
 impl<'a> Spawned<'a> {
@@ -65,19 +77,69 @@ impl<'a> Spawned<'a> {
             input,
             shown,
             prepared,
+            hyperfine_variables: false,
         }
+    }
+
+    /// Sets hyperfine's per-run variables for every run and hook, as the
+    /// front door does. Its runs are then all made one at a time (a
+    /// schedule's runs share their command's environment).
+    pub fn with_hyperfine_variables(mut self) -> Self {
+        self.hyperfine_variables = true;
+        self
     }
 }
 
+/// The variables hyperfine sets for a run of a command (`iteration`) or of
+/// a hook or the shell's calibration (None):
+/// `HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET`, 0 to 4,095 `X`s drawn anew
+/// each time, so that the stack starts at a different place from run to
+/// run (an environment's size moves it: Mytkowicz et al., "Producing
+/// wrong data without doing anything obviously wrong!", 2009), and for a
+/// command's runs `HYPERFINE_ITERATION`, `warmup-N` or `N`.
+pub fn hyperfine_variables(iteration: Option<Iteration>) -> Vec<(&'static str, String)> {
+    let offset = rand::random::<u64>() as usize % 4096;
+    let mut vars = vec![(
+        "HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET",
+        "X".repeat(offset),
+    )];
+    match iteration {
+        Some(Iteration::Warmup(i)) => vars.push(("HYPERFINE_ITERATION", format!("warmup-{i}"))),
+        Some(Iteration::Measured(i)) => vars.push(("HYPERFINE_ITERATION", i.to_string())),
+        None => {}
+    }
+    vars
+}
+
 impl Executor for Spawned<'_> {
-    fn run(&mut self, cell: usize, sample: &mut Sample) -> Result<Outcome> {
-        self.prepared[cell].run(sample)
+    fn run(&mut self, cell: usize, iteration: Iteration, sample: &mut Sample) -> Result<Outcome> {
+        if !self.hyperfine_variables {
+            return self.prepared[cell].run(sample);
+        }
+        let iteration = (!self.cells[cell].calibration).then_some(iteration);
+        let vars = hyperfine_variables(iteration);
+        let vars: Vec<(&[u8], &[u8])> = vars
+            .iter()
+            .map(|(k, v)| (k.as_bytes(), v.as_bytes()))
+            .collect();
+        self.prepared[cell].run_with(&vars, sample)
     }
 
     fn hook(&mut self, what: &str, hook: &str, cell: usize) -> Result<f64> {
         let started = Instant::now();
-        let ran =
-            crate::run::hooks::run(what, hook, &self.cells[cell], self.input, self.shown[cell]);
+        let vars = if self.hyperfine_variables {
+            hyperfine_variables(None)
+        } else {
+            Vec::new()
+        };
+        let ran = crate::run::hooks::run(
+            what,
+            hook,
+            &self.cells[cell],
+            self.input,
+            self.shown[cell],
+            &vars,
+        );
         // What a hook leaves running lives until the session ends (a
         // server the runs talk to, say).
         self.spawner.keep_hook_leftovers();
@@ -85,7 +147,7 @@ impl Executor for Spawned<'_> {
     }
 
     fn schedulable(&mut self) -> Option<&mut [Prepared]> {
-        Some(&mut self.prepared)
+        (!self.hyperfine_variables).then_some(&mut self.prepared)
     }
 }
 
@@ -142,7 +204,7 @@ fn sleep_seconds(what: &str, command: &str) -> Result<f64> {
 }
 
 impl Executor for Debug<'_> {
-    fn run(&mut self, cell: usize, sample: &mut Sample) -> Result<Outcome> {
+    fn run(&mut self, cell: usize, _: Iteration, sample: &mut Sample) -> Result<Outcome> {
         let c = &self.cells[cell];
         let wall = if c.calibration {
             self.shell
@@ -184,7 +246,10 @@ mod tests {
 
     fn wall(ex: &mut Debug, cell: usize) -> (f64, Sample) {
         let mut s = Sample::new(0);
-        assert_eq!(ex.run(cell, &mut s).unwrap(), Outcome::Finished);
+        assert_eq!(
+            ex.run(cell, Iteration::Measured(0), &mut s).unwrap(),
+            Outcome::Finished
+        );
         (s.get(Metric::WallTime).unwrap(), s)
     }
 

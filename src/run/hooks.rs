@@ -10,8 +10,16 @@ use crate::error::{Error, Result};
 use crate::exec::Input;
 use crate::run::plan::Cell;
 
-/// Runs `hook` for `cell`; a failing hook is an error naming it.
-pub fn run(what: &str, hook: &str, cell: &Cell, input: &Input, show_output: bool) -> Result<()> {
+/// Runs `hook` for `cell`, with `vars` set besides the cell's
+/// environment; a failing hook is an error naming it.
+pub fn run(
+    what: &str,
+    hook: &str,
+    cell: &Cell,
+    input: &Input,
+    show_output: bool,
+    vars: &[(&str, String)],
+) -> Result<()> {
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c").arg(hook);
     match input {
@@ -36,6 +44,7 @@ pub fn run(what: &str, hook: &str, cell: &Cell, input: &Input, show_output: bool
             std::ffi::OsStr::from_bytes(v),
         );
     }
+    cmd.envs(vars.iter().map(|(k, v)| (k, v)));
     let status = cmd.status().map_err(|e| Error::Spawn {
         command: format!("sh -c {hook}"),
         source: e,

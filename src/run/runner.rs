@@ -19,7 +19,7 @@ use crate::metrics::{Metric, Sample};
 use crate::run::ahead::Ahead;
 use crate::run::concurrent::{self, Batches, Instances, Pool};
 use crate::run::events::{Event, Fanout, Observer};
-use crate::run::executor::{Debug, Executor, Spawned};
+use crate::run::executor::{Debug, Executor, Iteration, Spawned};
 use crate::run::plan::Cell;
 use crate::run::preflight;
 use crate::run::progress::{HyperfineBars, Phases, Progress};
@@ -93,6 +93,9 @@ pub struct RunOptions {
     /// hyperfine's `--debug-mode` (the front door's testing aid): nothing
     /// is run, a command `sleep X` takes X s (`executor::Debug`).
     pub debug: bool,
+    /// hyperfine's per-run variables in every run and hook
+    /// (`executor::hyperfine_variables`): the front door's.
+    pub hyperfine_variables: bool,
 }
 
 impl RunOptions {
@@ -237,6 +240,9 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         &mut debug
     } else {
         spawned = Spawned::new(&spawner, &opts.cells, &opts.input, shown, prepared);
+        if opts.hyperfine_variables {
+            spawned = spawned.with_hyperfine_variables();
+        }
         &mut spawned
     };
     let schedulable: Option<Vec<bool>> = executor
@@ -694,7 +700,12 @@ pub(crate) fn drive(
                 // them costs at most 0.2 % of the cell's last run
                 // (`DisturbanceProbe`).
                 let before = probe.read(last_wall[c]);
-                let ran = executor.run(c, &mut sample);
+                let iteration = if measured {
+                    Iteration::Measured(samples[c].len())
+                } else {
+                    Iteration::Warmup(warmups_made[c])
+                };
+                let ran = executor.run(c, iteration, &mut sample);
                 let after = probe.read(last_wall[c]);
                 sample.disturbance = probe.between(before, after);
                 ran

@@ -324,6 +324,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         isolate: isolate.as_ref().map(|(own, _)| *own),
         simulate,
         debug: r.debug,
+        hyperfine_variables: args.hyperfine_words,
     };
     if !quiet {
         shell_notes(r, &opts.cells);

@@ -238,6 +238,14 @@ impl Prepared {
 
     /// Runs the command once and fills `sample` with every metric measured.
     pub fn run(&mut self, sample: &mut Sample) -> Result<Outcome> {
+        self.run_with(&[], sample)
+    }
+
+    /// [`Prepared::run`] with variables set for this run only (`vars`:
+    /// names and values, see `wire::run_request`): the next run has the
+    /// command's environment as prepared again.
+    pub fn run_with(&mut self, vars: &[(&[u8], &[u8])], sample: &mut Sample) -> Result<Outcome> {
+        let request = run_request(self.id, vars)?;
         // Every run starts from the same state: the input from its first
         // byte, the output file empty. Outside the timed window (the
         // spawner times the run).
@@ -254,8 +262,6 @@ impl Prepared {
         let spawner = self.spawner.clone();
         // A report of a schedule cannot be taken for this run's.
         spawner.finish_schedules()?;
-        // The header alone: its length field carries the id (spawner.c).
-        let request = header(MSG_RUN, self.id as usize);
         spawner.send(&request, &[])?;
 
         let mut interrupted = false;
@@ -479,5 +485,60 @@ impl Prepared {
             }
             self.piped_bytes += n as u64;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines `env` (coreutils) printed in its last run.
+    fn printed(path: &Path) -> Vec<Vec<u8>> {
+        std::fs::read(path)
+            .unwrap()
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+
+    #[test]
+    fn a_runs_own_variables_reach_that_run_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("env.txt");
+        let spawner = std::rc::Rc::new(Spawner::start(false).unwrap());
+        let config = SpawnConfig {
+            env: vec![
+                (b"KEPT".to_vec(), b"1".to_vec()),
+                (b"REPLACED".to_vec(), b"old".to_vec()),
+            ],
+            clear_env: true,
+            output: Output::File(out.clone()),
+            ..SpawnConfig::new(vec![b"env".to_vec()])
+        };
+        let mut p = Prepared::new(&spawner, &config).unwrap();
+        let mut sample = Sample::new(0);
+        let value = b"a=b\xff".as_slice();
+        p.run_with(&[(b"REPLACED", b"new"), (b"ADDED", value)], &mut sample)
+            .unwrap();
+        assert_eq!(sample.exit_code, Some(0));
+        let mut lines = printed(&out);
+        lines.sort();
+        let mut added = b"ADDED=".to_vec();
+        added.extend_from_slice(value);
+        assert_eq!(lines, [added, b"KEPT=1".to_vec(), b"REPLACED=new".to_vec()]);
+        // The next run without variables has the command's as prepared,
+        // and the spawner keeps serving runs with and without them.
+        p.run(&mut sample).unwrap();
+        let mut lines = printed(&out);
+        lines.sort();
+        assert_eq!(lines, [b"KEPT=1".to_vec(), b"REPLACED=old".to_vec()]);
+        for i in 0..50u32 {
+            let v = "X".repeat(i as usize * 80);
+            p.run_with(&[(b"BIG", v.as_bytes())], &mut sample).unwrap();
+            assert!(printed(&out).contains(&format!("BIG={v}").into_bytes()));
+        }
+        p.run(&mut sample).unwrap();
+        assert_eq!(printed(&out).len(), 2);
     }
 }

@@ -14,6 +14,9 @@ pub(super) const MSG_SCHEDULE: u32 = 6;
 pub(super) const MSG_DONE: u32 = 7;
 pub(super) const MSG_RESUME: u32 = 8;
 pub(super) const MSG_STARTED: u32 = 9;
+pub(super) const MSG_RUN_ENV: u32 = 10;
+/// The most variables one run may set of its own (`RUN_ENV_MAX` in spawner.c).
+pub const RUN_ENV_MAX: usize = 64;
 pub(super) const S_STOP_ON_FAILURE: u32 = 1;
 /// The most runs one SCHEDULE message may hold (`SCHEDULE_MAX` in spawner.c).
 pub const SCHEDULE_MAX: usize = 256;
@@ -320,8 +323,101 @@ pub(super) fn read_within(fd: std::os::fd::RawFd, buf: &mut [u8], patience: Dura
     true
 }
 
+/// The request for one run of prepared command `id`. Without variables of
+/// its own, RUN: the header alone, its length field holding the id, as
+/// every run sends. With them, RUN_ENV {id, count, NAME=VALUE NUL ...}: the
+/// command's environment with each NAME set to VALUE for this run only.
+/// A name that is empty or holds `=` or NUL, or a value that holds NUL,
+/// cannot be passed to exec and is refused; any other bytes are carried
+/// as they are (an environment is bytes, not text).
+pub(super) fn run_request(id: u32, vars: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
+    if vars.is_empty() {
+        return Ok(header(MSG_RUN, id as usize));
+    }
+    if vars.len() > RUN_ENV_MAX {
+        return Err(Error::Usage(format!(
+            "a run may set at most {RUN_ENV_MAX} variables of its own"
+        )));
+    }
+    let mut body = Vec::new();
+    body.extend_from_slice(&id.to_ne_bytes());
+    body.extend_from_slice(&(vars.len() as u32).to_ne_bytes());
+    for (name, value) in vars {
+        if name.is_empty() || name.contains(&b'=') || name.contains(&0) || value.contains(&0) {
+            return Err(Error::Usage(format!(
+                "'{}' cannot be set in a command's environment",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        body.extend_from_slice(name);
+        body.push(b'=');
+        body.extend_from_slice(value);
+        body.push(0);
+    }
+    if body.len() > u32::MAX as usize {
+        return Err(Error::Usage("a run's variables are too large".into()));
+    }
+    let mut message = header(MSG_RUN_ENV, body.len());
+    message.extend_from_slice(&body);
+    Ok(message)
+}
+
 pub(super) fn header(kind: u32, len: usize) -> Vec<u8> {
     let mut v = kind.to_ne_bytes().to_vec();
     v.extend_from_slice(&(len as u32).to_ne_bytes());
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u32_at(b: &[u8], at: usize) -> u32 {
+        u32::from_ne_bytes(b[at..at + 4].try_into().unwrap())
+    }
+
+    #[test]
+    fn a_run_without_variables_is_the_header_alone() {
+        let m = run_request(7, &[]).unwrap();
+        assert_eq!(m, header(MSG_RUN, 7));
+        assert_eq!(m.len(), 8);
+    }
+
+    #[test]
+    fn a_runs_variables_follow_its_id_and_count_each_ended_by_nul() {
+        let value = b"a=b\xff\xfe".as_slice();
+        let m = run_request(3, &[(b"ONE", b""), (b"TWO", value)]).unwrap();
+        assert_eq!(u32_at(&m, 0), MSG_RUN_ENV);
+        assert_eq!(u32_at(&m, 4) as usize, m.len() - 8);
+        assert_eq!(u32_at(&m, 8), 3);
+        assert_eq!(u32_at(&m, 12), 2);
+        // Read back as the spawner does: NUL-ended NAME=VALUE strings,
+        // the name up to the first '=' (a value may hold more of them).
+        let vars: Vec<(&[u8], &[u8])> = m[16..]
+            .split(|&b| b == 0)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let eq = s.iter().position(|&b| b == b'=').unwrap();
+                (&s[..eq], &s[eq + 1..])
+            })
+            .collect();
+        assert_eq!(vars, [(b"ONE".as_slice(), b"".as_slice()), (b"TWO", value)]);
+        assert_eq!(m.last(), Some(&0));
+    }
+
+    #[test]
+    fn what_exec_cannot_pass_is_refused() {
+        for (name, value) in [
+            (b"".as_slice(), b"x".as_slice()),
+            (b"A=B", b"x"),
+            (b"A\0", b"x"),
+            (b"A", b"x\0y"),
+        ] {
+            let e = run_request(0, &[(name, value)]).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{e}");
+        }
+        let many = vec![(b"A".as_slice(), b"1".as_slice()); RUN_ENV_MAX + 1];
+        assert!(run_request(0, &many).is_err());
+        assert!(run_request(0, &many[..RUN_ENV_MAX]).is_ok());
+    }
 }

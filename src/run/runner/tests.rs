@@ -43,6 +43,8 @@ struct Mock {
     /// Per cell, the runs made so far.
     made: Vec<usize>,
     calls: Vec<Call>,
+    /// Each run's cell and which of its runs the runner said it was.
+    iterations: Vec<(usize, Iteration)>,
     /// Seconds every hook reports.
     hook_time: f64,
     /// The hooks that fail: (what, cell).
@@ -55,6 +57,7 @@ impl Mock {
     fn new(scripts: Vec<Script>) -> Mock {
         Mock {
             made: vec![0; scripts.len()],
+            iterations: Vec::new(),
             scripts,
             calls: Vec::new(),
             hook_time: 0.0,
@@ -85,7 +88,8 @@ impl Mock {
 }
 
 impl Executor for Mock {
-    fn run(&mut self, cell: usize, sample: &mut Sample) -> Result<Outcome> {
+    fn run(&mut self, cell: usize, iteration: Iteration, sample: &mut Sample) -> Result<Outcome> {
+        self.iterations.push((cell, iteration));
         let k = self.made[cell];
         self.made[cell] += 1;
         self.calls.push(Call::Run(cell));
@@ -198,6 +202,7 @@ fn options(cells: Vec<Cell>, order: Order, policy: RunPolicy) -> RunOptions {
         isolate: None,
         simulate: None,
         debug: false,
+        hyperfine_variables: false,
     }
 }
 
@@ -361,6 +366,13 @@ fn warm_ups_come_before_each_cells_measured_runs_and_are_not_kept() {
     let mut mock = Mock::new(vec![warm_then_measured(0.01), warm_then_measured(0.02)]);
     let s = session(&opts, &mut mock);
     assert_eq!(mock.runs(), [0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+    // Each cell's warm-ups and measured runs are counted from 0 apart.
+    use Iteration::{Measured, Warmup};
+    let each = [Warmup(0), Warmup(1), Measured(0), Measured(1), Measured(2)];
+    let expected: Vec<(usize, Iteration)> = (0..2)
+        .flat_map(|c| each.iter().map(move |&i| (c, i)))
+        .collect();
+    assert_eq!(mock.iterations, expected);
     assert_eq!(walls(&s, 0), [0.01; 3]);
     assert_eq!(walls(&s, 1), [0.02; 3]);
     // Warm-ups are not numbered among the session's runs.
