@@ -5,6 +5,7 @@ use cmdscope::error::exit;
 
 fn main() {
     let args = cmdscope::cli::front_door(std::env::args_os().collect());
+    let front_door = cmdscope::cli::is_front_door(&args);
     let cli = match Cli::parse_ordered(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -24,8 +25,15 @@ fn main() {
                     },
                 );
             }
-            // One line, as every other error: clap's first line names the problem.
             let text = e.render().to_string();
+            if front_door {
+                // hyperfine's block, which scripts written for it may match.
+                for line in cmdscope::cli::hyperfine_parse_error(&text).lines() {
+                    cmdscope::eprint_line!("{}", cmdscope::output::escape_line(line));
+                }
+                std::process::exit(exit::USAGE);
+            }
+            // One line, as every other error: clap's first line names the problem.
             let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
             let first = lines.next().unwrap_or("invalid arguments");
             let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();

@@ -897,7 +897,8 @@ fn no_shell_with_debug_mode_is_refused_in_hyperfines_words() {
             "{args:?}: {} vs {words}",
             stderr(&c)
         );
-        assert_eq!(stderr(&c).lines().count(), 1, "{}", stderr(&c));
+        // The whole block: `parse_errors_are_hyperfines_block_byte_for_byte`.
+        assert_eq!(stderr(&c), said, "{args:?}");
     }
     // -N alone, and its long name, still run.
     for flag in ["-N", "--no-shell"] {
@@ -1700,4 +1701,50 @@ fn runs_get_hyperfines_iteration_and_a_random_environment_offset() {
     // `cmdscope run` sets neither.
     assert!(run.0.iter().all(|l| l.contains(" unset ")), "{:?}", run.0);
     assert!(run.1.iter().all(|&n| n == 0), "{:?}", run.1);
+}
+
+/// Parse errors of every kind a script can hit: the front door's standard
+/// error and exit status are hyperfine's, byte for byte; `cmdscope run`
+/// keeps its one line.
+#[test]
+fn parse_errors_are_hyperfines_block_byte_for_byte() {
+    let Some(hf) = hyperfine() else { return };
+    let cases: &[&[&str]] = &[
+        // unknown flags, with and without a "did you mean" tip
+        &["--foo", "true"],
+        &["--warmpu", "3", "true"],
+        &["--stlye", "basic", "true"],
+        // a value missing
+        &["--warmup"],
+        &["--runs", "2", "--style"],
+        &["--shell"],
+        &["--output"],
+        &["-P", "x", "1"],
+        // invalid values
+        &["--style", "bogus", "true"],
+        &["--sort", "bogus", "true"],
+        &["--time-unit", "bogus", "true"],
+        // conflicting flags
+        &["-N", "--debug-mode", "sleep 1"],
+        &["--debug-mode", "-N", "sleep 1"],
+        // no command
+        &[],
+    ];
+    for args in cases {
+        let h = Command::new(&hf)
+            .args(*args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let c = cmdscope(&[&["hyperfine"][..], args].concat());
+        assert_eq!(h.status.code(), Some(2), "{args:?}: {}", stderr(&h));
+        assert_eq!(c.status.code(), h.status.code(), "{args:?}");
+        assert_eq!(stderr(&c), stderr(&h), "{args:?}");
+        assert!(stderr(&h).contains("\n\nFor more information, try '--help'.\n"));
+        if !args.is_empty() {
+            let o = cmdscope(&[&["run", "--no-store"][..], args].concat());
+            assert_eq!(o.status.code(), Some(2), "{args:?}");
+            assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
+        }
+    }
 }

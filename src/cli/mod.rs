@@ -57,6 +57,47 @@ pub fn front_door(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
+/// Whether the arguments (as [`front_door`] returns them) are the
+/// hyperfine front door's.
+pub fn is_front_door(args: &[OsString]) -> bool {
+    args.get(1).is_some_and(|a| a == "hyperfine")
+}
+
+/// A parse error of the front door (clap's rendering, `rendered`) as
+/// hyperfine 1.20 prints it, which scripts may match on: clap's block
+/// as it is, with the usage naming `hyperfine` and the value names
+/// hyperfine gives (cmdscope's are clearer for `run`, whose one-line
+/// errors keep them).
+pub fn hyperfine_parse_error(rendered: &str) -> String {
+    const NAMES: [(&str, &str); 7] = [
+        ("cmdscope hyperfine", "hyperfine"),
+        ("<COMMAND>", "<command>"),
+        // Optional for cmdscope (a suite needs none), required by hyperfine.
+        ("[COMMAND]...", "<command>..."),
+        ("--style <STYLE>", "--style <TYPE>"),
+        (
+            "--parameter-step-size <STEP>",
+            "--parameter-step-size <DELTA>",
+        ),
+        ("-D <STEP>", "-D <DELTA>"),
+        ("--reference-name <NAME>", "--reference-name <CMD>"),
+    ];
+    let text = NAMES
+        .iter()
+        .fold(rendered.to_string(), |text, (ours, theirs)| {
+            text.replace(ours, theirs)
+        });
+    // clap's usage names `run`'s --no-store with an argument in conflict
+    // with it; the front door never stores unless told, and hyperfine has
+    // no such flag.
+    text.lines()
+        .map(|l| match l.strip_prefix("Usage: ") {
+            Some(usage) => format!("Usage: {}\n", usage.replace(" --no-store", "")),
+            None => format!("{l}\n"),
+        })
+        .collect()
+}
+
 /// cmdscope: a performance lab for commands.
 ///
 /// Runs commands as whole processes and measures every run with the kernel's
