@@ -82,9 +82,15 @@ fn main() {
             exit::INTERRUPTED
         }
         Err(e) => {
-            // Messages may quote files, stores and command output.
+            // Messages may quote files, stores and command output. The
+            // front door's start as hyperfine's do, for scripts that match.
             cmdscope::eprint_line!(
-                "cmdscope: error: {}",
+                "{} {}",
+                if front_door {
+                    "Error:"
+                } else {
+                    "cmdscope: error:"
+                },
                 cmdscope::output::escape_line(&e.to_string())
             );
             e.exit_code()

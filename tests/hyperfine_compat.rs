@@ -1748,3 +1748,49 @@ fn parse_errors_are_hyperfines_block_byte_for_byte() {
         }
     }
 }
+
+/// Errors hyperfine finds after its parser, in its words: the front door's
+/// standard error and exit status are hyperfine's, byte for byte.
+#[test]
+fn errors_found_after_parsing_are_hyperfines_byte_for_byte() {
+    let Some(hf) = hyperfine() else { return };
+    let cases: &[&[&str]] = &[
+        &["-P", "x", "0", "1000000", "echo {x}"],
+        &["-P", "x", "0", "10", "-D", "0", "echo {x}"],
+        &["-P", "x", "0.5", "2", "echo {x}"],
+        &["-L", "x", "a", "-L", "x", "b", "echo {x}"],
+        &["-n", "a", "-n", "b", "true"],
+        &[
+            "--prepare",
+            "true",
+            "--prepare",
+            "true",
+            "--prepare",
+            "true",
+            "true",
+            "true",
+        ],
+        &[
+            "--conclude",
+            "true",
+            "--conclude",
+            "true",
+            "--conclude",
+            "true",
+            "true",
+            "true",
+        ],
+    ];
+    for args in cases {
+        let args = [&["--runs", "2"][..], args].concat();
+        let h = Command::new(&hf)
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let c = cmdscope(&[&["hyperfine"][..], &args].concat());
+        assert_eq!(h.status.code(), Some(1), "{args:?}: {}", stderr(&h));
+        assert_eq!(c.status.code(), h.status.code(), "{args:?}");
+        assert_eq!(stderr(&c), stderr(&h), "{args:?}");
+    }
+}

@@ -92,20 +92,20 @@ fn hyperfine_wording(e: Error, input: &str) -> Error {
             ))
         }
         Error::TooManyNames { commands, .. } => Error::Failed(format!(
-            "Too many --command-name options: Expected {commands} at most ({e})"
+            "Too many --command-name options: Expected {commands} at most"
         )),
         Error::PerCommandCount {
             ref flag, commands, ..
         } => Error::Failed(format!(
             "The '{flag}' option has to be provided just once or N times, where N={commands} is \
-             the number of benchmark commands (including a potential reference). ({e})"
+             the number of benchmark commands (including a potential reference)."
         )),
         Error::Parameter(ref p) => match hyperfine_scan_words(p) {
-            Some(words) => Error::Failed(format!("{words} ({e})")),
+            Some(words) => Error::Failed(words.to_string()),
             None => e,
         },
         Error::DuplicateParameter(ref name) => {
-            Error::Failed(format!("Duplicate parameter names: {name} ({e})"))
+            Error::Failed(format!("Duplicate parameter names: {name}"))
         }
         Error::HookFailed { what, .. } => {
             let what = match what.as_str() {
