@@ -889,3 +889,78 @@ fn a_python_scripts_functions_appear_by_name_with_jit_symbols() {
     assert!(with_caller, "{c:#}");
     assert_eq!(left_behind(&maps_before), Vec::<String>::new());
 }
+
+/// A Java program's JIT-compiled method by the name the JVM gives it
+/// (`long Hot.hotLoop(long)`), from the perf map the JVM writes at exit
+/// when --jit-symbols asks; its stacks walk through the compiled code's
+/// frame pointers down to the JVM's own C++ frames that called into Java.
+#[test]
+fn a_java_programs_compiled_method_appears_by_name_with_jit_symbols() {
+    let have = |tool: &str| {
+        Command::new(tool)
+            .arg("-version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("java") || !have("javac") {
+        skip("no JDK here (.ci/run installs default-jdk-headless); the JVM JIT symbols test did not run");
+        return;
+    }
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("Hot.java"),
+        "public class Hot {\n\
+         \x20   static long hotLoop(long n) {\n\
+         \x20       long x = 0;\n\
+         \x20       for (long i = 0; i < n; i++) x = (x * 31 + i) % 1000003;\n\
+         \x20       return x;\n\
+         \x20   }\n\
+         \x20   public static void main(String[] a) {\n\
+         \x20       long s = 0;\n\
+         \x20       for (int k = 0; k < 40; k++) s += hotLoop(2000000);\n\
+         \x20       if (s == 42) System.out.println(\"unlikely\");\n\
+         \x20   }\n\
+         }\n",
+    )
+    .unwrap();
+    let javac = Command::new("javac")
+        .arg("Hot.java")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(javac.status.success(), "{javac:?}");
+    let command = format!("java -cp {} Hot", dir.path().display());
+    let maps_before = perf_maps();
+    let p = profile(&["--runs", "3", "--jit-symbols", &command]);
+    let c = cell(&p, 0);
+    let hot = c["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"] == "long Hot.hotLoop(long)")
+        .unwrap_or_else(|| panic!("no long Hot.hotLoop(long) in {c:#}"));
+    assert_eq!(hot["module"], "[jit]");
+    let sampled = c["sampled_seconds"].as_f64().unwrap();
+    assert!(hot["total"].as_f64().unwrap() > 0.3 * sampled, "{c:#}");
+    // Below the compiled method, the JVM's C++ frame that called into Java
+    // (its interpreted frames are all named "Interpreter" by the JVM).
+    let through = c["hot_stacks"].as_array().unwrap().iter().any(|s| {
+        let names: Vec<&str> = s["stack"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let h = names.iter().position(|n| *n == "long Hot.hotLoop(long)");
+        let jvm = names
+            .iter()
+            .position(|n| n.starts_with("JavaCalls::call_helper"));
+        matches!((jvm, h), (Some(j), Some(h)) if j < h)
+    });
+    assert!(through, "{c:#}");
+    assert_eq!(left_behind(&maps_before), Vec::<String>::new());
+    // Without the option the JVM writes no map: no Java method names.
+    let p = profile(&["--runs", "3", &command]);
+    let names = p["cells"][0]["functions"].to_string();
+    assert!(!names.contains("Hot.hotLoop"), "{names}");
+}
