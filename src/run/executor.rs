@@ -27,6 +27,25 @@ pub enum Iteration {
     Measured(usize),
 }
 
+impl Iteration {
+    /// A cell's next run: measured after `measured_before` measured runs,
+    /// or a warm-up after `warmups_before` warm-ups.
+    pub fn next(measured: bool, measured_before: usize, warmups_before: usize) -> Iteration {
+        if measured {
+            Iteration::Measured(measured_before)
+        } else {
+            Iteration::Warmup(warmups_before)
+        }
+    }
+
+    /// Its number among the cell's runs of its kind.
+    pub fn index(self) -> usize {
+        match self {
+            Iteration::Warmup(i) | Iteration::Measured(i) => i,
+        }
+    }
+}
+
 /// Makes the runs and hooks of a session's cells.
 pub trait Executor {
     /// Makes one run (warm-up or measured, `iteration`) of cell `cell` (an
@@ -81,11 +100,11 @@ impl<'a> Spawned<'a> {
         }
     }
 
-    /// Sets hyperfine's per-run variables for every run and hook, as the
-    /// front door does. Its runs are then all made one at a time (a
+    /// Whether every run and hook gets hyperfine's per-run variables, as
+    /// the front door's do. Its runs are then all made one at a time (a
     /// schedule's runs share their command's environment).
-    pub fn with_hyperfine_variables(mut self) -> Self {
-        self.hyperfine_variables = true;
+    pub fn with_hyperfine_variables(mut self, set: bool) -> Self {
+        self.hyperfine_variables = set;
         self
     }
 }

@@ -93,8 +93,7 @@ pub struct RunOptions {
     /// hyperfine's `--debug-mode` (the front door's testing aid): nothing
     /// is run, a command `sleep X` takes X s (`executor::Debug`).
     pub debug: bool,
-    /// hyperfine's per-run variables in every run and hook
-    /// (`executor::hyperfine_variables`): the front door's.
+    /// hyperfine's per-run variables (`executor::hyperfine_variables`).
     pub hyperfine_variables: bool,
 }
 
@@ -239,10 +238,8 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
         debug = Debug::new(&opts.cells, opts.shell.as_deref())?;
         &mut debug
     } else {
-        spawned = Spawned::new(&spawner, &opts.cells, &opts.input, shown, prepared);
-        if opts.hyperfine_variables {
-            spawned = spawned.with_hyperfine_variables();
-        }
+        spawned = Spawned::new(&spawner, &opts.cells, &opts.input, shown, prepared)
+            .with_hyperfine_variables(opts.hyperfine_variables);
         &mut spawned
     };
     let schedulable: Option<Vec<bool>> = executor
@@ -587,7 +584,8 @@ pub(crate) fn drive(
             // Warm-up instances are judged as measured ones are: a command
             // that fails while warming up ends the session here, not after
             // the measured batches it would fail as well.
-            let iteration = iteration(measured, samples[c].len(), &mut warmups_made[c]);
+            let iteration = Iteration::next(measured, samples[c].len(), warmups_made[c]).index();
+            warmups_made[c] += usize::from(!measured);
             if let Some(e) = batch
                 .instances
                 .iter()
@@ -700,11 +698,7 @@ pub(crate) fn drive(
                 // them costs at most 0.2 % of the cell's last run
                 // (`DisturbanceProbe`).
                 let before = probe.read(last_wall[c]);
-                let iteration = if measured {
-                    Iteration::Measured(samples[c].len())
-                } else {
-                    Iteration::Warmup(warmups_made[c])
-                };
+                let iteration = Iteration::next(measured, samples[c].len(), warmups_made[c]);
                 let ran = executor.run(c, iteration, &mut sample);
                 let after = probe.read(last_wall[c]);
                 sample.disturbance = probe.between(before, after);
@@ -767,7 +761,8 @@ pub(crate) fn drive(
             // Added in hyperfine's order (the same sum to the last bit).
             scheduler.record_cost(step, wall + prepare_time + conclude_time);
         }
-        let iteration = iteration(measured, samples[c].len(), &mut warmups_made[c]);
+        let iteration = Iteration::next(measured, samples[c].len(), warmups_made[c]).index();
+        warmups_made[c] += usize::from(!measured);
         if let Some(e) = judge(&sample, cell, opts, measured, iteration) {
             failure.get_or_insert(e);
             scheduler.stop(StopReason::Failure);
@@ -914,18 +909,6 @@ fn count_leftovers(leftovers: &mut Vec<(String, usize)>, name: &str, left: usize
     match leftovers.iter_mut().find(|(n, _)| n == name) {
         Some((_, k)) => *k += left,
         None => leftovers.push((name.to_string(), left)),
-    }
-}
-
-/// Which of its cell's warm-up or measured runs (from 0) a run just made
-/// is: `measured_before` measured runs came before it; `warmups` counts the
-/// cell's warm-up runs, this one included.
-fn iteration(measured: bool, measured_before: usize, warmups: &mut usize) -> usize {
-    if measured {
-        measured_before
-    } else {
-        *warmups += 1;
-        *warmups - 1
     }
 }
 
