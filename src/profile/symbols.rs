@@ -47,6 +47,9 @@ struct Table {
     syms: Vec<Sym>,
     /// Unwind-table (FDE) ranges, sorted: [start, end).
     ranges: Vec<(u64, u64)>,
+    /// Executable sections, sorted: [start, end) and name; read with the
+    /// unwind ranges, to group the code no FDE covers.
+    code: Vec<(u64, u64, String)>,
     /// PT_LOAD segments: (file offset, size in file, virtual address).
     segments: Vec<(u64, u64, u64)>,
     dwarf: Option<Dwarf>,
@@ -78,6 +81,27 @@ impl Table {
         let i = self.ranges.partition_point(|r| r.0 <= vaddr);
         let &(start, end) = self.ranges.get(i.checked_sub(1)?)?;
         (vaddr < end).then_some(start)
+    }
+
+    /// Code no unwind range covers (start-up stubs written in assembly,
+    /// `.init`, `.fini`), named as one row per stretch between ranges so
+    /// that it never becomes a row per instruction: the section's name
+    /// when no range lies in it, else the section and the stretch's start.
+    fn uncovered(&self, vaddr: u64) -> Option<String> {
+        let (start, end, section) = self
+            .code
+            .iter()
+            .find(|(start, end, _)| (*start..*end).contains(&vaddr))?;
+        let i = self.ranges.partition_point(|r| r.0 <= vaddr);
+        let from = i
+            .checked_sub(1)
+            .map_or(*start, |j| self.ranges[j].1.max(*start));
+        let to = self.ranges.get(i).map_or(*end, |r| r.0.min(*end));
+        Some(if from == *start && to == *end {
+            section.clone()
+        } else {
+            format!("{section}@0x{from:x}")
+        })
     }
 
     fn vaddr(&self, offset: u64, pgoff: u64) -> Option<u64> {
@@ -138,6 +162,20 @@ fn segments(file: &object::File) -> Vec<(u64, u64, u64)> {
             (off, size, s.address())
         })
         .collect()
+}
+
+/// The executable sections: [start, end) and name, sorted.
+fn code_sections(file: &object::File) -> Vec<(u64, u64, String)> {
+    let mut out: Vec<(u64, u64, String)> = file
+        .sections()
+        .filter(|s| s.kind() == object::SectionKind::Text && s.size() > 0)
+        .filter_map(|s| {
+            let name = s.name().ok()?.to_string();
+            Some((s.address(), s.address() + s.size(), name))
+        })
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// The [start, end) of every FDE in `.eh_frame`, sorted.
@@ -331,6 +369,7 @@ fn load_module(path: &str, id: FileId, search: &Search) -> (Table, ModuleInfo) {
     table.syms = syms;
     if !full_table {
         table.ranges = unwind_ranges(&file);
+        table.code = code_sections(&file);
         info.unwind_ranges = !table.ranges.is_empty();
     }
     (table, info)
@@ -617,6 +656,7 @@ impl Symbolizer {
             syms,
             segments: segments(&file),
             ranges: unwind_ranges(&file),
+            code: code_sections(&file),
             ..Default::default()
         });
         self.infos.push(ModuleInfo {
@@ -687,6 +727,12 @@ fn resolve(table: &Table, path: &str, m: &super::sampler::Mapped) -> Vec<Frame> 
                 .map(|n| demangle(n, table.scheme))
         })
         .or_else(|| table.range(vaddr).map(|s| format!("{module}!fn@0x{s:x}")))
+        .or_else(|| {
+            (!table.ranges.is_empty())
+                .then(|| table.uncovered(vaddr))
+                .flatten()
+                .map(|s| format!("{module}!{s}"))
+        })
         .unwrap_or_else(|| format!("{module}+0x{offset:x}"));
     let mut out: Vec<Frame> = inline
         .iter()
@@ -736,6 +782,10 @@ mod tests {
                 name: "exported".into(),
             }],
             ranges: vec![(0x1000, 0x1010), (0x1100, 0x1180), (0x1180, 0x1200)],
+            code: vec![
+                (0x800, 0x817, ".init".into()),
+                (0x1000, 0x1400, ".text".into()),
+            ],
             segments: vec![(0, 0x3000, 0)],
             ..Table::default()
         };
@@ -750,7 +800,15 @@ mod tests {
         assert_eq!(name(0x1100), "gzip!fn@0x1100");
         assert_eq!(name(0x117f), "gzip!fn@0x1100");
         assert_eq!(name(0x1180), "gzip!fn@0x1180");
-        assert_eq!(name(0x1300), "gzip+0x1300");
+        // Code no range covers is one row per stretch between ranges, or
+        // per section when no range lies in it.
+        assert_eq!(name(0x1010), "gzip!.text@0x1010");
+        assert_eq!(name(0x10ff), "gzip!.text@0x1010");
+        assert_eq!(name(0x1300), "gzip!.text@0x1200");
+        assert_eq!(name(0x13ff), "gzip!.text@0x1200");
+        assert_eq!(name(0x810), "gzip!.init");
+        // Outside every executable section: the offset.
+        assert_eq!(name(0x1500), "gzip+0x1500");
         assert_eq!(name(0x5000), "gzip+0x5000");
     }
 
