@@ -1228,8 +1228,8 @@ fn the_crate_check_sees_a_climbing_edge_and_clap_below() {
     assert_eq!(
         crate_edges_against_layers(&metadata, &layers, &crates),
         [
-            "low depends on clap_complete (normal): only the CLI crate may",
             "low -> mid (dev) climbs the layers",
+            "low depends on clap_complete (normal): only the CLI crate may",
         ]
     );
     // Into a crate of one's own layer is no climb; into one that also
