@@ -16,7 +16,6 @@ use crate::error::{Error, Result};
 use crate::exec::signals;
 use crate::exec::simulate::{Counts, OutDir, Simulation};
 use crate::run::plan::Cell;
-use crate::run::schedule::{Order, RunPolicy, Scheduler, Step};
 
 use super::{check_run, launch, sampler, Frame, Interner, Options, RunStacks};
 
@@ -111,25 +110,11 @@ pub(super) fn profile_cells(
             Ok(l)
         })
         .collect::<Result<Vec<_>>>()?;
-    let policy = RunPolicy {
-        exact: Some(opts.runs),
-        min_runs: opts.runs,
-        max_runs: Some(opts.runs),
-        min_time: 0.0,
-        first_run: false,
-    };
-    let mut schedule = Scheduler::new(cells.len(), Order::Interleaved, policy, 0, opts.seed);
+    let mut schedule = super::runs::scheduler(cells.len(), opts.runs, opts.seed);
     let mut runs: Vec<Vec<RunStacks>> = vec![Vec::new(); cells.len()];
     let mut interner = Interner::default();
     let mut interrupted = false;
-    loop {
-        let step = schedule.next_step();
-        let Step::Measure(c) = step else {
-            if step == Step::Done {
-                break;
-            }
-            continue;
-        };
+    while let Some((step, c)) = super::runs::next_run(&mut schedule) {
         let raw = sampler::plain_run(&launches[c])?;
         if raw.interrupted {
             interrupted = true;
