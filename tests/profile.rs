@@ -747,38 +747,63 @@ fn a_node_scripts_functions_appear_by_name_with_jit_symbols() {
          if (outerCaller() === 42) console.log('unlikely');\n",
     )
     .unwrap();
+    let _one = one_runtime_at_a_time();
     let maps_before = perf_maps();
     let command = format!("{node} {}", script.display());
     let p = profile(&["--runs", "3", "--jit-symbols", &command]);
     let c = cell(&p, 0);
-    let hot = c["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["function"].as_str().unwrap().contains("hotLoop"))
-        .unwrap_or_else(|| panic!("no hotLoop in {c:#}"));
+    let hot = hot_function(c, |n| n.contains("hotLoop"));
     assert_eq!(hot["module"], "[jit]");
-    let sampled = c["sampled_seconds"].as_f64().unwrap();
-    assert!(hot["total"].as_f64().unwrap() > 0.3 * sampled, "{c:#}");
     // Its caller is found through the JIT code's frames.
-    let with_caller = c["hot_stacks"].as_array().unwrap().iter().any(|s| {
-        let names: Vec<&str> = s["stack"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap())
-            .collect();
-        let h = names.iter().position(|n| n.contains("hotLoop"));
-        let o = names.iter().position(|n| n.contains("outerCaller"));
-        matches!((o, h), (Some(o), Some(h)) if o < h)
-    });
-    assert!(with_caller, "{c:#}");
+    assert!(
+        called_from(c, |n| n.contains("outerCaller"), |n| n.contains("hotLoop")),
+        "{c:#}"
+    );
     // The maps the runtime wrote at our request are gone.
     assert_eq!(left_behind(&maps_before), Vec::<String>::new());
     // Without the option V8 writes no map: no JavaScript names.
     let p = profile(&["--runs", "3", &command]);
     let names = p["cells"][0]["functions"].to_string();
     assert!(!names.contains("hotLoop"), "{names}");
+}
+
+/// The tests that ask runtimes for their maps run one at a time: each
+/// checks that no map is left behind, and another's run may have ended
+/// and not yet had its maps removed.
+static JIT_RUNTIMES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_runtime_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    JIT_RUNTIMES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The function of a cell `is` picks, holding more than 30 % of the
+/// sampled time (a hot loop's share).
+fn hot_function(c: &Value, is: impl Fn(&str) -> bool) -> &Value {
+    let hot = c["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| is(f["function"].as_str().unwrap()))
+        .unwrap_or_else(|| panic!("no such function in {c:#}"));
+    let sampled = c["sampled_seconds"].as_f64().unwrap();
+    assert!(hot["total"].as_f64().unwrap() > 0.3 * sampled, "{c:#}");
+    hot
+}
+
+/// Whether one of a cell's hot stacks has a frame `caller` picks below
+/// (nearer the root than) one `callee` picks.
+fn called_from(c: &Value, caller: impl Fn(&str) -> bool, callee: impl Fn(&str) -> bool) -> bool {
+    c["hot_stacks"].as_array().unwrap().iter().any(|s| {
+        let names: Vec<&str> = s["stack"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let o = names.iter().position(|n| caller(n));
+        let h = names.iter().position(|n| callee(n));
+        matches!((o, h), (Some(o), Some(h)) if o < h)
+    })
 }
 
 /// The perf maps, jitdumps and V8 logs written since `before` by
@@ -861,32 +886,20 @@ fn a_python_scripts_functions_appear_by_name_with_jit_symbols() {
          if outer_caller() == 42:\n    print('unlikely')\n",
     )
     .unwrap();
+    let _one = one_runtime_at_a_time();
     let command = format!("{python} {}", script.display());
     let maps_before = perf_maps();
     let p = profile(&["--runs", "3", "--jit-symbols", &command]);
     let c = cell(&p, 0);
-    let hot = c["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["function"].as_str().unwrap().starts_with("py::hot_loop:"))
-        .unwrap_or_else(|| panic!("no py::hot_loop in {c:#}"));
-    let sampled = c["sampled_seconds"].as_f64().unwrap();
-    assert!(hot["total"].as_f64().unwrap() > 0.3 * sampled, "{c:#}");
-    let with_caller = c["hot_stacks"].as_array().unwrap().iter().any(|s| {
-        let names: Vec<&str> = s["stack"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap())
-            .collect();
-        let h = names.iter().position(|n| n.starts_with("py::hot_loop:"));
-        let o = names
-            .iter()
-            .position(|n| n.starts_with("py::outer_caller:"));
-        matches!((o, h), (Some(o), Some(h)) if o < h)
-    });
-    assert!(with_caller, "{c:#}");
+    hot_function(c, |n| n.starts_with("py::hot_loop:"));
+    assert!(
+        called_from(
+            c,
+            |n| n.starts_with("py::outer_caller:"),
+            |n| n.starts_with("py::hot_loop:")
+        ),
+        "{c:#}"
+    );
     assert_eq!(left_behind(&maps_before), Vec::<String>::new());
 }
 
@@ -929,35 +942,23 @@ fn a_java_programs_compiled_method_appears_by_name_with_jit_symbols() {
         .output()
         .unwrap();
     assert!(javac.status.success(), "{javac:?}");
+    let _one = one_runtime_at_a_time();
     let command = format!("java -cp {} Hot", dir.path().display());
     let maps_before = perf_maps();
     let p = profile(&["--runs", "3", "--jit-symbols", &command]);
     let c = cell(&p, 0);
-    let hot = c["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["function"] == "long Hot.hotLoop(long)")
-        .unwrap_or_else(|| panic!("no long Hot.hotLoop(long) in {c:#}"));
+    let hot = hot_function(c, |n| n == "long Hot.hotLoop(long)");
     assert_eq!(hot["module"], "[jit]");
-    let sampled = c["sampled_seconds"].as_f64().unwrap();
-    assert!(hot["total"].as_f64().unwrap() > 0.3 * sampled, "{c:#}");
     // Below the compiled method, the JVM's C++ frame that called into Java
     // (its interpreted frames are all named "Interpreter" by the JVM).
-    let through = c["hot_stacks"].as_array().unwrap().iter().any(|s| {
-        let names: Vec<&str> = s["stack"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap())
-            .collect();
-        let h = names.iter().position(|n| *n == "long Hot.hotLoop(long)");
-        let jvm = names
-            .iter()
-            .position(|n| n.starts_with("JavaCalls::call_helper"));
-        matches!((jvm, h), (Some(j), Some(h)) if j < h)
-    });
-    assert!(through, "{c:#}");
+    assert!(
+        called_from(
+            c,
+            |n| n.starts_with("JavaCalls::call_helper"),
+            |n| n == "long Hot.hotLoop(long)"
+        ),
+        "{c:#}"
+    );
     assert_eq!(left_behind(&maps_before), Vec::<String>::new());
     // Without the option the JVM writes no map: no Java method names.
     let p = profile(&["--runs", "3", &command]);
