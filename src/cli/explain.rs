@@ -15,7 +15,7 @@ Examples:
   cmdscope explain --profile --flamegraph prof/ ./old ./new   # why slower?
   cmdscope explain --profile --speedscope p.json ./old ./new  # in speedscope
   cmdscope explain --profile --jit-symbols 'node app.js'   # JS functions
-  cmdscope explain --profile --simulate ./old ./new   # exact counts per function
+  cmdscope explain --profile --simulate ./old ./new  # counted, exact
   cmdscope explain -L u root,nobody --user {u} 'ruby spawn.rb'   # side by side
   cmdscope explain -L vars 0,5000 --env-size {vars} ./container-init
   cmdscope explain \\
