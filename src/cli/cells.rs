@@ -139,9 +139,7 @@ pub fn request(args: &RunArgs) -> Result<Request> {
         show_output: args.show_output,
         input: args.input.clone(),
         counters: args.counters,
-        simulate: args
-            .simulate
-            .then(|| (args.i1.clone(), args.d1.clone(), args.ll.clone())),
+        simulate: args.simulate.then(|| args.caches.geometry()),
         remove_outliers: args.remove_outliers,
         until_decided: args.until_decided,
         max_time: args.max_time,

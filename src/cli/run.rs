@@ -264,20 +264,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub simulate: bool,
 
-    /// --simulate's first-level instruction cache: SIZE,ASSOC,LINE in bytes.
-    #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
-          default_value = crate::exec::simulate::DEFAULT_I1)]
-    pub i1: String,
-
-    /// --simulate's first-level data cache: SIZE,ASSOC,LINE in bytes.
-    #[arg(long = "D1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
-          default_value = crate::exec::simulate::DEFAULT_D1)]
-    pub d1: String,
-
-    /// --simulate's last-level cache: SIZE,ASSOC,LINE in bytes.
-    #[arg(long = "LL", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
-          default_value = crate::exec::simulate::DEFAULT_LL)]
-    pub ll: String,
+    /// The simulated caches of --simulate.
+    #[command(flatten)]
+    pub caches: CacheArgs,
 
     /// Run order with several commands: interleaved blocks, or sequential
     /// (hyperfine's). Default: interleaved, or sequential when the commands
@@ -483,5 +472,33 @@ mod tests {
             IgnoreFailure::Codes(vec![1, 3])
         );
         assert!(IgnoreFailure::parse(Some("x")).is_err());
+    }
+}
+
+/// The simulated cache geometry of `--simulate`, the same for `run` and
+/// `explain --profile`: pinned, never the host's, so that two machines'
+/// counts compare.
+#[derive(Args, Debug, Clone)]
+pub struct CacheArgs {
+    /// --simulate's first-level instruction cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+          default_value = crate::exec::simulate::DEFAULT_I1)]
+    pub i1: String,
+
+    /// --simulate's first-level data cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "D1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+          default_value = crate::exec::simulate::DEFAULT_D1)]
+    pub d1: String,
+
+    /// --simulate's last-level cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "LL", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+          default_value = crate::exec::simulate::DEFAULT_LL)]
+    pub ll: String,
+}
+
+impl CacheArgs {
+    /// `--I1`, `--D1`, `--LL` as given (checked by `Simulation::find`).
+    pub fn geometry(&self) -> (String, String, String) {
+        (self.i1.clone(), self.d1.clone(), self.ll.clone())
     }
 }
