@@ -4,20 +4,18 @@
 //! samples -> store and analysis -> search -> report -> output.
 //! docs/ARCHITECTURE.md draws it and says what each module owns.
 
+// The layers below are crates of their own; their modules keep their
+// paths here.
+pub use cmdscope_measure::{exec, import};
+pub use cmdscope_vocab::{eprint_line, error, metrics, output, print_line, stats, units};
+
 pub mod analysis;
 pub mod cli;
 pub mod commands;
-pub mod error;
-pub mod exec;
 pub(crate) mod explain;
-pub mod import;
-pub mod metrics;
-pub mod output;
 pub mod profile;
 pub mod report;
 pub mod run;
 pub mod search;
-pub mod stats;
 pub mod store;
 pub mod suite;
-pub mod units;

@@ -1,44 +1,69 @@
-//! The layout's promise, checked on the code: imports between the files of
-//! `src/` form no circle, every file has a layer of docs/ARCHITECTURE.md's
-//! table, no file imports one of a layer above its own, commands compute
-//! no statistics, and command files write no text themselves (the rule is
-//! at [`text_written`]).
+//! The layout's promise, checked on the code: the workspace's crates
+//! depend on one another down docs/ARCHITECTURE.md's layers and only the
+//! CLI crate on clap (read from `cargo metadata`); imports between the
+//! files of `src/` and `crates/*/src/` form no circle, every file has a
+//! layer of docs/ARCHITECTURE.md's table, no file imports one of a layer
+//! above its own, commands compute no statistics, and command files write
+//! no text themselves (the rule is at [`text_written`]).
 //!
 //! Imports are read as text (`crate::a::b` and `super::` paths, brace groups
 //! included), outside comments and outside the items under `#[cfg(test)]`
-//! (see [`code`]); a path names the longest module prefix that is a file of `src/`.
+//! (see [`code`]); a path names the longest module prefix that is a source
+//! file. Every crate re-exports the modules of those below at their old
+//! paths, so `crate::stats` names the same module in every crate.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Module path (`["analysis", "comparison"]`) of every source file.
-fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![src.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(src).unwrap().with_extension("");
-            let mut parts: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            match parts.last().map(String::as_str) {
-                Some("lib") | Some("main") => parts = vec![parts.pop().unwrap()],
-                Some("mod") => {
-                    parts.pop();
+/// The source folders: the root package's `src/` and each workspace
+/// crate's (`crates/*/src`). Every crate names the modules of the crates
+/// below it at their old paths (`crate::stats`, `crate::run::plan`), so the
+/// files read as one tree of modules.
+fn source_dirs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![root.join("src")];
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    crates.sort();
+    dirs.extend(crates);
+    dirs
+}
+
+/// Module path (`["analysis", "comparison"]`) of every source file, with
+/// its files (a module whose folder is split between two crates, as `run`
+/// is, has a `mod.rs` in each).
+fn modules() -> BTreeMap<Vec<String>, Vec<PathBuf>> {
+    let mut out: BTreeMap<Vec<String>, Vec<PathBuf>> = BTreeMap::new();
+    for src in source_dirs() {
+        let mut stack = vec![src.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
                 }
-                Some("tests") => continue, // test modules in their own file
-                _ => {}
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                let rel = path.strip_prefix(&src).unwrap().with_extension("");
+                let mut parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                match parts.last().map(String::as_str) {
+                    Some("lib") | Some("main") => parts = vec![parts.pop().unwrap()],
+                    Some("mod") => {
+                        parts.pop();
+                    }
+                    Some("tests") => continue, // test modules in their own file
+                    _ => {}
+                }
+                out.entry(parts).or_default().push(path);
             }
-            out.insert(parts, path);
         }
     }
     out
@@ -272,14 +297,16 @@ fn split_top(text: &str) -> Vec<&str> {
 
 /// file -> files it imports (by module path).
 fn graph() -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mods = modules(&src);
+    let mods = modules();
     let mut g = BTreeMap::new();
-    for (m, path) in &mods {
+    for (m, files) in &mods {
         if m == &["main"] {
             continue; // the binary sits above everything
         }
-        let text = code(&std::fs::read_to_string(path).unwrap());
+        let text: String = files
+            .iter()
+            .map(|path| code(&std::fs::read_to_string(path).unwrap()))
+            .collect();
         let mut deps = BTreeSet::new();
         for p in paths(&text, m) {
             // The longest prefix of the path that is a file.
@@ -918,15 +945,17 @@ fn flag_advice(text: &str) -> Vec<String> {
 /// flag is written in `analysis/`.
 #[test]
 fn analysis_words_no_advice() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut bad = Vec::new();
     let mut files = 0;
-    for (module, path) in modules(&src) {
+    for (module, paths) in modules() {
         if module.first().map(String::as_str) != Some("analysis") {
             continue;
         }
+        let [path] = paths.as_slice() else {
+            panic!("{paths:?}: one module in two crates")
+        };
         files += 1;
-        for lit in flag_advice(&std::fs::read_to_string(&path).unwrap()) {
+        for lit in flag_advice(&std::fs::read_to_string(path).unwrap()) {
             bad.push(format!("{}: {lit}", path.display()));
         }
     }
@@ -975,8 +1004,8 @@ mod tests {
 /// with it).
 #[test]
 fn no_source_file_is_over_a_thousand_lines() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut stack = vec![src.clone()];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut stack = source_dirs();
     let mut long = Vec::new();
     let mut read = 0;
     while let Some(dir) = stack.pop() {
@@ -990,7 +1019,7 @@ fn no_source_file_is_over_a_thousand_lines() {
                 if lines > 1000 {
                     long.push(format!(
                         "{} ({lines})",
-                        path.strip_prefix(&src).unwrap().display()
+                        path.strip_prefix(root).unwrap().display()
                     ));
                 }
             }
@@ -998,4 +1027,226 @@ fn no_source_file_is_over_a_thousand_lines() {
     }
     assert!(read > 50, "read only {read} files");
     assert!(long.is_empty(), "files over 1,000 lines: {long:?}");
+}
+
+/// The layers of docs/ARCHITECTURE.md's "Layers" table, from the top, and
+/// for each crate of its "Crates" table the layers it holds.
+fn documented_crates() -> (Vec<String>, BTreeMap<String, Vec<String>>) {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ARCHITECTURE.md"))
+            .unwrap();
+    // The rows of the table that follows `heading`, as their cells.
+    let rows = |heading: &str| -> Vec<Vec<String>> {
+        let at = doc
+            .find(heading)
+            .unwrap_or_else(|| panic!("no '{heading}' in ARCHITECTURE.md"));
+        doc[at..]
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2) // the header and its rule
+            .map(|l| {
+                l.trim_matches('|')
+                    .split('|')
+                    .map(|c| c.trim().to_string())
+                    .collect()
+            })
+            .collect()
+    };
+    let layers: Vec<String> = rows("\n## Layers\n")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    let crates = rows("\n## Crates\n")
+        .into_iter()
+        .map(|r| {
+            let name = r[0].split('`').nth(1).unwrap_or(&r[0]).to_string();
+            let held = r[1].split(", ").map(str::to_string).collect();
+            (name, held)
+        })
+        .collect();
+    (layers, crates)
+}
+
+/// Every dependency between the workspace's crates (`cargo metadata`'s
+/// `packages`) that climbs: into a crate holding a layer above the lowest
+/// layer of the crate that depends on it (a crate may use one of its own
+/// layer, as a module may). Also a crate missing from the
+/// "Crates" table, a layer it names that the "Layers" table has not, and
+/// any crate but the one holding the `binary` layer that depends on clap.
+fn crate_edges_against_layers(
+    metadata: &serde_json::Value,
+    layers: &[String],
+    crates: &BTreeMap<String, Vec<String>>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    let rank = |layer: &str| layers.iter().position(|l| l == layer);
+    // A crate's highest and lowest layer (0 is the top).
+    let span = |name: &str| -> Option<(usize, usize)> {
+        let ranks: Vec<usize> = crates.get(name)?.iter().filter_map(|l| rank(l)).collect();
+        Some((*ranks.iter().min()?, *ranks.iter().max()?))
+    };
+    for (name, held) in crates {
+        for l in held.iter().filter(|l| rank(l).is_none()) {
+            found.push(format!("{name} holds '{l}', which is not a layer"));
+        }
+    }
+    let packages = metadata["packages"].as_array().cloned().unwrap_or_default();
+    let members: BTreeSet<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    for p in &packages {
+        let from = p["name"].as_str().unwrap_or("?");
+        let Some((_, from_low)) = span(from) else {
+            found.push(format!(
+                "crate {from} is not in ARCHITECTURE.md's Crates table"
+            ));
+            continue;
+        };
+        let is_cli = crates[from].iter().any(|l| l == "binary");
+        for d in p["dependencies"].as_array().into_iter().flatten() {
+            let to = d["name"].as_str().unwrap_or("?");
+            let kind = d["kind"].as_str().unwrap_or("normal");
+            if to.starts_with("clap") && !is_cli {
+                found.push(format!(
+                    "{from} depends on {to} ({kind}): only the CLI crate may"
+                ));
+            }
+            if !members.contains(to) {
+                continue;
+            }
+            match span(to) {
+                Some((to_high, _)) if to_high >= from_low => {}
+                _ => found.push(format!("{from} -> {to} ({kind}) climbs the layers")),
+            }
+        }
+    }
+    found
+}
+
+fn cargo_metadata() -> serde_json::Value {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The walls the compiler keeps: each crate's dependencies on the others
+/// point down docs/ARCHITECTURE.md's layers, and only the CLI crate knows
+/// clap.
+#[test]
+fn crate_dependencies_follow_the_layers() {
+    let (layers, crates) = documented_crates();
+    assert!(layers.len() >= 7, "layers read: {layers:?}");
+    let metadata = cargo_metadata();
+    let names: BTreeSet<&str> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(names.len() >= 4, "workspace crates: {names:?}");
+    let documented: BTreeSet<&str> = crates.keys().map(String::as_str).collect();
+    assert_eq!(
+        names, documented,
+        "the workspace's crates and ARCHITECTURE.md's"
+    );
+    let found = crate_edges_against_layers(&metadata, &layers, &crates);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// Each file of a crate under `crates/` sits in one of the layers the
+/// crate holds (the layer of [`LAYERS`] its module path falls in).
+#[test]
+fn every_crate_holds_the_files_of_its_layers() {
+    let (_, crates) = documented_crates();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut bad = Vec::new();
+    for (m, files) in modules() {
+        for f in files {
+            let Ok(rel) = f.strip_prefix(root.join("crates")) else {
+                continue;
+            };
+            let krate = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy();
+            if m == ["lib"] {
+                continue;
+            }
+            let Some(layer) = layer(&m) else { continue }; // every_file_has_a_layer
+            let name = LAYERS[layer].0;
+            let held = crates.get(krate.as_ref()).cloned().unwrap_or_default();
+            // LAYERS names "front ends" what the table calls "front ends and outputs".
+            if !held.iter().any(|h| h.starts_with(name)) {
+                bad.push(format!("{} ({name}) in {krate}", rel.display()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "files in the crate of another layer: {bad:?}"
+    );
+}
+
+#[test]
+fn the_crate_check_sees_a_climbing_edge_and_clap_below() {
+    let layers: Vec<String> = ["top", "middle", "bottom"].map(String::from).to_vec();
+    let crates: BTreeMap<String, Vec<String>> = [
+        ("app", vec!["binary", "top"]),
+        ("mid", vec!["middle"]),
+        ("low", vec!["bottom"]),
+    ]
+    .into_iter()
+    .map(|(c, l)| (c.to_string(), l.into_iter().map(String::from).collect()))
+    .collect();
+    let layers: Vec<String> = std::iter::once("binary".to_string())
+        .chain(layers)
+        .collect();
+    let metadata = serde_json::json!({"packages": [
+        {"name": "app", "dependencies": [
+            {"name": "mid", "kind": null}, {"name": "clap", "kind": null}]},
+        {"name": "mid", "dependencies": [
+            {"name": "low", "kind": null}, {"name": "serde", "kind": null}]},
+        {"name": "low", "dependencies": [
+            {"name": "mid", "kind": "dev"}, {"name": "clap_complete", "kind": null}]},
+    ]});
+    assert_eq!(
+        crate_edges_against_layers(&metadata, &layers, &crates),
+        [
+            "low -> mid (dev) climbs the layers",
+            "low depends on clap_complete (normal): only the CLI crate may",
+        ]
+    );
+    // Into a crate of one's own layer is no climb; into one that also
+    // holds a layer above is.
+    let mut same = crates.clone();
+    same.insert("mid".into(), vec!["bottom".into()]);
+    let found = crate_edges_against_layers(&metadata, &layers, &same);
+    assert!(!found.iter().any(|f| f.starts_with("mid ->")), "{found:?}");
+    same.insert("low".into(), vec!["middle".into(), "bottom".into()]);
+    let found = crate_edges_against_layers(&metadata, &layers, &same);
+    assert!(
+        found.contains(&"mid -> low (normal) climbs the layers".to_string()),
+        "{found:?}"
+    );
+    // An undocumented crate is reported.
+    let mut missing = crates.clone();
+    missing.remove("low");
+    let found = crate_edges_against_layers(&metadata, &layers, &missing);
+    assert!(found.contains(&"crate low is not in ARCHITECTURE.md's Crates table".to_string()));
 }

@@ -965,3 +965,227 @@ fn a_java_programs_compiled_method_appears_by_name_with_jit_symbols() {
     let names = p["cells"][0]["functions"].to_string();
     assert!(!names.contains("Hot.hotLoop"), "{names}");
 }
+
+/// `extra_work_b`'s Ir in a cachegrind out-file made by hand and read by
+/// `cg_annotate` (its `file:function` rows).
+fn cg_annotate_ir(command: &[&str], function: &str) -> u64 {
+    let dir = tempdir();
+    let out = dir.path().join("cg.out");
+    let o = Command::new("valgrind")
+        .arg("--tool=cachegrind")
+        .arg(format!("--cachegrind-out-file={}", out.display()))
+        .args(command)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("cg_annotate").arg(&out).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.ends_with(&format!(":{function}")))
+        .unwrap_or_else(|| panic!("no {function} in {text}"));
+    row.split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap()
+}
+
+fn simulated(args: &[&str]) -> Value {
+    let mut all = vec!["--simulate"];
+    all.extend_from_slice(args);
+    let p = profile(&all);
+    assert_eq!(p["unit"], "instructions", "{p:#}");
+    p
+}
+
+/// A pair's difference of one function.
+fn difference<'a>(pair: &'a Value, name: &str) -> &'a Value {
+    pair["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["function"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {pair:#}"))
+}
+
+/// The differences of a pair called real, with their deltas.
+fn real_differences(pair: &Value) -> Vec<(String, f64, bool)> {
+    pair["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["real"] == true)
+        .map(|d| {
+            (
+                d["function"].as_str().unwrap().to_string(),
+                d["delta"].as_f64().unwrap(),
+                d["exact"] == true,
+            )
+        })
+        .collect()
+}
+
+/// Counted, not sampled: the extra function's instructions are the ones
+/// cachegrind run by hand reports for it, identical in both runs, and its
+/// difference is real and exact; the common function's is exactly zero.
+#[test]
+fn simulated_counts_equal_cg_annotates_and_the_difference_is_exact() {
+    if !valgrind() {
+        return;
+    }
+    let Some(bin) = variants() else { return };
+    let (a, b) = (format!("{bin} a 3000000"), format!("{bin} b 3000000"));
+    let started = std::time::Instant::now();
+    let p = simulated(&[&a, &b]);
+    eprintln!(
+        "2 x 2 simulated runs took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let by_hand = cg_annotate_ir(&[&bin, "b", "3000000"], "extra_work_b");
+    let cb = cell(&p, 1);
+    assert_eq!(cb["runs"], 2, "the default under --simulate");
+    let e = function(cb, "extra_work_b").unwrap();
+    assert_eq!(e["self"].as_f64().unwrap(), by_hand as f64, "{e:#}");
+    assert!(e["estimated_cycles"].as_f64().unwrap() >= by_hand as f64);
+    let counted = cb["counted"]["instructions"].as_array().unwrap();
+    assert_eq!(
+        counted[0], counted[1],
+        "a deterministic program's counts repeat"
+    );
+    let pair = &p["pairs"][0];
+    let extra = difference(pair, "extra_work_b");
+    assert_eq!(extra["real"], true, "{extra:#}");
+    assert_eq!(extra["exact"], true, "{extra:#}");
+    assert_eq!(extra["delta"].as_f64().unwrap(), by_hand as f64);
+    assert_eq!(extra["delta_ci"][0], extra["delta_ci"][1]);
+    let common = difference(pair, "common_work");
+    assert_eq!(common["delta"].as_f64().unwrap(), 0.0, "{common:#}");
+    assert_eq!(common["real"], false);
+    assert_eq!(pair["counted"]["instructions"]["exact"], true);
+    assert_eq!(pair["counted"]["instructions"]["verdict"], "slower");
+    // The terminal says what the counts are and are not.
+    let o = ok(cmdscope(&["explain", "--profile", "--simulate", &a, &b]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("user space only"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("extra_work_b") && l.contains("(exact)"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains(&format!("+{by_hand} (exact)")), "{line}");
+    assert!(line.ends_with("real"), "{line}");
+}
+
+/// The Go pair of the sampled test, counted: 5,000 os.Setenv calls against
+/// the same environment built without them. Run with "exit": cachegrind
+/// drops a process image's counts when it execs, so the work before the
+/// exec is counted only when the program exits there. The Go runtime's
+/// threads make some counts vary from run to run; the functions of the
+/// difference repeat, and are exact from 2 runs per cell.
+#[test]
+fn simulated_go_setenv_names_its_functions_exactly_in_two_runs() {
+    if !valgrind() {
+        return;
+    }
+    let Some(bin) = go_build("setenv") else {
+        return;
+    };
+    let direct = format!("{} direct exit", bin.display());
+    let setenv = format!("{} setenv exit", bin.display());
+    let started = std::time::Instant::now();
+    let p = simulated(&["--runs", "2", &direct, &setenv]);
+    eprintln!(
+        "Go setenv pair, 2 simulated runs per cell: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let real = real_differences(&p["pairs"][0]);
+    let named = real.iter().find(|(f, d, exact)| {
+        (f == "syscall.Setenv"
+            || f == "os.Setenv"
+            || f.starts_with("runtime.map")
+            || f.starts_with("internal/runtime/maps."))
+            && *d > 0.0
+            && *exact
+    });
+    assert!(named.is_some(), "real differences {real:?} in {p:#}");
+    // syscall.Setenv runs 5,000 times in one cell and never in the other.
+    let setenv_fn = real.iter().find(|(f, _, _)| f == "syscall.Setenv");
+    if let Some((_, d, exact)) = setenv_fn {
+        assert!(*exact && *d >= 5000.0, "{setenv_fn:?}");
+        let cb = cell(&p, 1);
+        let own = function(cb, "syscall.Setenv").unwrap()["self"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(own, *d, "its difference is its whole count");
+    }
+}
+
+/// The same command twice: every function that repeats has a change of
+/// exactly zero, and nothing is called real, for a deterministic C
+/// program and for a Go program whose counts partly vary.
+#[test]
+fn simulated_a_a_has_no_real_difference() {
+    if !valgrind() {
+        return;
+    }
+    let Some(bin) = variants() else { return };
+    let a = format!("{bin} b 1000000");
+    let p = simulated(&[&a, &a]);
+    let pair = &p["pairs"][0];
+    assert!(real_differences(pair).is_empty(), "{pair:#}");
+    for d in pair["differences"].as_array().unwrap() {
+        assert_eq!(d["delta"].as_f64().unwrap(), 0.0, "{d:#}");
+        assert_eq!(d["exact"], true, "{d:#}");
+    }
+    assert_eq!(pair["counted"]["instructions"]["verdict"], "no difference");
+    // The Go runtime's threads make its totals vary, and some functions'
+    // counts take a few values: with 2 runs a cell such a count can repeat
+    // in both runs of each cell and still differ between the cells.
+    if let Some(go) = go_build("setenv") {
+        let s = format!("{} setenv exit", go.display());
+        for _ in 0..3 {
+            let p = simulated(&[&s, &s]);
+            let pair = &p["pairs"][0];
+            assert!(real_differences(pair).is_empty(), "{pair:#}");
+        }
+    }
+}
+
+/// What --simulate cannot do is refused before any run, in one line.
+#[test]
+fn simulated_profiles_refuse_what_makes_no_sense_for_counts() {
+    for (extra, needle) in [
+        (&["--frequency", "99"][..], "--frequency"),
+        (&["--unwind", "fp"][..], "--unwind"),
+        (&["--jit-symbols"][..], "--jit-symbols"),
+        (&["--flamegraph", "/tmp/never-written"][..], "--flamegraph"),
+        (
+            &["--speedscope", "/tmp/never-written.json"][..],
+            "--speedscope",
+        ),
+        (
+            &["--firefox-profile", "/tmp/never-written.json"][..],
+            "--firefox-profile",
+        ),
+        (&["--I1", "32768,8"][..], "--I1"),
+    ] {
+        let mut args = vec!["explain", "--profile", "--simulate"];
+        args.extend_from_slice(extra);
+        args.push("/nonexistent/never-run");
+        let o = cmdscope(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        let said = err
+            .lines()
+            .find(|l| l.contains("error"))
+            .unwrap_or_default();
+        assert!(said.contains(needle), "{extra:?}: {err}");
+    }
+    let o = cmdscope(&["explain", "--simulate", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--profile"), "{}", stderr(&o));
+    // Two runs suffice for counts, not for samples.
+    let o = cmdscope(&["explain", "--profile", "--runs", "2", "true"]);
+    one_line_error(&o, "--runs 3 or more");
+}

@@ -13,19 +13,6 @@ use std::process::Command;
 
 use common::*;
 
-/// Whether Valgrind is on PATH; the tests that need it say so loudly and
-/// pass when it is not (CI installs it: `.ci/run`).
-fn valgrind() -> bool {
-    let found = Command::new("valgrind")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("SKIPPED: no valgrind on PATH");
-    }
-    found
-}
-
 /// A file of `bytes` pseudo-random bytes (the same bytes for every size:
 /// the larger file is the smaller one and more).
 fn data(path: &Path, bytes: usize) {

@@ -139,9 +139,7 @@ pub fn request(args: &RunArgs) -> Result<Request> {
         show_output: args.show_output,
         input: args.input.clone(),
         counters: args.counters,
-        simulate: args
-            .simulate
-            .then(|| (args.i1.clone(), args.d1.clone(), args.ll.clone())),
+        simulate: args.simulate.then(|| args.caches.geometry()),
         remove_outliers: args.remove_outliers,
         until_decided: args.until_decided,
         max_time: args.max_time,
@@ -168,4 +166,75 @@ pub fn explain_cells(args: &ExplainArgs) -> Result<Vec<plan::Cell>> {
     let mut cells = plan::expand(&input)?;
     cells.retain(|c| !c.calibration);
     Ok(cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{explain_cells, plan_cells};
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn command_line_positions_reach_the_scans() {
+        let parse = |argv: &[&str]| match Cli::parse_ordered(argv).unwrap().command {
+            Command::Run(a) => plan_cells(&a).map(|(_, p)| p),
+            _ => unreachable!(),
+        };
+        let p = parse(&[
+            "cmdscope",
+            "run",
+            "-P",
+            "a",
+            "1",
+            "64",
+            "--parameter-factor",
+            "2",
+            "-P",
+            "b",
+            "1",
+            "8",
+            "-D",
+            "7",
+            "echo {a} {b}",
+        ])
+        .unwrap();
+        assert_eq!(p[0].values.len(), 7);
+        assert_eq!(p[1].values, vec!["1", "8"]);
+        let e = parse(&[
+            "cmdscope",
+            "run",
+            "-D",
+            "7",
+            "-P",
+            "a",
+            "1",
+            "64",
+            "-P",
+            "b",
+            "1",
+            "8",
+            "echo {a} {b}",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("before any -P"), "{e}");
+        // `explain` plans its cells by the same rule.
+        let argv = [
+            "cmdscope",
+            "explain",
+            "-P",
+            "a",
+            "1",
+            "2",
+            "-P",
+            "b",
+            "1",
+            "5",
+            "-D",
+            "2",
+            "echo {a} {b}",
+        ];
+        let Command::Explain(e) = Cli::parse_ordered(argv).unwrap().command else {
+            unreachable!()
+        };
+        assert_eq!(explain_cells(&e).unwrap().len(), 2 * 3);
+    }
 }

@@ -15,6 +15,7 @@ Examples:
   cmdscope explain --profile --flamegraph prof/ ./old ./new   # why slower?
   cmdscope explain --profile --speedscope p.json ./old ./new  # in speedscope
   cmdscope explain --profile --jit-symbols 'node app.js'   # JS functions
+  cmdscope explain --profile --simulate ./old ./new  # counted, exact
   cmdscope explain -L u root,nobody --user {u} 'ruby spawn.rb'   # side by side
   cmdscope explain -L vars 0,5000 --env-size {vars} ./container-init
   cmdscope explain \\
@@ -97,12 +98,13 @@ pub struct ExplainArgs {
     #[arg(long, conflicts_with_all = ["monitor", "full_tree"])]
     pub profile: bool,
 
-    /// Runs per cell with --profile [default: 10]. Without --runs and
-    /// --frequency, a difference in CPU time that the functions do not
-    /// account for after 10 runs is sampled again at a raised rate, with
-    /// more runs, for at most 15 s.
+    /// Runs per cell with --profile [default: 10; 2 with --simulate], at
+    /// least 3 sampled or 2 simulated. Without --runs and --frequency, a
+    /// difference in CPU time that the functions do not account for after
+    /// 10 runs is sampled again at a raised rate, with more runs, for at
+    /// most 15 s.
     #[arg(long, value_name = "N", requires = "profile",
-          value_parser = clap::value_parser!(u64).range(3..=10000))]
+          value_parser = clap::value_parser!(u64).range(2..=10000))]
     pub runs: Option<u64>,
 
     /// Samples per second of CPU time with --profile [default: 999], at
@@ -148,6 +150,25 @@ pub struct ExplainArgs {
     /// profiler.firefox.com).
     #[arg(long, value_name = "FILE", requires = "profile")]
     pub firefox_profile: Option<PathBuf>,
+
+    /// With --profile: count instead of sampling. Every profiled run is
+    /// made under Valgrind's cachegrind (the whole process tree, as `run
+    /// --simulate`), and a cell's profile is the instructions executed in
+    /// each function, with the estimated cycles of the same model as `run
+    /// --simulate`. A deterministic program gives the same counts in every
+    /// run, so its differences per function are exact from 2 runs per
+    /// cell; counts that vary are compared by the usual tests. User-space
+    /// work only (no kernel work, waits or sleeps), at 20-100x the run's
+    /// time; functions without their callers (cachegrind counts per
+    /// function), so no flame graphs or viewer files.
+    #[arg(long, requires = "profile",
+          conflicts_with_all = ["frequency", "unwind", "jit_symbols", "flamegraph",
+                                "speedscope", "firefox_profile"])]
+    pub simulate: bool,
+
+    /// The simulated caches of --simulate.
+    #[command(flatten)]
+    pub caches: super::run::CacheArgs,
 }
 
 /// The options of `run` that define cells, for `explain` (same meaning;

@@ -13,6 +13,36 @@ use crate::run::request;
 use crate::run::runner::IgnoreFailure;
 use crate::run::schedule::Order;
 
+/// `--order`'s values, named and explained as the help shows them: `Order`
+/// lives in a crate below this one, which alone depends on clap.
+pub(crate) const ORDERS: [(Order, &str, &str); 2] = [
+    (
+        Order::Interleaved,
+        "interleaved",
+        "Blocks of one run per cell, shuffled within each block",
+    ),
+    (
+        Order::Sequential,
+        "sequential",
+        "All runs of the first cell, then all of the second (hyperfine's way)",
+    ),
+];
+
+/// The `Order` named `text` (as `--order` and a suite's `order` spell it).
+pub(crate) fn order_named(text: &str) -> Option<Order> {
+    ORDERS
+        .iter()
+        .find(|(_, name, _)| *name == text)
+        .map(|(o, ..)| *o)
+}
+
+fn order_parser() -> impl clap::builder::TypedValueParser<Value = Order> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = ORDERS.map(|(_, name, help)| PossibleValue::new(name).help(help));
+    // The parser admits only the names listed, so each maps to an order.
+    PossibleValuesParser::new(values).map(|s: String| order_named(&s).unwrap_or(Order::Interleaved))
+}
+
 pub const RUN_EXAMPLES: &str = "\
 Examples:
   cmdscope run 'sleep 0.1'
@@ -234,25 +264,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub simulate: bool,
 
-    /// --simulate's first-level instruction cache: SIZE,ASSOC,LINE in bytes.
-    #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
-          default_value = crate::exec::simulate::DEFAULT_I1)]
-    pub i1: String,
-
-    /// --simulate's first-level data cache: SIZE,ASSOC,LINE in bytes.
-    #[arg(long = "D1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
-          default_value = crate::exec::simulate::DEFAULT_D1)]
-    pub d1: String,
-
-    /// --simulate's last-level cache: SIZE,ASSOC,LINE in bytes.
-    #[arg(long = "LL", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
-          default_value = crate::exec::simulate::DEFAULT_LL)]
-    pub ll: String,
+    /// The simulated caches of --simulate.
+    #[command(flatten)]
+    pub caches: CacheArgs,
 
     /// Run order with several commands: interleaved blocks, or sequential
     /// (hyperfine's). Default: interleaved, or sequential when the commands
     /// have different --setup/--cleanup (only sequential runs can be bracketed by them).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = order_parser())]
     pub order: Option<Order>,
 
     /// Seed for the interleaving shuffle (recorded in the JSON) [default: random].
@@ -453,5 +472,33 @@ mod tests {
             IgnoreFailure::Codes(vec![1, 3])
         );
         assert!(IgnoreFailure::parse(Some("x")).is_err());
+    }
+}
+
+/// The simulated cache geometry of `--simulate`, the same for `run` and
+/// `explain --profile`: pinned, never the host's, so that two machines'
+/// counts compare.
+#[derive(Args, Debug, Clone)]
+pub struct CacheArgs {
+    /// --simulate's first-level instruction cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+          default_value = crate::exec::simulate::DEFAULT_I1)]
+    pub i1: String,
+
+    /// --simulate's first-level data cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "D1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+          default_value = crate::exec::simulate::DEFAULT_D1)]
+    pub d1: String,
+
+    /// --simulate's last-level cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "LL", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+          default_value = crate::exec::simulate::DEFAULT_LL)]
+    pub ll: String,
+}
+
+impl CacheArgs {
+    /// `--I1`, `--D1`, `--LL` as given (checked by `Simulation::find`).
+    pub fn geometry(&self) -> (String, String, String) {
+        (self.i1.clone(), self.d1.clone(), self.ll.clone())
     }
 }

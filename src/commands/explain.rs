@@ -101,10 +101,28 @@ pub fn run(args: &ExplainArgs) -> Result<i32> {
 /// `explain --profile`: samples every cell in interleaved blocks, writes
 /// the files and the JSON first, prints the report last.
 fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> {
+    // Checked before any run, as `run --simulate` checks it.
+    let simulate = args
+        .simulate
+        .then(|| {
+            let (i1, d1, ll) = args.caches.geometry();
+            crate::exec::simulate::Simulation::find(&i1, &d1, &ll)
+        })
+        .transpose()?;
+    if simulate.is_none() && args.runs.is_some_and(|n| n < 3) {
+        return Err(Error::Usage(
+            "--profile needs --runs 3 or more to sample (2 are enough with --simulate)".into(),
+        ));
+    }
     let opts = crate::profile::Options {
-        runs: args
-            .runs
-            .map_or(crate::profile::DEFAULT_RUNS, |n| n as usize),
+        runs: args.runs.map_or(
+            if simulate.is_some() {
+                crate::profile::simulated::DEFAULT_RUNS
+            } else {
+                crate::profile::DEFAULT_RUNS
+            },
+            |n| n as usize,
+        ),
         frequency: args.frequency.unwrap_or(crate::profile::DEFAULT_FREQUENCY),
         timeout: args
             .timeout
@@ -115,6 +133,7 @@ fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> 
         seed: 0x5eed,
         raise_rate: args.runs.is_none() && args.frequency.is_none(),
         jit_symbols: args.jit_symbols,
+        simulate,
     };
     // Every output is checked before the first run.
     for path in [&args.json, &args.speedscope, &args.firefox_profile]

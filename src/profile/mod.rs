@@ -14,6 +14,9 @@
 //!   (`run::schedule`), with unsampled runs beside them when asked.
 //! - `rate`: the kernel's limit on the rate, a short command's second
 //!   phase at a raised rate, and whether sampling slowed the runs.
+//! - `simulated`: `--simulate`'s runs under cachegrind, counted per
+//!   function instead of sampled (one-frame stacks weighted in
+//!   instructions).
 //! - here: stacks per run, self and total time per function, and per pair
 //!   the change of every reported function's self time, paired by block
 //!   and decided by the one comparison engine with Bonferroni over the
@@ -28,6 +31,7 @@ pub mod jit;
 pub mod rate;
 mod runs;
 pub mod sampler;
+pub mod simulated;
 pub mod symbols;
 pub(crate) mod unwind;
 
@@ -96,6 +100,8 @@ pub struct Options {
     pub raise_rate: bool,
     /// Ask the runtimes cmdscope recognises to name their code (`jit`).
     pub jit_symbols: bool,
+    /// Count under this simulator instead of sampling (`simulated`).
+    pub simulate: Option<crate::exec::simulate::Simulation>,
 }
 
 /// One run's stacks: frame ids from the root to the leaf, with seconds.
@@ -114,6 +120,8 @@ pub struct RunStacks {
     pub lost: u64,
     /// Times the kernel throttled sampling during the run.
     pub throttled: u64,
+    /// A simulated run's counts (its stacks are then instructions).
+    pub counts: Option<simulated::RunCounts>,
 }
 
 impl RunStacks {
@@ -197,6 +205,25 @@ impl CellProfile {
     }
 
     /// Mean wall time and CPU time measured per run (0 without runs).
+    /// A simulated cell's estimated cycles of a function per run.
+    pub fn cycles_per_run(&self, frame: u32) -> f64 {
+        let n = self.runs.len().max(1) as f64;
+        self.runs
+            .iter()
+            .filter_map(|r| r.counts.as_ref()?.cycles.get(&frame))
+            .sum::<f64>()
+            / n
+    }
+
+    /// A simulated cell's totals per run: instructions and estimated cycles.
+    pub fn counted(&self) -> Vec<(f64, f64)> {
+        self.runs
+            .iter()
+            .filter_map(|r| r.counts.as_ref())
+            .map(|c| (c.total.ir as f64, c.total.estimated_cycles() as f64))
+            .collect()
+    }
+
     pub fn measured_per_run(&self) -> (f64, f64) {
         let n = self.runs.len().max(1) as f64;
         let wall = self.runs.iter().map(|r| r.wall).sum::<f64>() / n;
@@ -233,6 +260,8 @@ pub struct PairDiff {
     /// half of the measured CPU difference; empty when none does or when
     /// the engine does not call the CPU difference real.
     pub hot_path: Vec<u32>,
+    /// Simulated: the totals' instructions and estimated cycles.
+    pub counted: Option<[Comparison; 2]>,
 }
 
 impl PairDiff {
@@ -266,6 +295,8 @@ pub struct Profile {
     pub raised: Option<rate::Raised>,
     /// The cells whose sampled runs were slower than unsampled ones.
     pub distorted: Vec<rate::Distortion>,
+    /// Counted under this simulator, not sampled: the unit is instructions.
+    pub simulation: Option<crate::exec::simulate::Simulation>,
 }
 
 impl Profile {
@@ -350,6 +381,9 @@ pub fn reference(cells: &[Cell]) -> usize {
 /// whose CPU difference the functions do not account for is profiled
 /// again at a raised rate (`rate`).
 pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
+    if let Some(sim) = &opts.simulate {
+        return simulated_profile(cells, opts, sim);
+    }
     let limit = rate::kernel_limit();
     rate::check_frequency(opts.frequency, limit)?;
     let launches = cells
@@ -472,6 +506,39 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
         off_cpu: !sampling.off_cpu_missing,
         raised,
         distorted,
+        simulation: None,
+    })
+}
+
+/// `profile_cells` under the simulator: the counted runs, compared at
+/// the family-wise level.
+fn simulated_profile(
+    cells: &[Cell],
+    opts: &Options,
+    sim: &crate::exec::simulate::Simulation,
+) -> Result<Profile> {
+    let (runs, frames, interrupted) = simulated::profile_cells(cells, opts, sim)?;
+    let blocks = runs.iter().map(Vec::len).min().unwrap_or(0);
+    if interrupted && blocks == 0 {
+        return Err(Error::Interrupted);
+    }
+    let cell_profiles = summaries(cells, &runs);
+    let pairs = pairs_at(&cell_profiles, reference(cells), ALPHA);
+    Ok(Profile {
+        event: sampler::Event::CpuClock,
+        dwarf: false,
+        fallback: None,
+        frequency: 0,
+        kernel_frames: false,
+        frames,
+        cells: cell_profiles,
+        pairs,
+        modules: Vec::new(),
+        interrupted,
+        off_cpu: false,
+        raised: None,
+        distorted: Vec::new(),
+        simulation: Some(sim.clone()),
     })
 }
 
@@ -716,9 +783,39 @@ pub fn compare(cells: &[CellProfile], baseline: usize, candidate: usize, alpha: 
         &settings,
     );
     let compared = compared_functions(a, b);
-    let family = comparison::Settings {
-        family: compared.len().max(1),
-        ..settings
+    let simulated = a.runs.iter().chain(&b.runs).all(|r| r.counts.is_some()) && !a.runs.is_empty();
+    // A program whose totals repeat in every run is deterministic: a
+    // function's repeated count is its count, and any change is real (no
+    // band). Where the totals vary (threads, seeds), a function's count
+    // may repeat in a few runs by chance and differ by a few instructions
+    // in the next: its exact change must leave the precision band to be
+    // real (measured: 6 of 10 A/A sessions of a Go program, 2 runs per
+    // cell, called changes of 3 to 16 instructions real without it).
+    let deterministic = simulated
+        && [a, b].iter().all(|c| {
+            let totals = c.counted();
+            totals.windows(2).all(|w| w[0].0 == w[1].0)
+        });
+    let family = if simulated {
+        // Counts: a function whose count repeats in every run of each cell
+        // has an exact change; counts that vary get the exact rank tests.
+        comparison::Settings {
+            family: compared.len().max(1),
+            precision: if deterministic {
+                0.0
+            } else {
+                settings.precision
+            },
+            discrete: true,
+            speed_modes: false,
+            exact_counts: true,
+            ..settings
+        }
+    } else {
+        comparison::Settings {
+            family: compared.len().max(1),
+            ..settings
+        }
     };
     let self_a: Vec<HashMap<u32, f64>> = a.runs.iter().map(RunStacks::self_time).collect();
     let self_b: Vec<HashMap<u32, f64>> = b.runs.iter().map(RunStacks::self_time).collect();
@@ -752,11 +849,28 @@ pub fn compare(cells: &[CellProfile], baseline: usize, candidate: usize, alpha: 
         };
         dy.total_cmp(&dx).then(x.frame.cmp(&y.frame))
     });
-    let measured = if cpu.shift.is_finite() {
-        cpu.shift
-    } else {
-        0.0
+    let counted = simulated.then(|| {
+        let totals = comparison::Settings {
+            discrete: true,
+            speed_modes: false,
+            exact_counts: true,
+            ..settings
+        };
+        let (ca, cb) = (a.counted(), b.counted());
+        let side = |v: &[(f64, f64)], k: usize| -> Vec<f64> {
+            v.iter().map(|t| if k == 0 { t.0 } else { t.1 }).collect()
+        };
+        [0, 1].map(|k| {
+            comparison::compare_values(&side(&ca, k), &side(&cb, k), Design::Paired, &totals)
+        })
+    });
+    // The difference the functions should account for: the CPU time
+    // sampled, or the instructions counted.
+    let measured = match &counted {
+        Some([instructions, _]) => instructions.shift,
+        None => cpu.shift,
     };
+    let measured = if measured.is_finite() { measured } else { 0.0 };
     PairDiff {
         baseline,
         candidate,
@@ -764,6 +878,7 @@ pub fn compare(cells: &[CellProfile], baseline: usize, candidate: usize, alpha: 
         wall,
         cpu,
         functions,
+        counted,
     }
 }
 

@@ -61,14 +61,7 @@ impl Sampling {
         look: &mut dyn FnMut(&[Vec<RunStacks>], usize) -> bool,
     ) -> Result<Phase> {
         let started = Instant::now();
-        let policy = RunPolicy {
-            exact: Some(plan.blocks),
-            min_runs: plan.blocks,
-            max_runs: Some(plan.blocks),
-            min_time: 0.0,
-            first_run: false,
-        };
-        let mut schedule = Scheduler::new(cells.len(), Order::Interleaved, policy, 0, plan.seed);
+        let mut schedule = scheduler(cells.len(), plan.blocks, plan.seed);
         let mut phase = Phase {
             runs: vec![Vec::new(); cells.len()],
             plain: vec![Vec::new(); cells.len()],
@@ -78,14 +71,7 @@ impl Sampling {
             seconds: 0.0,
         };
         let mut blocks = 0;
-        loop {
-            let step = schedule.next_step();
-            let Step::Measure(c) = step else {
-                if step == Step::Done {
-                    break;
-                }
-                continue;
-            };
+        while let Some((step, c)) = next_run(&mut schedule) {
             let since = std::time::SystemTime::now();
             let raw = sampler::sample_run(plan.setup, &launches[c])?;
             let code = jit::JitCode::of_run(
@@ -138,5 +124,29 @@ impl Sampling {
         }
         phase.seconds = started.elapsed().as_secs_f64();
         Ok(phase)
+    }
+}
+
+/// Every one of `cells` cells `blocks` times in interleaved shuffled blocks.
+pub(super) fn scheduler(cells: usize, blocks: usize, seed: u64) -> Scheduler {
+    let policy = RunPolicy {
+        exact: Some(blocks),
+        min_runs: blocks,
+        max_runs: Some(blocks),
+        min_time: 0.0,
+        first_run: false,
+    };
+    Scheduler::new(cells, Order::Interleaved, policy, 0, seed)
+}
+
+/// The next run to make (its step, to record, and its cell), or None
+/// when every block is done.
+pub(super) fn next_run(schedule: &mut Scheduler) -> Option<(Step, usize)> {
+    loop {
+        match schedule.next_step() {
+            Step::Done => return None,
+            step @ Step::Measure(c) => return Some((step, c)),
+            _ => continue,
+        }
     }
 }

@@ -275,6 +275,50 @@ mod tests {
     use super::*;
     use crate::analysis::comparison::{compare_values, Design, Settings};
 
+    /// Simulated counts repeated 2 runs a side, +0.5 % apart: decided by
+    /// a ±0.1 % precision band, and said with four decimals.
+    #[test]
+    fn a_small_exact_change_is_said_to_four_decimals() {
+        use crate::metrics::Metric;
+        let sim = Settings::for_metric(Metric::SimEstimatedCycles, 0.05, 1, 0.001, None);
+        let (a, half) = (vec![1_000_000.0; 2], vec![1_005_000.0; 2]);
+        for design in [Design::Paired, Design::Unpaired] {
+            let seen = compare_values(&a, &half, design, &sim);
+            assert!(
+                sentence(&seen).contains("1.0050x slower"),
+                "{}",
+                sentence(&seen)
+            );
+        }
+    }
+
+    #[test]
+    fn the_noise_line_names_both_speeds_and_the_blocks_left_out() {
+        let m = crate::analysis::modes::SpeedModes {
+            threshold: 0.03,
+            fast: 0.025,
+            slow: 0.042,
+            fast_share: 0.5,
+            separation: 3.0,
+            discordant: 41,
+            blocks: 400,
+        };
+        let line = noise_line(NoiseCause::TwoSpeeds(m));
+        let speeds = format!(
+            "runs fall into two speeds, {} (",
+            crate::units::time(m.fast)
+        );
+        assert!(line.starts_with(&speeds), "{line}");
+        assert!(
+            line.contains(&format!(" and {} (", crate::units::time(m.slow))),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("41 of 400 blocks mixed them and were left out"),
+            "{line}"
+        );
+    }
+
     #[test]
     fn sentences() {
         let s = Settings::new(0.05, 0.01);

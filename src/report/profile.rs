@@ -9,6 +9,7 @@ use std::io::Write;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::exec::simulate::Simulation;
 use crate::profile::{self, CellProfile, FunctionDiff, ModuleInfo, PairDiff, Profile};
 use crate::units;
 
@@ -17,8 +18,13 @@ pub const ON_CPU_ONLY: &str = "on-CPU time only: the kernel refused context-swit
 /// Said when context switches were sampled.
 pub const OFF_CPU: &str = "functions and differences are on-CPU time; off-CPU time (blocked, or waiting for a CPU) is measured from context switches and shown apart";
 
+/// Said on every simulated report: what the counts are and are not.
+pub const SIMULATED: &str = "instructions counted by the simulator in user space only: the kernel's work for system calls, waits for I/O, locks and sleeps are not in them (compare CPU and wall time with `cmdscope run`); functions without their callers (cachegrind counts per function), so self and total are the same";
+
 fn scope_note(p: &Profile) -> &'static str {
-    if p.off_cpu {
+    if p.simulation.is_some() {
+        SIMULATED
+    } else if p.off_cpu {
         OFF_CPU
     } else {
         ON_CPU_ONLY
@@ -102,8 +108,119 @@ fn verdict_words(d: &FunctionDiff) -> &'static str {
     }
 }
 
+/// A simulated count change: exact ones in full, estimated ones with
+/// their interval, and why there is none when the engine gave none.
+fn count_change(c: &crate::analysis::comparison::Comparison) -> String {
+    if c.exact {
+        format!("{:+.0} (exact)", c.shift)
+    } else if c.shift.is_finite() {
+        format!(
+            "{}{} ({} to {})",
+            if c.shift > 0.0 { "+" } else { "" },
+            units::count(c.shift),
+            units::count(c.shift_ci[0]),
+            units::count(c.shift_ci[1])
+        )
+    } else {
+        let why = c
+            .note
+            .as_ref()
+            .map(|n| format!(": {n}"))
+            .unwrap_or_default();
+        format!("not estimated (counts vary between runs{why})")
+    }
+}
+
+/// A simulated frame: its name and, where cachegrind knew one, its source
+/// file (the simulator names no module).
+fn counted_frame(p: &Profile, id: u32) -> String {
+    let fr = p.frame(id);
+    match &fr.file {
+        Some(file) => format!("{} ({file})", fr.function),
+        None => fr.function.clone(),
+    }
+}
+
+/// The terminal report of a simulated profile.
+fn simulated_terminal(p: &Profile, sim: &Simulation, top: usize) -> String {
+    let runs = p.cells.first().map_or(0, |c| c.runs.len());
+    let mut out = format!(
+        "Simulated by {} ({}; I1 {}, D1 {}, LL {}) over each process tree, {} runs per cell in interleaved shuffled blocks\n  {}\n",
+        sim.tool, sim.version, sim.i1, sim.d1, sim.ll, runs, SIMULATED
+    );
+    for c in &p.cells {
+        let counted = c.counted();
+        let (ir, cycles): (Vec<f64>, Vec<f64>) = counted.iter().copied().unzip();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let (wall, _) = c.measured_per_run();
+        out.push_str(&format!(
+            "\n{}: {} runs; per run: {} instructions, {} estimated cycles ({}), {} wall under the simulator\n",
+            c.name,
+            c.runs.len(),
+            units::count(mean(&ir)),
+            units::count(mean(&cycles)),
+            if ir.windows(2).all(|w| w[0] == w[1]) {
+                "identical in every run"
+            } else {
+                "varying between runs"
+            },
+            units::time(wall)
+        ));
+        out.push_str(&format!(
+            "  {:>12}  {:>12}  function (source file), per run\n",
+            "instructions", "est. cycles"
+        ));
+        for f in c.functions.iter().take(top) {
+            out.push_str(&format!(
+                "  {:>12}  {:>12}  {}\n",
+                units::count(f.self_time),
+                units::count(c.cycles_per_run(f.frame)),
+                counted_frame(p, f.frame)
+            ));
+        }
+    }
+    for d in &p.pairs {
+        let (a, b) = (&p.cells[d.baseline].name, &p.cells[d.candidate].name);
+        out.push_str(&format!("\n{b} − {a} per run:\n"));
+        if let Some([ir, cycles]) = &d.counted {
+            out.push_str(&format!(
+                "  counted: {} instructions ({}); {} estimated cycles ({})\n",
+                count_change(ir),
+                ir.verdict.words(),
+                count_change(cycles),
+                cycles.verdict.words()
+            ));
+        }
+        let m = d.functions.first().map_or(0, |f| f.comparison.family);
+        out.push_str(&format!(
+            "  change of instructions per run, by function ({m} compared; exact where the counts repeat in every run):\n"
+        ));
+        for f in d.functions.iter().take(top) {
+            out.push_str(&format!(
+                "  {:>22}  {}  {}\n",
+                count_change(&f.comparison),
+                counted_frame(p, f.frame),
+                verdict_words(f)
+            ));
+        }
+        let real = d.functions.iter().filter(|f| f.real()).count();
+        out.push_str(&format!(
+            "  the {real} function{} called real account for {:+.0} instructions per run\n",
+            if real == 1 { "" } else { "s" },
+            d.explained()
+        ));
+    }
+    if p.interrupted {
+        out.push_str("\ninterrupted: the profile covers the blocks finished before\n");
+    }
+    out
+}
+
 /// The terminal report.
 pub fn terminal(p: &Profile, top: usize) -> String {
+    if let Some(sim) = &p.simulation {
+        return simulated_terminal(p, sim, top);
+    }
     let mut out = String::new();
     let runs = p.cells.first().map_or(0, |c| c.runs.len());
     out.push_str(&format!(
@@ -323,6 +440,7 @@ fn function_json(p: &Profile, c: &CellProfile) -> Vec<Value> {
                 "file": fr.file,
                 "self": f.self_time,
                 "total": f.total,
+                "estimated_cycles": p.simulation.is_some().then(|| c.cycles_per_run(f.frame)),
             })
         })
         .collect()
@@ -349,6 +467,7 @@ fn difference_json(p: &Profile, d: &PairDiff) -> Vec<Value> {
                 "delta": finite(f.comparison.shift),
                 "delta_ci": [finite(f.comparison.shift_ci[0]), finite(f.comparison.shift_ci[1])],
                 "real": f.real(),
+                "exact": f.comparison.exact,
                 "verdict": f.comparison.verdict.words(),
                 "p_value": finite(f.comparison.p_value),
                 "confidence": f.comparison.confidence,
@@ -398,6 +517,13 @@ pub fn json(p: &Profile) -> Value {
                     "unsampled_wall": d.plain,
                 })),
                 "sampled_seconds": c.sampled_per_run(),
+                "counted": p.simulation.is_some().then(|| {
+                    let counted = c.counted();
+                    json!({
+                        "instructions": counted.iter().map(|t| t.0).collect::<Vec<_>>(),
+                        "estimated_cycles": counted.iter().map(|t| t.1).collect::<Vec<_>>(),
+                    })
+                }),
                 "functions": function_json(p, c),
                 "off_cpu": if p.off_cpu { json!({
                     "blocked": c.blocked,
@@ -414,6 +540,7 @@ pub fn json(p: &Profile) -> Value {
             "delta": finite(c.shift),
             "delta_ci": [finite(c.shift_ci[0]), finite(c.shift_ci[1])],
             "verdict": c.verdict.words(),
+            "exact": c.exact,
         })
     };
     let pairs: Vec<Value> = p
@@ -431,11 +558,17 @@ pub fn json(p: &Profile) -> Value {
                     "inlined": profile::is_inlined(f),
                 })).collect::<Vec<_>>(),
                 "explained": d.explained(),
+                "counted": d.counted.as_ref().map(|[ir, cycles]| json!({
+                    "instructions": measured(ir),
+                    "estimated_cycles": measured(cycles),
+                })),
                 "differences": difference_json(p, d),
             })
         })
         .collect();
     json!({
+        "unit": if p.simulation.is_some() { "instructions" } else { "seconds" },
+        "simulation": p.simulation,
         "event": p.event.name(),
         "event_fallback": p.fallback,
         "frequency": p.frequency,

@@ -8,20 +8,11 @@
 //! benchmark asks for (`request`) and what the session was run with
 //! (`settings`).
 
-pub(crate) mod ahead;
-pub(crate) mod concurrent;
-pub(crate) mod events;
-pub(crate) mod executor;
-pub(crate) mod hooks;
-pub(crate) mod host;
-pub mod isolate;
-pub(crate) mod parameters;
-pub mod plan;
-pub(crate) mod preflight;
 pub(crate) mod progress;
-pub(crate) mod request;
 pub(crate) mod runner;
-pub(crate) mod schedule;
-pub(crate) mod session;
-pub(crate) mod settings;
-pub(crate) mod shell_syntax;
+
+// The measuring half of `run` is in the cmdscope-measure crate.
+pub use cmdscope_measure::run::{
+    ahead, concurrent, events, executor, hooks, host, isolate, parameters, plan, preflight,
+    request, schedule, session, settings, shell_syntax,
+};

@@ -3,14 +3,11 @@
 //! expanded by the same planning code `run` uses, plus the stable id and
 //! partition key of every cell.
 
-use clap::ValueEnum;
-
 use super::file::{Benchmark, ParameterSpec, Suite, Switch};
 use super::partition::{fnv1a, Partition};
 use crate::error::{Error, Result};
 use crate::run::plan::{self, Cell, PlanInput, ScanOrder, ShellMode, VariantInput};
 use crate::run::request::{self, Request};
-use crate::run::schedule::Order;
 
 /// One cell of a suite.
 #[derive(Clone, Debug)]
@@ -65,10 +62,10 @@ pub fn request(b: &Benchmark) -> Result<Request> {
     }
     let order = match s.order.as_deref() {
         None => None,
-        Some(text) => Some(Order::from_str(text, false).map_err(|_| {
-            let names: Vec<String> = Order::value_variants()
+        Some(text) => Some(crate::cli::run::order_named(text).ok_or_else(|| {
+            let names: Vec<&str> = crate::cli::run::ORDERS
                 .iter()
-                .filter_map(|o| Some(o.to_possible_value()?.get_name().to_string()))
+                .map(|(_, name, _)| *name)
                 .collect();
             usage(format!(
                 "invalid value '{text}' for order: one of {}",

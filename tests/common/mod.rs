@@ -577,3 +577,16 @@ pub fn skip(what: &str) {
     }
     eprintln!("SKIPPED: {what}");
 }
+
+/// Whether Valgrind is on PATH; the tests that need it say so loudly
+/// (`skip`) and pass when it is not (CI installs it: `.ci/run`).
+pub fn valgrind() -> bool {
+    let found = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        skip("no valgrind on PATH; the simulation tests did not run");
+    }
+    found
+}

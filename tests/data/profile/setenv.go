@@ -2,7 +2,9 @@
 // variables handed to a program it execs, either set one by one with
 // os.Setenv first ("setenv": every call copies into the runtime's
 // environment map and the C environment) or passed to exec as they are
-// ("direct"). Both exec /bin/true with the same environment.
+// ("direct"). Both exec /bin/true with the same environment; with a
+// second argument "exit" they exit where they would exec (a simulator
+// that drops a process image's counts at exec still sees the work).
 package main
 
 import (
@@ -12,8 +14,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: setenv setenv|direct")
+	if len(os.Args) != 2 && (len(os.Args) != 3 || os.Args[2] != "exit") {
+		fmt.Fprintln(os.Stderr, "usage: setenv setenv|direct [exit]")
 		os.Exit(2)
 	}
 	env := make([]string, 0, 5000)
@@ -30,6 +32,10 @@ func main() {
 	case "direct":
 	default:
 		os.Exit(2)
+	}
+	if len(os.Args) == 3 {
+		// 0 when the environment is the one it would hand to exec.
+		os.Exit(len(env) - 5000)
 	}
 	err := syscall.Exec("/bin/true", []string{"true"}, env)
 	fmt.Fprintln(os.Stderr, err)

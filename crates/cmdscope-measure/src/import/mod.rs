@@ -21,7 +21,7 @@ use std::path::Path;
 
 pub mod dataset;
 mod gobench;
-pub(crate) mod input;
+pub mod input;
 mod json;
 
 use crate::error::Error;

@@ -11,35 +11,35 @@ use crate::metrics::Metric;
 /// the counters here and the sampler of `explain --profile`.
 #[repr(C)]
 #[derive(Default)]
-pub(crate) struct PerfEventAttr {
-    pub(crate) type_: u32,
-    pub(crate) size: u32,
-    pub(crate) config: u64,
-    pub(crate) sample_period: u64,
-    pub(crate) sample_type: u64,
-    pub(crate) read_format: u64,
-    pub(crate) flags: u64,
-    pub(crate) wakeup_events: u32,
-    pub(crate) bp_type: u32,
-    pub(crate) config1: u64,
-    pub(crate) config2: u64,
-    pub(crate) branch_sample_type: u64,
-    pub(crate) sample_regs_user: u64,
-    pub(crate) sample_stack_user: u32,
-    pub(crate) clockid: i32,
-    pub(crate) sample_regs_intr: u64,
-    pub(crate) aux_watermark: u32,
-    pub(crate) sample_max_stack: u16,
-    pub(crate) reserved_2: u16,
+pub struct PerfEventAttr {
+    pub type_: u32,
+    pub size: u32,
+    pub config: u64,
+    pub sample_period: u64,
+    pub sample_type: u64,
+    pub read_format: u64,
+    pub flags: u64,
+    pub wakeup_events: u32,
+    pub bp_type: u32,
+    pub config1: u64,
+    pub config2: u64,
+    pub branch_sample_type: u64,
+    pub sample_regs_user: u64,
+    pub sample_stack_user: u32,
+    pub clockid: i32,
+    pub sample_regs_intr: u64,
+    pub aux_watermark: u32,
+    pub sample_max_stack: u16,
+    pub reserved_2: u16,
 }
 
-pub(crate) const PERF_TYPE_HARDWARE: u32 = 0;
-pub(crate) const PERF_TYPE_SOFTWARE: u32 = 1;
-pub(crate) const FLAG_DISABLED: u64 = 1 << 0;
-pub(crate) const FLAG_INHERIT: u64 = 1 << 1;
-pub(crate) const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
-pub(crate) const FLAG_EXCLUDE_HV: u64 = 1 << 6;
-pub(crate) const FLAG_ENABLE_ON_EXEC: u64 = 1 << 12;
+pub const PERF_TYPE_HARDWARE: u32 = 0;
+pub const PERF_TYPE_SOFTWARE: u32 = 1;
+pub const FLAG_DISABLED: u64 = 1 << 0;
+pub const FLAG_INHERIT: u64 = 1 << 1;
+pub const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
+pub const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+pub const FLAG_ENABLE_ON_EXEC: u64 = 1 << 12;
 const READ_TOTAL_TIME_ENABLED: u64 = 1;
 const READ_TOTAL_TIME_RUNNING: u64 = 2;
 pub(crate) const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
@@ -72,7 +72,7 @@ fn open_event(type_: u32, config: u64, pid: libc::pid_t, exclude_kernel: bool) -
 
 /// `perf_event_open(2)` for `pid` on `cpu` (-1: any CPU), close-on-exec:
 /// the descriptor, or the error number.
-pub(crate) fn perf_event_open(
+pub fn perf_event_open(
     attr: &mut PerfEventAttr,
     pid: libc::pid_t,
     cpu: i32,

@@ -1,10 +1,10 @@
 use super::*;
 
-const CMDSCOPE: &str = include_str!("../../tests/data/cmdscope_v2.json");
-const HYPERFINE2: &str = include_str!("../../tests/data/hyperfine_v2.json");
-const HYPERFINE1: &str = include_str!("../../tests/data/hyperfine_v1.json");
-const GO: &str = include_str!("../../tests/data/go_bench.txt");
-const GO_TWO_PKGS: &str = include_str!("../../tests/data/go_two_pkgs.txt");
+const CMDSCOPE: &str = include_str!("../../../../tests/data/cmdscope_v2.json");
+const HYPERFINE2: &str = include_str!("../../../../tests/data/hyperfine_v2.json");
+const HYPERFINE1: &str = include_str!("../../../../tests/data/hyperfine_v1.json");
+const GO: &str = include_str!("../../../../tests/data/go_bench.txt");
+const GO_TWO_PKGS: &str = include_str!("../../../../tests/data/go_two_pkgs.txt");
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1e-300)

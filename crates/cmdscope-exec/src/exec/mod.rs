@@ -5,13 +5,13 @@
 //! that are never measured (the store writer, a monitor) are started by
 //! their own modules. See docs/ARCHITECTURE.md, `exec`.
 
-pub(crate) mod held;
-pub(crate) mod perf;
-pub(crate) mod procio;
-pub(crate) mod signals;
+pub mod held;
+pub mod perf;
+pub mod procio;
+pub mod signals;
 pub mod simulate;
-pub(crate) mod tree;
-pub(crate) mod workdir;
+pub mod tree;
+pub mod workdir;
 
 mod spawn;
 
@@ -21,7 +21,7 @@ pub use spawn::{
     allowed_cpus, check_cpus, environment, resolve_program, resolve_user, Credentials, Input,
     Outcome, Output, Prepared, SpawnConfig, Spawner, SCHEDULE_MAX,
 };
-pub(crate) use spawn::{receive_descriptor, send_descriptor, socket_pair, unread_reports};
+pub use spawn::{receive_descriptor, send_descriptor, socket_pair, unread_reports};
 
 /// Makes this process the reaper of orphaned descendants, so processes that
 /// a benchmarked command leaves behind (double forks, daemons) stay findable

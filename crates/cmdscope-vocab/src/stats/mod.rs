@@ -39,7 +39,7 @@
 mod checks;
 mod descriptive;
 mod distributions;
-pub(crate) mod exact;
+pub mod exact;
 mod intervals;
 mod outliers;
 mod rank;
@@ -48,7 +48,7 @@ mod spending;
 #[cfg(test)]
 mod tests;
 mod trend;
-pub(crate) mod ttest;
+pub mod ttest;
 mod usl;
 
 pub use descriptive::{

@@ -217,11 +217,19 @@ impl Counts {
         }
         let events = events.ok_or("no events line")?;
         let summary = summary.ok_or("no summary line (the process did not exit normally?)")?;
-        let mut c = Counts {
-            processes: 1,
-            ..Counts::default()
-        };
-        for (name, value) in events.iter().zip(summary) {
+        let mut c = Counts::of_columns(&events, summary);
+        c.processes = 1;
+        if !events.contains(&"I1mr") || !events.contains(&"Bcm") {
+            return Err("no cache or branch simulation in it".into());
+        }
+        Ok(c)
+    }
+
+    /// The counts of one line of an out-file: `values` in the order of
+    /// the `events:` line's names (missing trailing values are zero).
+    pub fn of_columns(events: &[&str], values: impl IntoIterator<Item = u64>) -> Counts {
+        let mut c = Counts::default();
+        for (name, value) in events.iter().zip(values) {
             let slot = match *name {
                 "Ir" => &mut c.ir,
                 "I1mr" => &mut c.i1mr,
@@ -240,13 +248,10 @@ impl Counts {
             };
             *slot = value;
         }
-        if !events.contains(&"I1mr") || !events.contains(&"Bcm") {
-            return Err("no cache or branch simulation in it".into());
-        }
-        Ok(c)
+        c
     }
 
-    fn add(&mut self, o: &Counts) {
+    pub fn add(&mut self, o: &Counts) {
         self.processes += o.processes;
         self.ir += o.ir;
         self.i1mr += o.i1mr;
