@@ -33,7 +33,9 @@ pub struct RunCounts {
 
 /// Per function (by name; the source file is the first seen), the counts
 /// of one out-file's lines. Lines before any `fn=` belong to no function
-/// and are left out.
+/// and are left out. Cachegrind's `???` (code without a symbol, in any
+/// module) gets no file: the `fl=` it is listed under is whichever file
+/// came before, not where the code is.
 pub fn function_counts(text: &str) -> std::result::Result<Vec<(Frame, Counts)>, String> {
     let mut events: Vec<&str> = Vec::new();
     let mut file: Option<&str> = None;
@@ -51,7 +53,9 @@ pub fn function_counts(text: &str) -> std::result::Result<Vec<(Frame, Counts)>, 
                     Frame {
                         function: name.to_string(),
                         module: String::new(),
-                        file: file.filter(|f| *f != "???").map(str::to_string),
+                        file: file
+                            .filter(|f| *f != "???" && name != "???")
+                            .map(str::to_string),
                     },
                     Counts::default(),
                 ));
@@ -175,6 +179,14 @@ mod tests {
             ("0x401000", None)
         );
         assert_eq!(f[1].1.ir, 3);
+        // Code without a symbol is listed under the file before it, as
+        // cachegrind writes it for a stripped binary: no file for it.
+        let text = "events: Ir\nfl=memmove.S\nfn=memcpy\n1 5\nfn=???\n2 7\nfl=???\nfn=???\n0 90\n";
+        let f = function_counts(text).unwrap();
+        assert_eq!(
+            (f[1].0.function.as_str(), f[1].0.file.as_deref(), f[1].1.ir),
+            ("???", None, 97)
+        );
         assert!(function_counts("fn=x\n1 2\n").is_err());
         assert!(function_counts("events: Ir\nfn=x\n1 two\n").is_err());
     }
