@@ -204,7 +204,6 @@ impl CellProfile {
         self.runs.iter().map(RunStacks::sampled).sum::<f64>() / n
     }
 
-    /// Mean wall time and CPU time measured per run (0 without runs).
     /// A simulated cell's estimated cycles of a function per run.
     pub fn cycles_per_run(&self, frame: u32) -> f64 {
         let n = self.runs.len().max(1) as f64;
@@ -213,6 +212,12 @@ impl CellProfile {
             .filter_map(|r| r.counts.as_ref()?.cycles.get(&frame))
             .sum::<f64>()
             / n
+    }
+
+    /// Whether a simulated cell's instructions are the same in every run
+    /// (a deterministic program).
+    pub fn counts_repeat(&self) -> bool {
+        self.counted().windows(2).all(|w| w[0].0 == w[1].0)
     }
 
     /// A simulated cell's totals per run: instructions and estimated cycles.
@@ -224,6 +229,7 @@ impl CellProfile {
             .collect()
     }
 
+    /// Mean wall time and CPU time measured per run (0 without runs).
     pub fn measured_per_run(&self) -> (f64, f64) {
         let n = self.runs.len().max(1) as f64;
         let wall = self.runs.iter().map(|r| r.wall).sum::<f64>() / n;
@@ -791,25 +797,20 @@ pub fn compare(cells: &[CellProfile], baseline: usize, candidate: usize, alpha: 
     // in the next: its exact change must leave the precision band to be
     // real (measured: 6 of 10 A/A sessions of a Go program, 2 runs per
     // cell, called changes of 3 to 16 instructions real without it).
-    let deterministic = simulated
-        && [a, b].iter().all(|c| {
-            let totals = c.counted();
-            totals.windows(2).all(|w| w[0].0 == w[1].0)
-        });
+    let deterministic = simulated && a.counts_repeat() && b.counts_repeat();
+    // Counts: a function whose count repeats in every run of each cell
+    // has an exact change; counts that vary get the exact rank tests.
+    let counts = comparison::Settings {
+        discrete: true,
+        speed_modes: false,
+        exact_counts: true,
+        ..settings
+    };
     let family = if simulated {
-        // Counts: a function whose count repeats in every run of each cell
-        // has an exact change; counts that vary get the exact rank tests.
         comparison::Settings {
             family: compared.len().max(1),
-            precision: if deterministic {
-                0.0
-            } else {
-                settings.precision
-            },
-            discrete: true,
-            speed_modes: false,
-            exact_counts: true,
-            ..settings
+            precision: if deterministic { 0.0 } else { counts.precision },
+            ..counts
         }
     } else {
         comparison::Settings {
@@ -850,18 +851,12 @@ pub fn compare(cells: &[CellProfile], baseline: usize, candidate: usize, alpha: 
         dy.total_cmp(&dx).then(x.frame.cmp(&y.frame))
     });
     let counted = simulated.then(|| {
-        let totals = comparison::Settings {
-            discrete: true,
-            speed_modes: false,
-            exact_counts: true,
-            ..settings
-        };
         let (ca, cb) = (a.counted(), b.counted());
         let side = |v: &[(f64, f64)], k: usize| -> Vec<f64> {
             v.iter().map(|t| if k == 0 { t.0 } else { t.1 }).collect()
         };
         [0, 1].map(|k| {
-            comparison::compare_values(&side(&ca, k), &side(&cb, k), Design::Paired, &totals)
+            comparison::compare_values(&side(&ca, k), &side(&cb, k), Design::Paired, &counts)
         })
     });
     // The difference the functions should account for: the CPU time

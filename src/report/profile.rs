@@ -159,7 +159,7 @@ fn simulated_terminal(p: &Profile, sim: &Simulation, top: usize) -> String {
             c.runs.len(),
             units::count(mean(&ir)),
             units::count(mean(&cycles)),
-            if ir.windows(2).all(|w| w[0] == w[1]) {
+            if c.counts_repeat() {
                 "identical in every run"
             } else {
                 "varying between runs"
