@@ -114,17 +114,21 @@ pub enum Unjudged {
     NoCandidate { baseline: String },
     /// No benchmark was matched with the gated metric's values on both
     /// sides.
-    NothingCompared {
-        baseline: String,
-        candidate: String,
-        /// The gated metric (`--metric`); None: wall time.
-        metric: Option<String>,
-        /// The benchmarks found on one side only, by label.
-        only_baseline: Vec<String>,
-        only_candidate: Vec<String>,
-        /// Matched, but without the gated metric's values on both sides.
-        without_values: Vec<String>,
-    },
+    NothingCompared(Unmatched),
+}
+
+/// What kept the gate from comparing anything of a candidate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unmatched {
+    pub baseline: String,
+    pub candidate: String,
+    /// The gated metric (`--metric`); None: wall time.
+    pub metric: Option<String>,
+    /// The benchmarks found on one side only, by label.
+    pub only_baseline: Vec<String>,
+    pub only_candidate: Vec<String>,
+    /// Matched, but without the gated metric's values on both sides.
+    pub without_values: Vec<String>,
 }
 
 /// What [`build`] produced: the tables, the remarks about the whole
@@ -367,14 +371,14 @@ fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions)
             .filter(|(b, c)| !gated_values(b) || !gated_values(c))
             .map(|(b, _)| label_of(b, &[]))
             .collect();
-        out.push(Unjudged::NothingCompared {
+        out.push(Unjudged::NothingCompared(Unmatched {
             baseline: base.source.clone(),
             candidate: cand.source.clone(),
             metric: opts.metric.clone(),
             only_baseline,
             only_candidate,
             without_values,
-        });
+        }));
     }
     out
 }

@@ -437,49 +437,36 @@ pub fn unjudged(all: &[Unjudged]) -> String {
 }
 
 fn unjudged_line(u: &Unjudged) -> String {
-    let (baseline, candidate, metric, only_baseline, only_candidate, without_values) = match u {
+    let m = match u {
         Unjudged::NoCandidate { baseline } => {
             return format!(
                 "the gate needs a baseline and a candidate, only '{baseline}' was given"
             )
         }
-        Unjudged::NothingCompared {
-            baseline,
-            candidate,
-            metric,
-            only_baseline,
-            only_candidate,
-            without_values,
-        } => (
-            baseline,
-            candidate,
-            metric,
-            only_baseline,
-            only_candidate,
-            without_values,
-        ),
+        Unjudged::NothingCompared(m) => m,
     };
+    let (baseline, candidate) = (&m.baseline, &m.candidate);
     let mut why = Vec::new();
-    if !only_baseline.is_empty() {
+    if !m.only_baseline.is_empty() {
         why.push(format!(
             "only in '{baseline}': {}",
-            some_names(only_baseline)
+            some_names(&m.only_baseline)
         ));
     }
-    if !only_candidate.is_empty() {
+    if !m.only_candidate.is_empty() {
         why.push(format!(
             "only in '{candidate}': {}",
-            some_names(only_candidate)
+            some_names(&m.only_candidate)
         ));
     }
-    let (what, whose) = match metric {
-        Some(m) => (m.as_str(), m.as_str()),
+    let (what, whose) = match &m.metric {
+        Some(named) => (named.as_str(), named.as_str()),
         None => ("wall time (time_wall_clock, sec/op)", "wall-time"),
     };
-    if !without_values.is_empty() {
+    if !m.without_values.is_empty() {
         why.push(format!(
             "without {whose} runs in both: {}",
-            some_names(without_values)
+            some_names(&m.without_values)
         ));
     }
     if why.is_empty() {

@@ -34,6 +34,16 @@ pub(crate) fn dataset(source: &str, benchmarks: Vec<Benchmark>) -> Dataset {
     }
 }
 
+/// A baseline, a candidate matching it, and one whose only benchmark was
+/// renamed: the gate compares nothing of the last.
+pub(crate) fn renamed_candidate() -> Vec<Dataset> {
+    vec![
+        dataset("old", vec![bench("a", vec![wall(0.1)])]),
+        dataset("judged", vec![bench("a", vec![wall(0.1)])]),
+        dataset("renamed", vec![bench("b", vec![wall(0.1)])]),
+    ]
+}
+
 /// Ten deterministic, distinct samples around `center` (± 2.25%).
 pub(crate) fn spread(center: f64) -> Vec<f64> {
     // A fixed shuffle so the order carries no trend.
@@ -145,24 +155,20 @@ fn peak_memory_at_cmdscopes_floor_is_not_compared() {
 /// the same name reads the words).
 #[test]
 fn a_candidate_the_gate_compared_nothing_of_is_named() {
-    let d = vec![
-        dataset("old", vec![bench("a", vec![wall(0.1)])]),
-        dataset("judged", vec![bench("a", vec![wall(0.1)])]),
-        dataset("renamed", vec![bench("b", vec![wall(0.1)])]),
-    ];
+    let d = renamed_candidate();
     // Without a gate there is nothing to refuse.
     assert!(run(&d, &opts(None)).unjudged.is_empty());
     let out = run(&d, &opts(Some(5.0)));
     assert_eq!(
         out.unjudged,
-        [Unjudged::NothingCompared {
+        [Unjudged::NothingCompared(Unmatched {
             baseline: "old".into(),
             candidate: "renamed".into(),
             metric: None,
             only_baseline: vec!["a".into()],
             only_candidate: vec!["b".into()],
             without_values: Vec::new(),
-        }]
+        })]
     );
     // Only the baseline: nothing to gate.
     let out = run(&d[..1], &opts(Some(5.0)));

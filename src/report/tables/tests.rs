@@ -59,11 +59,7 @@ fn gated(datasets: &[Dataset], gate: Option<f64>) -> Tables {
 /// checks: what `compare` refuses a gate that judged nothing with.
 #[test]
 fn a_candidate_the_gate_compared_nothing_of_is_named() {
-    let d = vec![
-        dataset("old", vec![bench("a", vec![wall(0.1)])]),
-        dataset("judged", vec![bench("a", vec![wall(0.1)])]),
-        dataset("renamed", vec![bench("b", vec![wall(0.1)])]),
-    ];
+    let d = crate::analysis::tables::tests::renamed_candidate();
     // Without a gate there is nothing to refuse.
     assert!(gated(&d, None).unjudged.is_empty());
     let out = gated(&d, Some(5.0));
