@@ -12,6 +12,7 @@ pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod doctor;
 pub(crate) mod explain;
+pub mod hyperfine;
 pub(crate) mod run;
 pub(crate) mod store;
 pub mod stored;

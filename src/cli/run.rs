@@ -142,6 +142,11 @@ pub struct HyperfineArgs {
     /// hyperfine has no words for (the JSON export has them regardless).
     #[arg(long)]
     pub cmdscope_details: bool,
+    /// hyperfine's hidden `--min-benchmarking-time`: the seconds of runs
+    /// its run count aims for (`--min-time`), as text, read as hyperfine
+    /// reads it (`cli::hyperfine::check`).
+    #[arg(long, hide = true, value_name = "SECONDS")]
+    pub min_benchmarking_time: Option<String>,
 }
 
 #[derive(Args, Clone, Debug)]

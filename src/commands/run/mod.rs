@@ -6,6 +6,8 @@ mod blocks;
 mod exports;
 pub(crate) mod suite;
 
+use std::path::Path;
+
 use crate::cli::run::{HyperfineArgs, RunArgs};
 use crate::error::{Error, Result};
 use crate::run::plan::ParameterError;
@@ -24,11 +26,29 @@ pub fn run(args: &RunArgs) -> Result<i32> {
 pub fn hyperfine(args: &HyperfineArgs) -> Result<i32> {
     let debug_mode = args.debug_mode;
     let details = args.cmdscope_details;
+    // Read as hyperfine reads it before anything else (`cli::hyperfine`).
+    let min_time = args
+        .min_benchmarking_time
+        .as_deref()
+        .map(str::parse::<f64>)
+        .transpose()
+        .map_err(|e| Error::Usage(format!("--min-benchmarking-time: {e}")))?;
     let mut args = args.run.clone();
     args.hyperfine_words = true;
     args.hyperfine_details = details;
     args.order
         .get_or_insert(crate::run::schedule::Order::Sequential);
+    if let Some(seconds) = min_time {
+        args.min_time = seconds;
+    }
+    // hyperfine's spellings: `-i=` ignores every failure, and the shell
+    // named `default` is its default, `sh`.
+    if args.ignore_failure.as_deref() == Some("") {
+        args.ignore_failure = Some("all-non-zero".into());
+    }
+    if args.cell.shell.as_deref() == Some("default") {
+        args.cell.shell = Some("sh".into());
+    }
     if args.cell.shell.is_none() && !args.cell.no_shell {
         // hyperfine's debug mode has no shell unless one is given (its
         // start-up then is the `sleep Y` the shell names).
@@ -46,11 +66,37 @@ pub fn hyperfine(args: &HyperfineArgs) -> Result<i32> {
             "--debug-mode runs nothing: its times cannot be stored (drop --store)".into(),
         ));
     }
-    let mut request =
-        crate::cli::cells::request(&args).map_err(|e| hyperfine_wording(e, &args.input))?;
+    let words = |e| file_wording(hyperfine_wording(e, &args.input), &args);
+    let mut request = crate::cli::cells::request(&args).map_err(words)?;
     request.first_run = true;
     request.debug = debug_mode;
-    bench::run_request(&args, &request).map_err(|e| hyperfine_wording(e, &args.input))
+    bench::run_request(&args, &request).map_err(words)
+}
+
+/// An export or `--output` file that cannot be written, in hyperfine's
+/// words: it creates its export files before the first run (as cmdscope
+/// checks them) and says only the system's reason for an output file.
+fn file_wording(e: Error, args: &RunArgs) -> Error {
+    let Error::Write { path, source } = e else {
+        return e;
+    };
+    // cmdscope's check words a directory its own way; hyperfine's is the
+    // system's, from opening it.
+    let reason = if path.is_dir() {
+        std::io::Error::from_raw_os_error(libc::EISDIR).to_string()
+    } else {
+        source.to_string()
+    };
+    if exports::export_paths(args).any(|(_, p)| *p == path) {
+        Error::Failed(format!(
+            "Could not create export file '{}': {reason}",
+            path.display()
+        ))
+    } else if args.output.iter().any(|o| path == Path::new(o)) {
+        Error::Failed(reason)
+    } else {
+        Error::Write { path, source }
+    }
 }
 
 /// A failed run or hook, a command that cannot start and a missing
@@ -130,10 +176,7 @@ fn hyperfine_scan_words(e: &ParameterError) -> Option<&'static str> {
     match e {
         ParameterError::NotANumber { .. } => Some("Error while parsing parameter scan arguments"),
         ParameterError::ZeroStep => Some("Zero is not a valid parameter step"),
-        ParameterError::StepRequired => Some(
-            "A step size is required when the range bounds are floating point numbers. The step \
-             size can be specified with the '-D/--parameter-step-size <DELTA>' parameter",
-        ),
+        ParameterError::StepRequired => Some(crate::cli::hyperfine::STEP_REQUIRED),
         ParameterError::TooManyValues { .. } => Some("Parameter range is too large"),
         _ => None,
     }
