@@ -510,7 +510,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         "deciding",
         &["search", "run::runner", "run::progress", "profile"],
     ),
-    ("answering", &["analysis", "store"]),
+    ("answering", &["analysis"]),
+    ("storing", &["store"]),
     (
         "measuring",
         &[
@@ -607,7 +608,7 @@ fn the_layer_check_sees_an_arrow_up() {
     g.insert(m("stats"), BTreeSet::from([m("error")]));
     assert_eq!(upward(&g), ["run::plan -> run::runner"]);
     assert_eq!(layer(&m("run::runner")), Some(3));
-    assert_eq!(layer(&m("run::plan")), Some(5));
+    assert_eq!(layer(&m("run::plan")), Some(6));
     assert_eq!(layer(&m("analysis::changes::simulated")), Some(4));
     assert_eq!(layer(&m("nowhere")), None);
 }

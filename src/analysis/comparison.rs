@@ -47,7 +47,6 @@ use serde::Serialize;
 
 use crate::analysis::modes::SpeedModes;
 use crate::metrics::{Metric, Unit};
-use crate::units;
 
 /// The outcome of one comparison, for the whole crate.
 /// Relative precision adaptive stopping aims for when the user gives no run count.
@@ -391,54 +390,6 @@ impl Comparison {
 /// floor (the same slack the terminal report uses for "≤ floor").
 pub fn at_floor_limit(floor: f64) -> f64 {
     floor * 1.02
-}
-
-/// "95 % CI", "97.5 % CI", "99.95 % CI": the interval's real confidence,
-/// with two significant digits of its complement, rounded so that it never
-/// overstates the confidence.
-pub fn format_confidence(confidence: f64) -> String {
-    let miss = (1.0 - confidence) * 100.0;
-    if !(miss > 0.0 && miss < 100.0) {
-        return format!("{:.0} % CI", confidence * 100.0);
-    }
-    let d = (1 - miss.log10().floor() as i32).clamp(0, 12);
-    let scale = 10f64.powi(d);
-    let shown = 100.0 - (miss * scale - 1e-6).ceil() / scale;
-    format!("{} % CI", units::trimmed(shown, d as usize))
-}
-
-/// A significance level for humans: "0.05", "0.025", "0.0007".
-pub fn format_level(a: f64) -> String {
-    if a >= 0.01 {
-        units::trimmed(a, 4)
-    } else {
-        format!("{a:.1e}")
-            .parse::<f64>()
-            .map_or_else(|_| a.to_string(), |v| format!("{v}"))
-    }
-}
-
-/// The one p-value format: "p < 0.001", "p = 0.034".
-pub fn format_p(p: f64) -> String {
-    let bare = format_p_bare(p);
-    // "< 0.001" and "n/a" follow the "p" without an "=".
-    if bare.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("p = {bare}")
-    } else {
-        format!("p {bare}")
-    }
-}
-
-/// The p-value as a table column shows it, without the "p": "< 0.001",
-/// "0.034", "n/a".
-pub fn format_p_bare(p: f64) -> String {
-    if p.is_nan() {
-        "n/a".into()
-    } else if p < 0.001 {
-        "< 0.001".into()
-    } else {
-        format!("{p:.3}")
-    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! the same N through the one engine; and over a concurrency sweep the
 //! scaling curve with a Universal Scalability Law fit.
 //!
-//! A batch's throughput is the smaller of two readings of the stretch in
-//! which every slot was making completions, each right where the other
+//! A batch's throughput (`run::session::batch`, beside the batch it
+//! reads) is the smaller of two readings of the stretch in which every
+//! slot was making completions, each right where the other
 //! errs, and each erring only upward (docs/STATISTICS.md, "Throughput of a
 //! batch"):
 //! - the slots' progress: from the moment every slot had made its first
@@ -38,8 +39,9 @@ use crate::analysis::comparison::{self, Comparison, Design, Settings};
 use crate::analysis::sequential::Sequential;
 use crate::metrics::Metric;
 use crate::run::host::{DiskRate, HostView, PressureShare};
+use crate::run::session::batch::{batch_rate, batch_throughput};
 use crate::run::session::{BatchRecord, CellResult, Session};
-use crate::stats::{self, UslOutcome, UslPoint};
+use crate::stats::{self, mean, UslOutcome, UslPoint};
 
 /// Confidence of the per-cell throughput interval and the USL fit.
 const LEVEL: f64 = 0.95;
@@ -143,107 +145,6 @@ pub fn throughput_ratio(c: &Comparison) -> (f64, [f64; 2]) {
     (1.0 / c.ratio, [1.0 / c.ratio_ci[1], 1.0 / c.ratio_ci[0]])
 }
 
-/// The slots' progress (see the module's comment): the seconds from the
-/// moment every slot had made its first completion to the moment the
-/// first slot made its last, the completions made between them (each
-/// slot's progress read off its own completions, linear between two of
-/// them), and the sample indices of the instances that ended in that
-/// stretch.
-fn counted(b: &BatchRecord) -> Option<(f64, f64, Vec<usize>)> {
-    let slots = b.concurrency.max(1);
-    let mut ends: Vec<Vec<f64>> = vec![Vec::new(); slots];
-    for s in &b.spans {
-        if let Some(e) = ends.get_mut(s.slot) {
-            e.push(s.end);
-        }
-    }
-    if ends.iter().any(Vec::is_empty) {
-        return None;
-    }
-    for e in &mut ends {
-        e.sort_by(f64::total_cmp);
-    }
-    let from = ends.iter().map(|e| e[0]).fold(f64::NEG_INFINITY, f64::max);
-    // The busy stretch ends when the first slot made its last completion.
-    let to = b.busy.1;
-    if to.partial_cmp(&from) != Some(std::cmp::Ordering::Greater) {
-        return None;
-    }
-    let completions: f64 = ends
-        .iter()
-        .map(|e| progress(e, to) - progress(e, from))
-        .sum();
-    let instances: Vec<usize> = (b.spans.iter().enumerate())
-        .filter(|(_, s)| s.end > from && s.end <= to)
-        .map(|(k, _)| b.first_sample + k)
-        .collect();
-    (completions > 0.0).then_some((to - from, completions, instances))
-}
-
-/// Completions a slot had made by `t`, its ends sorted and `t` within
-/// them: whole ones, plus the share of the cycle under way.
-fn progress(ends: &[f64], t: f64) -> f64 {
-    let done = ends.partition_point(|&e| e <= t);
-    match (done.checked_sub(1).map(|i| ends[i]), ends.get(done)) {
-        (Some(last), Some(&next)) if next > last => done as f64 + (t - last) / (next - last),
-        _ => done as f64,
-    }
-}
-
-/// Completions per second counted whole between two completions `m`
-/// apart, `m` the largest multiple of N that the completions inside the
-/// stretch in which every slot was running allow (from the latest first
-/// start to the earliest last end), averaged over the windows of `m` that
-/// fit. None with fewer than N + 1 completions there.
-fn whole_completions(b: &BatchRecord) -> Option<f64> {
-    let slots = b.concurrency.max(1);
-    let (from, to) = b.busy;
-    let mut ends: Vec<f64> = (b.spans.iter())
-        .filter(|s| s.slot < slots && s.end >= from && s.end <= to)
-        .map(|s| s.end)
-        .collect();
-    ends.sort_by(f64::total_cmp);
-    let gaps = ends.len().checked_sub(1)?;
-    let m = gaps / slots * slots;
-    if m == 0 {
-        return None;
-    }
-    let rates: Vec<f64> = (0..=gaps - m)
-        .map(|a| ends[a + m] - ends[a])
-        .filter(|&seconds| seconds > 0.0)
-        .map(|seconds| m as f64 / seconds)
-        .collect();
-    mean(&rates)
-}
-
-/// Completions per second of a batch: the smaller of the slots' progress
-/// ([`counted`]) and the whole completions ([`whole_completions`]), or
-/// the one there is; and the sample indices of the instances its rates
-/// count (those that ended in the slots' stretch, else in the stretch in
-/// which every slot was running).
-fn batch_rate(b: &BatchRecord) -> Option<(f64, Vec<usize>)> {
-    let whole = whole_completions(b);
-    match counted(b) {
-        Some((seconds, completions, instances)) => {
-            let progress = completions / seconds;
-            Some((whole.map_or(progress, |w| w.min(progress)), instances))
-        }
-        None => {
-            let (from, to) = b.busy;
-            let instances = (b.spans.iter().enumerate())
-                .filter(|(_, s)| s.end >= from && s.end <= to)
-                .map(|(k, _)| b.first_sample + k)
-                .collect();
-            whole.map(|w| (w, instances))
-        }
-    }
-}
-
-/// Completions per second of a batch ([`batch_rate`]).
-fn batch_throughput(b: &BatchRecord) -> Option<f64> {
-    batch_rate(b).map(|(throughput, _)| throughput)
-}
-
 /// The figures of one batch; None when neither reading has completions
 /// to count.
 pub fn batch_figures(result: &CellResult, b: &BatchRecord) -> Option<BatchFigures> {
@@ -263,10 +164,6 @@ pub fn batch_figures(result: &CellResult, b: &BatchRecord) -> Option<BatchFigure
         read_bytes_per_second: per_completion(Metric::IoReadBytes),
         written_bytes_per_second: per_completion(Metric::IoWriteBytes),
     })
-}
-
-fn mean(xs: &[f64]) -> Option<f64> {
-    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
 /// The cell's throughput and the rest, from its batches.
@@ -391,17 +288,9 @@ pub fn analyse(session: &Session, precision: f64) -> Option<Concurrency> {
     })
 }
 
-/// Seconds per completion of each batch, by block: the units the
-/// throughput comparisons and their sequential looks compare (and
-/// `check`'s, between sessions).
-pub fn per_block(batches: &[BatchRecord]) -> Vec<(usize, f64)> {
-    batches
-        .iter()
-        .filter_map(|b| batch_throughput(b).map(|t| (b.block, t)))
-        .filter(|&(_, t)| t > 0.0)
-        .map(|(block, t)| (block, 1.0 / t))
-        .collect()
-}
+/// Seconds per completion of each batch, by block (with the batch's own
+/// reading of throughput, beside the batch).
+pub use crate::run::session::batch::per_block;
 
 /// The reference's and a candidate's seconds per completion, paired by
 /// block where the order interleaved them (blocks both have), else each

@@ -83,9 +83,11 @@ fn fast_start(wall: &[f64], median: f64) -> Vec<f64> {
 mod tests {
     use super::*;
 
-    /// The warnings as every output words them.
+    /// The warnings as every output words them (in `report`'s words).
     fn said(w: Vec<Warning>) -> Vec<String> {
-        w.iter().map(ToString::to_string).collect()
+        w.iter()
+            .map(|w| crate::report::Words(w).to_string())
+            .collect()
     }
 
     fn cell(walls: &[f64]) -> CellResult {

@@ -8,7 +8,7 @@
 //! value reads are decided here once for every source.
 
 use crate::analysis::comparison::Settings;
-use crate::error::{Error, Result};
+use crate::error::{MetricError, Result};
 use crate::metrics::{Metric, Unit};
 use crate::run::session::CellResult;
 
@@ -57,26 +57,29 @@ impl Source {
         }
         if let Some(name) = text.strip_prefix(MONITOR_PREFIX) {
             if series.is_empty() {
-                return Err(Error::Usage(format!(
-                    "--metric {text}: no monitor counts in this session (give --monitor COMMAND --match {name}=REGEX)"
-                )));
+                return Err(MetricError::NoMonitor {
+                    text: text.into(),
+                    name: name.into(),
+                }
+                .into());
             }
-            let hint = closest(text, series.iter().map(String::as_str))
-                .map_or_else(String::new, |c| format!("; did you mean {c}?"));
-            return Err(Error::Usage(format!(
-                "--metric {text}: not a monitor count of this session (it has {}){hint}",
-                series.join(", ")
-            )));
+            return Err(MetricError::NotAMonitorCount {
+                text: text.into(),
+                series: series.to_vec(),
+                closest: closest(text, series.iter().map(String::as_str)).map(String::from),
+            }
+            .into());
         }
         let mut names: Vec<String> = Metric::ALL.iter().map(|m| m.name().to_string()).collect();
         names.push(THROUGHPUT.to_string());
         names.extend(series.iter().cloned());
-        let hint = closest(text, names.iter().map(String::as_str))
-            .map_or_else(String::new, |c| format!(" (did you mean {c}?)"));
-        Err(Error::Usage(format!(
-            "unknown --metric '{text}'{hint}: one of {}, or monitor_NAME with --monitor",
-            names.join(", ")
-        )))
+        let closest = closest(text, names.iter().map(String::as_str)).map(String::from);
+        Err(MetricError::Unknown {
+            text: text.into(),
+            names,
+            closest,
+        }
+        .into())
     }
 
     /// The name in tables, comparisons and the JSON.

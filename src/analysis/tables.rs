@@ -87,6 +87,50 @@ impl Default for CompareOptions {
     }
 }
 
+/// A remark about the whole comparison, typed (`report::tables` words
+/// it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TableNote {
+    /// A benchmark appears more than once in a file: the first is used.
+    Repeated { source: String, benchmark: String },
+    /// A metric in another unit in this file than in the file it was
+    /// first seen in: not compared here.
+    OtherUnit {
+        source: String,
+        metric: String,
+        unit: String,
+        first: String,
+    },
+    /// Metrics not in the baseline and another file, each with the files
+    /// that hold it.
+    NotCompared(Vec<(String, Vec<String>)>),
+}
+
+/// Why the gate judged nothing of a candidate, typed (`report::tables`
+/// words it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Unjudged {
+    /// Only the baseline was given.
+    NoCandidate { baseline: String },
+    /// No benchmark was matched with the gated metric's values on both
+    /// sides.
+    NothingCompared(Unmatched),
+}
+
+/// What kept the gate from comparing anything of a candidate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unmatched {
+    pub baseline: String,
+    pub candidate: String,
+    /// The gated metric (`--metric`); None: wall time.
+    pub metric: Option<String>,
+    /// The benchmarks found on one side only, by label.
+    pub only_baseline: Vec<String>,
+    pub only_candidate: Vec<String>,
+    /// Matched, but without the gated metric's values on both sides.
+    pub without_values: Vec<String>,
+}
+
 /// What [`build`] produced: the tables, the remarks about the whole
 /// comparison and the options they were computed with (the renderings
 /// state the level, alpha, precision and gate limit).
@@ -96,12 +140,12 @@ pub struct Tables {
     pub tables: Vec<MetricTable>,
     /// Remarks about the whole comparison (metrics only in some files,
     /// duplicate benchmark names, ...).
-    pub notes: Vec<String>,
+    pub notes: Vec<TableNote>,
     pub options: CompareOptions,
-    /// With a gate: one line per candidate the gate compared nothing of,
-    /// saying what was not matched. A gate that judged nothing must not
+    /// With a gate: one per candidate the gate compared nothing of,
+    /// with what was not matched. A gate that judged nothing must not
     /// pass, so the subcommand refuses these.
-    pub unjudged: Vec<String>,
+    pub unjudged: Vec<Unjudged>,
     /// With a gate: per candidate (its source), what the gate's one rule
     /// found (`analysis::gate`).
     pub gate: Vec<(String, gate::Outcome)>,
@@ -276,24 +320,14 @@ impl MetricTable {
     }
 }
 
-/// Names, at most a few of them, for a one-line message.
-fn some_names(names: &[String]) -> String {
-    const SHOWN: usize = 3;
-    let quoted: Vec<String> = names.iter().take(SHOWN).map(|n| format!("'{n}'")).collect();
-    match names.len().saturating_sub(SHOWN) {
-        0 => quoted.join(", "),
-        more => format!("{} and {more} more", quoted.join(", ")),
-    }
-}
-
 fn by_key(d: &Dataset) -> HashMap<Key, &Benchmark> {
     d.benchmarks.iter().map(|b| (key_of(b), b)).collect()
 }
 
-/// One line per candidate in which the gate made no comparison: the
+/// One per candidate in which the gate made no comparison: the
 /// benchmarks found on one side only, or those matched but without wall
 /// time on both sides. Empty without a gate.
-fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions) -> Vec<String> {
+fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions) -> Vec<Unjudged> {
     if opts.fail_if_slower.is_none() {
         return Vec::new();
     }
@@ -301,17 +335,16 @@ fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions)
         return Vec::new();
     };
     if candidates.is_empty() {
-        return vec![format!(
-            "the gate needs a baseline and a candidate, only '{}' was given",
-            base.source
-        )];
+        return vec![Unjudged::NoCandidate {
+            baseline: base.source.clone(),
+        }];
     }
     let gated_values = |b: &Benchmark| {
         b.series.iter().any(|s| {
             gates(opts, &s.metric, s.higher_is_better) && s.values.iter().any(|v| v.is_finite())
         })
     };
-    let mut lines = Vec::new();
+    let mut out = Vec::new();
     for (i, cand) in candidates.iter().enumerate() {
         let ci = i + 1;
         let judged = tables
@@ -330,56 +363,24 @@ fn unjudged(datasets: &[Dataset], tables: &[MetricTable], opts: &CompareOptions)
                 .map(|b| label_of(b, &[]))
                 .collect()
         };
-        let (only_base, only_cand) = (only(base, &in_cand), only(cand, &in_base));
-        let mut why = Vec::new();
-        if !only_base.is_empty() {
-            why.push(format!(
-                "only in '{}': {}",
-                base.source,
-                some_names(&only_base)
-            ));
-        }
-        if !only_cand.is_empty() {
-            why.push(format!(
-                "only in '{}': {}",
-                cand.source,
-                some_names(&only_cand)
-            ));
-        }
-        let no_time: Vec<String> = base
+        let (only_baseline, only_candidate) = (only(base, &in_cand), only(cand, &in_base));
+        let without_values: Vec<String> = base
             .benchmarks
             .iter()
             .filter_map(|b| in_cand.get(&key_of(b)).map(|c| (b, c)))
             .filter(|(b, c)| !gated_values(b) || !gated_values(c))
             .map(|(b, _)| label_of(b, &[]))
             .collect();
-        let (what, whose) = match &opts.metric {
-            Some(m) => (m.clone(), m.clone()),
-            None => (
-                "wall time (time_wall_clock, sec/op)".to_string(),
-                "wall-time".to_string(),
-            ),
-        };
-        if !no_time.is_empty() {
-            why.push(format!(
-                "without {whose} runs in both: {}",
-                some_names(&no_time)
-            ));
-        }
-        if why.is_empty() {
-            // Matched, with wall time on both sides, but not the same
-            // metric in the same unit (Go's sec/op against time_wall_clock).
-            why.push("their wall times are not the same metric in the same unit".into());
-        }
-        lines.push(format!(
-            "the gate compared nothing between '{}' and '{}': no benchmark with \
-             {what} in both ({})",
-            base.source,
-            cand.source,
-            why.join("; ")
-        ));
+        out.push(Unjudged::NothingCompared(Unmatched {
+            baseline: base.source.clone(),
+            candidate: cand.source.clone(),
+            metric: opts.metric.clone(),
+            only_baseline,
+            only_candidate,
+            without_values,
+        }));
     }
-    lines
+    out
 }
 
 /// Identity of a benchmark across files: its name and its parameters in any order.
@@ -490,7 +491,7 @@ fn exact_comparison(
     r
 }
 
-fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable>, Vec<String>) {
+fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable>, Vec<TableNote>) {
     let mut notes = Vec::new();
     let columns: Vec<String> = datasets.iter().map(|d| d.source.clone()).collect();
     let floors: Vec<Option<f64>> = datasets.iter().map(|d| d.rss_floor).collect();
@@ -505,11 +506,10 @@ fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable
         for b in &d.benchmarks {
             let key = key_of(b);
             if map.contains_key(&key) {
-                notes.push(format!(
-                    "{}: benchmark '{}' appears more than once; using the first",
-                    d.source,
-                    label_of(b, &[])
-                ));
+                notes.push(TableNote::Repeated {
+                    source: d.source.clone(),
+                    benchmark: label_of(b, &[]),
+                });
                 continue;
             }
             if seen.insert(key.clone()) {
@@ -533,10 +533,12 @@ fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable
                 match metrics.iter_mut().find(|m| m.name == s.metric) {
                     Some(m) if m.unit == s.unit => m.present[di] = true,
                     Some(m) => {
-                        let note = format!(
-                            "{}: {} is in '{}' there but in '{}' elsewhere; not compared",
-                            d.source, s.metric, s.unit, m.unit
-                        );
+                        let note = TableNote::OtherUnit {
+                            source: d.source.clone(),
+                            metric: s.metric.clone(),
+                            unit: s.unit.clone(),
+                            first: m.unit.clone(),
+                        };
                         if !notes.contains(&note) {
                             notes.push(note);
                         }
@@ -569,23 +571,20 @@ fn build_tables(datasets: &[Dataset], opts: &CompareOptions) -> (Vec<MetricTable
     for m in &metrics {
         let compared = m.present[0] && (single || m.present[1..].iter().any(|&p| p));
         if !compared {
-            let wher: Vec<&str> = m
+            let wher: Vec<String> = m
                 .present
                 .iter()
                 .zip(&columns)
                 .filter(|(p, _)| **p)
-                .map(|(_, c)| c.as_str())
+                .map(|(_, c)| c.clone())
                 .collect();
-            skipped.push(format!("{} (only in {})", m.name, wher.join(", ")));
+            skipped.push((m.name.clone(), wher));
             continue;
         }
         tables.push(build_table(m, &columns, &order, &lookup, &floors, opts));
     }
     if !skipped.is_empty() {
-        notes.push(format!(
-            "not compared, not in the baseline and another file: {}",
-            skipped.join("; ")
-        ));
+        notes.push(TableNote::NotCompared(skipped));
     }
     (tables, notes)
 }

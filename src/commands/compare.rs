@@ -11,7 +11,7 @@ use crate::error::{exit, Error};
 use crate::import::dataset::Dataset;
 use crate::report::tables::{
     gate_failure, gate_failures, gate_not_compared, render_csv, render_json, render_markdown,
-    render_text,
+    render_text, unjudged,
 };
 
 /// The tables of `datasets` under `opts`, once the options are checked.
@@ -93,7 +93,7 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<i32> {
     let out = compare(&datasets, &opts)?;
     // A gate that judged nothing would pass on nothing.
     if !out.unjudged.is_empty() {
-        return Err(Error::Usage(out.unjudged.join("; ")));
+        return Err(Error::Usage(unjudged(&out.unjudged)));
     }
     // Text and Markdown end with the gate's section; for CSV and JSON the
     // failing rows are marked by `gate_failed` and the lines go to stderr.

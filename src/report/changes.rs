@@ -12,10 +12,10 @@ use crate::analysis::changes::{
     Analysed, Change, Direction, Drift, Episode, Event, MachineShift, NewestStatus, Rate, Side,
     Wander,
 };
-use crate::analysis::comparison::{format_confidence, format_p};
 use crate::report::markdown::cell as md;
 use crate::report::table::{self, Cell, Column, Table};
 use crate::store::history::{History, Point};
+use crate::units::{format_confidence, format_p};
 
 /// A value of the history's metric with its unit (throughput's seconds
 /// per completion as completions per second).

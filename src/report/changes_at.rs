@@ -8,13 +8,13 @@ use serde::Serialize;
 
 use crate::analysis::changes::select::{AtPoint, Regime, Target};
 use crate::analysis::changes::MachineShift;
-use crate::analysis::comparison::format_p;
 use crate::report::changes::{
     change_text, direction, drift, drift_text, entry, episode, episode_text, markdown_with_shifts,
     point, shift, shift_text, JsonChange, JsonDrift, JsonEpisode, JsonShift,
 };
 use crate::report::table::{self, Cell, Column, Table};
 use crate::store::history::{Point, SessionRef};
+use crate::units::format_p;
 
 fn title(t: &Target) -> String {
     match t {

@@ -7,15 +7,15 @@ use std::fmt::Write as _;
 
 use crate::analysis::changes::Change;
 use crate::analysis::check::{HistoryRow, Measure, Row, MIN_HISTORY};
-use crate::analysis::comparison::{
-    format_confidence, format_p, format_p_bare, SessionVariation, Verdict,
-};
+use crate::analysis::comparison::{SessionVariation, Verdict};
 use crate::analysis::gate::Outcome;
 use crate::report::changes::{change_text, median_text};
 use crate::report::gate;
 use crate::report::markdown::code;
 use crate::report::table::{Cell, Column, Table};
+use crate::report::Words;
 use crate::store::StoredSession;
+use crate::units::{format_confidence, format_p, format_p_bare};
 
 fn verdict_text(r: &Row, pct: f64, outcome: &Outcome) -> String {
     if !r.gate.is_compared() {
@@ -201,7 +201,7 @@ fn own_note(r: &Row) -> Option<String> {
     let [lo, hi] = c.ratio_ci;
     let interval = lo > 0.0 && hi.is_finite();
     if matches!(r.measure, Measure::Run(_)) || c.verdict != Verdict::Inconclusive || !interval {
-        return c.own_note().map(|n| n.to_string());
+        return c.own_note().map(|n| Words(&n).to_string());
     }
     Some(format!(
         "inconclusive: the throughput ratio's {} is {:.2}x–{:.2}x and the test gives {}, which \

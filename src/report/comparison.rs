@@ -8,23 +8,24 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 use crate::analysis::comparison::{
-    format_confidence, format_level, format_p, Advice, Caveat, Comparison, Interval, NoiseCause,
-    Note, Per, Verdict, Way,
+    Advice, Caveat, Comparison, Interval, NoiseCause, Note, Per, Verdict, Way,
 };
-use crate::units;
+use crate::units::{self, format_confidence, format_level, format_p};
+
+use super::Words;
 
 /// What the note of a comparison whose interval leaves out
 /// session-to-session variation says (`Caveat::SessionVariationLeftOut`).
 pub const SESSION_NOTE: &str = "session-to-session variation is not in the interval";
 
 /// The note's caveats, joined by "; ".
-impl fmt::Display for Note {
+impl fmt::Display for Words<'_, Note> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, c) in self.0.iter().enumerate() {
+        for (i, c) in self.0 .0.iter().enumerate() {
             if i > 0 {
                 f.write_str("; ")?;
             }
-            write!(f, "{c}")?;
+            write!(f, "{}", Words(c))?;
         }
         Ok(())
     }
@@ -33,41 +34,47 @@ impl fmt::Display for Note {
 /// Exported as its words: the JSON's `note` is the sentence users read.
 impl Serialize for Note {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.collect_str(&Words(self))
     }
 }
 
-impl fmt::Display for Per {
+impl fmt::Display for Words<'_, Per> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.paired {
-            write!(f, "paired {}", self.counted)
+        let per = self.0;
+        if per.paired {
+            write!(f, "paired {}", per.counted)
         } else {
-            write!(f, "{} per side", self.counted)
+            write!(f, "{} per side", per.counted)
         }
     }
 }
 
-impl fmt::Display for Interval {
+impl fmt::Display for Words<'_, Interval> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let conf = format_confidence(self.confidence);
-        if self.of_change {
-            write!(f, "{conf} of the change, {}", range(self.bounds))
+        let i = self.0;
+        let conf = format_confidence(i.confidence);
+        if i.of_change {
+            write!(f, "{conf} of the change, {}", range(i.bounds))
         } else {
-            write!(f, "{conf} {}", range(self.bounds))
+            write!(f, "{conf} {}", range(i.bounds))
         }
     }
 }
 
-impl fmt::Display for Caveat {
+impl fmt::Display for Words<'_, Caveat> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match self.0 {
             Caveat::AtFloor => f.write_str("at cmdscope's floor, not comparable"),
             Caveat::TooFew {
                 need,
                 have,
                 per,
                 discrete_at: None,
-            } => write!(f, "need at least {need} {per} for a verdict, have {have}"),
+            } => write!(
+                f,
+                "need at least {need} {} for a verdict, have {have}",
+                Words(per)
+            ),
             Caveat::TooFew {
                 need,
                 have,
@@ -75,7 +82,8 @@ impl fmt::Display for Caveat {
                 discrete_at: Some(level),
             } => write!(
                 f,
-                "need at least {need} {per} for a verdict on a discrete metric at level {}, have {have}",
+                "need at least {need} {} for a verdict on a discrete metric at level {}, have {have}",
+                Words(per),
                 format_level(*level)
             ),
             Caveat::NoLevel { level } => write!(f, "no verdict at significance level {level}"),
@@ -85,7 +93,8 @@ impl fmt::Display for Caveat {
             }
             Caveat::IdenticalCounts { n, per } => write!(
                 f,
-                "identical counts in every run ({n} {per}): an exact change, no test"
+                "identical counts in every run ({n} {}): an exact change, no test",
+                Words(per)
             ),
             Caveat::BelowPrecision { level, precision } => write!(
                 f,
@@ -99,8 +108,10 @@ impl fmt::Display for Caveat {
                 advice,
             } => write!(
                 f,
-                "the {interval} is too wide to tell a difference from none within ±{}; {advice}",
-                trim_pct(*precision)
+                "the {} is too wide to tell a difference from none within ±{}; {}",
+                Words(interval),
+                trim_pct(*precision),
+                Words(advice)
             ),
             Caveat::NotReached {
                 interval,
@@ -108,13 +119,16 @@ impl fmt::Display for Caveat {
                 advice,
             } => write!(
                 f,
-                "the {interval} suggests a difference, but the test did not reach its level {}; {advice}",
-                format_level(*level)
+                "the {} suggests a difference, but the test did not reach its level {}; {}",
+                Words(interval),
+                format_level(*level),
+                Words(advice)
             ),
             Caveat::RankDiscreteness { interval, n, unit } => write!(
                 f,
-                "the test reached its level but the {interval} includes no change \
-                 (the rank statistics' discreteness at {n} {unit}); run longer"
+                "the test reached its level but the {} includes no change \
+                 (the rank statistics' discreteness at {n} {unit}); run longer",
+                Words(interval)
             ),
             Caveat::AssumedExact { vary: true } => f.write_str(
                 "exact values (assume=exact) vary between runs; compared by their medians",
@@ -127,9 +141,9 @@ impl fmt::Display for Caveat {
     }
 }
 
-impl fmt::Display for Advice {
+impl fmt::Display for Words<'_, Advice> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match self.0 {
             Advice::RunLonger { runs, took: None } => write!(f, "run longer with --runs {runs}"),
             Advice::RunLonger {
                 runs,
@@ -220,7 +234,7 @@ pub fn sentence(c: &Comparison) -> String {
     let note = c
         .note
         .as_ref()
-        .map(|n| format!(": {n}"))
+        .map(|n| format!(": {}", Words(n)))
         .unwrap_or_default();
     if !c.ratio.is_finite() && c.shift.is_finite() {
         // No ratio without a positive baseline: the change in the unit.
@@ -395,11 +409,11 @@ mod tests {
             discrete_at: Some(0.05),
         };
         assert_eq!(
-            counts.to_string(),
+            Words(&counts).to_string(),
             "need at least 6 runs per side for a verdict on a discrete metric at level 0.05, have 5"
         );
         assert_eq!(
-            Advice::TooMany { counted: "batches" }.to_string(),
+            Words(&Advice::TooMany { counted: "batches" }).to_string(),
             "deciding would take more than 10,000 batches"
         );
     }

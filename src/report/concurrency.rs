@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::paint::Paint;
-use crate::analysis::comparison::{self, Comparison, Verdict};
+use crate::analysis::comparison::{Comparison, Verdict};
 use crate::analysis::concurrency::{throughput_ratio, CellThroughput, Concurrency, Scaling};
 use crate::run::concurrent::{Batches, FEWEST_BATCHES, MIN_RUNS_PER_SLOT};
 use crate::run::host::HostView;
@@ -167,8 +167,8 @@ pub fn host(h: &HostView) -> Option<String> {
 /// completion, so its "faster" is the higher throughput and the
 /// throughput ratio is the inverse of its ratio.
 pub fn sentence(c: &Comparison) -> String {
-    let p = comparison::format_p(c.p_value);
-    let conf = comparison::format_confidence(c.confidence);
+    let p = units::format_p(c.p_value);
+    let conf = units::format_confidence(c.confidence);
     let (r, [lo, hi]) = throughput_ratio(c);
     let (a, b) = (&c.candidate, &c.baseline);
     match c.verdict {
@@ -186,7 +186,7 @@ pub fn sentence(c: &Comparison) -> String {
         _ => format!(
             "Throughput: '{a}' and '{b}': {}{}",
             c.verdict.words(),
-            c.note.as_ref().map(|n| format!(": {n}")).unwrap_or_default()
+            c.note.as_ref().map(|n| format!(": {}", super::Words(n))).unwrap_or_default()
         ),
     }
 }
@@ -276,7 +276,7 @@ pub fn withheld(w: &Withheld) -> String {
         ),
         Withheld::LackOfFit { p } => format!(
             "the law does not describe these points (lack of fit, {})",
-            comparison::format_p(*p)
+            units::format_p(*p)
         ),
         Withheld::LowRSquared { r_squared } => {
             format!("the law explains too little of the curve (R² = {r_squared:.2})")

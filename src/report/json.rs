@@ -138,7 +138,7 @@ fn result(r: &CellResult, a: &CellAnalysis) -> Value {
         "timed_out_times": timed_out_times,
         "measurements": r.samples.iter().map(measurement).collect::<Vec<_>>(),
         "summary": summary(a),
-        "warnings": a.warnings,
+        "warnings": a.warnings.iter().map(super::Words).collect::<Vec<_>>(),
     });
     if !params.is_empty() {
         o["parameters"] = Value::Object(params);

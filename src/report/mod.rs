@@ -41,6 +41,12 @@ use crate::run::plan::Parameter;
 use crate::run::session::Session;
 use crate::search::SearchResult;
 
+/// One of the analysis's typed reasons (a comparison's `Note` and its
+/// parts, a `Warning`) in words: `report` owns the wording, and Rust lets
+/// it implement `Display` only on a type of its own, so on this wrapper
+/// (`Words(&note).to_string()`, or `{}` in a format string).
+pub struct Words<'a, T: ?Sized>(pub &'a T);
+
 /// A finished (or interrupted) run, as every output reads it.
 pub struct Report<'a> {
     pub session: &'a Session,

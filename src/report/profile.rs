@@ -125,7 +125,7 @@ fn count_change(c: &crate::analysis::comparison::Comparison) -> String {
         let why = c
             .note
             .as_ref()
-            .map(|n| format!(": {n}"))
+            .map(|n| format!(": {}", crate::report::Words(n)))
             .unwrap_or_default();
         format!("not estimated (counts vary between runs{why})")
     }
@@ -272,16 +272,16 @@ fn raised_line(r: &crate::profile::rate::Raised) -> String {
     let ended = match r.ended {
         Ended::Explained => format!(
             "the functions called real account for the measured CPU difference (a look at family-wise level {})",
-            crate::analysis::comparison::format_level(r.level)
+            crate::units::format_level(r.level)
         ),
         Ended::Budget => format!(
             "its {} budget ended before a look found the difference accounted for; the analysis below is at the family-wise level the looks left ({})",
             units::time(crate::profile::rate::BUDGET.as_secs_f64()),
-            crate::analysis::comparison::format_level(r.level)
+            crate::units::format_level(r.level)
         ),
         Ended::Runs => format!(
             "its planned runs ended before a look found the difference accounted for; the analysis below is at the family-wise level the looks left ({})",
-            crate::analysis::comparison::format_level(r.level)
+            crate::units::format_level(r.level)
         ),
         Ended::Interrupted => "interrupted before a look found the difference accounted for".into(),
     };

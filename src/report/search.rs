@@ -218,7 +218,7 @@ pub fn render_text(s: &SearchSection, paint: Paint) -> String {
                     "{}–{}x ({})",
                     ratio_text(c.ratio_ci[0]),
                     ratio_text(c.ratio_ci[1]),
-                    crate::analysis::comparison::format_p(c.p_value)
+                    crate::units::format_p(c.p_value)
                 ),
                 c.verdict.words(),
             ),

@@ -16,7 +16,6 @@
 use std::fmt::Write as _;
 
 use crate::analysis::changes::{Analysed, Change, Event, MachineShift};
-use crate::analysis::comparison::format_p;
 use crate::report::changes::{
     change_text, direction, drift_text, episode_text, median_text, metric_name, speeds_text, value,
     wander_text,
@@ -24,6 +23,7 @@ use crate::report::changes::{
 use crate::report::html::{CSP, STYLE};
 use crate::report::svg::{self, escape, BoxPlot, BoxStats, Format, LineChart, Mark, Series, Span};
 use crate::store::history::{History, Point};
+use crate::units::format_p;
 
 /// Points drawn in a benchmark's history chart (the newest ones).
 pub const CHART_POINTS: usize = 500;

@@ -12,8 +12,10 @@ use std::fmt::Write as _;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::analysis::comparison::{self as engine, format_confidence, format_p, Verdict};
-use crate::analysis::tables::{Cell, CompareOptions, Comparison, MetricTable, Tables};
+use crate::analysis::comparison::{self as engine, Verdict};
+use crate::analysis::tables::{
+    Cell, CompareOptions, Comparison, MetricTable, TableNote, Tables, Unjudged,
+};
 use crate::error::Error;
 use crate::metrics::Metric;
 use crate::report::comparison::SESSION_NOTE;
@@ -21,7 +23,7 @@ use crate::report::gate;
 use crate::report::markdown;
 use crate::report::table::{self, Align, Column, Footnotes, Rule, Table};
 use crate::stats::StatsError;
-use crate::units;
+use crate::units::{self, format_confidence, format_p};
 
 /// One line per comparison that failed the gate: metric, benchmark,
 /// candidate and change, with the limit.
@@ -174,7 +176,7 @@ fn lay_out(t: &MetricTable, level: f64) -> Table {
                     let notes: Vec<String> = c
                         .result
                         .own_note()
-                        .map(|n| n.to_string())
+                        .map(|n| crate::report::Words(&n).to_string())
                         .into_iter()
                         .collect();
                     let marks = foot.marks(&notes);
@@ -400,6 +402,95 @@ fn gate_lines(all: &Tables, failures: &[String]) -> Vec<String> {
     lines
 }
 
+/// A remark about the whole comparison in words.
+pub fn note(n: &TableNote) -> String {
+    match n {
+        TableNote::Repeated { source, benchmark } => {
+            format!("{source}: benchmark '{benchmark}' appears more than once; using the first")
+        }
+        TableNote::OtherUnit {
+            source,
+            metric,
+            unit,
+            first,
+        } => format!(
+            "{source}: {metric} is in '{unit}' there but in '{first}' elsewhere; not compared"
+        ),
+        TableNote::NotCompared(metrics) => {
+            let each: Vec<String> = metrics
+                .iter()
+                .map(|(name, wher)| format!("{name} (only in {})", wher.join(", ")))
+                .collect();
+            format!(
+                "not compared, not in the baseline and another file: {}",
+                each.join("; ")
+            )
+        }
+    }
+}
+
+/// Why the gate judged nothing, one line for every candidate it judged
+/// nothing of (the error `compare` refuses such a gate with).
+pub fn unjudged(all: &[Unjudged]) -> String {
+    let lines: Vec<String> = all.iter().map(unjudged_line).collect();
+    lines.join("; ")
+}
+
+fn unjudged_line(u: &Unjudged) -> String {
+    let m = match u {
+        Unjudged::NoCandidate { baseline } => {
+            return format!(
+                "the gate needs a baseline and a candidate, only '{baseline}' was given"
+            )
+        }
+        Unjudged::NothingCompared(m) => m,
+    };
+    let (baseline, candidate) = (&m.baseline, &m.candidate);
+    let mut why = Vec::new();
+    if !m.only_baseline.is_empty() {
+        why.push(format!(
+            "only in '{baseline}': {}",
+            some_names(&m.only_baseline)
+        ));
+    }
+    if !m.only_candidate.is_empty() {
+        why.push(format!(
+            "only in '{candidate}': {}",
+            some_names(&m.only_candidate)
+        ));
+    }
+    let (what, whose) = match &m.metric {
+        Some(named) => (named.as_str(), named.as_str()),
+        None => ("wall time (time_wall_clock, sec/op)", "wall-time"),
+    };
+    if !m.without_values.is_empty() {
+        why.push(format!(
+            "without {whose} runs in both: {}",
+            some_names(&m.without_values)
+        ));
+    }
+    if why.is_empty() {
+        // Matched, with wall time on both sides, but not the same
+        // metric in the same unit (Go's sec/op against time_wall_clock).
+        why.push("their wall times are not the same metric in the same unit".into());
+    }
+    format!(
+        "the gate compared nothing between '{baseline}' and '{candidate}': no benchmark with \
+         {what} in both ({})",
+        why.join("; ")
+    )
+}
+
+/// Names, at most a few of them, for a one-line message.
+fn some_names(names: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let quoted: Vec<String> = names.iter().take(SHOWN).map(|n| format!("'{n}'")).collect();
+    match names.len().saturating_sub(SHOWN) {
+        0 => quoted.join(", "),
+        more => format!("{} and {more} more", quoted.join(", ")),
+    }
+}
+
 /// Aligned columns for a terminal, then the legend, the notes and the gate.
 pub fn render_text(all: &Tables) -> String {
     let (tables, notes, opts) = (&all.tables, &all.notes, &all.options);
@@ -416,7 +507,7 @@ pub fn render_text(all: &Tables) -> String {
         let _ = writeln!(out, "{l}");
     }
     for n in notes {
-        let _ = writeln!(out, "note: {n}");
+        let _ = writeln!(out, "note: {}", note(n));
     }
     let gate = gate_lines(all, failures);
     if !gate.is_empty() {
@@ -449,7 +540,7 @@ pub fn render_markdown(all: &Tables) -> String {
         let _ = writeln!(out, "{}  ", markdown::cell(&l));
     }
     for n in notes {
-        let _ = writeln!(out, "Note: {}  ", markdown::cell(n));
+        let _ = writeln!(out, "Note: {}  ", markdown::cell(&note(n)));
     }
     let gate = gate_lines(all, failures);
     if !gate.is_empty() {
@@ -465,7 +556,11 @@ pub fn render_markdown(all: &Tables) -> String {
 /// Why a row of a column has no comparison, or the analysis' note.
 fn row_note(cmp: Option<&Comparison>, base: bool, cand: bool) -> Option<String> {
     match (cmp, base, cand) {
-        (Some(c), ..) => c.result.note.as_ref().map(|n| n.to_string()),
+        (Some(c), ..) => c
+            .result
+            .note
+            .as_ref()
+            .map(|n| crate::report::Words(n).to_string()),
         (None, false, _) => Some("not in the baseline".into()),
         (None, _, false) => Some("not in the candidate".into()),
         (None, ..) => None,

@@ -191,7 +191,7 @@ fn cmdscope_block(out: &mut String, report: &Report, i: usize, paint: Paint) {
                 out,
                 "  {} {}",
                 paint.yellow("Warning:"),
-                escape_line(&warning.to_string())
+                super::warning::line(warning)
             );
         }
         out.push('\n');
@@ -231,7 +231,7 @@ fn cmdscope_block(out: &mut String, report: &Report, i: usize, paint: Paint) {
             out,
             "  {} {}",
             paint.yellow("Warning:"),
-            escape_line(&warning.to_string())
+            super::warning::line(warning)
         );
     }
     out.push('\n');
@@ -319,7 +319,7 @@ fn hyperfine_block(
             match super::warning::hyperfine_words(warning, first_run, hints) {
                 Some(words) => warnings.push(words),
                 None if details || super::warning::from_cmdscope_flag(warning) => {
-                    warnings.push(escape_line(&warning.to_string()))
+                    warnings.push(super::warning::line(warning))
                 }
                 None => {}
             }
@@ -327,7 +327,7 @@ fn hyperfine_block(
     } else {
         // The reason (every run timed out, failed) must not be lost.
         let _ = writeln!(out, "  no completed runs");
-        warnings.extend(a.warnings.iter().map(|w| escape_line(&w.to_string())));
+        warnings.extend(a.warnings.iter().map(super::warning::line));
     }
     // To standard error, as hyperfine writes them, after a line of one
     // blank as its.
@@ -728,7 +728,7 @@ fn render_comparisons(
                 "      {label}: {ratio} ({}{} per run, {})",
                 if o.shift >= 0.0 { "+" } else { "" },
                 units::quantity(o.shift, unit),
-                comparison::format_p(o.p_value)
+                units::format_p(o.p_value)
             );
         }
     }
@@ -754,7 +754,7 @@ fn render_comparisons(
             "{}\n",
             paint.dim(&format!(
                 "  (each line's test and Bonferroni family are those of the step that decided it; its interval's confidence is on the line; significance level {})",
-                comparison::format_level(session.final_alpha)
+                units::format_level(session.final_alpha)
             ))
         );
         return;
@@ -767,8 +767,8 @@ fn render_comparisons(
         format!(
             "; Bonferroni over {} comparisons: each at level {}, intervals at {}",
             first.family,
-            comparison::format_level(first.level),
-            comparison::format_confidence(first.confidence).trim_end_matches(" CI")
+            units::format_level(first.level),
+            units::format_confidence(first.confidence).trim_end_matches(" CI")
         )
     } else {
         String::new()
@@ -780,7 +780,7 @@ fn render_comparisons(
             "  ({} {scale}{}{family}; significance level {}{})",
             first.test.name(),
             if first.paired { ", paired by block" } else { "" },
-            comparison::format_level(session.final_alpha),
+            units::format_level(session.final_alpha),
             if session.looks > 0 {
                 format!(
                     " after {} interim look{} (adaptive stopping keeps the false-positive rate at {})",

@@ -7,13 +7,21 @@ use serde::{Serialize, Serializer};
 
 use crate::analysis::warning::{DriftEffect, End, Warning};
 use crate::exec::simulate::Varies;
+use crate::output::escape_line;
 use crate::units;
 
+use super::Words;
+
 /// Exported as its words, as the terminal prints it.
-impl Serialize for Warning {
+impl Serialize for Words<'_, Warning> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
+}
+
+/// A warning as one line of the terminal, its untrusted names escaped.
+pub fn line(w: &Warning) -> String {
+    escape_line(&Words(w).to_string())
 }
 
 /// "" for one, `many` otherwise.
@@ -25,9 +33,9 @@ fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
     }
 }
 
-impl fmt::Display for Warning {
+impl fmt::Display for Words<'_, Warning> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match self.0 {
             Warning::ColdFirstRun { name, ratio } => write!(
                 f,
                 "The first run of '{name}' took {ratio:.1}x the median: caches were probably cold. \

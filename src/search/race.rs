@@ -426,7 +426,7 @@ pub(super) fn run_race(
                     reason: format!(
                         "{:.2}x the leader, significant ({})",
                         c.ratio,
-                        crate::analysis::comparison::format_p(c.p_value)
+                        crate::units::format_p(c.p_value)
                     ),
                     comparison: Some(c),
                 });

@@ -60,6 +60,9 @@ pub enum Error {
     /// A `-P` or `-L` the parameter grammar refuses.
     #[error(transparent)]
     Parameter(ParameterError),
+    /// A `--metric` that names nothing the session measured.
+    #[error(transparent)]
+    Metric(MetricError),
     /// Two parameters (-L, -P) of the same name.
     #[error("parameter '{0}' is defined twice")]
     DuplicateParameter(String),
@@ -163,6 +166,42 @@ pub enum ParameterError {
     StepBelowPrecision(String),
     #[error("--parameter-list {name}: empty value in '{list}'")]
     EmptyListValue { name: String, list: String },
+}
+
+/// Why a `--metric` was refused: a usage error (exit 2), each kind with
+/// what the user can give instead.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MetricError {
+    /// `monitor_NAME` in a session that kept no monitor counts.
+    #[error("--metric {text}: no monitor counts in this session (give --monitor COMMAND --match {name}=REGEX)")]
+    NoMonitor { text: String, name: String },
+    /// `monitor_NAME` that is none of the session's counts (`series`);
+    /// `closest`: the one it is probably a typo of.
+    #[error("--metric {text}: not a monitor count of this session (it has {}){}", .series.join(", "), did_you_mean("; did you mean ", .closest.as_deref(), "?"))]
+    NotAMonitorCount {
+        text: String,
+        series: Vec<String>,
+        closest: Option<String>,
+    },
+    /// Neither a metric, throughput nor a monitor count (`names`: all the
+    /// session has).
+    #[error("unknown --metric '{text}'{}: one of {}, or monitor_NAME with --monitor", did_you_mean(" (did you mean ", .closest.as_deref(), "?)"), .names.join(", "))]
+    Unknown {
+        text: String,
+        names: Vec<String>,
+        closest: Option<String>,
+    },
+}
+
+impl From<MetricError> for Error {
+    fn from(e: MetricError) -> Self {
+        Error::Metric(e)
+    }
+}
+
+/// A suggestion between `before` and `after`, or nothing without one.
+fn did_you_mean(before: &str, closest: Option<&str>, after: &str) -> String {
+    closest.map_or_else(String::new, |c| format!("{before}{c}{after}"))
 }
 
 impl From<ParameterError> for Error {

@@ -1,4 +1,6 @@
-//! Human-readable quantities: times, sizes and counts for terminal output.
+//! Human-readable quantities: times, sizes and counts for terminal output,
+//! and the number formats of a comparison (its p-value, level and
+//! confidence).
 
 use crate::metrics::Unit;
 
@@ -230,6 +232,57 @@ fn whole_or_significant(x: f64) -> String {
     }
 }
 
+// The number formats of a comparison: said by every output that shows
+// one, and by the search's reasons.
+
+/// "95 % CI", "97.5 % CI", "99.95 % CI": the interval's real confidence,
+/// with two significant digits of its complement, rounded so that it never
+/// overstates the confidence.
+pub fn format_confidence(confidence: f64) -> String {
+    let miss = (1.0 - confidence) * 100.0;
+    if !(miss > 0.0 && miss < 100.0) {
+        return format!("{:.0} % CI", confidence * 100.0);
+    }
+    let d = (1 - miss.log10().floor() as i32).clamp(0, 12);
+    let scale = 10f64.powi(d);
+    let shown = 100.0 - (miss * scale - 1e-6).ceil() / scale;
+    format!("{} % CI", trimmed(shown, d as usize))
+}
+
+/// A significance level for humans: "0.05", "0.025", "0.0007".
+pub fn format_level(a: f64) -> String {
+    if a >= 0.01 {
+        trimmed(a, 4)
+    } else {
+        format!("{a:.1e}")
+            .parse::<f64>()
+            .map_or_else(|_| a.to_string(), |v| format!("{v}"))
+    }
+}
+
+/// The one p-value format: "p < 0.001", "p = 0.034".
+pub fn format_p(p: f64) -> String {
+    let bare = format_p_bare(p);
+    // "< 0.001" and "n/a" follow the "p" without an "=".
+    if bare.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("p = {bare}")
+    } else {
+        format!("p {bare}")
+    }
+}
+
+/// The p-value as a table column shows it, without the "p": "< 0.001",
+/// "0.034", "n/a".
+pub fn format_p_bare(p: f64) -> String {
+    if p.is_nan() {
+        "n/a".into()
+    } else if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +327,21 @@ mod tests {
         assert_eq!(h(1.3, Some(TimeScale::Microsecond)), "1300000.0 µs");
         assert_eq!(h(2e-7, Some(TimeScale::Nanosecond)), "0.2 µs");
         assert_eq!(hyperfine_time(0.0122, None).1, TimeScale::Millisecond);
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_confidence(0.95), "95 % CI");
+        assert_eq!(format_confidence(0.975), "97.5 % CI");
+        assert_eq!(format_confidence(1.0 - 0.05 / 19.0), "99.73 % CI");
+        assert_eq!(format_confidence(1.0 - 0.0182), "98.1 % CI");
+        assert_eq!(format_p(0.0866), "p = 0.087");
+        assert_eq!(format_p(0.0001), "p < 0.001");
+        assert_eq!(format_p(f64::NAN), "p n/a");
+        assert_eq!(format_p_bare(0.0866), "0.087");
+        assert_eq!(format_p_bare(0.0001), "< 0.001");
+        assert_eq!(format_level(0.025), "0.025");
+        assert_eq!(format_level(0.00068), "0.00068");
+        assert_eq!(format_level(0.0007), "0.0007");
     }
 }

@@ -2,9 +2,9 @@ use super::advice::runs_to_decide;
 use super::*;
 use crate::analysis::simulation::{Gen, Noise, ALL};
 
-/// The note as every output says it.
+/// The note as every output says it (in `report`'s words).
 fn said(c: &Comparison) -> Option<String> {
-    c.note.as_ref().map(ToString::to_string)
+    c.note.as_ref().map(|n| crate::report::Words(n).to_string())
 }
 
 fn settings(alpha: f64, family: usize) -> Settings {
@@ -38,7 +38,7 @@ fn six_runs_call_a_ninefold_and_a_twentyfold_difference() {
                 let r = compare_values(&cells[0], c, Design::Paired, &settings(0.05, 2));
                 assert_eq!(r.test, Test::PairedT);
                 assert_eq!(r.verdict, Verdict::Slower, "{noise:?}: {r:?}");
-                assert_eq!(format_confidence(r.confidence), "97.5 % CI");
+                assert_eq!(crate::units::format_confidence(r.confidence), "97.5 % CI");
             }
         }
     }
@@ -473,22 +473,6 @@ fn advice_says_how_long_deciding_would_take() {
     advise_longer_max_time(&mut c);
     let note = said(&c).unwrap();
     assert!(note.contains("noise, or a longer --max-time)"), "{note}");
-}
-
-#[test]
-fn formats() {
-    assert_eq!(format_confidence(0.95), "95 % CI");
-    assert_eq!(format_confidence(0.975), "97.5 % CI");
-    assert_eq!(format_confidence(1.0 - 0.05 / 19.0), "99.73 % CI");
-    assert_eq!(format_confidence(1.0 - 0.0182), "98.1 % CI");
-    assert_eq!(format_p(0.0866), "p = 0.087");
-    assert_eq!(format_p(0.0001), "p < 0.001");
-    assert_eq!(format_p(f64::NAN), "p n/a");
-    assert_eq!(format_p_bare(0.0866), "0.087");
-    assert_eq!(format_p_bare(0.0001), "< 0.001");
-    assert_eq!(format_level(0.025), "0.025");
-    assert_eq!(format_level(0.00068), "0.00068");
-    assert_eq!(format_level(0.0007), "0.0007");
 }
 
 #[test]

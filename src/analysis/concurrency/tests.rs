@@ -5,6 +5,7 @@ use crate::analysis::simulation::{Gen, Noise};
 use crate::metrics::Sample;
 use crate::run::concurrent::{busy_window, Batches};
 use crate::run::plan::Cell;
+use crate::run::session::batch::{counted, whole_completions};
 use crate::run::session::Span;
 
 fn concurrent_cell(n: usize) -> Cell {

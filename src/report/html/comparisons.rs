@@ -6,7 +6,7 @@ use super::data::ReportData;
 use crate::report::svg::{escape, Format, IntervalChart, IntervalRow};
 
 pub(super) fn comparisons(out: &mut String, d: &ReportData) {
-    use crate::analysis::comparison::{format_confidence, format_p};
+    use crate::units::{format_confidence, format_p};
     let Some(first) = d.comparisons.first() else {
         return;
     };
@@ -50,7 +50,7 @@ pub(super) fn comparisons(out: &mut String, d: &ReportData) {
             "–".into()
         };
         let verdict = match &c.note {
-            Some(note) => format!("{}: {note}", c.verdict.words()),
+            Some(note) => format!("{}: {}", c.verdict.words(), crate::report::Words(note)),
             None => c.verdict.words().to_string(),
         };
         let _ = write!(

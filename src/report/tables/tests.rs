@@ -41,13 +41,61 @@ fn run(datasets: &[Dataset], (format, o): &(CompareFormat, CompareOptions)) -> C
         gate_failed: t.gate_failed(),
         gate_failures: gate_failures(&t),
         tables: t.tables,
-        notes: t.notes,
+        notes: t.notes.iter().map(note).collect(),
     }
 }
 
 fn only_table(out: &CompareOutput) -> &MetricTable {
     assert_eq!(out.tables.len(), 1, "{:?}", out.tables);
     &out.tables[0]
+}
+
+/// The tables `compare` builds with this gate (None: no gate).
+fn gated(datasets: &[Dataset], gate: Option<f64>) -> Tables {
+    build(datasets, &opts(CompareFormat::Text, gate).1)
+}
+
+/// The words of the reasons `analysis::tables`' test of the same name
+/// checks: what `compare` refuses a gate that judged nothing with.
+#[test]
+fn a_candidate_the_gate_compared_nothing_of_is_named() {
+    let d = crate::analysis::tables::tests::renamed_candidate();
+    // Without a gate there is nothing to refuse.
+    assert!(gated(&d, None).unjudged.is_empty());
+    let out = gated(&d, Some(5.0));
+    assert_eq!(out.unjudged.len(), 1, "{:?}", out.unjudged);
+    let line = &unjudged(&out.unjudged);
+    assert!(
+        line.starts_with("the gate compared nothing between 'old' and 'renamed'")
+            && line.contains("only in 'old': 'a'; only in 'renamed': 'b'"),
+        "{line}"
+    );
+    // Matched, but Go's sec/op against cmdscope's wall time.
+    let go = dataset(
+        "go",
+        vec![bench("a", vec![series("sec/op", "s", false, spread(0.1))])],
+    );
+    let out = gated(&[d[0].clone(), go], Some(5.0));
+    assert!(
+        unjudged(&out.unjudged)
+            .ends_with("(their wall times are not the same metric in the same unit)"),
+        "{:?}",
+        out.unjudged
+    );
+    // Many names are cut short, one line either way.
+    let many: Vec<crate::import::dataset::Benchmark> = (0..10)
+        .map(|i| bench(&format!("n{i}"), vec![wall(0.1)]))
+        .collect();
+    let d = vec![
+        dataset("old", vec![bench("a", vec![wall(0.1)])]),
+        dataset("new", many),
+    ];
+    let out = gated(&d, Some(5.0));
+    assert!(
+        unjudged(&out.unjudged).contains("'n0', 'n1', 'n2' and 7 more"),
+        "{:?}",
+        out.unjudged
+    );
 }
 
 // ----- pure helpers (no statistics needed) ---------------------------------------
@@ -189,9 +237,7 @@ fn identical_datasets_are_not_different() {
         assert_eq!(c.change_pct(), Some(0.0));
         assert!(c.result.p_value > 0.5, "{c:?}");
         assert!(
-            c.result
-                .own_note()
-                .unwrap()
+            crate::report::Words(&c.result.own_note().unwrap())
                 .to_string()
                 .contains("too wide to tell"),
             "{c:?}"
@@ -433,7 +479,7 @@ fn too_few_samples_are_refused_plainly() {
     assert!(one.p_value.is_nan(), "n=1: no p-value");
     assert_eq!(one.verdict, Verdict::Inconclusive);
     assert_eq!(
-        one.note.as_ref().unwrap().to_string(),
+        crate::report::Words(one.note.as_ref().unwrap()).to_string(),
         "need at least 3 runs per side for a verdict, have 1"
     );
     // Three runs a side 5x apart: too few for Mann-Whitney to reach

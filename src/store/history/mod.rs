@@ -332,12 +332,10 @@ fn each_derived(
             };
             let s = s as usize;
             let values = match d {
-                Derived::Throughput => {
-                    crate::analysis::concurrency::per_block(&store.batches(c.id)?)
-                        .into_iter()
-                        .map(|(_, s)| s)
-                        .collect()
-                }
+                Derived::Throughput => crate::run::session::batch::per_block(&store.batches(c.id)?)
+                    .into_iter()
+                    .map(|(_, s)| s)
+                    .collect(),
                 Derived::Latency(p) => {
                     let mut walls = store
                         .metric_values(&[c.id], Metric::WallTime)?

@@ -64,7 +64,7 @@ pub fn cell_values(
                 Derived::Throughput => {
                     let mut out = HashMap::new();
                     for id in ids {
-                        let seconds = crate::analysis::concurrency::per_block(&store.batches(id)?);
+                        let seconds = crate::run::session::batch::per_block(&store.batches(id)?);
                         out.insert(id, seconds.into_iter().map(|(_, s)| s).collect());
                     }
                     Ok(out)

@@ -12,6 +12,8 @@ use crate::run::plan::Cell;
 use crate::run::preflight::Check;
 use crate::run::schedule::{Order, StopReason};
 
+pub mod batch;
+
 /// All measured runs of one cell.
 #[derive(Clone, Debug)]
 pub struct CellResult {

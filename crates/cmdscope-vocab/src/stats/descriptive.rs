@@ -90,6 +90,11 @@ pub fn median_select(buf: &mut [f64]) -> f64 {
     quantile_from(buf, 0, 0.5).0
 }
 
+/// The arithmetic mean; None without a value.
+pub fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
 /// Median (mean of the two middle values for an even count); None when
 /// `xs` is empty or holds a non-finite value, like `summarize`.
 pub fn median(xs: &[f64]) -> Option<f64> {
