@@ -19,7 +19,7 @@ pub use held::HeldCommand;
 
 pub use spawn::{
     allowed_cpus, check_cpus, environment, resolve_program, resolve_user, Credentials, Input,
-    Outcome, Output, Prepared, SpawnConfig, Spawner, SCHEDULE_MAX,
+    Outcome, Output, Prepared, SpawnConfig, Spawner, FORK_MAX, SCHEDULE_MAX,
 };
 pub use spawn::{receive_descriptor, send_descriptor, socket_pair, unread_reports};
 

@@ -47,11 +47,14 @@
  *                      with variables of its own, see `run_env`), GO
  *                      (read by the waiting child), SCHEDULE {flags,
  *                      count, ids} (runs made back to back, see
- *                      `schedule`), RESUME.
- *   helper -> harness: PID {pid} (counters only), STARTED {seconds,
- *                      nanoseconds: the run's start on CLOCK_MONOTONIC,
- *                      with a timeout only), RESULT {struct result},
- *                      DONE (a schedule's end, its length the runs made).
+ *                      `schedule`), RESUME, FORK (with a new socket as
+ *                      SCM_RIGHTS: see `fork_spawner`).
+ *   helper -> harness: PID {pid} (counters only; after FORK, the new
+ *                      spawner's pid, or minus the errno), STARTED
+ *                      {seconds, nanoseconds: the run's start on
+ *                      CLOCK_MONOTONIC, with a timeout only), RESULT
+ *                      {struct result}, DONE (a schedule's end, its
+ *                      length the runs made).
  * The helper exits when the harness shuts its end of the socket down (the
  * store writer may hold a copy of that end: see `schedule`), or when the
  * harness dies.
@@ -87,6 +90,7 @@ enum {
     MSG_RESUME = 8,
     MSG_STARTED = 9,
     MSG_RUN_ENV = 10,
+    MSG_FORK = 11,
 };
 
 /* Flags of a SCHEDULE. */
@@ -213,60 +217,86 @@ static int send_msg(uint32_t type, const void *payload, uint32_t len) {
     return write_full(SOCK, buf, sizeof h + len);
 }
 
-/* Drops the pages of read-only file mappings that hold no private copies
- * (our code and constants: they fault back in from the page cache when used)
- * and resets the high-water mark to what is left. MADV_RANDOM stops
- * fault-around from mapping 16 pages for every page touched later. */
-static void trim(void) {
+/* The read-only file mappings that hold no private copies (our code and
+ * constants), found in /proc/self/smaps by the first `trim`: a static
+ * program's mappings do not change after that, so later trims (one per
+ * PREPARE, and the copies FORK makes) drop the same ranges without reading
+ * smaps again, which walked every page table each time. */
+#define TRIM_RANGES 16
+static struct {
+    unsigned long start, end;
+} trim_ranges[TRIM_RANGES];
+static int ntrim_ranges = -1;
+
+static void find_trim_ranges(void) {
     static char buf[16384];
+    ntrim_ranges = 0;
     int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        unsigned long start = 0, end = 0;
-        int candidate = 0;
-        size_t have = 0;
-        for (;;) {
-            ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
-            if (r <= 0) break;
-            have += (size_t)r;
-            buf[have] = 0;
-            char *line = buf, *nl;
-            while ((nl = strchr(line, '\n'))) {
-                *nl = 0;
-                unsigned long a, b;
-                char perms[8];
-                int pathpos = 0;
-                if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &a, &b, perms, &pathpos) == 3) {
-                    if (candidate) {
-                        madvise((void *)start, end - start, MADV_RANDOM);
-                        madvise((void *)start, end - start, MADV_DONTNEED);
-                    }
-                    start = a;
-                    end = b;
-                    candidate = (!strcmp(perms, "r-xp") || !strcmp(perms, "r--p")) && pathpos > 0 &&
-                                line[pathpos] == '/';
-                } else if (!strncmp(line, "Anonymous:", 10)) {
-                    unsigned long kb = 0;
-                    sscanf(line + 10, "%lu", &kb);
-                    if (kb) candidate = 0; /* relocated data: must stay */
+    if (fd < 0) return;
+    unsigned long start = 0, end = 0;
+    int candidate = 0;
+    size_t have = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+        if (r <= 0) break;
+        have += (size_t)r;
+        buf[have] = 0;
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n'))) {
+            *nl = 0;
+            unsigned long a, b;
+            char perms[8];
+            int pathpos = 0;
+            if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &a, &b, perms, &pathpos) == 3) {
+                if (candidate && ntrim_ranges < TRIM_RANGES) {
+                    trim_ranges[ntrim_ranges].start = start;
+                    trim_ranges[ntrim_ranges++].end = end;
                 }
-                line = nl + 1;
+                start = a;
+                end = b;
+                candidate = (!strcmp(perms, "r-xp") || !strcmp(perms, "r--p")) && pathpos > 0 &&
+                            line[pathpos] == '/';
+            } else if (!strncmp(line, "Anonymous:", 10)) {
+                unsigned long kb = 0;
+                sscanf(line + 10, "%lu", &kb);
+                if (kb) candidate = 0; /* relocated data: must stay */
             }
-            have = strlen(line);
-            memmove(buf, line, have);
+            line = nl + 1;
         }
-        if (candidate) {
-            madvise((void *)start, end - start, MADV_RANDOM);
-            madvise((void *)start, end - start, MADV_DONTNEED);
-        }
-        close(fd);
+        have = strlen(line);
+        memmove(buf, line, have);
     }
-    fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    if (candidate && ntrim_ranges < TRIM_RANGES) {
+        trim_ranges[ntrim_ranges].start = start;
+        trim_ranges[ntrim_ranges++].end = end;
+    }
+    close(fd);
+}
+
+/* Resets the high-water mark of our resident size to the current one. */
+static void reset_peak(void) {
+    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
         /* "5" resets the peak resident size to the current one (proc(5)). */
         if (write(fd, "5", 1) < 0) {
         }
         close(fd);
     }
+}
+
+/* Drops the pages of read-only file mappings that hold no private copies
+ * (our code and constants: they fault back in from the page cache when used)
+ * and resets the high-water mark to what is left. MADV_RANDOM stops
+ * fault-around from mapping 16 pages for every page touched later. */
+static void trim(void) {
+    if (ntrim_ranges < 0) find_trim_ranges();
+    for (int i = 0; i < ntrim_ranges; i++) {
+        void *at = (void *)trim_ranges[i].start;
+        size_t len = trim_ranges[i].end - trim_ranges[i].start;
+        madvise(at, len, MADV_RANDOM);
+        madvise(at, len, MADV_DONTNEED);
+    }
+    reset_peak();
 }
 
 static void prepare(uint32_t len, int *fds, int nfds) {
@@ -775,6 +805,54 @@ static void schedule(uint32_t len) {
     in_schedule = 0;
 }
 
+/* cmdscope's pid (argv[1]): the parent every spawner must have. */
+static pid_t harness;
+
+/* The most copies one FORK asks for (its sockets come in one message; its
+ * answer fits `send_msg`'s buffer). */
+#define FORK_MAX 32
+_Static_assert(FORK_MAX * sizeof(int32_t) <= sizeof(struct result), "FORK's answer");
+
+/* FORK (with up to FORK_MAX new sockets as SCM_RIGHTS): for each socket, a
+ * copy of this process becomes another spawner serving it, and this one
+ * answers PID {one int32 per copy made: its pid, or minus the errno of the
+ * one that failed, the last}. Concurrency mode starts its slots' spawners
+ * so, from one spawner that runs nothing itself: a copy of this small,
+ * already trimmed process costs a fraction of a new one's exec, start-up
+ * and first trim, and one request for many copies is one wake-up of this
+ * process, not one per slot (on a busy machine each wake-up waits for a
+ * CPU). CLONE_PARENT makes each copy cmdscope's child, as every spawner is
+ * (it waits for it, and gets cmdscope's death as SIGTERM). Returns in each
+ * copy, which then serves its own socket. */
+static void fork_spawner(int *fds, int nfds) {
+    int32_t answer[FORK_MAX];
+    int made = 0;
+    if (nfds < 1 || ncommands || children_fd >= 0 || cgroup_procs >= 0) {
+        answer[made++] = -EINVAL;
+    } else {
+        for (int i = 0; i < nfds; i++) {
+            pid_t pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
+            if (pid == 0) {
+                if (dup2(fds[i], SOCK) < 0) _exit(3);
+                for (int j = 0; j < nfds; j++) close(fds[j]);
+                fcntl(SOCK, F_SETFD, FD_CLOEXEC);
+                setpgid(0, 0);
+                prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+                if (getppid() != harness) parent_died(SIGTERM);
+                /* The copy's own counters: /proc/self was the original's. */
+                if (self_io >= 0) close(self_io);
+                self_io = open("/proc/self/io", O_RDONLY | O_CLOEXEC);
+                reset_peak();
+                return;
+            }
+            answer[made++] = pid < 0 ? -errno : pid;
+            if (pid < 0) break;
+        }
+    }
+    for (int i = 0; i < nfds; i++) close(fds[i]);
+    send_msg(MSG_PID, answer, (uint32_t)(made * sizeof answer[0]));
+}
+
 int main(int argc, char **argv) {
     /* The harness ignores SIGPIPE (the Rust runtime does) and catches
      * SIGINT/SIGTERM; exec reset the caught ones, and the ignored one is
@@ -844,7 +922,8 @@ int main(int argc, char **argv) {
      * this process with posix_spawn); argv[1] is cmdscope's pid: a parent
      * of another pid means it died before we asked. */
     prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-    if (argc < 2 || getppid() != (pid_t)strtol(argv[1], NULL, 10)) parent_died(SIGTERM);
+    harness = argc < 2 ? 0 : (pid_t)strtol(argv[1], NULL, 10);
+    if (argc < 2 || getppid() != harness) parent_died(SIGTERM);
     self_io = open("/proc/self/io", O_RDONLY | O_CLOEXEC);
     trim();
     int spin = 0;
@@ -862,7 +941,7 @@ int main(int argc, char **argv) {
                 clock_gettime(CLOCK_MONOTONIC, &t);
             } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 50000);
         }
-        int fds[3] = {-1, -1, -1};
+        int fds[FORK_MAX];
         int nfds = 0;
         char control[CMSG_SPACE(sizeof fds)];
         struct iovec iov = {&h, sizeof h};
@@ -877,7 +956,7 @@ int main(int argc, char **argv) {
         for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
             if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
                 nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-                if (nfds > 3) nfds = 3;
+                if (nfds > FORK_MAX) nfds = FORK_MAX;
                 memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
             }
         }
@@ -892,6 +971,8 @@ int main(int argc, char **argv) {
             schedule(h.len);
         } else if (h.type == MSG_RESUME) {
             stop_batch = 0;
+        } else if (h.type == MSG_FORK) {
+            fork_spawner(fds, nfds);
         } else {
             return 3;
         }

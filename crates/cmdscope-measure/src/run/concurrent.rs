@@ -3,12 +3,15 @@
 //!
 //! Every slot is a worker thread with a spawner of its own, so each
 //! instance is measured exactly as a single run is (its own `wait4`,
-//! `/proc/<pid>/io`, peak memory, the same floor). Each slot's thread
-//! starts its spawner itself, all slots at once, and the batch waits
-//! until every one has: the kernel's parent-death signal follows the
-//! thread that started a spawner, and the slot's thread outlives its
-//! spawner (it drops it before it ends). The workers prepare each cell's
-//! command once and run it as often as the shared ticket counter allows.
+//! `/proc/<pid>/io`, peak memory, the same floor). The slots' spawners are
+//! copies of one spawner the pool starts first, which runs nothing itself
+//! (`Spawner::fork`: a fork of the small spawner costs a fraction of a new
+//! one's exec and start-up, and one request makes many). They are
+//! children of the thread that started the first spawner, whose exit the
+//! kernel's parent-death signal follows: the pool is grown and dropped on
+//! one thread (the runner's), and ends every slot before that. The
+//! workers prepare each cell's command once and run it as often as the
+//! shared ticket counter allows.
 //!
 //! What an instance leaves running is killed when the whole batch has
 //! ended, not after each instance: the leftover scan cannot tell one
@@ -118,32 +121,47 @@ struct Worker {
 #[derive(Default)]
 pub struct Pool {
     workers: Vec<Worker>,
+    /// The spawner the slots' spawners are copies of (it runs nothing).
+    first: Option<Spawner>,
 }
 
 impl Pool {
     pub fn new() -> Pool {
-        Pool {
-            workers: Vec::new(),
-        }
+        Pool::default()
     }
 
-    /// Starts slots until there are `n`. Each new slot's thread starts its
-    /// own spawner, all at once; this returns when every one has (or one
-    /// could not, and then none of the new slots is kept). Started one
-    /// after another here, 4,096 slots took seconds of waits in a row.
+    /// Starts slots until there are `n`: their spawners first, copies of
+    /// the first spawner made [`exec::FORK_MAX`] per request, then a thread
+    /// for each. If one could not start, none of the new slots is kept.
     fn grow(&mut self, n: usize) -> Result<()> {
         let old = self.workers.len();
         if old >= n {
             return Ok(());
         }
-        let (ready, started) = mpsc::channel::<Result<()>>();
+        if self.first.is_none() {
+            // No cgroup: a timeout kills its instance's tree alone
+            // (`confine_kills`), never a session's cgroup. Confined, its
+            // end kills nothing of the session's.
+            let first = Spawner::start(false).map_err(|e| start_failed(n, old, e))?;
+            first.confine_kills();
+            self.first = Some(first);
+        }
+        let first = self.first.as_ref().expect("started above");
+        let mut spawners = Vec::with_capacity(n - old);
+        while spawners.len() < n - old {
+            let copies = first
+                .fork(n - old - spawners.len())
+                .map_err(|e| start_failed(n, old + spawners.len(), e))?;
+            spawners.extend(copies);
+        }
         let mut failure = None;
-        for slot in old..n {
+        for (slot, spawner) in (old..n).zip(spawners) {
+            // A timed-out instance is killed alone: its neighbours run on.
+            spawner.confine_kills();
             let (tx, rx) = mpsc::channel::<Job>();
-            let ready = ready.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("slot-{slot}"))
-                .spawn(move || slot_thread(slot, rx, ready));
+                .spawn(move || work(slot, spawner, rx));
             match thread {
                 Ok(thread) => self.workers.push(Worker {
                     jobs: Some(tx),
@@ -155,30 +173,13 @@ impl Pool {
                 }
             }
         }
-        drop(ready);
-        let mut up = old;
-        for _ in old..self.workers.len() {
-            match started.recv() {
-                Ok(Ok(())) => up += 1,
-                Ok(Err(e)) => {
-                    failure.get_or_insert(e);
-                }
-                Err(_) => {
-                    failure.get_or_insert(Error::Failed("an instance slot stopped".into()));
-                    break;
-                }
-            }
-        }
         let Some(e) = failure else {
             return Ok(());
         };
+        let up = self.workers.len();
         // The slots that did start end here, their spawners with them.
         end(self.workers.drain(old..));
-        Err(if out_of_processes(&e) {
-            limit_reached(n, up, "instance slots started", &e)
-        } else {
-            Error::Failed(format!("could not start instance {} of {n}: {e}", up + 1))
-        })
+        Err(start_failed(n, up, e))
     }
 
     /// Runs `completions` instances of `config` (cell `cell`), `n` at a
@@ -267,24 +268,6 @@ impl Pool {
     }
 }
 
-/// A slot's thread: starts its spawner, says whether it could, then works.
-fn slot_thread(slot: usize, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<Result<()>>) {
-    // No cgroup of its own: a timeout kills its instance's tree alone
-    // (`confine_kills`), never a session's cgroup.
-    let spawner = match Spawner::start(false) {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = ready.send(Err(e));
-            return;
-        }
-    };
-    // A timed-out instance is killed alone: its neighbours run on.
-    spawner.confine_kills();
-    let _ = ready.send(Ok(()));
-    drop(ready);
-    work(slot, spawner, jobs)
-}
-
 /// Ends `workers`: every slot is told first, so that all end at once, then
 /// each is joined.
 fn end(workers: impl Iterator<Item = Worker>) {
@@ -301,6 +284,7 @@ fn end(workers: impl Iterator<Item = Worker>) {
 impl Drop for Pool {
     fn drop(&mut self) {
         end(self.workers.drain(..));
+        self.first = None;
         // Once for all slots, not by each: every wait for any child scans
         // all of cmdscope's children, thousands of spawners with
         // --concurrency.
@@ -469,6 +453,15 @@ fn work(slot: usize, spawner: Spawner, jobs: mpsc::Receiver<Job>) {
     }
     drop(prepared);
     drop(spawner);
+}
+
+/// The error of a pool that could start only `up` of its `n` slots.
+fn start_failed(n: usize, up: usize, e: Error) -> Error {
+    if out_of_processes(&e) {
+        limit_reached(n, up, "instance slots started", &e)
+    } else {
+        Error::Failed(format!("could not start instance {} of {n}: {e}", up + 1))
+    }
 }
 
 /// Whether `e` is the system refusing another process or thread (EAGAIN

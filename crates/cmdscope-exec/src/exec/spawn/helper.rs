@@ -38,8 +38,8 @@ pub(super) fn session_cgroup() -> Option<PathBuf> {
 }
 
 /// The spawner's program in a memory file, written once per process (a
-/// spawner is started per session, and per instance slot in concurrency
-/// mode): its descriptor, close-on-exec, above 3 (where the spawner's
+/// spawner is started per session, and one more in concurrency mode, of
+/// which the slots' spawners are copies): its descriptor, close-on-exec, above 3 (where the spawner's
 /// socket goes), executed as `/proc/self/fd/<n>`.
 pub(super) fn spawner_program() -> std::io::Result<i32> {
     static PROGRAM: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
@@ -81,9 +81,8 @@ pub(super) fn spawner_program() -> std::io::Result<i32> {
 const CLOSE_RANGE_UNSHARE: libc::c_uint = 1 << 1;
 
 /// How many spawners may be starting at once: each holds one reserved
-/// descriptor while it starts. Slots of `--concurrency` start their
-/// spawners from their own threads, and a start that waited for the one
-/// before it made starting N slots N waits for the scheduler in a row.
+/// descriptor while it starts, and a start that waited for the one before
+/// it would make starts from several threads waits in a row.
 const STARTING_AT_ONCE: usize = 8;
 
 /// The descriptors the child of [`spawn_helper`] gets its socket from:

@@ -182,6 +182,15 @@ fn timed_out_waiting() -> bool {
     )
 }
 
+/// A spawner that could not start: the step and the system's error, its
+/// kind kept (concurrency mode tells the system refusing a process by it).
+fn cannot_start(what: &str, e: std::io::Error) -> Error {
+    Error::Io(std::io::Error::new(
+        e.kind(),
+        format!("cannot start the spawner ({what}): {e}"),
+    ))
+}
+
 /// More than this many bytes of children (a hundred or so pids) and the
 /// fast comparison gives up: the slow path decides.
 const CHILDREN_TEXT: usize = 512;
@@ -190,20 +199,16 @@ impl Spawner {
     /// Starts the spawner; `with_cgroup`: commands will have a timeout, so
     /// create the session cgroup if the kernel offers one.
     ///
-    /// With `posix_spawn` (a vfork), not a fork: concurrency mode starts
-    /// thousands of spawners from a process whose threads and memory grow
-    /// with each, and a fork copies all of it (page tables of every thread's
-    /// stack), which made starting N slots cost N squared. The program is
-    /// written once per process ([`spawner_program`]).
+    /// With `posix_spawn` (a vfork), not a fork: cmdscope's threads and
+    /// memory grow with concurrency mode's slots, and a fork copies all of
+    /// it (page tables of every thread's stack), which made starting N
+    /// slots cost N squared (the slots now copy a spawner instead:
+    /// [`Spawner::fork`]). The program is written once per process
+    /// ([`spawner_program`]).
     pub fn start(with_cgroup: bool) -> Result<Spawner> {
-        let failed = |what: &str, e: std::io::Error| {
-            Error::Io(std::io::Error::new(
-                e.kind(),
-                format!("cannot start the spawner ({what}): {e}"),
-            ))
-        };
-        let program = spawner_program().map_err(|e| failed("memfd_create", e))?;
-        let (ours, theirs) = socket_pair(libc::SOCK_STREAM).map_err(|e| failed("socketpair", e))?;
+        let program = spawner_program().map_err(|e| cannot_start("memfd_create", e))?;
+        let (ours, theirs) =
+            socket_pair(libc::SOCK_STREAM).map_err(|e| cannot_start("socketpair", e))?;
         use std::os::fd::IntoRawFd;
         let (ours, theirs) = (Fd(ours.into_raw_fd()), Fd(theirs.into_raw_fd()));
         // Above 3, where it goes in the spawner: a dup2 onto itself would
@@ -211,7 +216,7 @@ impl Spawner {
         // SAFETY: theirs is open.
         let theirs = Fd(unsafe { libc::fcntl(theirs.0, libc::F_DUPFD_CLOEXEC, 10) });
         if theirs.0 < 0 {
-            return Err(failed("fcntl", std::io::Error::last_os_error()));
+            return Err(cannot_start("fcntl", std::io::Error::last_os_error()));
         }
         // No wait on the spawner blocks for good (see `Spawner::stalled`).
         wait_limit(ours.0, STALL);
@@ -233,12 +238,66 @@ impl Spawner {
             )?);
         }
         let envp = environment(&[], &[], false, 0)?;
-        let pid =
-            spawn_helper(&path, &args, &envp, theirs.0, program).map_err(|e| failed("exec", e))?;
+        let pid = spawn_helper(&path, &args, &envp, theirs.0, program)
+            .map_err(|e| cannot_start("exec", e))?;
         drop(theirs);
+        Ok(Spawner::started(ours, pid, cgroup))
+    }
+
+    /// Starts `count` (1 to [`FORK_MAX`]) more spawners as copies of this
+    /// one (spawner.c, `fork_spawner`), without a cgroup: forks of the
+    /// small spawner, not new execs of it, all in one request. Concurrency
+    /// mode starts its slots' spawners so from one spawner that runs
+    /// nothing: each exec'd start (the exec, the static program's start-up,
+    /// its first trim) cost about as much as a run of `/bin/true`, at
+    /// N = 1,024 one for every two completions. The copies are children of
+    /// the thread that started this spawner.
+    pub fn fork(&self, count: usize) -> Result<Vec<Spawner>> {
+        let count = count.clamp(1, FORK_MAX);
+        let mut ours = Vec::with_capacity(count);
+        let mut theirs = Vec::with_capacity(count);
+        for _ in 0..count {
+            let (o, t) =
+                socket_pair(libc::SOCK_STREAM).map_err(|e| cannot_start("socketpair", e))?;
+            ours.push(o);
+            theirs.push(t);
+        }
+        use std::os::fd::{AsRawFd, IntoRawFd};
+        let raw: Vec<i32> = theirs.iter().map(|t| t.as_raw_fd()).collect();
+        self.send(&header(MSG_FORK, 0), &raw)?;
+        drop(theirs);
+        let (kind, len) = self.recv_header(&mut || {})?;
+        let len = len as usize;
+        if kind != MSG_PID || len % 4 != 0 || len == 0 || len > 4 * count {
+            return Err(Spawner::gone());
+        }
+        let mut pids = vec![0u8; len];
+        self.recv(&mut pids, &mut || {})?;
+        let mut copies = Vec::with_capacity(count);
+        for (pid, sock) in pids.chunks_exact(4).zip(ours) {
+            let pid = i32::from_ne_bytes([pid[0], pid[1], pid[2], pid[3]]);
+            if pid <= 0 {
+                // The copies made end as `copies` is dropped.
+                return Err(cannot_start(
+                    "fork",
+                    std::io::Error::from_raw_os_error(-pid),
+                ));
+            }
+            let sock = Fd(sock.into_raw_fd());
+            wait_limit(sock.0, STALL);
+            copies.push(Spawner::started(sock, pid, None));
+        }
+        if copies.len() < count {
+            return Err(Spawner::gone());
+        }
+        Ok(copies)
+    }
+
+    /// The spawner `pid`, just started, on our end `sock` of its socket.
+    fn started(sock: Fd, pid: libc::pid_t, cgroup: Option<PathBuf>) -> Spawner {
         super::tree::protect(pid);
-        Ok(Spawner {
-            sock: ours,
+        Spawner {
+            sock,
             pid,
             prepared: std::cell::Cell::new(0),
             cgroup,
@@ -253,7 +312,7 @@ impl Spawner {
             unconsumed: std::cell::Cell::new(false),
             confined: std::cell::Cell::new(false),
             interrupted_since: std::cell::Cell::new(None),
-        })
+        }
     }
 
     /// Our main thread's `children` file (-1 if it cannot be opened).

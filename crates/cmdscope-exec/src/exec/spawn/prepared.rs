@@ -503,6 +503,56 @@ mod tests {
     }
 
     #[test]
+    fn copied_spawners_are_our_children_and_count_their_own_runs() {
+        // Confined, as concurrency mode's are: the end of an unconfined
+        // spawner kills every process it did not start, the runs of the
+        // tests beside this one too.
+        let first = Spawner::start(false).unwrap();
+        first.confine_kills();
+        let copies = first.fork(3).unwrap();
+        assert_eq!(copies.len(), 3);
+        let config = SpawnConfig::new(vec![
+            b"head".to_vec(),
+            b"-c".to_vec(),
+            b"3000000".to_vec(),
+            b"/dev/zero".to_vec(),
+        ]);
+        let mut pids = Vec::new();
+        for copy in copies {
+            copy.confine_kills();
+            assert_ne!(copy.pid(), first.pid());
+            pids.push(copy.pid());
+            // cmdscope's child, as every spawner is (it waits for it, and
+            // its parent's death reaches it), not the first spawner's.
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", copy.pid())).unwrap();
+            let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+            let parent: u32 = after_name.split(' ').nth(1).unwrap().parse().unwrap();
+            assert_eq!(parent, std::process::id());
+            // A run's characters read are its own: each copy reads its own
+            // /proc/self/io, not the first spawner's, which never moves.
+            let copy = std::rc::Rc::new(copy);
+            let mut p = Prepared::new(&copy, &config).unwrap();
+            for _ in 0..2 {
+                let mut sample = Sample::new(0);
+                p.run(&mut sample).unwrap();
+                assert_eq!(sample.exit_code, Some(0));
+                let read = sample.get(Metric::IoReadChars).unwrap();
+                assert!((3e6..3.2e6).contains(&read), "{read} characters read");
+            }
+        }
+        // Their ends are waited for as any spawner's, and the first one
+        // still makes copies, as many as one request allows.
+        for pid in pids {
+            assert!(!Path::new(&format!("/proc/{pid}")).exists());
+        }
+        let more = first.fork(FORK_MAX + 5).unwrap();
+        assert_eq!(more.len(), FORK_MAX);
+        for copy in &more {
+            copy.confine_kills();
+        }
+    }
+
+    #[test]
     fn a_runs_own_variables_reach_that_run_only() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("env.txt");

@@ -15,6 +15,9 @@ pub(super) const MSG_DONE: u32 = 7;
 pub(super) const MSG_RESUME: u32 = 8;
 pub(super) const MSG_STARTED: u32 = 9;
 pub(super) const MSG_RUN_ENV: u32 = 10;
+pub(super) const MSG_FORK: u32 = 11;
+/// The most copies one FORK asks for (spawner.c's FORK_MAX).
+pub const FORK_MAX: usize = 32;
 /// The most variables one run may set of its own (`RUN_ENV_MAX` in spawner.c).
 pub const RUN_ENV_MAX: usize = 64;
 pub(super) const S_STOP_ON_FAILURE: u32 = 1;
@@ -128,22 +131,23 @@ pub(super) struct Reply {
     pub(super) res: RunResult,
 }
 
-/// One `sendmsg` of `bytes` on `sock`, with `fds` (at most three) as
-/// SCM_RIGHTS: the bytes sent.
+/// One `sendmsg` of `bytes` on `sock`, with `fds` (at most [`FORK_MAX`])
+/// as SCM_RIGHTS: the bytes sent.
 pub(super) fn send_part(sock: i32, bytes: &[u8], fds: &[i32]) -> std::io::Result<usize> {
     let mut iov = libc::iovec {
         iov_base: bytes.as_ptr() as *mut libc::c_void,
         iov_len: bytes.len(),
     };
-    let mut control = [0u64; 8];
+    // The header (two u64) and FORK_MAX descriptors of four bytes.
+    let mut control = [0u64; 2 + FORK_MAX / 2];
     // SAFETY: msghdr is plain data; every pointer outlives the call.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
     if !fds.is_empty() {
-        let fds = &fds[..fds.len().min(3)];
+        let fds = &fds[..fds.len().min(FORK_MAX)];
         let len = std::mem::size_of_val(fds) as u32;
-        // SAFETY: control is large enough for three descriptors.
+        // SAFETY: control is large enough for FORK_MAX descriptors.
         unsafe {
             msg.msg_control = control.as_mut_ptr().cast();
             msg.msg_controllen = libc::CMSG_SPACE(len) as _;
