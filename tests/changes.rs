@@ -275,7 +275,11 @@ fn changes_of_one_session_and_since_a_session_or_a_date() {
             .map(|h| h["changes"].as_array().unwrap().len())
             .sum()
     };
-    assert_eq!((changes(&whole), changes(&from8)), (1, 0));
+    assert_eq!(
+        (changes(&whole), changes(&from8)),
+        (1, 0),
+        "{whole}\n{from8}"
+    );
     assert_eq!(
         from8["histories"][0]["points"],
         whole["histories"][0]["points"]
