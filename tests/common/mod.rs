@@ -20,11 +20,33 @@ pub fn fixture() -> String {
         // Always (a no-op when fresh): a filtered `cargo test --test X`
         // does not rebuild examples, and a stale fixture lies.
         {
-            let status = Command::new(env!("CARGO"))
+            let mut build = Command::new(env!("CARGO"));
+            build
                 .args(["build", "--example", "fixture"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("cargo build --example fixture");
+                .current_dir(env!("CARGO_MANIFEST_DIR"));
+            // What cargo sets for a test binary, passed on to this build,
+            // looks like a changed environment to build scripts that track
+            // it (ring's tracks CARGO_MANIFEST_DIR): every later `cargo
+            // test` then rebuilt ring, rustls, ureq and cmdscope.
+            for (name, _) in std::env::vars_os() {
+                let Some(name) = name.to_str() else { continue };
+                if name.starts_with("CARGO_PKG_")
+                    || name.starts_with("CARGO_BIN_EXE_")
+                    || matches!(
+                        name,
+                        "CARGO_MANIFEST_DIR"
+                            | "CARGO_MANIFEST_PATH"
+                            | "CARGO_CRATE_NAME"
+                            | "CARGO_BIN_NAME"
+                            | "CARGO_PRIMARY_PACKAGE"
+                            | "CARGO_TARGET_TMPDIR"
+                            | "CARGO_RUSTC_CURRENT_DIR"
+                    )
+                {
+                    build.env_remove(name);
+                }
+            }
+            let status = build.status().expect("cargo build --example fixture");
             assert!(status.success());
         }
         p
