@@ -7,7 +7,8 @@
 //! for 20 ms has used its share of the CPU and waits for one before it can
 //! exit, so the program itself takes longer than 20 ms plus its start-up,
 //! and a measurement that is exact shows it. `.ci/run` runs them on their
-//! own (`cargo test -- --ignored quiet_machine`). What holds on any
+//! own, one at a time (`cargo test -- --ignored quiet_machine
+//! --test-threads=1`). What holds on any
 //! machine, a clock that never reads less than the spin and the JSON's
 //! shape, is tested by default.
 
