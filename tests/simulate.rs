@@ -395,6 +395,200 @@ fn simulate_refuses_what_it_cannot_do_in_one_line() {
     one_line_error(&o, "apt-get install valgrind");
 }
 
+/// Whether this machine gives a user-space hardware instruction counter
+/// to `--counted=hardware` (this VM does not): asked of cmdscope itself,
+/// which answers before any run.
+fn hardware_counter() -> bool {
+    let o = cmdscope(&[
+        "run",
+        "--counted=hardware",
+        "--runs",
+        "2",
+        "--style",
+        "none",
+        "true",
+    ]);
+    o.status.code() != Some(2)
+}
+
+/// `run --counted` (auto) where there is no hardware instruction counter
+/// falls back to cachegrind: the counts are the sim_* ones, one line
+/// before the session says so and why, and so do the JSON's session and
+/// the settings stored with it. `check` never compares it with a session
+/// counted by hardware counters, on any metric.
+#[test]
+fn counted_auto_falls_back_to_the_simulator_without_a_counter_and_says_why() {
+    if !valgrind() {
+        return;
+    }
+    if hardware_counter() {
+        // Not a missing tool (`skip` would fail CI): a machine where the
+        // fallback is not what auto does.
+        eprintln!("not run: this machine has a hardware instruction counter");
+        return;
+    }
+    let dir = tempdir();
+    let db = dir.path().join("store.db");
+    let a = dir.path().join("a.bin");
+    data(&a, MIB / 16);
+    let out = dir.path().join("counted.json");
+    let run = |label: &str, out: Option<&Path>| {
+        let cmd = sha(&a);
+        let mut args = vec!["run", "--counted", "--runs", "2", "--style", "basic"];
+        if let Some(out) = out {
+            args.extend(["--export-json", out.to_str().unwrap()]);
+        }
+        args.extend(["--label", label, "-n", "hash", &cmd]);
+        ok(with_store(&db, &args))
+    };
+    let o = run("v=base", Some(&out));
+    let why = "no usable hardware instruction counter: not available here";
+    let err = stderr(&o);
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("cmdscope: counted by cachegrind, the simulator"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].contains(why), "{err}");
+    let doc = read_json(&out);
+    let session = &doc["session"];
+    assert_eq!(session["counted_by"], "cachegrind", "{session}");
+    assert_eq!(session["counted"]["asked"], "auto", "{session}");
+    assert!(
+        session["counted"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with(why),
+        "{session}"
+    );
+    assert_eq!(session["simulated"]["tool"], "cachegrind", "{session}");
+    // The counts are the simulator's, never stored under hardware names.
+    assert!(median(&doc, 0, "sim_instructions") > 0.0, "{doc}");
+    assert!(doc["results"][0]["instructions"].is_null(), "{doc}");
+    run("v=same", None);
+    let mut store =
+        cmdscope::store::Store::open(&cmdscope::store::Location::Sqlite(db.clone())).unwrap();
+    let sessions = store.sessions(&cmdscope::store::Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 2);
+    for s in &sessions {
+        let settings = s.settings.as_ref().expect("stored settings");
+        let counted = settings.counted.as_ref().expect("stored as counted");
+        assert_eq!(counted.asked, cmdscope::run::counted::Ask::Auto);
+        assert_eq!(counted.by, cmdscope::run::counted::By::Cachegrind);
+        assert!(counted.reason.starts_with(why), "{counted:?}");
+        assert!(settings.simulate.is_some());
+    }
+    drop(store);
+    let gate = || {
+        with_store(
+            &db,
+            &[
+                "check",
+                "--baseline",
+                "v=base",
+                "--metric",
+                "sim_instructions",
+            ],
+        )
+    };
+    assert_eq!(gate().status.code(), Some(0), "{}", stderr(&gate()));
+    // The baseline as a session counted by hardware would have stored it.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let changed = c
+        .execute(
+            "UPDATE sessions SET settings = json_set(json_remove(settings, '$.simulate'), \
+             '$.counted.by', 'hardware') WHERE id = \
+             (SELECT session_id FROM labels WHERE key = 'v' AND value = 'base')",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(c);
+    for metric in ["sim_instructions", "instructions", "time_wall_clock"] {
+        let o = with_store(&db, &["check", "--baseline", "v=base", "--metric", metric]);
+        one_line_error(
+            &o,
+            "counted by hardware counters: their counts do not compare",
+        );
+    }
+}
+
+/// A suite file's `counted = "auto"` chooses as `run --counted` does, and
+/// each benchmark's session is stored with the choice and its reason.
+#[test]
+fn a_counted_suite_stores_the_choice_with_each_session() {
+    if !valgrind() {
+        return;
+    }
+    let hardware = hardware_counter();
+    let dir = tempdir();
+    let db = dir.path().join("store.db");
+    let a = dir.path().join("a.bin");
+    data(&a, MIB / 16);
+    let suite = dir.path().join("counted.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            "[defaults]\ncounted = \"auto\"\nruns = 2\n\n\
+             [[benchmark]]\nname = \"one\"\ncommand = \"{}\"\n\n\
+             [[benchmark]]\nname = \"two\"\ncommand = \"{}\"\n",
+            sha(&a),
+            sha(&a)
+        ),
+    )
+    .unwrap();
+    let s = suite.to_str().unwrap();
+    ok(with_store(
+        &db,
+        &["run", "--suite", s, "--no-host-lock", "--style", "none"],
+    ));
+    let mut store =
+        cmdscope::store::Store::open(&cmdscope::store::Location::Sqlite(db.clone())).unwrap();
+    let sessions = store.sessions(&cmdscope::store::Filter::default()).unwrap();
+    assert_eq!(sessions.len(), 2, "one session per benchmark");
+    for s in &sessions {
+        let settings = s.settings.as_ref().expect("stored settings");
+        let counted = settings.counted.as_ref().expect("stored as counted");
+        assert_eq!(counted.asked, cmdscope::run::counted::Ask::Auto);
+        if !hardware {
+            assert_eq!(counted.by, cmdscope::run::counted::By::Cachegrind);
+            assert!(
+                counted
+                    .reason
+                    .starts_with("no usable hardware instruction counter"),
+                "{counted:?}"
+            );
+        }
+        assert_eq!(
+            settings.simulate.is_some(),
+            counted.by == cmdscope::run::counted::By::Cachegrind
+        );
+    }
+}
+
+/// `--counted=hardware` where the kernel gives no instruction counter:
+/// one line saying why, exit 2, before any run.
+#[test]
+fn counted_hardware_without_a_counter_exits_2_in_one_line() {
+    if hardware_counter() {
+        eprintln!("not run: this machine has a hardware instruction counter");
+        return;
+    }
+    let dir = tempdir();
+    let marker = dir.path().join("ran");
+    let cmd = format!("touch {}", marker.display());
+    let o = cmdscope(&["run", "--counted=hardware", "--runs", "2", &cmd]);
+    one_line_error(
+        &o,
+        "--counted=hardware: no usable hardware instruction counter: not available here",
+    );
+    assert!(!marker.exists(), "nothing ran");
+    let o = cmdscope(&["run", "--counted=perf", "--runs", "2", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = cmdscope(&["run", "--counted", "--counters", "--runs", "2", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 /// A suite of two benchmarks run simulated (`simulate = true` in its
 /// `[defaults]`, 2 runs each) on `small` and `large`, labelled `v`, into
 /// the store `db` as suite run `run`.
@@ -513,6 +707,17 @@ fn a_suite_refuses_what_simulate_refuses_when_it_is_read() {
     write("simulate = true\nruns = 1");
     one_line_error(&list(), "simulate needs runs = 2 or more");
     write("simulate = true\nruns = 2\nI1 = \"16384,4,64\"");
+    assert!(list().status.success(), "{}", stderr(&list()));
+    write("counted = \"perf\"\nruns = 2");
+    one_line_error(
+        &list(),
+        "counted = 'perf': expected \"auto\", \"hardware\" or \"simulator\"",
+    );
+    write("counted = \"auto\"\nruns = 1");
+    one_line_error(&list(), "counted needs runs = 2 or more");
+    write("counted = \"auto\"\nsimulate = true\nruns = 2");
+    one_line_error(&list(), "simulate and counted cannot both be given");
+    write("counted = \"auto\"\nruns = 2\nLL = \"1048576,8,64\"");
     assert!(list().status.success(), "{}", stderr(&list()));
 }
 

@@ -1018,6 +1018,7 @@ fn suite_decisions() -> Vec<(&'static str, WithSuite)> {
             ),
         ),
         ("simulate", file(&["--simulate"])),
+        ("counted", file(&["--counted"])),
         ("i1", file(&["--simulate", "--I1", "32768,8,64"])),
         ("d1", file(&["--simulate", "--D1", "32768,8,64"])),
         ("ll", file(&["--simulate", "--LL", "8388608,16,64"])),

@@ -279,14 +279,8 @@ pub fn varying_count(samples: &[Sample]) -> Option<(Metric, f64)> {
     ]
     .into_iter()
     .find_map(|m| {
-        let v = values(samples, m);
-        let (lo, hi) = v
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-                (lo.min(x), hi.max(x))
-            });
-        let median = stats::median(&v)?;
-        (hi > lo && median > 0.0).then(|| (m, (hi - lo) / median))
+        let spread = stats::relative_range(&values(samples, m))?;
+        (spread > 0.0).then_some((m, spread))
     })
 }
 

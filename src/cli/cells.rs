@@ -139,7 +139,11 @@ pub fn request(args: &RunArgs) -> Result<Request> {
         show_output: args.show_output,
         input: args.input.clone(),
         counters: args.counters,
-        simulate: args.simulate.then(|| args.caches.geometry()),
+        simulate: (args.simulate || args.counted.is_some()).then(|| args.caches.geometry()),
+        counted: args
+            .counted
+            .as_deref()
+            .and_then(crate::run::counted::Ask::from_name),
         remove_outliers: args.remove_outliers,
         until_decided: args.until_decided,
         max_time: args.max_time,

@@ -163,7 +163,8 @@ pub struct ExplainArgs {
     /// function), so no flame graphs or viewer files.
     #[arg(long, requires = "profile",
           conflicts_with_all = ["frequency", "unwind", "jit_symbols", "flamegraph",
-                                "speedscope", "firefox_profile"])]
+                                "speedscope", "firefox_profile"],
+          group = "counting")]
     pub simulate: bool,
 
     /// The simulated caches of --simulate.

@@ -75,6 +75,8 @@ Examples:
       './request.sh'
   cmdscope run --simulate --runs 2 'gzip -1 -c /etc/passwd' \\
       'gzip -9 -c /etc/passwd'   # cachegrind's counts: sim_estimated_cycles
+  cmdscope run --counted --runs 6 'gzip -1 -c /etc/passwd' \\
+      'gzip -9 -c /etc/passwd'   # hardware counters if exact here, else cachegrind
 ";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -265,11 +267,29 @@ pub struct RunArgs {
     /// Exact counts that the machine's load cannot move, at 20-100x the
     /// run's time; user-space work only (no kernel work, waits or sleeps).
     /// Needs --runs (at least 2); wall times are the simulator's. In a
-    /// suite file: simulate = true (and I1, D1, LL).
-    #[arg(long)]
+    /// suite file: simulate = true (and I1, D1, LL). The same as
+    /// --counted=simulator.
+    #[arg(long, group = "counting")]
     pub simulate: bool,
 
-    /// The simulated caches of --simulate.
+    /// Counted (deterministic) measurement, by the CPU's hardware counters
+    /// or by the simulator of --simulate. auto (the default): hardware
+    /// counters where the kernel gives a user-space instruction counter
+    /// whose counts of a fixed loop repeat within 0.01 %, the simulator
+    /// otherwise; hardware: the counters or exit 2; simulator: as
+    /// --simulate. Hardware counts are stored as instructions, cpu_cycles,
+    /// branch_misses, ... (user space only; they vary a little, so compare
+    /// them with 6 runs or more), simulated ones as sim_*. One line before
+    /// the session says which was used and why, and so do the JSON's
+    /// counted_by and counted. Needs --runs (at least 2). In a suite file:
+    /// counted = "auto".
+    #[arg(long, group = "counting", value_name = "BY", num_args = 0..=1,
+          require_equals = true, default_missing_value = "auto",
+          value_parser = ["auto", "hardware", "simulator"],
+          conflicts_with = "counters")]
+    pub counted: Option<String>,
+
+    /// The simulated caches of --simulate and --counted.
     #[command(flatten)]
     pub caches: CacheArgs,
 
@@ -485,18 +505,18 @@ mod tests {
 /// counts compare.
 #[derive(Args, Debug, Clone)]
 pub struct CacheArgs {
-    /// --simulate's first-level instruction cache: SIZE,ASSOC,LINE in bytes.
-    #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+    /// The simulator's first-level instruction cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", requires = "counting",
           default_value = crate::exec::simulate::DEFAULT_I1)]
     pub i1: String,
 
-    /// --simulate's first-level data cache: SIZE,ASSOC,LINE in bytes.
-    #[arg(long = "D1", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+    /// The simulator's first-level data cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "D1", value_name = "SIZE,ASSOC,LINE", requires = "counting",
           default_value = crate::exec::simulate::DEFAULT_D1)]
     pub d1: String,
 
-    /// --simulate's last-level cache: SIZE,ASSOC,LINE in bytes.
-    #[arg(long = "LL", value_name = "SIZE,ASSOC,LINE", requires = "simulate",
+    /// The simulator's last-level cache: SIZE,ASSOC,LINE in bytes.
+    #[arg(long = "LL", value_name = "SIZE,ASSOC,LINE", requires = "counting",
           default_value = crate::exec::simulate::DEFAULT_LL)]
     pub ll: String,
 }

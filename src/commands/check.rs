@@ -410,6 +410,17 @@ fn simulation(
     store: &mut Store,
     s: &StoredSession,
 ) -> Result<Option<crate::exec::simulate::Simulation>> {
+    agreed(store, s, "simulated", |x| x.simulate.clone())
+}
+
+/// What a session's settings say of it (`of`), alike in every session of
+/// a merged suite run; else an error saying the run was not `what` alike.
+fn agreed<T: Clone + PartialEq>(
+    store: &mut Store,
+    s: &StoredSession,
+    what: &str,
+    of: impl Fn(&crate::run::settings::Settings) -> Option<T>,
+) -> Result<Option<T>> {
     let parts = match (&s.settings, s.label(crate::suite::RUN_LABEL)) {
         (None, Some(run)) if s.settings_error.is_none() => {
             crate::suite::merge::sessions(store, run)?
@@ -418,19 +429,48 @@ fn simulation(
     };
     let mut found = Vec::new();
     for part in &parts {
-        let sim = super::checked_settings(store, part)?.and_then(|x| x.simulate.clone());
-        if !found.contains(&sim) {
-            found.push(sim);
+        let value = super::checked_settings(store, part)?.and_then(&of);
+        if !found.contains(&value) {
+            found.push(value);
         }
     }
     match found.as_slice() {
         [one] => Ok(one.clone()),
         _ => Err(Error::Usage(format!(
-            "suite run '{}' was not simulated alike in all its sessions: its simulated counts do \
-             not compare",
+            "suite run '{}' was not {what} alike in all its sessions: its counts do not compare",
             s.label(crate::suite::RUN_LABEL).unwrap_or_default()
         ))),
     }
+}
+
+/// A session counted by hardware counters is never compared with one
+/// counted by the simulator, on any metric: their counts are of different
+/// machines (a real CPU's, user space only, and a modelled one), and the
+/// simulator's times are its own.
+fn same_counter(
+    store: &mut Store,
+    current: &StoredSession,
+    baseline: &StoredSession,
+) -> Result<()> {
+    use crate::run::counted::By;
+    let by = |store: &mut Store, s: &StoredSession| agreed(store, s, "counted", |x| x.counted_by());
+    let (a, b) = (by(store, current)?, by(store, baseline)?);
+    if let (Some(a), Some(b)) = (a, b) {
+        if a != b {
+            let said = |by: By| match by {
+                By::Hardware => "counted by hardware counters",
+                By::Cachegrind => "counted by cachegrind, the simulator",
+            };
+            return Err(Error::Usage(format!(
+                "session #{} was {} and baseline session #{} {}: their counts do not compare",
+                current.id,
+                said(a),
+                baseline.id,
+                said(b)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Compares the current results with the baseline and prints the verdicts.
@@ -449,6 +489,7 @@ fn gate(
     super::checked_settings(store, &baseline)?;
     let metric = checked_metric(args)?;
     let measure = Measure::Run(metric);
+    same_counter(store, &current, &baseline)?;
     if metric.simulated() {
         same_simulation(store, &current, &baseline)?;
     }

@@ -356,6 +356,10 @@ fn document(report: &Report) -> Value {
             // `run --simulate`: the simulator and cache geometry of the
             // sim_* metrics; its times are the simulator's.
             "simulated": session.simulated,
+            // `run --counted`/`--simulate`: what counted the runs
+            // (`hardware` or `cachegrind`), what was asked for, and why.
+            "counted_by": session.counted.as_ref().map(|c| c.by),
+            "counted": session.counted,
         },
         "results": results,
         "comparisons": serde_json::to_value(report.comparisons).unwrap_or_default(),

@@ -13,6 +13,6 @@ pub(crate) mod runner;
 
 // The measuring half of `run` is in the cmdscope-measure crate.
 pub use cmdscope_measure::run::{
-    ahead, concurrent, events, executor, hooks, host, isolate, parameters, plan, preflight,
-    request, schedule, session, settings, shell_syntax,
+    ahead, concurrent, counted, events, executor, hooks, host, isolate, parameters, plan,
+    preflight, request, schedule, session, settings, shell_syntax,
 };

@@ -90,6 +90,8 @@ pub struct RunOptions {
     pub isolate: Option<usize>,
     /// `--simulate`: every run under cachegrind, its counts in the sample.
     pub simulate: Option<crate::exec::simulate::Simulation>,
+    /// `--counted` (or `--simulate`): what counts the runs, and why.
+    pub counted: Option<crate::run::counted::Counted>,
     /// hyperfine's `--debug-mode` (the front door's testing aid): nothing
     /// is run, a command `sleep X` takes X s (`executor::Debug`).
     pub debug: bool,
@@ -159,12 +161,13 @@ pub fn run_observed(opts: &RunOptions, observer: &mut dyn Observer) -> Result<Se
     signals::install();
     exec::become_subreaper();
 
-    let counters = if opts.counters {
-        let avail = Availability::probe();
-        Some(avail)
-    } else {
-        None
-    };
+    // Counted by hardware: `--counters`' counters, user space only.
+    let counters = opts.counters.then(|| match &opts.counted {
+        Some(c) if c.by == crate::run::counted::By::Hardware => {
+            Availability::probe().user_space_only()
+        }
+        _ => Availability::probe(),
+    });
     let counters_unavailable = counters
         .as_ref()
         .map(|a| a.unavailable.clone())
@@ -872,6 +875,7 @@ pub(crate) fn drive(
         preflight: checks,
         leftovers,
         simulated: opts.simulate.clone(),
+        counted: opts.counted.clone(),
         count_causes,
     })
 }

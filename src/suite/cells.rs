@@ -50,10 +50,12 @@ pub fn request(b: &Benchmark) -> Result<Request> {
     }
     // Refused here, with the position, rather than when the benchmark's
     // turn comes after others have run.
-    if s.simulate == Some(true) && s.runs.is_none_or(|n| n < 2) {
-        return Err(usage(
-            "simulate needs runs = 2 or more: one run cannot show that the counts repeat".into(),
-        ));
+    let counted = s.counted.is_some();
+    if (s.simulate == Some(true) || counted) && s.runs.is_none_or(|n| n < 2) {
+        return Err(usage(format!(
+            "{} needs runs = 2 or more: one run cannot show that the counts repeat",
+            if counted { "counted" } else { "simulate" }
+        )));
     }
     if s.runs.is_some() && (s.min_runs.is_some() || s.max_runs.is_some()) {
         return Err(usage(
@@ -164,7 +166,9 @@ pub fn request(b: &Benchmark) -> Result<Request> {
         output: s.output.iter().cloned().collect(),
         input: s.input.clone().unwrap_or(default.input),
         counters: s.counters == Some(true),
-        simulate: (s.simulate == Some(true)).then(|| {
+        counted: (s.counted.as_ref())
+            .and_then(|c| crate::run::counted::Ask::from_name(c.get_ref())),
+        simulate: (s.simulate == Some(true) || s.counted.is_some()).then(|| {
             let geometry = |v: &Option<toml::Spanned<String>>, default: &str| {
                 v.as_ref()
                     .map_or_else(|| default.to_string(), |v| v.get_ref().clone())

@@ -234,6 +234,8 @@ macro_rules! settings {
             pub input: Option<String>,
             pub counters: Option<bool>,
             pub simulate: Option<bool>,
+            /// `run --counted`'s choice: "auto", "hardware" or "simulator".
+            pub counted: Option<Spanned<String>>,
             // Named as `run`'s flags: --I1, --D1, --LL.
             #[serde(rename = "I1")]
             pub i1: Option<Spanned<String>>,
@@ -500,15 +502,37 @@ fn benchmark(
             }
         };
     let timeout = |t: f64| crate::cli::seconds(t, "--timeout", false).map(drop);
-    // A cache geometry without `simulate = true` would be ignored, as
-    // `run` refuses --I1 without --simulate.
-    let simulated = pick!(simulate) == Some(true);
+    let counted = pick!(counted);
+    if let Some(c) = &counted {
+        let refuse = |m: String| Err(at.error(c.span().start, format!("benchmark '{name}': {m}")));
+        if crate::run::counted::Ask::from_name(c.get_ref()).is_none() {
+            return refuse(format!(
+                "counted = '{}': expected \"auto\", \"hardware\" or \"simulator\"",
+                c.get_ref()
+            ));
+        }
+        if pick!(simulate) == Some(true) {
+            return refuse(
+                "simulate and counted cannot both be given: simulate = true is \
+                           counted = \"simulator\""
+                    .into(),
+            );
+        }
+        if pick!(counters) == Some(true) {
+            return refuse(
+                "counters and counted cannot both be given: counted chooses the counters".into(),
+            );
+        }
+    }
+    // A cache geometry without `simulate = true` (or `counted`) would be
+    // ignored, as `run` refuses --I1 without --simulate or --counted.
+    let simulated = pick!(simulate) == Some(true) || counted.is_some();
     let geometry = |v: Option<Spanned<String>>, flag: &str| -> Result<Option<Spanned<String>>> {
         let Some(v) = v else { return Ok(None) };
         let at_value = |m: String| at.error(v.span().start, format!("benchmark '{name}': {m}"));
         if !simulated {
             return Err(at_value(format!(
-                "{} is the simulated cache's geometry: it needs simulate = true",
+                "{} is the simulated cache's geometry: it needs simulate = true or counted",
                 &flag[2..]
             )));
         }
@@ -534,6 +558,7 @@ fn benchmark(
         input: pick!(input),
         counters: pick!(counters),
         simulate: pick!(simulate),
+        counted,
         i1: geometry(pick!(i1), "--I1")?,
         d1: geometry(pick!(d1), "--D1")?,
         ll: geometry(pick!(ll), "--LL")?,

@@ -20,6 +20,7 @@ use crate::exec::{Input, Output};
 use crate::explain::run_monitor::Counts;
 use crate::report::paint::Paint;
 use crate::report::{self, Report, SearchSection};
+use crate::run::counted::{self, By, Counted};
 use crate::run::events::Fanout;
 use crate::run::plan::{self, Parameter};
 use crate::run::progress::HyperfineBars;
@@ -252,7 +253,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
                 .into(),
         ));
     }
-    let simulate = simulation(r, &cells)?;
+    let (simulate, counted) = counting(r, &cells)?;
     let adaptive = match (precision, order) {
         // Simulated counts are exact: --precision sets the band of "no
         // difference" only, and the run count is --runs.
@@ -305,7 +306,8 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         },
         output,
         outputs: per_command_output,
-        counters: r.counters,
+        // Hardware counting is --counters' counting, user space only.
+        counters: r.counters || counted.as_ref().is_some_and(|c| c.by == By::Hardware),
         show_progress: match args.style {
             Style::Auto if args.hyperfine_words => !piped,
             _ => progress && args.style != Style::None,
@@ -323,11 +325,15 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         deadline,
         isolate: isolate.as_ref().map(|(own, _)| *own),
         simulate,
+        counted,
         debug: r.debug,
         hyperfine_variables: args.hyperfine_words,
     };
     if !quiet {
         shell_notes(r, &opts.cells);
+        if let (Some(c), Some(_)) = (&opts.counted, r.counted) {
+            crate::eprint_line!("cmdscope: {}", counted_words(c));
+        }
         if let Some((own, commands)) = &isolate {
             let list: Vec<String> = commands.iter().map(|c| c.to_string()).collect();
             crate::eprint_line!(
@@ -350,15 +356,21 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
     })
 }
 
-/// `--simulate`'s simulator, or the one error saying why it cannot run.
-fn simulation(
+/// What counts the runs of `--simulate` or `--counted` (the simulator,
+/// or the hardware counters that `--counters` opens) and why, or the one
+/// error saying why it cannot count.
+fn counting(
     r: &Request,
     cells: &[crate::run::plan::Cell],
-) -> Result<Option<crate::exec::simulate::Simulation>> {
+) -> Result<(Option<crate::exec::simulate::Simulation>, Option<Counted>)> {
     let Some((i1, d1, ll)) = &r.simulate else {
-        return Ok(None);
+        return Ok((None, None));
     };
-    let refuse = |why: &str| Err(Error::Usage(format!("--simulate {why}")));
+    let flag = match r.counted {
+        Some(ask) => format!("--counted={}", ask.name()),
+        None => "--simulate".to_string(),
+    };
+    let refuse = |why: &str| Err(Error::Usage(format!("{flag} {why}")));
     if r.runs.is_none_or(|n| n < 2) {
         return refuse("needs --runs 2 or more: one run cannot show that the counts repeat");
     }
@@ -371,7 +383,31 @@ fn simulation(
     if cells.iter().any(|c| c.variant.concurrency.is_some()) {
         return refuse("cannot be used with --concurrency: throughput is a time");
     }
-    crate::exec::simulate::Simulation::find(i1, d1, ll).map(Some)
+    let ask = r.counted.unwrap_or(counted::Ask::Simulator);
+    let probe = (ask != counted::Ask::Simulator).then(crate::exec::perf::count_fixed_loop);
+    let chosen = counted::decide(ask, probe.as_ref())?;
+    let simulation = match chosen.by {
+        By::Cachegrind => Some(crate::exec::simulate::Simulation::find(i1, d1, ll)?),
+        By::Hardware => None,
+    };
+    Ok((simulation, Some(chosen)))
+}
+
+/// The line that says, before a counted session starts, what counts it
+/// and why.
+fn counted_words(c: &Counted) -> String {
+    match c.by {
+        By::Hardware => format!(
+            "counted by the hardware counters (user space only: instructions, cpu_cycles, \
+             branch_misses, ...): {}",
+            c.reason
+        ),
+        By::Cachegrind => format!(
+            "counted by cachegrind, the simulator (each run takes 20-100x the command's time; \
+             the counts are sim_*): {}",
+            c.reason
+        ),
+    }
 }
 
 /// The session's settings, from the options as [`prepare`] decided them.
@@ -420,6 +456,7 @@ fn settings(
             })
             .collect(),
         simulate: opts.simulate.clone(),
+        counted: opts.counted.clone(),
     }
 }
 

@@ -104,8 +104,9 @@ fn settings_given(a: &RunArgs) -> Vec<&'static str> {
     check("--timeout", a.timeout.is_some());
     check("--stop-on-timeout", a.stop_on_timeout);
     check("--counters", a.counters);
-    // --I1, --D1 and --LL need --simulate.
+    // --I1, --D1 and --LL need --simulate or --counted.
     check("--simulate/--I1/--D1/--LL", a.simulate);
+    check("--counted", a.counted.is_some());
     check("--order", a.order != default.order);
     check("--seed", a.seed.is_some());
     check("--precision", a.precision.is_some());

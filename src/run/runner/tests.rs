@@ -201,6 +201,7 @@ fn options(cells: Vec<Cell>, order: Order, policy: RunPolicy) -> RunOptions {
         deadline: None,
         isolate: None,
         simulate: None,
+        counted: None,
         debug: false,
         hyperfine_variables: false,
     }

@@ -55,13 +55,25 @@ const EVENTS: &[(Metric, u32, u64)] = &[
     (Metric::BranchMisses, PERF_TYPE_HARDWARE, 5),
 ];
 
-fn open_event(type_: u32, config: u64, pid: libc::pid_t, exclude_kernel: bool) -> i32 {
+/// One counter on `pid` (0: this thread), disabled until the child execs
+/// (`on_exec`, with its descendants) or until enabled by ioctl.
+fn open_event(
+    type_: u32,
+    config: u64,
+    pid: libc::pid_t,
+    exclude_kernel: bool,
+    on_exec: bool,
+) -> i32 {
     let mut attr = PerfEventAttr {
         type_,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         config,
         read_format: READ_TOTAL_TIME_ENABLED | READ_TOTAL_TIME_RUNNING,
-        flags: FLAG_DISABLED | FLAG_INHERIT | FLAG_ENABLE_ON_EXEC,
+        flags: if on_exec {
+            FLAG_DISABLED | FLAG_INHERIT | FLAG_ENABLE_ON_EXEC
+        } else {
+            FLAG_DISABLED
+        },
         ..Default::default()
     };
     if exclude_kernel {
@@ -106,6 +118,14 @@ pub struct Availability {
 }
 
 impl Availability {
+    /// These counters counting user space only, as `run --counted` counts
+    /// (the kernel's work for a command varies with the machine; the
+    /// simulator does not count it either).
+    pub fn user_space_only(mut self) -> Availability {
+        self.exclude_kernel = true;
+        self
+    }
+
     /// Opens each counter on the harness itself (disabled) to learn whether
     /// the kernel and the perf_event_paranoid setting allow it.
     pub fn probe() -> Availability {
@@ -113,29 +133,19 @@ impl Availability {
         let mut unavailable = Vec::new();
         let mut exclude_kernel = false;
         for &(metric, type_, config) in EVENTS {
-            let mut fd = open_event(type_, config, 0, exclude_kernel);
+            let mut fd = open_event(type_, config, 0, exclude_kernel, true);
             if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EACCES) {
                 // perf_event_paranoid >= 2 lets unprivileged users count user space only.
                 exclude_kernel = true;
-                fd = open_event(type_, config, 0, true);
+                fd = open_event(type_, config, 0, true, true);
             }
             if fd >= 0 {
                 // SAFETY: fd was just returned by the kernel and is ours.
                 unsafe { libc::close(fd) };
                 available.push(metric);
             } else {
-                let err = std::io::Error::last_os_error();
-                let why = match err.raw_os_error() {
-                    Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
-                        "not available here (no PMU access, e.g. a virtual machine)".to_string()
-                    }
-                    Some(libc::EACCES) | Some(libc::EPERM) => {
-                        "not permitted (see /proc/sys/kernel/perf_event_paranoid)".to_string()
-                    }
-                    Some(libc::ENOSYS) => "perf_event_open is not supported by this kernel".into(),
-                    _ => format!("not available here ({err})"),
-                };
-                unavailable.push((metric, why));
+                let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+                unavailable.push((metric, refusal(errno)));
             }
         }
         Availability {
@@ -144,6 +154,115 @@ impl Availability {
             exclude_kernel,
         }
     }
+}
+
+/// Why the kernel refused a counter, from perf_event_open's error number.
+fn refusal(errno: i32) -> String {
+    match errno {
+        libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV => {
+            "not available here (no PMU access, e.g. a virtual machine)".to_string()
+        }
+        libc::EACCES | libc::EPERM => forbidden_words(),
+        libc::ENOSYS => "perf_event_open is not supported by this kernel".into(),
+        _ => format!(
+            "not available here ({})",
+            std::io::Error::from_raw_os_error(errno)
+        ),
+    }
+}
+
+fn forbidden_words() -> String {
+    "not permitted (see /proc/sys/kernel/perf_event_paranoid)".to_string()
+}
+
+/// What `run --counted`'s probe of the hardware instruction counter
+/// found (`run::counted::decide` chooses from it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Probe {
+    /// The kernel has no such counter (no PMU, or one a virtual machine
+    /// does not pass through): perf_event_open's answer in words.
+    Missing(String),
+    /// The counter exists but perf_event_paranoid (or a missing capability)
+    /// forbids it to this user.
+    Forbidden(String),
+    /// The instructions of the same fixed user-space loop, counted
+    /// [`PROBE_COUNTS`] times.
+    Counts(Vec<LoopCount>),
+}
+
+/// One count of the probe's loop, with the times perf_event reports: a
+/// counter that did not run all the time it was enabled was multiplexed
+/// with others, and its count is scaled, not counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopCount {
+    pub instructions: u64,
+    pub enabled: u64,
+    pub running: u64,
+}
+
+/// How many times the probe counts its loop, and the loop's iterations:
+/// a few milliseconds in all.
+pub const PROBE_COUNTS: usize = 5;
+pub const PROBE_ITERATIONS: u64 = 1_000_000;
+
+const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+const PERF_EVENT_IOC_RESET: libc::c_ulong = 0x2403;
+
+/// `run --counted`'s probe of the hardware instruction counter: opened as
+/// the runs' counters are ([`open_event`], user space only), on this
+/// thread, it counts the same fixed loop [`PROBE_COUNTS`] times.
+/// A loop on this thread rather than in a child: it executes the same
+/// instructions every time, with no exec or dynamic loading between, so
+/// any difference between its counts is the counter's.
+pub fn count_fixed_loop() -> Probe {
+    let (_, type_, config) = EVENTS
+        .iter()
+        .copied()
+        .find(|(m, _, _)| *m == Metric::Instructions)
+        .unwrap_or((Metric::Instructions, PERF_TYPE_HARDWARE, 1));
+    let fd = open_event(type_, config, 0, true, false);
+    if fd < 0 {
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        return match errno {
+            libc::EACCES | libc::EPERM => Probe::Forbidden(forbidden_words()),
+            _ => Probe::Missing(refusal(errno)),
+        };
+    }
+    let mut counts = Vec::with_capacity(PROBE_COUNTS);
+    for _ in 0..PROBE_COUNTS {
+        let mut buf = [0u64; 3];
+        // SAFETY: fd is our perf event; the ioctls take no argument, and
+        // buf is 24 bytes, the size of {value, enabled, running}.
+        let n = unsafe {
+            libc::ioctl(fd, PERF_EVENT_IOC_RESET as _, 0);
+            libc::ioctl(fd, PERF_EVENT_IOC_ENABLE as _, 0);
+            fixed_loop(PROBE_ITERATIONS);
+            libc::ioctl(fd, PERF_EVENT_IOC_DISABLE as _, 0);
+            libc::read(fd, buf.as_mut_ptr().cast(), 24)
+        };
+        if n == 24 {
+            counts.push(LoopCount {
+                instructions: buf[0],
+                enabled: buf[1],
+                running: buf[2],
+            });
+        }
+    }
+    // SAFETY: fd was opened above and is closed once.
+    unsafe { libc::close(fd) };
+    Probe::Counts(counts)
+}
+
+/// A loop whose instructions do not depend on anything but `iterations`:
+/// `black_box` keeps the compiler from folding it away.
+#[inline(never)]
+fn fixed_loop(iterations: u64) -> u64 {
+    let mut x = 0u64;
+    for i in 0..iterations {
+        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+    }
+    x
 }
 
 /// Counters opened on one child; read after it exits, closed on drop.
@@ -157,7 +276,7 @@ impl Counters {
         let mut fds = Vec::with_capacity(avail.available.len());
         for &(metric, type_, config) in EVENTS {
             if avail.available.contains(&metric) {
-                let fd = open_event(type_, config, pid, avail.exclude_kernel);
+                let fd = open_event(type_, config, pid, avail.exclude_kernel, true);
                 if fd >= 0 {
                     fds.push((metric, fd));
                 }
@@ -204,6 +323,26 @@ mod tests {
     #[test]
     fn attr_has_ver5_size() {
         assert_eq!(std::mem::size_of::<PerfEventAttr>(), 112);
+    }
+
+    /// Here (a VM without a PMU) the probe finds no counter; with one, it
+    /// counts at least the loop's iterations each time.
+    #[test]
+    fn the_fixed_loop_probe_counts_the_loop_or_says_why_not() {
+        let hardware = Availability::probe()
+            .available
+            .contains(&Metric::Instructions);
+        match count_fixed_loop() {
+            Probe::Counts(counts) => {
+                assert!(hardware);
+                assert_eq!(counts.len(), PROBE_COUNTS);
+                assert!(counts.iter().all(|c| c.instructions >= PROBE_ITERATIONS));
+            }
+            Probe::Missing(why) | Probe::Forbidden(why) => {
+                assert!(!why.is_empty());
+                assert!(!hardware || why.contains("perf_event_paranoid"), "{why}");
+            }
+        }
     }
 
     #[test]

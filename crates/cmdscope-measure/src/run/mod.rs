@@ -4,12 +4,14 @@
 //! (`preflight`), how each run and hook is made (`executor`, `hooks`,
 //! `ahead`, `concurrent`), the events a session emits (`events`), the
 //! result model it fills (`session`), what one benchmark asks for
-//! (`request`) and what the session was run with (`settings`). The loop
+//! (`request`), what the session was run with (`settings`) and what
+//! counts a counted session's runs (`counted`). The loop
 //! that drives them (`runner`) and what it shows (`progress`) are in the
 //! `cmdscope` crate's `run`.
 
 pub mod ahead;
 pub mod concurrent;
+pub mod counted;
 pub mod events;
 pub mod executor;
 pub mod hooks;

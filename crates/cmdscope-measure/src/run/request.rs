@@ -49,8 +49,11 @@ pub struct Request {
     pub show_output: bool,
     pub input: String,
     pub counters: bool,
-    /// `--simulate` with its `--I1`, `--D1` and `--LL` geometries.
+    /// `--simulate` or `--counted`: the simulator's `--I1`, `--D1` and
+    /// `--LL` geometries, for when it is the one that counts.
     pub simulate: Option<(String, String, String)>,
+    /// `--counted`'s choice (None with `simulate` set: `--simulate`).
+    pub counted: Option<crate::run::counted::Ask>,
     pub remove_outliers: bool,
     /// `--until-decided`: keep measuring until the comparisons are decided
     /// or `max_time` (seconds; 60 when not given) has passed.
@@ -97,6 +100,7 @@ impl Default for Request {
             input: DEFAULT_INPUT.to_string(),
             counters: false,
             simulate: None,
+            counted: None,
             remove_outliers: false,
             until_decided: false,
             max_time: None,

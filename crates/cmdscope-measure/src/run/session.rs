@@ -124,6 +124,8 @@ pub struct Session {
     pub leftovers: Vec<(String, usize)>,
     /// `--simulate`'s simulator: its runs' wall times are the simulator's.
     pub simulated: Option<crate::exec::simulate::Simulation>,
+    /// `--counted` (or `--simulate`): what counted the runs, and why.
+    pub counted: Option<crate::run::counted::Counted>,
     /// Of a simulated session: the causes of varying counts cmdscope can
     /// name from how a cell is run, per cell name (cells with none are not
     /// listed; whether the counts did vary is the analysis's to see).
@@ -152,6 +154,7 @@ impl Session {
             preflight: Vec::new(),
             leftovers: Vec::new(),
             simulated: None,
+            counted: None,
             count_causes: Vec::new(),
         }
     }

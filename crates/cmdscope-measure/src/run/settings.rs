@@ -48,6 +48,23 @@ pub struct Settings {
     /// `sim_*` counts were made with (None: not simulated).
     #[serde(default)]
     pub simulate: Option<crate::exec::simulate::Simulation>,
+    /// `--counted` (or `--simulate`): what counted the runs (hardware
+    /// counters or cachegrind), what was asked for, and why (None: not
+    /// counted, or stored before the choice was kept).
+    #[serde(default)]
+    pub counted: Option<crate::run::counted::Counted>,
+}
+
+impl Settings {
+    /// What counted the session's runs: the choice stored, or for a
+    /// session stored before it was, cachegrind where it was simulated.
+    pub fn counted_by(&self) -> Option<crate::run::counted::By> {
+        match (&self.counted, &self.simulate) {
+            (Some(c), _) => Some(c.by),
+            (None, Some(_)) => Some(crate::run::counted::By::Cachegrind),
+            (None, None) => None,
+        }
+    }
 }
 
 /// One measured cell.
@@ -167,6 +184,11 @@ mod tests {
                 i1: "32768,8,64".into(),
                 d1: "32768,8,64".into(),
                 ll: "8388608,16,64".into(),
+            }),
+            counted: Some(crate::run::counted::Counted {
+                asked: crate::run::counted::Ask::Auto,
+                by: crate::run::counted::By::Cachegrind,
+                reason: "no hardware instruction counter here".into(),
             }),
         };
         assert_eq!(Settings::from_json(&s.to_json()), Some(s));

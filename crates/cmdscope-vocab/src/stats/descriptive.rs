@@ -104,6 +104,19 @@ pub fn median(xs: &[f64]) -> Option<f64> {
     Some(median_select(&mut xs.to_vec()))
 }
 
+/// The relative range, (largest − smallest) / median: how far counts
+/// that should repeat are apart. None without a value, with a non-finite
+/// one, or with a median that is not positive.
+pub fn relative_range(xs: &[f64]) -> Option<f64> {
+    let median = median(xs).filter(|&m| m > 0.0)?;
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+    Some((hi - lo) / median)
+}
+
 /// Ranks of the median of `total` ordered values (two when total is even).
 pub(super) fn median_ranks(total: usize) -> [usize; 2] {
     if total % 2 == 1 {
@@ -214,6 +227,16 @@ mod tests {
 
     use super::*;
     use crate::stats::tests::assert_close;
+
+    #[test]
+    fn relative_range_is_the_range_over_the_median() {
+        // Exact arithmetic: range 4, median 200.
+        assert_eq!(relative_range(&[198.0, 202.0, 200.0]), Some(0.02));
+        assert_eq!(relative_range(&[7.0, 7.0]), Some(0.0));
+        assert_eq!(relative_range(&[]), None);
+        assert_eq!(relative_range(&[0.0, 0.0]), None);
+        assert_eq!(relative_range(&[1.0, f64::NAN]), None);
+    }
 
     #[test]
     fn thins_evenly() {

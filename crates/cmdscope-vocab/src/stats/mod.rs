@@ -52,8 +52,8 @@ pub mod ttest;
 mod usl;
 
 pub use descriptive::{
-    geometric_mean, mean, median, median_finite, median_select, quantile_sorted, summarize, thin,
-    Summary,
+    geometric_mean, mean, median, median_finite, median_select, quantile_sorted, relative_range,
+    summarize, thin, Summary,
 };
 pub use distributions::{normal_cdf, normal_quantile};
 pub use intervals::{
