@@ -2,6 +2,10 @@
 
 use std::path::PathBuf;
 
+mod exec;
+
+pub use exec::ExecError;
+
 /// Exit codes (documented in README.md and `cmdscope --help`).
 pub mod exit {
     pub const OK: i32 = 0;
@@ -18,6 +22,9 @@ pub mod exit {
 pub enum Error {
     #[error("{0}")]
     Usage(String),
+    // Usage errors (exit 2), one enum per concern, worded where defined.
+    #[error(transparent)]
+    Exec(#[from] ExecError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
@@ -98,6 +105,9 @@ pub enum Error {
 }
 
 impl Error {
+    /// The process's exit code for this error: a failed run or hook and an
+    /// I/O error are failures (1), an interruption is 130, and everything
+    /// else, the per-concern usage errors among them, is usage (2).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Failed(_) | Error::RunFailed { .. } | Error::HookFailed { .. } => exit::FAILURE,
@@ -208,6 +218,15 @@ impl From<ParameterError> for Error {
     fn from(e: ParameterError) -> Self {
         Error::Parameter(e)
     }
+}
+
+/// Numbers as a list names them: "0,1,3".
+fn comma_list(numbers: &[usize]) -> String {
+    numbers
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// A value count as the error says it: whole, or "too many" past f64's range.
