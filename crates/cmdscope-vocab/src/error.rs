@@ -3,8 +3,10 @@
 use std::path::PathBuf;
 
 mod exec;
+mod plan;
 
 pub use exec::ExecError;
+pub use plan::PlanError;
 
 /// Exit codes (documented in README.md and `cmdscope --help`).
 pub mod exit {
@@ -23,6 +25,8 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
     // Usage errors (exit 2), one enum per concern, worded where defined.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
     #[error(transparent)]
     Exec(#[from] ExecError),
     #[error("command not found: {0}")]
