@@ -3,9 +3,11 @@
 use std::path::PathBuf;
 
 mod exec;
+mod options;
 mod plan;
 
 pub use exec::ExecError;
+pub use options::OptionError;
 pub use plan::PlanError;
 
 /// Exit codes (documented in README.md and `cmdscope --help`).
@@ -27,6 +29,8 @@ pub enum Error {
     // Usage errors (exit 2), one enum per concern, worded where defined.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    #[error(transparent)]
+    Options(#[from] OptionError),
     #[error(transparent)]
     Exec(#[from] ExecError),
     #[error("command not found: {0}")]
