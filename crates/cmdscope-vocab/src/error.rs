@@ -4,10 +4,12 @@ use std::path::PathBuf;
 
 mod exec;
 mod options;
+mod output;
 mod plan;
 
 pub use exec::ExecError;
 pub use options::OptionError;
+pub use output::OutputError;
 pub use plan::PlanError;
 
 /// Exit codes (documented in README.md and `cmdscope --help`).
@@ -33,6 +35,8 @@ pub enum Error {
     Options(#[from] OptionError),
     #[error(transparent)]
     Exec(#[from] ExecError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
