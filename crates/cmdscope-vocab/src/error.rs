@@ -6,11 +6,13 @@ mod exec;
 mod options;
 mod output;
 mod plan;
+mod search;
 
 pub use exec::ExecError;
 pub use options::OptionError;
 pub use output::OutputError;
 pub use plan::PlanError;
+pub use search::SearchError;
 
 /// Exit codes (documented in README.md and `cmdscope --help`).
 pub mod exit {
@@ -37,6 +39,8 @@ pub enum Error {
     Exec(#[from] ExecError),
     #[error(transparent)]
     Output(#[from] OutputError),
+    #[error(transparent)]
+    Search(#[from] SearchError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
