@@ -7,12 +7,14 @@ mod options;
 mod output;
 mod plan;
 mod search;
+mod suite;
 
 pub use exec::ExecError;
 pub use options::OptionError;
 pub use output::OutputError;
 pub use plan::PlanError;
 pub use search::SearchError;
+pub use suite::SuiteError;
 
 /// Exit codes (documented in README.md and `cmdscope --help`).
 pub mod exit {
@@ -41,6 +43,8 @@ pub enum Error {
     Output(#[from] OutputError),
     #[error(transparent)]
     Search(#[from] SearchError),
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
