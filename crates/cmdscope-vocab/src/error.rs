@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 mod exec;
+mod explain;
 mod options;
 mod output;
 mod plan;
@@ -10,6 +11,7 @@ mod search;
 mod suite;
 
 pub use exec::ExecError;
+pub use explain::ExplainError;
 pub use options::OptionError;
 pub use output::OutputError;
 pub use plan::PlanError;
@@ -45,6 +47,8 @@ pub enum Error {
     Search(#[from] SearchError),
     #[error(transparent)]
     Suite(#[from] SuiteError),
+    #[error(transparent)]
+    Explain(#[from] ExplainError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
