@@ -7,6 +7,7 @@ mod explain;
 mod options;
 mod output;
 mod plan;
+mod profile;
 mod search;
 mod suite;
 
@@ -15,6 +16,7 @@ pub use explain::ExplainError;
 pub use options::OptionError;
 pub use output::OutputError;
 pub use plan::PlanError;
+pub use profile::ProfileError;
 pub use search::SearchError;
 pub use suite::SuiteError;
 
@@ -49,6 +51,8 @@ pub enum Error {
     Suite(#[from] SuiteError),
     #[error(transparent)]
     Explain(#[from] ExplainError),
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
