@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 mod exec;
 mod explain;
+mod gate;
 mod options;
 mod output;
 mod plan;
@@ -13,6 +14,7 @@ mod suite;
 
 pub use exec::ExecError;
 pub use explain::ExplainError;
+pub use gate::GateError;
 pub use options::OptionError;
 pub use output::OutputError;
 pub use plan::PlanError;
@@ -53,6 +55,8 @@ pub enum Error {
     Explain(#[from] ExplainError),
     #[error(transparent)]
     Profile(#[from] ProfileError),
+    #[error(transparent)]
+    Gate(#[from] GateError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
