@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+mod cli;
 mod exec;
 mod explain;
 mod gate;
@@ -12,6 +13,7 @@ mod profile;
 mod search;
 mod suite;
 
+pub use cli::CliError;
 pub use exec::ExecError;
 pub use explain::ExplainError;
 pub use gate::GateError;
@@ -57,6 +59,8 @@ pub enum Error {
     Profile(#[from] ProfileError),
     #[error(transparent)]
     Gate(#[from] GateError),
+    #[error(transparent)]
+    Cli(#[from] CliError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
