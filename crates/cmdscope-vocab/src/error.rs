@@ -11,6 +11,7 @@ mod output;
 mod plan;
 mod profile;
 mod search;
+mod store;
 mod suite;
 
 pub use cli::CliError;
@@ -22,6 +23,7 @@ pub use output::OutputError;
 pub use plan::PlanError;
 pub use profile::ProfileError;
 pub use search::SearchError;
+pub use store::StoreQueryError;
 pub use suite::SuiteError;
 
 /// Exit codes (documented in README.md and `cmdscope --help`).
@@ -61,6 +63,8 @@ pub enum Error {
     Gate(#[from] GateError),
     #[error(transparent)]
     Cli(#[from] CliError),
+    #[error(transparent)]
+    StoreQuery(#[from] StoreQueryError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
