@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::error::Error;
+use crate::error::{Error, OptionError};
 use compare::CompareArgs;
 use completions::{CompletionsArgs, ManArgs, COMPLETIONS_EXAMPLES, MAN_EXAMPLES};
 use doctor::{DoctorArgs, DOCTOR_EXAMPLES};
@@ -420,18 +420,19 @@ pub fn seconds(value: f64, flag: &str, allow_zero: bool) -> Result<std::time::Du
     if value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0)) && value <= MAX {
         Ok(std::time::Duration::from_secs_f64(value))
     } else if value > MAX {
-        Err(Error::Usage(format!(
-            "{flag} is too large: at most {MAX:e} seconds (about 31 years), got {value}"
-        )))
+        Err(OptionError::SecondsTooLarge {
+            flag: flag.into(),
+            max: MAX,
+            value,
+        }
+        .into())
     } else {
-        Err(Error::Usage(format!(
-            "{flag} must be a {} number of seconds, got {value}",
-            if allow_zero {
-                "non-negative"
-            } else {
-                "positive"
-            }
-        )))
+        Err(OptionError::NotSeconds {
+            flag: flag.into(),
+            value,
+            allow_zero,
+        }
+        .into())
     }
 }
 
@@ -442,9 +443,7 @@ pub fn check_alpha(alpha: f64) -> Result<(), Error> {
     if alpha > 0.0 && alpha < 0.5 {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "--alpha must be above 0 and below 0.5, got {alpha}"
-        )))
+        Err(OptionError::Alpha(alpha).into())
     }
 }
 
@@ -453,9 +452,7 @@ pub fn check_precision(pct: f64) -> Result<(), Error> {
     if pct.is_finite() && pct > 0.0 && pct < 100.0 {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "--precision must be a percentage above 0 and below 100, got {pct}"
-        )))
+        Err(OptionError::Precision(pct).into())
     }
 }
 
@@ -464,9 +461,7 @@ pub fn check_min_time(seconds: f64) -> Result<(), Error> {
     if seconds.is_finite() && seconds >= 0.0 {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "--min-time must be a non-negative number of seconds, got {seconds}"
-        )))
+        Err(OptionError::MinTime(seconds).into())
     }
 }
 
@@ -476,9 +471,11 @@ pub fn check_percentage(flag: &str, pct: f64) -> Result<(), Error> {
     if pct.is_finite() && pct >= 0.0 {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "{flag} must be a non-negative percentage, got {pct}"
-        )))
+        Err(OptionError::NotAPercentage {
+            flag: flag.into(),
+            pct,
+        }
+        .into())
     }
 }
 

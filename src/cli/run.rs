@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::suite::SuiteRunArgs;
 use super::{CellArgs, ParameterArgs, StoreArgs};
-use crate::error::{Error, Result};
+use crate::error::{OptionError, Result};
 use crate::run::request;
 use crate::run::runner::IgnoreFailure;
 use crate::run::schedule::Order;
@@ -469,11 +469,9 @@ impl IgnoreFailure {
             Some(list) => list
                 .split(',')
                 .map(|c| {
-                    c.trim().parse::<i32>().map_err(|_| {
-                        Error::Usage(format!(
-                            "--ignore-failure expects exit codes like 1,2; got '{c}'"
-                        ))
-                    })
+                    c.trim()
+                        .parse::<i32>()
+                        .map_err(|_| OptionError::IgnoreFailureCode(c.to_string()).into())
                 })
                 .collect::<Result<Vec<_>>>()
                 .map(IgnoreFailure::Codes),

@@ -8,7 +8,7 @@ use crate::analysis::changes::select::{self, Since, Target};
 use crate::analysis::changes::{analyse_each, machine_shifts, Analysed, Params};
 use crate::analysis::gate::Side;
 use crate::cli::store::{ChangesArgs, ChangesFormat};
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, GateError, Result};
 use crate::report::changes::{json, markdown, text};
 use crate::report::changes_at;
 use crate::store::history::{self, Query, SessionRef};
@@ -30,9 +30,7 @@ fn min_change(pct: Option<f64>) -> Result<Option<f64>> {
     if pct.is_finite() && (0.0..=1000.0).contains(&pct) {
         Ok(Some(pct / 100.0))
     } else {
-        Err(Error::Usage(format!(
-            "--min-change must be a percentage from 0 to 1000, got {pct}"
-        )))
+        Err(GateError::MinChange(pct).into())
     }
 }
 
@@ -92,9 +90,7 @@ fn session(store: &mut Store, id: i64) -> Result<SessionRef> {
         ));
     };
     if s.status == crate::store::RUNNING {
-        return Err(Error::Usage(format!(
-            "session #{id} has not finished (or was killed): its runs are in no history"
-        )));
+        return Err(GateError::SessionRunning(id).into());
     }
     Ok(session_ref(s))
 }
@@ -128,11 +124,8 @@ fn since(store: &mut Store, text: &str) -> Result<Since> {
     } else {
         text.to_string()
     };
-    let moment = humantime::parse_rfc3339_weak(&full).map_err(|_| {
-        Error::Usage(format!(
-            "--since takes a session's id or a date (2026-11-01, 2026-11-01T12:00:00Z), got '{text}'"
-        ))
-    })?;
+    let moment =
+        humantime::parse_rfc3339_weak(&full).map_err(|_| GateError::BadSince(text.to_string()))?;
     let unix = moment
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -184,14 +177,14 @@ pub fn run(args: &ChangesArgs) -> Result<i32> {
         let ids = target.ids();
         let at = select::at_sessions(&analysed, &ids);
         if at.is_empty() {
-            return Err(Error::Usage(format!(
-                "{} is in no matching benchmark history in store '{}'",
-                match &target {
+            return Err(GateError::NotInHistory {
+                target: match &target {
                     Target::Session(s) => format!("session #{}", s.id),
                     Target::SuiteRun { id, .. } => format!("suite run '{id}'"),
                 },
-                store.location()
-            )));
+                store: store.location().to_string(),
+            }
+            .into());
         }
         let shifts = select::shifts_at(&shifts, &ids);
         match args.format {

@@ -45,7 +45,7 @@ use crate::analysis::check::{
 use crate::analysis::comparison::DEFAULT_PRECISION;
 use crate::analysis::gate::{self, Side};
 use crate::cli::store::{CheckArgs, CheckFormat};
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, GateError, Result};
 use crate::metrics::Metric;
 use crate::report::check::{Context, HistoryContext};
 use crate::run::request::DEFAULT_ALPHA;
@@ -195,12 +195,7 @@ fn concurrent_batches(
 /// already: only their histories can be checked.
 fn checked_metric(args: &CheckArgs) -> Result<Metric> {
     if let Some(d) = args.metric.as_deref().and_then(history::Derived::from_name) {
-        return Err(Error::Usage(format!(
-            "--metric {} has a history but no runs to compare with a --baseline: use \
-             --against history (a concurrency benchmark's throughput is compared with the \
-             baseline beside its wall time)",
-            d.name()
-        )));
+        return Err(GateError::DerivedNeedsHistory(d.name().to_string()).into());
     }
     Ok(history::metric(args.metric.as_deref())?.unwrap_or(Metric::WallTime))
 }
@@ -392,13 +387,13 @@ fn same_simulation(
         None => "not simulated".to_string(),
     };
     if a.is_none() || a != b {
-        return Err(Error::Usage(format!(
-            "session #{} was {} and baseline session #{} {}: their simulated counts do not compare",
-            current.id,
-            said(&a),
-            baseline.id,
-            said(&b)
-        )));
+        return Err(GateError::SimulatedApart {
+            current_id: current.id,
+            current: said(&a),
+            baseline_id: baseline.id,
+            baseline: said(&b),
+        }
+        .into());
     }
     Ok(())
 }
@@ -436,10 +431,14 @@ fn agreed<T: Clone + PartialEq>(
     }
     match found.as_slice() {
         [one] => Ok(one.clone()),
-        _ => Err(Error::Usage(format!(
-            "suite run '{}' was not {what} alike in all its sessions: its counts do not compare",
-            s.label(crate::suite::RUN_LABEL).unwrap_or_default()
-        ))),
+        _ => Err(GateError::SuiteCountedApart {
+            run: s
+                .label(crate::suite::RUN_LABEL)
+                .unwrap_or_default()
+                .to_string(),
+            what: what.to_string(),
+        }
+        .into()),
     }
 }
 
@@ -583,10 +582,11 @@ fn gate(
             .iter()
             .all(|r| matches!(r.why(), Some(gate::Why::Absent(_))))
     {
-        return Err(Error::Usage(format!(
-            "session #{} and baseline session #{} have no benchmark in common",
-            current.id, baseline.id
-        )));
+        return Err(GateError::NothingInCommon {
+            current: current.id,
+            baseline: baseline.id,
+        }
+        .into());
     }
     let concurrent: Vec<String> = (pairs.iter())
         .filter(|p| p.measure == Measure::Throughput)

@@ -7,7 +7,7 @@
 
 use crate::analysis::tables::{self, CompareOptions, Tables};
 use crate::cli::compare::{CompareArgs, CompareFormat};
-use crate::error::{exit, Error};
+use crate::error::{exit, Error, GateError};
 use crate::import::dataset::Dataset;
 use crate::report::tables::{
     gate_failure, gate_failures, gate_not_compared, render_csv, render_json, render_markdown,
@@ -22,22 +22,15 @@ fn compare(datasets: &[Dataset], opts: &CompareOptions) -> Result<Tables, Error>
 
 fn validate(datasets: &[Dataset], opts: &CompareOptions) -> Result<(), Error> {
     if datasets.is_empty() {
-        return Err(Error::Usage(
-            "compare needs at least one results file".into(),
-        ));
+        return Err(GateError::NoResultsFiles.into());
     }
     crate::cli::check_alpha(opts.alpha)?;
     if !(opts.level > 0.0 && opts.level < 1.0) {
-        return Err(Error::Usage(format!(
-            "confidence level must be above 0 and below 1, got {}",
-            opts.level
-        )));
+        return Err(GateError::Level(opts.level).into());
     }
     if let Some(pct) = opts.fail_if_slower {
         if !(pct.is_finite() && pct >= 0.0) {
-            return Err(Error::Usage(format!(
-                "the slowdown threshold must be a percentage >= 0, got {pct}"
-            )));
+            return Err(GateError::Threshold(pct).into());
         }
     }
     if let Some(metric) = &opts.metric {
@@ -56,10 +49,7 @@ fn check_metric(datasets: &[Dataset], metric: &str) -> Result<(), Error> {
             .flat_map(|b| &b.series)
     };
     match series().find(|s| s.metric == metric) {
-        Some(s) if s.higher_is_better => Err(Error::Usage(format!(
-            "--metric {metric}: higher is better for it, and the gate judges slowdowns \
-             of a metric where lower is better"
-        ))),
+        Some(s) if s.higher_is_better => Err(GateError::HigherIsBetter(metric.into()).into()),
         Some(_) => Ok(()),
         None => {
             let mut names: Vec<&str> = series()
@@ -68,10 +58,11 @@ fn check_metric(datasets: &[Dataset], metric: &str) -> Result<(), Error> {
                 .collect();
             names.sort_unstable();
             names.dedup();
-            Err(Error::Usage(format!(
-                "--metric {metric}: no such metric in the files (they hold {})",
-                names.join(", ")
-            )))
+            Err(GateError::MetricNotInFiles {
+                metric: metric.into(),
+                held: names.iter().map(|n| n.to_string()).collect(),
+            }
+            .into())
         }
     }
 }
@@ -93,7 +84,7 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<i32> {
     let out = compare(&datasets, &opts)?;
     // A gate that judged nothing would pass on nothing.
     if !out.unjudged.is_empty() {
-        return Err(Error::Usage(unjudged(&out.unjudged)));
+        return Err(GateError::Unjudged(unjudged(&out.unjudged)).into());
     }
     // Text and Markdown end with the gate's section; for CSV and JSON the
     // failing rows are marked by `gate_failed` and the lines go to stderr.

@@ -6,7 +6,7 @@ use clap::CommandFactory;
 
 use crate::cli::completions::{CompletionsArgs, ManArgs, MAN_SUBCOMMAND_PAGES};
 use crate::cli::Cli;
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, CliError, Result};
 
 /// Prints the completion script for the chosen shell.
 pub fn completions(args: &CompletionsArgs) -> Result<i32> {
@@ -38,13 +38,15 @@ pub fn man(args: &ManArgs) -> Result<i32> {
         page = visible().find(|s| s.get_name() == name).ok_or_else(|| {
             let names: Vec<&str> = visible().map(|s| s.get_name()).collect();
             let under = page.get_display_name().unwrap_or("cmdscope");
+            let (under, name) = (under.to_string(), name.clone());
             if names.is_empty() {
-                Error::Usage(format!("'{under}' has no subcommands (asked for '{name}')"))
+                CliError::NoSubcommands { under, name }
             } else {
-                Error::Usage(format!(
-                    "'{under}' has no subcommand '{name}'; its subcommands: {}",
-                    names.join(", ")
-                ))
+                CliError::NoSuchSubcommand {
+                    under,
+                    name,
+                    names: names.iter().map(|n| n.to_string()).collect(),
+                }
             }
         })?;
     }

@@ -3,7 +3,7 @@
 //! isolation.
 
 use crate::cli::doctor::DoctorArgs;
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, CliError, Result};
 use crate::report::doctor::{Change, Failure, Fixed};
 use crate::run::preflight::{self, Status};
 
@@ -61,10 +61,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
     if args.fix {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
-            return Err(Error::Usage(
-                "doctor --fix writes to /sys and needs root (try: sudo cmdscope doctor --fix)"
-                    .into(),
-            ));
+            return Err(CliError::DoctorFixNeedsRoot.into());
         }
         fixed = Some(fix(&cpus));
     }

@@ -3,15 +3,13 @@
 //! prints the report last.
 
 use crate::cli::explain::ExplainArgs;
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, Error, ExecError, ExplainError, ProfileError, Result};
 use crate::exec::signals;
 use crate::explain;
 
 pub fn run(args: &ExplainArgs) -> Result<i32> {
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
-        return Err(Error::Usage(
-            "explain supports Linux on x86_64 only (its syscall table is x86_64's)".into(),
-        ));
+        return Err(ExplainError::UnsupportedPlatform.into());
     }
     let cells = crate::cli::cells::explain_cells(args)?;
     if args.profile {
@@ -34,10 +32,7 @@ pub fn run(args: &ExplainArgs) -> Result<i32> {
     }
     // Every cell's program and user are checked before the first trace.
     for cell in &cells {
-        let program = cell
-            .argv
-            .first()
-            .ok_or_else(|| Error::Usage("empty command".into()))?;
+        let program = cell.argv.first().ok_or(ExecError::EmptyCommand)?;
         crate::exec::resolve_program(program)?;
         if let Some(u) = &cell.variant.user {
             crate::exec::resolve_user(u)?;
@@ -110,9 +105,7 @@ fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> 
         })
         .transpose()?;
     if simulate.is_none() && args.runs.is_some_and(|n| n < 3) {
-        return Err(Error::Usage(
-            "--profile needs --runs 3 or more to sample (2 are enough with --simulate)".into(),
-        ));
+        return Err(ProfileError::NeedsThreeRuns.into());
     }
     let opts = crate::profile::Options {
         runs: args.runs.map_or(

@@ -17,7 +17,7 @@ pub mod run;
 pub mod status;
 pub mod suite;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StoreQueryError};
 use crate::store::{Filter, Store};
 
 /// Session filter from the shared flags.
@@ -52,13 +52,12 @@ pub fn checked_settings<'a>(
     s: &'a crate::store::StoredSession,
 ) -> Result<Option<&'a crate::run::settings::Settings>> {
     let bad = |why: &str| {
-        Error::Usage(format!(
-            "store '{}': session #{} has invalid stored settings (sessions.settings): {}",
-            store.location(),
-            s.id,
+        Error::from(StoreQueryError::BadSettings {
+            store: store.location().into(),
+            session: s.id,
             // The flag's own words, without a flag nobody typed.
-            why.trim_start_matches("--")
-        ))
+            why: why.trim_start_matches("--").into(),
+        })
     };
     if let Some(e) = &s.settings_error {
         return Err(bad(&format!("not readable: {e}")));
@@ -115,7 +114,11 @@ fn stored_settings_problem(s: &crate::run::settings::Settings) -> Option<String>
 
 /// "no sessions in store X" with what was asked.
 pub fn nothing_found(store: &Store, what: &str) -> Error {
-    Error::Usage(format!("no {what} in store '{}'", store.location()))
+    StoreQueryError::NothingFound {
+        what: what.into(),
+        store: store.location().into(),
+    }
+    .into()
 }
 
 /// The benchmarks of the newest session before `current` on its machine

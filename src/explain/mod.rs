@@ -24,7 +24,7 @@ pub(crate) mod variants;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::{ExecError, Result};
 use crate::exec::signals;
 use crate::exec::HeldCommand;
 use crate::run::plan;
@@ -74,7 +74,7 @@ pub struct Options {
 pub fn trace_cell(index: usize, cell: &plan::Cell, opts: &Options) -> Result<Option<Explained>> {
     let argv = cell.argv.clone();
     let Some(program) = argv.first() else {
-        return Err(Error::Usage("empty command".into()));
+        return Err(ExecError::EmptyCommand.into());
     };
     let resolved = crate::exec::resolve_program(program)?;
     let v = &cell.variant;

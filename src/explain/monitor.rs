@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use regex::bytes::Regex;
 
 use super::tracer::spawn_quiet_thread;
-use crate::error::{Error, Result};
+use crate::error::{Error, ExplainError, Result};
 
 /// The environment variable that marks a monitor's processes.
 const MARKER: &str = "CMDSCOPE_MONITOR";
@@ -92,9 +92,11 @@ pub fn compile(patterns: &[String]) -> Result<Vec<Regex>> {
                     .map(str::trim)
                     .rfind(|l| !l.is_empty())
                     .unwrap_or("invalid");
-                Error::Usage(format!(
-                    "--match '{p}' is not a valid regular expression: {last}"
-                ))
+                ExplainError::BadRegex {
+                    pattern: p.clone(),
+                    reason: last.into(),
+                }
+                .into()
             })
         })
         .collect()
@@ -316,23 +318,19 @@ impl Monitor {
             (_, Some(s)) => format!("killed by signal {s}"),
             _ => "ended".to_string(),
         };
-        let said = self
-            .stderr_tail
-            .lock()
-            .ok()
-            .and_then(|t| {
-                String::from_utf8_lossy(&t)
-                    .lines()
-                    .map(str::trim)
-                    .rfind(|l| !l.is_empty())
-                    .map(str::to_string)
-            })
-            .map(|l| format!(": {l}"))
-            .unwrap_or_default();
-        Error::Usage(format!(
-            "monitor '{}' failed to start: {how}{said}",
-            self.command
-        ))
+        let said = self.stderr_tail.lock().ok().and_then(|t| {
+            String::from_utf8_lossy(&t)
+                .lines()
+                .map(str::trim)
+                .rfind(|l| !l.is_empty())
+                .map(str::to_string)
+        });
+        ExplainError::MonitorFailedToStart {
+            command: self.command.clone(),
+            how,
+            said,
+        }
+        .into()
     }
 
     /// The traced command is released now: lines from here on count.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::monitor::{self, Monitor};
 use crate::analysis::source::{RunSeries, MONITOR_PREFIX};
-use crate::error::{Error, Result};
+use crate::error::{ExplainError, Result};
 use crate::run::events::{Event, Observer};
 
 /// How long the monitor is given to get ready before the first run.
@@ -23,28 +23,20 @@ pub fn parse_matches(args: &[String]) -> Result<(Vec<String>, Vec<String>)> {
     let mut regexes = Vec::new();
     for a in args {
         let Some((name, re)) = a.split_once('=') else {
-            return Err(Error::Usage(format!(
-                "--match '{a}': expected NAME=REGEX (the metric is monitor_NAME)"
-            )));
+            return Err(ExplainError::MatchNotNameRegex(a.clone()).into());
         };
         let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !ok {
-            return Err(Error::Usage(format!(
-                "--match '{a}': NAME must be letters, digits and '_'"
-            )));
+            return Err(ExplainError::MatchBadName(a.clone()).into());
         }
         if names.iter().any(|n| n == name) {
-            return Err(Error::Usage(format!(
-                "--match name '{name}' is given twice"
-            )));
+            return Err(ExplainError::MatchTwice(name.into()).into());
         }
         names.push(name.to_string());
         regexes.push(re.to_string());
     }
     if names.is_empty() {
-        return Err(Error::Usage(
-            "--monitor needs at least one --match NAME=REGEX".into(),
-        ));
+        return Err(ExplainError::MonitorNeedsMatch.into());
     }
     Ok((names, regexes))
 }
@@ -129,9 +121,11 @@ impl RunMonitor {
         if m.ended() {
             let how = m.end_status();
             let _ = m.finish(Duration::ZERO, None);
-            return Err(Error::Usage(format!(
-                "monitor '{command}' ended before the first run ({how}): it must run for the whole session"
-            )));
+            return Err(ExplainError::MonitorEndedEarly {
+                command: command.into(),
+                how,
+            }
+            .into());
         }
         let n = names.len();
         Ok(RunMonitor {

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use crate::analysis::comparison::{self, Comparison, Design};
 use crate::analysis::sequential::{Sequential, UNTIL_DECIDED_LOOKS};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExecError, ProfileError, Result};
 use crate::exec::HeldCommand;
 use crate::run::plan::{Cell, REFERENCE};
 
@@ -337,17 +337,12 @@ impl Interner {
 }
 
 fn launch(cell: &Cell, opts: &Options) -> Result<sampler::Launch> {
-    let program = cell
-        .argv
-        .first()
-        .ok_or_else(|| Error::Usage("empty command".into()))?;
+    let program = cell.argv.first().ok_or(ExecError::EmptyCommand)?;
     let v = &cell.variant;
     // A fresh working directory per run is not made here yet; the other
     // conditions are applied in the held child, as explain applies them.
     if v.workdir.is_some() {
-        return Err(Error::Usage(
-            "--profile does not apply --workdir yet; profile without it".into(),
-        ));
+        return Err(ProfileError::Workdir.into());
     }
     let credentials = v
         .user
@@ -569,28 +564,24 @@ fn pairs_at(cells: &[CellProfile], r: usize, alpha: f64) -> Vec<PairDiff> {
 
 fn check_run(cell: &Cell, raw: &sampler::RawRun) -> Result<()> {
     if raw.timed_out {
-        return Err(Error::Usage(format!(
-            "'{}' ran past --timeout and was killed; profile it without --timeout or with a longer one",
-            cell.name
-        )));
+        return Err(ProfileError::TimedOut(cell.name.clone()).into());
     }
     if raw.exit_code == Some(127) && raw.samples.is_empty() {
-        return Err(Error::Usage(format!(
-            "'{}' could not be started (exit code 127)",
-            cell.name
-        )));
+        return Err(ProfileError::NotStarted(cell.name.clone()).into());
     }
     if let Some(code) = raw.exit_code.filter(|&c| c != 0) {
-        return Err(Error::Usage(format!(
-            "'{}' failed with exit code {code}; profiles are made of successful runs only",
-            cell.name
-        )));
+        return Err(ProfileError::ExitCode {
+            name: cell.name.clone(),
+            code,
+        }
+        .into());
     }
     if let Some(sig) = raw.signal {
-        return Err(Error::Usage(format!(
-            "'{}' was killed by signal {sig}; profiles are made of successful runs only",
-            cell.name
-        )));
+        return Err(ProfileError::Signal {
+            name: cell.name.clone(),
+            signal: sig,
+        }
+        .into());
     }
     Ok(())
 }
@@ -603,13 +594,13 @@ fn too_short(cell: &Cell, runs: &[RunStacks], setup: &sampler::Setup) -> Result<
     let walls: Vec<f64> = runs.iter().map(|r| r.wall).collect();
     let wall = crate::stats::median(&walls).unwrap_or(0.0);
     if runs.iter().all(|r| r.samples == 0) && wall < BLOCKED_WALL {
-        return Err(Error::Usage(format!(
-            "'{}' ran {} per run, too short to sample once every {} ({} Hz); profile a longer command or raise --frequency",
-            cell.name,
-            crate::units::time(wall),
-            crate::units::time(period),
-            setup.frequency
-        )));
+        return Err(ProfileError::TooShort {
+            name: cell.name.clone(),
+            wall,
+            period,
+            frequency: setup.frequency,
+        }
+        .into());
     }
     Ok(())
 }

@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use crate::analysis::comparison::{self, Comparison, Design};
-use crate::error::{Error, Result};
+use crate::error::{ProfileError, Result};
 
 use super::PairDiff;
 
@@ -43,9 +43,9 @@ pub fn kernel_limit() -> Option<u64> {
 /// Refuses a rate above what the kernel allows, in one line.
 pub fn check_frequency(frequency: u64, limit: Option<u64>) -> Result<()> {
     match limit {
-        Some(max) if frequency > max => Err(Error::Usage(format!(
-            "--frequency {frequency}: the kernel allows at most {max} samples a second (kernel.perf_event_max_sample_rate); use --frequency {max} or less"
-        ))),
+        Some(max) if frequency > max => {
+            Err(ProfileError::FrequencyAboveLimit { frequency, max }.into())
+        }
         _ => Ok(()),
     }
 }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ProfileError, Result};
 use crate::exec::held;
 use crate::exec::perf::{
     self, PerfEventAttr, FLAG_DISABLED, FLAG_ENABLE_ON_EXEC, FLAG_EXCLUDE_HV, FLAG_EXCLUDE_KERNEL,
@@ -252,31 +252,22 @@ fn refusal(errno: i32) -> Error {
     let paranoid = read_trimmed("/proc/sys/kernel/perf_event_paranoid");
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    let msg = match errno {
+    match errno {
         libc::EACCES | libc::EPERM => {
-            let level = paranoid.as_deref().unwrap_or("unknown");
+            let level = paranoid.as_deref().unwrap_or("unknown").to_string();
             if level.parse::<i32>().is_ok_and(|p| p > 2) {
-                format!(
-                    "--profile: the kernel refuses sampling (kernel.perf_event_paranoid = {level}, which forbids perf events to everyone, root included on this kernel); allow it with 'sysctl kernel.perf_event_paranoid=1'"
-                )
+                ProfileError::ParanoidForbidsAll { level }
             } else if root {
-                format!(
-                    "--profile: the kernel refuses sampling even to root (kernel.perf_event_paranoid = {level}; a container or seccomp policy may block perf_event_open); allow perf events for this container or run on the host"
-                )
+                ProfileError::RefusedToRoot { level }
             } else {
-                format!(
-                    "--profile: the kernel refuses sampling (kernel.perf_event_paranoid = {level}, no CAP_PERFMON); run as root, grant CAP_PERFMON, or 'sysctl kernel.perf_event_paranoid=1'"
-                )
+                ProfileError::NotPermitted { level }
             }
         }
-        libc::ENOSYS => "--profile: perf events are not available (perf_event_open is missing: a kernel without CONFIG_PERF_EVENTS, or a container that blocks it); profile on a kernel or container that has them".to_string(),
-        libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP => "--profile: this kernel offers neither hardware cycles nor the cpu-clock software event for sampling".to_string(),
-        e => format!(
-            "--profile: perf_event_open failed: {}",
-            std::io::Error::from_raw_os_error(e)
-        ),
-    };
-    Error::Usage(msg)
+        libc::ENOSYS => ProfileError::NoPerfEvents,
+        libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP => ProfileError::NoSamplingEvent,
+        e => ProfileError::PerfEventOpen(e),
+    }
+    .into()
 }
 
 impl Setup {
@@ -540,9 +531,7 @@ fn launch_run(setup: Option<&Setup>, launch: &Launch) -> Result<RawRun> {
                 events.push((fd, r, Vec::new()))
             }
             Err(e) => {
-                return Err(Error::Usage(format!(
-                    "--profile: cannot map the sampling buffer: {e} (locked memory: raise 'ulimit -l' or kernel.perf_event_mlock_kb)"
-                )));
+                return Err(ProfileError::MapBuffer(e.to_string()).into());
             }
         }
     }

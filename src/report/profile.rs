@@ -8,7 +8,7 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ProfileError, Result};
 use crate::exec::simulate::Simulation;
 use crate::profile::{self, CellProfile, FunctionDiff, ModuleInfo, PairDiff, Profile};
 use crate::units;
@@ -637,7 +637,7 @@ pub fn folded(p: &Profile, c: &CellProfile) -> String {
 }
 
 fn inferno_error(e: impl std::fmt::Display) -> Error {
-    Error::Usage(format!("cannot draw the flame graph: {e}"))
+    ProfileError::FlameGraph(e.to_string()).into()
 }
 
 /// A flame graph SVG of folded stacks (inferno's, interactive when opened

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use crate::analysis::comparison::Verdict;
 use crate::analysis::source::Source;
 use crate::analysis::sweep::{Curve, Sweep};
-use crate::error::{Error, Result};
+use crate::error::{OptionError, Result};
 use crate::metrics::Unit;
 use crate::report::paint::Paint;
 use crate::report::svg::{self, Format, LineChart, Mark, Series};
@@ -299,7 +299,7 @@ impl Exporter for SweepSvg {
         report
             .sweep
             .map(render_svg)
-            .ok_or_else(|| Error::Usage("--plot needs a parameter sweep (-P or -L)".into()))
+            .ok_or_else(|| OptionError::PlotNeedsSweep.into())
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::analysis::sequential::Sequential;
-use crate::error::{Error, Result};
+use crate::error::{Error, OptionError, Result};
 use crate::exec::perf::Availability;
 use crate::exec::workdir::RunDir;
 use crate::exec::{self, signals, Input, Outcome, Output, Prepared, SpawnConfig};
@@ -128,9 +128,7 @@ pub fn check_interleaved_hooks(cells: &[Cell]) -> Result<()> {
     if hooks_shared(cells) {
         Ok(())
     } else {
-        Err(Error::Usage(
-            "the commands have different --setup/--cleanup, which cannot bracket interleaved runs: use --order sequential".into(),
-        ))
+        Err(OptionError::HooksDifferInterleaved.into())
     }
 }
 

@@ -2,7 +2,7 @@
 //! line: what may be searched, and which goals make sense.
 
 use crate::analysis::source::Source;
-use crate::error::{Error, Result};
+use crate::error::{Result, SearchError};
 use crate::run::plan::Parameter;
 
 /// `--minimize/--maximize VARS`: VARS names every parameter of the plan
@@ -12,9 +12,7 @@ pub fn check_searched(vars: &str, params: &[Parameter], commands: usize) -> Resu
     let named: Vec<&str> = vars.split(',').map(str::trim).collect();
     for v in &named {
         if !params.iter().any(|p| p.name == *v) {
-            return Err(Error::Usage(format!(
-                "--minimize/--maximize {v}: not a parameter (give it with -P or -L)"
-            )));
+            return Err(SearchError::NotAParameter(v.to_string()).into());
         }
     }
     let missing: Vec<&str> = params
@@ -23,25 +21,17 @@ pub fn check_searched(vars: &str, params: &[Parameter], commands: usize) -> Resu
         .filter(|p| !named.contains(p))
         .collect();
     if !missing.is_empty() {
-        return Err(Error::Usage(format!(
-            "--minimize/--maximize searches every parameter: add {} (--minimize {})",
-            missing.join(", "),
-            params
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect::<Vec<_>>()
-                .join(",")
-        )));
+        return Err(SearchError::MissingParameters {
+            missing: missing.iter().map(|p| p.to_string()).collect(),
+            all: params.iter().map(|p| p.name.clone()).collect(),
+        }
+        .into());
     }
     if params.len() > 3 {
-        return Err(Error::Usage(
-            "--minimize/--maximize searches at most three parameters".into(),
-        ));
+        return Err(SearchError::TooManyParameters.into());
     }
     if commands > 1 {
-        return Err(Error::Usage(
-            "--minimize/--maximize searches one command: remove the extra commands".into(),
-        ));
+        return Err(SearchError::OneCommand.into());
     }
     Ok(())
 }
@@ -52,16 +42,10 @@ pub fn check_searched(vars: &str, params: &[Parameter], commands: usize) -> Resu
 /// A monitor count goes either way: lower is better unless `--maximize`.
 pub fn check_goal(maximize: bool, source: &Source, ops: bool) -> Result<()> {
     if maximize && source.unit() == crate::metrics::Unit::Seconds && !ops {
-        return Err(Error::Usage(format!(
-            "--maximize on {} would look for the slowest value: give --ops N to maximise operations per second, or use --minimize",
-            source.name()
-        )));
+        return Err(SearchError::MaximizeTime(source.name().to_string()).into());
     }
     if !maximize && source.higher_is_better() {
-        return Err(Error::Usage(format!(
-            "--minimize on {} would look for the fewest completions per second: use --maximize",
-            source.name()
-        )));
+        return Err(SearchError::MinimizeThroughput(source.name().to_string()).into());
     }
     Ok(())
 }

@@ -89,7 +89,7 @@ pub use result::{as_session, mark_sweep, Outcome, SearchResult};
 pub use stored::stored_answer;
 pub use zoom::Bracket;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SearchError};
 use crate::run::events::Observer;
 use crate::run::plan::Parameter;
 use crate::run::runner::RunOptions;
@@ -112,19 +112,17 @@ pub fn search<'a>(
     let n = base.cells.iter().filter(|c| !c.calibration).count();
     let dims = dims(params);
     if n == 0 || dims.iter().product::<usize>() != n {
-        return Err(Error::Usage("nothing to search".into()));
+        return Err(SearchError::NothingToSearch.into());
     }
     if n.checked_mul(opts.runs).is_none() {
-        return Err(Error::Usage(format!(
-            "--runs {} over {n} values is more runs than can be counted",
-            opts.runs
-        )));
+        return Err(SearchError::TooManyRuns {
+            runs: opts.runs,
+            values: n,
+        }
+        .into());
     }
     if matches!(opts.source, crate::analysis::source::Source::Series(_)) && series.is_none() {
-        return Err(Error::Usage(format!(
-            "--metric {}: no monitor counts in this search (give --monitor)",
-            opts.source.name()
-        )));
+        return Err(SearchError::NoMonitor(opts.source.name().to_string()).into());
     }
     let mut m = Runner::new(base, sink, series, opts, n);
     let mut st = RaceState::default();

@@ -37,7 +37,7 @@ pub struct Planned {
 /// names the benchmark and its position, on one line.
 pub fn request(b: &Benchmark) -> Result<Request> {
     let at = |e: Error| b.position.error(format!("benchmark '{}': {e}", b.name));
-    let usage = |m: String| at(Error::Usage(m));
+    let usage = |m: String| b.position.error(format!("benchmark '{}': {m}", b.name));
     let s = &b.settings;
     for (flag, count) in [
         ("--runs", s.runs),

@@ -13,7 +13,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SuiteError};
 
 /// A string, or a number or boolean written without quotes (`us = [500, 1000]`).
 #[derive(Clone, Debug, PartialEq)]
@@ -310,7 +310,11 @@ impl fmt::Display for Position {
 impl Position {
     /// A usage error (exit 2) at this position.
     pub fn error(&self, message: impl fmt::Display) -> Error {
-        Error::Usage(format!("{self}: {message}"))
+        SuiteError::At {
+            position: self.to_string(),
+            message: message.to_string(),
+        }
+        .into()
     }
 }
 

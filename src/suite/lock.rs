@@ -15,7 +15,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SuiteError};
 
 /// Held while alive.
 #[derive(Debug)]
@@ -86,10 +86,10 @@ fn try_lock(f: &File) -> std::io::Result<bool> {
 pub fn acquire(path: &Path, who: &str) -> Result<HostLock> {
     let (mut file, writable) = open(path)?;
     let lock_error = |source: std::io::Error| {
-        Error::Usage(format!(
-            "cannot lock '{}': {source} (use --no-host-lock to measure without it)",
-            path.display()
-        ))
+        Error::from(SuiteError::Lock {
+            path: path.to_path_buf(),
+            source,
+        })
     };
     let mut said = false;
     crate::exec::signals::install();

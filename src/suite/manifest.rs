@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 
 use super::file::Suite;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SuiteError};
 
 fn q(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
@@ -70,11 +70,10 @@ pub fn render(args: &Manifest, suite: &Suite) -> Result<String> {
     }
     let path = args.file.to_string_lossy();
     if args.target == Target::Kubernetes {
-        let secret = args.store_secret.as_deref().ok_or_else(|| {
-            Error::Usage(
-                "--kubernetes needs --store-secret NAME (the Secret with the store URL)".into(),
-            )
-        })?;
+        let secret = args
+            .store_secret
+            .as_deref()
+            .ok_or(SuiteError::KubernetesNeedsSecret)?;
         // Kubernetes' own rules for object names and Secret keys.
         let name_ok = !secret.is_empty()
             && secret.len() <= 253
@@ -87,10 +86,11 @@ pub fn render(args: &Manifest, suite: &Suite) -> Result<String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !name_ok || !key_ok {
-            return Err(Error::Usage(format!(
-                "--store-secret '{secret}' / --store-secret-key '{key}': not a valid Kubernetes \
-                 Secret name (lower-case letters, digits, '-', '.') or key"
-            )));
+            return Err(SuiteError::BadSecret {
+                secret: secret.into(),
+                key: key.clone(),
+            }
+            .into());
         }
         let text = std::fs::read_to_string(&suite.path).map_err(|source| Error::Read {
             path: suite.path.clone(),

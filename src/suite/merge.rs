@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use super::{BENCHMARK_LABEL, PARTITION_LABEL, RUN_LABEL};
-use crate::error::{Error, Result};
+use crate::error::{Result, SuiteError};
 use crate::run::settings::Settings;
 use crate::store::{Filter, Store, StoredSession, RUNNING};
 
@@ -159,10 +159,11 @@ pub fn settings(sessions: &[StoredSession]) -> RunSettings {
 pub fn merged(store: &mut Store, run_id: &str) -> Result<StoredSession> {
     let sessions = sessions(store, run_id)?;
     merge(&sessions).ok_or_else(|| {
-        Error::Usage(format!(
-            "no session of run '{run_id}' in store '{}'",
-            store.location()
-        ))
+        SuiteError::NoSessionOfRun {
+            run: run_id.into(),
+            store: store.location().into(),
+        }
+        .into()
     })
 }
 
@@ -179,10 +180,13 @@ pub fn baseline(store: &mut Store, key: &str, value: &str, run_id: &str) -> Resu
             Some(run) => merged(store, run),
             None => Ok(s.clone()),
         },
-        None => Err(Error::Usage(format!(
-            "no baseline labelled {key}={value} other than run '{run_id}' in store '{}'",
-            store.location()
-        ))),
+        None => Err(SuiteError::NoBaseline {
+            key: key.into(),
+            value: value.into(),
+            run: run_id.into(),
+            store: store.location().into(),
+        }
+        .into()),
     }
 }
 

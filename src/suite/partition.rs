@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::error::{Error, Result};
+use crate::error::SuiteError;
 
 /// Partition K of N, 1 <= K <= N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,23 +29,22 @@ impl fmt::Display for Partition {
 impl Partition {
     pub const WHOLE: Partition = Partition { index: 1, count: 1 };
 
-    pub fn new(index: u32, count: u32) -> Result<Partition> {
+    pub fn new(index: u32, count: u32) -> Result<Partition, SuiteError> {
         if count == 0 || count > MAX_PARTITIONS {
-            return Err(Error::Usage(format!(
-                "the number of partitions must be between 1 and {MAX_PARTITIONS}, got {count}"
-            )));
+            return Err(SuiteError::PartitionCount {
+                max: MAX_PARTITIONS,
+                count,
+            });
         }
         if index == 0 || index > count {
-            return Err(Error::Usage(format!(
-                "partition {index}/{count}: K must be between 1 and {count}"
-            )));
+            return Err(SuiteError::PartitionIndex { index, count });
         }
         Ok(Partition { index, count })
     }
 
     /// "K/N".
-    pub fn parse(text: &str) -> Result<Partition> {
-        let bad = || Error::Usage(format!("--partition expects K/N (e.g. 2/8), got '{text}'"));
+    pub fn parse(text: &str) -> Result<Partition, SuiteError> {
+        let bad = || SuiteError::BadPartition(text.into());
         let (k, n) = text.split_once('/').ok_or_else(bad)?;
         let k: u32 = k.trim().parse().map_err(|_| bad())?;
         let n: u32 = n.trim().parse().map_err(|_| bad())?;

@@ -2,7 +2,7 @@
 //! partition it is (`--partition auto`) and which run it belongs to.
 
 use super::partition::Partition;
-use crate::error::{Error, Result};
+use crate::error::{Result, SuiteError};
 
 /// `--partition auto`: K and N from the first scheduler whose variables
 /// are set. `partitions` is `--partitions N`, needed where the scheduler
@@ -15,19 +15,30 @@ pub fn auto_partition(
         match env(name).filter(|v| !v.trim().is_empty()) {
             None => Ok(None),
             Some(v) => v.trim().parse::<i64>().map(Some).map_err(|_| {
-                Error::Usage(format!("--partition auto: {name}='{v}' is not a number"))
+                SuiteError::SchedulerNotANumber {
+                    name: name.into(),
+                    value: v.clone(),
+                }
+                .into()
             }),
         }
     };
     let make = |k: i64, n: i64, from: &str| -> Result<Partition> {
         let fits = |v: i64| u32::try_from(v).ok();
         match (fits(k), fits(n)) {
-            (Some(k), Some(n)) => Partition::new(k, n),
-            _ => Err(Error::Usage(format!(
-                "--partition auto: {from} gives partition {k} of {n}"
-            ))),
+            (Some(k), Some(n)) => {
+                Partition::new(k, n).map_err(|e| SuiteError::SchedulerPartition {
+                    from: from.into(),
+                    source: Box::new(e),
+                })
+            }
+            _ => Err(SuiteError::SchedulerOutOfRange {
+                from: from.into(),
+                index: k,
+                count: n,
+            }),
         }
-        .map_err(|e| Error::Usage(format!("--partition auto ({from}): {e}")))
+        .map_err(Into::into)
     };
     // Slurm numbers array tasks as the user wrote --array (0-3, 1-4, ...).
     if let (Some(id), Some(count)) = (num("SLURM_ARRAY_TASK_ID")?, num("SLURM_ARRAY_TASK_COUNT")?) {
@@ -35,13 +46,7 @@ pub fn auto_partition(
         return make(id - min + 1, count, "SLURM_ARRAY_TASK_ID");
     }
     if let Some(index) = num("JOB_COMPLETION_INDEX")? {
-        let n = partitions.ok_or_else(|| {
-            Error::Usage(
-                "--partition auto on Kubernetes (JOB_COMPLETION_INDEX) needs --partitions N, \
-                 the Job's completions"
-                    .into(),
-            )
-        })?;
+        let n = partitions.ok_or(SuiteError::KubernetesNeedsPartitions)?;
         return make(index + 1, i64::from(n), "JOB_COMPLETION_INDEX");
     }
     // GitLab's `parallel:` counts from 1.
@@ -54,12 +59,7 @@ pub fn auto_partition(
     ) {
         return make(k + 1, n, "BUILDKITE_PARALLEL_JOB");
     }
-    Err(Error::Usage(
-        "--partition auto: no scheduler variables found (SLURM_ARRAY_TASK_ID/_COUNT, \
-         JOB_COMPLETION_INDEX, CI_NODE_INDEX/CI_NODE_TOTAL, BUILDKITE_PARALLEL_JOB/_COUNT); \
-         give --partition K/N"
-            .into(),
-    ))
+    Err(SuiteError::NoScheduler.into())
 }
 
 /// The run id from the scheduler, when there is one.
@@ -112,9 +112,7 @@ pub fn check_run_id(id: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "run id '{id}': use 1 to 128 letters, digits, '-', '_', '.' or ':'"
-        )))
+        Err(SuiteError::BadRunId(id.into()).into())
     }
 }
 

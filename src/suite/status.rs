@@ -9,7 +9,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::merge;
-use crate::error::{Error, Result};
+use crate::error::{Result, SuiteError};
 use crate::store::partitions::PartitionRow;
 use crate::store::Store;
 
@@ -116,10 +116,11 @@ pub fn read(store: &mut Store, run: &str) -> Result<Status> {
     let rows = store.partitions(run)?;
     let sessions = merge::sessions(store, run)?;
     if rows.is_empty() && sessions.is_empty() {
-        return Err(Error::Usage(format!(
-            "no run '{run}' in store '{}'",
-            store.location()
-        )));
+        return Err(SuiteError::NoRun {
+            run: run.into(),
+            store: store.location().into(),
+        }
+        .into());
     }
     let runs: Vec<i64> = merge::merge(&sessions)
         .map(|m| m.cells.iter().map(|c| c.runs).collect())

@@ -15,7 +15,7 @@ use super::file;
 use super::partition::Partition;
 use super::scheduler::check_run_id;
 use super::status;
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, Error, Result, SuiteError};
 use crate::store::record::open_required;
 
 /// What `suite submit --slurm` was asked for.
@@ -102,8 +102,7 @@ pub fn submit(args: &Submission) -> Result<i32> {
     // Opening the store now (creating its schema) catches a wrong URL
     // before the job waits in the queue.
     open_required(false, Some(&args.store))?;
-    let cmdscope = std::env::current_exe()
-        .map_err(|e| Error::Usage(format!("cannot find this cmdscope's path: {e}")))?;
+    let cmdscope = std::env::current_exe().map_err(SuiteError::OwnPath)?;
     let suite_path = std::fs::canonicalize(&args.file).map_err(|source| Error::Read {
         path: args.file.clone(),
         source,

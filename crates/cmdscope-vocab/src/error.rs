@@ -2,6 +2,30 @@
 
 use std::path::PathBuf;
 
+mod cli;
+mod exec;
+mod explain;
+mod gate;
+mod options;
+mod output;
+mod plan;
+mod profile;
+mod search;
+mod store;
+mod suite;
+
+pub use cli::CliError;
+pub use exec::ExecError;
+pub use explain::ExplainError;
+pub use gate::GateError;
+pub use options::OptionError;
+pub use output::OutputError;
+pub use plan::PlanError;
+pub use profile::ProfileError;
+pub use search::SearchError;
+pub use store::StoreQueryError;
+pub use suite::SuiteError;
+
 /// Exit codes (documented in README.md and `cmdscope --help`).
 pub mod exit {
     pub const OK: i32 = 0;
@@ -18,6 +42,29 @@ pub mod exit {
 pub enum Error {
     #[error("{0}")]
     Usage(String),
+    // Usage errors (exit 2), one enum per concern, worded where defined.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Options(#[from] OptionError),
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error(transparent)]
+    Search(#[from] SearchError),
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    #[error(transparent)]
+    Explain(#[from] ExplainError),
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error(transparent)]
+    Gate(#[from] GateError),
+    #[error(transparent)]
+    Cli(#[from] CliError),
+    #[error(transparent)]
+    StoreQuery(#[from] StoreQueryError),
     #[error("command not found: {0}")]
     CommandNotFound(String),
     #[error("not executable: {0}")]
@@ -98,6 +145,9 @@ pub enum Error {
 }
 
 impl Error {
+    /// The process's exit code for this error: a failed run or hook and an
+    /// I/O error are failures (1), an interruption is 130, and everything
+    /// else, the per-concern usage errors among them, is usage (2).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Failed(_) | Error::RunFailed { .. } | Error::HookFailed { .. } => exit::FAILURE,
@@ -208,6 +258,15 @@ impl From<ParameterError> for Error {
     fn from(e: ParameterError) -> Self {
         Error::Parameter(e)
     }
+}
+
+/// Numbers as a list names them: "0,1,3".
+fn comma_list(numbers: &[usize]) -> String {
+    numbers
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// A value count as the error says it: whole, or "too many" past f64's range.

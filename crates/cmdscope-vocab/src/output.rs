@@ -32,7 +32,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, OutputError, Result};
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
@@ -315,16 +315,18 @@ pub fn refuse_collisions(outputs: &[Named], kept: &[Named]) -> Result<()> {
     for out in outputs {
         let id = identity(&out.path);
         if let Some((k, _)) = kept.iter().find(|(_, k)| *k == id) {
-            return Err(Error::Usage(format!(
-                "{} is {}: writing it would destroy it; give another file",
-                out.what, k.what
-            )));
+            return Err(OutputError::WouldDestroy {
+                what: out.what.clone(),
+                kept: k.what.clone(),
+            }
+            .into());
         }
         if let Some((earlier, _)) = seen.iter().find(|(_, s)| *s == id) {
-            return Err(Error::Usage(format!(
-                "{} and {} are the same file: one would replace the other; give each its own file",
-                earlier.what, out.what
-            )));
+            return Err(OutputError::SameFile {
+                earlier: earlier.what.clone(),
+                later: out.what.clone(),
+            }
+            .into());
         }
         seen.push((out, id));
     }
@@ -349,11 +351,7 @@ pub fn refuse_databases(outputs: &[Named]) -> Result<()> {
                 f.read_exact(&mut head).is_ok() && &head == SQLITE_HEADER
             });
         if is_db {
-            return Err(Error::Usage(format!(
-                "{} is an SQLite database (a results store?): writing it would destroy it; \
-                 give another file",
-                out.what
-            )));
+            return Err(OutputError::Database(out.what.clone()).into());
         }
     }
     Ok(())
@@ -369,10 +367,11 @@ pub fn refuse_streams_into(kept: &[Named]) -> Result<()> {
     ] {
         let id = identity(Path::new(path));
         if let Some(k) = kept.iter().find(|k| identity(&k.path) == id) {
-            return Err(Error::Usage(format!(
-                "{what} is {}: what cmdscope prints would destroy it; redirect it elsewhere",
-                k.what
-            )));
+            return Err(OutputError::StdoutWouldDestroy {
+                what: what.to_string(),
+                kept: k.what.clone(),
+            }
+            .into());
         }
     }
     Ok(())

@@ -45,11 +45,11 @@ fn bad_options_are_usage_errors() {
         },
     ] {
         let e = compare(&d, &o).unwrap_err();
-        assert!(matches!(e, Error::Usage(_)), "{e:?}");
+        assert!(matches!(e, Error::Options(_) | Error::Gate(_)), "{e:?}");
         assert_eq!(e.exit_code(), 2);
     }
     let e = compare(&[], &CompareOptions::default()).unwrap_err();
-    assert!(matches!(e, Error::Usage(_)));
+    assert!(matches!(e, Error::Gate(GateError::NoResultsFiles)));
 }
 
 #[test]

@@ -15,7 +15,7 @@ use crate::analysis::source::Source;
 use crate::analysis::sweep::Sweep;
 use crate::analysis::{self, CellAnalysis};
 use crate::cli::run::{RunArgs, SortOrder, Style, TimeUnit};
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, Error, OptionError, Result, SearchError};
 use crate::exec::{Input, Output};
 use crate::explain::run_monitor::Counts;
 use crate::report::paint::Paint;
@@ -41,9 +41,7 @@ fn outputs(r: &Request) -> Result<(Output, Vec<Output>)> {
     let n = r.plan.commands.len() + usize::from(reference);
     if r.show_output {
         if !r.output.is_empty() {
-            return Err(Error::Usage(
-                "--show-output and --output both say where output goes: give one".into(),
-            ));
+            return Err(OptionError::ShowOutputAndOutput.into());
         }
         return Ok((Output::Inherit, Vec::new()));
     }
@@ -248,10 +246,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
     }
     let precision = parse_precision(r, order)?;
     if r.until_decided && order == Order::Sequential && r.plan.commands.len() > 1 {
-        return Err(Error::Usage(
-            "--until-decided needs interleaved order: comparisons are settled block by block"
-                .into(),
-        ));
+        return Err(OptionError::UntilDecidedNeedsInterleaved.into());
     }
     let (simulate, counted) = counting(r, &cells)?;
     let adaptive = match (precision, order) {
@@ -277,12 +272,7 @@ fn prepare(args: &RunArgs, r: &Request) -> Result<Prepared> {
         (None, Some(name)) => real
             .iter()
             .position(|c| &c.name == name || &c.command == name)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "--reference-name '{name}' is not the name or command line of any command \
-                     (give --reference CMD to add a command)"
-                ))
-            })?,
+            .ok_or_else(|| OptionError::UnknownReferenceName(name.clone()))?,
         _ => 0,
     };
     let (output, per_command_output) = outputs(r)?;
@@ -370,18 +360,17 @@ fn counting(
         Some(ask) => format!("--counted={}", ask.name()),
         None => "--simulate".to_string(),
     };
-    let refuse = |why: &str| Err(Error::Usage(format!("{flag} {why}")));
     if r.runs.is_none_or(|n| n < 2) {
-        return refuse("needs --runs 2 or more: one run cannot show that the counts repeat");
+        return Err(OptionError::SimulateOneRun(flag).into());
     }
     if r.counters {
-        return refuse("cannot be used with --counters: the counters would count the simulator");
+        return Err(OptionError::SimulateWithCounters(flag).into());
     }
     if r.until_decided {
-        return refuse("cannot be used with --until-decided: its runs are counted, not timed");
+        return Err(OptionError::SimulateWithUntilDecided(flag).into());
     }
     if cells.iter().any(|c| c.variant.concurrency.is_some()) {
-        return refuse("cannot be used with --concurrency: throughput is a time");
+        return Err(OptionError::SimulateWithConcurrency(flag).into());
     }
     let ask = r.counted.unwrap_or(counted::Ask::Simulator);
     let probe = (ask != counted::Ask::Simulator).then(crate::exec::perf::count_fixed_loop);
@@ -470,18 +459,14 @@ fn distinct_identities(cells: &[plan::Cell]) -> Result<()> {
     for c in cells.iter().filter(|c| !c.calibration) {
         let identity = store::identity(c);
         if let Some((_, first)) = seen.iter().find(|(i, _)| *i == identity) {
-            let how = if first.template == plan::REFERENCE {
-                "name the reference apart (--reference-name NAME)"
-            } else if c.custom_name {
-                "give each its own -n name (with the parameters in it, as -n 'x {n}', for a parameter scan)"
-            } else {
-                "to compare a command with itself, name the two apart (-n a -n b)"
-            };
-            return Err(Error::Usage(format!(
-                "two benchmarks would both be '{identity}' ('{}' and '{}'): the store, check and \
-                 the exports tell benchmarks apart by it; {how}",
-                first.command, c.command
-            )));
+            return Err(OptionError::SameIdentity {
+                identity,
+                first: first.command.clone(),
+                second: c.command.clone(),
+                reference: first.template == plan::REFERENCE,
+                custom_name: c.custom_name,
+            }
+            .into());
         }
         seen.push((identity, c));
     }
@@ -493,9 +478,7 @@ fn limits(r: &Request) -> Result<(Option<Duration>, RunPolicy)> {
     crate::cli::check_min_time(r.min_time)?;
     if let (Some(min), Some(max)) = (r.min_runs, r.max_runs) {
         if min > max {
-            return Err(Error::Usage(format!(
-                "--min-runs {min} is larger than --max-runs {max}"
-            )));
+            return Err(OptionError::MinRunsAboveMax { min, max }.into());
         }
     }
     let timeout = r
@@ -543,10 +526,7 @@ fn check_goals(
             .iter()
             .any(|c| !c.calibration && c.variant.concurrency.is_none())
     {
-        return Err(Error::Usage(format!(
-            "--metric {} is measured per batch of concurrency mode: give --concurrency N (or -P j 1 8 --concurrency {{j}})",
-            source.name()
-        )));
+        return Err(OptionError::MetricNeedsConcurrency(source.name().to_string()).into());
     }
     let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
     if let Some(var) = search_var {
@@ -557,10 +537,7 @@ fn check_goals(
             r.plan.variant.ops.is_some(),
         )?;
         if r.plan.reference.is_some() {
-            return Err(Error::Usage(
-                "--minimize/--maximize searches one command: remove the added --reference command"
-                    .into(),
-            ));
+            return Err(SearchError::ReferenceAdded.into());
         }
         // The search gives each value the runs its race needs, up to
         // --runs: a floor or a cap on runs would be ignored.
@@ -568,10 +545,7 @@ fn check_goals(
             .into_iter()
             .find_map(|(flag, given)| given.map(|_| flag))
         {
-            return Err(Error::Usage(format!(
-                "{flag} does not apply to --minimize/--maximize: the search gives each value the \
-                 runs its race needs, up to --runs N (10 by default)"
-            )));
+            return Err(SearchError::RunsBound(flag.to_string()).into());
         }
     }
     if args.monitor.is_some() {
@@ -580,12 +554,7 @@ fn check_goals(
     Duration::try_from_secs_f64(args.monitor_settle)
         .ok()
         .filter(|d| d.as_secs_f64() <= 60.0)
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "--monitor-settle must be between 0 and 60 seconds, got {}",
-                args.monitor_settle
-            ))
-        })
+        .ok_or_else(|| OptionError::MonitorSettle(args.monitor_settle).into())
 }
 
 /// `--order`, or interleaved unless the commands' hooks differ.
@@ -619,9 +588,7 @@ fn parse_precision(r: &Request, order: Order) -> Result<Option<f64>> {
         (None, Some(_)) => None,
     };
     if r.precision.is_some() && order == Order::Sequential && r.plan.commands.len() > 1 {
-        return Err(Error::Usage(
-            "--precision needs interleaved order: comparisons are settled block by block".into(),
-        ));
+        return Err(OptionError::PrecisionNeedsInterleaved.into());
     }
     Ok(precision)
 }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::cli::run::{RunArgs, SortOrder};
-use crate::error::{Error, Result};
+use crate::error::{Error, OptionError, Result};
 use crate::exec::Output;
 use crate::output::{same_file, Named};
 use crate::report::csv::{Columns, Csv};
@@ -123,9 +123,7 @@ pub(super) fn check_exports(
     parameters: &[Parameter],
 ) -> Result<usize> {
     if args.plot.is_some() && parameters.is_empty() {
-        return Err(Error::Usage(
-            "--plot needs a parameter sweep (-P or -L)".into(),
-        ));
+        return Err(OptionError::PlotNeedsSweep.into());
     }
     if let Some(p) = &args.plot {
         crate::output::check_writable(p)?;
@@ -134,9 +132,7 @@ pub(super) fn check_exports(
         .filter(|(_, path)| crate::output::is_stdout(path))
         .count();
     if stdout_exports > 1 {
-        return Err(Error::Usage(
-            "only one export can go to stdout ('-')".into(),
-        ));
+        return Err(OptionError::OneStdoutExport.into());
     }
     for (_, path) in export_paths(args) {
         crate::output::check_writable(path)?;

@@ -9,7 +9,7 @@ pub(crate) mod suite;
 use std::path::Path;
 
 use crate::cli::run::{HyperfineArgs, RunArgs};
-use crate::error::{Error, Result};
+use crate::error::{Error, OptionError, Result};
 use crate::run::plan::ParameterError;
 
 pub fn run(args: &RunArgs) -> Result<i32> {
@@ -32,7 +32,7 @@ pub fn hyperfine(args: &HyperfineArgs) -> Result<i32> {
         .as_deref()
         .map(str::parse::<f64>)
         .transpose()
-        .map_err(|e| Error::Usage(format!("--min-benchmarking-time: {e}")))?;
+        .map_err(OptionError::MinBenchmarkingTime)?;
     let mut args = args.run.clone();
     args.hyperfine_words = true;
     args.hyperfine_details = details;
@@ -62,9 +62,7 @@ pub fn hyperfine(args: &HyperfineArgs) -> Result<i32> {
         args.no_store = true;
     } else if debug_mode {
         // Made-up times must never reach a history that gates compare.
-        return Err(Error::Usage(
-            "--debug-mode runs nothing: its times cannot be stored (drop --store)".into(),
-        ));
+        return Err(OptionError::DebugModeStore.into());
     }
     let words = |e| file_wording(hyperfine_wording(e, &args.input), &args);
     let mut request = crate::cli::cells::request(&args).map_err(words)?;
@@ -257,10 +255,13 @@ mod tests {
         // Another file that cannot be read keeps cmdscope's words.
         assert!(text(missing()).starts_with("cannot read 'no/such/file'"));
         // Others pass unchanged, exit code included.
-        let usage = hyperfine_wording(Error::Usage("bad".into()), "null");
+        let usage = hyperfine_wording(OptionError::Alpha(0.7).into(), "null");
         assert_eq!(
             (usage.to_string(), usage.exit_code()),
-            ("bad".to_string(), 2)
+            (
+                "--alpha must be above 0 and below 0.5, got 0.7".to_string(),
+                2
+            )
         );
     }
 }

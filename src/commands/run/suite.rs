@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use crate::cli::run::{RunArgs, Style};
-use crate::error::{exit, Error, Result};
+use crate::error::{exit, Error, Result, SuiteError};
 use crate::output::escape_line;
 use crate::store::partitions::PartitionStart;
 use crate::store::record::Choice;
@@ -19,9 +19,7 @@ use crate::suite::{file, lock, scheduler, BENCHMARK_LABEL, PARTITION_LABEL, RUN_
 pub fn partition_of(partition: Option<&str>, partitions: Option<u32>) -> Result<Partition> {
     match partition {
         None => match partitions {
-            Some(_) => Err(Error::Usage(
-                "--partitions goes with --partition auto".into(),
-            )),
+            Some(_) => Err(SuiteError::PartitionsWithoutAuto.into()),
             None => Ok(Partition::WHOLE),
         },
         Some(text) if text.trim() == "auto" => {
@@ -29,16 +27,12 @@ pub fn partition_of(partition: Option<&str>, partitions: Option<u32>) -> Result<
         }
         Some(text) => {
             if partitions.is_some() {
-                return Err(Error::Usage(
-                    "--partitions goes with --partition auto, not with K/N".into(),
-                ));
+                return Err(SuiteError::PartitionsWithKOfN.into());
             }
             // `run` also takes 'auto', which `Partition::parse` does not.
             Partition::parse(text).map_err(|e| match text.contains('/') {
-                true => e,
-                false => Error::Usage(format!(
-                    "--partition expects K/N (e.g. 2/8) or 'auto', got '{text}'"
-                )),
+                true => e.into(),
+                false => SuiteError::BadPartitionOrAuto(text.into()).into(),
             })
         }
     }
@@ -52,12 +46,7 @@ pub fn run_id_of(given: Option<&str>, partition: Partition) -> Result<String> {
         None => match scheduler::derived_run_id(&|n| std::env::var(n).ok()) {
             Some(id) => id,
             None if partition.count == 1 => scheduler::new_run_id(),
-            None => {
-                return Err(Error::Usage(format!(
-                    "partition {partition}: give --run-id ID (the same for every partition) \
-                     or run under a scheduler that names the run"
-                )))
-            }
+            None => return Err(SuiteError::PartitionNeedsRunId(partition.to_string()).into()),
         },
     };
     scheduler::check_run_id(&id)?;
@@ -171,29 +160,23 @@ fn defaults() -> RunArgs {
 
 pub fn run(args: &RunArgs) -> Result<i32> {
     let Some(path) = &args.suite.suite else {
-        return Err(Error::Usage("--suite needs a file".into()));
+        return Err(SuiteError::NeedsFile.into());
     };
     let given = settings_given(args);
     if !given.is_empty() {
-        return Err(Error::Usage(format!(
-            "--suite takes the measurement settings from the file; remove {} \
-             (or set them in its [defaults])",
-            given.join(", ")
-        )));
+        return Err(
+            SuiteError::SettingsGiven(given.iter().map(|f| f.to_string()).collect()).into(),
+        );
     }
     let mut outputs = super::exports::exports_given(args);
     outputs.extend(args.plot.as_ref().map(|_| "--plot".to_string()));
     if !outputs.is_empty() {
-        return Err(Error::Usage(format!(
-            "--suite records into the store; exports and --plot are not available with it: \
-             remove {} (use `cmdscope report --run ID`)",
-            outputs.join(", ")
-        )));
+        return Err(
+            SuiteError::OutputsGiven(outputs.iter().map(|f| f.to_string()).collect()).into(),
+        );
     }
     if let Some((flag, why)) = unavailable(args).first() {
-        return Err(Error::Usage(format!(
-            "{flag} is not available with --suite: {why}"
-        )));
+        return Err(SuiteError::Unavailable { flag, why }.into());
     }
     let partition = partition_of(args.suite.partition.as_deref(), args.suite.partitions)?;
     let suite = file::load(path)?;

@@ -27,7 +27,7 @@ mod tasks;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ExplainError, Result};
 use crate::exec::held;
 use crate::exec::signals;
 pub use model::{Created, Event, Exec, Exit, Task, Trace, TraceConfig};
@@ -38,16 +38,11 @@ use tasks::Tracer;
 /// Why tracing could not start, in words a user can act on.
 fn seize_error(errno: i32) -> Error {
     match errno {
-        libc::EPERM | libc::EACCES => Error::Usage(
-            "ptrace is not permitted here (kernel.yama.ptrace_scope or a seccomp filter); explain needs it"
-                .into(),
-        ),
-        libc::ENOSYS => Error::Usage("ptrace is not available on this system; explain needs it".into()),
-        e => Error::Usage(format!(
-            "cannot trace the command: ptrace failed ({})",
-            std::io::Error::from_raw_os_error(e)
-        )),
+        libc::EPERM | libc::EACCES => ExplainError::PtraceNotPermitted,
+        libc::ENOSYS => ExplainError::PtraceMissing,
+        e => ExplainError::Ptrace(e),
     }
+    .into()
 }
 
 /// Traces one run of the command. `on_start` is called the moment the

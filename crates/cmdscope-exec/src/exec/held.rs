@@ -11,7 +11,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ExecError, Result};
 use crate::exec::Credentials;
 
 /// What to run and under which conditions.
@@ -52,7 +52,7 @@ pub struct Held {
 }
 
 fn cstring(bytes: &[u8], what: &str) -> Result<CString> {
-    CString::new(bytes).map_err(|_| Error::Usage(format!("{what} contains a NUL byte")))
+    CString::new(bytes).map_err(|_| ExecError::NulByte { what: what.into() }.into())
 }
 
 /// Forks the child. It puts itself in a process group of its own, restores

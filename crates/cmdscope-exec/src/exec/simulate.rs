@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ExecError, Result};
 use crate::metrics::{Metric, Sample};
 
 /// Latency of a last-level hit and of a memory access, in cycles of an L1
@@ -50,14 +50,16 @@ pub fn check_geometry(flag: &str, text: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "{flag} '{text}': expected SIZE,ASSOCIATIVITY,LINE in bytes, e.g. {}",
-            if flag == "--LL" {
+        Err(ExecError::BadCacheGeometry {
+            flag: flag.into(),
+            text: text.into(),
+            example: if flag == "--LL" {
                 DEFAULT_LL
             } else {
                 DEFAULT_I1
-            }
-        )))
+            },
+        }
+        .into())
     }
 }
 
@@ -75,13 +77,7 @@ impl Simulation {
             .output();
         let version = match out {
             Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
-            _ => {
-                return Err(Error::Usage(
-                    "--simulate needs Valgrind on PATH: install it (apt-get install valgrind, \
-                     dnf install valgrind, or from https://valgrind.org)"
-                        .into(),
-                ))
-            }
+            _ => return Err(ExecError::NoValgrind.into()),
         };
         Ok(Simulation {
             tool: "cachegrind".into(),
@@ -98,7 +94,7 @@ impl Simulation {
     /// here, as an unsimulated run resolves it, not on the run's `PATH`.
     pub fn wrap(&self, dir: &Path, argv: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
         let Some((program, args)) = argv.split_first() else {
-            return Err(Error::Usage("empty command".into()));
+            return Err(ExecError::EmptyCommand.into());
         };
         let resolved = super::resolve_program(program)?;
         let mut v: Vec<Vec<u8>> = [
@@ -305,11 +301,9 @@ impl OutDir {
             std::process::id(),
             rand::random::<u64>()
         ));
-        std::fs::create_dir(&path).map_err(|e| {
-            Error::Usage(format!(
-                "--simulate: cannot create '{}': {e}",
-                path.display()
-            ))
+        std::fs::create_dir(&path).map_err(|source| ExecError::SimulateDirectory {
+            path: path.clone(),
+            source,
         })?;
         Ok(OutDir { path })
     }

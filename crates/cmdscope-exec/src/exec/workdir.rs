@@ -4,7 +4,7 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ExecError, Result};
 use crate::exec::Credentials;
 
 const TMPFS_MAGIC: i64 = 0x0102_1994;
@@ -52,12 +52,7 @@ pub fn memory_base() -> Result<PathBuf> {
     candidates
         .into_iter()
         .find(|p| is_tmpfs(p))
-        .ok_or_else(|| {
-            Error::Usage(
-                "--workdir tmpfs: no memory filesystem found (/dev/shm is not tmpfs); mount one and pass --workdir DIR"
-                    .into(),
-            )
-        })
+        .ok_or_else(|| ExecError::NoTmpfs.into())
 }
 
 /// The directory one cell's runs use, recreated for every run.
@@ -109,10 +104,7 @@ impl RunDir {
         };
         if let Some(t) = template {
             if !t.is_dir() {
-                return Err(Error::Usage(format!(
-                    "--workdir-template {} is not a directory",
-                    t.display()
-                )));
+                return Err(ExecError::TemplateNotADirectory(t.to_path_buf()).into());
             }
         }
         let path = base.join(format!("cmdscope-{}-{suffix}", std::process::id()));

@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use crate::error::{Error, Result};
+use crate::error::{OptionError, Result};
 use crate::exec::{Input, Outcome, Prepared, Spawner};
 use crate::metrics::{Metric, Sample};
 use crate::run::plan::Cell;
@@ -215,10 +215,11 @@ fn sleep_seconds(what: &str, command: &str) -> Result<f64> {
         .and_then(|x| x.parse::<f64>().ok())
         .filter(|x| x.is_finite() && *x >= 0.0)
         .ok_or_else(|| {
-            Error::Usage(format!(
-                "--debug-mode runs nothing and needs every command, hook and shell to be \
-                 'sleep SECONDS': {what} is '{command}'"
-            ))
+            OptionError::DebugModeNeedsSleep {
+                what: what.into(),
+                command: command.into(),
+            }
+            .into()
         })
 }
 

@@ -4,7 +4,7 @@
 //! harness's own work (reading accounting, writing the store, drawing the
 //! progress bar) does not compete with the run it measures.
 
-use crate::error::{Error, Result};
+use crate::error::{OptionError, Result};
 
 /// The CPUs this process may run on, in increasing order (as it was
 /// started: see `exec::allowed_cpus`).
@@ -17,10 +17,7 @@ pub fn split() -> Result<(usize, Vec<usize>)> {
     let cpus = available()?;
     match cpus.split_first() {
         Some((&own, rest)) if !rest.is_empty() => Ok((own, rest.to_vec())),
-        _ => Err(Error::Usage(format!(
-            "--isolate needs at least two CPUs available to cmdscope, have {}",
-            cpus.len()
-        ))),
+        _ => Err(OptionError::IsolateNeedsTwoCpus(cpus.len()).into()),
     }
 }
 

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ExecError, PlanError, Result};
 use crate::exec::workdir::Workdir;
 // The parameter grammar has its own file; its types are the plan's.
 pub use crate::run::parameters::{
@@ -80,42 +80,42 @@ impl VariantInput {
         let sub = |t: &Option<String>| t.as_ref().map(|t| substitute_str(t, params));
         let int = |flag: &str, t: Option<String>| -> Result<Option<i64>> {
             t.map(|t| {
-                t.trim()
-                    .parse::<i64>()
-                    .map_err(|_| Error::Usage(format!("{flag} expects a whole number, got '{t}'")))
+                t.trim().parse::<i64>().map_err(|_| {
+                    PlanError::NotAWholeNumber {
+                        flag: flag.into(),
+                        text: t.clone(),
+                    }
+                    .into()
+                })
             })
             .transpose()
         };
         let env_size = match int("--env-size", sub(&self.env_size))? {
             Some(n) if !(0..=MAX_ENV_SIZE as i64).contains(&n) => {
-                return Err(Error::Usage(format!(
-                    "--env-size must be from 0 to {MAX_ENV_SIZE} (exec never takes more than \
-                     6 MiB of environment), got {n}"
-                )))
+                return Err(PlanError::EnvSize {
+                    max: MAX_ENV_SIZE,
+                    got: n,
+                }
+                .into())
             }
             Some(n) => n as usize,
             None => 0,
         };
         let nice = match int("--nice", sub(&self.nice))? {
-            Some(n) if !(-20..=19).contains(&n) => {
-                return Err(Error::Usage(format!(
-                    "--nice must be between -20 and 19, got {n}"
-                )))
-            }
+            Some(n) if !(-20..=19).contains(&n) => return Err(PlanError::Nice(n).into()),
             n => n.map(|n| n as i32),
         };
         let ops = match int("--ops", sub(&self.ops))? {
-            Some(n) if n < 1 => {
-                return Err(Error::Usage(format!("--ops must be at least 1, got {n}")))
-            }
+            Some(n) if n < 1 => return Err(PlanError::Ops(n).into()),
             n => n.map(|n| n as u64),
         };
         let concurrency = match int("--concurrency", sub(&self.concurrency))? {
             Some(n) if !(1..=MAX_CONCURRENCY as i64).contains(&n) => {
-                return Err(Error::Usage(format!(
-                    "--concurrency must be between 1 and {}, got {n}",
-                    MAX_CONCURRENCY
-                )))
+                return Err(PlanError::Concurrency {
+                    max: MAX_CONCURRENCY,
+                    got: n,
+                }
+                .into())
             }
             n => n.map(|n| n as usize),
         };
@@ -126,11 +126,11 @@ impl VariantInput {
         });
         let workdir_template = sub(&self.workdir_template).map(PathBuf::from);
         if workdir_template.is_some() && workdir.is_none() {
-            return Err(Error::Usage("--workdir-template needs --workdir".into()));
+            return Err(PlanError::TemplateNeedsWorkdir.into());
         }
         let user = sub(&self.user);
         if user.as_deref().is_some_and(|u| u.trim().is_empty()) {
-            return Err(Error::Usage("--user needs a user name or uid".into()));
+            return Err(PlanError::EmptyUser.into());
         }
         Ok(Variant {
             env_size,
@@ -148,7 +148,7 @@ impl VariantInput {
 
 /// "0-3,6" -> [0, 1, 2, 3, 6].
 pub fn parse_cpus(text: &str) -> Result<Vec<usize>> {
-    let bad = || Error::Usage(format!("--cpus expects a list like 0-3,6; got '{text}'"));
+    let bad = || Error::from(PlanError::BadCpuList(text.into()));
     let mut cpus = Vec::new();
     for part in text.split(',') {
         let part = part.trim();
@@ -222,7 +222,7 @@ impl ShellMode {
         }
         let words = shlex::split(value)
             .filter(|w| !w.is_empty())
-            .ok_or_else(|| Error::Usage(format!("--shell '{value}' is not a shell command")))?;
+            .ok_or_else(|| PlanError::NotAShell(value.into()))?;
         Ok(ShellMode::Always(words))
     }
 }
@@ -234,11 +234,7 @@ pub fn combinations(params: &[Parameter]) -> Result<Vec<Vec<(String, String)>>> 
         .try_fold(1usize, |acc, p| acc.checked_mul(p.values.len()));
     match total {
         Some(t) if t <= MAX_VALUES => {}
-        _ => {
-            return Err(Error::Usage(format!(
-                "the parameters combine into more than {MAX_VALUES} benchmarks"
-            )))
-        }
+        _ => return Err(PlanError::TooManyCombinations(MAX_VALUES).into()),
     }
     // Built from the last parameter, so that the first varies fastest (as
     // hyperfine orders them); each combination lists the parameters in the
@@ -307,13 +303,10 @@ pub struct PlanInput {
 /// arguments survive.
 pub fn split_words(command: &[u8]) -> Result<Vec<Vec<u8>>> {
     let words = shlex::bytes::split(command).ok_or_else(|| {
-        Error::Usage(format!(
-            "unbalanced quotes in command: {}",
-            String::from_utf8_lossy(command)
-        ))
+        PlanError::UnbalancedQuotes(String::from_utf8_lossy(command).into_owned())
     })?;
     if words.is_empty() {
-        return Err(Error::Usage("empty command".into()));
+        return Err(ExecError::EmptyCommand.into());
     }
     Ok(words)
 }
@@ -323,10 +316,7 @@ pub fn parse_env(arg: &std::ffi::OsStr) -> Result<(Vec<u8>, Vec<u8>)> {
     let bytes = arg.as_bytes();
     match bytes.iter().position(|&b| b == b'=') {
         Some(eq) if eq > 0 => Ok((bytes[..eq].to_vec(), bytes[eq + 1..].to_vec())),
-        _ => Err(Error::Usage(format!(
-            "--env expects KEY=VALUE, got '{}'",
-            arg.to_string_lossy()
-        ))),
+        _ => Err(PlanError::BadEnv(arg.to_string_lossy().into_owned()).into()),
     }
 }
 
@@ -364,7 +354,7 @@ struct Template {
 
 fn template(bytes: &[u8], mode: &ShellMode, parameters: &[Parameter]) -> Result<Template> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(Error::Usage("empty command".into()));
+        return Err(ExecError::EmptyCommand.into());
     }
     let (words, shell_reason) = match mode {
         ShellMode::Always(_) => (None, None),
@@ -408,7 +398,7 @@ pub fn name_with_parameters(name: &str, unused: &[(String, String)]) -> String {
 pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
     let n = input.commands.len();
     if n == 0 {
-        return Err(Error::Usage("no command given".into()));
+        return Err(PlanError::NoCommand.into());
     }
     if input.names.len() > n {
         return Err(Error::TooManyNames {
@@ -424,11 +414,12 @@ pub fn expand(input: &PlanInput) -> Result<Vec<Cell>> {
     }
     let combos = combinations(&input.parameters)?;
     if combos.len() * n > MAX_VALUES {
-        return Err(Error::Usage(format!(
-            "{} commands x {} parameter combinations is more than {MAX_VALUES} benchmarks",
-            n,
-            combos.len()
-        )));
+        return Err(PlanError::TooManyBenchmarks {
+            commands: n,
+            combinations: combos.len(),
+            max: MAX_VALUES,
+        }
+        .into());
     }
     let templates = input
         .commands

@@ -106,14 +106,15 @@ pub fn resolve_user(user: &str) -> Result<Credentials> {
                 groups: vec![uid],
             });
         }
-        return Err(Error::Usage(if rc != 0 {
-            format!(
-                "cannot look up user '{user}': {}",
-                std::io::Error::from_raw_os_error(rc)
-            )
+        return Err(if rc != 0 {
+            ExecError::UserLookup {
+                user: user.into(),
+                errno: rc,
+            }
         } else {
-            format!("no such user: {user}")
-        }));
+            ExecError::NoSuchUser(user.into())
+        }
+        .into());
     }
     let (uid, gid) = (pwd.pw_uid, pwd.pw_gid);
     let mut groups = vec![0 as libc::gid_t; 256];
@@ -127,9 +128,11 @@ pub fn resolve_user(user: &str) -> Result<Credentials> {
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     if me != 0 && me != uid {
-        return Err(Error::Usage(format!(
-            "--user {user} needs root privileges to switch users (cmdscope runs as uid {me})"
-        )));
+        return Err(ExecError::SwitchUserNeedsRoot {
+            user: user.into(),
+            uid: me,
+        }
+        .into());
     }
     Ok(Credentials { uid, gid, groups })
 }
@@ -219,11 +222,11 @@ pub fn check_exec_size(
         .chain(vars.clone())
         .find(|&l| l + 1 > longest)
     {
-        return Err(Error::Usage(format!(
-            "an argument or environment variable of {len} bytes can never be executed: \
-             the kernel takes at most {} bytes per string",
-            longest - 1
-        )));
+        return Err(ExecError::StringTooLong {
+            len,
+            max: longest - 1,
+        }
+        .into());
     }
     let fixed: usize = strings.chain(vars).map(exec_cost).sum();
     let pad = exec_cost(pad_name(0).len() + 1 + PAD_VALUE);
@@ -232,18 +235,20 @@ pub fn check_exec_size(
         return Ok(());
     }
     let room = total.saturating_sub(fixed) / pad;
-    Err(Error::Usage(format!(
-        "--env-size {env_size} can never be executed: with it the command's arguments and \
-         environment take {needed} bytes, and exec takes at most {total} here (a quarter of \
-         the stack limit, `ulimit -s`, at most 6 MiB); --env-size {room} is the largest that fits"
-    )))
+    Err(ExecError::EnvSizeTooLarge {
+        env_size,
+        needed,
+        total,
+        room,
+    }
+    .into())
 }
 
 /// Finds `program` like a shell would: as a path if it has a slash, else in PATH.
 pub fn resolve_program(program: &[u8]) -> Result<PathBuf> {
     let shown = String::from_utf8_lossy(program).into_owned();
     if program.is_empty() {
-        return Err(Error::Usage("empty command".into()));
+        return Err(ExecError::EmptyCommand.into());
     }
     let check = |p: &Path| -> Option<Result<PathBuf>> {
         let meta = std::fs::metadata(p).ok()?;

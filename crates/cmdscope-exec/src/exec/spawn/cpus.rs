@@ -40,14 +40,11 @@ pub(super) fn cpu_set(list: &[usize]) -> Result<libc::cpu_set_t> {
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in list {
         if c >= max || !allowed.contains(&c) {
-            return Err(Error::Usage(format!(
-                "--cpus: CPU {c} is not available to cmdscope (available: {})",
-                allowed
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )));
+            return Err(ExecError::CpuUnavailable {
+                cpu: c,
+                available: allowed.clone(),
+            }
+            .into());
         }
         // SAFETY: checked against CPU_SETSIZE first.
         unsafe { libc::CPU_SET(c, &mut set) };

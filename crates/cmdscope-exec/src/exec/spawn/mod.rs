@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::perf::{Availability, Counters};
 use super::{signals, tree};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExecError, Result};
 use crate::metrics::{Metric, Sample};
 
 mod command;
@@ -50,7 +50,7 @@ impl Drop for Fd {
 }
 
 fn cstring(bytes: &[u8], what: &str) -> Result<CString> {
-    CString::new(bytes).map_err(|_| Error::Usage(format!("{what} contains a NUL byte")))
+    CString::new(bytes).map_err(|_| ExecError::NulByte { what: what.into() }.into())
 }
 
 fn open_fd(path: &Path, flags: i32) -> Result<Fd> {

@@ -32,7 +32,7 @@ pub struct Prepared {
 impl Prepared {
     pub fn new(spawner: &std::rc::Rc<Spawner>, config: &SpawnConfig) -> Result<Prepared> {
         let Some(program) = config.argv.first() else {
-            return Err(Error::Usage("empty command".into()));
+            return Err(ExecError::EmptyCommand.into());
         };
         let resolved = resolve_program(program)?;
         let path = cstring(resolved.as_os_str().as_bytes(), "program path")?;
@@ -166,9 +166,7 @@ impl Prepared {
             body.extend_from_slice(s.as_bytes_with_nul());
         }
         if body.len() > u32::MAX as usize {
-            return Err(Error::Usage(
-                "the command and its environment are too large".into(),
-            ));
+            return Err(ExecError::CommandTooLarge.into());
         }
         let mut message = header(MSG_PREPARE, body.len());
         message.extend_from_slice(&body);

@@ -339,19 +339,16 @@ pub(super) fn run_request(id: u32, vars: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
         return Ok(header(MSG_RUN, id as usize));
     }
     if vars.len() > RUN_ENV_MAX {
-        return Err(Error::Usage(format!(
-            "a run may set at most {RUN_ENV_MAX} variables of its own"
-        )));
+        return Err(ExecError::TooManyRunVariables(RUN_ENV_MAX).into());
     }
     let mut body = Vec::new();
     body.extend_from_slice(&id.to_ne_bytes());
     body.extend_from_slice(&(vars.len() as u32).to_ne_bytes());
     for (name, value) in vars {
         if name.is_empty() || name.contains(&b'=') || name.contains(&0) || value.contains(&0) {
-            return Err(Error::Usage(format!(
-                "'{}' cannot be set in a command's environment",
-                String::from_utf8_lossy(name)
-            )));
+            return Err(
+                ExecError::BadVariableName(String::from_utf8_lossy(name).into_owned()).into(),
+            );
         }
         body.extend_from_slice(name);
         body.push(b'=');
@@ -359,7 +356,7 @@ pub(super) fn run_request(id: u32, vars: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
         body.push(0);
     }
     if body.len() > u32::MAX as usize {
-        return Err(Error::Usage("a run's variables are too large".into()));
+        return Err(ExecError::RunVariablesTooLarge.into());
     }
     let mut message = header(MSG_RUN_ENV, body.len());
     message.extend_from_slice(&body);

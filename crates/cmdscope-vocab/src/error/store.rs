@@ -1,0 +1,18 @@
+//! Why what was asked of a results store cannot be answered.
+
+/// A query or label a store cannot serve as asked (exit 2); `store` is its
+/// location, without a password.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum StoreQueryError {
+    /// `what`: what was looked for ("session #3", "sessions").
+    #[error("no {what} in store '{store}'")]
+    NothingFound { what: String, store: String },
+    /// `why`: the stored settings' problem, in the flag's words without
+    /// the flag's dashes.
+    #[error("store '{store}': session #{session} has invalid stored settings (sessions.settings): {why}")]
+    BadSettings {
+        store: String,
+        session: i64,
+        why: String,
+    },
+}
