@@ -136,13 +136,12 @@ fn peak_memory_at_cmdscopes_floor_is_not_compared() {
     let out = run(&[old.clone(), new.clone()], &opts(None));
     let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
     assert_eq!(c.result.verdict, Verdict::NotComparable, "{c:?}");
+    // Typed: `report::comparison` words it.
     assert_eq!(
-        c.result
-            .note
-            .as_ref()
-            .map(|n| crate::report::Words(n).to_string())
-            .as_deref(),
-        Some("at cmdscope's floor, not comparable")
+        c.result.note,
+        Some(crate::analysis::comparison::Note::one(
+            crate::analysis::comparison::Caveat::AtFloor
+        ))
     );
     // Above the floor it is a comparison like any other.
     new.benchmarks[0].series[0] = rss(9.0 * mib);
