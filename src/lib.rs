@@ -6,10 +6,11 @@
 
 // The layers below are crates of their own; their modules keep their
 // paths here.
+pub use cmdscope_answer::analysis;
 pub use cmdscope_measure::{exec, import};
+pub use cmdscope_store::store;
 pub use cmdscope_vocab::{eprint_line, error, metrics, output, print_line, stats, units};
 
-pub mod analysis;
 pub mod cli;
 pub mod commands;
 pub(crate) mod explain;
@@ -17,5 +18,4 @@ pub mod profile;
 pub mod report;
 pub mod run;
 pub mod search;
-pub mod store;
 pub mod suite;

@@ -12,8 +12,10 @@ use crate::analysis::changes::{
     Analysed, Change, Direction, Drift, Episode, Event, MachineShift, NewestStatus, Rate, Side,
     Wander,
 };
+use crate::analysis::comparison::Comparison;
 use crate::report::markdown::cell as md;
 use crate::report::table::{self, Cell, Column, Table};
+use crate::report::Words;
 use crate::store::history::{History, Point};
 use crate::units::{format_confidence, format_p};
 
@@ -458,7 +460,36 @@ pub(crate) struct JsonChange<'a> {
     last_before: &'a Point,
     direction: &'static str,
     #[serde(flatten)]
-    change: &'a Change,
+    change: Words<'a, Change>,
+}
+
+/// A change's own fields, its comparison's note in report's words (the
+/// direction is the history's, beside it).
+impl Serialize for Words<'_, Change> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Fields<'a> {
+            index: usize,
+            before: &'a Side,
+            after: &'a Side,
+            comparison: Words<'a, Comparison>,
+        }
+        // No `..`: a field added to `Change` must be placed here.
+        let Change {
+            index,
+            before,
+            after,
+            comparison,
+            direction: _,
+        } = self.0;
+        Fields {
+            index: *index,
+            before,
+            after,
+            comparison: Words(comparison),
+        }
+        .serialize(s)
+    }
 }
 
 #[derive(Serialize)]
@@ -492,7 +523,7 @@ pub(crate) struct JsonDrift<'a> {
     /// when the slide took a day or more.
     slope_per_point: Option<Rate>,
     slope_per_day: Option<Rate>,
-    change: &'a Change,
+    change: Words<'a, Change>,
 }
 
 #[derive(Serialize)]
@@ -553,7 +584,7 @@ pub(crate) fn entry<'a>(h: &'a History, c: &'a Change) -> Option<JsonChange<'a>>
         first_after: h.points.get(c.index)?,
         last_before: h.points.get(c.index.checked_sub(1)?)?,
         direction: direction(h, c),
-        change: c,
+        change: Words(c),
     })
 }
 
@@ -570,7 +601,7 @@ pub(crate) fn drift<'a>(h: &'a History, d: &'a Drift) -> Option<JsonDrift<'a>> {
         ratio: d.ratio(),
         slope_per_point: d.per_point(),
         slope_per_day: d.per_day(&times(h)),
-        change: &d.change,
+        change: Words(&d.change),
     })
 }
 

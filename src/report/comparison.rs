@@ -8,8 +8,10 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 use crate::analysis::comparison::{
-    Advice, Caveat, Comparison, Interval, NoiseCause, Note, Per, Verdict, Way,
+    Advice, Caveat, Comparison, Interval, NoiseCause, Note, Per, Scale, SessionVariation, Test,
+    Verdict, Way,
 };
+use crate::analysis::modes::SpeedModes;
 use crate::units::{self, format_confidence, format_level, format_p};
 
 use super::Words;
@@ -32,10 +34,98 @@ impl fmt::Display for Words<'_, Note> {
 }
 
 /// Exported as its words: the JSON's `note` is the sentence users read.
-impl Serialize for Note {
+impl Serialize for Words<'_, Note> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&Words(self))
+        s.collect_str(self)
     }
+}
+
+/// A comparison as every JSON document writes it: the engine's fields in
+/// the engine's order, with the note in report's words (which is why
+/// `analysis` derives no `Serialize` for it).
+impl Serialize for Words<'_, Comparison> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // No `..`: a field added to `Comparison` must be placed here.
+        let Comparison {
+            metric,
+            baseline,
+            candidate,
+            verdict,
+            note,
+            ratio,
+            ratio_ci,
+            shift,
+            shift_ci,
+            p_value,
+            level,
+            confidence,
+            family,
+            precision,
+            test,
+            scale,
+            exact,
+            n,
+            paired,
+            counted: _,
+            session_variation,
+            significant,
+            speed_modes,
+            lack: _,
+        } = self.0;
+        JsonComparison {
+            metric,
+            baseline,
+            candidate,
+            verdict,
+            note: note.as_ref().map(Words),
+            ratio,
+            ratio_ci,
+            shift,
+            shift_ci,
+            p_value,
+            level,
+            confidence,
+            family,
+            precision,
+            test,
+            scale,
+            exact,
+            n,
+            paired,
+            session_variation,
+            significant,
+            speed_modes: speed_modes.as_ref(),
+        }
+        .serialize(s)
+    }
+}
+
+#[derive(Serialize)]
+struct JsonComparison<'a> {
+    metric: &'a str,
+    baseline: &'a str,
+    candidate: &'a str,
+    verdict: &'a Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<Words<'a, Note>>,
+    ratio: &'a f64,
+    ratio_ci: &'a [f64; 2],
+    shift: &'a f64,
+    shift_ci: &'a [f64; 2],
+    p_value: &'a f64,
+    level: &'a f64,
+    confidence: &'a f64,
+    family: &'a usize,
+    precision: &'a f64,
+    test: &'a Test,
+    scale: &'a Scale,
+    exact: &'a bool,
+    n: &'a usize,
+    paired: &'a bool,
+    session_variation: &'a SessionVariation,
+    significant: &'a bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    speed_modes: Option<&'a SpeedModes>,
 }
 
 impl fmt::Display for Words<'_, Per> {
@@ -394,7 +484,7 @@ mod tests {
             Caveat::SessionVariationLeftOut,
         ]);
         assert_eq!(
-            serde_json::to_value(&note).unwrap(),
+            serde_json::to_value(Words(&note)).unwrap(),
             serde_json::Value::String(format!(
                 "the 95 % CI 0.98–1.07 is too wide to tell a difference from none within ±1 %; \
                  run longer with --runs 700 (about {} of runs at this noise, or \

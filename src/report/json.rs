@@ -7,12 +7,14 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{Exporter, Report, SearchSection};
+use super::{Exporter, Report, SearchSection, Words};
+use crate::analysis::comparison::Comparison;
 use crate::analysis::{self, CellAnalysis};
 use crate::error::Result;
 use crate::explain::run_monitor::Counts;
 use crate::metrics::{Metric, Sample};
 use crate::run::session::CellResult;
+use crate::search::Decision;
 
 /// A number, or null where JSON has none (NaN, infinities).
 pub fn num(v: f64) -> Value {
@@ -362,7 +364,7 @@ fn document(report: &Report) -> Value {
             "counted": session.counted,
         },
         "results": results,
-        "comparisons": serde_json::to_value(report.comparisons).unwrap_or_default(),
+        "comparisons": report.comparisons.iter().map(Words).collect::<Vec<_>>(),
     });
     if let Some(s) = &report.search {
         doc["search"] = search(s);
@@ -380,7 +382,7 @@ fn document(report: &Report) -> Value {
             .comparisons
             .iter()
             .map(|cmp| {
-                let mut v = serde_json::to_value(cmp).unwrap_or_default();
+                let mut v = serde_json::to_value(Words(cmp)).unwrap_or_default();
                 let (r, [lo, hi]) = analysis::concurrency::throughput_ratio(cmp);
                 v["throughput_ratio"] = num(r);
                 v["throughput_ratio_ci"] = json!([num(lo), num(hi)]);
@@ -416,7 +418,7 @@ fn sweep(s: &crate::analysis::sweep::Sweep, session: &crate::run::session::Sessi
                     "center": num(p.median),
                     "ci": p.ci.map(|(lo, hi)| json!([num(lo), num(hi)])),
                     "count": p.runs,
-                    "comparison_with_best": c.vs_best.get(i).cloned().flatten(),
+                    "comparison_with_best": c.vs_best.get(i).and_then(Option::as_ref).map(Words),
                 })).collect::<Vec<_>>(),
                 "best": c.best.and_then(label),
                 "as_good": c.as_good.iter().filter_map(|&i| label(i)).collect::<Vec<_>>(),
@@ -489,7 +491,7 @@ fn search(s: &SearchSection) -> Value {
                 "runs": r.runs_per_value.get(*i),
                 "median": num(r.medians.get(*i).copied().unwrap_or(f64::NAN)),
                 "status": status,
-                "comparison_with_best": c,
+                "comparison_with_best": c.as_ref().map(Words),
             })
         })
         .collect();
@@ -516,8 +518,50 @@ fn search(s: &SearchSection) -> Value {
         "as_good_among": "tried values",
         "best": point(r.best),
         "as_good": r.as_good.iter().map(|&i| point(i)).collect::<Vec<_>>(),
-        "decisions": r.decisions,
+        "decisions": r.decisions.iter().map(JsonDecision::from).collect::<Vec<_>>(),
     })
+}
+
+/// One step of the race as the JSON writes it: the search's fields, its
+/// comparison (a drop's) worded by report.
+#[derive(serde::Serialize)]
+struct JsonDecision<'a> {
+    step: usize,
+    action: &'static str,
+    values: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs_each: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    leader_value: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comparison: Option<Words<'a, Comparison>>,
+    reason: &'a str,
+}
+
+impl<'a> From<&'a Decision> for JsonDecision<'a> {
+    fn from(d: &'a Decision) -> Self {
+        // No `..`: a field added to `Decision` must be placed here.
+        let Decision {
+            step,
+            action,
+            points: _,
+            values,
+            runs_each,
+            leader: _,
+            leader_value,
+            comparison,
+            reason,
+        } = d;
+        JsonDecision {
+            step: *step,
+            action,
+            values,
+            runs_each: *runs_each,
+            leader_value: leader_value.as_deref(),
+            comparison: comparison.as_ref().map(Words),
+            reason,
+        }
+    }
 }
 
 /// A result's `monitor` object: `{monitor_NAME: [per run]}`, null for a

@@ -251,3 +251,43 @@ pub fn hyperfine_words(w: &Warning, first_run: f64, hints: HyperfineHints) -> Op
 pub fn from_cmdscope_flag(w: &Warning) -> bool {
     matches!(w, Warning::Removed { .. } | Warning::TimedOut { .. })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A drift's words: its size, its direction and what it means for the
+    /// comparison (`analysis::drift` finds it, typed).
+    #[test]
+    fn drifts_are_worded_with_their_size_and_effect() {
+        let trend = |change, effect| {
+            Words(&Warning::Trend {
+                name: "x".into(),
+                change,
+                effect,
+            })
+            .to_string()
+        };
+        let w = trend(0.06, DriftEffect::Interleaved);
+        assert!(w.contains("'x' got 6 % slower over time"), "{w}");
+        assert!(w.contains("comparison stays fair"), "{w}");
+        let w = trend(0.06, DriftEffect::Sequential);
+        assert!(w.contains("biases the comparison"), "{w}");
+        let w = trend(-0.03, DriftEffect::Alone);
+        assert!(
+            w.ends_with("got 3 % faster over time (caches warming up, or load going away?)."),
+            "{w}"
+        );
+        let w = Words(&Warning::FastStart {
+            name: "x".into(),
+            runs: 3,
+            faster: 0.08,
+            effect: DriftEffect::Interleaved,
+        })
+        .to_string();
+        assert!(
+            w.starts_with("3 of the first 5 runs of 'x' were 8 % faster"),
+            "{w}"
+        );
+    }
+}

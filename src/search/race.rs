@@ -13,28 +13,24 @@ use super::options::SearchOptions;
 use crate::analysis::comparison::{compare_values, Comparison, Design, Settings, Verdict, MIN_N};
 use crate::error::Result;
 
-/// One step of the race, for the report and the JSON.
-#[derive(Clone, Debug, Serialize)]
+/// One step of the race, for the report and the JSON (which
+/// `report::json` writes, the comparison in its words).
+#[derive(Clone, Debug)]
 pub struct Decision {
     pub step: usize,
     /// "measure", "add" or "drop".
     pub action: &'static str,
     /// Grid indices concerned.
-    #[serde(skip)]
     pub points: Vec<usize>,
     /// Their values (filled in by `search`).
     pub values: Vec<String>,
     /// measure/add: runs each value got in the step (the leader's too).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub runs_each: Option<usize>,
     /// drop: the leader it was compared with.
-    #[serde(skip)]
     pub leader: Option<usize>,
     /// drop: the leader's value (filled in by `search`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub leader_value: Option<String>,
     /// drop: the engine's comparison of the dropped value with the leader.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
     pub reason: String,
 }

@@ -1,7 +1,7 @@
 //! The subcommand's own checks: the format names and the options' rules.
 
 use super::*;
-use crate::analysis::tables::tests::slowdown_pair;
+use crate::analysis::tables::fixtures::slowdown_pair;
 
 #[test]
 fn format_names_are_the_flags() {
@@ -54,7 +54,7 @@ fn bad_options_are_usage_errors() {
 
 #[test]
 fn a_gated_metric_must_be_in_the_files_and_lower_is_better() {
-    use crate::analysis::tables::tests::{bench, dataset, series};
+    use crate::analysis::tables::fixtures::{bench, dataset, series};
     let d = vec![dataset(
         "a.json",
         vec![bench(

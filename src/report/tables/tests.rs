@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::analysis::comparison::SessionVariation;
-use crate::analysis::tables::tests::{bench, dataset, series, slowdown_pair, spread, wall};
+use crate::analysis::tables::fixtures::{bench, dataset, series, slowdown_pair, spread, wall};
 use crate::analysis::tables::{build, CompareOptions};
 use crate::cli::compare::CompareFormat;
 use crate::import::dataset::Dataset;
@@ -59,7 +59,7 @@ fn gated(datasets: &[Dataset], gate: Option<f64>) -> Tables {
 /// checks: what `compare` refuses a gate that judged nothing with.
 #[test]
 fn a_candidate_the_gate_compared_nothing_of_is_named() {
-    let d = crate::analysis::tables::tests::renamed_candidate();
+    let d = crate::analysis::tables::fixtures::renamed_candidate();
     // Without a gate there is nothing to refuse.
     assert!(gated(&d, None).unjudged.is_empty());
     let out = gated(&d, Some(5.0));

@@ -256,8 +256,9 @@ pub enum Scale {
     Difference,
 }
 
-/// One comparison: candidate against baseline on one metric.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One comparison: candidate against baseline on one metric. `report`
+/// serializes it (`Words(&comparison)`), with the note in its words.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
     pub metric: &'static str,
     pub baseline: String,
@@ -265,7 +266,6 @@ pub struct Comparison {
     pub verdict: Verdict,
     /// Why there is no faster/slower/no-difference verdict, or what limits
     /// it (worded, and serialized as that wording, by `report::comparison`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<Note>,
     /// candidate / baseline (below 1: the candidate is smaller, i.e. faster).
     pub ratio: f64,
@@ -293,19 +293,16 @@ pub struct Comparison {
     pub n: usize,
     pub paired: bool,
     /// What one value stands for (`Settings::counted`), for the notes.
-    #[serde(skip)]
     pub counted: &'static str,
     pub session_variation: SessionVariation,
     /// Same as `verdict.is_significant()`, for readers of the JSON.
     pub significant: bool,
     /// The runs fell into two speeds: test, estimate and intervals use the
     /// blocks whose two runs share a mode (`n` counts those).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub speed_modes: Option<SpeedModes>,
     /// Why the engine could not decide for lack of data, when it could
     /// not: the one rule of what a metric needs (see [`Lack`]), which the
     /// gates read (`analysis::gate`) rather than counting runs themselves.
-    #[serde(skip)]
     pub lack: Option<Lack>,
 }
 

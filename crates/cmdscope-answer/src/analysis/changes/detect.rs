@@ -40,7 +40,7 @@ pub enum Direction {
 }
 
 /// A confirmed change: sessions `index..` differ from the ones before.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Change {
     /// Index of the first session after the change.
     pub index: usize,
@@ -50,9 +50,9 @@ pub struct Change {
     /// widened by the session-to-session variation: ratio after / before,
     /// its interval, p-value and verdict (faster or slower).
     pub comparison: Comparison,
-    /// Not serialised: readers say it in the metric's words (`higher` for
-    /// counts), which the time-only word would contradict.
-    #[serde(skip)]
+    /// Not in the JSON (`report::changes` writes the change): readers say
+    /// it in the metric's words (`higher` for counts), which the time-only
+    /// word would contradict.
     pub direction: Direction,
 }
 
@@ -88,7 +88,7 @@ impl Change {
 
 /// A slow drift: the level slides over points `start..=end` from one level
 /// to another and stays (or is still sliding at the newest point).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Drift {
     /// First and last point of the slide (inclusive).
     pub start: usize,
@@ -495,7 +495,7 @@ pub(super) fn confirm_piece(
 /// A stretch of points at another level that came back: a change and,
 /// later, the opposite change, with the points after it not confirmed to
 /// differ from the points before it. One event, not two changes.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Episode {
     /// Index of the first and the last point of the episode (inclusive).
     pub start: usize,

@@ -83,13 +83,6 @@ fn fast_start(wall: &[f64], median: f64) -> Vec<f64> {
 mod tests {
     use super::*;
 
-    /// The warnings as every output words them (in `report`'s words).
-    fn said(w: Vec<Warning>) -> Vec<String> {
-        w.iter()
-            .map(|w| crate::report::Words(w).to_string())
-            .collect()
-    }
-
     fn cell(walls: &[f64]) -> CellResult {
         CellResult::from_wall_times("x", walls)
     }
@@ -104,12 +97,33 @@ mod tests {
         let walls: Vec<f64> = (0..40)
             .map(|i| 0.010 * (1.0 + 0.06 * i as f64 / 39.0) * jitter(i))
             .collect();
-        let w = said(warnings(&cell(&walls), Order::Interleaved, 2));
+        // Typed: `report::warning` words them.
+        let w = warnings(&cell(&walls), Order::Interleaved, 2);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("got 6 % slower over time"), "{}", w[0]);
-        assert!(w[0].contains("comparison stays fair"), "{}", w[0]);
-        let w = said(warnings(&cell(&walls), Order::Sequential, 2));
-        assert!(w[0].contains("biases the comparison"), "{}", w[0]);
+        match &w[0] {
+            Warning::Trend {
+                name,
+                change,
+                effect,
+            } => {
+                assert_eq!(name, "x");
+                // Printed as a whole percentage: 6 %.
+                assert_eq!(format!("{:.0}", change * 100.0), "6", "{change}");
+                assert_eq!(*effect, DriftEffect::Interleaved);
+            }
+            other => panic!("not a trend: {other:?}"),
+        }
+        let w = warnings(&cell(&walls), Order::Sequential, 2);
+        assert!(
+            matches!(
+                w[0],
+                Warning::Trend {
+                    effect: DriftEffect::Sequential,
+                    ..
+                }
+            ),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -118,17 +132,24 @@ mod tests {
         walls[0] = 0.0092;
         walls[1] = 0.0091;
         walls[2] = 0.0093;
-        let w = said(warnings(&cell(&walls), Order::Interleaved, 1));
+        let w = warnings(&cell(&walls), Order::Interleaved, 1);
         assert_eq!(w.len(), 1, "{w:?}");
         let median = stats::summarize(&walls).unwrap().median;
         let expected = (1.0 - 0.0092 / median) * 100.0;
-        assert!(
-            w[0].starts_with(&format!(
-                "3 of the first 5 runs of 'x' were {expected:.0} % faster"
-            )),
-            "{} (expected {expected:.1} %)",
-            w[0]
-        );
+        match &w[0] {
+            Warning::FastStart {
+                name, runs, faster, ..
+            } => {
+                assert_eq!((name.as_str(), *runs), ("x", 3));
+                // Printed as a whole percentage, as the expected size.
+                assert_eq!(
+                    format!("{:.0}", faster * 100.0),
+                    format!("{expected:.0}"),
+                    "{faster} (expected {expected:.1} %)"
+                );
+            }
+            other => panic!("not a fast start: {other:?}"),
+        }
     }
 
     #[test]

@@ -1,19 +1,19 @@
 //! Turns a session's samples into summaries and plain-words warnings.
 
 pub mod changes;
-pub(crate) mod check;
+pub mod check;
 pub mod comparison;
-pub(crate) mod concurrency;
-pub(crate) mod drift;
-pub(crate) mod gate;
-pub(crate) mod modes;
+pub mod concurrency;
+pub mod drift;
+pub mod gate;
+pub mod modes;
 pub mod sequential;
-#[cfg(test)]
-pub(crate) mod simulation;
+#[cfg(any(test, feature = "test-support"))]
+pub mod simulation;
 pub mod source;
 pub mod stored;
-pub(crate) mod sweep;
-pub(crate) mod tables;
+pub mod sweep;
+pub mod tables;
 pub mod warning;
 
 use crate::metrics::{Metric, Sample};

@@ -10,12 +10,12 @@
 
 pub mod history;
 mod location;
-pub(crate) mod machine;
+pub mod machine;
 mod model;
 pub mod partitions;
 pub(crate) mod postgres;
 mod read;
-pub(crate) mod record;
+pub mod record;
 pub mod redact;
 pub mod replay;
 pub mod schema;

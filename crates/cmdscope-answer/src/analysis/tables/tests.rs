@@ -1,81 +1,8 @@
 //! The table model: matching, cells, the engine's verdicts per column, the
-//! geometric mean and the gate marks. The builders here make the datasets
-//! the renderings' tests read too.
+//! geometric mean and the gate marks, on the datasets of `fixtures`.
 
+use super::fixtures::*;
 use super::*;
-use crate::import::dataset::Series;
-
-// ----- builders ---------------------------------------------------------------
-
-pub(crate) fn series(metric: &str, unit: &str, higher_is_better: bool, values: Vec<f64>) -> Series {
-    Series {
-        metric: metric.into(),
-        unit: unit.into(),
-        higher_is_better,
-        exact: false,
-        values,
-    }
-}
-
-pub(crate) fn bench(name: &str, series: Vec<Series>) -> Benchmark {
-    Benchmark {
-        name: name.into(),
-        parameters: Vec::new(),
-        series,
-    }
-}
-
-pub(crate) fn dataset(source: &str, benchmarks: Vec<Benchmark>) -> Dataset {
-    Dataset {
-        source: source.into(),
-        format: "cmdscope".into(),
-        benchmarks,
-        rss_floor: None,
-    }
-}
-
-/// A baseline, a candidate matching it, and one whose only benchmark was
-/// renamed: the gate compares nothing of the last.
-pub(crate) fn renamed_candidate() -> Vec<Dataset> {
-    vec![
-        dataset("old", vec![bench("a", vec![wall(0.1)])]),
-        dataset("judged", vec![bench("a", vec![wall(0.1)])]),
-        dataset("renamed", vec![bench("b", vec![wall(0.1)])]),
-    ]
-}
-
-/// Ten deterministic, distinct samples around `center` (± 2.25%).
-pub(crate) fn spread(center: f64) -> Vec<f64> {
-    // A fixed shuffle so the order carries no trend.
-    [3, 7, 0, 9, 4, 1, 8, 5, 2, 6]
-        .iter()
-        .map(|&k: &i32| center * (1.0 + 0.005 * (f64::from(k) - 4.5)))
-        .collect()
-}
-
-pub(crate) fn wall(center: f64) -> Series {
-    series("time_wall_clock", "s", false, spread(center))
-}
-
-/// Baseline and a candidate 20% slower in wall time on both benchmarks.
-pub(crate) fn slowdown_pair() -> Vec<Dataset> {
-    vec![
-        dataset(
-            "old.json",
-            vec![
-                bench("sleep 0.1", vec![wall(0.100)]),
-                bench("./fast", vec![wall(0.002)]),
-            ],
-        ),
-        dataset(
-            "new.json",
-            vec![
-                bench("sleep 0.1", vec![wall(0.120)]),
-                bench("./fast", vec![wall(0.0024)]),
-            ],
-        ),
-    ]
-}
 
 fn opts(gate: Option<f64>) -> CompareOptions {
     CompareOptions {
@@ -136,13 +63,12 @@ fn peak_memory_at_cmdscopes_floor_is_not_compared() {
     let out = run(&[old.clone(), new.clone()], &opts(None));
     let c = only_table(&out).rows[0].comparisons[1].clone().unwrap();
     assert_eq!(c.result.verdict, Verdict::NotComparable, "{c:?}");
+    // Typed: `report::comparison` words it.
     assert_eq!(
-        c.result
-            .note
-            .as_ref()
-            .map(|n| crate::report::Words(n).to_string())
-            .as_deref(),
-        Some("at cmdscope's floor, not comparable")
+        c.result.note,
+        Some(crate::analysis::comparison::Note::one(
+            crate::analysis::comparison::Caveat::AtFloor
+        ))
     );
     // Above the floor it is a comparison like any other.
     new.benchmarks[0].series[0] = rss(9.0 * mib);

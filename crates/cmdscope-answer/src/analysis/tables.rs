@@ -795,5 +795,7 @@ fn apply_gate(tables: &mut [MetricTable], opts: &CompareOptions) {
     }
 }
 
+#[cfg(any(test, feature = "test-support"))]
+pub mod fixtures;
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

@@ -2,9 +2,27 @@ use super::advice::runs_to_decide;
 use super::*;
 use crate::analysis::simulation::{Gen, Noise, ALL};
 
-/// The note as every output says it (in `report`'s words).
-fn said(c: &Comparison) -> Option<String> {
-    c.note.as_ref().map(|n| crate::report::Words(n).to_string())
+/// The note's caveats, typed (`report::comparison` words them and tests
+/// the words).
+fn caveats(c: &Comparison) -> &[Caveat] {
+    c.note.as_ref().map_or(&[], |n| &n.0)
+}
+
+/// The advice of the note's caveat that gives one.
+fn advice(c: &Comparison) -> Option<Advice> {
+    caveats(c).iter().find_map(|k| match k {
+        Caveat::TooWide { advice, .. } | Caveat::NotReached { advice, .. } => Some(*advice),
+        _ => None,
+    })
+}
+
+fn too_few(need: usize, have: usize, paired: bool, counted: &'static str) -> Caveat {
+    Caveat::TooFew {
+        need,
+        have,
+        per: Per { paired, counted },
+        discrete_at: None,
+    }
 }
 
 fn settings(alpha: f64, family: usize) -> Settings {
@@ -91,30 +109,32 @@ fn every_comparison_gets_a_verdict_or_a_reason() {
     let s = settings(0.05, 1);
     let r = compare_values(&[1.0, 1.1], &[2.0, 2.1], Design::Paired, &s);
     assert_eq!(r.verdict, Verdict::Inconclusive);
-    assert_eq!(
-        said(&r).as_deref(),
-        Some("need at least 3 paired runs for a verdict, have 2")
-    );
+    assert_eq!(caveats(&r), [too_few(3, 2, true, "runs")]);
     let r = compare_values(&[], &[], Design::Unpaired, &s);
     assert_eq!(r.verdict, Verdict::Inconclusive);
-    assert!(said(&r).unwrap().contains("have 0"));
+    assert!(
+        matches!(caveats(&r), [Caveat::TooFew { have: 0, .. }]),
+        "{r:?}"
+    );
     // Throughput's values are batches, and its notes count them so.
     let batches = Settings {
         counted: "batches",
         ..s
     };
     let r = compare_values(&[1.0, 1.1], &[2.0, 2.1], Design::Paired, &batches);
-    assert_eq!(
-        said(&r).as_deref(),
-        Some("need at least 3 paired batches for a verdict, have 2")
-    );
+    assert_eq!(caveats(&r), [too_few(3, 2, true, "batches")]);
     let noisy = |k: usize, c: f64| c * (1.0 + 0.3 * ((k * 7 % 5) as f64 - 2.0));
     let (a, b): (Vec<f64>, Vec<f64>) = (0..6).map(|k| (noisy(k, 1.0), noisy(k + 2, 1.05))).unzip();
     let r = compare_values(&a, &b, Design::Paired, &batches);
-    let note = said(&r).unwrap_or_default();
     assert!(
-        note.contains("batches per cell") && !note.contains("--runs"),
-        "{note}"
+        matches!(
+            advice(&r),
+            Some(Advice::MoreValues {
+                counted: "batches",
+                ..
+            })
+        ),
+        "{r:?}"
     );
     // Identical values: no difference, not "inconclusive".
     let r = compare_values(&[5.0; 8], &[5.0; 8], Design::Paired, &s);
@@ -142,10 +162,16 @@ fn counts_get_only_exact_rank_tests() {
     let r = compare_values(&base, &cand, Design::Paired, &counts);
     assert_eq!(r.verdict, Verdict::Inconclusive, "{r:?}");
     assert_eq!(
-        said(&r).as_deref(),
-        Some(
-            "need at least 6 paired runs for a verdict on a discrete metric at level 0.05, have 5"
-        )
+        caveats(&r),
+        [Caveat::TooFew {
+            need: 6,
+            have: 5,
+            per: Per {
+                paired: true,
+                counted: "runs"
+            },
+            discrete_at: Some(0.05),
+        }]
     );
     let t = compare_values(&base, &cand, Design::Paired, &settings(0.05, 1));
     assert_eq!(t.test, Test::PairedT);
@@ -167,10 +193,7 @@ fn peak_memory_at_the_floor_is_not_compared() {
     };
     let r = compare_values(&[3.9e6; 10], &[4.05e6; 10], Design::Paired, &s);
     assert_eq!(r.verdict, Verdict::NotComparable);
-    assert_eq!(
-        said(&r).as_deref(),
-        Some("at cmdscope's floor, not comparable")
-    );
+    assert_eq!(caveats(&r), [Caveat::AtFloor]);
     // One side above the floor: compared.
     let r = compare_values(&[3.9e6; 10], &[9.0e6; 10], Design::Paired, &s);
     assert_eq!(r.verdict, Verdict::Slower);
@@ -290,7 +313,10 @@ fn session_variation_widens_the_interval_and_keeps_the_verdict_consistent() {
     let c = compare_values(&a, &b, Design::Unpaired, &s);
     assert_eq!(c.verdict, Verdict::Slower);
     assert_eq!(c.session_variation, SessionVariation::NotIncluded);
-    assert!(said(&c).unwrap().contains("session-to-session variation"));
+    assert!(
+        caveats(&c).contains(&Caveat::SessionVariationLeftOut),
+        "{c:?}"
+    );
     // A between-session spread of 10 % on the log scale swamps a 10 %
     // difference: not significant any more, and the interval says so.
     let mut w = c.clone();
@@ -462,17 +488,26 @@ fn advice_says_how_long_deciding_would_take() {
     let mut c = compare_values(&cells[0], &cells[1], Design::Paired, &settings(0.05, 1));
     assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
     let n = runs_to_decide(&c).unwrap();
-    assert!(said(&c).unwrap().contains(&format!("--runs {n}")));
-    add_time_to_advice(&mut c, 0.5);
-    let note = said(&c).unwrap();
-    let want = format!(
-        "--runs {n} (about {} of runs at this noise, or --until-decided)",
-        crate::units::time(n as f64 * 0.5)
+    assert_eq!(
+        advice(&c),
+        Some(Advice::RunLonger {
+            runs: n,
+            took: None
+        })
     );
-    assert!(note.contains(&want), "{note}");
+    add_time_to_advice(&mut c, 0.5);
+    let took = |way| {
+        Some(Advice::RunLonger {
+            runs: n,
+            took: Some(Took {
+                seconds: n as f64 * 0.5,
+                way,
+            }),
+        })
+    };
+    assert_eq!(advice(&c), took(Way::UntilDecided));
     advise_longer_max_time(&mut c);
-    let note = said(&c).unwrap();
-    assert!(note.contains("noise, or a longer --max-time)"), "{note}");
+    assert_eq!(advice(&c), took(Way::LongerMaxTime));
 }
 
 #[test]
