@@ -460,13 +460,13 @@ fn same_counter(
                 By::Hardware => "counted by hardware counters",
                 By::Cachegrind => "counted by cachegrind, the simulator",
             };
-            return Err(Error::Usage(format!(
-                "session #{} was {} and baseline session #{} {}: their counts do not compare",
-                current.id,
-                said(a),
-                baseline.id,
-                said(b)
-            )));
+            return Err(GateError::CountedApart {
+                current_id: current.id,
+                current: said(a).into(),
+                baseline_id: baseline.id,
+                baseline: said(b).into(),
+            }
+            .into());
         }
     }
     Ok(())

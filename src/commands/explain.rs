@@ -101,7 +101,7 @@ fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> 
         .simulate
         .then(|| {
             let (i1, d1, ll) = args.caches.geometry();
-            crate::exec::simulate::Simulation::find(&i1, &d1, &ll)
+            crate::exec::simulate::Simulation::find("--simulate", &i1, &d1, &ll)
         })
         .transpose()?;
     if simulate.is_none() && args.runs.is_some_and(|n| n < 3) {

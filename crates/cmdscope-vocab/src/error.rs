@@ -40,8 +40,6 @@ pub mod exit {
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{0}")]
-    Usage(String),
     // Usage errors (exit 2), one enum per concern, worded where defined.
     #[error(transparent)]
     Plan(#[from] PlanError),

@@ -376,7 +376,7 @@ fn counting(
     let probe = (ask != counted::Ask::Simulator).then(crate::exec::perf::count_fixed_loop);
     let chosen = counted::decide(ask, probe.as_ref())?;
     let simulation = match chosen.by {
-        By::Cachegrind => Some(crate::exec::simulate::Simulation::find(i1, d1, ll)?),
+        By::Cachegrind => Some(crate::exec::simulate::Simulation::find(&flag, i1, d1, ll)?),
         By::Hardware => None,
     };
     Ok((simulation, Some(chosen)))

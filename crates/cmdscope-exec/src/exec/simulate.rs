@@ -66,7 +66,8 @@ pub fn check_geometry(flag: &str, text: &str) -> Result<()> {
 impl Simulation {
     /// The simulation with these geometries, with the Valgrind found on
     /// `PATH`; without one, the one line saying how to install it.
-    pub fn find(i1: &str, d1: &str, ll: &str) -> Result<Simulation> {
+    /// `flag` names what asked for it in the error when Valgrind is missing.
+    pub fn find(flag: &str, i1: &str, d1: &str, ll: &str) -> Result<Simulation> {
         check_geometry("--I1", i1)?;
         check_geometry("--D1", d1)?;
         check_geometry("--LL", ll)?;
@@ -77,7 +78,12 @@ impl Simulation {
             .output();
         let version = match out {
             Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
-            _ => return Err(ExecError::NoValgrind.into()),
+            _ => {
+                return Err(ExecError::NoValgrind {
+                    flag: flag.to_string(),
+                }
+                .into())
+            }
         };
         Ok(Simulation {
             tool: "cachegrind".into(),

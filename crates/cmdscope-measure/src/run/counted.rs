@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{OptionError, Result};
 pub use crate::exec::perf::{LoopCount, Probe, PROBE_COUNTS};
 
 /// What `--counted` asked for.
@@ -113,7 +113,7 @@ pub fn decide(asked: Ask, probe: Option<&Probe>) -> Result<Counted> {
         },
     };
     match asked {
-        Ask::Hardware => Err(Error::Usage(format!("--counted=hardware: {unusable}"))),
+        Ask::Hardware => Err(OptionError::HardwareCounterUnusable(unusable).into()),
         _ => chosen(By::Cachegrind, unusable),
     }
 }
@@ -176,7 +176,10 @@ mod tests {
              virtual machine)"
         );
         let e = decide(Ask::Hardware, Some(&p)).unwrap_err();
-        assert!(matches!(e, Error::Usage(_)));
+        assert!(matches!(
+            e,
+            crate::error::Error::Options(OptionError::HardwareCounterUnusable(_))
+        ));
         assert!(e.to_string().starts_with(
             "--counted=hardware: no usable hardware instruction counter: not available"
         ));

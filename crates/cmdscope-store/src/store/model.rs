@@ -300,9 +300,7 @@ pub fn parse_labels(args: &[String]) -> crate::error::Result<Vec<(String, String
 pub fn parse_label(a: &str) -> crate::error::Result<(String, String)> {
     match a.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-        _ => Err(crate::error::Error::Usage(format!(
-            "labels are KEY=VALUE (e.g. commit=abc123), got '{a}'"
-        ))),
+        _ => Err(crate::error::StoreQueryError::BadLabel(a.to_string()).into()),
     }
 }
 

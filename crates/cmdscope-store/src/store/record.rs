@@ -125,9 +125,7 @@ pub fn open_read_only(store: Option<&str>) -> crate::error::Result<Store> {
             }
             Ok(store)
         }
-        None => Err(Error::Usage(
-            "this command needs a store; drop --no-store".into(),
-        )),
+        None => Err(crate::error::StoreQueryError::NeedsStore.into()),
     }
 }
 
@@ -137,9 +135,7 @@ pub fn open_required(no_store: bool, store: Option<&str>) -> crate::error::Resul
     check_outputs(no_store, store, &[])?;
     match Choice::new(no_store, store).location()? {
         Some(loc) => Ok(Store::open(&loc)?),
-        None => Err(Error::Usage(
-            "this command needs a store; drop --no-store".into(),
-        )),
+        None => Err(crate::error::StoreQueryError::NeedsStore.into()),
     }
 }
 

@@ -50,8 +50,9 @@ pub enum ExecError {
         text: String,
         example: &'static str,
     },
-    #[error("--simulate needs Valgrind on PATH: install it (apt-get install valgrind, dnf install valgrind, or from https://valgrind.org)")]
-    NoValgrind,
+    /// `flag`: the flag that asked for the simulator, as given.
+    #[error("{flag} needs Valgrind on PATH: install it (apt-get install valgrind, dnf install valgrind, or from https://valgrind.org)")]
+    NoValgrind { flag: String },
     #[error("--simulate: cannot create '{}': {source}", path.display())]
     SimulateDirectory {
         path: PathBuf,

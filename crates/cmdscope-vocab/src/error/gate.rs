@@ -28,6 +28,15 @@ pub enum GateError {
         baseline_id: i64,
         baseline: String,
     },
+    /// `current`/`baseline`: what counted each ("counted by hardware
+    /// counters", "counted by cachegrind, the simulator").
+    #[error("session #{current_id} was {current} and baseline session #{baseline_id} {baseline}: their counts do not compare")]
+    CountedApart {
+        current_id: i64,
+        current: String,
+        baseline_id: i64,
+        baseline: String,
+    },
     /// `what`: "simulated" or "counted", the setting that differs.
     #[error(
         "suite run '{run}' was not {what} alike in all its sessions: its counts do not compare"

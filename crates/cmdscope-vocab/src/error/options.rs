@@ -44,6 +44,9 @@ pub enum OptionError {
     SimulateWithUntilDecided(String),
     #[error("{0} cannot be used with --concurrency: throughput is a time")]
     SimulateWithConcurrency(String),
+    /// `--counted=hardware` where no counter can be used, and why.
+    #[error("--counted=hardware: {0}")]
+    HardwareCounterUnusable(String),
     /// Two benchmarks (commands `first`, `second`) with one identity;
     /// `reference`: the first is the added `--reference`, `custom_name`:
     /// the second was named with `-n`.

@@ -7,6 +7,13 @@ pub enum StoreQueryError {
     /// `what`: what was looked for ("session #3", "sessions").
     #[error("no {what} in store '{store}'")]
     NothingFound { what: String, store: String },
+    /// `known`: the metrics a history can be read for, comma-separated.
+    #[error("unknown metric '{name}'; one of: {known}")]
+    UnknownMetric { name: String, known: String },
+    #[error("labels are KEY=VALUE (e.g. commit=abc123), got '{0}'")]
+    BadLabel(String),
+    #[error("this command needs a store; drop --no-store")]
+    NeedsStore,
     /// `why`: the stored settings' problem, in the flag's words without
     /// the flag's dashes.
     #[error("store '{store}': session #{session} has invalid stored settings (sessions.settings): {why}")]

@@ -12,7 +12,7 @@ mod values;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{Result, StoreQueryError};
 use crate::metrics::Metric;
 use crate::store::{Filter, Store, StoredSession};
 pub use points::assemble;
@@ -200,10 +200,11 @@ pub fn metric(name: Option<&str>) -> Result<Option<Metric>> {
                 .map(|m| m.name())
                 .chain(Derived::ALL.iter().map(|d| d.name()))
                 .collect();
-            Err(Error::Usage(format!(
-                "unknown metric '{name}'; one of: {}",
-                known.join(", ")
-            )))
+            Err(StoreQueryError::UnknownMetric {
+                name: name.to_string(),
+                known: known.join(", "),
+            }
+            .into())
         }
     }
 }
