@@ -596,8 +596,8 @@ fn too_short(cell: &Cell, runs: &[RunStacks], setup: &sampler::Setup) -> Result<
     if runs.iter().all(|r| r.samples == 0) && wall < BLOCKED_WALL {
         return Err(ProfileError::TooShort {
             name: cell.name.clone(),
-            wall,
-            period,
+            wall: crate::units::time(wall),
+            period: crate::units::time(period),
             frequency: setup.frequency,
         }
         .into());

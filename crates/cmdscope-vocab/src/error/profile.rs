@@ -33,12 +33,13 @@ pub enum ProfileError {
     ExitCode { name: String, code: i32 },
     #[error("'{name}' was killed by signal {signal}; profiles are made of successful runs only")]
     Signal { name: String, signal: i32 },
-    /// `wall`: the median run, `period`: between samples, in seconds.
-    #[error("'{name}' ran {} per run, too short to sample once every {} ({frequency} Hz); profile a longer command or raise --frequency", crate::units::time(*.wall), crate::units::time(*.period))]
+    /// `wall`: the median run, `period`: between samples, both as
+    /// `units::time` words them (the error module sits below `units`).
+    #[error("'{name}' ran {wall} per run, too short to sample once every {period} ({frequency} Hz); profile a longer command or raise --frequency")]
     TooShort {
         name: String,
-        wall: f64,
-        period: f64,
+        wall: String,
+        period: String,
         frequency: u64,
     },
     #[error("cannot draw the flame graph: {0}")]
