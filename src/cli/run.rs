@@ -76,7 +76,7 @@ Examples:
   cmdscope run --simulate --runs 2 'gzip -1 -c /etc/passwd' \\
       'gzip -9 -c /etc/passwd'   # cachegrind's counts: sim_estimated_cycles
   cmdscope run --counted --runs 6 'gzip -1 -c /etc/passwd' \\
-      'gzip -9 -c /etc/passwd'   # hardware counters if exact here, else cachegrind
+      'gzip -9 -c /etc/passwd'   # exact hardware counters, or cachegrind
 ";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
