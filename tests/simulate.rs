@@ -226,6 +226,25 @@ fn counts_are_stored_and_gated_by_check_metric() {
     let text = String::from_utf8_lossy(&more.stdout);
     assert_eq!(more.status.code(), Some(1), "{text}{}", stderr(&more));
     assert!(text.contains("identical counts"), "{text}");
+    // The Markdown header names what the table compares, not wall time.
+    let md = with_store(
+        &db,
+        &[
+            "check",
+            "--baseline",
+            "v=base",
+            "--metric",
+            "sim_estimated_cycles",
+            "--format",
+            "markdown",
+        ],
+    );
+    let md = String::from_utf8_lossy(&md.stdout).into_owned();
+    assert!(
+        md.contains(") · sim_estimated_cycles, unpaired tests"),
+        "{md}"
+    );
+    assert!(!md.contains("wall time"), "{md}");
     let unknown = with_store(&db, &["check", "--baseline", "v=base", "--metric", "nope"]);
     refused(&unknown, "unknown metric 'nope'");
     // `compare` on the exported results decides the same way, unpaired.

@@ -343,14 +343,7 @@ fn table(rows: &[Row], ctx: &Context, markdown: bool) -> Table {
     for r in rows {
         let mut cells = vec![Cell::code(&r.benchmark)];
         if throughput {
-            cells.push(
-                match r.measure {
-                    Measure::Run(crate::metrics::Metric::WallTime) => "wall time",
-                    Measure::Run(m) => m.name(),
-                    Measure::Throughput => "throughput",
-                }
-                .into(),
-            );
+            cells.push(measure_words(r.measure).into());
         }
         cells.extend([
             side(r, r.base_median, r.base_n),
@@ -370,6 +363,32 @@ fn table(rows: &[Row], ctx: &Context, markdown: bool) -> Table {
     t
 }
 
+/// What a row compares, as its column and the header name it.
+fn measure_words(m: Measure) -> &'static str {
+    match m {
+        Measure::Run(crate::metrics::Metric::WallTime) => "wall time",
+        Measure::Run(m) => m.name(),
+        Measure::Throughput => "throughput",
+    }
+}
+
+/// The header's words for what the rows compare, each once in the rows'
+/// order ("wall time and throughput", "sim_estimated_cycles"): the
+/// header must not say wall time over a table of counts.
+fn measures_compared(rows: &[Row]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for r in rows {
+        let w = measure_words(r.measure);
+        if !names.contains(&w) {
+            names.push(w);
+        }
+    }
+    if names.is_empty() {
+        names.push(measure_words(Measure::WALL_TIME));
+    }
+    names.join(" and ")
+}
+
 pub fn markdown(rows: &[Row], ctx: &Context) -> String {
     let about = Cell::Parts(vec![
         format!(
@@ -383,14 +402,15 @@ pub fn markdown(rows: &[Row], ctx: &Context) -> String {
         if has_throughput(rows) {
             let m = rows.first().map_or(1, |r| r.result.family);
             format!(
-                ") · wall time and throughput, unpaired tests, Bonferroni over {m} comparison{}, \
-                 alpha {}",
+                ") · {}, unpaired tests, Bonferroni over {m} comparison{}, alpha {}",
+                measures_compared(rows),
                 if m == 1 { "" } else { "s" },
                 ctx.alpha
             )
         } else {
             format!(
-                ") · wall time, unpaired tests, Bonferroni over {} benchmark{}, alpha {}",
+                ") · {}, unpaired tests, Bonferroni over {} benchmark{}, alpha {}",
+                measures_compared(rows),
                 rows.len(),
                 if rows.len() == 1 { "" } else { "s" },
                 ctx.alpha
