@@ -4,10 +4,11 @@
 //! partition key of every cell.
 
 use super::file::{Benchmark, ParameterSpec, Suite, Switch};
-use super::partition::{fnv1a, Partition};
+use super::partition::Partition;
 use crate::error::{Error, Result};
 use crate::run::plan::{self, Cell, PlanInput, ScanOrder, ShellMode, VariantInput};
 use crate::run::request::{self, Request};
+use crate::store::machine::fnv1a;
 
 /// One cell of a suite.
 #[derive(Clone, Debug)]

@@ -9,6 +9,7 @@
 use std::fmt;
 
 use crate::error::SuiteError;
+use crate::store::machine::fnv1a;
 
 /// Partition K of N, 1 <= K <= N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,17 +56,6 @@ impl Partition {
     pub fn contains(&self, key: &str) -> bool {
         of(key, self.count) == self.index
     }
-}
-
-/// FNV-1a, 64 bits: fixed by its definition, unlike std's hashers, so a
-/// key hashes the same in every cmdscope version and on every machine.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 /// splitmix64's finaliser: spreads FNV's low bits, which the modulo uses.
@@ -126,13 +116,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn hash_is_fixed_by_definition() {
-        // FNV-1a reference values (draft-eastlake-fnv test vectors).
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
     }
 }
