@@ -3,9 +3,9 @@
 //! expanded by the same planning code `run` uses, plus the stable id and
 //! partition key of every cell.
 
-use super::file::{Benchmark, ParameterSpec, Suite, Switch};
+use super::file::{in_benchmark, setting_of, Benchmark, ParameterSpec, Suite, Switch};
 use super::partition::Partition;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SuiteSetting};
 use crate::run::plan::{self, Cell, PlanInput, ScanOrder, ShellMode, VariantInput};
 use crate::run::request::{self, Request};
 use crate::store::machine::fnv1a;
@@ -37,8 +37,8 @@ pub struct Planned {
 /// `run` builds from the same flags, checked by the same rules; an error
 /// names the benchmark and its position, on one line.
 pub fn request(b: &Benchmark) -> Result<Request> {
-    let at = |e: Error| b.position.error(format!("benchmark '{}': {e}", b.name));
-    let usage = |m: String| b.position.error(format!("benchmark '{}': {m}", b.name));
+    let at = |e: Error| b.position.error(in_benchmark(&b.name, e));
+    let usage = |setting| b.position.error(setting_of(&b.name, setting));
     let s = &b.settings;
     for (flag, count) in [
         ("--runs", s.runs),
@@ -46,34 +46,32 @@ pub fn request(b: &Benchmark) -> Result<Request> {
         ("--max-runs", s.max_runs),
     ] {
         if count == Some(0) {
-            return Err(usage(format!("{flag} must be at least 1, got 0")));
+            return Err(usage(SuiteSetting::ZeroRuns(flag)));
         }
     }
     // Refused here, with the position, rather than when the benchmark's
     // turn comes after others have run.
     let counted = s.counted.is_some();
     if (s.simulate == Some(true) || counted) && s.runs.is_none_or(|n| n < 2) {
-        return Err(usage(format!(
-            "{} needs runs = 2 or more: one run cannot show that the counts repeat",
-            if counted { "counted" } else { "simulate" }
-        )));
+        return Err(usage(SuiteSetting::OneCountedRun(if counted {
+            "counted"
+        } else {
+            "simulate"
+        })));
     }
     if s.runs.is_some() && (s.min_runs.is_some() || s.max_runs.is_some()) {
-        return Err(usage(
-            "runs cannot be used with min_runs or max_runs: give the count or its bounds".into(),
-        ));
+        return Err(usage(SuiteSetting::RunsAndBounds));
     }
     let order = match s.order.as_deref() {
         None => None,
         Some(text) => Some(crate::cli::run::order_named(text).ok_or_else(|| {
-            let names: Vec<&str> = crate::cli::run::ORDERS
-                .iter()
-                .map(|(_, name, _)| *name)
-                .collect();
-            usage(format!(
-                "invalid value '{text}' for order: one of {}",
-                names.join(", ")
-            ))
+            usage(SuiteSetting::UnknownOrder {
+                given: text.to_string(),
+                known: crate::cli::run::ORDERS
+                    .iter()
+                    .map(|(_, name, _)| *name)
+                    .collect(),
+            })
         })?),
     };
     let mut env = match &s.env_file {
@@ -194,17 +192,16 @@ pub fn plan(suite: &Suite) -> Result<Vec<Planned>> {
     let mut out = Vec::with_capacity(suite.benchmarks.len());
     for b in &suite.benchmarks {
         let request = request(b)?;
-        let cells = plan::expand(&request.plan)
-            .map_err(|e| b.position.error(format!("benchmark '{}': {e}", b.name)))?;
+        let cells =
+            plan::expand(&request.plan).map_err(|e| b.position.error(in_benchmark(&b.name, e)))?;
         let mut suite_cells: Vec<SuiteCell> = Vec::with_capacity(cells.len());
         let mut seen = std::collections::HashSet::with_capacity(cells.len());
         for cell in cells.into_iter().filter(|c| !c.calibration) {
             let identity = crate::store::identity(&cell);
             if !seen.insert(identity.clone()) {
-                return Err(b.position.error(format!(
-                    "benchmark '{}': two cells are both '{identity}': give the commands different names",
-                    b.name
-                )));
+                return Err(b
+                    .position
+                    .error(setting_of(&b.name, SuiteSetting::DuplicateCell(identity))));
             }
             let mut group = b.name.clone();
             for (k, v) in &cell.parameters {

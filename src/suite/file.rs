@@ -13,7 +13,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::error::{Error, Result, SuiteError};
+use crate::error::{Error, Result, SuiteError, SuiteProblem, SuiteSetting};
 
 /// A string, or a number or boolean written without quotes (`us = [500, 1000]`).
 #[derive(Clone, Debug, PartialEq)]
@@ -309,10 +309,10 @@ impl fmt::Display for Position {
 
 impl Position {
     /// A usage error (exit 2) at this position.
-    pub fn error(&self, message: impl fmt::Display) -> Error {
+    pub fn error(&self, problem: SuiteProblem) -> Error {
         SuiteError::At {
             position: self.to_string(),
-            message: message.to_string(),
+            problem,
         }
         .into()
     }
@@ -371,8 +371,8 @@ impl<'a> Locator<'a> {
         }
     }
 
-    fn error(&self, offset: usize, message: impl fmt::Display) -> Error {
-        self.at(offset).error(message)
+    fn error(&self, offset: usize, problem: SuiteProblem) -> Error {
+        self.at(offset).error(problem)
     }
 }
 
@@ -425,14 +425,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite> {
     let raw: RawSuite = toml::from_str(text).map_err(|e| {
         at.error(
             e.span().map_or(0, |s| s.start),
-            e.message().trim().replace('\n', " "),
+            SuiteProblem::Toml(e.message().trim().replace('\n', " ")),
         )
     })?;
     if raw.benchmark.is_empty() {
-        return Err(at.error(
-            0,
-            "no [[benchmark]] table: a suite needs at least one benchmark",
-        ));
+        return Err(at.error(0, SuiteProblem::NoBenchmark));
     }
     let mut benchmarks: Vec<Benchmark> = Vec::with_capacity(raw.benchmark.len());
     // Name to the line it is first defined on.
@@ -442,12 +439,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite> {
         let position = at.at(b.name.span().start);
         let name = b.name.get_ref().trim().to_string();
         if name.is_empty() {
-            return Err(position.error("benchmark name is empty"));
+            return Err(position.error(SuiteProblem::EmptyName));
         }
         if let Some(first) = lines.insert(name.clone(), position.line) {
-            return Err(position.error(format!(
-                "benchmark '{name}' is defined twice (first at line {first})"
-            )));
+            return Err(position.error(SuiteProblem::DefinedTwice {
+                name,
+                first_line: first,
+            }));
         }
         benchmarks.push(benchmark(b, &raw.defaults, name, position, &at)?);
     }
@@ -467,18 +465,11 @@ fn benchmark(
     let commands = match (&b.command, &b.commands) {
         (Some(c), None) => vec![c.get_ref().clone()],
         (None, Some(c)) if !c.get_ref().is_empty() => c.get_ref().clone(),
-        (None, Some(c)) => return Err(at.error(c.span().start, "'commands' is empty")),
+        (None, Some(c)) => return Err(at.error(c.span().start, SuiteProblem::EmptyCommands)),
         (Some(c), Some(_)) => {
-            return Err(at.error(
-                c.span().start,
-                format!("benchmark '{name}' has both 'command' and 'commands': give one"),
-            ))
+            return Err(at.error(c.span().start, SuiteProblem::CommandAndCommands(name)))
         }
-        (None, None) => {
-            return Err(position.error(format!(
-                "benchmark '{name}' needs 'command' (a string) or 'commands' (a list)"
-            )))
-        }
+        (None, None) => return Err(position.error(SuiteProblem::NoCommand(name))),
     };
     macro_rules! pick {
         ($field:ident) => {
@@ -500,7 +491,7 @@ fn benchmark(
             match v {
                 Some(v) => match rule(*v.get_ref()) {
                     Ok(()) => Ok(Some(v)),
-                    Err(e) => Err(at.error(v.span().start, format!("benchmark '{name}': {e}"))),
+                    Err(e) => Err(at.error(v.span().start, in_benchmark(&name, e))),
                 },
                 None => Ok(None),
             }
@@ -508,24 +499,15 @@ fn benchmark(
     let timeout = |t: f64| crate::cli::seconds(t, "--timeout", false).map(drop);
     let counted = pick!(counted);
     if let Some(c) = &counted {
-        let refuse = |m: String| Err(at.error(c.span().start, format!("benchmark '{name}': {m}")));
+        let refuse = |setting| Err(at.error(c.span().start, setting_of(&name, setting)));
         if crate::run::counted::Ask::from_name(c.get_ref()).is_none() {
-            return refuse(format!(
-                "counted = '{}': expected \"auto\", \"hardware\" or \"simulator\"",
-                c.get_ref()
-            ));
+            return refuse(SuiteSetting::UnknownCounted(c.get_ref().clone()));
         }
         if pick!(simulate) == Some(true) {
-            return refuse(
-                "simulate and counted cannot both be given: simulate = true is \
-                           counted = \"simulator\""
-                    .into(),
-            );
+            return refuse(SuiteSetting::SimulateAndCounted);
         }
         if pick!(counters) == Some(true) {
-            return refuse(
-                "counters and counted cannot both be given: counted chooses the counters".into(),
-            );
+            return refuse(SuiteSetting::CountersAndCounted);
         }
     }
     // A cache geometry without `simulate = true` (or `counted`) would be
@@ -533,15 +515,15 @@ fn benchmark(
     let simulated = pick!(simulate) == Some(true) || counted.is_some();
     let geometry = |v: Option<Spanned<String>>, flag: &str| -> Result<Option<Spanned<String>>> {
         let Some(v) = v else { return Ok(None) };
-        let at_value = |m: String| at.error(v.span().start, format!("benchmark '{name}': {m}"));
         if !simulated {
-            return Err(at_value(format!(
-                "{} is the simulated cache's geometry: it needs simulate = true or counted",
-                &flag[2..]
-            )));
+            let key = flag.trim_start_matches('-').to_string();
+            return Err(at.error(
+                v.span().start,
+                setting_of(&name, SuiteSetting::GeometryWithoutSimulation(key)),
+            ));
         }
         crate::exec::simulate::check_geometry(flag, v.get_ref())
-            .map_err(|e| at_value(e.to_string()))?;
+            .map_err(|e| at.error(v.span().start, in_benchmark(&name, e)))?;
         Ok(Some(v))
     };
     let settings = Defaults {
@@ -596,12 +578,13 @@ fn benchmark(
         for (pname, spec) in params.get_ref() {
             if let ParameterSpec::List(values) = spec {
                 if values.is_empty() {
-                    return Err(at.error(format!("parameter '{pname}' has no values")));
+                    return Err(at.error(SuiteProblem::NoValues(pname.clone())));
                 }
                 if let Some(v) = values.iter().find(|v| v.contains(',')) {
-                    return Err(at.error(format!(
-                        "parameter '{pname}': value '{v}' contains ',' (values are listed as with -L)"
-                    )));
+                    return Err(at.error(SuiteProblem::CommaInValue {
+                        name: pname.clone(),
+                        value: v.clone(),
+                    }));
                 }
             }
             parameters.push((pname.clone(), spec.clone()));
@@ -609,7 +592,7 @@ fn benchmark(
     }
     let labels: Vec<(String, String)> = merged(d.labels.as_ref(), b.labels.as_ref());
     if labels.iter().any(|(k, _)| k.trim().is_empty()) {
-        return Err(position.error("a label needs a key"));
+        return Err(position.error(SuiteProblem::LabelWithoutKey));
     }
     Ok(Benchmark {
         name,
@@ -620,6 +603,22 @@ fn benchmark(
         parameters,
         labels,
     })
+}
+
+/// What `run`'s own checks said of one of the benchmark's settings.
+pub fn in_benchmark(name: &str, e: impl Into<Error>) -> SuiteProblem {
+    SuiteProblem::Benchmark {
+        name: name.to_string(),
+        source: Box::new(e.into()),
+    }
+}
+
+/// A setting of the benchmark that a suite refuses.
+pub fn setting_of(name: &str, setting: SuiteSetting) -> SuiteProblem {
+    SuiteProblem::Setting {
+        name: name.to_string(),
+        setting,
+    }
 }
 
 /// Defaults overlaid with the benchmark's own entries, in order.

@@ -24,7 +24,7 @@ pub use plan::PlanError;
 pub use profile::ProfileError;
 pub use search::SearchError;
 pub use store::StoreQueryError;
-pub use suite::SuiteError;
+pub use suite::{SuiteError, SuiteProblem, SuiteSetting};
 
 /// Exit codes (documented in README.md and `cmdscope --help`).
 pub mod exit {

@@ -7,8 +7,11 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
     /// A problem at a place in a suite file (`position`: "FILE:LINE:COL").
-    #[error("{position}: {message}")]
-    At { position: String, message: String },
+    #[error("{position}: {problem}")]
+    At {
+        position: String,
+        problem: SuiteProblem,
+    },
     #[error("--suite needs a file")]
     NeedsFile,
     #[error("--suite takes the measurement settings from the file; remove {} (or set them in its [defaults])", .0.join(", "))]
@@ -79,4 +82,72 @@ pub enum SuiteError {
         run: String,
         store: String,
     },
+}
+
+/// What is wrong at a place in a suite file.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteProblem {
+    /// The TOML reader's own message, on one line.
+    #[error("{0}")]
+    Toml(String),
+    #[error("no [[benchmark]] table: a suite needs at least one benchmark")]
+    NoBenchmark,
+    #[error("benchmark name is empty")]
+    EmptyName,
+    #[error("benchmark '{name}' is defined twice (first at line {first_line})")]
+    DefinedTwice { name: String, first_line: usize },
+    #[error("'commands' is empty")]
+    EmptyCommands,
+    #[error("benchmark '{0}' has both 'command' and 'commands': give one")]
+    CommandAndCommands(String),
+    #[error("benchmark '{0}' needs 'command' (a string) or 'commands' (a list)")]
+    NoCommand(String),
+    #[error("parameter '{0}' has no values")]
+    NoValues(String),
+    #[error("parameter '{name}': value '{value}' contains ',' (values are listed as with -L)")]
+    CommaInValue { name: String, value: String },
+    #[error("a label needs a key")]
+    LabelWithoutKey,
+    /// One of the benchmark's settings (`name`: the benchmark's).
+    #[error("benchmark '{name}': {setting}")]
+    Setting { name: String, setting: SuiteSetting },
+    /// What `run`'s own checks say of the benchmark's settings, as they
+    /// would of the flags.
+    #[error("benchmark '{name}': {source}")]
+    Benchmark {
+        name: String,
+        source: Box<super::Error>,
+    },
+}
+
+/// A benchmark's setting a suite refuses, by the rules of `run`'s flags.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteSetting {
+    /// `flag`: the flag of the count (`--runs`, `--min-runs`, `--max-runs`).
+    #[error("{0} must be at least 1, got 0")]
+    ZeroRuns(&'static str),
+    /// `what`: "simulate" or "counted".
+    #[error("{0} needs runs = 2 or more: one run cannot show that the counts repeat")]
+    OneCountedRun(&'static str),
+    #[error("runs cannot be used with min_runs or max_runs: give the count or its bounds")]
+    RunsAndBounds,
+    #[error("invalid value '{given}' for order: one of {}", .known.join(", "))]
+    UnknownOrder {
+        given: String,
+        known: Vec<&'static str>,
+    },
+    #[error("counted = '{0}': expected \"auto\", \"hardware\" or \"simulator\"")]
+    UnknownCounted(String),
+    #[error(
+        "simulate and counted cannot both be given: simulate = true is counted = \"simulator\""
+    )]
+    SimulateAndCounted,
+    #[error("counters and counted cannot both be given: counted chooses the counters")]
+    CountersAndCounted,
+    /// The geometry's key (`I1`, `D1`, `LL`).
+    #[error("{0} is the simulated cache's geometry: it needs simulate = true or counted")]
+    GeometryWithoutSimulation(String),
+    /// `identity`: the cell's, as the store keys it.
+    #[error("two cells are both '{0}': give the commands different names")]
+    DuplicateCell(String),
 }
