@@ -3,6 +3,7 @@
 
 pub(crate) mod bench;
 mod blocks;
+mod decided;
 mod exports;
 pub(crate) mod suite;
 
