@@ -144,7 +144,7 @@ impl Decided {
     /// says what the user should know first (shell syntax, the order,
     /// what counts, the CPUs).
     pub(super) fn new(args: &RunArgs, r: &Request) -> Result<Decided> {
-        let time_scale = args.time_unit.map(|unit| match unit {
+        let time_scale = args.report.time_unit.map(|unit| match unit {
             TimeUnit::Microsecond => TimeScale::Microsecond,
             TimeUnit::Millisecond => TimeScale::Millisecond,
             TimeUnit::Second => TimeScale::Second,
@@ -175,13 +175,14 @@ impl Decided {
         let source = parse_source(args, r)?;
         let monitor_settle = check_goals(args, r, &cells, &parameters, &source)?;
         let (exports, stdout_exports) = Exports::decide(args, r, &parameters)?;
-        let output_shown = args.show_output || args.output.iter().any(|o| o == "inherit");
+        let output_shown =
+            args.measure.show_output || args.measure.output.iter().any(|o| o == "inherit");
         let look = look(
-            args.style,
+            args.report.style,
             Terminal::current(),
             output_shown,
             stdout_exports,
-            args.hyperfine_words,
+            args.report.hyperfine_words,
         );
         let quiet = look.quiet;
 
@@ -247,10 +248,10 @@ impl Decided {
             // Hardware counting is --counters' counting, user space only.
             counters: r.counters || counted.as_ref().is_some_and(|c| c.by == By::Hardware),
             show_progress: look.progress,
-            machine_warnings: !args.hyperfine_words,
+            machine_warnings: !args.report.hyperfine_words,
             // hyperfine draws its bars in its full and nocolor styles (`auto`
             // where it picks them), cmdscope's own where `run` would.
-            hyperfine_bars: args.hyperfine_words.then_some(HyperfineBars {
+            hyperfine_bars: args.report.hyperfine_words.then_some(HyperfineBars {
                 green: look
                     .color
                     .then_some(crate::report::paint::green as fn(&str) -> String),
@@ -264,7 +265,7 @@ impl Decided {
             simulate,
             counted,
             debug: r.debug,
-            hyperfine_variables: args.hyperfine_words,
+            hyperfine_variables: args.report.hyperfine_words,
         };
         if !quiet {
             shell_notes(r, &opts.cells);
@@ -294,16 +295,16 @@ impl Decided {
                 settle: monitor_settle,
             }),
             look,
-            words: match args.hyperfine_words {
+            words: match args.report.hyperfine_words {
                 true => Words::Hyperfine {
-                    details: args.hyperfine_details,
-                    by_command: args.sort == SortOrder::Command,
+                    details: args.report.hyperfine_details,
+                    by_command: args.report.sort == SortOrder::Command,
                 },
                 false => Words::Cmdscope,
             },
             time_scale,
             // The front door warns by hyperfine's rules, `run` by its own.
-            rules: match args.hyperfine_words {
+            rules: match args.report.hyperfine_words {
                 true => Rules::Hyperfine { made: !r.debug },
                 false => Rules::Cmdscope,
             },
@@ -512,13 +513,13 @@ fn search_options(
     precision: Option<f64>,
     parameters: &[Parameter],
 ) -> Option<SearchOptions> {
-    if args.minimize.is_none() && args.maximize.is_none() {
+    if args.measure.minimize.is_none() && args.measure.maximize.is_none() {
         return None;
     }
     let full_runs = r.runs.map_or(10, |n| n as usize);
     Some(SearchOptions {
         source: source.clone(),
-        maximize: args.maximize.is_some(),
+        maximize: args.measure.maximize.is_some(),
         runs: full_runs,
         initial_runs: 3,
         alpha: r.alpha,
@@ -558,11 +559,12 @@ fn settings(
         named_reference: r.plan.reference.is_some() || r.reference_name.is_some(),
         metric: source.name().to_string(),
         search: args
+            .measure
             .minimize
             .as_ref()
-            .or(args.maximize.as_ref())
+            .or(args.measure.maximize.as_ref())
             .map(|parameters| SearchGoal {
-                maximize: args.maximize.is_some(),
+                maximize: args.measure.maximize.is_some(),
                 parameters: parameters.clone(),
             }),
         shell: opts.shell.clone(),
@@ -651,11 +653,15 @@ fn check_goals(
     {
         return Err(OptionError::MetricNeedsConcurrency(source.name().to_string()).into());
     }
-    let search_var = args.minimize.as_ref().or(args.maximize.as_ref());
+    let search_var = args
+        .measure
+        .minimize
+        .as_ref()
+        .or(args.measure.maximize.as_ref());
     if let Some(var) = search_var {
         crate::search::check_searched(var, parameters, r.plan.commands.len())?;
         crate::search::check_goal(
-            args.maximize.is_some(),
+            args.measure.maximize.is_some(),
             source,
             r.plan.variant.ops.is_some(),
         )?;

@@ -51,12 +51,12 @@ pub(super) struct Layout {
 const EXPORT_FLAGS: [ExportFlag; 5] = [
     ExportFlag {
         format: "json",
-        path: |a| &a.export_json,
+        path: |a| &a.report.export_json,
         exporter: |_| Box::new(Json),
     },
     ExportFlag {
         format: "csv",
-        path: |a| &a.export_csv,
+        path: |a| &a.report.export_csv,
         exporter: |layout| {
             Box::new(Csv {
                 columns: layout.csv,
@@ -65,7 +65,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "markdown",
-        path: |a| &a.export_markdown,
+        path: |a| &a.report.export_markdown,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::Markdown,
@@ -75,7 +75,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "asciidoc",
-        path: |a| &a.export_asciidoc,
+        path: |a| &a.report.export_asciidoc,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::AsciiDoc,
@@ -85,7 +85,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "orgmode",
-        path: |a| &a.export_orgmode,
+        path: |a| &a.report.export_orgmode,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::OrgMode,
@@ -128,10 +128,10 @@ impl Exports {
         r: &Request,
         parameters: &[Parameter],
     ) -> Result<(Exports, usize)> {
-        if args.plot.is_some() && parameters.is_empty() {
+        if args.report.plot.is_some() && parameters.is_empty() {
             return Err(OptionError::PlotNeedsSweep.into());
         }
-        if let Some(p) = &args.plot {
+        if let Some(p) = &args.report.plot {
             crate::output::check_writable(p)?;
         }
         let stdout_exports = export_paths(args)
@@ -148,13 +148,13 @@ impl Exports {
             files: export_paths(args)
                 .map(|(flag, path)| (flag, path.clone()))
                 .collect(),
-            plot: args.plot.clone(),
+            plot: args.report.plot.clone(),
             layout: Layout {
-                rows: match args.sort {
+                rows: match args.report.sort {
                     SortOrder::Auto | SortOrder::Command => Rows::Command,
                     SortOrder::MeanTime => Rows::MeanTime,
                 },
-                csv: if args.hyperfine_words {
+                csv: if args.report.hyperfine_words {
                     Columns::Hyperfine
                 } else {
                     Columns::Cmdscope
@@ -217,7 +217,12 @@ impl Exports {
 fn check_collisions(args: &RunArgs, r: &Request) -> Result<()> {
     let mut outputs: Vec<Named> = export_paths(args)
         .map(|(flag, path)| Named::flag(&format!("--export-{}", flag.format), path))
-        .chain(args.plot.iter().map(|path| Named::flag("--plot", path)))
+        .chain(
+            args.report
+                .plot
+                .iter()
+                .map(|path| Named::flag("--plot", path)),
+        )
         .collect();
     let mut runs_write: Vec<&std::path::Path> = Vec::new();
     for o in &r.output {
@@ -259,7 +264,7 @@ mod tests {
             assert_eq!(asked.len(), 1, "{flag}");
             assert_eq!(asked[0].1, &PathBuf::from("x.out"), "{flag}");
             assert_eq!(flag, format!("export-{}", asked[0].0.format));
-            assert_eq!(exports_given(&args), [given.clone()]);
+            assert_eq!(exports_given(&args), [given.as_str()]);
         }
     }
 }
