@@ -109,46 +109,49 @@ fn shared_input(
 /// `run`'s flags to what `commands::run::bench` measures (a suite builds
 /// the same [`Request`] from its TOML).
 pub fn request(args: &RunArgs) -> Result<Request> {
-    let mut plan = shared_input(&args.commands, &args.cell, &args.params)?;
+    let mut plan = shared_input(&args.commands, &args.measure.cell, &args.measure.params)?;
     plan.reference = args
+        .measure
         .reference
         .as_ref()
-        .map(|r| (r.into(), args.reference_name.clone()));
-    plan.prepare = args.prepare.clone();
-    plan.conclude = args.conclude.clone();
-    plan.setup = args.setup.clone();
-    plan.cleanup = args.cleanup.clone();
-    plan.variant.ops = args.ops.clone();
-    plan.variant.concurrency = args.concurrency.clone();
+        .map(|r| (r.into(), args.measure.reference_name.clone()));
+    plan.prepare = args.measure.prepare.clone();
+    plan.conclude = args.measure.conclude.clone();
+    plan.setup = args.measure.setup.clone();
+    plan.cleanup = args.measure.cleanup.clone();
+    plan.variant.ops = args.measure.ops.clone();
+    plan.variant.concurrency = args.measure.concurrency.clone();
     Ok(Request {
         plan,
-        reference_name: args.reference_name.clone(),
-        warmup: args.warmup,
-        runs: args.runs,
-        min_runs: args.min_runs,
-        max_runs: args.max_runs,
-        min_time: args.min_time,
-        timeout: args.timeout,
-        stop_on_timeout: args.stop_on_timeout,
-        precision: args.precision,
-        alpha: args.alpha,
-        order: args.order,
-        seed: args.seed,
-        ignore_failure: args.ignore_failure.clone(),
-        output: args.output.clone(),
-        show_output: args.show_output,
-        input: args.input.clone(),
-        counters: args.counters,
-        simulate: (args.simulate || args.counted.is_some()).then(|| args.caches.geometry()),
+        reference_name: args.measure.reference_name.clone(),
+        warmup: args.measure.warmup,
+        runs: args.measure.runs,
+        min_runs: args.measure.min_runs,
+        max_runs: args.measure.max_runs,
+        min_time: args.measure.min_time,
+        timeout: args.measure.timeout,
+        stop_on_timeout: args.measure.stop_on_timeout,
+        precision: args.measure.precision,
+        alpha: args.measure.alpha,
+        order: args.measure.order,
+        seed: args.measure.seed,
+        ignore_failure: args.measure.ignore_failure.clone(),
+        output: args.measure.output.clone(),
+        show_output: args.measure.show_output,
+        input: args.measure.input.clone(),
+        counters: args.measure.counters,
+        simulate: (args.measure.simulate || args.measure.counted.is_some())
+            .then(|| args.measure.caches.geometry()),
         counted: args
+            .measure
             .counted
             .as_deref()
             .and_then(crate::run::counted::Ask::from_name),
-        remove_outliers: args.remove_outliers,
+        remove_outliers: args.measure.remove_outliers,
         until_decided: args.until_decided,
         max_time: args.max_time,
         isolate: args.isolate,
-        metric: args.metric.clone(),
+        metric: args.measure.metric.clone(),
         labels: args.labels.clone(),
         benchmark: None,
         only_cells: None,

@@ -154,9 +154,9 @@ impl Cli {
             }
         };
         match (&mut cli.command, matches.subcommand()) {
-            (Command::Run(run), Some(("run", sub))) => run.params.scan_order = order(sub),
+            (Command::Run(run), Some(("run", sub))) => run.measure.params.scan_order = order(sub),
             (Command::Hyperfine(h), Some(("hyperfine", sub))) => {
-                h.run.params.scan_order = order(sub)
+                h.run.measure.params.scan_order = order(sub)
             }
             (Command::Explain(e), Some(("explain", sub))) => e.cells.params.scan_order = order(sub),
             _ => {}
@@ -311,7 +311,7 @@ pub struct SessionFilterArgs {
 /// The options that define what each cell runs: its name, environment,
 /// user, directory, CPUs, niceness and shell. Defined once for `run` and
 /// `explain`, which plans its cells with `run`'s code.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct CellArgs {
     /// Name to show for a command, in order (repeatable).
     #[arg(short = 'n', long = "command-name", value_name = "NAME")]
@@ -373,7 +373,7 @@ pub struct CellArgs {
 
 /// The parameters that multiply cells (-P/-D/--parameter-factor, -L), for
 /// `run` and `explain` alike.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct ParameterArgs {
     /// Scan a numeric parameter: {VAR} in the command (and in --env values,
     /// hooks and names) takes MIN, MIN+STEP, ... MAX. Integers step by 1
@@ -476,6 +476,78 @@ pub fn check_percentage(flag: &str, pct: f64) -> Result<(), Error> {
             pct,
         }
         .into())
+    }
+}
+
+/// A group of flags, with the long names of those given on the command
+/// line (or by their variable), in the group's order: what a caller that
+/// refuses the group names, decided by the group's type rather than by a
+/// list kept next to it. Reads as the group itself.
+#[derive(Clone, Debug)]
+pub struct Given<T> {
+    args: T,
+    names: Vec<String>,
+}
+
+impl<T> Given<T> {
+    /// The flags of the group that were given, as `--long` names.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+}
+
+impl<T> std::ops::Deref for Given<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.args
+    }
+}
+
+impl<T> std::ops::DerefMut for Given<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.args
+    }
+}
+
+impl<T: Args> Args for Given<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        T::augment_args(cmd)
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        T::augment_args_for_update(cmd)
+    }
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
+impl<T: Args + clap::FromArgMatches> clap::FromArgMatches for Given<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+    fn from_arg_matches_mut(matches: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        use clap::parser::ValueSource;
+        // Read before the group takes its values out of the matches.
+        let group = T::augment_args(clap::Command::new("group"));
+        let names = (group.get_arguments())
+            .filter(|a| {
+                matches!(
+                    matches.value_source(a.get_id().as_str()),
+                    Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+                )
+            })
+            .map(|a| match a.get_long() {
+                Some(long) => format!("--{long}"),
+                None => a.get_id().to_string(),
+            })
+            .collect();
+        Ok(Given {
+            args: T::from_arg_matches_mut(matches)?,
+            names,
+        })
+    }
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.args.update_from_arg_matches(matches)
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::suite::SuiteRunArgs;
-use super::{CellArgs, ParameterArgs, StoreArgs};
+use super::{CellArgs, Given, ParameterArgs, StoreArgs};
 use crate::error::{OptionError, Result};
 use crate::run::request;
 use crate::run::runner::IgnoreFailure;
@@ -163,6 +163,69 @@ pub struct RunArgs {
     #[command(flatten)]
     pub suite: SuiteRunArgs,
 
+    /// What one benchmark measures and how: what a suite's file sets for
+    /// each of its benchmarks, refused on the command line with --suite.
+    #[command(flatten)]
+    pub measure: Given<MeasureArgs>,
+
+    /// Keep measuring until every comparison is decided (different, or
+    /// equal within --precision) or --max-time ends the session, with
+    /// sequential looks that keep the false-positive rate at --alpha.
+    #[arg(long, conflicts_with_all = ["runs", "max_runs", "minimize", "maximize"])]
+    pub until_decided: bool,
+
+    /// Wall-clock seconds --until-decided measures for at most [default: 60].
+    #[arg(long, value_name = "SECONDS", requires = "until_decided")]
+    pub max_time: Option<f64>,
+
+    /// Run the measured commands on CPUs that cmdscope and its helpers
+    /// (spawner, store writer) do not use: cmdscope keeps the first CPU it
+    /// may use, the commands get the others. Needs at least two CPUs.
+    #[arg(long, conflicts_with = "cpus")]
+    pub isolate: bool,
+
+    /// How the results are shown and which files they are written to.
+    #[command(flatten)]
+    pub report: ReportArgs,
+
+    /// Label the session in the results store, e.g. commit=abc123 (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Do not record this session in the results store (also when
+    /// CMDSCOPE_NO_STORE=1; wins over --store).
+    #[arg(long, env = "CMDSCOPE_NO_STORE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_store: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// A command run (through sh -c) for the whole session whose output
+    /// lines are matched against each --match: the lines matching during a
+    /// run (plus --monitor-settle) are that run's metric monitor_NAME.
+    #[arg(long, value_name = "COMMAND")]
+    pub monitor: Option<String>,
+
+    /// NAME=REGEX counted in the monitor's lines per run, as monitor_NAME (repeatable).
+    #[arg(long = "match", value_name = "NAME=REGEX", requires = "monitor")]
+    pub matches: Vec<String>,
+
+    /// Seconds the monitor's lines still count after each run ends (lines
+    /// the run caused may be on their way); waited between runs, not timed.
+    #[arg(
+        long,
+        default_value_t = 0.1,
+        value_name = "SECONDS",
+        requires = "monitor"
+    )]
+    pub monitor_settle: f64,
+}
+
+/// `run`'s flags of what one benchmark measures and how: the settings a
+/// suite's file gives each of its benchmarks (`suite::file`), so that a
+/// suite refuses the whole group on its command line.
+#[derive(Args, Clone, Debug, PartialEq)]
+pub struct MeasureArgs {
     /// Runs of each command before measuring (caches, JITs, disk).
     #[arg(short = 'w', long, default_value_t = 0, value_name = "NUM")]
     pub warmup: usize,
@@ -309,22 +372,6 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT")]
     pub precision: Option<f64>,
 
-    /// Keep measuring until every comparison is decided (different, or
-    /// equal within --precision) or --max-time ends the session, with
-    /// sequential looks that keep the false-positive rate at --alpha.
-    #[arg(long, conflicts_with_all = ["runs", "max_runs", "minimize", "maximize"])]
-    pub until_decided: bool,
-
-    /// Wall-clock seconds --until-decided measures for at most [default: 60].
-    #[arg(long, value_name = "SECONDS", requires = "until_decided")]
-    pub max_time: Option<f64>,
-
-    /// Run the measured commands on CPUs that cmdscope and its helpers
-    /// (spawner, store writer) do not use: cmdscope keeps the first CPU it
-    /// may use, the commands get the others. Needs at least two CPUs.
-    #[arg(long, conflicts_with = "cpus")]
-    pub isolate: bool,
-
     /// A command benchmarked first, its own benchmark even when it is also
     /// one of the commands, and compared with every other (as hyperfine).
     /// It counts as the first command for per-command --prepare, --conclude
@@ -343,10 +390,6 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub params: ParameterArgs,
-
-    /// Write the sweep curve as an SVG chart (median with its 95 % band).
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<PathBuf>,
 
     /// Search for the value with the lowest METRIC instead of running the
     /// whole grid; answers with the best value and the values as good.
@@ -377,6 +420,15 @@ pub struct RunArgs {
     /// By default they are only flagged: the median is robust to them.
     #[arg(long)]
     pub remove_outliers: bool,
+}
+
+/// `run`'s flags of how the results are shown (the terminal's style and
+/// unit) and written (the exports, the chart).
+#[derive(Args, Clone, Debug, PartialEq)]
+pub struct ReportArgs {
+    /// Write the sweep curve as an SVG chart (median with its 95 % band).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 
     /// Export results as JSON (hyperfine-compatible superset); '-' for stdout.
     #[arg(long, value_name = "FILE")]
@@ -422,38 +474,6 @@ pub struct RunArgs {
     /// Output style.
     #[arg(long, value_enum, default_value_t = Style::Auto)]
     pub style: Style,
-
-    /// Label the session in the results store, e.g. commit=abc123 (repeatable).
-    #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
-
-    /// Do not record this session in the results store (also when
-    /// CMDSCOPE_NO_STORE=1; wins over --store).
-    #[arg(long, env = "CMDSCOPE_NO_STORE", value_parser = clap::builder::FalseyValueParser::new())]
-    pub no_store: bool,
-
-    #[command(flatten)]
-    pub store: StoreArgs,
-
-    /// A command run (through sh -c) for the whole session whose output
-    /// lines are matched against each --match: the lines matching during a
-    /// run (plus --monitor-settle) are that run's metric monitor_NAME.
-    #[arg(long, value_name = "COMMAND")]
-    pub monitor: Option<String>,
-
-    /// NAME=REGEX counted in the monitor's lines per run, as monitor_NAME (repeatable).
-    #[arg(long = "match", value_name = "NAME=REGEX", requires = "monitor")]
-    pub matches: Vec<String>,
-
-    /// Seconds the monitor's lines still count after each run ends (lines
-    /// the run caused may be on their way); waited between runs, not timed.
-    #[arg(
-        long,
-        default_value_t = 0.1,
-        value_name = "SECONDS",
-        requires = "monitor"
-    )]
-    pub monitor_settle: f64,
 }
 
 // The grammar of -i/--ignore-failure lives here, next to the flag; the
@@ -501,7 +521,7 @@ mod tests {
 /// The simulated cache geometry of `--simulate`, the same for `run` and
 /// `explain --profile`: pinned, never the host's, so that two machines'
 /// counts compare.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, PartialEq)]
 pub struct CacheArgs {
     /// The simulator's first-level instruction cache: SIZE,ASSOC,LINE in bytes.
     #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE", requires = "counting",

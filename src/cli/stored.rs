@@ -29,30 +29,34 @@ pub fn read_back(session: &StoredSession) -> HowRun {
     let Some(a) = run_args(&session.command_line) else {
         return HowRun::defaults(is_run.then_some(ReadBack::Defaults));
     };
-    let searched = a.minimize.is_some() || a.maximize.is_some();
+    let searched = a.measure.minimize.is_some() || a.measure.maximize.is_some();
     // As `run` decides: a precision unless --runs alone fixed the count.
-    let precision = match (a.precision, a.runs) {
+    let precision = match (a.measure.precision, a.measure.runs) {
         (Some(p), _) => Some(p / 100.0),
         (None, Some(_)) => None,
         (None, None) => Some(crate::analysis::comparison::DEFAULT_PRECISION),
     };
     let reference = a
+        .measure
         .reference
         .as_deref()
-        .or(a.reference_name.as_deref())
+        .or(a.measure.reference_name.as_deref())
         .and_then(|name| {
             (session.cells)
                 .iter()
                 .position(|c| c.name == name || c.command == name)
         });
     HowRun {
-        alpha: a.alpha,
+        alpha: a.measure.alpha,
         precision,
         reference,
-        looks: a.order != Some(Order::Sequential) && is_run && !searched && precision.is_some(),
+        looks: a.measure.order != Some(Order::Sequential)
+            && is_run
+            && !searched
+            && precision.is_some(),
         until_decided: a.until_decided,
         searched,
-        concurrent: vec![a.concurrency.is_some(); session.cells.len()],
+        concurrent: vec![a.measure.concurrency.is_some(); session.cells.len()],
         sweep: sweep_plan(a),
         read_back: is_run.then_some(ReadBack::CommandLine),
     }
@@ -61,11 +65,11 @@ pub fn read_back(session: &StoredSession) -> HowRun {
 /// A sweep of one parameter of one command by wall time, planned again.
 fn sweep_plan(mut args: RunArgs) -> Option<SweepPlan> {
     // Planning with --time-unit would force the report's units: not ours to set.
-    args.time_unit = None;
+    args.report.time_unit = None;
     if args.commands.len() != 1
-        || args.minimize.is_some()
-        || args.maximize.is_some()
-        || Metric::from_name(&args.metric) != Some(Metric::WallTime)
+        || args.measure.minimize.is_some()
+        || args.measure.maximize.is_some()
+        || Metric::from_name(&args.measure.metric) != Some(Metric::WallTime)
     {
         return None;
     }

@@ -15,6 +15,7 @@ use crate::report::sweep::SweepSvg;
 use crate::report::{Exporter, Report};
 use crate::run::plan::Parameter;
 use crate::run::request::Request;
+use crate::run::settings::Export;
 use crate::store::record;
 
 /// What an `--output` value names.
@@ -50,12 +51,12 @@ pub(super) struct Layout {
 const EXPORT_FLAGS: [ExportFlag; 5] = [
     ExportFlag {
         format: "json",
-        path: |a| &a.export_json,
+        path: |a| &a.report.export_json,
         exporter: |_| Box::new(Json),
     },
     ExportFlag {
         format: "csv",
-        path: |a| &a.export_csv,
+        path: |a| &a.report.export_csv,
         exporter: |layout| {
             Box::new(Csv {
                 columns: layout.csv,
@@ -64,7 +65,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "markdown",
-        path: |a| &a.export_markdown,
+        path: |a| &a.report.export_markdown,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::Markdown,
@@ -74,7 +75,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "asciidoc",
-        path: |a| &a.export_asciidoc,
+        path: |a| &a.report.export_asciidoc,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::AsciiDoc,
@@ -84,7 +85,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "orgmode",
-        path: |a| &a.export_orgmode,
+        path: |a| &a.report.export_orgmode,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::OrgMode,
@@ -103,11 +104,6 @@ pub(super) fn export_paths(
         .filter_map(move |flag| Some((flag, (flag.path)(args).as_ref()?)))
 }
 
-/// Whether any export file was asked for.
-pub fn exports_asked(args: &RunArgs) -> bool {
-    export_paths(args).next().is_some()
-}
-
 /// The `--export-*` flags given, by name.
 pub fn exports_given(args: &RunArgs) -> Vec<String> {
     export_paths(args)
@@ -115,30 +111,103 @@ pub fn exports_given(args: &RunArgs) -> Vec<String> {
         .collect()
 }
 
-/// `--plot` and the `--export-*` paths, checked writable before the first
-/// run; returns how many exports go to stdout.
-pub(super) fn check_exports(
-    args: &RunArgs,
-    r: &Request,
-    parameters: &[Parameter],
-) -> Result<usize> {
-    if args.plot.is_some() && parameters.is_empty() {
-        return Err(OptionError::PlotNeedsSweep.into());
+/// The files a session writes after its last run, decided before its
+/// first: each export asked for, `--plot`'s chart, and the tables' layout.
+pub(super) struct Exports {
+    files: Vec<(&'static ExportFlag, PathBuf)>,
+    plot: Option<PathBuf>,
+    layout: Layout,
+}
+
+impl Exports {
+    /// `--plot` and the `--export-*` paths, checked writable (and apart
+    /// from the store and each other) before the first run; with how many
+    /// exports go to stdout.
+    pub(super) fn decide(
+        args: &RunArgs,
+        r: &Request,
+        parameters: &[Parameter],
+    ) -> Result<(Exports, usize)> {
+        if args.report.plot.is_some() && parameters.is_empty() {
+            return Err(OptionError::PlotNeedsSweep.into());
+        }
+        if let Some(p) = &args.report.plot {
+            crate::output::check_writable(p)?;
+        }
+        let stdout_exports = export_paths(args)
+            .filter(|(_, path)| crate::output::is_stdout(path))
+            .count();
+        if stdout_exports > 1 {
+            return Err(OptionError::OneStdoutExport.into());
+        }
+        for (_, path) in export_paths(args) {
+            crate::output::check_writable(path)?;
+        }
+        check_collisions(args, r)?;
+        let exports = Exports {
+            files: export_paths(args)
+                .map(|(flag, path)| (flag, path.clone()))
+                .collect(),
+            plot: args.report.plot.clone(),
+            layout: Layout {
+                rows: match args.report.sort {
+                    SortOrder::Auto | SortOrder::Command => Rows::Command,
+                    SortOrder::MeanTime => Rows::MeanTime,
+                },
+                csv: if args.report.hyperfine_words {
+                    Columns::Hyperfine
+                } else {
+                    Columns::Cmdscope
+                },
+            },
+        };
+        Ok((exports, stdout_exports))
     }
-    if let Some(p) = &args.plot {
-        crate::output::check_writable(p)?;
+
+    /// Whether any file was asked for (the chart included).
+    pub(super) fn asked(&self) -> bool {
+        !self.files.is_empty() || self.plot.is_some()
     }
-    let stdout_exports = export_paths(args)
-        .filter(|(_, path)| crate::output::is_stdout(path))
-        .count();
-    if stdout_exports > 1 {
-        return Err(OptionError::OneStdoutExport.into());
+
+    /// The files as the session's settings store them, the chart last.
+    pub(super) fn stored(&self) -> Vec<Export> {
+        (self.files.iter())
+            .map(|(flag, path)| (flag.format, path))
+            .chain(self.plot.iter().map(|path| ("svg", path)))
+            .map(|(format, path)| Export {
+                format: format.to_string(),
+                path: path.display().to_string(),
+            })
+            .collect()
     }
-    for (_, path) in export_paths(args) {
-        crate::output::check_writable(path)?;
+
+    /// Writes every file, in order; returns the first error (the others
+    /// are written all the same).
+    pub(super) fn write(&self, report: &Report) -> Option<Error> {
+        // Exports are written whatever happened, so an interrupted or failed
+        // session still leaves its finished runs behind; but a session that
+        // failed before its first run leaves existing exports as they were.
+        let session = report.session;
+        let measured = session.results.iter().any(|r| !r.samples.is_empty());
+        if !measured && session.failure.is_some() {
+            return None;
+        }
+        // The chart only when there is a sweep to draw.
+        let plot = self.plot.as_ref().filter(|_| report.sweep.is_some());
+        let exporters = (self.files.iter())
+            .map(|(flag, path)| (path, (flag.exporter)(self.layout)))
+            .chain(plot.map(|path| (path, Box::new(SweepSvg) as Box<dyn Exporter>)));
+        let mut error = None;
+        for (path, exporter) in exporters {
+            if let Err(e) = exporter
+                .render(report)
+                .and_then(|text| crate::output::write_file(path, text.as_bytes()))
+            {
+                error.get_or_insert(e);
+            }
+        }
+        error
     }
-    check_collisions(args, r)?;
-    Ok(stdout_exports)
 }
 
 /// Refuses, before the first run, an export, `--plot` or `--output` file
@@ -148,7 +217,12 @@ pub(super) fn check_exports(
 fn check_collisions(args: &RunArgs, r: &Request) -> Result<()> {
     let mut outputs: Vec<Named> = export_paths(args)
         .map(|(flag, path)| Named::flag(&format!("--export-{}", flag.format), path))
-        .chain(args.plot.iter().map(|path| Named::flag("--plot", path)))
+        .chain(
+            args.report
+                .plot
+                .iter()
+                .map(|path| Named::flag("--plot", path)),
+        )
         .collect();
     let mut runs_write: Vec<&std::path::Path> = Vec::new();
     for o in &r.output {
@@ -161,45 +235,6 @@ fn check_collisions(args: &RunArgs, r: &Request) -> Result<()> {
     }
     outputs.extend(runs_write.into_iter().map(|p| Named::flag("--output", p)));
     record::check_outputs(args.no_store, args.store.store.as_deref(), &outputs)
-}
-
-/// Writes every asked export, in order; returns the first error (the
-/// other exports are written all the same).
-pub(super) fn export(args: &RunArgs, report: &Report) -> Option<Error> {
-    // Exports are written whatever happened, so an interrupted or failed
-    // session still leaves its finished runs behind; but a session that
-    // failed before its first run leaves existing exports as they were.
-    let session = report.session;
-    let measured = session.results.iter().any(|r| !r.samples.is_empty());
-    if !measured && session.failure.is_some() {
-        return None;
-    }
-    let layout = Layout {
-        rows: match args.sort {
-            SortOrder::Auto | SortOrder::Command => Rows::Command,
-            SortOrder::MeanTime => Rows::MeanTime,
-        },
-        csv: if args.hyperfine_words {
-            Columns::Hyperfine
-        } else {
-            Columns::Cmdscope
-        },
-    };
-    // The chart only when there is a sweep to draw.
-    let plot = args.plot.as_ref().filter(|_| report.sweep.is_some());
-    let exporters = export_paths(args)
-        .map(|(flag, path)| (path, (flag.exporter)(layout)))
-        .chain(plot.map(|path| (path, Box::new(SweepSvg) as Box<dyn Exporter>)));
-    let mut error = None;
-    for (path, exporter) in exporters {
-        if let Err(e) = exporter
-            .render(report)
-            .and_then(|text| crate::output::write_file(path, text.as_bytes()))
-        {
-            error.get_or_insert(e);
-        }
-    }
-    error
 }
 
 #[cfg(test)]
@@ -229,7 +264,7 @@ mod tests {
             assert_eq!(asked.len(), 1, "{flag}");
             assert_eq!(asked[0].1, &PathBuf::from("x.out"), "{flag}");
             assert_eq!(flag, format!("export-{}", asked[0].0.format));
-            assert!(exports_asked(&args));
+            assert_eq!(exports_given(&args), [given.as_str()]);
         }
     }
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod bench;
 mod blocks;
+mod decided;
 mod exports;
 pub(crate) mod suite;
 
@@ -34,28 +35,29 @@ pub fn hyperfine(args: &HyperfineArgs) -> Result<i32> {
         .transpose()
         .map_err(OptionError::MinBenchmarkingTime)?;
     let mut args = args.run.clone();
-    args.hyperfine_words = true;
-    args.hyperfine_details = details;
-    args.order
+    args.report.hyperfine_words = true;
+    args.report.hyperfine_details = details;
+    args.measure
+        .order
         .get_or_insert(crate::run::schedule::Order::Sequential);
     if let Some(seconds) = min_time {
-        args.min_time = seconds;
+        args.measure.min_time = seconds;
     }
     // hyperfine's spellings: `-i=` ignores every failure, and the shell
     // named `default` is its default, `sh`.
-    if args.ignore_failure.as_deref() == Some("") {
-        args.ignore_failure = Some("all-non-zero".into());
+    if args.measure.ignore_failure.as_deref() == Some("") {
+        args.measure.ignore_failure = Some("all-non-zero".into());
     }
-    if args.cell.shell.as_deref() == Some("default") {
-        args.cell.shell = Some("sh".into());
+    if args.measure.cell.shell.as_deref() == Some("default") {
+        args.measure.cell.shell = Some("sh".into());
     }
-    if args.cell.shell.is_none() && !args.cell.no_shell {
+    if args.measure.cell.shell.is_none() && !args.measure.cell.no_shell {
         // hyperfine's debug mode has no shell unless one is given (its
         // start-up then is the `sleep Y` the shell names).
         if debug_mode {
-            args.cell.no_shell = true;
+            args.measure.cell.no_shell = true;
         } else {
-            args.cell.shell = Some("sh".into());
+            args.measure.cell.shell = Some("sh".into());
         }
     }
     if args.store.store.is_none() {
@@ -64,7 +66,7 @@ pub fn hyperfine(args: &HyperfineArgs) -> Result<i32> {
         // Made-up times must never reach a history that gates compare.
         return Err(OptionError::DebugModeStore.into());
     }
-    let words = |e| file_wording(hyperfine_wording(e, &args.input), &args);
+    let words = |e| file_wording(hyperfine_wording(e, &args.measure.input), &args);
     let mut request = crate::cli::cells::request(&args).map_err(words)?;
     request.first_run = true;
     request.debug = debug_mode;
@@ -90,7 +92,7 @@ fn file_wording(e: Error, args: &RunArgs) -> Error {
             "Could not create export file '{}': {reason}",
             path.display()
         ))
-    } else if args.output.iter().any(|o| path == Path::new(o)) {
+    } else if args.measure.output.iter().any(|o| path == Path::new(o)) {
         Error::Failed(reason)
     } else {
         Error::Write { path, source }

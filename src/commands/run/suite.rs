@@ -54,65 +54,15 @@ pub fn run_id_of(given: Option<&str>, partition: Partition) -> Result<String> {
 }
 
 /// Measurement flags given with --suite, where the file sets them: refused
-/// rather than silently ignored.
-fn settings_given(a: &RunArgs) -> Vec<&'static str> {
-    let default = defaults();
-    let mut given = Vec::new();
-    let mut check = |flag: &'static str, differs: bool| {
-        if differs {
-            given.push(flag);
-        }
-    };
-    check("--warmup", a.warmup != default.warmup);
-    check("--runs", a.runs.is_some());
-    check("--min-runs", a.min_runs.is_some());
-    check("--max-runs", a.max_runs.is_some());
-    check("--min-time", a.min_time != default.min_time);
-    check("--prepare", !a.prepare.is_empty());
-    check("--conclude", !a.conclude.is_empty());
-    check("--setup", a.setup.is_some());
-    check("--cleanup", a.cleanup.is_some());
-    check("--command-name", !a.cell.names.is_empty());
-    check("--ignore-failure", a.ignore_failure.is_some());
-    check("--output", a.output != default.output);
-    check("--show-output", a.show_output);
-    check("--input", a.input != default.input);
-    check("--env", !a.cell.env.is_empty());
-    check("--env-size", a.cell.env_size.is_some());
-    check("--env-file", a.cell.env_file.is_some());
-    check("--clear-env", a.cell.clear_env);
-    check("--user", a.cell.user.is_some());
-    check("--workdir", a.cell.workdir.is_some());
-    check("--workdir-template", a.cell.workdir_template.is_some());
-    check("--cpus", a.cell.cpus.is_some());
-    check("--nice", a.cell.nice.is_some());
-    check("--ops", a.ops.is_some());
-    check("--concurrency", a.concurrency.is_some());
-    check("--shell", a.cell.shell.is_some());
-    check("--no-shell", a.cell.no_shell);
-    check("--timeout", a.timeout.is_some());
-    check("--stop-on-timeout", a.stop_on_timeout);
-    check("--counters", a.counters);
-    // --I1, --D1 and --LL need --simulate or --counted.
-    check("--simulate/--I1/--D1/--LL", a.simulate);
-    check("--counted", a.counted.is_some());
-    check("--order", a.order != default.order);
-    check("--seed", a.seed.is_some());
-    check("--precision", a.precision.is_some());
-    check("--reference", a.reference.is_some());
-    check("--reference-name", a.reference_name.is_some());
-    check("--alpha", a.alpha != default.alpha);
-    check(
-        "--parameter-scan/--parameter-list",
-        !a.params.parameter_scan.is_empty() || !a.params.parameter_list.is_empty(),
-    );
-    check(
-        "--minimize/--maximize",
-        a.minimize.is_some() || a.maximize.is_some(),
-    );
-    check("--metric", a.metric != default.metric);
-    check("--remove-outliers", a.remove_outliers);
-    given
+/// rather than silently ignored. Which flags these are is the group's
+/// type's (`MeasureArgs`): it is compared whole with its default, and the
+/// flags given are named.
+fn settings_given(a: &RunArgs) -> Vec<String> {
+    if *a.measure == *defaults().measure {
+        Vec::new()
+    } else {
+        a.measure.names().to_vec()
+    }
 }
 
 /// Flags of `run` a suite has no setting for, given with --suite:
@@ -136,7 +86,7 @@ fn unavailable(a: &RunArgs) -> Vec<(&'static str, &'static str)> {
             "a suite's settings come from its file",
         ),
         (
-            a.sort != default.sort,
+            a.report.sort != default.report.sort,
             "--sort",
             "it orders the Markdown, AsciiDoc and Org-mode exports, which --suite does not write",
         ),
@@ -164,12 +114,10 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     };
     let given = settings_given(args);
     if !given.is_empty() {
-        return Err(
-            SuiteError::SettingsGiven(given.iter().map(|f| f.to_string()).collect()).into(),
-        );
+        return Err(SuiteError::SettingsGiven(given).into());
     }
     let mut outputs = super::exports::exports_given(args);
-    outputs.extend(args.plot.as_ref().map(|_| "--plot".to_string()));
+    outputs.extend(args.report.plot.as_ref().map(|_| "--plot".to_string()));
     if !outputs.is_empty() {
         return Err(
             SuiteError::OutputsGiven(outputs.iter().map(|f| f.to_string()).collect()).into(),
@@ -202,7 +150,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     };
     let machine = Machine::current();
     let mine_cells = cells::count(&mine);
-    let quiet = args.style == Style::None;
+    let quiet = args.report.style == Style::None;
     if !quiet {
         crate::eprint_line!(
             "cmdscope: suite {}: run {run_id}, partition {partition}: {mine_cells} of {suite_cells} \
@@ -275,7 +223,7 @@ fn run_benchmarks(
                 .map(|c| c.identity.clone())
                 .collect::<HashSet<_>>(),
         );
-        if args.style != Style::None {
+        if args.report.style != Style::None {
             let heading = crate::report::terminal::suite_benchmark(&name, n, i, count, partition);
             crate::output::print(&heading);
         }
@@ -336,6 +284,31 @@ mod tests {
             "cmdscope", "run", "--suite", "s.toml", "--runs", "5", "-w", "1", "--alpha", "0.01",
         ]);
         assert_eq!(settings_given(&busy), ["--warmup", "--runs", "--alpha"]);
+        // Any flag of the measurement group is one, named as typed.
+        let cache = parse(&[
+            "cmdscope",
+            "run",
+            "--suite",
+            "s.toml",
+            "--simulate",
+            "--LL",
+            "8388608,16,64",
+        ]);
+        assert_eq!(settings_given(&cache), ["--simulate", "--LL"]);
+        // A flag given at its default changes nothing the file sets.
+        let restated = parse(&["cmdscope", "run", "--suite", "s.toml", "-w", "0"]);
+        assert!(settings_given(&restated).is_empty());
+        // Output and store flags are not measurement flags.
+        let output = parse(&[
+            "cmdscope",
+            "run",
+            "--suite",
+            "s.toml",
+            "-u",
+            "second",
+            "--no-store",
+        ]);
+        assert!(settings_given(&output).is_empty());
     }
 
     #[test]
