@@ -3,10 +3,12 @@
 //! regression) and links one page per benchmark: a history chart per
 //! metric (wall time, and for a benchmark run with --concurrency its
 //! throughput and latency percentiles) with every event drawn as what it
-//! is (a step as a dashed line, a drift's slide and an episode as shaded
-//! stretches, a machine-wide shift as a line of its own colour, wander as
-//! a note), the distribution of the latest points, the event list, and
-//! the newest search's answer.
+//! is (a step as a dashed line; a drift as a sloped band from the level
+//! before it to the level after it over its shaded slide, and an episode
+//! as a shaded stretch, each with its size and the points at its edges; a
+//! machine-wide shift as a line of its own colour on the benchmarks that
+//! changed there; wander as a note), the distribution of the latest
+//! points, the event list, and the newest search's answer.
 //!
 //! Like the HTML report: no scripts, no network (the same
 //! Content-Security-Policy), inline SVG and CSS, every user string through
