@@ -8,6 +8,7 @@
 //!     cargo run --release --example changes_series -- score NAME ANSWERS SEED SUITE
 //!     cargo run --release --example changes_series -- side-by-side SEED SUITE NAME ANSWERS...
 //!     cargo run --release --example changes_series -- values DB FILE
+//!     cargo run --release --example changes_series -- answers SEED SUITE
 //!     cargo run --release --example changes_series -- eval SEED SUITE [NAME]
 //!
 //! `write` makes DIR/store.sqlite3 (one session per point, each series a
@@ -21,9 +22,13 @@
 //! totals (rough). `side-by-side` prints the event table
 //! (`simulated::event_table`) of the named answers, the first cmdscope's
 //! (scored on events), the others a detector of change points only
-//! (scored as such). `values` writes a series recorded elsewhere (one
+//! (scored as such), then per noise family the slides the first told as
+//! one drift with start and end within 3 and its size within 30 %, and
+//! those the others put a change point inside. `values` writes a series recorded elsewhere (one
 //! value per line) into a store of one benchmark, one run per session,
-//! for `scripts/changes-real-data`. `eval` runs `changes`' analysis on
+//! for `scripts/changes-real-data`. `answers` prints cmdscope's answer
+//! lines for the suite, found in this process (what `write` and `cmdscope
+//! changes` give through a store). `eval` runs `changes`' analysis on
 //! the suite in this process and prints its event table; with NAME, only
 //! the series whose name holds it, and each that missed or raised an
 //! alarm with its truth and what was found.
@@ -199,6 +204,46 @@ fn side_by_side(
     let refs: Vec<&[_]> = rows.iter().map(Vec::as_slice).collect();
     print!("{}", simulated::event_table(&names, &refs));
     println!("all: {}", totals.join("; "));
+    // Slides per history: the first detector's told as one drift with its
+    // start and end within 3 and its size right; the others', a change
+    // point inside the slide.
+    for (i, (noise, kind, e)) in rows[0].iter().enumerate() {
+        if *kind != simulated::Kind::Slide {
+            continue;
+        }
+        let others: Vec<String> = rows[1..]
+            .iter()
+            .zip(&names[1..])
+            .map(|(r, n)| format!("{n} {}/{}", r[i].2.hits, r[i].2.series))
+            .collect();
+        println!(
+            "slides, {}: {} one drift located {}/{}; {}",
+            noise.name(),
+            names[0],
+            e.one_drift_located,
+            e.series,
+            others.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// cmdscope's answer lines (as `score` reads them) for every series of
+/// the suite, found in this process: what the store and `cmdscope changes
+/// --format json` give, without them.
+fn answer_lines(seed: u64, which: &str) -> Result<(), String> {
+    for (i, s) in suite(seed, which)?.iter().enumerate() {
+        let d = Detected::by_cmdscope(&s.sessions);
+        for c in &d.changes {
+            println!("{i} change {c}");
+        }
+        for (a, b) in &d.episodes {
+            println!("{i} episode {a} {b}");
+        }
+        for (a, b, r) in &d.drifts {
+            println!("{i} drift {a} {b} {r}");
+        }
+    }
     Ok(())
 }
 
@@ -231,14 +276,17 @@ fn eval(seed: u64, which: &str, filter: Option<&str>) -> Result<(), String> {
         "all: {}/{} found, {} false alarms",
         total.hits, total.truth, total.false_alarms
     );
-    // The shape told, wherever its ends: slides as one drift, and drifts
-    // where the truth has none (a step told as a slide).
+    // The shape told: slides as one drift (wherever its ends, and with
+    // its ends and size right), and drifts where the truth has none (a
+    // step told as a slide).
     for (noise, kind, e) in &rows {
         if *kind == simulated::Kind::Slide {
             println!(
-                "slides told as one drift, {}: {}/{}",
+                "slides told as one drift, {}: {}/{}, located {}/{}",
                 noise.name(),
                 e.one_drift,
+                e.series,
+                e.one_drift_located,
                 e.series
             );
         }
@@ -257,6 +305,7 @@ fn main() {
         (Some("write"), 2..=4) => write(path(1), seed(2), which(3)),
         (Some("score"), 3..=5) => score(&args[1], path(2), seed(3), which(4)),
         (Some("values"), 3) => values(path(1), path(2)),
+        (Some("answers"), 3) => answer_lines(seed(1), which(2)),
         (Some("eval"), 3..=4) => eval(seed(1), which(2), args.get(3).map(String::as_str)),
         (Some("side-by-side"), n) if n >= 5 && n % 2 == 1 => {
             let detectors: Vec<(&str, &std::path::Path)> = args[3..]
@@ -265,7 +314,7 @@ fn main() {
                 .collect();
             side_by_side(seed(1), which(2), &detectors)
         }
-        _ => Err("usage: changes_series write DIR [SEED [SUITE]] | score NAME ANSWERS [SEED [SUITE]] | side-by-side SEED SUITE NAME ANSWERS [NAME ANSWERS...] | values DB FILE | eval SEED SUITE [NAME]".into()),
+        _ => Err("usage: changes_series write DIR [SEED [SUITE]] | score NAME ANSWERS [SEED [SUITE]] | side-by-side SEED SUITE NAME ANSWERS [NAME ANSWERS...] | values DB FILE | answers SEED SUITE | eval SEED SUITE [NAME]".into()),
     };
     if let Err(e) = r {
         eprintln!("changes_series: {e}");

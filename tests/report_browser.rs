@@ -225,6 +225,222 @@ fn site_renders_in_chromium_with_changes_marked() {
     keep(&png_path, "site-screenshot.png");
 }
 
+/// `report --site` draws every kind of event as what it is: a drift as a
+/// sloped band from the level before it to the level after it, an episode
+/// as a shaded span, each with the commits at its edges; a machine-wide
+/// shift on the page of every benchmark that changed there and on no
+/// other; wander as a note. A benchmark run with --concurrency has its
+/// throughput and latency histories on its page. The wall-time sessions
+/// are imported results files (no load of the machine moves them: the
+/// detection is tested in analysis::changes and tests/changes.rs); the
+/// concurrency sessions are real runs of a sleep.
+#[test]
+fn site_draws_every_kind_of_event_and_a_concurrency_benchmarks_throughput() {
+    use rand::{Rng, SeedableRng};
+    let Some(browser) = browser_or_skip("site events") else {
+        return;
+    };
+    let dir = tempdir();
+    let db = dir.path().join("events.db");
+    // The slide: 1.3 times slower over sessions 14-25 (in steps of 1/13),
+    // as analysis::changes::simulated draws one.
+    let slide = |i: usize| -> f64 {
+        let share = ((i + 1).saturating_sub(14) as f64 / 13.0).min(1.0);
+        0.010 * 1.3f64.powf(share)
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(54);
+    let mut normal = || {
+        let (u1, u2): (f64, f64) = (1.0 - rng.random::<f64>(), rng.random());
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    };
+    // Wander: AR(1), coefficient 0.9, stationary SD 3 %.
+    let mut ar = 0.03 * normal();
+    for i in 0..44 {
+        ar = 0.9 * ar + 0.03 * (1.0f64 - 0.81).sqrt() * normal();
+        let shifted = if i >= 30 { 0.008 * 1.25 } else { 0.008 };
+        let episode = if (18..=22).contains(&i) {
+            0.0115
+        } else {
+            0.010
+        };
+        let file = dir.path().join(format!("session-{i}.json"));
+        write_results_file(
+            &file,
+            &[
+                ("slide", times_around(slide(i), 6)),
+                ("episode", times_around(episode, 6)),
+                ("wander", times_around(0.010 * ar.exp(), 6)),
+                ("shift a", times_around(shifted, 6)),
+                ("shift b", times_around(shifted * 1.1, 6)),
+                ("shift c", times_around(shifted * 1.2, 6)),
+                ("shift d", times_around(shifted * 1.3, 6)),
+            ],
+        );
+        let label = format!("commit=c{i:02}");
+        let o = with_store(&db, &["import", "--label", &label, file.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for k in 0..3 {
+        let o = with_store(
+            &db,
+            &[
+                "run",
+                "--style",
+                "none",
+                "--runs",
+                "8",
+                "--concurrency",
+                "2",
+                "--label",
+                &format!("commit=k{k}"),
+                "-n",
+                "conc",
+                "sleep 0.02",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let site = dir.path().join("site");
+    let o = with_store(&db, &["report", "--site", site.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let profile = dir.path().join("profile");
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    let page_of = |name: &str| -> (std::path::PathBuf, String) {
+        let file = index
+            .split("<a href=\"")
+            .find(|s| {
+                s.split('<')
+                    .next()
+                    .is_some_and(|a| a.ends_with(&format!("\">{name}")))
+            })
+            .and_then(|s| s.split('"').next())
+            .unwrap_or_else(|| panic!("no page of {name}: {index}"));
+        let path = site.join(file);
+        let dom = dump_dom(&browser, &profile, &format!("file://{}", path.display()));
+        (path, dom)
+    };
+    // What the analysis said, for failure messages.
+    let changes = || {
+        let o = with_store(&db, &["changes"]);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let group = |dom: &str, class: &str| -> Option<String> {
+        let g = dom.split(&format!("<g class=\"{class}\">")).nth(1)?;
+        Some(g.split("</g>").next()?.to_string())
+    };
+
+    // The drift: a sloped band, from the level before to the level after
+    // (higher on the right: 1.3 times slower), its size and the commits
+    // at its edges, each within 3 sessions of the slide's (c14, c25).
+    let (slide_path, dom) = page_of("slide");
+    let drift = group(&dom, "drift").unwrap_or_else(|| panic!("no drift drawn:\n{}", changes()));
+    let band = drift
+        .split("<polygon class=\"slide\" points=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("no sloped band: {drift}"));
+    let ys: Vec<f64> = band
+        .split([' ', ','])
+        .skip(1)
+        .step_by(2)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(ys.len(), 4, "{band}");
+    // SVG y grows downwards: the right edge's band is above the left's.
+    assert!(ys[1] < ys[0] - 20.0 && ys[2] < ys[3] - 20.0, "{band}");
+    assert!(drift.contains(">drift +"), "{drift}");
+    let edges: Vec<usize> = drift
+        .split("<text class=\"edge\"")
+        .skip(1)
+        .map(|t| {
+            let text = t.split('>').nth(1).unwrap().split('<').next().unwrap();
+            text.trim_start_matches('c').parse().unwrap()
+        })
+        .collect();
+    assert_eq!(edges.len(), 2, "{drift}");
+    assert!(
+        edges[0].abs_diff(14) <= 3 && edges[1].abs_diff(25) <= 3,
+        "{drift}"
+    );
+    assert!(
+        dom.contains("<tr class=\"drift\">"),
+        "drift in the event list"
+    );
+    assert!(
+        group(&dom, "shift").is_none(),
+        "no shift on a benchmark that did not change"
+    );
+
+    // The episode: a span with its edges, c18 and c22.
+    let (_, dom) = page_of("episode");
+    let ep = group(&dom, "episode").unwrap_or_else(|| panic!("no episode drawn:\n{}", changes()));
+    assert!(
+        ep.contains("<rect") && ep.contains(">c18</text>") && ep.contains(">c22</text>"),
+        "{ep}"
+    );
+    assert!(ep.contains(">episode +15.0 %, then back</text>"), "{ep}");
+
+    // The machine-wide shift: on each of the four benchmarks, at c30.
+    for name in ["shift a", "shift b", "shift c", "shift d"] {
+        let (_, dom) = page_of(name);
+        let shift =
+            group(&dom, "shift").unwrap_or_else(|| panic!("no shift on {name}:\n{}", changes()));
+        assert!(
+            shift.contains(">c30</text>") && shift.contains("of 7"),
+            "{shift}"
+        );
+    }
+
+    // Wander: a note, no event drawn.
+    let (_, dom) = page_of("wander");
+    assert!(
+        dom.contains("<p class=\"wander\">Wander: "),
+        "no wander note:\n{}",
+        changes()
+    );
+    for class in ["drift", "episode", "mark"] {
+        assert!(group(&dom, class).is_none(), "wander drawn as a {class}");
+    }
+
+    // The concurrency benchmark: its throughput and latency histories.
+    let (_, dom) = page_of("conc [concurrency=2]");
+    for metric in ["throughput", "latency_p50", "latency_p90", "latency_p99"] {
+        let section = dom
+            .split(&format!("<h2>{metric}</h2>"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {metric} history on the page"));
+        let section = section.split("<h2>").next().unwrap();
+        assert!(section.contains("class=\"line\""), "{metric} chart drawn");
+    }
+    assert!(
+        dom.contains("throughput (completions/s)"),
+        "throughput as completions per second"
+    );
+
+    // The picture: the drift's band in its colour (#e69f00).
+    let png_path = dir.path().join("site-events.png");
+    let bytes = screenshot(
+        &browser,
+        &profile,
+        &png_path,
+        "1000,1300",
+        &format!("file://{}", slide_path.display()),
+    );
+    let (info, buf) = decode(bytes);
+    let channels = info.color_type.samples();
+    let amber = buf[..info.buffer_size()]
+        .chunks(channels)
+        .filter(|px| {
+            channels >= 3
+                && (200..=245).contains(&px[0])
+                && (140..=185).contains(&px[1])
+                && px[2] < 110
+        })
+        .count();
+    assert!(amber > 300, "drift band drawn on {amber} pixels only");
+    keep(&png_path, "site-events-screenshot.png");
+}
+
 /// A stored concurrency sweep's report: per cell its N and throughput,
 /// the scaling curve drawn as `--plot` draws it and the law's fit (or why
 /// it is withheld), with a name that is markup kept as text.

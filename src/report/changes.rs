@@ -59,18 +59,31 @@ pub fn direction_of(h: &History, d: Direction) -> &'static str {
 /// `+25.1 % (99 % CI +23.0 % … +27.3 %)`: the change of the metric as
 /// shown (of throughput, not of its seconds per completion).
 pub fn change_text(h: &History, c: &Change) -> String {
+    let (r, ci) = shown_ratio(h, c);
+    ratio_text(r, ci, c.comparison.confidence)
+}
+
+/// `+25.1 %`: [`change_text`] without its interval, for a chart's label.
+pub fn size_text(h: &History, c: &Change) -> String {
+    pct(shown_ratio(h, c).0)
+}
+
+/// The change's ratio and interval in the metric as shown.
+fn shown_ratio(h: &History, c: &Change) -> (f64, [f64; 2]) {
     let cmp = &c.comparison;
-    let (r, ci) = if h.is_throughput() {
+    if h.is_throughput() {
         crate::analysis::concurrency::throughput_ratio(cmp)
     } else {
         (cmp.ratio, cmp.ratio_ci)
-    };
-    ratio_text(r, ci, cmp.confidence)
+    }
+}
+
+fn pct(r: f64) -> String {
+    format!("{:+.1} %", (r - 1.0) * 100.0)
 }
 
 /// `+25.1 % (99 % CI +23.0 % … +27.3 %)`
 fn ratio_text(r: f64, ci: [f64; 2], confidence: f64) -> String {
-    let pct = |r: f64| format!("{:+.1} %", (r - 1.0) * 100.0);
     format!(
         "{} ({} {} … {})",
         pct(r),

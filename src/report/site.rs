@@ -3,10 +3,12 @@
 //! regression) and links one page per benchmark: a history chart per
 //! metric (wall time, and for a benchmark run with --concurrency its
 //! throughput and latency percentiles) with every event drawn as what it
-//! is (a step as a dashed line, a drift's slide and an episode as shaded
-//! stretches, a machine-wide shift as a line of its own colour, wander as
-//! a note), the distribution of the latest points, the event list, and
-//! the newest search's answer.
+//! is (a step as a dashed line; a drift as a sloped band from the level
+//! before it to the level after it over its shaded slide, and an episode
+//! as a shaded stretch, each with its size and the points at its edges; a
+//! machine-wide shift as a line of its own colour on the benchmarks that
+//! changed there; wander as a note), the distribution of the latest
+//! points, the event list, and the newest search's answer.
 //!
 //! Like the HTML report: no scripts, no network (the same
 //! Content-Security-Policy), inline SVG and CSS, every user string through
@@ -17,8 +19,8 @@ use std::fmt::Write as _;
 
 use crate::analysis::changes::{Analysed, Change, Event, MachineShift};
 use crate::report::changes::{
-    change_text, direction, drift_text, episode_text, median_text, metric_name, speeds_text, value,
-    wander_text,
+    change_text, direction, drift_text, episode_text, median_text, metric_name, size_text,
+    speeds_text, value, wander_text,
 };
 use crate::report::html::{CSP, STYLE};
 use crate::report::svg::{self, escape, BoxPlot, BoxStats, Format, LineChart, Mark, Series, Span};
@@ -316,6 +318,16 @@ fn history_chart(out: &mut String, a: &Analysed, shifts: &[MachineShift]) {
             label: label_at(c.index),
         })
         .collect();
+    // A side's level as drawn: its median's interval (throughput as
+    // completions per second, its ends swapped).
+    let level = |side: &crate::analysis::changes::Side| {
+        let [lo, hi] = side.ci.unwrap_or([side.median; 2]);
+        if h.is_throughput() {
+            (shown(hi), shown(lo))
+        } else {
+            (lo, hi)
+        }
+    };
     let mut spans: Vec<Span> = Vec::new();
     for d in a.drifts.iter().filter(|d| d.end >= start) {
         spans.push(Span {
@@ -323,8 +335,17 @@ fn history_chart(out: &mut String, a: &Analysed, shifts: &[MachineShift]) {
             to: d.end as f64 + 0.5,
             class: "drift",
             colour: DRIFT,
-            label: format!("drift from {}", label_at(d.start)),
+            label: format!(
+                "drift {}{}",
+                size_text(h, &d.change),
+                if d.ongoing { " so far" } else { "" }
+            ),
             title: format!("drift: {}", drift_text(h, d)),
+            edges: [label_at(d.start), label_at(d.end)],
+            // From the level before the slide to the level after it; a
+            // slide that starts before the chart has no level drawn at its
+            // left edge.
+            slide: (d.start >= start).then(|| [level(&d.change.before), level(&d.change.after)]),
         });
     }
     for e in a.episodes.iter().filter(|e| e.end >= start) {
@@ -333,11 +354,18 @@ fn history_chart(out: &mut String, a: &Analysed, shifts: &[MachineShift]) {
             to: e.end as f64 + 0.5,
             class: "episode",
             colour: EPISODE,
-            label: format!("episode at {}", label_at(e.start)),
+            label: format!("episode {}, then back", size_text(h, &e.enter)),
             title: format!("episode: {}", episode_text(h, e)),
+            edges: [label_at(e.start), label_at(e.end)],
+            slide: None,
         });
     }
-    for s in shifts.iter().filter(|s| s.fingerprint == h.fingerprint) {
+    // A machine-wide shift on the page of every benchmark that changed
+    // there (the others of the machine did not).
+    for s in shifts
+        .iter()
+        .filter(|s| s.fingerprint == h.fingerprint && s.benchmarks.contains(&h.benchmark))
+    {
         let ids: Vec<i64> = s.point.sessions.iter().map(|r| r.id).collect();
         if let Some(i) = h
             .points
@@ -351,8 +379,10 @@ fn history_chart(out: &mut String, a: &Analysed, shifts: &[MachineShift]) {
                 to: x,
                 class: "shift",
                 colour: SHIFT,
-                label: format!("machine-wide at {}", label_at(i)),
+                label: format!("machine-wide, {} of {}", s.benchmarks.len(), s.of),
                 title: crate::report::changes::shift_text(s),
+                edges: [label_at(i), String::new()],
+                slide: None,
             });
         }
     }

@@ -50,17 +50,23 @@ pub struct Mark {
 /// A labelled stretch of x shaded on a line chart (a drift's slide, an
 /// episode), or a vertical line of another colour (a machine-wide shift),
 /// each with its class, colour and a title saying what it is.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Span {
     pub from: f64,
     pub to: f64,
     /// The CSS class of the shape (`drift`, `episode`, `shift`).
     pub class: &'static str,
     pub colour: &'static str,
-    /// Drawn above the chart (cut to 40 characters).
+    /// Drawn at the foot of the chart (cut to 40 characters).
     pub label: String,
     /// The full description, as the shape's title.
     pub title: String,
+    /// What the edges are (the first and last point in it), drawn at each
+    /// edge above the label (cut to 24 characters); empty: none.
+    pub edges: [String; 2],
+    /// A level that slides across the span: the band (low, high) at
+    /// `from` and at `to`, drawn as a sloped band over the shading.
+    pub slide: Option<[(f64, f64); 2]>,
 }
 
 impl LineChart {
@@ -221,9 +227,44 @@ impl LineChart {
                     c = sp.colour
                 )
             };
+            // A slide: a band from the level before to the level after,
+            // at least a few pixels thick so an exact level shows.
+            let slide = sp
+                .slide
+                .filter(|b| b.iter().all(|(lo, hi)| lo.is_finite() && hi.is_finite()))
+                .map(|[(l0, h0), (l1, h1)]| {
+                    let thick = |lo: f64, hi: f64| {
+                        let (a, b) = (y.px(hi), y.px(lo));
+                        let mid = (a + b) / 2.0;
+                        (a.min(mid - 3.0), b.max(mid + 3.0))
+                    };
+                    let ((t0, b0), (t1, b1)) = (thick(l0, h0), thick(l1, h1));
+                    format!(
+                        r#"<polygon class="slide" points="{l:.1},{t0:.1} {r:.1},{t1:.1} {r:.1},{b1:.1} {l:.1},{b0:.1}" fill="{c}" fill-opacity="0.55" stroke="{c}"/>"#,
+                        c = sp.colour
+                    )
+                })
+                .unwrap_or_default();
+            let edges: String = [(l, &sp.edges[0], "start"), (r, &sp.edges[1], "end")]
+                .iter()
+                .filter(|(_, text, _)| !text.is_empty())
+                .enumerate()
+                .map(|(k, (px, text, anchor))| {
+                    format!(
+                        r#"<text class="edge" x="{px:.1}" y="{:.1}" font-size="10" fill="{}" text-anchor="{}">{}</text>"#,
+                        // Above the label at the foot: a chart of times
+                        // starts at 0, so its data rarely reach down there.
+                        y0 - 30.0 - 11.0 * ((i + k) % 2) as f64,
+                        sp.colour,
+                        // A line's label reads to the right of it.
+                        if r - l < 1.0 { "start" } else { anchor },
+                        label(text, 24)
+                    )
+                })
+                .collect();
             let _ = write!(
                 out,
-                r#"<g class="{}">{shape}<text x="{:.1}" y="{ty:.1}" font-size="11" fill="{}">{}</text><title>{}</title></g>"#,
+                r#"<g class="{}">{shape}{slide}{edges}<text x="{:.1}" y="{ty:.1}" font-size="11" fill="{}">{}</text><title>{}</title></g>"#,
                 sp.class,
                 l + 2.0,
                 sp.colour,

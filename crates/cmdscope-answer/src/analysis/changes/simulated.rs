@@ -308,7 +308,7 @@ pub fn series(kind: Kind, seed: u64) -> Series {
 
 /// A slide of 3–10 % up or down over 10–50 sessions, with at least 10
 /// flat sessions before and after it: (first, last, size).
-fn slide(rng: &mut ChaCha8Rng) -> (usize, usize, f64) {
+pub(super) fn slide(rng: &mut ChaCha8Rng) -> (usize, usize, f64) {
     let len = rng.random_range(10..=50);
     let start = rng.random_range(10..=SESSIONS - 10 - len);
     (start, start + len - 1, size(rng, 0.03, 0.10))
@@ -316,7 +316,7 @@ fn slide(rng: &mut ChaCha8Rng) -> (usize, usize, f64) {
 
 /// A level of `base` that slides linearly from `start` to `end`
 /// (inclusive) by the factor `f` (on the log scale) and stays.
-fn slide_level(base: f64, start: usize, end: usize, f: f64) -> impl Fn(usize) -> f64 {
+pub(super) fn slide_level(base: f64, start: usize, end: usize, f: f64) -> impl Fn(usize) -> f64 {
     move |i| {
         let share = if i < start {
             0.0
@@ -573,7 +573,7 @@ pub const ROUGH_KINDS: [(Kind, usize); 7] = [
 ];
 
 /// Student's t with 3 degrees of freedom.
-fn t3(rng: &mut ChaCha8Rng) -> f64 {
+pub(super) fn t3(rng: &mut ChaCha8Rng) -> f64 {
     let chi: f64 = (0..3).map(|_| normal(rng).powi(2)).sum();
     normal(rng) / (chi / 3.0).sqrt()
 }
@@ -767,6 +767,10 @@ pub struct EventScore {
     /// Slides told as one drift: exactly one drift reported within the
     /// slide ±3 and no step or episode there, wherever its ends are.
     pub one_drift: usize,
+    /// Slides told as one drift (as `one_drift`) whose start and end are
+    /// each within 3 points of the truth and whose size is within
+    /// `DRIFT_SIZE_TOLERANCE`: the promise about slides, per history.
+    pub one_drift_located: usize,
     /// Drifts reported in a history whose truth has no slide (a step told
     /// as a slide).
     pub stray_drifts: usize,
@@ -781,6 +785,7 @@ impl EventScore {
         self.false_alarms += o.false_alarms;
         self.silent += o.silent;
         self.one_drift += o.one_drift;
+        self.one_drift_located += o.one_drift_located;
         self.stray_drifts += o.stray_drifts;
     }
 
@@ -828,6 +833,10 @@ pub fn score_events_one(s: &Series, d: &Detected, points_only: bool) -> EventSco
             hits += 1;
         }
     }
+    let drift_matches = |(x, y, g): (usize, usize, f64), (a, b, f): (usize, usize, f64)| {
+        let tol = (DRIFT_SIZE_TOLERANCE * f.ln().abs()).max(0.01);
+        x.abs_diff(a) <= 3 && y.abs_diff(b) <= 3 && (g.ln() - f.ln()).abs() <= tol
+    };
     for &(a, b, f) in &s.drifts {
         if points_only {
             if let Some(j) =
@@ -836,14 +845,9 @@ pub fn score_events_one(s: &Series, d: &Detected, points_only: bool) -> EventSco
                 used_steps[j] = true;
                 hits += 1;
             }
-        } else if let Some(j) = (0..d.drifts.len()).find(|&j| {
-            let (x, y, g) = d.drifts[j];
-            let tol = (DRIFT_SIZE_TOLERANCE * f.ln().abs()).max(0.01);
-            !used_drifts[j]
-                && x.abs_diff(a) <= 3
-                && y.abs_diff(b) <= 3
-                && (g.ln() - f.ln()).abs() <= tol
-        }) {
+        } else if let Some(j) =
+            (0..d.drifts.len()).find(|&j| !used_drifts[j] && drift_matches(d.drifts[j], (a, b, f)))
+        {
             used_drifts[j] = true;
             hits += 1;
         }
@@ -870,21 +874,31 @@ pub fn score_events_one(s: &Series, d: &Detected, points_only: bool) -> EventSco
     let truth = s.changes.len() + s.episodes.len() + s.drifts.len();
     let reported = d.changes.len() + d.episodes.len() + d.drifts.len();
     let within = |x: usize, (a, b): (usize, usize)| x + 3 >= a && x <= b + 3;
-    let one_drift = s
+    // The one drift a slide is told as, when it is told as one.
+    let told: Vec<Option<(usize, usize, f64)>> = s
         .drifts
         .iter()
-        .filter(|&&(a, b, _)| {
-            d.drifts
+        .map(|&(a, b, _)| {
+            let near: Vec<_> = d
+                .drifts
                 .iter()
                 .filter(|&&(x, y, _)| within(x, (a, b)) || within(y, (a, b)))
-                .count()
-                == 1
+                .collect();
+            let alone = near.len() == 1
                 && !d.changes.iter().any(|&c| within(c, (a, b)))
                 && !d
                     .episodes
                     .iter()
-                    .any(|&(x, y)| within(x, (a, b)) || within(y + 1, (a, b)))
+                    .any(|&(x, y)| within(x, (a, b)) || within(y + 1, (a, b)));
+            alone.then(|| *near[0])
         })
+        .collect();
+    let one_drift = told.iter().flatten().count();
+    let one_drift_located = s
+        .drifts
+        .iter()
+        .zip(&told)
+        .filter(|(&truth, t)| t.is_some_and(|t| drift_matches(t, truth)))
         .count();
     EventScore {
         series: 1,
@@ -894,6 +908,7 @@ pub fn score_events_one(s: &Series, d: &Detected, points_only: bool) -> EventSco
         false_alarms,
         silent: usize::from(truth > 0 && reported == 0),
         one_drift,
+        one_drift_located,
         stray_drifts: if s.drifts.is_empty() {
             d.drifts.len()
         } else {
