@@ -7,19 +7,19 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::analysed;
 use super::blocks::Blocks;
 use super::exports::{check_exports, export, export_paths, exports_asked, parse_output};
-use crate::analysis::comparison::{self, Comparison};
+use crate::analysis;
+use crate::analysis::comparison;
 use crate::analysis::sequential::Sequential;
 use crate::analysis::source::Source;
-use crate::analysis::sweep::Sweep;
-use crate::analysis::{self, CellAnalysis};
 use crate::cli::run::{RunArgs, SortOrder, Style, TimeUnit};
 use crate::error::{exit, Error, OptionError, Result, SearchError};
 use crate::exec::{Input, Output};
 use crate::explain::run_monitor::Counts;
+use crate::report;
 use crate::report::paint::Paint;
-use crate::report::{self, Report, SearchSection};
 use crate::run::counted::{self, By, Counted};
 use crate::run::events::Fanout;
 use crate::run::plan::{self, Parameter};
@@ -89,14 +89,6 @@ struct Measured {
     recorder: Recorder,
 }
 
-/// The answers drawn from the measurements.
-struct Analysed {
-    analyses: Vec<CellAnalysis>,
-    comparisons: Vec<Comparison>,
-    sweep: Option<Sweep>,
-    concurrency: Option<crate::analysis::concurrency::Concurrency>,
-}
-
 pub fn run(args: &RunArgs) -> Result<i32> {
     let request = crate::cli::cells::request(args)?;
     run_request(args, &request)
@@ -113,32 +105,31 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
         });
     }
     let prepared = prepare(args, request)?;
-    let mut measured = measure(args, request, &prepared)?;
-    let analysed = analyse(args, request, &prepared, &mut measured);
+    let measured = measure(args, request, &prepared)?;
     let Measured {
-        session,
+        mut session,
         shown,
         search,
         monitor,
         mut recorder,
     } = measured;
-    let report = Report {
-        session: &session,
-        analyses: &analysed.analyses,
-        comparisons: &analysed.comparisons,
-        named_reference: prepared
-            .settings
-            .named_reference
-            .then_some(session.reference),
-        search: search.as_ref().map(|result| SearchSection {
+    let analysed = analysed::analyse(
+        &prepared.settings,
+        warning_rules(args, request),
+        &mut session,
+        search.as_ref().map(|result| analysed::Searched {
             result,
-            parameters: &prepared.parameters,
-            maximize: args.maximize.is_some(),
+            cells: &prepared.opts.cells,
         }),
-        monitor: monitor.as_ref(),
-        sweep: analysed.sweep.as_ref(),
-        concurrency: analysed.concurrency.as_ref(),
-    };
+        monitor.as_ref(),
+    )?;
+    let report = analysed::report(
+        &prepared.settings,
+        &session,
+        &analysed,
+        search.as_ref(),
+        monitor.as_ref(),
+    );
     // Exports and the store come before the terminal report, which may
     // find its reader gone (`| head -1`).
     let export_error = export(args, &report);
@@ -171,13 +162,7 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
         }
     }
     if !prepared.quiet && !stopped {
-        for part in report::terminal::render_parts(&report, paint, wording) {
-            if part.stderr {
-                crate::output::print_err_text(&part.text);
-            } else {
-                crate::output::print(&part.text);
-            }
-        }
+        analysed::print(&report, paint, wording);
         if let Some(note) = args
             .hyperfine_words
             .then(|| report::terminal::zero_note(&report, paint))
@@ -407,7 +392,7 @@ fn settings(
     precision: Option<f64>,
     source: &Source,
 ) -> Settings {
-    let exports = export_paths(args)
+    let exports = export_paths(&args.exports)
         .map(|(flag, path)| (flag.format, path))
         .chain(args.plot.as_ref().map(|path| ("svg", path)));
     Settings {
@@ -446,6 +431,11 @@ fn settings(
             .collect(),
         simulate: opts.simulate.clone(),
         counted: opts.counted.clone(),
+        remove_outliers: r.remove_outliers,
+        parameters: r.plan.parameters.clone(),
+        commands: (r.plan.commands.iter())
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect(),
     }
 }
 
@@ -671,6 +661,8 @@ fn measure(args: &RunArgs, r: &Request, p: &Prepared) -> Result<Measured> {
         // report's session holds the tried values only.
         crate::explain::run_monitor::store(c, &mut recorder);
         c.select(&result.tried);
+    } else if let Some(c) = &monitor {
+        crate::explain::run_monitor::store(c, &mut recorder);
     }
     Ok(Measured {
         session,
@@ -713,90 +705,6 @@ fn warning_rules(args: &RunArgs, r: &Request) -> analysis::warning::Rules {
         analysis::warning::Rules::Hyperfine { made: !r.debug }
     } else {
         analysis::warning::Rules::Cmdscope
-    }
-}
-
-/// Summaries, comparisons (the search's and the monitor's included) and
-/// the sweep; the monitor's counts are stored with the runs.
-fn analyse(args: &RunArgs, r: &Request, p: &Prepared, m: &mut Measured) -> Analysed {
-    let precision = p.precision.unwrap_or(comparison::DEFAULT_PRECISION);
-    if r.remove_outliers {
-        analysis::remove_outliers(&mut m.session);
-    }
-    let session = &m.session;
-    let rules = warning_rules(args, r);
-    let analyses: Vec<CellAnalysis> = (session.results.iter())
-        .map(|r| analysis::analyse_reported(r, session, rules, session.results.len()))
-        .collect();
-    let mut comparisons = comparison::compare_cells(
-        &session.results,
-        session.reference,
-        session.order,
-        session.final_alpha,
-        precision,
-        session.rss_floor,
-    );
-    if session.simulated.is_some() {
-        // The kernel's figures of a simulated run (times, memory, faults,
-        // switches, I/O) are the simulator's process's: only its counts
-        // are compared.
-        comparisons
-            .retain(|c| crate::metrics::Metric::from_name(c.metric).is_some_and(|m| m.simulated()));
-    }
-    if r.until_decided {
-        comparisons
-            .iter_mut()
-            .for_each(comparison::advise_longer_max_time);
-    }
-    if let Some(result) = &m.search {
-        // The searched metric's comparisons are the search's own (unpaired:
-        // runs of different rounds are not pairs), so the summary and the
-        // search's set come from one analysis.
-        comparisons.retain(|c| c.metric != p.source.name());
-        comparisons.extend(result.comparisons(&p.opts.cells));
-    }
-    if let Some(c) = &m.monitor {
-        let mut counted = crate::explain::run_monitor::compare(c, session, precision);
-        if m.search.is_some() {
-            // The searched count's comparisons are the search's own (as
-            // for a metric), and its counts were stored after the search.
-            counted.retain(|c| c.metric != p.source.name());
-        } else {
-            crate::explain::run_monitor::store(c, &mut m.recorder);
-        }
-        comparisons.extend(counted);
-    }
-    let mut sweep = crate::analysis::sweep::build(
-        session,
-        &analyses,
-        &p.parameters,
-        &crate::analysis::sweep::Measure {
-            source: &p.source,
-            series: m
-                .monitor
-                .as_ref()
-                .map(|c| c as &dyn crate::analysis::source::RunSeries),
-            maximize: args.maximize.is_some(),
-        },
-        &r.plan
-            .commands
-            .iter()
-            .map(|c| c.to_string_lossy().into_owned())
-            .collect::<Vec<_>>(),
-        &crate::analysis::sweep::SetRules {
-            comparisons: &comparisons,
-            alpha: session.final_alpha,
-            precision,
-        },
-    );
-    if let (Some(result), Some(sweep)) = (&m.search, sweep.as_mut()) {
-        crate::search::mark_sweep(result, sweep);
-    }
-    Analysed {
-        concurrency: crate::analysis::concurrency::analyse(session, precision),
-        analyses,
-        comparisons,
-        sweep,
     }
 }
 

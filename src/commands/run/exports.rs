@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::run::{RunArgs, SortOrder};
+use crate::cli::run::{ExportFiles, RunArgs, SortOrder};
 use crate::error::{Error, OptionError, Result};
 use crate::exec::Output;
 use crate::output::{same_file, Named};
@@ -30,18 +30,35 @@ pub(super) fn parse_output(text: &str) -> Output {
 /// One `--export-*` flag: the format (as the session's settings name it),
 /// where the flag's path is, and the format's exporter (markup tables in
 /// the rows' order).
-pub(super) struct ExportFlag {
+pub(crate) struct ExportFlag {
     pub(super) format: &'static str,
-    path: fn(&RunArgs) -> &Option<PathBuf>,
+    path: fn(&ExportFiles) -> &Option<PathBuf>,
     exporter: fn(Layout) -> Box<dyn Exporter>,
 }
 
 /// How the tables are laid out: the rows' order (`--sort`) and, for the
 /// CSV, whose column order (hyperfine's in its front door).
 #[derive(Clone, Copy)]
-pub(super) struct Layout {
+pub(crate) struct Layout {
     rows: Rows,
     csv: Columns,
+}
+
+impl Layout {
+    /// By `--sort`, in hyperfine's columns in its front door.
+    pub(crate) fn of(sort: SortOrder, hyperfine_words: bool) -> Layout {
+        Layout {
+            rows: match sort {
+                SortOrder::Auto | SortOrder::Command => Rows::Command,
+                SortOrder::MeanTime => Rows::MeanTime,
+            },
+            csv: if hyperfine_words {
+                Columns::Hyperfine
+            } else {
+                Columns::Cmdscope
+            },
+        }
+    }
 }
 
 /// Every `--export-*` flag, in the order exports are written: the one list
@@ -50,12 +67,12 @@ pub(super) struct Layout {
 const EXPORT_FLAGS: [ExportFlag; 5] = [
     ExportFlag {
         format: "json",
-        path: |a| &a.export_json,
+        path: |f| &f.export_json,
         exporter: |_| Box::new(Json),
     },
     ExportFlag {
         format: "csv",
-        path: |a| &a.export_csv,
+        path: |f| &f.export_csv,
         exporter: |layout| {
             Box::new(Csv {
                 columns: layout.csv,
@@ -64,7 +81,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "markdown",
-        path: |a| &a.export_markdown,
+        path: |f| &f.export_markdown,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::Markdown,
@@ -74,7 +91,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "asciidoc",
-        path: |a| &a.export_asciidoc,
+        path: |f| &f.export_asciidoc,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::AsciiDoc,
@@ -84,7 +101,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "orgmode",
-        path: |a| &a.export_orgmode,
+        path: |f| &f.export_orgmode,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::OrgMode,
@@ -95,24 +112,47 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
 ];
 
 /// The export files asked for: each flag given, with its path.
-pub(super) fn export_paths(
-    args: &RunArgs,
+pub(crate) fn export_paths(
+    files: &ExportFiles,
 ) -> impl Iterator<Item = (&'static ExportFlag, &PathBuf)> {
     EXPORT_FLAGS
         .iter()
-        .filter_map(move |flag| Some((flag, (flag.path)(args).as_ref()?)))
+        .filter_map(move |flag| Some((flag, (flag.path)(files).as_ref()?)))
 }
 
 /// Whether any export file was asked for.
 pub fn exports_asked(args: &RunArgs) -> bool {
-    export_paths(args).next().is_some()
+    export_paths(&args.exports).next().is_some()
 }
 
 /// The `--export-*` flags given, by name.
 pub fn exports_given(args: &RunArgs) -> Vec<String> {
-    export_paths(args)
+    export_paths(&args.exports)
         .map(|(flag, _)| format!("--export-{}", flag.format))
         .collect()
+}
+
+/// The export files, each named by its flag, for the check that no output
+/// is the store or another output.
+pub(crate) fn named_exports(files: &ExportFiles) -> Vec<Named> {
+    export_paths(files)
+        .map(|(flag, path)| Named::flag(&format!("--export-{}", flag.format), path))
+        .collect()
+}
+
+/// The export paths checked writable, at most one of them standard
+/// output; returns how many go there.
+pub(crate) fn check_export_files(files: &ExportFiles) -> Result<usize> {
+    let stdout_exports = export_paths(files)
+        .filter(|(_, path)| crate::output::is_stdout(path))
+        .count();
+    if stdout_exports > 1 {
+        return Err(OptionError::OneStdoutExport.into());
+    }
+    for (_, path) in export_paths(files) {
+        crate::output::check_writable(path)?;
+    }
+    Ok(stdout_exports)
 }
 
 /// `--plot` and the `--export-*` paths, checked writable before the first
@@ -128,15 +168,7 @@ pub(super) fn check_exports(
     if let Some(p) = &args.plot {
         crate::output::check_writable(p)?;
     }
-    let stdout_exports = export_paths(args)
-        .filter(|(_, path)| crate::output::is_stdout(path))
-        .count();
-    if stdout_exports > 1 {
-        return Err(OptionError::OneStdoutExport.into());
-    }
-    for (_, path) in export_paths(args) {
-        crate::output::check_writable(path)?;
-    }
+    let stdout_exports = check_export_files(&args.exports)?;
     check_collisions(args, r)?;
     Ok(stdout_exports)
 }
@@ -146,8 +178,8 @@ pub(super) fn check_exports(
 /// later write would destroy the earlier file. The commands' `--output`
 /// files may be one file among themselves (each run empties it).
 fn check_collisions(args: &RunArgs, r: &Request) -> Result<()> {
-    let mut outputs: Vec<Named> = export_paths(args)
-        .map(|(flag, path)| Named::flag(&format!("--export-{}", flag.format), path))
+    let mut outputs: Vec<Named> = named_exports(&args.exports)
+        .into_iter()
         .chain(args.plot.iter().map(|path| Named::flag("--plot", path)))
         .collect();
     let mut runs_write: Vec<&std::path::Path> = Vec::new();
@@ -163,9 +195,25 @@ fn check_collisions(args: &RunArgs, r: &Request) -> Result<()> {
     record::check_outputs(args.no_store, args.store.store.as_deref(), &outputs)
 }
 
-/// Writes every asked export, in order; returns the first error (the
-/// other exports are written all the same).
+/// Writes every export `run` was asked for, in order; returns the first
+/// error (the other exports are written all the same).
 pub(super) fn export(args: &RunArgs, report: &Report) -> Option<Error> {
+    write_exports(
+        &args.exports,
+        Layout::of(args.sort, args.hyperfine_words),
+        args.plot.as_ref(),
+        report,
+    )
+}
+
+/// Writes every export of `files` (and the sweep's chart to `plot`), in
+/// order; returns the first error (the others are written all the same).
+pub(crate) fn write_exports(
+    files: &ExportFiles,
+    layout: Layout,
+    plot: Option<&PathBuf>,
+    report: &Report,
+) -> Option<Error> {
     // Exports are written whatever happened, so an interrupted or failed
     // session still leaves its finished runs behind; but a session that
     // failed before its first run leaves existing exports as they were.
@@ -174,20 +222,9 @@ pub(super) fn export(args: &RunArgs, report: &Report) -> Option<Error> {
     if !measured && session.failure.is_some() {
         return None;
     }
-    let layout = Layout {
-        rows: match args.sort {
-            SortOrder::Auto | SortOrder::Command => Rows::Command,
-            SortOrder::MeanTime => Rows::MeanTime,
-        },
-        csv: if args.hyperfine_words {
-            Columns::Hyperfine
-        } else {
-            Columns::Cmdscope
-        },
-    };
     // The chart only when there is a sweep to draw.
-    let plot = args.plot.as_ref().filter(|_| report.sweep.is_some());
-    let exporters = export_paths(args)
+    let plot = plot.filter(|_| report.sweep.is_some());
+    let exporters = export_paths(files)
         .map(|(flag, path)| (path, (flag.exporter)(layout)))
         .chain(plot.map(|path| (path, Box::new(SweepSvg) as Box<dyn Exporter>)));
     let mut error = None;
@@ -225,7 +262,7 @@ mod tests {
             let crate::cli::Command::Run(args) = parsed.command else {
                 unreachable!()
             };
-            let asked: Vec<_> = export_paths(&args).collect();
+            let asked: Vec<_> = export_paths(&args.exports).collect();
             assert_eq!(asked.len(), 1, "{flag}");
             assert_eq!(asked[0].1, &PathBuf::from("x.out"), "{flag}");
             assert_eq!(flag, format!("export-{}", asked[0].0.format));
