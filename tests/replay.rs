@@ -341,3 +341,38 @@ parameters = { ms = [1, 3] }
     let replayed = String::from_utf8(replayed.stdout).unwrap();
     assert_same_text("the suite's terminal reports", &replayed, &live);
 }
+
+#[test]
+fn a_search_session_is_refused_rather_than_replayed_without_its_race() {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    ok(with_store(
+        &db,
+        &[
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "3",
+            "-P",
+            "n",
+            "1",
+            "3",
+            "--minimize",
+            "n",
+            "sleep 0.00{n}",
+        ],
+    ));
+    let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
+    one_line_error(
+        &o,
+        "searched an optimum (its race), which the store does not keep",
+    );
+    // Its HTML report is made as before.
+    let html = dir.path().join("r.html");
+    ok(with_store(
+        &db,
+        &["report", "--html", html.to_str().unwrap()],
+    ));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("Search"));
+}

@@ -35,11 +35,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     }
     let mut store = open_read_only(args.store.store.as_deref())?;
     let sessions = match &args.sessions.run {
-        // As the suite ran them: oldest first.
-        Some(run) => crate::suite::merge::sessions(&mut store, run)?
-            .into_iter()
-            .rev()
-            .collect(),
+        Some(run) => crate::suite::merge::oldest_first(&mut store, run)?,
         None => {
             let mut filter = super::filter(&args.sessions)?;
             filter.session = args.session;
@@ -109,11 +105,12 @@ fn replayed(
 fn write_html(
     args: &ReportArgs,
     store: &mut Store,
-    sessions: Vec<StoredSession>,
+    mut sessions: Vec<StoredSession>,
     path: &std::path::Path,
 ) -> Result<()> {
     let (session, merged) = match &args.sessions.run {
         Some(run) => {
+            sessions.reverse(); // newest first, as the merge reads them
             let benchmarks = crate::suite::merge::benchmarks(&sessions);
             let settings = crate::suite::merge::settings(&sessions);
             let merged = crate::suite::merge::merged(store, run)?;

@@ -19,6 +19,21 @@ pub fn sessions(store: &mut Store, run_id: &str) -> Result<Vec<StoredSession>> {
     })?)
 }
 
+/// The sessions of a run, oldest first (as `run --suite` ran them), or the
+/// error that the store has none.
+pub fn oldest_first(store: &mut Store, run_id: &str) -> Result<Vec<StoredSession>> {
+    let mut all = sessions(store, run_id)?;
+    if all.is_empty() {
+        return Err(SuiteError::NoSessionOfRun {
+            run: run_id.into(),
+            store: store.location().into(),
+        }
+        .into());
+    }
+    all.reverse();
+    Ok(all)
+}
+
 /// The line `run --suite` printed before session `k` of a run's sessions
 /// (oldest first): its benchmark, its cells, and its place among its
 /// partition's sessions. None for a session of no suite benchmark.
