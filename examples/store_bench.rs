@@ -96,6 +96,7 @@ fn bench(location: &Location, total: usize, report_path: &std::path::Path) -> Re
                     stop_reason: Some("run_count".into()),
                     shell_overhead: None,
                     preflight: None,
+                    outcome: None,
                 },
             )
             .map_err(e)?;

@@ -233,6 +233,7 @@ fn merged_report(store: &str, dir: &Path) -> Result<(), String> {
                     stop_reason: Some("run_count".into()),
                     shell_overhead: None,
                     preflight: None,
+                    outcome: None,
                 },
             )
             .map_err(e)?;

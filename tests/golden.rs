@@ -1,5 +1,5 @@
-//! The renderings of `compare`, `check`, `changes` and `history`, byte for
-//! byte: the real binary runs on fixed inputs and its stdout must equal the
+//! The renderings of `compare`, `check`, `changes`, `history` and
+//! `report`'s replay of sessions stored without settings, byte for byte: the real binary runs on fixed inputs and its stdout must equal the
 //! file of the same name under `tests/data/golden/`. A change of layout,
 //! spacing, escaping or number formatting in any of these outputs fails
 //! here, so a refactoring of the renderers is proven not to change them.
@@ -421,6 +421,29 @@ fn store_readers_render_as_before() {
 /// A benchmark name longer than any column's width limit.
 const LONG: &str =
     "python3 -c 'import json, sys; json.load(open(sys.argv[1]))' data/a-large-file.json";
+
+/// `report`'s terminal report and JSON export of sessions stored without
+/// settings (imports of a hyperfine file and of a cmdscope export, which
+/// no live run can make): replayed through `run`'s analysis with the
+/// settings such a session reads back.
+#[test]
+fn reports_of_sessions_without_settings_render_as_before() {
+    let dir = tempdir();
+    let db = store(dir.path());
+    let mut failures = Vec::new();
+    for (name, session) in [("report_hyperfine_v2", "2"), ("report_cmdscope_v2", "3")] {
+        let terminal = ["report", "--session", session, "--terminal"];
+        let o = with_store(&db, &[&terminal[..], &["--style", "basic"]].concat());
+        failures.push(check_golden(&format!("{name}.txt"), &o, 0));
+        let json = ["report", "--session", session, "--export-json", "-"];
+        failures.push(check_golden(
+            &format!("{name}.json"),
+            &with_store(&db, &json),
+            0,
+        ));
+    }
+    assert_all(failures);
+}
 
 /// A second store, for what the first does not show: eight sessions
 /// (`branch=main`, the last `branch=feature`) of three benchmarks, one

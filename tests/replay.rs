@@ -4,6 +4,11 @@
 //! analysis `report` uses. Each cell's name and every run's wall time must
 //! be the export's (to the last digit either keeps), and the comparisons, a sweep's set as good as
 //! the best and a concurrency session's throughput the run's own.
+//!
+//! And `report --terminal` and `report --export-json` of a stored session
+//! (plain, adaptive, a sweep, concurrency mode, a suite run's sessions)
+//! against what `run --style basic --export-json` printed and wrote: the
+//! same bytes, with nothing masked.
 
 mod common;
 #[path = "common/store.rs"]
@@ -161,4 +166,213 @@ fn a_concurrency_session_replays_its_throughput() {
     let data = replayed(&db, &doc);
     assert!(data.concurrency.is_some());
     assert_same_wall_comparisons(&doc, &data.comparisons);
+}
+
+/// `cmdscope run ARGS --style basic --export-json A` into a fresh store,
+/// then `report --session ID --terminal --style basic --export-json B` of
+/// the stored session: the same terminal report and the same JSON, byte
+/// for byte. Returns the live terminal report.
+fn assert_replays_byte_for_byte(args: &[&str]) -> String {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let mut all = vec![
+        "run",
+        "--style",
+        "basic",
+        "--export-json",
+        a.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let live = ok(with_store(&db, &all));
+    let id = all_sessions(&mut open_store(&db)).remove(0).id.to_string();
+    let replayed = ok(with_store(
+        &db,
+        &[
+            "report",
+            "--session",
+            &id,
+            "--terminal",
+            "--style",
+            "basic",
+            "--export-json",
+            b.to_str().unwrap(),
+        ],
+    ));
+    let (live, replayed) = (
+        String::from_utf8(live.stdout).unwrap(),
+        String::from_utf8(replayed.stdout).unwrap(),
+    );
+    assert!(!live.is_empty());
+    assert_same_text("the terminal report", &replayed, &live);
+    let (a, b) = (
+        std::fs::read_to_string(&a).unwrap(),
+        std::fs::read_to_string(&b).unwrap(),
+    );
+    assert_same_text("the JSON export", &b, &a);
+    live
+}
+
+/// `replayed` is `live`, byte for byte; else the first line that differs,
+/// with the lines before it.
+fn assert_same_text(what: &str, replayed: &str, live: &str) {
+    if replayed == live {
+        return;
+    }
+    let (r, l): (Vec<&str>, Vec<&str>) = (replayed.lines().collect(), live.lines().collect());
+    let at = (0..r.len().max(l.len()))
+        .find(|&i| r.get(i) != l.get(i))
+        .unwrap_or(r.len());
+    panic!(
+        "{what} differs at line {}:\n  replayed: {:?}\n  live:     {:?}\nafter:\n{}",
+        at + 1,
+        r.get(at),
+        l.get(at),
+        l[at.saturating_sub(6)..at.min(l.len())].join("\n")
+    );
+}
+
+#[test]
+fn a_plain_session_reports_as_run_printed_and_exported_it() {
+    let live = assert_replays_byte_for_byte(&[
+        "--runs",
+        "8",
+        "-n",
+        "fast",
+        "true",
+        "-n",
+        "slow",
+        "sleep 0.005",
+    ]);
+    assert!(live.contains("'slow' is"), "{live}");
+}
+
+#[test]
+fn an_adaptive_session_reports_its_looks_as_run_did() {
+    // No --runs: the runner stops by its looks, at the level they left.
+    assert_replays_byte_for_byte(&[
+        "--max-runs",
+        "30",
+        "-n",
+        "fast",
+        "true",
+        "-n",
+        "slow",
+        "sleep 0.003",
+    ]);
+}
+
+#[test]
+fn a_sweep_reports_as_run_printed_and_exported_it() {
+    let live = assert_replays_byte_for_byte(&[
+        "--runs",
+        "6",
+        "-P",
+        "ms",
+        "1",
+        "5",
+        "-D",
+        "4",
+        "sleep 0.00{ms}",
+    ]);
+    assert!(live.contains("ms"), "{live}");
+}
+
+#[test]
+fn a_concurrency_session_reports_as_run_printed_and_exported_it() {
+    let live = assert_replays_byte_for_byte(&[
+        "--runs",
+        "12",
+        "--concurrency",
+        "2",
+        "-n",
+        "short",
+        "sleep 0.02",
+        "-n",
+        "long",
+        "sleep 0.04",
+    ]);
+    assert!(live.to_lowercase().contains("throughput"), "{live}");
+}
+
+#[test]
+fn a_suite_run_reports_as_run_printed_it() {
+    let dir = tempdir();
+    let (db, suite) = (dir.path().join("s.db"), dir.path().join("s.toml"));
+    std::fs::write(
+        &suite,
+        r#"
+[defaults]
+runs = 5
+
+[[benchmark]]
+name = "pair"
+commands = ["true", "sleep 0.002"]
+names = ["t", "s"]
+
+[[benchmark]]
+name = "sweep"
+command = "sleep 0.00{ms}"
+parameters = { ms = [1, 3] }
+"#,
+    )
+    .unwrap();
+    let live = ok(with_store(
+        &db,
+        &[
+            "run",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--run-id",
+            "r1",
+            "--style",
+            "basic",
+        ],
+    ));
+    let replayed = ok(with_store(
+        &db,
+        &["report", "--run", "r1", "--terminal", "--style", "basic"],
+    ));
+    let live = String::from_utf8(live.stdout).unwrap();
+    assert!(
+        live.contains("== pair") && live.contains("== sweep"),
+        "{live}"
+    );
+    let replayed = String::from_utf8(replayed.stdout).unwrap();
+    assert_same_text("the suite's terminal reports", &replayed, &live);
+}
+
+#[test]
+fn a_search_session_is_refused_rather_than_replayed_without_its_race() {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    ok(with_store(
+        &db,
+        &[
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "3",
+            "-P",
+            "n",
+            "1",
+            "3",
+            "--minimize",
+            "n",
+            "sleep 0.00{n}",
+        ],
+    ));
+    let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
+    one_line_error(
+        &o,
+        "searched an optimum (its race), which the store does not keep",
+    );
+    // Its HTML report is made as before.
+    let html = dir.path().join("r.html");
+    ok(with_store(
+        &db,
+        &["report", "--html", html.to_str().unwrap()],
+    ));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("Search"));
 }

@@ -106,7 +106,9 @@ fn readers_read_a_store_of_version_4_as_it_is(server: &Server) {
             "{args:?}: {err}"
         );
         assert!(
-            err.contains("without session settings, concurrency batches and simulated counts"),
+            err.contains(
+                "without session settings, concurrency batches, simulated counts and session outcomes"
+            ),
             "{err}"
         );
         no_password(&o);
@@ -287,6 +289,7 @@ fn histories_read_by_ranges_are_sqlites(server: &Server) {
                 stop_reason: None,
                 shell_overhead: None,
                 preflight: None,
+                outcome: None,
             };
             store.finish_session(id, &finish).unwrap();
         }

@@ -53,6 +53,7 @@ pub fn point_session(
                 stop_reason: None,
                 shell_overhead: None,
                 preflight: None,
+                outcome: None,
             },
         )
         .map_err(|e| e.0)

@@ -79,6 +79,31 @@ Examples:
       'gzip -9 -c /etc/passwd'   # exact hardware counters, or cachegrind
 ";
 
+/// The `--export-*` files, one flag per format: `run`'s exports, and
+/// `report`'s of a stored session (the same writers).
+#[derive(Args, Clone, Debug, Default, PartialEq)]
+pub struct ExportFiles {
+    /// Export results as JSON (hyperfine-compatible superset); '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Export a CSV summary; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+
+    /// Export a Markdown table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+
+    /// Export an AsciiDoc table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_asciidoc: Option<PathBuf>,
+
+    /// Export an Org-mode table; '-' for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_orgmode: Option<PathBuf>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Style {
     /// Colours and progress bar on a terminal, plain otherwise.
@@ -430,25 +455,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 
-    /// Export results as JSON (hyperfine-compatible superset); '-' for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-
-    /// Export a CSV summary; '-' for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-
-    /// Export a Markdown table; '-' for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
-
-    /// Export an AsciiDoc table; '-' for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub export_asciidoc: Option<PathBuf>,
-
-    /// Export an Org-mode table; '-' for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub export_orgmode: Option<PathBuf>,
+    #[command(flatten)]
+    pub exports: ExportFiles,
 
     /// Order of the markup tables (Markdown, AsciiDoc, Org-mode): 'auto' and
     /// 'command' keep the commands' order, 'mean-time' sorts by mean time.

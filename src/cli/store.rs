@@ -69,6 +69,8 @@ Examples:
   cmdscope report                  # latest session -> cmdscope-report.html
   cmdscope report --html out.html --session 42
   cmdscope report --label branch=main
+  cmdscope report --session 42 --terminal        # as `run` printed it
+  cmdscope report --session 42 --export-json s.json --export-csv s.csv
 ";
 
 pub const IMPORT_EXAMPLES: &str = "\
@@ -243,9 +245,24 @@ pub struct ChangesArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// The HTML file to write ('-' for stdout).
-    #[arg(long, value_name = "FILE", default_value = "cmdscope-report.html")]
-    pub html: PathBuf,
+    /// The HTML file to write ('-' for stdout) [default:
+    /// cmdscope-report.html, unless --terminal or an --export-* is given].
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Print the session's terminal report on standard output, as `run`
+    /// printed it (through the same analysis); with --run, each of the
+    /// run's sessions in turn.
+    #[arg(long)]
+    pub terminal: bool,
+
+    /// Style of --terminal: 'auto' colours on a terminal, 'basic' and
+    /// 'nocolor' never, 'full' and 'color' always ('none' prints nothing).
+    #[arg(long, value_enum, default_value_t = crate::cli::run::Style::Auto)]
+    pub style: crate::cli::run::Style,
+
+    #[command(flatten)]
+    pub exports: crate::cli::run::ExportFiles,
 
     /// Report this session [default: the latest matching one].
     #[arg(long, value_name = "ID")]

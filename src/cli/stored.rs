@@ -1,14 +1,137 @@
 //! How a stored session was run, for the readers of the store (`report`,
 //! `check`): its stored settings, or for a session stored before they
 //! were kept (store schema 5 and older), its command line parsed again by
-//! [`read_back`], the one place a stored command line is re-parsed.
+//! [`run_args`], the one place a stored command line is re-parsed (for
+//! [`read_back`]'s answers and [`settings_read_back`]'s settings). And a
+//! stored session loaded back whole ([`replay`]): the settings and the
+//! session `run` held, for the analysis and renderers `run` uses.
 
+use crate::analysis::source::MONITOR_PREFIX;
 use crate::analysis::stored::{HowRun, ReadBack, SweepPlan};
 use crate::cli::run::RunArgs;
 use crate::cli::{Cli, Command};
+use crate::error::Result;
 use crate::metrics::Metric;
-use crate::run::schedule::Order;
-use crate::store::StoredSession;
+use crate::run::schedule::{Order, RunPolicy};
+use crate::run::session::Session;
+use crate::run::settings::{SearchGoal, Settings};
+use crate::store::{Store, StoredSession};
+
+/// A stored session as `run` held it: what it was run with and its
+/// session, ready for `run`'s analysis (`commands::run::analysed`).
+pub struct Replayed {
+    pub settings: Settings,
+    pub session: Session,
+}
+
+/// Loads `stored` back (the caller checks damaged settings first,
+/// `commands::checked_settings`); a search session, or one a monitor
+/// watched, is refused: the store keeps the search's answer, not its race,
+/// and the monitor's counts, not the monitor. A session stored before its outcome was
+/// kept (store schema 7 and older) is tested at the level its looks left,
+/// replayed on its runs; one stored before its settings were, with the
+/// settings its command line gives today ([`settings_read_back`]).
+pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
+    let settings = (stored.settings.clone()).unwrap_or_else(|| settings_read_back(stored));
+    let not_replayed = |store: &Store, what: &str| {
+        crate::error::Error::from(crate::error::StoreQueryError::NotReplayed {
+            store: store.location().into(),
+            session: stored.id,
+            what: what.into(),
+        })
+    };
+    if stored.search.is_some() || settings.searched() {
+        return Err(not_replayed(store, "searched an optimum (its race)"));
+    }
+    for c in &stored.cells {
+        if (store.extra_series(c.id)?.iter()).any(|s| s.metric.starts_with(MONITOR_PREFIX)) {
+            return Err(not_replayed(
+                store,
+                "was watched by a monitor (its command, patterns and end)",
+            ));
+        }
+    }
+    let mut session = crate::store::replay::session(store, stored)?;
+    if stored.settings.is_none() {
+        session.reference = settings.reference;
+        session.alpha = settings.alpha;
+        session.final_alpha = settings.alpha;
+    }
+    if stored.outcome.is_none() && settings.looks && session.order == Order::Interleaved {
+        if let Some(p) = settings.precision {
+            let samples: Vec<&[crate::metrics::Sample]> = session
+                .results
+                .iter()
+                .map(|r| r.samples.as_slice())
+                .collect();
+            session.final_alpha = crate::analysis::sequential::replay_runs(
+                &samples,
+                session.reference,
+                settings.alpha,
+                p,
+                settings.until_decided,
+            );
+        }
+    }
+    Ok(Replayed { settings, session })
+}
+
+/// The settings of a session stored without them: its command line parsed
+/// again as today's `run` parses it, so with today's defaults; the
+/// defaults when it no longer parses or is not a `run` (imports). No
+/// cells: the stored cells name themselves.
+pub fn settings_read_back(session: &StoredSession) -> Settings {
+    let how = read_back(session);
+    let order = match session.order.as_deref() {
+        Some("sequential") => Order::Sequential,
+        _ => Order::Interleaved,
+    };
+    let mut s = Settings {
+        benchmark: None,
+        cells: Vec::new(),
+        order,
+        policy: RunPolicy::default(),
+        warmup: 0,
+        timeout: None,
+        alpha: how.alpha,
+        precision: how.precision,
+        looks: how.looks,
+        until_decided: how.until_decided,
+        reference: how.reference.unwrap_or(0),
+        named_reference: how.reference.is_some(),
+        metric: Metric::WallTime.name().to_string(),
+        search: None,
+        shell: None,
+        exports: Vec::new(),
+        simulate: None,
+        counted: None,
+        remove_outliers: false,
+        parameters: Vec::new(),
+        commands: Vec::new(),
+    };
+    if let Some(a) = run_args(&session.command_line) {
+        s.warmup = a.measure.warmup;
+        s.timeout = a.measure.timeout;
+        s.metric = a.measure.metric.clone();
+        s.remove_outliers = a.measure.remove_outliers;
+        s.search = (a.measure.minimize.as_ref())
+            .or(a.measure.maximize.as_ref())
+            .map(|p| SearchGoal {
+                maximize: a.measure.maximize.is_some(),
+                parameters: p.clone(),
+            });
+        s.commands = (a.commands.iter())
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect();
+        let mut planned = a;
+        // Planning with --time-unit would force the report's units.
+        planned.report.time_unit = None;
+        if let Ok((_, parameters)) = crate::cli::cells::plan_cells(&planned) {
+            s.parameters = parameters;
+        }
+    }
+    s
+}
 
 /// How `session` was run: its stored settings when it has them (the
 /// caller checks damaged ones first, `commands::checked_settings`), else

@@ -143,6 +143,7 @@ pub fn store_dataset(
             stop_reason: Some("imported".into()),
             shell_overhead: None,
             preflight: None,
+            outcome: None,
         },
     )?;
     Ok((id, total))

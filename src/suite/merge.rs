@@ -19,6 +19,41 @@ pub fn sessions(store: &mut Store, run_id: &str) -> Result<Vec<StoredSession>> {
     })?)
 }
 
+/// The sessions of a run, oldest first (as `run --suite` ran them), or the
+/// error that the store has none.
+pub fn oldest_first(store: &mut Store, run_id: &str) -> Result<Vec<StoredSession>> {
+    let mut all = sessions(store, run_id)?;
+    if all.is_empty() {
+        return Err(SuiteError::NoSessionOfRun {
+            run: run_id.into(),
+            store: store.location().into(),
+        }
+        .into());
+    }
+    all.reverse();
+    Ok(all)
+}
+
+/// The line `run --suite` printed before session `k` of a run's sessions
+/// (oldest first): its benchmark, its cells, and its place among its
+/// partition's sessions. None for a session of no suite benchmark.
+pub fn heading(sessions: &[StoredSession], k: usize) -> Option<String> {
+    let s = sessions.get(k)?;
+    let name = s.label(BENCHMARK_LABEL)?;
+    let partition = s.label(PARTITION_LABEL).unwrap_or_default();
+    let same: Vec<&StoredSession> = (sessions.iter())
+        .filter(|o| o.label(PARTITION_LABEL).unwrap_or_default() == partition)
+        .collect();
+    let index = same.iter().position(|o| o.id == s.id)?;
+    Some(crate::report::terminal::suite_benchmark(
+        name,
+        s.cells.len(),
+        index,
+        same.len(),
+        partition,
+    ))
+}
+
 /// One session holding every cell of the run (newest measurement of each),
 /// or None when the store has no session of this run.
 pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
@@ -91,6 +126,8 @@ pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
         // Each benchmark ran with its own settings: no one value stands for all.
         settings: None,
         settings_error: None,
+        seed: None,
+        outcome: None,
     })
 }
 

@@ -137,6 +137,12 @@ pub fn sql_back_to_version(version: i64) -> String {
     // (the migration, the SQL that takes it back), newest first
     const ADDED: &[(i64, &str)] = &[
         (
+            8,
+            "ALTER TABLE sessions DROP COLUMN outcome; \
+             ALTER TABLE runs DROP COLUMN cpu_wait; \
+             ALTER TABLE runs DROP COLUMN cpu_steal",
+        ),
+        (
             7,
             "ALTER TABLE runs DROP COLUMN sim_instructions; \
              ALTER TABLE runs DROP COLUMN sim_d1_misses; \

@@ -4,16 +4,14 @@
 //! the store's session end first and the terminal report last. Formatting
 //! is the report's.
 
+use super::analysed;
 use super::blocks::Blocks;
 use super::decided::Decided;
-use crate::analysis::comparison::{self, Comparison};
-use crate::analysis::sweep::Sweep;
-use crate::analysis::{self, CellAnalysis};
 use crate::cli::run::RunArgs;
 use crate::error::{exit, Error, Result};
 use crate::explain::run_monitor::Counts;
+use crate::report;
 use crate::report::paint::Paint;
-use crate::report::{self, Report, SearchSection};
 use crate::run::events::Fanout;
 use crate::run::request::Request;
 use crate::run::runner;
@@ -34,14 +32,6 @@ struct Measured {
     recorder: Recorder,
 }
 
-/// The answers drawn from the measurements.
-struct Analysed {
-    analyses: Vec<CellAnalysis>,
-    comparisons: Vec<Comparison>,
-    sweep: Option<Sweep>,
-    concurrency: Option<crate::analysis::concurrency::Concurrency>,
-}
-
 pub fn run(args: &RunArgs) -> Result<i32> {
     let request = crate::cli::cells::request(args)?;
     run_request(args, &request)
@@ -54,32 +44,31 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
     if let Some(scale) = decided.time_scale() {
         crate::units::force_time_scale(scale);
     }
-    let mut measured = measure(&decided)?;
-    let analysed = analyse(request, &decided, &mut measured);
+    let measured = measure(&decided)?;
     let Measured {
-        session,
+        mut session,
         shown,
         search,
         monitor,
         mut recorder,
     } = measured;
-    let report = Report {
-        session: &session,
-        analyses: &analysed.analyses,
-        comparisons: &analysed.comparisons,
-        named_reference: decided
-            .settings()
-            .named_reference
-            .then_some(session.reference),
-        search: search.as_ref().map(|result| SearchSection {
+    let analysed = analysed::analyse(
+        decided.settings(),
+        decided.warning_rules(),
+        &mut session,
+        search.as_ref().map(|result| analysed::Searched {
             result,
-            parameters: decided.parameters(),
-            maximize: decided.maximize(),
+            cells: &decided.opts().cells,
         }),
-        monitor: monitor.as_ref(),
-        sweep: analysed.sweep.as_ref(),
-        concurrency: analysed.concurrency.as_ref(),
-    };
+        monitor.as_ref(),
+    )?;
+    let report = analysed::report(
+        decided.settings(),
+        &session,
+        &analysed,
+        search.as_ref(),
+        monitor.as_ref(),
+    );
     // Exports and the store come before the terminal report, which may
     // find its reader gone (`| head -1`).
     let export_error = decided.exports().write(&report);
@@ -101,13 +90,7 @@ pub fn run_request(args: &RunArgs, request: &Request) -> Result<i32> {
         }
     }
     if !decided.quiet() && !stopped {
-        for part in report::terminal::render_parts(&report, paint, wording) {
-            if part.stderr {
-                crate::output::print_err_text(&part.text);
-            } else {
-                crate::output::print(&part.text);
-            }
-        }
+        analysed::print(&report, paint, wording);
         if let Some(note) = decided
             .hyperfine_words()
             .then(|| report::terminal::zero_note(&report, paint))
@@ -158,6 +141,8 @@ fn measure(d: &Decided) -> Result<Measured> {
         // report's session holds the tried values only.
         crate::explain::run_monitor::store(c, &mut recorder);
         c.select(&result.tried);
+    } else if let Some(c) = &monitor {
+        crate::explain::run_monitor::store(c, &mut recorder);
     }
     Ok(Measured {
         session,
@@ -192,90 +177,6 @@ fn early_blocks(d: &Decided) -> Option<Blocks> {
             },
         )
     })
-}
-
-/// Summaries, comparisons (the search's and the monitor's included) and
-/// the sweep; the monitor's counts are stored with the runs.
-fn analyse(r: &Request, d: &Decided, m: &mut Measured) -> Analysed {
-    let precision = d.precision().unwrap_or(comparison::DEFAULT_PRECISION);
-    if r.remove_outliers {
-        analysis::remove_outliers(&mut m.session);
-    }
-    let session = &m.session;
-    let rules = d.warning_rules();
-    let analyses: Vec<CellAnalysis> = (session.results.iter())
-        .map(|r| analysis::analyse_reported(r, session, rules, session.results.len()))
-        .collect();
-    let mut comparisons = comparison::compare_cells(
-        &session.results,
-        session.reference,
-        session.order,
-        session.final_alpha,
-        precision,
-        session.rss_floor,
-    );
-    if session.simulated.is_some() {
-        // The kernel's figures of a simulated run (times, memory, faults,
-        // switches, I/O) are the simulator's process's: only its counts
-        // are compared.
-        comparisons
-            .retain(|c| crate::metrics::Metric::from_name(c.metric).is_some_and(|m| m.simulated()));
-    }
-    if r.until_decided {
-        comparisons
-            .iter_mut()
-            .for_each(comparison::advise_longer_max_time);
-    }
-    if let Some(result) = &m.search {
-        // The searched metric's comparisons are the search's own (unpaired:
-        // runs of different rounds are not pairs), so the summary and the
-        // search's set come from one analysis.
-        comparisons.retain(|c| c.metric != d.source().name());
-        comparisons.extend(result.comparisons(&d.opts().cells));
-    }
-    if let Some(c) = &m.monitor {
-        let mut counted = crate::explain::run_monitor::compare(c, session, precision);
-        if m.search.is_some() {
-            // The searched count's comparisons are the search's own (as
-            // for a metric), and its counts were stored after the search.
-            counted.retain(|c| c.metric != d.source().name());
-        } else {
-            crate::explain::run_monitor::store(c, &mut m.recorder);
-        }
-        comparisons.extend(counted);
-    }
-    let mut sweep = crate::analysis::sweep::build(
-        session,
-        &analyses,
-        d.parameters(),
-        &crate::analysis::sweep::Measure {
-            source: d.source(),
-            series: m
-                .monitor
-                .as_ref()
-                .map(|c| c as &dyn crate::analysis::source::RunSeries),
-            maximize: d.maximize(),
-        },
-        &r.plan
-            .commands
-            .iter()
-            .map(|c| c.to_string_lossy().into_owned())
-            .collect::<Vec<_>>(),
-        &crate::analysis::sweep::SetRules {
-            comparisons: &comparisons,
-            alpha: session.final_alpha,
-            precision,
-        },
-    );
-    if let (Some(result), Some(sweep)) = (&m.search, sweep.as_mut()) {
-        crate::search::mark_sweep(result, sweep);
-    }
-    Analysed {
-        concurrency: crate::analysis::concurrency::analyse(session, precision),
-        analyses,
-        comparisons,
-        sweep,
-    }
 }
 
 /// Ends the store's session. A store failure is an error (exit 2) when the

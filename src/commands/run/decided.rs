@@ -35,10 +35,6 @@ use crate::units::TimeScale;
 pub(super) struct Decided {
     opts: RunOptions,
     parameters: Vec<Parameter>,
-    /// What sweeps and searches compare (`--metric`).
-    source: Source,
-    /// `--precision` as a fraction; None with `--runs` and no `--precision`.
-    precision: Option<f64>,
     /// `--minimize`/`--maximize`'s search.
     search: Option<SearchOptions>,
     monitor: Option<Monitor>,
@@ -286,8 +282,6 @@ impl Decided {
         Ok(Decided {
             opts,
             parameters,
-            source,
-            precision,
             search,
             monitor: args.monitor.as_ref().map(|command| Monitor {
                 command: command.clone(),
@@ -326,24 +320,9 @@ impl Decided {
         &self.parameters
     }
 
-    /// What sweeps and searches compare (`--metric`).
-    pub(super) fn source(&self) -> &Source {
-        &self.source
-    }
-
-    /// `--precision` as a fraction; None with `--runs` and no `--precision`.
-    pub(super) fn precision(&self) -> Option<f64> {
-        self.precision
-    }
-
     /// The search of `--minimize`/`--maximize`, when one was asked for.
     pub(super) fn search(&self) -> Option<&SearchOptions> {
         self.search.as_ref()
-    }
-
-    /// `--maximize`: the search looks for the highest value.
-    pub(super) fn maximize(&self) -> bool {
-        self.search.as_ref().is_some_and(|s| s.maximize)
     }
 
     /// `--monitor`, when given.
@@ -571,6 +550,11 @@ fn settings(
         exports: exports.stored(),
         simulate: opts.simulate.clone(),
         counted: opts.counted.clone(),
+        remove_outliers: r.remove_outliers,
+        parameters: r.plan.parameters.clone(),
+        commands: (r.plan.commands.iter())
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect(),
     }
 }
 
@@ -817,16 +801,17 @@ mod tests {
     #[test]
     fn precision_defaults_unless_runs_fix_the_count() {
         let default = decide(&["true"]).unwrap();
-        assert_eq!(default.precision(), Some(comparison::DEFAULT_PRECISION));
-        assert_eq!(default.settings().precision, default.precision());
+        assert_eq!(
+            default.settings().precision,
+            Some(comparison::DEFAULT_PRECISION)
+        );
         assert!(default.settings().looks);
         let fixed = decide(&["--runs", "5", "true"]).unwrap();
-        assert_eq!(fixed.precision(), None);
         assert_eq!(fixed.settings().precision, None);
         assert!(!fixed.settings().looks);
         assert_eq!(fixed.opts().policy.exact, Some(5));
         let given = decide(&["--runs", "5", "--precision", "2", "true"]).unwrap();
-        assert_eq!(given.precision(), Some(0.02));
+        assert_eq!(given.settings().precision, Some(0.02));
     }
 
     #[test]
@@ -867,7 +852,7 @@ mod tests {
             "echo {n}",
         ])
         .unwrap();
-        assert!(d.maximize());
+        assert!(d.search().is_some_and(|s| s.maximize));
         assert_eq!(d.search().map(|s| s.runs), Some(10));
         let goal = d.settings().search.as_ref().unwrap();
         assert_eq!((goal.maximize, goal.parameters.as_str()), (true, "n"));
@@ -875,7 +860,7 @@ mod tests {
         assert_eq!(d.wording(None), Wording::Cmdscope);
         assert_eq!(d.warning_rules(), Rules::Cmdscope);
         let plain = decide(&["--label", "k=v", "-u", "second", "true"]).unwrap();
-        assert!(plain.search().is_none() && !plain.maximize());
+        assert!(plain.search().is_none());
         assert_eq!(plain.labels(), [("k".to_string(), "v".to_string())]);
         assert_eq!(plain.time_scale(), Some(TimeScale::Second));
         assert!(!plain.exports().asked());

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::run::{RunArgs, SortOrder};
+use crate::cli::run::{ExportFiles, RunArgs, SortOrder};
 use crate::error::{Error, OptionError, Result};
 use crate::exec::Output;
 use crate::output::{same_file, Named};
@@ -31,18 +31,35 @@ pub(super) fn parse_output(text: &str) -> Output {
 /// One `--export-*` flag: the format (as the session's settings name it),
 /// where the flag's path is, and the format's exporter (markup tables in
 /// the rows' order).
-pub(super) struct ExportFlag {
+pub(crate) struct ExportFlag {
     pub(super) format: &'static str,
-    path: fn(&RunArgs) -> &Option<PathBuf>,
+    path: fn(&ExportFiles) -> &Option<PathBuf>,
     exporter: fn(Layout) -> Box<dyn Exporter>,
 }
 
 /// How the tables are laid out: the rows' order (`--sort`) and, for the
 /// CSV, whose column order (hyperfine's in its front door).
 #[derive(Clone, Copy)]
-pub(super) struct Layout {
+pub(crate) struct Layout {
     rows: Rows,
     csv: Columns,
+}
+
+impl Layout {
+    /// By `--sort`, in hyperfine's columns in its front door.
+    pub(crate) fn of(sort: SortOrder, hyperfine_words: bool) -> Layout {
+        Layout {
+            rows: match sort {
+                SortOrder::Auto | SortOrder::Command => Rows::Command,
+                SortOrder::MeanTime => Rows::MeanTime,
+            },
+            csv: if hyperfine_words {
+                Columns::Hyperfine
+            } else {
+                Columns::Cmdscope
+            },
+        }
+    }
 }
 
 /// Every `--export-*` flag, in the order exports are written: the one list
@@ -51,12 +68,12 @@ pub(super) struct Layout {
 const EXPORT_FLAGS: [ExportFlag; 5] = [
     ExportFlag {
         format: "json",
-        path: |a| &a.report.export_json,
+        path: |f| &f.export_json,
         exporter: |_| Box::new(Json),
     },
     ExportFlag {
         format: "csv",
-        path: |a| &a.report.export_csv,
+        path: |f| &f.export_csv,
         exporter: |layout| {
             Box::new(Csv {
                 columns: layout.csv,
@@ -65,7 +82,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "markdown",
-        path: |a| &a.report.export_markdown,
+        path: |f| &f.export_markdown,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::Markdown,
@@ -75,7 +92,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "asciidoc",
-        path: |a| &a.report.export_asciidoc,
+        path: |f| &f.export_asciidoc,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::AsciiDoc,
@@ -85,7 +102,7 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
     },
     ExportFlag {
         format: "orgmode",
-        path: |a| &a.report.export_orgmode,
+        path: |f| &f.export_orgmode,
         exporter: |layout| {
             Box::new(Table {
                 markup: Markup::OrgMode,
@@ -96,25 +113,48 @@ const EXPORT_FLAGS: [ExportFlag; 5] = [
 ];
 
 /// The export files asked for: each flag given, with its path.
-pub(super) fn export_paths(
-    args: &RunArgs,
+pub(crate) fn export_paths(
+    files: &ExportFiles,
 ) -> impl Iterator<Item = (&'static ExportFlag, &PathBuf)> {
     EXPORT_FLAGS
         .iter()
-        .filter_map(move |flag| Some((flag, (flag.path)(args).as_ref()?)))
+        .filter_map(move |flag| Some((flag, (flag.path)(files).as_ref()?)))
 }
 
 /// The `--export-*` flags given, by name.
 pub fn exports_given(args: &RunArgs) -> Vec<String> {
-    export_paths(args)
+    export_paths(&args.report.exports)
         .map(|(flag, _)| format!("--export-{}", flag.format))
         .collect()
+}
+
+/// The export files, each named by its flag, for the check that no output
+/// is the store or another output.
+pub(crate) fn named_exports(files: &ExportFiles) -> Vec<Named> {
+    export_paths(files)
+        .map(|(flag, path)| Named::flag(&format!("--export-{}", flag.format), path))
+        .collect()
+}
+
+/// The export paths checked writable, at most one of them standard
+/// output; returns how many go there.
+pub(crate) fn check_export_files(files: &ExportFiles) -> Result<usize> {
+    let stdout_exports = export_paths(files)
+        .filter(|(_, path)| crate::output::is_stdout(path))
+        .count();
+    if stdout_exports > 1 {
+        return Err(OptionError::OneStdoutExport.into());
+    }
+    for (_, path) in export_paths(files) {
+        crate::output::check_writable(path)?;
+    }
+    Ok(stdout_exports)
 }
 
 /// The files a session writes after its last run, decided before its
 /// first: each export asked for, `--plot`'s chart, and the tables' layout.
 pub(super) struct Exports {
-    files: Vec<(&'static ExportFlag, PathBuf)>,
+    files: ExportFiles,
     plot: Option<PathBuf>,
     layout: Layout,
 }
@@ -134,44 +174,24 @@ impl Exports {
         if let Some(p) = &args.report.plot {
             crate::output::check_writable(p)?;
         }
-        let stdout_exports = export_paths(args)
-            .filter(|(_, path)| crate::output::is_stdout(path))
-            .count();
-        if stdout_exports > 1 {
-            return Err(OptionError::OneStdoutExport.into());
-        }
-        for (_, path) in export_paths(args) {
-            crate::output::check_writable(path)?;
-        }
+        let stdout_exports = check_export_files(&args.report.exports)?;
         check_collisions(args, r)?;
         let exports = Exports {
-            files: export_paths(args)
-                .map(|(flag, path)| (flag, path.clone()))
-                .collect(),
+            files: args.report.exports.clone(),
             plot: args.report.plot.clone(),
-            layout: Layout {
-                rows: match args.report.sort {
-                    SortOrder::Auto | SortOrder::Command => Rows::Command,
-                    SortOrder::MeanTime => Rows::MeanTime,
-                },
-                csv: if args.report.hyperfine_words {
-                    Columns::Hyperfine
-                } else {
-                    Columns::Cmdscope
-                },
-            },
+            layout: Layout::of(args.report.sort, args.report.hyperfine_words),
         };
         Ok((exports, stdout_exports))
     }
 
     /// Whether any file was asked for (the chart included).
     pub(super) fn asked(&self) -> bool {
-        !self.files.is_empty() || self.plot.is_some()
+        export_paths(&self.files).next().is_some() || self.plot.is_some()
     }
 
     /// The files as the session's settings store them, the chart last.
     pub(super) fn stored(&self) -> Vec<Export> {
-        (self.files.iter())
+        export_paths(&self.files)
             .map(|(flag, path)| (flag.format, path))
             .chain(self.plot.iter().map(|path| ("svg", path)))
             .map(|(format, path)| Export {
@@ -184,30 +204,41 @@ impl Exports {
     /// Writes every file, in order; returns the first error (the others
     /// are written all the same).
     pub(super) fn write(&self, report: &Report) -> Option<Error> {
-        // Exports are written whatever happened, so an interrupted or failed
-        // session still leaves its finished runs behind; but a session that
-        // failed before its first run leaves existing exports as they were.
-        let session = report.session;
-        let measured = session.results.iter().any(|r| !r.samples.is_empty());
-        if !measured && session.failure.is_some() {
-            return None;
-        }
-        // The chart only when there is a sweep to draw.
-        let plot = self.plot.as_ref().filter(|_| report.sweep.is_some());
-        let exporters = (self.files.iter())
-            .map(|(flag, path)| (path, (flag.exporter)(self.layout)))
-            .chain(plot.map(|path| (path, Box::new(SweepSvg) as Box<dyn Exporter>)));
-        let mut error = None;
-        for (path, exporter) in exporters {
-            if let Err(e) = exporter
-                .render(report)
-                .and_then(|text| crate::output::write_file(path, text.as_bytes()))
-            {
-                error.get_or_insert(e);
-            }
-        }
-        error
+        write_exports(&self.files, self.layout, self.plot.as_ref(), report)
     }
+}
+
+/// Writes every export of `files` (and the sweep's chart to `plot`), in
+/// order; returns the first error (the others are written all the same).
+pub(crate) fn write_exports(
+    files: &ExportFiles,
+    layout: Layout,
+    plot: Option<&PathBuf>,
+    report: &Report,
+) -> Option<Error> {
+    // Exports are written whatever happened, so an interrupted or failed
+    // session still leaves its finished runs behind; but a session that
+    // failed before its first run leaves existing exports as they were.
+    let session = report.session;
+    let measured = session.results.iter().any(|r| !r.samples.is_empty());
+    if !measured && session.failure.is_some() {
+        return None;
+    }
+    // The chart only when there is a sweep to draw.
+    let plot = plot.filter(|_| report.sweep.is_some());
+    let exporters = export_paths(files)
+        .map(|(flag, path)| (path, (flag.exporter)(layout)))
+        .chain(plot.map(|path| (path, Box::new(SweepSvg) as Box<dyn Exporter>)));
+    let mut error = None;
+    for (path, exporter) in exporters {
+        if let Err(e) = exporter
+            .render(report)
+            .and_then(|text| crate::output::write_file(path, text.as_bytes()))
+        {
+            error.get_or_insert(e);
+        }
+    }
+    error
 }
 
 /// Refuses, before the first run, an export, `--plot` or `--output` file
@@ -215,8 +246,8 @@ impl Exports {
 /// later write would destroy the earlier file. The commands' `--output`
 /// files may be one file among themselves (each run empties it).
 fn check_collisions(args: &RunArgs, r: &Request) -> Result<()> {
-    let mut outputs: Vec<Named> = export_paths(args)
-        .map(|(flag, path)| Named::flag(&format!("--export-{}", flag.format), path))
+    let mut outputs: Vec<Named> = named_exports(&args.report.exports)
+        .into_iter()
         .chain(
             args.report
                 .plot
@@ -260,7 +291,7 @@ mod tests {
             let crate::cli::Command::Run(args) = parsed.command else {
                 unreachable!()
             };
-            let asked: Vec<_> = export_paths(&args).collect();
+            let asked: Vec<_> = export_paths(&args.report.exports).collect();
             assert_eq!(asked.len(), 1, "{flag}");
             assert_eq!(asked[0].1, &PathBuf::from("x.out"), "{flag}");
             assert_eq!(flag, format!("export-{}", asked[0].0.format));

@@ -1,10 +1,11 @@
 //! `cmdscope run`: one benchmark (`bench`), or with `--suite` every
 //! benchmark of a suite file, each run as one benchmark (`suite`).
 
+pub(crate) mod analysed;
 pub(crate) mod bench;
 mod blocks;
 mod decided;
-mod exports;
+pub(crate) mod exports;
 pub(crate) mod suite;
 
 use std::path::Path;
@@ -87,7 +88,7 @@ fn file_wording(e: Error, args: &RunArgs) -> Error {
     } else {
         source.to_string()
     };
-    if exports::export_paths(args).any(|(_, p)| *p == path) {
+    if exports::export_paths(&args.report.exports).any(|(_, p)| *p == path) {
         Error::Failed(format!(
             "Could not create export file '{}': {reason}",
             path.display()

@@ -206,6 +206,8 @@ mod tests {
             search: None,
             settings: None,
             settings_error: None,
+            seed: None,
+            outcome: None,
         }
     }
 

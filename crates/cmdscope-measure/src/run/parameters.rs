@@ -13,8 +13,9 @@ type Result<T> = std::result::Result<T, ParameterError>;
 /// beyond this a sweep is a typo, not an experiment.
 pub const MAX_VALUES: usize = 10_000;
 
-/// A parameter and the values it takes, in order.
-#[derive(Clone, Debug, PartialEq)]
+/// A parameter and the values it takes, in order (kept in a session's
+/// settings: the sweep and the search read the plan's order of values).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Parameter {
     pub name: String,
     pub values: Vec<String>,

@@ -51,7 +51,7 @@ pub struct BatchRecord {
 }
 
 /// Shell start-up cost subtracted from each run (`-S`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ShellOverhead {
     pub wall: f64,
     pub user: f64,
@@ -130,6 +130,67 @@ pub struct Session {
     /// name from how a cell is run, per cell name (cells with none are not
     /// listed; whether the counts did vary is the analysis's to see).
     pub count_causes: Vec<(String, crate::exec::simulate::Varies)>,
+}
+
+/// How a session ended beyond its runs and its settings, as the reports
+/// read it: kept with the session in the store (`sessions.outcome`), so
+/// that a stored session replays into the [`Session`] `run` held.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Outcome {
+    /// When the runner began, in seconds since the Unix epoch.
+    pub started: f64,
+    pub seed: u64,
+    pub stop_reason: Option<StopReason>,
+    pub shell_overhead: Option<ShellOverhead>,
+    /// By metric name.
+    pub counters_unavailable: Vec<(String, String)>,
+    pub final_alpha: f64,
+    pub looks: usize,
+    pub rss_floor: Option<f64>,
+    pub leftovers: Vec<(String, usize)>,
+}
+
+impl Outcome {
+    pub fn of(s: &Session) -> Outcome {
+        Outcome {
+            started: (s.started.duration_since(SystemTime::UNIX_EPOCH))
+                .map_or(0.0, |d| d.as_secs_f64()),
+            seed: s.seed,
+            stop_reason: s.stop_reason,
+            shell_overhead: s.shell_overhead,
+            counters_unavailable: (s.counters_unavailable.iter())
+                .map(|(m, why)| (m.name().to_string(), why.clone()))
+                .collect(),
+            final_alpha: s.final_alpha,
+            looks: s.looks,
+            rss_floor: s.rss_floor,
+            leftovers: s.leftovers.clone(),
+        }
+    }
+
+    /// Puts what it kept back into `s`.
+    pub fn apply(&self, s: &mut Session) {
+        s.started = SystemTime::UNIX_EPOCH + Duration::from_secs_f64(self.started.max(0.0));
+        s.seed = self.seed;
+        s.stop_reason = self.stop_reason;
+        s.shell_overhead = self.shell_overhead;
+        s.counters_unavailable = (self.counters_unavailable.iter())
+            .filter_map(|(m, why)| Some((Metric::from_name(m)?, why.clone())))
+            .collect();
+        s.final_alpha = self.final_alpha;
+        s.looks = self.looks;
+        s.rss_floor = self.rss_floor;
+        s.leftovers = self.leftovers.clone();
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// None for text that is not a stored outcome.
+    pub fn from_json(text: &str) -> Option<Outcome> {
+        serde_json::from_str(text).ok()
+    }
 }
 
 impl Session {

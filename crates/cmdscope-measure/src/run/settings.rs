@@ -53,6 +53,16 @@ pub struct Settings {
     /// counted, or stored before the choice was kept).
     #[serde(default)]
     pub counted: Option<crate::run::counted::Counted>,
+    /// `--remove-outliers`: wall-time outliers left out of the statistics.
+    #[serde(default)]
+    pub remove_outliers: bool,
+    /// The plan's parameters, their values in the plan's order (empty in
+    /// settings stored before they were kept).
+    #[serde(default)]
+    pub parameters: Vec<crate::run::plan::Parameter>,
+    /// The commands as given, before their parameters were filled in.
+    #[serde(default)]
+    pub commands: Vec<String>,
 }
 
 impl Settings {
@@ -82,6 +92,13 @@ pub struct CellSettings {
     /// scaling curve. 0 in settings stored before it was kept.
     #[serde(default)]
     pub template: usize,
+    /// The name without the parameters the command line does not show
+    /// (`Cell::short_name`); empty in settings stored before it was kept.
+    #[serde(default)]
+    pub short_name: String,
+    /// Ran through a shell (`Cell::shell`).
+    #[serde(default)]
+    pub shell: bool,
 }
 
 /// `--minimize`/`--maximize`.
@@ -109,6 +126,8 @@ impl CellSettings {
             variant: cell.variant.clone(),
             hooks: cell.hooks.clone(),
             template: cell.template,
+            short_name: cell.short_name.clone(),
+            shell: cell.shell,
         }
     }
 }
@@ -157,6 +176,8 @@ mod tests {
                     ..Hooks::default()
                 },
                 template: 1,
+                short_name: "spin".into(),
+                shell: false,
             }],
             order: Order::Interleaved,
             policy: RunPolicy::default(),
@@ -190,6 +211,14 @@ mod tests {
                 by: crate::run::counted::By::Cachegrind,
                 reason: "no hardware instruction counter here".into(),
             }),
+            remove_outliers: true,
+            parameters: vec![crate::run::plan::Parameter {
+                name: "n".into(),
+                values: vec!["1000".into()],
+                numeric: Some(vec![1000.0]),
+                geometric: false,
+            }],
+            commands: vec!["spin {n}".into()],
         };
         assert_eq!(Settings::from_json(&s.to_json()), Some(s));
         assert_eq!(Settings::from_json("{\"alpha\": 1}"), None);

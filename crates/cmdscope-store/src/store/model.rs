@@ -107,6 +107,8 @@ pub struct Finish {
     pub shell_overhead: Option<f64>,
     /// The preflight checks (JSON list), when made.
     pub preflight: Option<String>,
+    /// How a `run` session ended beyond its runs (`Outcome`, JSON).
+    pub outcome: Option<String>,
 }
 
 /// Status of a session that has not finished (still running, or killed).
@@ -175,6 +177,11 @@ pub struct StoredSession {
     /// What the session was run with; None for imports and sessions
     /// stored before the settings were kept.
     pub settings: Option<Settings>,
+    /// The runner's seed, as stored.
+    pub seed: Option<String>,
+    /// How the session ended beyond its runs; None for imports and
+    /// sessions stored before it was kept.
+    pub outcome: Option<crate::run::session::Outcome>,
     /// Why the stored settings could not be read, when they are there but
     /// damaged (`settings` is then None): readers that need them refuse
     /// the session rather than take it for one stored without them.

@@ -40,6 +40,8 @@ const SESSION_COLUMNS: &[&str] = &[
     "preflight",
     "search",
     "settings",
+    "seed",
+    "outcome",
 ];
 
 fn parse_params(text: &str) -> Vec<(String, String)> {
@@ -260,6 +262,10 @@ impl Store {
                     search: g(22).text().and_then(StoredSearch::from_json),
                     settings: g(23).text().and_then(Settings::from_json),
                     settings_error: g(23).text().and_then(|t| Settings::parse_json(t).err()),
+                    seed: g(24).text().map(str::to_string),
+                    outcome: g(25)
+                        .text()
+                        .and_then(crate::run::session::Outcome::from_json),
                 }
             })
             .collect();
@@ -336,7 +342,9 @@ impl Store {
 
     /// All runs of a cell, in order, as samples.
     pub fn runs(&mut self, cell: i64) -> Result<Vec<Sample>> {
-        let columns: Vec<&str> = schema::run_metric_columns().collect();
+        let columns: Vec<&str> = schema::run_metric_columns()
+            .chain(schema::DISTURBANCE_COLUMNS.iter().copied())
+            .collect();
         let sql = format!(
             "SELECT run_index, exit_code, signal, timed_out, {} FROM runs WHERE cell_id = $1 ORDER BY seq",
             columns
@@ -357,10 +365,12 @@ impl Store {
                 s.signal = r.get(2).and_then(Value::int).map(|c| c as i32);
                 s.timed_out = r.get(3).and_then(Value::int).unwrap_or(0) != 0;
                 for (i, col) in columns.iter().enumerate() {
-                    if let (Some(m), Some(v)) =
-                        (Metric::from_name(col), r.get(4 + i).and_then(Value::real))
-                    {
-                        s.set(m, v);
+                    let v = r.get(4 + i).and_then(Value::real);
+                    match (*col, Metric::from_name(col), v) {
+                        (_, Some(m), Some(v)) => s.set(m, v),
+                        ("cpu_wait", None, v) => s.disturbance.cpu_wait = v,
+                        ("cpu_steal", None, v) => s.disturbance.steal = v,
+                        _ => {}
                     }
                 }
                 s

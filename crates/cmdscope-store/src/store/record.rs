@@ -363,6 +363,7 @@ impl Recorder {
                 stop_reason,
                 shell_overhead: session.shell_overhead.map(|o| o.wall),
                 preflight: serde_json::to_string(&session.preflight).ok(),
+                outcome: Some(crate::run::session::Outcome::of(session).to_json()),
             };
             self.call(&msg);
         }

@@ -88,6 +88,10 @@ pub const SIMULATED_COLUMNS: &[&str] = &[
     "sim_estimated_cycles",
 ];
 
+/// Columns added to `runs` by migration 8: what disturbed each run
+/// (`metrics::Disturbance`, seconds), which the JSON export lists per run.
+pub const DISTURBANCE_COLUMNS: &[&str] = &["cpu_wait", "cpu_steal"];
+
 /// Every metric column of `runs` in the latest schema, in order.
 pub fn run_metric_columns() -> impl Iterator<Item = &'static str> {
     METRIC_COLUMNS.iter().chain(SIMULATED_COLUMNS).copied()
@@ -245,11 +249,22 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
             .map(|c| format!("ALTER TABLE runs ADD COLUMN {c} DOUBLE PRECISION"))
             .collect::<Vec<_>>()
             .join(";\n"),
+        // 8: how a `run` session ended beyond its runs (JSON object, see
+        // `run::session::Outcome`) and what disturbed each run: what a
+        // replay of it needs.
+        std::iter::once("ALTER TABLE sessions ADD COLUMN outcome TEXT".to_string())
+            .chain(
+                DISTURBANCE_COLUMNS
+                    .iter()
+                    .map(|c| format!("ALTER TABLE runs ADD COLUMN {c} DOUBLE PRECISION")),
+            )
+            .collect::<Vec<_>>()
+            .join(";\n"),
     ]
 }
 
 /// The schema version this cmdscope writes.
-pub const LATEST: i64 = 7;
+pub const LATEST: i64 = 8;
 
 /// What each migration keeps that the store did not keep before, in a
 /// reader's words: `KEEPS[i]` came with migration i + 1 (readers say with
@@ -262,6 +277,7 @@ pub const KEEPS: &[&str] = &[
     "session settings",
     "concurrency batches",
     "simulated counts",
+    "session outcomes",
 ];
 
 /// What a store of schema `version` lacks, in a reader's words (empty for
@@ -300,9 +316,12 @@ mod tests {
         assert_eq!(KEEPS.len() as i64, LATEST, "say what a migration keeps");
         assert_eq!(
             lacks(3),
-            "search answers, session settings, concurrency batches and simulated counts"
+            "search answers, session settings, concurrency batches, simulated counts and session outcomes"
         );
-        assert_eq!(lacks(5), "concurrency batches and simulated counts");
+        assert_eq!(
+            lacks(5),
+            "concurrency batches, simulated counts and session outcomes"
+        );
         assert_eq!(lacks(LATEST), "");
         let pg = &migrations(Dialect::Postgres)[0];
         assert!(pg.contains("BIGSERIAL") && !pg.contains("{id}") && !pg.contains("{metric"));

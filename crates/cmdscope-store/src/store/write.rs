@@ -126,6 +126,7 @@ impl Store {
             .iter()
             .copied()
             .chain(schema::run_metric_columns())
+            .chain(schema::DISTURBANCE_COLUMNS.iter().copied())
             .collect()
     }
 
@@ -140,6 +141,8 @@ impl Store {
             let v = Metric::from_name(col).and_then(|m| s.get(m));
             out.push(Value::opt_real(v));
         }
+        out.push(Value::opt_real(s.disturbance.cpu_wait));
+        out.push(Value::opt_real(s.disturbance.steal));
     }
 
     /// Appends runs to a cell, numbered from `first_seq`, in one transaction.
@@ -235,12 +238,14 @@ impl Store {
             Value::opt_text(f.stop_reason.as_deref()),
             Value::opt_real(f.shell_overhead),
             Value::opt_text(f.preflight.as_deref()),
+            Value::opt_text(f.outcome.as_deref()),
             Value::Int(session),
         ];
         self.write(|db| {
             db.execute(
                 "UPDATE sessions SET finished_unix = $1, status = $2, stop_reason = $3, \
-                 shell_overhead = $4, preflight = COALESCE($5, preflight) WHERE id = $6",
+                 shell_overhead = $4, preflight = COALESCE($5, preflight), outcome = $6 \
+                 WHERE id = $7",
                 &params,
             )
         })

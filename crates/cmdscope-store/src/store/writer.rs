@@ -46,6 +46,9 @@ pub struct RunMsg {
     pub signal: Option<i32>,
     pub timed_out: bool,
     pub values: Vec<u64>,
+    /// `Disturbance`'s CPU wait and steal, as bits.
+    #[serde(default)]
+    pub disturbance: (Option<u64>, Option<u64>),
 }
 
 impl RunMsg {
@@ -56,6 +59,10 @@ impl RunMsg {
             signal: s.signal,
             timed_out: s.timed_out,
             values: s.values.iter().map(|v| v.to_bits()).collect(),
+            disturbance: (
+                s.disturbance.cpu_wait.map(f64::to_bits),
+                s.disturbance.steal.map(f64::to_bits),
+            ),
         }
     }
 
@@ -67,6 +74,8 @@ impl RunMsg {
         for (i, &bits) in self.values.iter().enumerate().take(Metric::COUNT) {
             s.values[i] = f64::from_bits(bits);
         }
+        s.disturbance.cpu_wait = self.disturbance.0.map(f64::from_bits);
+        s.disturbance.steal = self.disturbance.1.map(f64::from_bits);
         s
     }
 }
@@ -134,9 +143,10 @@ impl RunRecord {
     /// Tag, cell (u32), sequence number (i64), run index (u64), the
     /// spawner's serial number of a scheduled run (u64, `u64::MAX` for a
     /// run made alone), flags (u8: exit code, signal, timed out), exit
-    /// code and signal (i32), then every metric's value (u64 bits),
+    /// code and signal (i32), every metric's value (u64 bits), then what
+    /// disturbed the run, CPU wait and steal (u64 bits, NaN for none),
     /// little-endian.
-    pub const LEN: usize = 1 + 4 + 8 + 8 + 8 + 1 + 4 + 4 + 8 * Metric::COUNT;
+    pub const LEN: usize = 1 + 4 + 8 + 8 + 8 + 1 + 4 + 4 + 8 * Metric::COUNT + 8 + 8;
 
     pub fn encode(cell: usize, seq: i64, s: &Sample) -> [u8; RunRecord::LEN] {
         let mut out = [0u8; RunRecord::LEN];
@@ -158,6 +168,9 @@ impl RunRecord {
         put(&s.signal.unwrap_or(0).to_le_bytes());
         for v in &s.values {
             put(&v.to_bits().to_le_bytes());
+        }
+        for v in [s.disturbance.cpu_wait, s.disturbance.steal] {
+            put(&v.unwrap_or(f64::NAN).to_bits().to_le_bytes());
         }
         out
     }
@@ -185,6 +198,9 @@ impl RunRecord {
         for v in &mut s.values {
             *v = f64::from_bits(u64_(take(8)));
         }
+        let mut disturbance = || Some(f64::from_bits(u64_(take(8)))).filter(|v| !v.is_nan());
+        s.disturbance.cpu_wait = disturbance();
+        s.disturbance.steal = disturbance();
         (cell, seq, s)
     }
 }
@@ -237,6 +253,8 @@ pub enum Msg {
         shell_overhead: Option<f64>,
         #[serde(default)]
         preflight: Option<String>,
+        #[serde(default)]
+        outcome: Option<String>,
     },
     /// The answer of a search session.
     Search {
@@ -808,6 +826,7 @@ impl State {
                 stop_reason,
                 shell_overhead,
                 preflight,
+                outcome,
             } => {
                 self.watched = None;
                 let session = self
@@ -820,6 +839,7 @@ impl State {
                         stop_reason,
                         shell_overhead,
                         preflight,
+                        outcome,
                     },
                 )?;
             }
@@ -870,6 +890,16 @@ mod tests {
         s.exit_code = Some(3);
         s.timed_out = true;
         s.set(Metric::WallTime, 0.1 + 0.2);
+        s.disturbance.cpu_wait = Some(0.1 + 0.7);
+        let (cell, seq, raw) = RunRecord::decode(&RunRecord::encode(2, 5, &s));
+        assert_eq!(
+            (cell, seq, raw.get(Metric::WallTime)),
+            (2, 5, Some(0.1 + 0.2))
+        );
+        assert_eq!(
+            (raw.disturbance.cpu_wait, raw.disturbance.steal),
+            (Some(0.1 + 0.7), None)
+        );
         let text = serde_json::to_string(&Msg::Replace {
             cell: 1,
             runs: vec![RunMsg::from_sample(&s)],
@@ -880,6 +910,7 @@ mod tests {
         };
         let back = runs[0].to_sample();
         assert_eq!(back.get(Metric::WallTime), Some(0.1 + 0.2));
+        assert_eq!(back.disturbance.cpu_wait, Some(0.1 + 0.7));
         assert_eq!(back.get(Metric::UserTime), None);
         assert_eq!(
             (back.run_index, back.exit_code, back.timed_out),

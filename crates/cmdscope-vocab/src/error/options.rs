@@ -68,6 +68,8 @@ pub enum OptionError {
     PlotNeedsSweep,
     #[error("only one export can go to stdout ('-')")]
     OneStdoutExport,
+    #[error("a suite run's sessions are exported one at a time: report --session ID --export-...")]
+    RunExports,
     #[error("--debug-mode runs nothing: its times cannot be stored (drop --store)")]
     DebugModeStore,
     /// `what`: the command, hook or shell that is not a `sleep`.

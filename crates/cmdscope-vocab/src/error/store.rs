@@ -22,4 +22,12 @@ pub enum StoreQueryError {
         session: i64,
         why: String,
     },
+    /// A session replayed whose part the store does not keep: `what` it
+    /// did, with what is missing ("searched an optimum (its race)").
+    #[error("store '{store}': session #{session} {what}, which the store does not keep: its terminal report and exports cannot be made again (its HTML report shows what is stored)")]
+    NotReplayed {
+        store: String,
+        session: i64,
+        what: String,
+    },
 }

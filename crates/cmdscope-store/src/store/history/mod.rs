@@ -499,6 +499,7 @@ mod tests {
                 stop_reason: None,
                 shell_overhead: None,
                 preflight: None,
+                outcome: None,
             };
             store.finish_session(id, &finish).unwrap();
         }
