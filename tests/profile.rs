@@ -992,8 +992,10 @@ fn callgrind_annotate_ir(command: &[&str], function: &str) -> (PathBuf, u64, tem
     let rows: Vec<u64> = text
         .lines()
         .filter(|l| {
-            let name = l.split_whitespace().last().unwrap_or_default();
-            let name = name.rsplit_once(':').map_or(name, |(_, f)| f);
+            // "30,000,014 (49.87%)  file:function'callers… [object]"
+            let row = l.split_once("%)").map_or("", |(_, r)| r.trim());
+            let row = row.rsplit_once(" [").map_or(row, |(r, _)| r);
+            let name = row.split_once(':').map_or(row, |(_, f)| f);
             name == function || name.starts_with(&format!("{function}'"))
         })
         .map(|l| {
