@@ -72,7 +72,7 @@ fn name(table: &mut HashMap<u64, String>, spec: &str) -> std::result::Result<Str
 pub fn chain(context: &str) -> Vec<String> {
     let mut v: Vec<String> = context
         .split('\'')
-        .filter(|part| !(part.bytes().all(|b| b.is_ascii_digit()) && !part.is_empty()))
+        .filter(|part| part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()))
         .map(str::to_string)
         .collect();
     v.reverse();
