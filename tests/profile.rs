@@ -966,30 +966,60 @@ fn a_java_programs_compiled_method_appears_by_name_with_jit_symbols() {
     assert!(!names.contains("Hot.hotLoop"), "{names}");
 }
 
-/// `extra_work_b`'s Ir in a cachegrind out-file made by hand and read by
-/// `cg_annotate` (its `file:function` rows).
-fn cg_annotate_ir(command: &[&str], function: &str) -> u64 {
+/// A callgrind out-file of `command` made by hand with the callers
+/// cmdscope records, and `function`'s Ir in it as `callgrind_annotate`
+/// reports it (the sum of its `file:function'callers…` rows).
+fn callgrind_annotate_ir(command: &[&str], function: &str) -> (PathBuf, u64, tempfile::TempDir) {
     let dir = tempdir();
-    let out = dir.path().join("cg.out");
+    let out = dir.path().join("callgrind.out");
     let o = Command::new("valgrind")
-        .arg("--tool=cachegrind")
-        .arg(format!("--cachegrind-out-file={}", out.display()))
+        .arg("--tool=callgrind")
+        .arg(format!(
+            "--separate-callers={}",
+            cmdscope::exec::simulate::CALLERS
+        ))
+        .arg(format!("--callgrind-out-file={}", out.display()))
         .args(command)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new("cg_annotate").arg(&out).output().unwrap();
+    let o = Command::new("callgrind_annotate")
+        .arg("--inclusive=no")
+        .arg(&out)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
-    let row = text
+    let rows: Vec<u64> = text
         .lines()
-        .find(|l| l.ends_with(&format!(":{function}")))
-        .unwrap_or_else(|| panic!("no {function} in {text}"));
-    row.split_whitespace()
-        .next()
+        .filter(|l| {
+            // "30,000,014 (49.87%)  file:function'callers… [object]"
+            let row = l.split_once("%)").map_or("", |(_, r)| r.trim());
+            let row = row.rsplit_once(" [").map_or(row, |(r, _)| r);
+            let name = row.split_once(':').map_or(row, |(_, f)| f);
+            name == function || name.starts_with(&format!("{function}'"))
+        })
+        .map(|l| {
+            l.split_whitespace()
+                .next()
+                .unwrap()
+                .replace(',', "")
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(!rows.is_empty(), "no {function} in {text}");
+    (out, rows.iter().sum(), dir)
+}
+
+/// The folded stacks `--flamegraph DIR` wrote for cell `n` (from 1).
+fn folded_stacks(dir: &Path, n: usize) -> String {
+    let name = std::fs::read_dir(dir)
         .unwrap()
-        .replace(',', "")
-        .parse()
-        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|f| f.starts_with(&format!("{n}-")) && f.ends_with(".folded"))
+        .unwrap_or_else(|| panic!("no folded stacks of cell {n} in {}", dir.display()));
+    std::fs::read_to_string(dir.join(name)).unwrap()
 }
 
 fn simulated(args: &[&str]) -> Value {
@@ -1028,27 +1058,46 @@ fn real_differences(pair: &Value) -> Vec<(String, f64, bool)> {
 }
 
 /// Counted, not sampled: the extra function's instructions are the ones
-/// cachegrind run by hand reports for it, identical in both runs, and its
-/// difference is real and exact; the common function's is exactly zero.
+/// `callgrind_annotate` reports for it, read by cmdscope from the same
+/// out-file and counted alike in the profile, identical in both runs; its
+/// difference is real and exact, the common function's exactly zero; and
+/// the counted profile has the callers the flame graph draws.
 #[test]
-fn simulated_counts_equal_cg_annotates_and_the_difference_is_exact() {
+fn simulated_counts_equal_callgrind_annotates_and_the_difference_is_exact() {
     if !valgrind() {
         return;
     }
     let Some(bin) = variants() else { return };
     let (a, b) = (format!("{bin} a 3000000"), format!("{bin} b 3000000"));
+    let (file, by_hand, _dir) = callgrind_annotate_ir(&[&bin, "b", "3000000"], "extra_work_b");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let read = cmdscope::profile::simulated::read_out_file(&text).unwrap();
+    let ours: u64 = read
+        .chains
+        .iter()
+        .filter(|(names, _)| names.last().is_some_and(|f| f == "extra_work_b"))
+        .map(|(_, c)| c.ir)
+        .sum();
+    assert_eq!(ours, by_hand, "the same out-file, read by cmdscope");
+    let dir = tempdir();
+    let fg = dir.path().join("fg");
     let started = std::time::Instant::now();
-    let p = simulated(&[&a, &b]);
+    let p = simulated(&["--flamegraph", fg.to_str().unwrap(), &a, &b]);
     eprintln!(
         "2 x 2 simulated runs took {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    let by_hand = cg_annotate_ir(&[&bin, "b", "3000000"], "extra_work_b");
+    assert_eq!(p["simulation"]["tool"], "callgrind", "{p:#}");
     let cb = cell(&p, 1);
     assert_eq!(cb["runs"], 2, "the default under --simulate");
     let e = function(cb, "extra_work_b").unwrap();
     assert_eq!(e["self"].as_f64().unwrap(), by_hand as f64, "{e:#}");
     assert!(e["estimated_cycles"].as_f64().unwrap() >= by_hand as f64);
+    let main = function(cb, "main").unwrap();
+    assert!(
+        main["total"].as_f64().unwrap() >= 2.0 * by_hand as f64,
+        "main's total holds both works: {main:#}"
+    );
     let counted = cb["counted"]["instructions"].as_array().unwrap();
     assert_eq!(
         counted[0], counted[1],
@@ -1065,6 +1114,20 @@ fn simulated_counts_equal_cg_annotates_and_the_difference_is_exact() {
     assert_eq!(common["real"], false);
     assert_eq!(pair["counted"]["instructions"]["exact"], true);
     assert_eq!(pair["counted"]["instructions"]["verdict"], "slower");
+    // Folded stacks in instructions per run: main calls extra_work_b,
+    // with its whole count.
+    let folded = folded_stacks(&fg, 2);
+    let line = folded
+        .lines()
+        .find(|l| l.contains("main;extra_work_b "))
+        .unwrap_or_else(|| panic!("{folded}"));
+    assert!(line.ends_with(&format!(" {by_hand}")), "{line}");
+    assert!(fg.join("index.html").exists());
+    assert!(fg.join("profile.speedscope.json").exists());
+    assert!(
+        !fg.join("profile.firefox.json").exists(),
+        "a timeline, not counts"
+    );
     // The terminal says what the counts are and are not.
     let o = ok(cmdscope(&["explain", "--profile", "--simulate", &a, &b]));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -1077,47 +1140,68 @@ fn simulated_counts_equal_cg_annotates_and_the_difference_is_exact() {
     assert!(line.ends_with("real"), "{line}");
 }
 
-/// The Go pair of the sampled test, counted: 5,000 os.Setenv calls against
-/// the same environment built without them. Run with "exit": cachegrind
-/// drops a process image's counts when it execs, so the work before the
-/// exec is counted only when the program exits there. The Go runtime's
-/// threads make some counts vary from run to run; the functions of the
-/// difference repeat, and are exact from 2 runs per cell.
+/// The Go pair of the sampled test, counted as it runs: 5,000 os.Setenv
+/// calls before `syscall.Exec` of /bin/true, against the same environment
+/// handed to exec directly. The work is done before the exec, which
+/// Valgrind does not write a tool's counts at: cmdscope has callgrind dump
+/// them at `syscall.Exec`. The Go runtime's threads make some counts vary
+/// from run to run; the functions of the difference repeat, and are exact
+/// from 2 runs per cell.
 #[test]
-fn simulated_go_setenv_names_its_functions_exactly_in_two_runs() {
+fn simulated_go_setenv_before_exec_is_named_exactly_in_two_runs() {
     if !valgrind() {
         return;
     }
     let Some(bin) = go_build("setenv") else {
         return;
     };
-    let direct = format!("{} direct exit", bin.display());
-    let setenv = format!("{} setenv exit", bin.display());
+    let direct = format!("{} direct", bin.display());
+    let setenv = format!("{} setenv", bin.display());
+    let dir = tempdir();
+    let fg = dir.path().join("fg");
     let started = std::time::Instant::now();
-    let p = simulated(&["--runs", "2", &direct, &setenv]);
+    let p = simulated(&[
+        "--runs",
+        "2",
+        "--flamegraph",
+        fg.to_str().unwrap(),
+        &direct,
+        &setenv,
+    ]);
     eprintln!(
         "Go setenv pair, 2 simulated runs per cell: {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    let cb = cell(&p, 1);
+    let own = function(cb, "syscall.Setenv").unwrap_or_else(|| panic!("{cb:#}"))["self"]
+        .as_f64()
+        .unwrap();
+    assert!(own >= 5000.0 * 100.0, "counted before the exec: {own}");
+    assert!(
+        function(cell(&p, 0), "syscall.Setenv").is_none(),
+        "never called directly"
+    );
+    // What syscall.Setenv calls, from the candidate's folded stacks.
+    let folded = folded_stacks(&fg, 2);
+    let beneath_setenv = |f: &str| {
+        folded.lines().any(|l| {
+            let stack = l.rsplit_once(' ').map_or(l, |(s, _)| s);
+            stack
+                .split_once("syscall.Setenv;")
+                .is_some_and(|(_, below)| below.split(';').any(|g| g == f))
+        })
+    };
     let real = real_differences(&p["pairs"][0]);
-    let named = real.iter().find(|(f, d, exact)| {
-        (f == "syscall.Setenv"
-            || f == "os.Setenv"
-            || f.starts_with("runtime.map")
-            || f.starts_with("internal/runtime/maps."))
-            && *d > 0.0
-            && *exact
-    });
-    assert!(named.is_some(), "real differences {real:?} in {p:#}");
-    // syscall.Setenv runs 5,000 times in one cell and never in the other.
-    let setenv_fn = real.iter().find(|(f, _, _)| f == "syscall.Setenv");
-    if let Some((_, d, exact)) = setenv_fn {
-        assert!(*exact && *d >= 5000.0, "{setenv_fn:?}");
-        let cb = cell(&p, 1);
-        let own = function(cb, "syscall.Setenv").unwrap()["self"]
-            .as_f64()
-            .unwrap();
-        assert_eq!(own, *d, "its difference is its whole count");
+    let named: Vec<&(String, f64, bool)> = real
+        .iter()
+        .filter(|(f, d, exact)| (f == "syscall.Setenv" || beneath_setenv(f)) && *d > 0.0 && *exact)
+        .collect();
+    assert!(!named.is_empty(), "real differences {real:?} in {p:#}");
+    for (f, d, _) in &named {
+        // Exact: the same count in both runs of each cell.
+        let c = function(cb, f).unwrap();
+        let base = function(cell(&p, 0), f).map_or(0.0, |b| b["self"].as_f64().unwrap());
+        assert_eq!(c["self"].as_f64().unwrap() - base, *d, "{f}");
     }
 }
 
@@ -1143,7 +1227,7 @@ fn simulated_a_a_has_no_real_difference() {
     // counts take a few values: with 2 runs a cell such a count can repeat
     // in both runs of each cell and still differ between the cells.
     if let Some(go) = go_build("setenv") {
-        let s = format!("{} setenv exit", go.display());
+        let s = format!("{} setenv", go.display());
         for _ in 0..3 {
             let p = simulated(&[&s, &s]);
             let pair = &p["pairs"][0];
@@ -1159,11 +1243,6 @@ fn simulated_profiles_refuse_what_makes_no_sense_for_counts() {
         (&["--frequency", "99"][..], "--frequency"),
         (&["--unwind", "fp"][..], "--unwind"),
         (&["--jit-symbols"][..], "--jit-symbols"),
-        (&["--flamegraph", "/tmp/never-written"][..], "--flamegraph"),
-        (
-            &["--speedscope", "/tmp/never-written.json"][..],
-            "--speedscope",
-        ),
         (
             &["--firefox-profile", "/tmp/never-written.json"][..],
             "--firefox-profile",

@@ -16,6 +16,7 @@ Examples:
   cmdscope explain --profile --speedscope p.json ./old ./new  # in speedscope
   cmdscope explain --profile --jit-symbols 'node app.js'   # JS functions
   cmdscope explain --profile --simulate ./old ./new  # counted, exact
+  cmdscope explain --profile --simulate --flamegraph prof/ ./old ./new
   cmdscope explain -L u root,nobody --user {u} 'ruby spawn.rb'   # side by side
   cmdscope explain -L vars 0,5000 --env-size {vars} ./container-init
   cmdscope explain \\
@@ -152,18 +153,19 @@ pub struct ExplainArgs {
     pub firefox_profile: Option<PathBuf>,
 
     /// With --profile: count instead of sampling. Every profiled run is
-    /// made under Valgrind's cachegrind (the whole process tree, as `run
-    /// --simulate`), and a cell's profile is the instructions executed in
-    /// each function, with the estimated cycles of the same model as `run
-    /// --simulate`. A deterministic program gives the same counts in every
-    /// run, so its differences per function are exact from 2 runs per
-    /// cell; counts that vary are compared by the usual tests. User-space
-    /// work only (no kernel work, waits or sleeps), at 20-100x the run's
-    /// time; functions without their callers (cachegrind counts per
-    /// function), so no flame graphs or viewer files.
+    /// made under Valgrind's callgrind (the whole process tree, with the
+    /// caches and cycle model of `run --simulate`), and a cell's profile is
+    /// the instructions executed in each function and call chain, with
+    /// estimated cycles. A deterministic program gives the same counts in
+    /// every run, so its differences per function are exact from 2 runs per
+    /// cell; counts that vary are compared by the usual tests. Work a
+    /// process does before it execs is counted. User-space work only (no
+    /// kernel work, waits or sleeps), at 20-100x the run's time; Go
+    /// programs run with GODEBUG=asyncpreemptoff=1 (callgrind aborts on
+    /// Go's preemption signals). --flamegraph and --speedscope weigh
+    /// stacks in instructions; --firefox-profile (a timeline) is refused.
     #[arg(long, requires = "profile",
-          conflicts_with_all = ["frequency", "unwind", "jit_symbols", "flamegraph",
-                                "speedscope", "firefox_profile"],
+          conflicts_with_all = ["frequency", "unwind", "jit_symbols", "firefox_profile"],
           group = "counting")]
     pub simulate: bool,
 

@@ -14,9 +14,9 @@
 //!   (`run::schedule`), with unsampled runs beside them when asked.
 //! - `rate`: the kernel's limit on the rate, a short command's second
 //!   phase at a raised rate, and whether sampling slowed the runs.
-//! - `simulated`: `--simulate`'s runs under cachegrind, counted per
-//!   function instead of sampled (one-frame stacks weighted in
-//!   instructions).
+//! - `simulated`: `--simulate`'s runs under callgrind, counted instead
+//!   of sampled (call chains weighted in instructions, read from
+//!   callgrind's out-files).
 //! - here: stacks per run, self and total time per function, and per pair
 //!   the change of every reported function's self time, paired by block
 //!   and decided by the one comparison engine with Bonferroni over the
@@ -539,7 +539,7 @@ fn simulated_profile(
         off_cpu: false,
         raised: None,
         distorted: Vec::new(),
-        simulation: Some(sim.clone()),
+        simulation: Some(sim.callgrind()),
     })
 }
 

@@ -19,7 +19,40 @@ pub const ON_CPU_ONLY: &str = "on-CPU time only: the kernel refused context-swit
 pub const OFF_CPU: &str = "functions and differences are on-CPU time; off-CPU time (blocked, or waiting for a CPU) is measured from context switches and shown apart";
 
 /// Said on every simulated report: what the counts are and are not.
-pub const SIMULATED: &str = "instructions counted by the simulator in user space only: the kernel's work for system calls, waits for I/O, locks and sleeps are not in them (compare CPU and wall time with `cmdscope run`); functions without their callers (cachegrind counts per function), so self and total are the same";
+pub const SIMULATED: &str = "instructions counted by the simulator in user space only: the kernel's work for system calls, waits for I/O, locks and sleeps are not in them (compare CPU and wall time with `cmdscope run`); work before an exec is counted, up to the exec";
+
+/// What a profile's stacks weigh and how files write it: sampled seconds
+/// in microseconds (pprof: nanoseconds), counted instructions as they are.
+struct Weight {
+    /// Per unit of the stacks' weight, in the files' unit.
+    folded_scale: f64,
+    pprof_scale: f64,
+    /// The flame graphs' count name, pprof's sample type and unit.
+    count_name: &'static str,
+    pprof_type: (&'static str, &'static str),
+    /// "CPU time", "instructions": what a cell's flame graph shows.
+    what: &'static str,
+}
+
+fn weight(p: &Profile) -> Weight {
+    if p.simulation.is_some() {
+        Weight {
+            folded_scale: 1.0,
+            pprof_scale: 1.0,
+            count_name: "instructions per run",
+            pprof_type: ("instructions", "count"),
+            what: "instructions",
+        }
+    } else {
+        Weight {
+            folded_scale: 1e6,
+            pprof_scale: 1e9,
+            count_name: "µs per run",
+            pprof_type: ("cpu", "nanoseconds"),
+            what: "CPU time",
+        }
+    }
+}
 
 fn scope_note(p: &Profile) -> &'static str {
     if p.simulation.is_some() {
@@ -131,8 +164,8 @@ fn count_change(c: &crate::analysis::comparison::Comparison) -> String {
     }
 }
 
-/// A simulated frame: its name and, where cachegrind knew one, its source
-/// file (the simulator names no module).
+/// A simulated frame: its name and, where callgrind knew one, its source
+/// file.
 fn counted_frame(p: &Profile, id: u32) -> String {
     let fr = p.frame(id);
     match &fr.file {
@@ -167,15 +200,23 @@ fn simulated_terminal(p: &Profile, sim: &Simulation, top: usize) -> String {
             units::time(wall)
         ));
         out.push_str(&format!(
-            "  {:>12}  {:>12}  function (source file), per run\n",
-            "instructions", "est. cycles"
+            "  {:>12}  {:>12}  {:>12}  function (source file), per run\n",
+            "instructions", "with callees", "est. cycles"
         ));
         for f in c.functions.iter().take(top) {
             out.push_str(&format!(
-                "  {:>12}  {:>12}  {}\n",
+                "  {:>12}  {:>12}  {:>12}  {}\n",
                 units::count(f.self_time),
+                units::count(f.total),
                 units::count(c.cycles_per_run(f.frame)),
                 counted_frame(p, f.frame)
+            ));
+        }
+        if let Some((s, w)) = c.hot_stacks.first() {
+            out.push_str(&format!(
+                "  hottest stack: {} instructions  {}\n",
+                units::count(*w),
+                chain(p, s, 8)
             ));
         }
     }
@@ -620,8 +661,10 @@ fn folded_frame(p: &Profile, id: u32) -> String {
 }
 
 /// Folded stacks of one cell: `root;…;leaf COUNT` lines, COUNT in
-/// microseconds of CPU time per run, sorted.
+/// microseconds of CPU time per run (instructions per run when counted),
+/// sorted.
 pub fn folded(p: &Profile, c: &CellProfile) -> String {
+    let scale = weight(p).folded_scale;
     let mut lines: HashMap<String, f64> = HashMap::new();
     for (s, w) in c.stacks_per_run() {
         let key: Vec<String> = s.iter().map(|&f| folded_frame(p, f)).collect();
@@ -629,7 +672,7 @@ pub fn folded(p: &Profile, c: &CellProfile) -> String {
     }
     let mut v: Vec<(String, u64)> = lines
         .into_iter()
-        .map(|(k, w)| (k, (w * 1e6).round() as u64))
+        .map(|(k, w)| (k, (w * scale).round() as u64))
         .filter(|(_, n)| *n > 0)
         .collect();
     v.sort();
@@ -641,11 +684,11 @@ fn inferno_error(e: impl std::fmt::Display) -> Error {
 }
 
 /// A flame graph SVG of folded stacks (inferno's, interactive when opened
-/// on its own).
-pub fn flamegraph(title: &str, folded: &str) -> Result<Vec<u8>> {
+/// on its own), their counts named `count_name`.
+pub fn flamegraph(title: &str, count_name: &str, folded: &str) -> Result<Vec<u8>> {
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
-    opts.count_name = "µs per run".into();
+    opts.count_name = count_name.into();
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut opts, folded.lines(), &mut svg).map_err(inferno_error)?;
     Ok(svg)
@@ -653,7 +696,7 @@ pub fn flamegraph(title: &str, folded: &str) -> Result<Vec<u8>> {
 
 /// A differential flame graph: the candidate's stacks, coloured by the
 /// change from the baseline (red more, blue less), as difffolded.pl does.
-pub fn differential(title: &str, before: &str, after: &str) -> Result<Vec<u8>> {
+pub fn differential(title: &str, count_name: &str, before: &str, after: &str) -> Result<Vec<u8>> {
     let mut diff = Vec::new();
     inferno::differential::from_readers(
         inferno::differential::Options::default(),
@@ -665,7 +708,7 @@ pub fn differential(title: &str, before: &str, after: &str) -> Result<Vec<u8>> {
     let text = String::from_utf8_lossy(&diff).into_owned();
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
-    opts.count_name = "µs per run".into();
+    opts.count_name = count_name.into();
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut svg).map_err(inferno_error)?;
     Ok(svg)
@@ -736,11 +779,12 @@ pub fn pprof(p: &Profile, c: &CellProfile) -> Result<Vec<u8>> {
         index.insert(x.to_string(), strings.len() as u64 - 1);
         strings.len() as u64 - 1
     };
+    let unit = weight(p);
     let mut prof = Pb::default();
     // sample_type = 1, period_type = 11: ValueType { type = 1, unit = 2 }.
     let mut vt = Pb::default();
-    vt.uint(1, s("cpu"));
-    vt.uint(2, s("nanoseconds"));
+    vt.uint(1, s(unit.pprof_type.0));
+    vt.uint(2, s(unit.pprof_type.1));
     prof.bytes(1, &vt.0);
     let mut location_ids: HashMap<Vec<u32>, u64> = HashMap::new();
     let mut location_list: Vec<Vec<u32>> = Vec::new();
@@ -759,7 +803,7 @@ pub fn pprof(p: &Profile, c: &CellProfile) -> Result<Vec<u8>> {
             })
             .collect();
         sample.packed(1, &ids);
-        sample.packed(2, &[(w * 1e9).round() as u64]);
+        sample.packed(2, &[(w * unit.pprof_scale).round() as u64]);
         prof.bytes(2, &sample.0);
     }
     let mut used: Vec<u32> = Vec::new();
@@ -788,16 +832,22 @@ pub fn pprof(p: &Profile, c: &CellProfile) -> Result<Vec<u8>> {
         func.uint(4, s(fr.file.as_deref().unwrap_or(&fr.module)));
         prof.bytes(5, &func.0);
     }
-    let period = (1e9 / p.frequency as f64).round() as u64;
+    // Counted: every instruction is one.
+    let period = if p.simulation.is_some() {
+        1
+    } else {
+        (1e9 / p.frequency as f64).round() as u64
+    };
     let comment = s(&format!(
-        "cmdscope explain --profile: {}, CPU time per run averaged over {} runs",
+        "cmdscope explain --profile: {}, {} per run averaged over {} runs",
         c.name,
+        unit.what,
         c.runs.len()
     ));
     // period_type = 11, period = 12, comment = 13.
     let mut pt = Pb::default();
-    pt.uint(1, s("cpu"));
-    pt.uint(2, s("nanoseconds"));
+    pt.uint(1, s(unit.pprof_type.0));
+    pt.uint(2, s(unit.pprof_type.1));
     prof.bytes(11, &pt.0);
     prof.uint(12, period);
     prof.uint(13, comment);
@@ -843,6 +893,7 @@ pub fn files(p: &Profile) -> Result<Vec<(String, Vec<u8>)>> {
         .enumerate()
         .map(|(i, c)| format!("{}-{}", i + 1, slug(&c.name)))
         .collect();
+    let unit = weight(p);
     let folded_of: Vec<String> = p.cells.iter().map(|c| folded(p, c)).collect();
     for (i, c) in p.cells.iter().enumerate() {
         out.push((
@@ -851,31 +902,49 @@ pub fn files(p: &Profile) -> Result<Vec<(String, Vec<u8>)>> {
         ));
         out.push((
             format!("{}.svg", names[i]),
-            flamegraph(&format!("{} (CPU time per run)", c.name), &folded_of[i])?,
+            flamegraph(
+                &format!("{} ({} per run)", c.name, unit.what),
+                unit.count_name,
+                &folded_of[i],
+            )?,
         ));
         out.push((format!("{}.pb.gz", names[i]), pprof(p, c)?));
     }
     let mut diffs = Vec::new();
     for d in &p.pairs {
         let title = format!(
-            "{} − {} (red: more time in the candidate, blue: less)",
-            p.cells[d.candidate].name, p.cells[d.baseline].name
+            "{} − {} (red: more {} in the candidate, blue: less)",
+            p.cells[d.candidate].name,
+            p.cells[d.baseline].name,
+            if p.simulation.is_some() {
+                "instructions"
+            } else {
+                "time"
+            }
         );
         let file = format!("diff-{}-vs-{}.svg", names[d.candidate], names[d.baseline]);
         diffs.push((title.clone(), file.clone()));
         out.push((
             file,
-            differential(&title, &folded_of[d.baseline], &folded_of[d.candidate])?,
+            differential(
+                &title,
+                unit.count_name,
+                &folded_of[d.baseline],
+                &folded_of[d.candidate],
+            )?,
         ));
     }
     out.push((
         "profile.speedscope.json".to_string(),
         super::profile_viewers::speedscope(p),
     ));
-    out.push((
-        "profile.firefox.json".to_string(),
-        super::profile_viewers::firefox(p),
-    ));
+    // The Firefox Profiler's tracks are time: not for counts.
+    if p.simulation.is_none() {
+        out.push((
+            "profile.firefox.json".to_string(),
+            super::profile_viewers::firefox(p),
+        ));
+    }
     let cells: Vec<(String, String)> = p
         .cells
         .iter()

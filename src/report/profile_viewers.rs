@@ -75,10 +75,16 @@ pub fn speedscope(p: &Profile) -> Vec<u8> {
                 .collect();
             let weights: Vec<f64> = stacks.iter().map(|(_, w)| *w).collect();
             let end = weights.iter().fold(0.0, |a, b| a + b);
+            // Counted instructions are speedscope's unitless weights.
+            let (what, unit) = if p.simulation.is_some() {
+                ("instructions", "none")
+            } else {
+                ("on-CPU time", "seconds")
+            };
             json!({
                 "type": "sampled",
-                "name": format!("{} (on-CPU time per run, {} runs)", c.name, c.runs.len()),
-                "unit": "seconds",
+                "name": format!("{} ({what} per run, {} runs)", c.name, c.runs.len()),
+                "unit": unit,
                 "startValue": 0.0,
                 "endValue": end,
                 "samples": samples,
