@@ -20,6 +20,7 @@ pub(crate) mod import;
 pub(crate) mod json;
 pub(crate) mod markdown;
 pub(crate) mod paint;
+pub(crate) mod pprof;
 pub(crate) mod profile;
 pub(crate) mod profile_viewers;
 pub(crate) mod search;
