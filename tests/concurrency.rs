@@ -339,21 +339,13 @@ fn a_timeout_kills_the_timed_out_instance_alone() {
 /// `sleep 0.02`, never more (a loaded machine may leave it undecided).
 #[test]
 fn the_json_throughput_ratio_is_the_one_printed() {
-    let (o, doc) = exported(&[
-        "run",
-        "--style",
-        "basic",
-        "--runs",
-        "40",
-        "--concurrency",
-        "2",
-        "-n",
-        "short",
-        "sleep 0.02",
-        "-n",
-        "long",
-        "sleep 0.04",
-    ]);
+    let (o, doc) = exported(
+        &[
+            &["run", "--style", "basic", "--runs", "40"][..],
+            &CONCURRENT_PAIR,
+        ]
+        .concat(),
+    );
     let c = &doc["throughput_comparisons"][0];
     let f = |k: &str| c[k].as_f64().unwrap_or_else(|| panic!("no {k}: {c}"));
     let g = |k: &str, i: usize| c[k][i].as_f64().unwrap_or_else(|| panic!("no {k}: {c}"));

@@ -112,16 +112,7 @@ fn assert_same_wall_comparisons(
 
 #[test]
 fn a_plain_session_replays_as_run_held_it() {
-    let (doc, data) = live_and_replayed(&[
-        "--runs",
-        "8",
-        "-n",
-        "fast",
-        "true",
-        "-n",
-        "slow",
-        "sleep 0.005",
-    ]);
+    let (doc, data) = live_and_replayed(PLAIN_PAIR);
     assert_eq!(data.comparisons.len(), 1);
     assert_same_wall_comparisons(&doc, &data.comparisons);
     assert!(data.as_good.is_none() && data.concurrency.is_none());
@@ -167,6 +158,18 @@ fn a_concurrency_session_replays_its_throughput() {
     assert!(data.concurrency.is_some());
     assert_same_wall_comparisons(&doc, &data.comparisons);
 }
+
+/// A plain session's two commands and their runs.
+const PLAIN_PAIR: &[&str] = &[
+    "--runs",
+    "8",
+    "-n",
+    "fast",
+    "true",
+    "-n",
+    "slow",
+    "sleep 0.005",
+];
 
 /// `cmdscope run ARGS --style basic --export-json A` into a fresh store,
 /// then `report --session ID --terminal --style basic --export-json B` of
@@ -234,16 +237,7 @@ fn assert_same_text(what: &str, replayed: &str, live: &str) {
 
 #[test]
 fn a_plain_session_reports_as_run_printed_and_exported_it() {
-    let live = assert_replays_byte_for_byte(&[
-        "--runs",
-        "8",
-        "-n",
-        "fast",
-        "true",
-        "-n",
-        "slow",
-        "sleep 0.005",
-    ]);
+    let live = assert_replays_byte_for_byte(PLAIN_PAIR);
     assert!(live.contains("'slow' is"), "{live}");
 }
 
@@ -280,18 +274,7 @@ fn a_sweep_reports_as_run_printed_and_exported_it() {
 
 #[test]
 fn a_concurrency_session_reports_as_run_printed_and_exported_it() {
-    let live = assert_replays_byte_for_byte(&[
-        "--runs",
-        "12",
-        "--concurrency",
-        "2",
-        "-n",
-        "short",
-        "sleep 0.02",
-        "-n",
-        "long",
-        "sleep 0.04",
-    ]);
+    let live = assert_replays_byte_for_byte(&[&["--runs", "12"][..], &CONCURRENT_PAIR].concat());
     assert!(live.to_lowercase().contains("throughput"), "{live}");
 }
 

@@ -193,6 +193,18 @@ pub fn concurrency_session_into(store: &str, out: &Path) {
     concurrency_session_with(store, out, &["--runs", "40"]);
 }
 
+/// The concurrency tests' pair: two sleeps, 2 at a time.
+pub const CONCURRENT_PAIR: [&str; 8] = [
+    "--concurrency",
+    "2",
+    "-n",
+    "short",
+    "sleep 0.02",
+    "-n",
+    "long",
+    "sleep 0.04",
+];
+
 /// [`concurrency_session_into`] with `how` many runs (`--runs N`, or
 /// `--until-decided` and its budget).
 pub fn concurrency_session_with(store: &str, out: &Path, how: &[&str]) {
@@ -202,18 +214,8 @@ pub fn concurrency_session_with(store: &str, out: &Path, how: &[&str]) {
         store,
         &[
             &args[..],
-            &[
-                "--concurrency",
-                "2",
-                "-n",
-                "short",
-                "sleep 0.02",
-                "-n",
-                "long",
-                "sleep 0.04",
-                "--export-json",
-                out.to_str().unwrap(),
-            ],
+            &CONCURRENT_PAIR,
+            &["--export-json", out.to_str().unwrap()],
         ]
         .concat(),
     );
