@@ -14,6 +14,7 @@ pub use cmdscope_vocab::{eprint_line, error, metrics, output, print_line, stats,
 pub mod cli;
 pub mod commands;
 pub(crate) mod explain;
+pub(crate) mod monitor;
 pub mod profile;
 pub mod report;
 pub mod run;

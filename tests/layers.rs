@@ -508,7 +508,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("front ends", &["report", "explain", "suite", "cli"]),
     (
         "deciding",
-        &["search", "run::runner", "run::progress", "profile"],
+        &[
+            "search",
+            "run::runner",
+            "run::progress",
+            "profile",
+            "monitor",
+        ],
     ),
     ("answering", &["analysis"]),
     ("storing", &["store"]),

@@ -26,7 +26,7 @@ pub fn run(args: &ExplainArgs) -> Result<i32> {
             .map(|t| crate::cli::seconds(t, "--timeout", false))
             .transpose()?,
     };
-    explain::monitor::compile(&args.matches)?;
+    crate::monitor::process::compile(&args.matches)?;
     if let Some(path) = &args.json {
         crate::output::check_writable(path)?;
     }

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::hints::Hint;
-use super::monitor;
 use super::procfs::Argv;
 use super::syscalls;
 use super::tracer::{Created, Exit, Trace};
 use super::tree::Model;
 use super::Explained;
 use crate::exec::procio::ProcIo;
+use crate::monitor::process as monitor;
 
 /// Exec records listed at most (the totals are always exact).
 const MAX_EXEC_RECORDS: usize = 10_000;

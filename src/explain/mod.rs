@@ -5,17 +5,16 @@
 //!
 //! One file per job: `tracer` (the ptrace loop), `mem` and `procfs` (what
 //! it reads from tracees), `syscalls` (names), `tree` (the process model),
-//! `hints`, `monitor` (--monitor/--match), `render` (terminal), `json`,
-//! `variants` (several cells side by side, their differences).
+//! `hints`, `render` (terminal), `json`,
+//! `variants` (several cells side by side, their differences); the
+//! `--monitor` command beside the traced one is `crate::monitor::process`.
 //! See docs/EXPLAIN.md.
 
 pub(crate) mod hints;
 pub(crate) mod json;
 pub(crate) mod mem;
-pub(crate) mod monitor;
 pub(crate) mod procfs;
 pub(crate) mod render;
-pub(crate) mod run_monitor;
 pub(crate) mod syscalls;
 pub(crate) mod tracer;
 pub(crate) mod tree;
@@ -27,6 +26,7 @@ use std::time::Duration;
 use crate::error::{ExecError, Result};
 use crate::exec::signals;
 use crate::exec::HeldCommand;
+use crate::monitor::process as monitor;
 use crate::run::plan;
 
 /// The caveat every report carries.

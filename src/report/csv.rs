@@ -68,7 +68,7 @@ fn render(report: &Report, columns: Columns) -> Result<String> {
     let monitor = |cell: usize| {
         report
             .monitor
-            .map(|c| crate::explain::run_monitor::medians(c, cell))
+            .map(|c| crate::monitor::medians(c, cell))
             .unwrap_or_default()
     };
     header.extend(
@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn monitor_counts_are_columns_like_the_other_medians() {
         let f = two_cells();
-        let counts = crate::explain::run_monitor::Counts {
+        let counts = crate::monitor::Counts {
             names: vec!["hits".into(), "errs".into()],
             per_run: vec![
                 vec![vec![1.0, 3.0, 2.0], vec![0.0, 0.0, f64::NAN]],

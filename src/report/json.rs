@@ -11,8 +11,8 @@ use super::{Exporter, Report, SearchSection, Words};
 use crate::analysis::comparison::Comparison;
 use crate::analysis::{self, CellAnalysis};
 use crate::error::Result;
-use crate::explain::run_monitor::Counts;
 use crate::metrics::{Metric, Sample};
+use crate::monitor::Counts;
 use crate::run::session::CellResult;
 use crate::search::Decision;
 
@@ -572,7 +572,7 @@ fn monitor_counts(c: &Counts, cell: usize) -> Value {
         .iter()
         .enumerate()
         .map(|(p, name)| {
-            let v: Vec<Option<f64>> = crate::explain::run_monitor::series(c, cell, p)
+            let v: Vec<Option<f64>> = crate::monitor::series(c, cell, p)
                 .into_iter()
                 .map(|x| x.is_finite().then_some(x))
                 .collect();

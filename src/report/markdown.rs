@@ -97,7 +97,7 @@ fn render(report: &Report, markup: Markup, rows_order: Rows) -> String {
     let monitor = |cell: usize| -> Vec<(String, String)> {
         report
             .monitor
-            .map(|c| crate::explain::run_monitor::medians(c, cell))
+            .map(|c| crate::monitor::medians(c, cell))
             .unwrap_or_default()
             .into_iter()
             .map(|(name, m)| (name, m.map(units::count).unwrap_or_default()))
@@ -293,7 +293,7 @@ mod tests {
     #[test]
     fn monitor_counts_get_a_column_each_in_every_markup() {
         let f = two_cells();
-        let counts = crate::explain::run_monitor::Counts {
+        let counts = crate::monitor::Counts {
             names: vec!["hits".into()],
             per_run: vec![vec![vec![1.0, 3.0]], vec![vec![5.0, 7.0]]],
             ..Default::default()

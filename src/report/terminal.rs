@@ -69,7 +69,7 @@ pub fn render_parts(report: &Report, paint: Paint, wording: Wording) -> Vec<Part
     if let Some(c) = report.monitor {
         // The monitor command and the names are typed, not trusted to the terminal.
         out.push_str(&crate::output::escape_controls(
-            &crate::explain::run_monitor::render_text(c, report.session),
+            &super::monitor::render_text(c, report.session),
         ));
     }
     parts.push(Part {
@@ -511,7 +511,7 @@ fn details(out: &mut String, report: &Report, i: usize, paint: Paint, w: &Metric
     }
     let monitor: Vec<String> = report
         .monitor
-        .map(|c| crate::explain::run_monitor::medians(c, i))
+        .map(|c| crate::monitor::medians(c, i))
         .unwrap_or_default()
         .into_iter()
         .map(|(name, m)| format!("{} {name}", m.map_or("-".into(), units::count)))
@@ -955,7 +955,7 @@ mod tests {
     #[test]
     fn the_monitor_follows_with_controls_escaped() {
         let f = two_cells();
-        let counts = crate::explain::run_monitor::Counts {
+        let counts = crate::monitor::Counts {
             command: "tail\x1b[2J".into(),
             names: vec!["hits".into()],
             regexes: vec!["^hit".into()],

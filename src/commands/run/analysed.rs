@@ -9,7 +9,7 @@ use crate::analysis::source::{Source, MONITOR_PREFIX};
 use crate::analysis::sweep::Sweep;
 use crate::analysis::{self, CellAnalysis};
 use crate::error::Result;
-use crate::explain::run_monitor::Counts;
+use crate::monitor::Counts;
 use crate::report::terminal::Wording;
 use crate::report::{Report, SearchSection};
 use crate::run::plan::Cell;
@@ -94,7 +94,7 @@ pub fn analyse(
         comparisons.extend(s.result.comparisons(s.cells));
     }
     if let Some(c) = monitor {
-        let mut counted = crate::explain::run_monitor::compare(c, session, precision);
+        let mut counted = crate::monitor::compare(c, session, precision);
         if search.is_some() {
             // The searched count's comparisons are the search's own, as
             // for a metric.

@@ -9,7 +9,7 @@ use super::blocks::Blocks;
 use super::decided::Decided;
 use crate::cli::run::RunArgs;
 use crate::error::{exit, Error, Result};
-use crate::explain::run_monitor::Counts;
+use crate::monitor::Counts;
 use crate::report;
 use crate::report::paint::Paint;
 use crate::run::events::Fanout;
@@ -108,7 +108,7 @@ fn measure(d: &Decided) -> Result<Measured> {
     // Started before the store is opened: one that cannot start ends the
     // session before anything is recorded.
     let mut monitor = match d.monitor() {
-        Some(m) => Some(crate::explain::run_monitor::RunMonitor::start(
+        Some(m) => Some(crate::monitor::RunMonitor::start(
             &m.command,
             &m.matches,
             m.settle,
@@ -139,10 +139,10 @@ fn measure(d: &Decided) -> Result<Measured> {
     if let (Some(c), Some(result)) = (monitor.as_mut(), &search) {
         // The counts follow the grid's cells, as the stored runs do; the
         // report's session holds the tried values only.
-        crate::explain::run_monitor::store(c, &mut recorder);
+        crate::monitor::store(c, &mut recorder);
         c.select(&result.tried);
     } else if let Some(c) = &monitor {
-        crate::explain::run_monitor::store(c, &mut recorder);
+        crate::monitor::store(c, &mut recorder);
     }
     Ok(Measured {
         session,

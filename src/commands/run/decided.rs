@@ -611,7 +611,7 @@ fn limits(r: &Request) -> Result<(Option<Duration>, RunPolicy)> {
 /// counts (`monitor_NAME`, with `--monitor`).
 fn parse_source(args: &RunArgs, r: &Request) -> Result<Source> {
     let series: Vec<String> = match &args.monitor {
-        Some(_) => crate::explain::run_monitor::parse_matches(&args.matches)?
+        Some(_) => crate::monitor::parse_matches(&args.matches)?
             .0
             .iter()
             .map(|n| format!("{}{n}", crate::analysis::source::MONITOR_PREFIX))
@@ -662,7 +662,7 @@ fn check_goals(
         }
     }
     if args.monitor.is_some() {
-        crate::explain::run_monitor::parse_matches(&args.matches)?;
+        crate::monitor::parse_matches(&args.matches)?;
     }
     Duration::try_from_secs_f64(args.monitor_settle)
         .ok()

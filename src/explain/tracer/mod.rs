@@ -31,7 +31,6 @@ use crate::error::{Error, ExplainError, Result};
 use crate::exec::held;
 use crate::exec::signals;
 pub use model::{Created, Event, Exec, Exit, Task, Trace, TraceConfig};
-pub use ptrace::spawn_quiet_thread;
 use ptrace::{errno, install_alarm_handler, ptrace, resume, Watchdog};
 use tasks::Tracer;
 

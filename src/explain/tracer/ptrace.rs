@@ -129,31 +129,6 @@ pub(super) fn install_alarm_handler() {
     }
 }
 
-/// Runs `f` in a thread that never receives SIGINT, SIGTERM or SIGALRM, so
-/// they reach the tracer thread and interrupt its waitpid.
-pub fn spawn_quiet_thread<F, T>(f: F) -> std::io::Result<std::thread::JoinHandle<T>>
-where
-    F: FnOnce() -> T + Send + 'static,
-    T: Send + 'static,
-{
-    // SAFETY: sigset manipulation on local values; pthread_sigmask on the
-    // calling thread, restored right after the spawn.
-    unsafe {
-        let mut block: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut block);
-        libc::sigaddset(&mut block, libc::SIGINT);
-        libc::sigaddset(&mut block, libc::SIGTERM);
-        libc::sigaddset(&mut block, libc::SIGALRM);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
-        let handle = std::thread::Builder::new()
-            .name("cmdscope-explain".into())
-            .spawn(f);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        handle
-    }
-}
-
 /// Kicks the tracer thread out of waitpid when something needs attention.
 pub(super) struct Watchdog {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -167,7 +142,7 @@ impl Watchdog {
         // SAFETY: pthread_self has no preconditions.
         let tracer = unsafe { libc::pthread_self() };
         let flag = stop.clone();
-        let handle = spawn_quiet_thread(move || {
+        let handle = signals::spawn_quiet_thread(move || {
             let mut last_kick = Instant::now();
             while !flag.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(20));

@@ -35,3 +35,29 @@ pub fn received() -> Option<i32> {
         sig => Some(sig),
     }
 }
+
+/// Runs `f` in a thread that never receives SIGINT, SIGTERM or SIGALRM, so
+/// they reach the thread that waits (explain's tracer in its waitpid, the
+/// runner in its waitid) and interrupt it.
+pub fn spawn_quiet_thread<F, T>(f: F) -> std::io::Result<std::thread::JoinHandle<T>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    // SAFETY: sigset manipulation on local values; pthread_sigmask on the
+    // calling thread, restored right after the spawn.
+    unsafe {
+        let mut block: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut block);
+        libc::sigaddset(&mut block, libc::SIGINT);
+        libc::sigaddset(&mut block, libc::SIGTERM);
+        libc::sigaddset(&mut block, libc::SIGALRM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
+        let handle = std::thread::Builder::new()
+            .name("cmdscope-quiet".into())
+            .spawn(f);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        handle
+    }
+}

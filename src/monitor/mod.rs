@@ -1,15 +1,22 @@
+//! Monitors: a command run beside the measured or traced one (say
+//! `busctl --system monitor NAME`) whose output lines are counted per
+//! pattern. `process` runs the monitor and counts its lines (used by
+//! `explain --monitor` and by `run --monitor`); this file is `run`'s side.
+//!
 //! `cmdscope run --monitor COMMAND --match NAME=REGEX`: one monitor for the
 //! whole session; the lines matching each pattern that arrive while a run
 //! executes, plus a settle time after it, are that run's `monitor_NAME`.
 //!
-//! The monitor's output is read by its own thread (see `monitor`), never by
+//! The monitor's output is read by its own thread (see `process`), never by
 //! the thread that measures: a run is measured exactly as without it. The
 //! settle time is waited after the run has been measured, before the next
 //! one starts.
 
+pub mod process;
+
 use std::time::{Duration, Instant};
 
-use super::monitor::{self, Monitor};
+use self::process::Monitor;
 use crate::analysis::source::{RunSeries, MONITOR_PREFIX};
 use crate::error::{ExplainError, Result};
 use crate::run::events::{Event, Observer};
@@ -116,7 +123,7 @@ impl RunMonitor {
         cells: usize,
     ) -> Result<RunMonitor> {
         let (names, regexes) = parse_matches(matches)?;
-        let compiled = monitor::compile(&regexes)?;
+        let compiled = process::compile(&regexes)?;
         let mut m = Monitor::start(command, &regexes, compiled, READY_WAIT)?;
         if m.ended() {
             let how = m.end_status();
@@ -224,55 +231,6 @@ impl RunMonitor {
             }
         }
     }
-}
-
-/// "NAME messages per run: 100 vs 0" per pattern (medians; each command's
-/// range below), for the terminal after the results.
-pub fn render_text(c: &Counts, session: &crate::run::session::Session) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\nMonitor '{}': matching lines per run (during the run + {} s):",
-        c.command, c.settle
-    );
-    let cells: Vec<usize> = (0..session.results.len())
-        .filter(|&i| !session.results[i].cell.calibration)
-        .collect();
-    let per_cell: Vec<Vec<(String, Option<f64>)>> = cells.iter().map(|&i| medians(c, i)).collect();
-    for (p, name) in c.names.iter().enumerate() {
-        let medians: Vec<String> = per_cell
-            .iter()
-            .map(|m| m[p].1.map_or("-".to_string(), crate::units::count))
-            .collect();
-        let _ = writeln!(out, "  monitor_{name}: {} (median)", medians.join(" vs "));
-        for &i in &cells {
-            let v: Vec<f64> = series(c, i, p)
-                .into_iter()
-                .filter(|x| x.is_finite())
-                .collect();
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let range = if v.is_empty() {
-                "no counted run".to_string()
-            } else {
-                format!(
-                    "{}–{} over {} runs",
-                    crate::units::count(lo),
-                    crate::units::count(hi),
-                    v.len()
-                )
-            };
-            let _ = writeln!(out, "    {}: {range}", session.results[i].cell.name);
-        }
-    }
-    if let Some((runs, how)) = &c.ended {
-        let _ = writeln!(
-            out,
-            "  The monitor ended during the session ({how}) after {runs} measured runs: later runs have no counts."
-        );
-    }
-    out
 }
 
 /// Each pattern's metric name (`monitor_NAME`) and median count per run

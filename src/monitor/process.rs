@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use regex::bytes::Regex;
 
-use super::tracer::spawn_quiet_thread;
 use crate::error::{Error, ExplainError, Result};
+use crate::exec::signals::spawn_quiet_thread;
 
 /// The environment variable that marks a monitor's processes.
 const MARKER: &str = "CMDSCOPE_MONITOR";
