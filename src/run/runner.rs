@@ -182,7 +182,8 @@ pub fn run_observed(opts: &RunOptions, events: &mut dyn Observer) -> Result<Sess
         .unwrap_or_default();
 
     // The machine checks' window opens on another thread while the
-    // commands are prepared, and closes between runs (see `check_machine`).
+    // commands are prepared, and closes between runs (see
+    // `Driven::check_machine`).
     let pinned: Option<Vec<usize>> = {
         let lists: Vec<&Vec<usize>> = opts
             .cells
@@ -198,6 +199,57 @@ pub fn run_observed(opts: &RunOptions, events: &mut dyn Observer) -> Result<Sess
         .as_ref()
         .map(|_| crate::exec::simulate::OutDir::create())
         .transpose()?;
+    let (run_dirs, prepared, configs) =
+        prepare_cells(opts, &spawner, counters.as_ref(), sim_dir.as_ref())?;
+
+    let shown = opts
+        .cells
+        .iter()
+        .map(|c| *opts.output_of(c) == Output::Inherit)
+        .collect();
+    let (mut spawned, mut debug);
+    let executor: &mut dyn Executor = if opts.debug {
+        debug = Debug::new(&opts.cells, opts.shell.as_deref())?;
+        &mut debug
+    } else {
+        spawned = Spawned::new(&spawner, &opts.cells, &opts.input, shown, prepared)
+            .with_hyperfine_variables(opts.hyperfine_variables);
+        &mut spawned
+    };
+    let schedulable: Option<Vec<bool>> = executor
+        .schedulable()
+        .map(|p| p.iter().map(Prepared::schedulable).collect());
+    let ahead = ahead_for(opts, schedulable, &run_dirs, events.watches_runs());
+    let window = Some(window.opened());
+    if let Some(cpu) = opts.isolate {
+        // After the commands were prepared: their --cpus lists were
+        // checked against every CPU cmdscope may use.
+        crate::run::isolate::pin_harness(cpu)?;
+    }
+    let machine = Machine {
+        spawner: Some(&*spawner),
+        run_dirs,
+        configs,
+        sim_dir,
+        window,
+        ahead,
+    };
+    drive(opts, executor, Some(machine), counters_unavailable, events)
+}
+
+/// Each cell's command prepared in the spawner, with its working
+/// directory (if it has one) and its spawn configuration (shared with the
+/// instance slots in concurrency mode), per cell.
+type PreparedCells = (Vec<Option<RunDir>>, Vec<Prepared>, Vec<Arc<SpawnConfig>>);
+
+/// Prepares every cell's command before the first run, so that a bad
+/// command, user, directory or simulator is an error before anything runs.
+fn prepare_cells(
+    opts: &RunOptions,
+    spawner: &std::rc::Rc<exec::Spawner>,
+    counters: Option<&Availability>,
+    sim_dir: Option<&crate::exec::simulate::OutDir>,
+) -> Result<PreparedCells> {
     let mut run_dirs = Vec::with_capacity(opts.cells.len());
     let mut prepared = Vec::with_capacity(opts.cells.len());
     let mut configs = Vec::with_capacity(opts.cells.len());
@@ -220,7 +272,7 @@ pub fn run_observed(opts: &RunOptions, events: &mut dyn Observer) -> Result<Sess
             input: opts.input.clone(),
             output: opts.output_of(cell).clone(),
             timeout: opts.timeout,
-            counters: counters.clone(),
+            counters: counters.cloned(),
             proc_io: true,
             clear_env: v.clear_env,
             env_size: v.env_size,
@@ -228,41 +280,32 @@ pub fn run_observed(opts: &RunOptions, events: &mut dyn Observer) -> Result<Sess
             user: v.user.clone(),
             cpus: v.cpus.clone(),
             nice: v.nice,
-            ..SpawnConfig::new(match (&opts.simulate, &sim_dir) {
+            ..SpawnConfig::new(match (&opts.simulate, sim_dir) {
                 (Some(sim), Some(dir)) => sim.wrap(dir.path(), &cell.argv)?,
                 _ => cell.argv.clone(),
             })
         };
-        prepared.push(Prepared::new(&spawner, &config)?);
-        // Shared with the instance slots in concurrency mode.
+        prepared.push(Prepared::new(spawner, &config)?);
         configs.push(Arc::new(config));
         run_dirs.push(run_dir);
     }
+    Ok((run_dirs, prepared, configs))
+}
 
-    let shown = opts
-        .cells
-        .iter()
-        .map(|c| *opts.output_of(c) == Output::Inherit)
-        .collect();
-    let (mut spawned, mut debug);
-    let executor: &mut dyn Executor = if opts.debug {
-        debug = Debug::new(&opts.cells, opts.shell.as_deref())?;
-        &mut debug
-    } else {
-        spawned = Spawned::new(&spawner, &opts.cells, &opts.input, shown, prepared)
-            .with_hyperfine_variables(opts.hyperfine_variables);
-        &mut spawned
-    };
-    let schedulable: Option<Vec<bool>> = executor
-        .schedulable()
-        .map(|p| p.iter().map(Prepared::schedulable).collect());
-
-    // Runs handed to the spawner ahead (run::ahead): only where the steps
-    // do not depend on the runs' times and nothing but the run happens
-    // between two runs, and only the real executor's. Simulated runs are
-    // read between runs: never scheduled ahead. CMDSCOPE_NO_SCHEDULE=1
-    // runs every step alone (to compare the two paths).
-    let ahead = (opts.policy.exact.is_some()
+/// Runs handed to the spawner ahead (run::ahead): only where the steps
+/// do not depend on the runs' times and nothing but the run happens
+/// between two runs, and only the real executor's (`schedulable`: per
+/// cell, whether its prepared command may run from a schedule). Simulated
+/// runs are read between runs: never scheduled ahead; nor are runs an
+/// observer watches (`watched`). CMDSCOPE_NO_SCHEDULE=1 runs every step
+/// alone (to compare the two paths).
+fn ahead_for(
+    opts: &RunOptions,
+    schedulable: Option<Vec<bool>>,
+    run_dirs: &[Option<RunDir>],
+    watched: bool,
+) -> Option<Ahead> {
+    let allowed = opts.policy.exact.is_some()
         && schedulable.is_some()
         && opts.simulate.is_none()
         && opts.adaptive.is_none()
@@ -271,13 +314,11 @@ pub fn run_observed(opts: &RunOptions, events: &mut dyn Observer) -> Result<Sess
             opts.ignore_failure,
             IgnoreFailure::None | IgnoreFailure::All
         )
-        && !events.watches_runs()
-        && std::env::var_os("CMDSCOPE_NO_SCHEDULE").is_none_or(|v| v == "0"))
-    .then(|| {
-        let eligible = opts
-            .cells
-            .iter()
-            .zip(&run_dirs)
+        && !watched
+        && std::env::var_os("CMDSCOPE_NO_SCHEDULE").is_none_or(|v| v == "0");
+    allowed.then(|| {
+        let eligible = (opts.cells.iter())
+            .zip(run_dirs)
             .zip(schedulable.iter().flatten())
             .map(|((cell, dir), &p)| {
                 p && dir.is_none()
@@ -287,31 +328,13 @@ pub fn run_observed(opts: &RunOptions, events: &mut dyn Observer) -> Result<Sess
             })
             .collect();
         let hooks_between = opts.order == Order::Sequential
-            && opts
-                .cells
-                .iter()
-                .any(|c| c.hooks.setup.is_some() || c.hooks.cleanup.is_some());
+            && (opts.cells.iter()).any(|c| c.hooks.setup.is_some() || c.hooks.cleanup.is_some());
         Ahead::new(
             eligible,
             opts.ignore_failure == IgnoreFailure::None,
             hooks_between,
         )
-    });
-    let window = Some(window.opened());
-    if let Some(cpu) = opts.isolate {
-        // After the commands were prepared: their --cpus lists were
-        // checked against every CPU cmdscope may use.
-        crate::run::isolate::pin_harness(cpu)?;
-    }
-    let machine = Machine {
-        spawner: Some(&*spawner),
-        run_dirs,
-        configs,
-        sim_dir,
-        window,
-        ahead,
-    };
-    drive(opts, executor, Some(machine), counters_unavailable, events)
+    })
 }
 
 /// What only the real executor brings to a session: the spawner helper and
