@@ -198,7 +198,9 @@ impl<'a> Runner<'a> {
             inner: &mut Fanout(observers),
             grid_index,
         };
-        let mut session = runner::run_observed(&opts, &mut sink)?;
+        // The display sees the round's own cells, as the round numbers them.
+        let mut progress = runner::progress_for(&opts);
+        let mut session = runner::run_observed(&opts, &mut Fanout(vec![&mut progress, &mut sink]))?;
         for (&i, r) in points.iter().zip(session.results.iter_mut()) {
             // A monitor's counts of grid value i end with this round's runs.
             let series = match (&self.source, self.series.as_deref()) {

@@ -12,7 +12,7 @@ use crate::error::{exit, Error, Result};
 use crate::monitor::Counts;
 use crate::report;
 use crate::report::paint::Paint;
-use crate::run::events::Fanout;
+use crate::run::events::{Fanout, Observer};
 use crate::run::request::Request;
 use crate::run::runner;
 use crate::run::schedule::Order;
@@ -128,12 +128,18 @@ fn measure(d: &Decided) -> Result<Measured> {
         let session = crate::search::as_session(&mut result, &opts.cells);
         search = Some(result);
         session
-    } else if let Some(m) = monitor.as_mut() {
-        runner::run_observed(opts, &mut Fanout(vec![m, &mut recorder]))?
-    } else if let Some(b) = blocks.as_mut() {
-        runner::run_observed(opts, &mut Fanout(vec![b, &mut recorder]))?
     } else {
-        runner::run_observed(opts, &mut recorder)?
+        // The display first: it clears its bars before the front door's
+        // blocks are printed.
+        let mut progress = runner::progress_for(opts);
+        let mut observers: Vec<&mut dyn Observer> = vec![&mut progress];
+        if let Some(m) = monitor.as_mut() {
+            observers.push(m);
+        } else if let Some(b) = blocks.as_mut() {
+            observers.push(b);
+        }
+        observers.push(&mut recorder);
+        runner::run_observed(opts, &mut Fanout(observers))?
     };
     let mut monitor = monitor.map(|m| m.finish());
     if let (Some(c), Some(result)) = (monitor.as_mut(), &search) {

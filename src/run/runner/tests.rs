@@ -9,7 +9,14 @@ use std::time::Duration;
 
 use super::*;
 use crate::analysis::sequential::{Sequential, LOOKS};
+use crate::exec::Outcome;
+use crate::metrics::Metric;
+use crate::run::events::Event;
+use crate::run::executor::Iteration;
 use crate::run::plan::Hooks;
+use crate::run::schedule::{StopReason, CALIBRATION_RUNS};
+
+use super::drive::Driven;
 
 /// One call the runner made to the executor.
 #[derive(Clone, Debug, PartialEq)]
@@ -705,4 +712,208 @@ fn a_failing_setup_runs_nothing_of_its_cell_and_no_cleanup() {
     );
     assert_eq!(counts(&s), [2, 0]);
     assert!(matches!(s.failure, Some(Error::HookFailed { .. })));
+}
+
+/// Records sequential order's turns: the cells whose turn began, and the
+/// benchmarks ended with their runs' wall times as the session holds them.
+#[derive(Default)]
+struct Turns {
+    begins: Vec<usize>,
+    ended: Vec<(usize, Vec<f64>)>,
+}
+
+impl Observer for Turns {
+    fn event(&mut self, event: &Event<'_>) {
+        match event {
+            Event::Begins { cell } => self.begins.push(*cell),
+            Event::Ended { cell, samples } => self
+                .ended
+                .push((*cell, crate::analysis::values(samples, Metric::WallTime))),
+            _ => {}
+        }
+    }
+}
+
+fn turns(opts: &RunOptions, mock: &mut Mock) -> (Session, Turns) {
+    let mut turns = Turns::default();
+    let s = drive(opts, mock, None, Vec::new(), &mut turns).expect("the session runs");
+    (s, turns)
+}
+
+#[test]
+fn in_sequential_order_a_benchmark_ends_when_the_schedule_moves_on_unless_a_failure_cut_it() {
+    let mut opts = options(cells(3), Order::Sequential, exactly(2));
+    let (_, t) = turns(&opts, &mut Mock::steady(&[0.25, 0.5, 0.75]));
+    assert_eq!(t.begins, [0, 1, 2]);
+    let ended: Vec<usize> = t.ended.iter().map(|e| e.0).collect();
+    assert_eq!(ended, [0, 1, 2]);
+    assert_eq!(t.ended[1].1, [0.5, 0.5]);
+
+    // The second command's second run fails: the first ended, the second
+    // was cut short, the third never began.
+    let fails_second =
+        Box::new(|k: usize| Scripted::Exits(0.5, if k == 1 { 1 } else { 0 })) as Script;
+    let mut mock = Mock::new(vec![near(0.25), fails_second, near(0.75)]);
+    let (s, t) = turns(&opts, &mut mock);
+    assert_eq!(t.begins, [0, 1]);
+    let ended: Vec<usize> = t.ended.iter().map(|e| e.0).collect();
+    assert_eq!(ended, [0]);
+    assert_eq!(counts(&s), [2, 2, 0]);
+
+    // Interleaved order has no turns.
+    opts.order = Order::Interleaved;
+    let (_, t) = turns(&opts, &mut Mock::steady(&[0.25, 0.5, 0.75]));
+    assert!(t.begins.is_empty() && t.ended.is_empty());
+}
+
+#[test]
+fn the_shells_calibration_makes_its_fixed_count_and_is_subtracted_from_the_commands_runs() {
+    // hyperfine's front door: the shell's start-up is measured first, 50
+    // times whatever the first-run rule would give (1 s / 0.0625 s = 16).
+    let mut shelled = cells(2);
+    shelled[0].calibration = true;
+    shelled[1].shell = true;
+    let policy = RunPolicy {
+        min_runs: 2,
+        min_time: 1.0,
+        first_run: true,
+        ..RunPolicy::default()
+    };
+    let opts = options(shelled.clone(), Order::Sequential, policy);
+    let mut mock = Mock::steady(&[0.0625, 0.25]);
+    let (s, t) = turns(&opts, &mut mock);
+    assert_eq!(
+        mock.runs(),
+        [vec![0; CALIBRATION_RUNS], vec![1; 4]].concat(),
+        "the command's count from its first run: 1 s / 0.25 s"
+    );
+    assert_eq!(s.results.len(), 1, "the calibration is no result");
+    assert_eq!(walls(&s, 0), [0.1875; 4]);
+    let overhead = s.shell_overhead.expect("the start-up measured");
+    assert_eq!((overhead.wall, overhead.runs), (0.0625, CALIBRATION_RUNS));
+    // The benchmark's end carries its runs as the session holds them; the
+    // calibration's turn ends with none.
+    assert_eq!(t.ended, [(1, vec![0.1875; 4])]);
+
+    // A calibration after the command: its start-up is not known when the
+    // command's turn ends, so that end is not announced (the session's
+    // end subtracts it).
+    shelled.swap(0, 1);
+    let opts = options(shelled, Order::Sequential, policy);
+    let mut mock = Mock::steady(&[0.25, 0.0625]);
+    let (s, t) = turns(&opts, &mut mock);
+    assert_eq!(
+        mock.runs(),
+        [vec![0; 4], vec![1; CALIBRATION_RUNS]].concat()
+    );
+    assert_eq!(walls(&s, 0), [0.1875; 4]);
+    assert!(t.ended.is_empty(), "{:?}", t.ended);
+}
+
+#[test]
+fn stop_on_timeout_in_interleaved_order_ends_the_session_within_its_block() {
+    let mut shared = cells(2);
+    for c in &mut shared {
+        c.hooks.setup = Some("start server".into());
+        c.hooks.cleanup = Some("stop server".into());
+    }
+    let mut opts = options(shared, Order::Interleaved, exactly(10));
+    opts.timeout = Some(Duration::from_secs(1));
+    opts.stop_on_timeout = true;
+    let third_times_out = Box::new(|k: usize| {
+        if k == 2 {
+            Scripted::TimedOut(1.0)
+        } else {
+            Scripted::Exits(0.02, 0)
+        }
+    }) as Script;
+    let mut mock = Mock::new(vec![near(0.1), third_times_out]);
+    let s = session(&opts, &mut mock);
+    let runs = mock.runs();
+    assert_eq!(runs.last(), Some(&1), "nothing runs after the timeout");
+    assert_eq!(runs.iter().filter(|&&c| c == 1).count(), 3);
+    // The first cell's run of that block came before it or never did.
+    let made0 = runs.iter().filter(|&&c| c == 0).count();
+    assert!((2..=3).contains(&made0), "{runs:?}");
+    assert_eq!(counts(&s), [made0, 3], "the timed-out run is kept");
+    assert!(s.results[1].samples[2].timed_out);
+    assert_eq!(s.stop_reason, Some(StopReason::Failure));
+    let e = s.failure.expect("stopped on the timeout");
+    assert!(
+        e.to_string().contains("'cmd1' timed out after 1.000 s"),
+        "{e}"
+    );
+    // The shared setup is still cleaned up, once.
+    assert_eq!(mock.calls.first(), Some(&hook("setup", 0)));
+    assert_eq!(mock.calls.last(), Some(&hook("cleanup", 0)));
+    assert_eq!(mock.calls.len(), runs.len() + 2);
+}
+
+#[test]
+fn a_failing_cleanup_between_two_cells_stops_before_the_next_setup() {
+    let mut hooked = cells(2);
+    for c in &mut hooked {
+        c.hooks.setup = Some("setup".into());
+        c.hooks.cleanup = Some("cleanup".into());
+    }
+    let opts = options(hooked, Order::Sequential, exactly(2));
+    let mut mock = Mock::steady(&[0.01, 0.02]);
+    mock.failing_hooks.push(("cleanup", 0));
+    let s = session(&opts, &mut mock);
+    // Not tried again at the end: it was the cleanup that failed.
+    assert_eq!(
+        mock.calls,
+        [
+            hook("setup", 0),
+            Call::Run(0),
+            Call::Run(0),
+            hook("cleanup", 0)
+        ]
+    );
+    assert_eq!(counts(&s), [2, 0]);
+    assert_eq!(s.stop_reason, Some(StopReason::Failure));
+    assert!(matches!(s.failure, Some(Error::HookFailed { .. })));
+}
+
+#[test]
+fn a_failing_prepare_makes_no_run_and_a_failing_conclude_keeps_its_run() {
+    let mut hooked = cells(1);
+    hooked[0].hooks.prepare = Some("prepare".into());
+    hooked[0].hooks.conclude = Some("conclude".into());
+    let opts = options(hooked, Order::Sequential, exactly(3));
+
+    let mut mock = Mock::steady(&[0.01]);
+    mock.failing_hooks.push(("prepare", 0));
+    let s = session(&opts, &mut mock);
+    assert_eq!(mock.calls, [hook("prepare", 0)]);
+    assert_eq!(counts(&s), [0]);
+    assert_eq!(s.stop_reason, Some(StopReason::Failure));
+
+    let mut mock = Mock::steady(&[0.01]);
+    mock.failing_hooks.push(("conclude", 0));
+    let s = session(&opts, &mut mock);
+    assert_eq!(
+        mock.calls,
+        [hook("prepare", 0), Call::Run(0), hook("conclude", 0)]
+    );
+    assert_eq!(counts(&s), [1], "the run was made before its conclude");
+    assert_eq!(s.stop_reason, Some(StopReason::Failure));
+    assert!(matches!(s.failure, Some(Error::HookFailed { .. })));
+}
+
+#[test]
+fn processes_left_running_are_counted_per_cell_name() {
+    // Only the spawner kills what a run left (a test's executor has none):
+    // the count itself is the session's.
+    let opts = options(cells(2), Order::Sequential, exactly(1));
+    let mut mock = Mock::steady(&[0.01, 0.01]);
+    let mut events = Events::default();
+    let mut driven = Driven::new(&opts, &mut mock, Machine::absent(2), &mut events);
+    for (cell, left) in [(1, 2), (0, 0), (1, 1), (0, 4)] {
+        driven.count_leftovers(cell, left);
+    }
+    assert_eq!(
+        driven.leftovers,
+        [("cmd1".to_string(), 3), ("cmd0".to_string(), 4)]
+    );
 }
