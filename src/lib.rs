@@ -7,7 +7,7 @@
 // The layers below are crates of their own; their modules keep their
 // paths here.
 pub use cmdscope_answer::analysis;
-pub use cmdscope_measure::{exec, import};
+pub use cmdscope_measure::{exec, import, run};
 pub use cmdscope_store::store;
 pub use cmdscope_vocab::{eprint_line, error, metrics, output, print_line, stats, units};
 
@@ -17,6 +17,6 @@ pub(crate) mod explain;
 pub(crate) mod monitor;
 pub mod profile;
 pub mod report;
-pub mod run;
+pub(crate) mod runner;
 pub mod search;
 pub mod suite;

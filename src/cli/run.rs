@@ -10,8 +10,8 @@ use super::suite::SuiteRunArgs;
 use super::{CellArgs, Given, ParameterArgs, StoreArgs};
 use crate::error::{OptionError, Result};
 use crate::run::request;
-use crate::run::runner::IgnoreFailure;
 use crate::run::schedule::Order;
+use crate::runner::IgnoreFailure;
 
 /// `--order`'s values, named and explained as the help shows them: `Order`
 /// lives in a crate below this one, which alone depends on clap.

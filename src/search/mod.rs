@@ -92,7 +92,7 @@ pub use zoom::Bracket;
 use crate::error::{Error, Result, SearchError};
 use crate::run::events::Observer;
 use crate::run::plan::Parameter;
-use crate::run::runner::RunOptions;
+use crate::runner::RunOptions;
 use process::Runner;
 pub use process::SeriesObserver;
 use race::median;

@@ -10,9 +10,9 @@ use crate::error::Result;
 use crate::metrics::Sample;
 use crate::run::concurrent::Batches;
 use crate::run::events::{Event, Fanout, InstanceSink, Observer};
-use crate::run::runner::{self, RunOptions};
 use crate::run::schedule::{RunPolicy, Step};
 use crate::run::session::{BatchRecord, Session};
+use crate::runner::{self, RunOptions};
 
 /// Passes a round's events on under the grid's cell indices.
 struct Renumber<'a> {

@@ -25,9 +25,9 @@ use crate::run::events::Observer;
 use crate::run::executor::{Debug, Executor, Spawned};
 use crate::run::plan::Cell;
 use crate::run::preflight;
-use crate::run::progress::{HyperfineBars, Phases, Progress};
 use crate::run::schedule::{Order, RunPolicy};
 use crate::run::session::Session;
+use crate::runner::progress::{HyperfineBars, Phases, Progress};
 use drive::drive;
 use start_up::calibrates;
 
@@ -399,6 +399,7 @@ fn judge(
 mod batch;
 mod drive;
 mod one_run;
+pub(crate) mod progress;
 mod start_up;
 
 #[cfg(test)]
