@@ -4,8 +4,9 @@
 //! A candidate change is the best of about a hundred places a history could
 //! have split, and its confirmation tests that one place as if it had been
 //! chosen beforehand. Under independent noise the partition's penalty pays
-//! for the search (no independent family of the simulations raises a false
-//! alarm, and pricing the search there loses real changes). A machine whose
+//! for the search (of the simulations' independent families only variance
+//! change raises false alarms, at most 1 per 1,000 steady sessions, and
+//! pricing the search there loses real changes). A machine whose
 //! speed wanders is different: its history holds a few independent
 //! stretches, its largest excursion is far out in the tail, and a variogram
 //! read off the same hundred points underprices it.
