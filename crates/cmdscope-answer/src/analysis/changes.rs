@@ -27,7 +27,11 @@
 //!    comparison engine's unpaired test, its variance at least that of the
 //!    difference of the two sides' means the variogram gives, with Student's
 //!    t on the variogram's degrees of freedom; it must be at least
-//!    `min_change` in size (each metric's own floor by default).
+//!    `min_change` in size (each metric's own floor by default). When the
+//!    residuals of the candidates show noise that carries over, the
+//!    search for the best split is paid for (`search`: the critical value
+//!    raised to the quantile of the largest split statistic of histories
+//!    simulated with their dependence).
 //! 8. The noise is measured again without the confirmed steps and drifts,
 //!    and the history partitioned again with it.
 //! 9. A change followed by its opposite, with the level after not
@@ -39,6 +43,7 @@ mod analysed;
 mod detect;
 pub mod gate;
 mod noise;
+mod search;
 mod segment;
 pub mod select;
 pub mod simulated;

@@ -13,6 +13,7 @@ use crate::analysis::MAX_VALUES;
 use crate::stats::{median_finite as median, thin};
 
 use super::noise::Variogram;
+use super::search;
 use super::segment::{self, Piece, Prefix};
 use super::speeds;
 use super::{
@@ -347,7 +348,9 @@ impl Confirmed {
 /// slide moves most differences over its length), and the residuals'
 /// noise is the one; otherwise the machine wanders, and `noise` (which
 /// holds the wander) is: a piece or two fitted to a wandering history
-/// takes a small part of it. Not in the pass `Again`.
+/// takes a small part of it. Not in the pass `Again`. When the residuals
+/// of the candidates carry over, that noise is priced for the search
+/// (`search::price`), in every pass.
 pub(super) fn partition(
     sessions: &[Vec<f64>],
     sums: &Prefix,
@@ -377,7 +380,8 @@ pub(super) fn partition(
     if pieces.is_empty() {
         return (pieces, Vec::new());
     }
-    let residual = residual_noise(sums, &pieces, p);
+    let left = residuals(sums, &pieces);
+    let residual = Variogram::of(&left, p.min_sigma());
     let span = WANDER_WINDOWS * p.window;
     // Residuals that no longer carry over. In the pass whose penalty is
     // that of neighbouring points' noise, pieces fitted to a wandering
@@ -399,6 +403,26 @@ pub(super) fn partition(
         return (Vec::new(), Vec::new());
     }
     let noise = if explained { &residual } else { noise };
+    // The candidates are the best of every split the history allows. On
+    // evidence that its noise carries over, that search is paid for
+    // (`search`), the dependence read off the residuals of the candidates
+    // (read off the history, a real step reads as dependence and prices
+    // itself away).
+    let priced;
+    let noise = if search::carries_over(&left) {
+        let search = search::Search {
+            n,
+            window: p.window,
+            min_segment: m,
+            alpha: p.alpha,
+            df: noise.df(2 * p.window),
+            flat: noise.is_flat(),
+        };
+        priced = noise.scaled(search::price(search, search::Dependence::of(&left)));
+        &priced
+    } else {
+        noise
+    };
     loop {
         let mut out = Vec::new();
         let mut kept = Vec::new();
@@ -440,11 +464,15 @@ pub(super) fn partition(
 
 /// The variogram of the summaries less the levels `pieces` fit.
 pub(super) fn residual_noise(sums: &Prefix, pieces: &[Piece], p: &Params) -> Variogram {
+    Variogram::of(&residuals(sums, pieces), p.min_sigma())
+}
+
+/// The summaries less the levels `pieces` fit.
+fn residuals(sums: &Prefix, pieces: &[Piece]) -> Vec<f64> {
     let fit = segment::fitted(sums, pieces);
-    let residuals: Vec<f64> = (0..sums.len())
+    (0..sums.len())
         .map(|i| sums.mean(i, i + 1) - fit[i])
-        .collect();
-    Variogram::of(&residuals, p.min_sigma())
+        .collect()
 }
 
 /// Piece `k` confirmed on the runs of the points beside it, within its

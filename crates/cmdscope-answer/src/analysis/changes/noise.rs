@@ -69,6 +69,13 @@ impl Variogram {
     /// difference significant). Fewer than 4 points: flat at the lag-1
     /// estimate, or at the floor.
     pub fn of(y: &[f64], floor: f64) -> Variogram {
+        Variogram::estimated(y, floor, None)
+    }
+
+    /// [`Variogram::of`], flat or rising as `shape` says (`Some(true)`:
+    /// taken as flat whatever its rise; `Some(false)`: never taken as
+    /// flat), or as the estimates say (`None`).
+    pub(super) fn estimated(y: &[f64], floor: f64, shape: Option<bool>) -> Variogram {
         let n = y.len();
         let top = MAX_LAG.min(n / 3).max(1);
         let mut lags: Vec<(usize, f64, f64)> = Vec::new();
@@ -109,7 +116,7 @@ impl Variogram {
         if !lags.is_empty() {
             let k = lags.len().min(4);
             near = mean(&lags[..k]);
-            if mean(&lags[lags.len() - k..]) < FLAT_RATIO * near {
+            if shape.unwrap_or_else(|| mean(&lags[lags.len() - k..]) < FLAT_RATIO * near) {
                 let all = mean(&lags);
                 monotone.iter_mut().for_each(|l| l.1 = all);
                 near = all;
@@ -214,9 +221,28 @@ impl Variogram {
         self.near
     }
 
+    /// Whether γ is the same at every lag (white noise, or taken as such).
+    pub fn is_flat(&self) -> bool {
+        self.gamma
+            .iter()
+            .skip(1)
+            .all(|g| *g == self.gamma[self.gamma.len() - 1])
+    }
+
     /// Points the variogram was estimated from.
     pub fn points(&self) -> usize {
         self.n
+    }
+
+    /// The variogram with every γ multiplied by `factor` (its degrees of
+    /// freedom unchanged): variances of differences priced `factor` times
+    /// higher.
+    pub fn scaled(&self, factor: f64) -> Variogram {
+        Variogram {
+            gamma: self.gamma.iter().map(|g| g * factor).collect(),
+            near: self.near * factor,
+            n: self.n,
+        }
     }
 }
 
