@@ -204,6 +204,7 @@ mod tests {
                     .into(),
             ),
             search: None,
+            race: None,
             settings: None,
             settings_error: None,
             seed: None,
