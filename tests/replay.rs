@@ -8,8 +8,9 @@
 //! And `report --terminal` and `report --export-json` of a stored session
 //! (plain, adaptive, a sweep, concurrency mode, a search, a suite run's
 //! sessions) against what `run --style basic --export-json` printed and
-//! wrote: the same bytes, with nothing masked. A search stored before the
-//! store kept its race is refused in one line.
+//! wrote: the same bytes, with nothing masked; a failed session's and a
+//! failed search's too. A search stored before the store kept its race is
+//! refused in one line.
 
 mod common;
 #[path = "common/store.rs"]
@@ -307,6 +308,42 @@ fn a_throughput_search_reports_its_batches_as_run_did() {
         "sleep 0.002",
     ]);
     assert!(live.contains("Best: c = "), "{live}");
+}
+
+/// A failed session's report, as `run` printed and exported it (its
+/// JSON's `failure` in the failure's words, which the outcome keeps).
+fn assert_failed_session_replays(args: &[&str]) -> String {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let live = assert_reports_as_run_ended(&db, args, 1);
+    let stored = all_sessions(&mut open_store(&db)).remove(0);
+    let failure = stored.outcome.and_then(|o| o.failure).unwrap_or_default();
+    assert!(failure.contains("exited with status 1"), "{failure:?}");
+    live
+}
+
+#[test]
+fn a_failed_session_reports_as_run_printed_and_exported_it() {
+    assert_failed_session_replays(&["--runs", "4", "true", "sh -c 'exit 1'"]);
+}
+
+#[test]
+fn a_search_stopped_by_a_failed_run_reports_as_run_did() {
+    // The value 5 is in the coarse scan and fails there: the race stops
+    // in its first round, with some runs of it taken in.
+    let live = assert_failed_session_replays(&[
+        "--runs",
+        "4",
+        "-P",
+        "n",
+        "1",
+        "9",
+        "--minimize",
+        "n",
+        "-N",
+        "sh -c 'test {n} -ne 5 && sleep 0.00{n}'",
+    ]);
+    assert!(live.contains("Search: "), "{live}");
 }
 
 #[test]

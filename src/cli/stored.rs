@@ -17,7 +17,7 @@ use crate::run::plan::Cell;
 use crate::run::schedule::{Order, RunPolicy};
 use crate::run::session::Session;
 use crate::run::settings::{SearchGoal, Settings};
-use crate::search::{Ended, SearchResult};
+use crate::search::SearchResult;
 use crate::store::{Store, StoredSession};
 
 /// A stored session as `run` held it: what it was run with and its
@@ -65,14 +65,12 @@ pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
             .unwrap_or(false);
         let opts = crate::search::options_of(race, source, maximize);
         let cells: Vec<Cell> = session.results.iter().map(|r| r.cell.clone()).collect();
-        let ended = match stored.status.as_str() {
-            "interrupted" => Ended::Interrupted,
-            "failed" => Ended::Failed,
-            _ => Ended::Finished,
-        };
+        if session.failure.is_none() && stored.status == "interrupted" {
+            session.failure = Some(Error::Interrupted);
+        }
         let mut result =
-            crate::search::replayed(session, &settings.parameters, &opts, &race.rounds, ended)
-                .map_err(|e| match e {
+            crate::search::replayed(session, &settings.parameters, &opts, &race.rounds).map_err(
+                |e| match e {
                     Error::Search(SearchError::StoredRaceDiffers { round }) => {
                         let (store, session) = place(store);
                         StoreQueryError::RaceDiffers {
@@ -83,7 +81,8 @@ pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
                         .into()
                     }
                     e => e,
-                })?;
+                },
+            )?;
         let session = crate::search::as_session(&mut result, &cells);
         return Ok(Replayed {
             settings,

@@ -93,7 +93,6 @@ pub use grid::{dims, point, point_label};
 pub use measurer::{Block, Measurer};
 pub use options::{ordered, SearchOptions};
 pub use race::{answer, Answer, Decision, RaceState, Status};
-pub use replay::Ended;
 pub use result::{as_session, mark_sweep, Outcome, SearchResult};
 pub use stored::{options_of, stored_answer, stored_race};
 pub use zoom::Bracket;
@@ -147,14 +146,14 @@ pub fn search<'a>(
 /// A stored search session raced again on its stored runs (see
 /// `replay`): the same `SearchResult` the live search gave, from
 /// `session` (every grid value's stored runs, in grid order, and how the
-/// session ended) and the stored race. A race that asks for another round
-/// than the stored one is `SearchError::StoredRaceDiffers`.
+/// session ended: its failure ends the race where the stored race
+/// stopped) and the stored race. A race that asks for another round than
+/// the stored one is `SearchError::StoredRaceDiffers`.
 pub fn replayed(
     mut session: crate::run::session::Session,
     params: &[Parameter],
     opts: &SearchOptions,
     race: &[crate::store::RaceRound],
-    ended: Ended,
 ) -> Result<SearchResult> {
     let dims = dims(params);
     let n = dims.iter().product::<usize>();
@@ -163,7 +162,8 @@ pub fn replayed(
         return Err(SearchError::NothingToSearch.into());
     }
     let cells: Vec<crate::run::plan::Cell> = stored.iter().map(|r| r.cell.clone()).collect();
-    let mut m = replay::Replayer::new(&stored, &cells, race, opts, n, ended);
+    let stop = session.failure.take();
+    let mut m = replay::Replayer::new(&stored, &cells, race, opts, n, stop);
     let mut st = RaceState::default();
     let failure = coordinate(&mut m, &dims, opts, &mut st).err();
     if let Some(round) = m.differs() {

@@ -15,26 +15,6 @@ use crate::run::plan::Cell;
 use crate::run::session::{BatchRecord, CellResult};
 use crate::store::RaceRound;
 
-/// How a stored search session ended, as its status says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ended {
-    Finished,
-    Interrupted,
-    Failed,
-}
-
-impl Ended {
-    /// The error that ended the race (the store keeps how the session
-    /// ended, not a failure's words).
-    fn error(self) -> Option<Error> {
-        match self {
-            Ended::Finished => None,
-            Ended::Interrupted => Some(Error::Interrupted),
-            Ended::Failed => Some(Error::Failed("the search stopped at a failed run".into())),
-        }
-    }
-}
-
 pub(super) struct Replayer<'a> {
     /// Every grid value's stored runs and batches, in grid order.
     stored: &'a [CellResult],
@@ -43,8 +23,9 @@ pub(super) struct Replayer<'a> {
     next: usize,
     /// The round (from 1) the race asked for differently, if it did.
     differs: Option<usize>,
-    /// How the stored session ended.
-    ended: Ended,
+    /// What ended the stored session, which ends the race at its
+    /// stopping round.
+    stop: Option<Error>,
     rounds: Rounds,
 }
 
@@ -55,14 +36,14 @@ impl<'a> Replayer<'a> {
         race: &'a [RaceRound],
         opts: &SearchOptions,
         n: usize,
-        ended: Ended,
+        stop: Option<Error>,
     ) -> Replayer<'a> {
         Replayer {
             stored,
             race,
             next: 0,
             differs: None,
-            ended,
+            stop,
             rounds: Rounds::new(cells, opts, n),
         }
     }
@@ -103,7 +84,7 @@ impl<'a> Replayer<'a> {
         let Some(stored) = self.race.get(self.next) else {
             // A session that stopped before its round took anything in
             // ends here.
-            return Err(self.ended.error().unwrap_or_else(|| {
+            return Err(self.stop.take().unwrap_or_else(|| {
                 self.differs = Some(round);
                 differs()
             }));
@@ -131,7 +112,8 @@ impl<'a> Replayer<'a> {
             stored.rss_floor,
         );
         if stored.stopped {
-            return Err(self.ended.error().unwrap_or(Error::Interrupted));
+            let stopped = || Error::Failed("the search stopped".into());
+            return Err(self.stop.take().unwrap_or_else(stopped));
         }
         Ok(stored.blocks)
     }

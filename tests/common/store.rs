@@ -327,6 +327,11 @@ pub fn import_times(store: impl AsRef<OsStr>, label: &str, results: &[(&str, Vec
 /// session it stored: the same terminal report and the same JSON, byte
 /// for byte. Returns the live terminal report.
 pub fn assert_reports_as_run_did(store: impl AsRef<OsStr>, args: &[&str]) -> String {
+    assert_reports_as_run_ended(store, args, 0)
+}
+
+/// [`assert_reports_as_run_did`] of a `run` that exits with `status`.
+pub fn assert_reports_as_run_ended(store: impl AsRef<OsStr>, args: &[&str], status: i32) -> String {
     let dir = tempdir();
     let db = store.as_ref();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
@@ -338,7 +343,8 @@ pub fn assert_reports_as_run_did(store: impl AsRef<OsStr>, args: &[&str]) -> Str
         a.to_str().unwrap(),
     ];
     all.extend_from_slice(args);
-    let live = ok(with_store(db, &all));
+    let live = with_store(db, &all);
+    assert_eq!(live.status.code(), Some(status), "{}", stderr(&live));
     let id = all_sessions(&mut open_store(db)).remove(0).id.to_string();
     let replayed = ok(with_store(
         db,
