@@ -357,3 +357,40 @@ fn a_search_stored_before_its_race_was_kept_is_refused_in_one_line() {
             .unwrap();
     });
 }
+
+#[test]
+fn a_stored_race_the_search_would_not_run_is_refused_in_one_line() {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    ok(with_store(
+        &db,
+        &[
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "3",
+            "-P",
+            "n",
+            "1",
+            "9",
+            "--minimize",
+            "n",
+            "sleep 0.00{n}",
+        ],
+    ));
+    // The coarse round's values in another order than the search asks
+    // for them.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let text: String = c
+        .query_row("SELECT race FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    let mut race: Value = serde_json::from_str(&text).unwrap();
+    let first = race["rounds"][0]["points"].as_array_mut().unwrap();
+    assert_eq!(first.len(), 5, "the coarse scan of nine values");
+    first.reverse();
+    c.execute("UPDATE sessions SET race = ?1", [race.to_string()])
+        .unwrap();
+    let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
+    one_line_error(&o, "stored race does not replay: at round 1 ");
+}
