@@ -359,7 +359,7 @@ fn a_search_stored_before_its_race_was_kept_is_refused_in_one_line() {
 }
 
 #[test]
-fn a_stored_race_the_search_would_not_run_is_refused_in_one_line() {
+fn a_stored_race_that_does_not_replay_or_is_damaged_is_refused_in_one_line() {
     let dir = tempdir();
     let db = dir.path().join("s.db");
     ok(with_store(
@@ -393,4 +393,9 @@ fn a_stored_race_the_search_would_not_run_is_refused_in_one_line() {
         .unwrap();
     let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
     one_line_error(&o, "stored race does not replay: at round 1 ");
+    // A race that is not one is said to be damaged, not missing.
+    c.execute("UPDATE sessions SET race = '{\"runs\": 3'", [])
+        .unwrap();
+    let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
+    one_line_error(&o, "has an invalid stored race (sessions.race): ");
 }

@@ -44,7 +44,15 @@ pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
     let searched = stored.search.is_some() || settings.searched();
     if searched && stored.race.is_none() {
         let (store, session) = place(store);
-        return Err(StoreQueryError::RaceNotKept { store, session }.into());
+        return Err(match stored.race_error.clone() {
+            Some(why) => StoreQueryError::BadRace {
+                store,
+                session,
+                why,
+            },
+            None => StoreQueryError::RaceNotKept { store, session },
+        }
+        .into());
     }
     for c in &stored.cells {
         if (store.extra_series(c.id)?.iter()).any(|s| s.metric.starts_with(MONITOR_PREFIX)) {

@@ -124,6 +124,7 @@ pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
         preflight: None,
         search: None,
         race: None,
+        race_error: None,
         // Each benchmark ran with its own settings: no one value stands for all.
         settings: None,
         settings_error: None,

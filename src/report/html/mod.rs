@@ -205,6 +205,7 @@ mod tests {
             ),
             search: None,
             race: None,
+            race_error: None,
             settings: None,
             settings_error: None,
             seed: None,

@@ -177,6 +177,9 @@ pub struct StoredSession {
     /// A search session's race, for its replay; None for sessions stored
     /// before it was kept (schema 8 and older), and for damaged rows.
     pub race: Option<StoredRace>,
+    /// Why the stored race could not be read, when it is there but
+    /// damaged (`race` is then None).
+    pub race_error: Option<String>,
     /// What the session was run with; None for imports and sessions
     /// stored before the settings were kept.
     pub settings: Option<Settings>,
@@ -332,7 +335,12 @@ impl StoredRace {
 
     /// None for text that is not a stored race.
     pub fn from_json(text: &str) -> Option<StoredRace> {
-        serde_json::from_str(text).ok()
+        Self::parse_json(text).ok()
+    }
+
+    /// The race, or why the text is not one.
+    pub fn parse_json(text: &str) -> std::result::Result<StoredRace, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
     }
 }
 

@@ -264,6 +264,7 @@ impl Store {
                     preflight: g(21).text().map(str::to_string),
                     search: g(22).text().and_then(StoredSearch::from_json),
                     race: g(26).text().and_then(StoredRace::from_json),
+                    race_error: g(26).text().and_then(|t| StoredRace::parse_json(t).err()),
                     settings: g(23).text().and_then(Settings::from_json),
                     settings_error: g(23).text().and_then(|t| Settings::parse_json(t).err()),
                     seed: g(24).text().map(str::to_string),

@@ -30,6 +30,15 @@ pub enum StoreQueryError {
         session: i64,
         what: String,
     },
+    /// `why`: the stored race's problem, in the JSON reader's words.
+    #[error(
+        "store '{store}': session #{session} has an invalid stored race (sessions.race): {why}"
+    )]
+    BadRace {
+        store: String,
+        session: i64,
+        why: String,
+    },
     /// A search session stored before the store kept the search's race.
     #[error("store '{store}': session #{session} searched an optimum before the store kept the search's race (store schema 9): its terminal report and exports cannot be made again (its HTML report shows the search's answer)")]
     RaceNotKept { store: String, session: i64 },
