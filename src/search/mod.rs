@@ -158,7 +158,7 @@ pub fn replayed(
     let dims = dims(params);
     let n = dims.iter().product::<usize>();
     let stored = std::mem::take(&mut session.results);
-    if n == 0 || stored.len() < n {
+    if params.is_empty() || n == 0 || stored.len() < n {
         return Err(SearchError::NothingToSearch.into());
     }
     let cells: Vec<crate::run::plan::Cell> = stored.iter().map(|r| r.cell.clone()).collect();
