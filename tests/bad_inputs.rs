@@ -922,7 +922,8 @@ fn readers_read_a_store_of_an_older_schema_as_it_is_and_leave_it_unchanged() {
     let note = format!(
         "cmdscope: note: store '{}' has schema version 3, older than this cmdscope's \
          ({latest}): read as it is, without search answers, session settings, concurrency \
-         batches, simulated counts and session outcomes (the next run or import with it \
+         batches, simulated counts, session outcomes and search races (the next run or \
+         import with it \
          upgrades it)",
         store.display()
     );

@@ -6,9 +6,11 @@
 //! the best and a concurrency session's throughput the run's own.
 //!
 //! And `report --terminal` and `report --export-json` of a stored session
-//! (plain, adaptive, a sweep, concurrency mode, a suite run's sessions)
-//! against what `run --style basic --export-json` printed and wrote: the
-//! same bytes, with nothing masked.
+//! (plain, adaptive, a sweep, concurrency mode, a search, a suite run's
+//! sessions) against what `run --style basic --export-json` printed and
+//! wrote: the same bytes, with nothing masked; a failed session's and a
+//! failed search's too. A search stored before the store kept its race is
+//! refused in one line.
 
 mod common;
 #[path = "common/store.rs"]
@@ -171,68 +173,12 @@ const PLAIN_PAIR: &[&str] = &[
     "sleep 0.005",
 ];
 
-/// `cmdscope run ARGS --style basic --export-json A` into a fresh store,
-/// then `report --session ID --terminal --style basic --export-json B` of
-/// the stored session: the same terminal report and the same JSON, byte
-/// for byte. Returns the live terminal report.
+/// `run ARGS` into a fresh store, then `report` of its session: the same
+/// terminal report and JSON, byte for byte (see
+/// `stores::assert_reports_as_run_did`). Returns the live terminal report.
 fn assert_replays_byte_for_byte(args: &[&str]) -> String {
     let dir = tempdir();
-    let db = dir.path().join("s.db");
-    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
-    let mut all = vec![
-        "run",
-        "--style",
-        "basic",
-        "--export-json",
-        a.to_str().unwrap(),
-    ];
-    all.extend_from_slice(args);
-    let live = ok(with_store(&db, &all));
-    let id = all_sessions(&mut open_store(&db)).remove(0).id.to_string();
-    let replayed = ok(with_store(
-        &db,
-        &[
-            "report",
-            "--session",
-            &id,
-            "--terminal",
-            "--style",
-            "basic",
-            "--export-json",
-            b.to_str().unwrap(),
-        ],
-    ));
-    let (live, replayed) = (
-        String::from_utf8(live.stdout).unwrap(),
-        String::from_utf8(replayed.stdout).unwrap(),
-    );
-    assert!(!live.is_empty());
-    assert_same_text("the terminal report", &replayed, &live);
-    let (a, b) = (
-        std::fs::read_to_string(&a).unwrap(),
-        std::fs::read_to_string(&b).unwrap(),
-    );
-    assert_same_text("the JSON export", &b, &a);
-    live
-}
-
-/// `replayed` is `live`, byte for byte; else the first line that differs,
-/// with the lines before it.
-fn assert_same_text(what: &str, replayed: &str, live: &str) {
-    if replayed == live {
-        return;
-    }
-    let (r, l): (Vec<&str>, Vec<&str>) = (replayed.lines().collect(), live.lines().collect());
-    let at = (0..r.len().max(l.len()))
-        .find(|&i| r.get(i) != l.get(i))
-        .unwrap_or(r.len());
-    panic!(
-        "{what} differs at line {}:\n  replayed: {:?}\n  live:     {:?}\nafter:\n{}",
-        at + 1,
-        r.get(at),
-        l.get(at),
-        l[at.saturating_sub(6)..at.min(l.len())].join("\n")
-    );
+    assert_reports_as_run_did(dir.path().join("s.db"), args)
 }
 
 #[test]
@@ -326,7 +272,94 @@ parameters = { ms = [1, 3] }
 }
 
 #[test]
-fn a_search_session_is_refused_rather_than_replayed_without_its_race() {
+fn a_search_reports_as_run_printed_and_exported_it() {
+    // Nine values: the coarse scan, then the zoom's rounds.
+    let live = assert_replays_byte_for_byte(&[
+        "--runs",
+        "5",
+        "-P",
+        "ms",
+        "1",
+        "9",
+        "--minimize",
+        "ms",
+        "sleep 0.00{ms}",
+    ]);
+    assert!(live.contains("Best: ms = "), "{live}");
+}
+
+#[test]
+fn a_throughput_search_reports_its_batches_as_run_did() {
+    // Concurrency mode: the race compares batches, each round cut by the
+    // batches it ran.
+    let live = assert_replays_byte_for_byte(&[
+        "--runs",
+        "4",
+        "-P",
+        "c",
+        "1",
+        "4",
+        "--concurrency",
+        "{c}",
+        "--metric",
+        "throughput",
+        "--maximize",
+        "c",
+        "sleep 0.002",
+    ]);
+    assert!(live.contains("Best: c = "), "{live}");
+}
+
+/// A failed session's report, as `run` printed and exported it (its
+/// JSON's `failure` in the failure's words, which the outcome keeps).
+fn assert_failed_session_replays(args: &[&str]) -> String {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let live = assert_reports_as_run_ended(&db, args, 1);
+    let stored = all_sessions(&mut open_store(&db)).remove(0);
+    let failure = stored.outcome.and_then(|o| o.failure).unwrap_or_default();
+    assert!(failure.contains("exited with status 1"), "{failure:?}");
+    live
+}
+
+#[test]
+fn a_failed_session_reports_as_run_printed_and_exported_it() {
+    assert_failed_session_replays(&["--runs", "4", "true", "sh -c 'exit 1'"]);
+}
+
+#[test]
+fn a_search_stopped_by_a_failed_run_reports_as_run_did() {
+    // The value 5 is in the coarse scan and fails there: the race stops
+    // in its first round, with some runs of it taken in.
+    let live = assert_failed_session_replays(&[
+        "--runs",
+        "4",
+        "-P",
+        "n",
+        "1",
+        "9",
+        "--minimize",
+        "n",
+        "-N",
+        "sh -c 'test {n} -ne 5 && sleep 0.00{n}'",
+    ]);
+    assert!(live.contains("Search: "), "{live}");
+}
+
+#[test]
+fn a_search_stored_before_its_race_was_kept_is_refused_in_one_line() {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    search_stored_before_its_race(&db, || {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(&sql_back_to_version(8))
+            .unwrap();
+    });
+}
+
+#[test]
+fn a_stored_race_that_does_not_replay_or_is_damaged_is_refused_in_one_line() {
     let dir = tempdir();
     let db = dir.path().join("s.db");
     ok(with_store(
@@ -340,22 +373,29 @@ fn a_search_session_is_refused_rather_than_replayed_without_its_race() {
             "-P",
             "n",
             "1",
-            "3",
+            "9",
             "--minimize",
             "n",
             "sleep 0.00{n}",
         ],
     ));
+    // The coarse round's values in another order than the search asks
+    // for them.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let text: String = c
+        .query_row("SELECT race FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    let mut race: Value = serde_json::from_str(&text).unwrap();
+    let first = race["rounds"][0]["points"].as_array_mut().unwrap();
+    assert_eq!(first.len(), 5, "the coarse scan of nine values");
+    first.reverse();
+    c.execute("UPDATE sessions SET race = ?1", [race.to_string()])
+        .unwrap();
     let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
-    one_line_error(
-        &o,
-        "searched an optimum (its race), which the store does not keep",
-    );
-    // Its HTML report is made as before.
-    let html = dir.path().join("r.html");
-    ok(with_store(
-        &db,
-        &["report", "--html", html.to_str().unwrap()],
-    ));
-    assert!(std::fs::read_to_string(&html).unwrap().contains("Search"));
+    one_line_error(&o, "stored race does not replay: at round 1 ");
+    // A race that is not one is said to be damaged, not missing.
+    c.execute("UPDATE sessions SET race = '{\"runs\": 3'", [])
+        .unwrap();
+    let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
+    one_line_error(&o, "has an invalid stored race (sessions.race): ");
 }

@@ -76,6 +76,7 @@ fn postgres_store() {
     changes_finds_the_slower_commit(&server);
     histories_read_by_ranges_are_sqlites(&server);
     a_search_keeps_its_answer_from_version_3_on(&server);
+    a_search_replays_from_its_race_and_one_of_version_8_is_refused(&server);
     a_concurrency_session_keeps_its_throughput_from_version_5_on(&server);
     readers_read_a_store_of_version_4_as_it_is(&server);
     passwords_are_never_printed_in_any_form_the_driver_reads(&server);
@@ -107,7 +108,8 @@ fn readers_read_a_store_of_version_4_as_it_is(server: &Server) {
         );
         assert!(
             err.contains(
-                "without session settings, concurrency batches, simulated counts and session outcomes"
+                "without session settings, concurrency batches, simulated counts, session outcomes \
+                 and search races"
             ),
             "{err}"
         );
@@ -183,6 +185,15 @@ fn a_search_keeps_its_answer_from_version_3_on(server: &Server) {
     assert_eq!(after.len(), 2);
     assert_eq!(after[1], before[0], "the old session unchanged");
     assert_stored_search(after[0].search.as_ref().unwrap(), &read_json(&out));
+}
+
+/// A search stored at schema 8 (without its race) and one stored after
+/// the upgrade: as on SQLite (`search_stored_before_its_race`).
+fn a_search_replays_from_its_race_and_one_of_version_8_is_refused(server: &Server) {
+    let url = server.create_db("cmdscope_race");
+    search_stored_before_its_race(&url, || {
+        client(&url).batch_execute(&sql_back_to_version(8)).unwrap();
+    });
 }
 
 /// A database with tables of its own is not a store: no command adds to it.

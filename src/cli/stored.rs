@@ -4,54 +4,100 @@
 //! [`run_args`], the one place a stored command line is re-parsed (for
 //! [`read_back`]'s answers and [`settings_read_back`]'s settings). And a
 //! stored session loaded back whole ([`replay`]): the settings and the
-//! session `run` held, for the analysis and renderers `run` uses.
+//! session `run` held (a search's raced again on its stored runs), for
+//! the analysis and renderers `run` uses.
 
 use crate::analysis::source::MONITOR_PREFIX;
 use crate::analysis::stored::{HowRun, ReadBack, SweepPlan};
 use crate::cli::run::RunArgs;
 use crate::cli::{Cli, Command};
-use crate::error::Result;
+use crate::error::{Error, Result, SearchError, StoreQueryError};
 use crate::metrics::Metric;
+use crate::run::plan::Cell;
 use crate::run::schedule::{Order, RunPolicy};
 use crate::run::session::Session;
 use crate::run::settings::{SearchGoal, Settings};
+use crate::search::SearchResult;
 use crate::store::{Store, StoredSession};
 
 /// A stored session as `run` held it: what it was run with and its
-/// session, ready for `run`'s analysis (`commands::run::analysed`).
+/// session, ready for `run`'s analysis (`commands::run::analysed`); for a
+/// search session, its search's result and the grid's cells it names.
 pub struct Replayed {
     pub settings: Settings,
     pub session: Session,
+    pub search: Option<(SearchResult, Vec<Cell>)>,
 }
 
 /// Loads `stored` back (the caller checks damaged settings first,
-/// `commands::checked_settings`); a search session, or one a monitor
-/// watched, is refused: the store keeps the search's answer, not its race,
-/// and the monitor's counts, not the monitor. A session stored before its outcome was
-/// kept (store schema 7 and older) is tested at the level its looks left,
-/// replayed on its runs; one stored before its settings were, with the
-/// settings its command line gives today ([`settings_read_back`]).
+/// `commands::checked_settings`). A search session is raced again on its
+/// stored runs by its stored race (`search::replayed`), as it ran; one
+/// stored before its race was kept (store schema 8 and older), or one a
+/// monitor watched, is refused: the store keeps the monitor's counts, not
+/// the monitor. A session stored before its outcome was kept (store
+/// schema 7 and older) is tested at the level its looks left, replayed on
+/// its runs; one stored before its settings were, with the settings its
+/// command line gives today ([`settings_read_back`]).
 pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
     let settings = (stored.settings.clone()).unwrap_or_else(|| settings_read_back(stored));
-    let not_replayed = |store: &Store, what: &str| {
-        crate::error::Error::from(crate::error::StoreQueryError::NotReplayed {
-            store: store.location().into(),
-            session: stored.id,
-            what: what.into(),
-        })
-    };
-    if stored.search.is_some() || settings.searched() {
-        return Err(not_replayed(store, "searched an optimum (its race)"));
+    let place = |store: &Store| -> (String, i64) { (store.location().into(), stored.id) };
+    let searched = stored.search.is_some() || settings.searched();
+    if searched && stored.race.is_none() {
+        let (store, session) = place(store);
+        return Err(match stored.race_error.clone() {
+            Some(why) => StoreQueryError::BadRace {
+                store,
+                session,
+                why,
+            },
+            None => StoreQueryError::RaceNotKept { store, session },
+        }
+        .into());
     }
     for c in &stored.cells {
         if (store.extra_series(c.id)?.iter()).any(|s| s.metric.starts_with(MONITOR_PREFIX)) {
-            return Err(not_replayed(
+            let (store, session) = place(store);
+            return Err(StoreQueryError::NotReplayed {
                 store,
-                "was watched by a monitor (its command, patterns and end)",
-            ));
+                session,
+                what: "was watched by a monitor (its command, patterns and end)".into(),
+            }
+            .into());
         }
     }
     let mut session = crate::store::replay::session(store, stored)?;
+    if let (true, Some(race)) = (searched, stored.race.as_ref()) {
+        let source = crate::analysis::source::Source::parse(&settings.metric, &[])?;
+        let maximize = (settings.search.as_ref().map(|g| g.maximize))
+            .or(stored.search.as_ref().map(|s| s.maximize))
+            .unwrap_or(false);
+        let opts = crate::search::options_of(race, source, maximize);
+        let cells: Vec<Cell> = session.results.iter().map(|r| r.cell.clone()).collect();
+        if session.failure.is_none() && stored.status == "interrupted" {
+            session.failure = Some(Error::Interrupted);
+        }
+        let mut result =
+            crate::search::replayed(session, &settings.parameters, &opts, &race.rounds).map_err(
+                |e| match e {
+                    Error::Search(SearchError::StoredRaceDiffers { round }) => {
+                        let (store, session) = place(store);
+                        StoreQueryError::RaceDiffers {
+                            store,
+                            session,
+                            round,
+                        }
+                        .into()
+                    }
+                    e => e,
+                },
+            )?;
+        let session = crate::search::as_session(&mut result, &cells);
+        return Ok(Replayed {
+            settings,
+            session,
+            search: Some((result, cells)),
+        });
+    }
     if stored.settings.is_none() {
         session.reference = settings.reference;
         session.alpha = settings.alpha;
@@ -73,7 +119,11 @@ pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
             );
         }
     }
-    Ok(Replayed { settings, session })
+    Ok(Replayed {
+        settings,
+        session,
+        search: None,
+    })
 }
 
 /// The settings of a session stored without them: its command line parsed

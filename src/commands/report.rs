@@ -77,14 +77,17 @@ fn replayed(
     let quiet = args.style == Style::None || stdout_export;
     for (k, stored) in sessions.iter().enumerate() {
         let mut r = crate::cli::stored::replay(store, stored)?;
+        let searched =
+            (r.search.as_ref()).map(|(result, cells)| analysed::Searched { result, cells });
         let analysed = analysed::analyse(
             &r.settings,
             crate::analysis::warning::Rules::Cmdscope,
             &mut r.session,
-            None,
+            searched,
             None,
         )?;
-        let report = analysed::report(&r.settings, &r.session, &analysed, None, None);
+        let search = r.search.as_ref().map(|(result, _)| result);
+        let report = analysed::report(&r.settings, &r.session, &analysed, search, None);
         let layout = exports::Layout::of(crate::cli::run::SortOrder::Auto, false);
         if let Some(e) = exports::write_exports(&args.exports, layout, None, &report) {
             return Err(e);

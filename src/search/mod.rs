@@ -56,14 +56,20 @@
 //! - `zoom`: the search along one parameter (the coarse scan and the
 //!   zoom) and the `Bracket`.
 //! - `coordinate`: two or three parameters (lines, polish, tie-break).
+//! - `rounds`: what the rounds measured, taken in round by round, and
+//!   their log (what the store keeps of the race).
 //! - `process`: the measurer that runs the cells through the runner (and
 //!   the monitor), its values per run or per batch from the `Source`.
+//! - `replay`: the measurer that hands the race a stored session's runs,
+//!   cut by its stored rounds, so a stored search is raced again as it ran.
 //! - `result`: the `SearchResult` the report reads, as a session too.
-//! - `checks`: the flag checks; `stored`: what the store keeps.
+//! - `checks`: the flag checks; `stored`: what the store keeps, and the
+//!   options a stored race ran with.
 //! - `simulated`: the seeded measurer of the tests and the figures.
 //!
 //! `search` (here) wires them: the process measurer, the coordinate
-//! search (the zoom on one parameter), the answer and its bracket.
+//! search (the zoom on one parameter), the answer and its bracket;
+//! `replayed` the same with the replay measurer.
 
 mod checks;
 mod coordinate;
@@ -72,7 +78,9 @@ mod measurer;
 mod options;
 mod process;
 mod race;
+mod replay;
 mod result;
+mod rounds;
 pub mod simulated;
 mod stored;
 #[cfg(test)]
@@ -86,7 +94,7 @@ pub use measurer::{Block, Measurer};
 pub use options::{ordered, SearchOptions};
 pub use race::{answer, Answer, Decision, RaceState, Status};
 pub use result::{as_session, mark_sweep, Outcome, SearchResult};
-pub use stored::stored_answer;
+pub use stored::{options_of, stored_answer, stored_race};
 pub use zoom::Bracket;
 
 use crate::error::{Error, Result, SearchError};
@@ -96,6 +104,7 @@ use crate::runner::RunOptions;
 use process::Runner;
 pub use process::SeriesObserver;
 use race::median;
+use rounds::Recorded;
 use zoom::bracket;
 
 /// Searches the grid of `params` (every parameter of the plan, in plan
@@ -131,6 +140,50 @@ pub fn search<'a>(
         return Err(failure.unwrap_or_else(|| Error::Failed("the search measured nothing".into())));
     };
     session.failure = failure;
+    Ok(concluded(&mut m, params, opts, st, session))
+}
+
+/// A stored search session raced again on its stored runs (see
+/// `replay`): the same `SearchResult` the live search gave, from
+/// `session` (every grid value's stored runs, in grid order, and how the
+/// session ended: its failure ends the race where the stored race
+/// stopped) and the stored race. A race that asks for another round than
+/// the stored one is `SearchError::StoredRaceDiffers`.
+pub fn replayed(
+    mut session: crate::run::session::Session,
+    params: &[Parameter],
+    opts: &SearchOptions,
+    race: &[crate::store::RaceRound],
+) -> Result<SearchResult> {
+    let dims = dims(params);
+    let n = dims.iter().product::<usize>();
+    let stored = std::mem::take(&mut session.results);
+    if params.is_empty() || n == 0 || stored.len() < n {
+        return Err(SearchError::NothingToSearch.into());
+    }
+    let cells: Vec<crate::run::plan::Cell> = stored.iter().map(|r| r.cell.clone()).collect();
+    let stop = session.failure.take();
+    let mut m = replay::Replayer::new(&stored, &cells, race, opts, n, stop);
+    let mut st = RaceState::default();
+    let failure = coordinate(&mut m, &dims, opts, &mut st).err();
+    if let Some(round) = m.differs() {
+        return Err(SearchError::StoredRaceDiffers { round }.into());
+    }
+    session.failure = failure;
+    Ok(concluded(&mut m, params, opts, st, session))
+}
+
+/// The search's result from what the race measured (`m`) and decided
+/// (`st`); `session` is the last round's (machine state, seed, failure).
+fn concluded(
+    m: &mut dyn Recorded,
+    params: &[Parameter],
+    opts: &SearchOptions,
+    mut st: RaceState,
+    session: crate::run::session::Session,
+) -> SearchResult {
+    let dims = dims(params);
+    let n = dims.iter().product::<usize>();
     let label = |i: usize| point_label(params, i);
     for d in &mut st.decisions {
         d.values = d.points.iter().map(|&i| label(i)).collect();
@@ -140,7 +193,7 @@ pub fn search<'a>(
             c.candidate = d.values.join(", ");
         }
     }
-    let mut answer = answer(&m, n, opts, &st).unwrap_or(Answer {
+    let mut answer = answer(m, n, opts, &st).unwrap_or(Answer {
         best: 0,
         as_good: Vec::new(),
         rows: Vec::new(),
@@ -153,19 +206,21 @@ pub fn search<'a>(
             }
         }
     }
-    let bracket = bracket(&m, &dims, opts, &answer);
+    let bracket = bracket(m, &dims, opts, &answer);
     // Runs, or batches when throughput is compared: the units of the budget.
     let runs = (0..n).map(|i| m.count(i)).sum();
     let runs_per_value = (0..n).map(|i| m.count(i)).collect();
     let medians = (0..n).map(|i| median(&m.values(i))).collect();
-    Ok(SearchResult {
+    let rounds = m.rounds();
+    SearchResult {
         best: answer.best,
-        tried: (0..n).filter(|&i| !m.samples[i].is_empty()).collect(),
+        tried: (0..n).filter(|&i| !rounds.samples[i].is_empty()).collect(),
         as_good: answer.as_good,
         rows: answer.rows,
         decisions: st.decisions,
-        samples: m.samples,
-        batches: m.batches,
+        samples: std::mem::take(&mut rounds.samples),
+        batches: std::mem::take(&mut rounds.batches),
+        race: std::mem::take(&mut rounds.log),
         runs_per_value,
         medians,
         runs,
@@ -176,5 +231,5 @@ pub fn search<'a>(
         bracket,
         options: opts.clone(),
         session,
-    })
+    }
 }

@@ -5,13 +5,13 @@
 
 use super::measurer::{Block, Measurer};
 use super::options::SearchOptions;
+use super::rounds::{in_rounds, Recorded, Rounds};
 use crate::analysis::source::{RunSeries, Source};
 use crate::error::Result;
-use crate::metrics::Sample;
 use crate::run::concurrent::Batches;
 use crate::run::events::{Event, Fanout, InstanceSink, Observer};
 use crate::run::schedule::{RunPolicy, Step};
-use crate::run::session::{BatchRecord, Session};
+use crate::run::session::Session;
 use crate::runner::{self, RunOptions};
 
 /// Passes a round's events on under the grid's cell indices.
@@ -94,23 +94,14 @@ impl<T: Observer + RunSeries> SeriesObserver for T {}
 /// values it measures, so drift does not bend the curve; run k of a value
 /// in a round belongs to the round's block k, and so does its batch k in
 /// concurrency mode. What is compared of each run or batch is the
-/// `Source`'s.
+/// `Source`'s (taken in by `Rounds`).
 pub(super) struct Runner<'a> {
     base: &'a RunOptions,
     sink: &'a mut dyn Observer,
     /// The monitor a `Series` source reads; it observes every run (before
     /// `sink`, as in a session without a search).
     series: Option<&'a mut dyn SeriesObserver>,
-    source: Source,
-    /// Per operation (see `SearchOptions::per_op`): operations per second
-    /// when maximising, else metric / operations.
-    per_op: Option<bool>,
-    pub(super) samples: Vec<Vec<Sample>>,
-    /// In concurrency mode, the batches of each grid value's samples.
-    pub(super) batches: Vec<Vec<BatchRecord>>,
-    /// Each grid value's compared values (one per run, or per batch) with
-    /// their blocks, in the order measured.
-    units: Vec<Vec<(Block, Option<f64>)>>,
+    pub(super) rounds: Rounds,
     pub(super) last: Option<Session>,
     round: u64,
 }
@@ -128,23 +119,9 @@ impl<'a> Runner<'a> {
             base,
             sink,
             series,
-            source: opts.source.clone(),
-            per_op: opts.per_op.then_some(opts.maximize),
-            samples: vec![Vec::new(); n],
-            batches: vec![Vec::new(); n],
-            units: vec![Vec::new(); n],
+            rounds: Rounds::new(&base.cells, opts, n),
             last: None,
             round: 0,
-        }
-    }
-
-    /// The compared value of a grid value's metric value `v`.
-    fn per_op(&self, i: usize, v: f64) -> Option<f64> {
-        let ops = self.base.cells[i].variant.ops.unwrap_or(1).max(1) as f64;
-        match self.per_op {
-            Some(true) => (v > 0.0).then(|| ops / v),
-            Some(false) => Some(v / ops),
-            None => Some(v),
         }
     }
 
@@ -152,7 +129,7 @@ impl<'a> Runner<'a> {
     /// per batch; returns the blocks run (a round of batches runs at most
     /// what the runner cuts one fixed run count into).
     fn round(&mut self, points: &[usize], blocks: usize) -> Result<usize> {
-        let (exact, blocks) = if self.source.per_batch() {
+        let (exact, blocks) = if self.rounds.source().per_batch() {
             // Every value makes the same completions per batch (the
             // runner's size for the round's largest N), `blocks` batches
             // of them when the runner cuts that many.
@@ -171,7 +148,7 @@ impl<'a> Runner<'a> {
         let mut cells: Vec<_> = points.iter().map(|&i| self.base.cells[i].clone()).collect();
         // With -S the shell calibration runs in every round, interleaved.
         cells.extend(self.base.cells.iter().filter(|c| c.calibration).cloned());
-        let fresh_warmup = points.iter().all(|&i| self.samples[i].is_empty());
+        let fresh_warmup = points.iter().all(|&i| self.rounds.samples[i].is_empty());
         let opts = RunOptions {
             cells,
             policy: RunPolicy {
@@ -184,7 +161,6 @@ impl<'a> Runner<'a> {
             reference: 0,
             ..self.base.clone()
         };
-        let round = self.round;
         self.round += 1;
         // Round cell k is grid cell points[k]; a calibration cell keeps its index.
         let mut grid_index: Vec<usize> = points.to_vec();
@@ -201,29 +177,24 @@ impl<'a> Runner<'a> {
         // The display sees the round's own cells, as the round numbers them.
         let mut progress = runner::progress_for(&opts);
         let mut session = runner::run_observed(&opts, &mut Fanout(vec![&mut progress, &mut sink]))?;
-        for (&i, r) in points.iter().zip(session.results.iter_mut()) {
-            // A monitor's counts of grid value i end with this round's runs.
-            let series = match (&self.source, self.series.as_deref()) {
-                (Source::Series(name), Some(m)) => {
-                    let all = m.series(name, i);
-                    all[all.len().saturating_sub(r.samples.len())..].to_vec()
-                }
-                _ => Vec::new(),
-            };
-            for (block, v) in self.source.tagged(r, &series) {
-                let v = v.and_then(|v| self.per_op(i, v));
-                self.units[i].push(((round, block), v));
-            }
-            let offset = self.samples[i].len();
-            for mut b in r.batches.drain(..) {
-                b.first_sample += offset;
-                // Blocks number a value's batches over the whole search.
-                b.block = self.batches[i].len() + 1;
-                self.batches[i].push(b);
-            }
-            self.samples[i].append(&mut r.samples);
-        }
         let failed = session.failure.take();
+        // A monitor's counts of grid value i end with this round's runs.
+        let (source, monitor) = (self.rounds.source().clone(), self.series.as_deref());
+        let series = |i: usize, runs: usize| match (&source, monitor) {
+            (Source::Series(name), Some(m)) => {
+                let all = m.series(name, i);
+                all[all.len().saturating_sub(runs)..].to_vec()
+            }
+            _ => Vec::new(),
+        };
+        self.rounds.take(
+            points,
+            blocks,
+            &mut session.results,
+            series,
+            failed.is_some(),
+            session.rss_floor,
+        );
         self.last = Some(session);
         match failed {
             Some(e) => Err(e),
@@ -234,29 +205,28 @@ impl<'a> Runner<'a> {
 
 impl Measurer for Runner<'_> {
     fn values(&self, i: usize) -> Vec<f64> {
-        crate::analysis::source::values(&self.units[i])
+        self.rounds.values(i)
     }
 
     fn count(&self, i: usize) -> usize {
-        self.units[i].len()
+        self.rounds.count(i)
     }
 
     fn tagged(&self, i: usize) -> Vec<(Block, Option<f64>)> {
-        self.units[i].clone()
+        self.rounds.tagged(i)
     }
 
     fn rss_floor(&self) -> Option<f64> {
-        self.last.as_ref().and_then(|s| s.rss_floor)
+        self.rounds.rss_floor()
     }
 
     fn measure(&mut self, points: &[usize], blocks: usize) -> Result<()> {
-        if points.is_empty() {
-            return Ok(());
-        }
-        let mut left = blocks;
-        while left > 0 {
-            left -= self.round(points, left)?.clamp(1, left);
-        }
-        Ok(())
+        in_rounds(points, blocks, |points, left| self.round(points, left))
+    }
+}
+
+impl Recorded for Runner<'_> {
+    fn rounds(&mut self) -> &mut Rounds {
+        &mut self.rounds
     }
 }

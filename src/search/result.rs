@@ -20,6 +20,8 @@ pub struct SearchResult {
     pub samples: Vec<Vec<Sample>>,
     /// In concurrency mode, each grid value's batches.
     pub batches: Vec<Vec<BatchRecord>>,
+    /// The rounds the race measured, in order: what the store keeps of it.
+    pub race: Vec<crate::store::RaceRound>,
     /// Runs (batches when throughput is compared) and median of the searched metric per grid value (0 and NaN
     /// when not tried).
     pub runs_per_value: Vec<usize>,

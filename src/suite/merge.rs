@@ -123,6 +123,8 @@ pub fn merge(sessions: &[StoredSession]) -> Option<StoredSession> {
         // Each partition checked its own machine: no one list stands for all.
         preflight: None,
         search: None,
+        race: None,
+        race_error: None,
         // Each benchmark ran with its own settings: no one value stands for all.
         settings: None,
         settings_error: None,

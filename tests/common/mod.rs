@@ -136,6 +136,7 @@ pub fn times_around(level: f64, n: usize) -> Vec<f64> {
 pub fn sql_back_to_version(version: i64) -> String {
     // (the migration, the SQL that takes it back), newest first
     const ADDED: &[(i64, &str)] = &[
+        (9, "ALTER TABLE sessions DROP COLUMN race"),
         (
             8,
             "ALTER TABLE sessions DROP COLUMN outcome; \

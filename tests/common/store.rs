@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use cmdscope::store::{Filter, Location, Store, StoredSession};
 
-use crate::common::{bin, fixture, lines, stderr, tempdir, with_store, write_results_file};
+use crate::common::{
+    bin, fixture, lines, ok, one_line_error, stderr, tempdir, with_store, write_results_file,
+};
 
 /// cmdscope with no store chosen by the caller's environment.
 pub fn isolated() -> Command {
@@ -318,4 +320,136 @@ pub fn import_times(store: impl AsRef<OsStr>, label: &str, results: &[(&str, Vec
     let file = dir.path().join("session.json");
     write_results_file(&file, results);
     recorded(store, &["import", "--label", label, file.to_str().unwrap()])
+}
+
+/// `cmdscope run ARGS --style basic --export-json A` into `store`, then
+/// `report --session ID --terminal --style basic --export-json B` of the
+/// session it stored: the same terminal report and the same JSON, byte
+/// for byte. Returns the live terminal report.
+pub fn assert_reports_as_run_did(store: impl AsRef<OsStr>, args: &[&str]) -> String {
+    assert_reports_as_run_ended(store, args, 0)
+}
+
+/// [`assert_reports_as_run_did`] of a `run` that exits with `status`.
+pub fn assert_reports_as_run_ended(store: impl AsRef<OsStr>, args: &[&str], status: i32) -> String {
+    let dir = tempdir();
+    let db = store.as_ref();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let mut all = vec![
+        "run",
+        "--style",
+        "basic",
+        "--export-json",
+        a.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let live = with_store(db, &all);
+    assert_eq!(live.status.code(), Some(status), "{}", stderr(&live));
+    let id = all_sessions(&mut open_store(db)).remove(0).id.to_string();
+    let replayed = ok(with_store(
+        db,
+        &[
+            "report",
+            "--session",
+            &id,
+            "--terminal",
+            "--style",
+            "basic",
+            "--export-json",
+            b.to_str().unwrap(),
+        ],
+    ));
+    let (live, replayed) = (
+        String::from_utf8(live.stdout).unwrap(),
+        String::from_utf8(replayed.stdout).unwrap(),
+    );
+    assert!(!live.is_empty());
+    assert_same_text("the terminal report", &replayed, &live);
+    let (a, b) = (
+        std::fs::read_to_string(&a).unwrap(),
+        std::fs::read_to_string(&b).unwrap(),
+    );
+    assert_same_text("the JSON export", &b, &a);
+    live
+}
+
+/// `replayed` is `live`, byte for byte; else the first line that differs,
+/// with the lines before it.
+pub fn assert_same_text(what: &str, replayed: &str, live: &str) {
+    if replayed == live {
+        return;
+    }
+    let (r, l): (Vec<&str>, Vec<&str>) = (replayed.lines().collect(), live.lines().collect());
+    let at = (0..r.len().max(l.len()))
+        .find(|&i| r.get(i) != l.get(i))
+        .unwrap_or(r.len());
+    panic!(
+        "{what} differs at line {}:\n  replayed: {:?}\n  live:     {:?}\nafter:\n{}",
+        at + 1,
+        r.get(at),
+        l.get(at),
+        l[at.saturating_sub(6)..at.min(l.len())].join("\n")
+    );
+}
+
+/// A search recorded into `store` before the store kept its race
+/// (`back_to_8` takes the store back to schema 8, which drops the race),
+/// then the store upgraded by the next search: that one, stored with its
+/// race, reports as `run` printed and exported it; the older one keeps its
+/// answer and its HTML report, and `report --terminal` refuses it in one
+/// line saying why.
+pub fn search_stored_before_its_race(store: impl AsRef<OsStr>, back_to_8: impl FnOnce()) {
+    const SEARCH: &[&str] = &[
+        "--runs",
+        "3",
+        "-P",
+        "n",
+        "1",
+        "3",
+        "--minimize",
+        "n",
+        "sleep 0.00{n}",
+    ];
+    let store = store.as_ref();
+    recorded(store, &[&["run", "--style", "none"][..], SEARCH].concat());
+    back_to_8();
+    let live = assert_reports_as_run_did(store, SEARCH);
+    assert!(live.contains("Best: n = "), "{live}");
+    let sessions = all_sessions(&mut open_store(store));
+    assert_eq!(sessions.len(), 2);
+    let (new, old) = (&sessions[0], &sessions[1]);
+    assert!(new.race.is_some(), "the upgraded store keeps the race");
+    assert!(old.race.is_none() && old.search.is_some(), "{old:?}");
+    let old_id = old.id.to_string();
+    let o = with_store(
+        store,
+        &[
+            "report",
+            "--session",
+            &old_id,
+            "--terminal",
+            "--style",
+            "basic",
+        ],
+    );
+    one_line_error(
+        &o,
+        &format!(
+            "session #{old_id} searched an optimum before the store kept the search's race \
+             (store schema 9)"
+        ),
+    );
+    let dir = tempdir();
+    let html = dir.path().join("r.html");
+    ok(with_store(
+        store,
+        &[
+            "report",
+            "--session",
+            &old_id,
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    ));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("Search"));
 }

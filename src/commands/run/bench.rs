@@ -124,7 +124,10 @@ fn measure(d: &Decided) -> Result<Measured> {
             .as_mut()
             .map(|m| m as &mut dyn crate::search::SeriesObserver);
         let mut result = crate::search::search(opts, sopts, d.parameters(), &mut recorder, series)?;
-        recorder.keep_search(crate::search::stored_answer(&result, d.parameters()));
+        recorder.keep_search(
+            crate::search::stored_answer(&result, d.parameters()),
+            crate::search::stored_race(&result),
+        );
         let session = crate::search::as_session(&mut result, &opts.cells);
         search = Some(result);
         session

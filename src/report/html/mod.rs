@@ -204,6 +204,8 @@ mod tests {
                     .into(),
             ),
             search: None,
+            race: None,
+            race_error: None,
             settings: None,
             settings_error: None,
             seed: None,

@@ -148,6 +148,13 @@ pub struct Outcome {
     pub looks: usize,
     pub rss_floor: Option<f64>,
     pub leftovers: Vec<(String, usize)>,
+    /// Interrupted (SIGINT, SIGTERM).
+    #[serde(default)]
+    pub interrupted: bool,
+    /// What failed, in the error's words (None when nothing did, or kept
+    /// before they were).
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 impl Outcome {
@@ -165,6 +172,10 @@ impl Outcome {
             looks: s.looks,
             rss_floor: s.rss_floor,
             leftovers: s.leftovers.clone(),
+            interrupted: matches!(s.failure, Some(Error::Interrupted)),
+            failure: (s.failure.as_ref())
+                .filter(|e| !matches!(e, Error::Interrupted))
+                .map(|e| e.to_string()),
         }
     }
 
@@ -181,6 +192,13 @@ impl Outcome {
         s.looks = self.looks;
         s.rss_floor = self.rss_floor;
         s.leftovers = self.leftovers.clone();
+        // The failure as the reports word it (its kind only for the exit
+        // status, which a replay does not give).
+        s.failure = match (self.interrupted, &self.failure) {
+            (true, _) => Some(Error::Interrupted),
+            (false, Some(words)) => Some(Error::Failed(words.clone())),
+            (false, None) => None,
+        };
     }
 
     pub fn to_json(&self) -> String {

@@ -31,7 +31,8 @@ pub use location::Location;
 pub use machine::{short_fingerprint, Machine};
 pub use model::{
     identity, parse_label, parse_labels, with_parameters, CellRow, ExtraSeries, Filter, Finish,
-    NewCell, NewSession, Setting, StoredCell, StoredSearch, StoredSession, FINISHED, RUNNING,
+    NewCell, NewSession, RaceRound, Setting, StoredCell, StoredRace, StoredSearch, StoredSession,
+    FINISHED, RUNNING,
 };
 pub use redact::redact;
 use schema::{Dialect, LATEST};

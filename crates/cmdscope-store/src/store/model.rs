@@ -174,6 +174,12 @@ pub struct StoredSession {
     pub preflight: Option<String>,
     /// The answer of a search session (`run --minimize/--maximize`).
     pub search: Option<StoredSearch>,
+    /// A search session's race, for its replay; None for sessions stored
+    /// before it was kept (schema 8 and older), and for damaged rows.
+    pub race: Option<StoredRace>,
+    /// Why the stored race could not be read, when it is there but
+    /// damaged (`race` is then None).
+    pub race_error: Option<String>,
     /// What the session was run with; None for imports and sessions
     /// stored before the settings were kept.
     pub settings: Option<Settings>,
@@ -281,6 +287,60 @@ impl StoredSearch {
             grid_runs: v["grid_runs"].as_u64()? as usize,
             parameters,
         })
+    }
+}
+
+/// What a search's replay needs that its runs do not say: the options its
+/// race ran with (numbers a default may change; the metric and the goal
+/// are the session's settings) and its rounds, in order. Stored as a JSON
+/// object in `sessions.race`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StoredRace {
+    /// Runs per value of the full grid.
+    pub runs: usize,
+    /// Runs a value gets when first measured.
+    pub initial_runs: usize,
+    pub alpha: f64,
+    pub precision: f64,
+    /// Most runs the search could spend.
+    pub budget: usize,
+    /// Compared per operation (`--ops`).
+    pub per_op: bool,
+    /// Per parameter, whether the race zoomed along it.
+    pub ordered: Vec<bool>,
+    pub rounds: Vec<RaceRound>,
+}
+
+/// One round of a race: the grid values it measured (grid indices, in
+/// the round's cell order), the blocks it ran (each block one run, or one
+/// batch in concurrency mode, of every value) and the runs each value
+/// took in, so each value's stored runs are cut into its rounds again.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RaceRound {
+    pub points: Vec<usize>,
+    pub blocks: usize,
+    /// Per point, the runs the round took in (its batches' runs in
+    /// concurrency mode).
+    pub runs: Vec<usize>,
+    /// The round ended the session (a failure, an interruption).
+    pub stopped: bool,
+    /// cmdscope's peak resident size in the round (peak memory's floor).
+    pub rss_floor: Option<f64>,
+}
+
+impl StoredRace {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// None for text that is not a stored race.
+    pub fn from_json(text: &str) -> Option<StoredRace> {
+        Self::parse_json(text).ok()
+    }
+
+    /// The race, or why the text is not one.
+    pub fn parse_json(text: &str) -> std::result::Result<StoredRace, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
     }
 }
 

@@ -6,7 +6,9 @@
 use std::collections::HashMap;
 
 use super::machine::Machine;
-use super::model::{CellRow, ExtraSeries, Filter, StoredCell, StoredSearch, StoredSession};
+use super::model::{
+    CellRow, ExtraSeries, Filter, StoredCell, StoredRace, StoredSearch, StoredSession,
+};
 use super::schema::{self, Dialect};
 use super::{Result, Store, Value};
 use crate::metrics::{Metric, Sample};
@@ -42,6 +44,7 @@ const SESSION_COLUMNS: &[&str] = &[
     "settings",
     "seed",
     "outcome",
+    "race",
 ];
 
 fn parse_params(text: &str) -> Vec<(String, String)> {
@@ -260,6 +263,8 @@ impl Store {
                     cells: Vec::new(),
                     preflight: g(21).text().map(str::to_string),
                     search: g(22).text().and_then(StoredSearch::from_json),
+                    race: g(26).text().and_then(StoredRace::from_json),
+                    race_error: g(26).text().and_then(|t| StoredRace::parse_json(t).err()),
                     settings: g(23).text().and_then(Settings::from_json),
                     settings_error: g(23).text().and_then(|t| Settings::parse_json(t).err()),
                     seed: g(24).text().map(str::to_string),

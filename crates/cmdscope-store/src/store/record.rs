@@ -9,8 +9,8 @@
 //! `kill -9` leaves every finished run in the store. The session row is
 //! written with the first run, so a
 //! session that fails before measuring anything leaves no trace. A search's
-//! answer (`run --minimize/--maximize`) is written with the end of the
-//! session ([`Recorder::keep_search`]).
+//! answer (`run --minimize/--maximize`) and its race are written with the
+//! end of the session ([`Recorder::keep_search`]).
 //!
 //! A store failure never stops the benchmark: the recorder keeps the first
 //! error, stops writing, and the caller reports it after the exports are
@@ -21,7 +21,7 @@ use std::time::SystemTime;
 use std::sync::Arc;
 
 use super::writer::{BatchMsg, Link, Msg, RunMsg, RunSink};
-use super::{Location, NewCell, NewSession, Store, StoreError, StoredSearch};
+use super::{Location, NewCell, NewSession, Store, StoreError, StoredRace, StoredSearch};
 use crate::error::Error;
 use crate::metrics::Sample;
 use crate::output::Named;
@@ -171,8 +171,8 @@ pub struct Recorder {
     /// The sink of each stored cell's batch under way, whose runs its
     /// slots write as they end ([`Observer::instances`]).
     sinks: Vec<Option<Arc<RunSink>>>,
-    /// A search's answer, written with the end of the session.
-    search: Option<StoredSearch>,
+    /// A search's answer and race, written with the end of the session.
+    search: Option<(StoredSearch, StoredRace)>,
 }
 
 impl Recorder {
@@ -299,10 +299,10 @@ impl Recorder {
         self.call(&msg);
     }
 
-    /// Keeps a search's answer (see `search::stored_answer`) to be stored with
-    /// the end of the session.
-    pub fn keep_search(&mut self, search: StoredSearch) {
-        self.search = Some(search);
+    /// Keeps a search's answer and race (see `search::stored_answer`) to be
+    /// stored with the end of the session.
+    pub fn keep_search(&mut self, search: StoredSearch, race: StoredRace) {
+        self.search = Some((search, race));
     }
 
     /// Writes the end of the session. Returns the first store error of the
@@ -343,9 +343,10 @@ impl Recorder {
                     }
                 }
             }
-            if let Some(search) = &self.search {
+            if let Some((search, race)) = &self.search {
                 let msg = Msg::Search {
                     search: search.to_json(),
+                    race: Some(race.to_json()),
                 };
                 self.call(&msg);
             }

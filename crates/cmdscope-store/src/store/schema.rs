@@ -237,7 +237,7 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
         // 3: the machine checks made before the session (JSON list).
         "ALTER TABLE sessions ADD COLUMN preflight TEXT".to_string(),
         // 4: the answer of `run --minimize/--maximize` (JSON object, see
-        // `StoredSearch`): its race cannot be replayed from the stored runs.
+        // `StoredSearch`).
         "ALTER TABLE sessions ADD COLUMN search TEXT".to_string(),
         // 5: what a `run` session was run with (JSON object, see
         // `run::settings::Settings`); NULL for imports and older sessions.
@@ -260,11 +260,14 @@ pub fn migrations(dialect: Dialect) -> Vec<String> {
             )
             .collect::<Vec<_>>()
             .join(";\n"),
+        // 9: a search's race (JSON object, see `StoredRace`): its options
+        // and rounds, which its replay cuts the stored runs by.
+        "ALTER TABLE sessions ADD COLUMN race TEXT".to_string(),
     ]
 }
 
 /// The schema version this cmdscope writes.
-pub const LATEST: i64 = 8;
+pub const LATEST: i64 = 9;
 
 /// What each migration keeps that the store did not keep before, in a
 /// reader's words: `KEEPS[i]` came with migration i + 1 (readers say with
@@ -278,6 +281,7 @@ pub const KEEPS: &[&str] = &[
     "concurrency batches",
     "simulated counts",
     "session outcomes",
+    "search races",
 ];
 
 /// What a store of schema `version` lacks, in a reader's words (empty for
@@ -316,11 +320,12 @@ mod tests {
         assert_eq!(KEEPS.len() as i64, LATEST, "say what a migration keeps");
         assert_eq!(
             lacks(3),
-            "search answers, session settings, concurrency batches, simulated counts and session outcomes"
+            "search answers, session settings, concurrency batches, simulated counts, session outcomes \
+             and search races"
         );
         assert_eq!(
             lacks(5),
-            "concurrency batches, simulated counts and session outcomes"
+            "concurrency batches, simulated counts, session outcomes and search races"
         );
         assert_eq!(lacks(LATEST), "");
         let pg = &migrations(Dialect::Postgres)[0];

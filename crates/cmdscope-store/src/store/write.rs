@@ -4,7 +4,7 @@
 
 use std::time::SystemTime;
 
-use super::model::{ExtraSeries, Finish, NewCell, NewSession, StoredSearch, RUNNING};
+use super::model::{ExtraSeries, Finish, NewCell, NewSession, StoredRace, StoredSearch, RUNNING};
 use super::{schema, unix, Result, Store, StoreError, Value};
 use crate::metrics::{Metric, Sample};
 use crate::run::session::BatchRecord;
@@ -253,11 +253,26 @@ impl Store {
         .map_err(|e| self.err("cannot finish the session", e))
     }
 
-    /// Keeps a search's answer with its session.
-    pub fn set_search(&mut self, session: i64, search: &StoredSearch) -> Result<()> {
-        let params = [Value::Text(search.to_json()), Value::Int(session)];
-        self.write(|db| db.execute("UPDATE sessions SET search = $1 WHERE id = $2", &params))
-            .map(drop)
-            .map_err(|e| self.err("cannot record the search", e))
+    /// Keeps a search's answer, and its race when there is one, with its
+    /// session.
+    pub fn set_search(
+        &mut self,
+        session: i64,
+        search: &StoredSearch,
+        race: Option<&StoredRace>,
+    ) -> Result<()> {
+        let params = [
+            Value::Text(search.to_json()),
+            Value::opt_text(race.map(StoredRace::to_json).as_deref()),
+            Value::Int(session),
+        ];
+        self.write(|db| {
+            db.execute(
+                "UPDATE sessions SET search = $1, race = $2 WHERE id = $3",
+                &params,
+            )
+        })
+        .map(drop)
+        .map_err(|e| self.err("cannot record the search", e))
     }
 }

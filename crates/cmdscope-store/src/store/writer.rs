@@ -256,9 +256,11 @@ pub enum Msg {
         #[serde(default)]
         outcome: Option<String>,
     },
-    /// The answer of a search session.
+    /// The answer of a search session, and its race (`StoredRace`).
     Search {
         search: String,
+        #[serde(default)]
+        race: Option<String>,
     },
     /// A batch of concurrency mode, after its runs; sent without waiting,
     /// as runs are.
@@ -813,13 +815,20 @@ impl State {
                 };
                 self.store()?.add_extra(id, &series)?;
             }
-            Msg::Search { search } => {
+            Msg::Search { search, race } => {
                 let session = self
                     .session
                     .ok_or_else(|| StoreError("no session for the search".into()))?;
                 let search = super::StoredSearch::from_json(&search)
                     .ok_or_else(|| StoreError("bad search answer".into()))?;
-                self.store()?.set_search(session, &search)?;
+                let race = match race {
+                    Some(r) => Some(
+                        super::StoredRace::from_json(&r)
+                            .ok_or_else(|| StoreError("bad search race".into()))?,
+                    ),
+                    None => None,
+                };
+                self.store()?.set_search(session, &search, race.as_ref())?;
             }
             Msg::Finish {
                 status,

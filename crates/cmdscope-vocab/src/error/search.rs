@@ -30,4 +30,9 @@ pub enum SearchError {
     TooManyRuns { runs: usize, values: usize },
     #[error("--metric {0}: no monitor counts in this search (give --monitor)")]
     NoMonitor(String),
+    /// A stored search raced again asked at `round` (from 1) for other
+    /// values or runs than its stored race measured there (or for a round
+    /// past its end, or ended before its last).
+    #[error("its stored race does not replay: round {round} differs from the race it keeps")]
+    StoredRaceDiffers { round: usize },
 }

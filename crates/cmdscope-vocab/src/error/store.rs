@@ -30,4 +30,25 @@ pub enum StoreQueryError {
         session: i64,
         what: String,
     },
+    /// `why`: the stored race's problem, in the JSON reader's words.
+    #[error(
+        "store '{store}': session #{session} has an invalid stored race (sessions.race): {why}"
+    )]
+    BadRace {
+        store: String,
+        session: i64,
+        why: String,
+    },
+    /// A search session stored before the store kept the search's race.
+    #[error("store '{store}': session #{session} searched an optimum before the store kept the search's race (store schema 9): its terminal report and exports cannot be made again (its HTML report shows the search's answer)")]
+    RaceNotKept { store: String, session: i64 },
+    /// A search session whose race, raced again on its stored runs, asked
+    /// at `round` for other values than the stored race measured (a race
+    /// that no longer decides as the one that ran).
+    #[error("store '{store}': session #{session}'s stored race does not replay: at round {round} this cmdscope's search asks for other values or runs than were measured (its HTML report shows the search's answer)")]
+    RaceDiffers {
+        store: String,
+        session: i64,
+        round: usize,
+    },
 }
