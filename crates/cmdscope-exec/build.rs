@@ -22,13 +22,15 @@ fn main() {
     };
     // Static: no dynamic loader, no shared libraries, so the fewest resident
     // pages. Dynamic only where no static C library is installed (the floor
-    // is then larger, and still measured).
-    if !build(&["-static"]) {
+    // is then larger, and still measured). Stripped: cmdscope writes the
+    // whole program into a memory file at every session's start, and the
+    // symbols were a tenth of it.
+    if !build(&["-static", "-s"]) {
         println!(
             "cargo:warning=cannot link the spawner statically (no static C library?); \
              linking it dynamically: small commands' peak memory will read higher"
         );
-        if !build(&[]) {
+        if !build(&["-s"]) {
             panic!("cannot compile {source} with {}", compiler.path().display());
         }
     }
