@@ -337,7 +337,7 @@ pub fn sentence(c: &Comparison) -> String {
         _ => (c.ratio, c.ratio_ci[0], c.ratio_ci[1]),
     };
     let d = decimals(lo, hi);
-    let ci = if c.exact && c.p_value.is_nan() {
+    let ci = if c.exact_change() {
         // Exact values: a known change, no interval and no test.
         "exact".to_string()
     } else {

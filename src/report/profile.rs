@@ -112,7 +112,7 @@ fn verdict_words(d: &FunctionDiff) -> &'static str {
 /// A simulated count change: exact ones in full, estimated ones with
 /// their interval, and why there is none when the engine gave none.
 fn count_change(c: &crate::analysis::comparison::Comparison) -> String {
-    if c.exact {
+    if c.exact_change() {
         format!("{:+.0} (exact)", c.shift)
     } else if c.shift.is_finite() {
         format!(
@@ -482,7 +482,7 @@ fn difference_json(p: &Profile, d: &PairDiff) -> Vec<Value> {
                 "delta": finite(f.comparison.shift),
                 "delta_ci": [finite(f.comparison.shift_ci[0]), finite(f.comparison.shift_ci[1])],
                 "real": f.real(),
-                "exact": f.comparison.exact,
+                "exact": f.comparison.exact_change(),
                 "verdict": f.comparison.verdict.words(),
                 "p_value": finite(f.comparison.p_value),
                 "confidence": f.comparison.confidence,
@@ -555,7 +555,7 @@ pub fn json(p: &Profile) -> Value {
             "delta": finite(c.shift),
             "delta_ci": [finite(c.shift_ci[0]), finite(c.shift_ci[1])],
             "verdict": c.verdict.words(),
-            "exact": c.exact,
+            "exact": c.exact_change(),
         })
     };
     let pairs: Vec<Value> = p

@@ -425,10 +425,11 @@ pub fn runs_to_trust_repeats(level: f64) -> usize {
 
 /// Counts that repeated in every run of each side and differ, in a
 /// program whose counts vary (`Settings::counts_vary`): the repetition is
-/// the test. Its p-value is the chance of such a repetition without a
-/// difference (`repeated_by_chance`); within the level the change is
-/// exact and decided as `identical_counts` decides it, otherwise there is
-/// no verdict and the note says how many runs would give one.
+/// the test, its p-value the chance of such a repetition without a
+/// difference (`repeated_by_chance`). Within the level the change is
+/// exact and decided as `identical_counts` decides it (the chance said in
+/// the note, no p-value); otherwise there is no verdict, the p-value is
+/// the chance, and the note says how many runs would give one.
 fn repeated_counts(c: &mut Comparison, base: f64, cand: f64, intervals: bool, per: Per) {
     let chance = repeated_by_chance(c.n);
     c.p_value = chance;
@@ -453,6 +454,8 @@ fn repeated_counts(c: &mut Comparison, base: f64, cand: f64, intervals: bool, pe
         cand - base
     };
     decide(c, estimate, [estimate; 2]);
+    // The chance is in the note; no p-value marks the change as exact.
+    c.p_value = f64::NAN;
     let said = Caveat::RepeatedCounts {
         n: c.n,
         per,
