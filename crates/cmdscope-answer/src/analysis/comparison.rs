@@ -38,8 +38,8 @@ mod sessions;
 pub use advice::{add_time_to_advice, advise_longer_max_time, noise_cause, BUSY_SHARE};
 pub use cells::{compare_cells, compare_stored, paired_values, StoredRuns};
 pub use engine::{
-    compare_values, constant, p_value, rank_test_resolution, repeated_by_chance,
-    runs_to_trust_repeats, select_test, set_exact_change, verdict_only,
+    compare_values, constant, discrete_runs_needed, p_value, rank_test_resolution,
+    repeated_by_chance, runs_to_trust_repeats, select_test, set_exact_change, verdict_only,
 };
 pub use note::{Advice, Caveat, Interval, NoiseCause, Note, Per, Took, Way};
 pub use sessions::{session_sigma, widen_for_sessions, widen_to_variance};

@@ -29,6 +29,14 @@ pub fn rank_test_resolution(design: Design, n_a: usize, n_b: usize) -> f64 {
     }
 }
 
+/// Fewest values per side (pairs when paired) from which a discrete
+/// metric's exact rank test can reach `level`: 6 pairs at 0.05.
+pub fn discrete_runs_needed(design: Design, level: f64) -> usize {
+    (MIN_N..4096)
+        .find(|&k| rank_test_resolution(design, k, k) <= level)
+        .unwrap_or(4096)
+}
+
 /// The test used for these sizes at this per-comparison level: by n and
 /// level only, never by the data.
 pub fn select_test(design: Design, n_a: usize, n_b: usize, level: f64) -> Test {
@@ -281,9 +289,7 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
         return c;
     }
     if s.discrete && rank_test_resolution(design, a.len(), b.len()) > level {
-        let need = (MIN_N..4096)
-            .find(|&k| rank_test_resolution(design, k, k) <= level)
-            .unwrap_or(4096);
+        let need = discrete_runs_needed(design, level);
         c.note = Some(Note::one(Caveat::TooFew {
             need,
             have: n,
