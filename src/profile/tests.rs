@@ -224,4 +224,10 @@ fn a_counted_repetition_of_a_program_whose_counts_vary_needs_its_runs() {
     assert_eq!(f1.comparison.shift, 324_695.0);
     assert!(!id(&d, 2).real());
     assert_eq!(runs_for_repeats(&[d]), None);
+    // A count that repeats is its own mean, to the last digit.
+    let six: Vec<_> = (0..6).map(|_| go(1_045_000.0, 0.0, 0)).collect();
+    let cells = counted_cells(&six, &six);
+    let f = cells[0].functions.iter().find(|f| f.frame == 1).unwrap();
+    assert_eq!(f.self_time, 1_045_000.0);
+    assert_eq!(cells[0].stacks_per_run()[&vec![0, 1]], 1_045_000.0);
 }
