@@ -469,7 +469,15 @@ fn counted_auto_falls_back_to_the_simulator_without_a_counter_and_says_why() {
         .collect();
     assert_eq!(said.len(), 1, "{err}");
     assert!(said[0].contains(why), "{err}");
+    // The simulator's repeated counts decide from the 2 runs asked for;
+    // only hardware counting makes the rank test's 6.
+    assert!(!err.contains("making 6 runs"), "{err}");
     let doc = read_json(&out);
+    assert_eq!(
+        doc["results"][0]["times"].as_array().map(Vec::len),
+        Some(2),
+        "{doc}"
+    );
     let session = &doc["session"];
     assert_eq!(session["counted_by"], "cachegrind", "{session}");
     assert_eq!(session["counted"]["asked"], "auto", "{session}");

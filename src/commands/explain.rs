@@ -127,6 +127,7 @@ fn profile(args: &ExplainArgs, cells: &[crate::run::plan::Cell]) -> Result<i32> 
         raise_rate: args.runs.is_none() && args.frequency.is_none(),
         jit_symbols: args.jit_symbols,
         simulate,
+        raise_runs: args.runs.is_none(),
     };
     // Every output is checked before the first run.
     for path in [&args.json, &args.speedscope, &args.firefox_profile]

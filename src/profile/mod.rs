@@ -102,6 +102,10 @@ pub struct Options {
     pub jit_symbols: bool,
     /// Count under this simulator instead of sampling (`simulated`).
     pub simulate: Option<crate::exec::simulate::Simulation>,
+    /// Under the simulator, when counts that vary between runs repeated in
+    /// every run of each cell, make the runs that let such a repetition
+    /// decide (`simulated_profile`). Off when the user chose the runs.
+    pub raise_runs: bool,
 }
 
 /// One run's stacks: frame ids from the root to the leaf, with seconds.
@@ -194,8 +198,11 @@ impl CellProfile {
         let n = self.runs.len().max(1) as f64;
         for r in &self.runs {
             for (s, &w) in &r.stacks {
-                *m.entry(s.clone()).or_insert(0.0) += w / n;
+                *m.entry(s.clone()).or_insert(0.0) += w;
             }
+        }
+        for w in m.values_mut() {
+            *w /= n;
         }
         m
     }
@@ -217,7 +224,8 @@ impl CellProfile {
     /// Whether a simulated cell's instructions are the same in every run
     /// (a deterministic program).
     pub fn counts_repeat(&self) -> bool {
-        self.counted().windows(2).all(|w| w[0].0 == w[1].0)
+        let instructions: Vec<f64> = self.counted().iter().map(|c| c.0).collect();
+        comparison::constant(&instructions).is_some()
     }
 
     /// A simulated cell's totals per run: instructions and estimated cycles.
@@ -303,6 +311,9 @@ pub struct Profile {
     pub distorted: Vec<rate::Distortion>,
     /// Counted under this simulator, not sampled: the unit is instructions.
     pub simulation: Option<crate::exec::simulate::Simulation>,
+    /// Counted: the runs per cell first made, when more were made because
+    /// counts that vary repeated (`simulated_profile`).
+    pub runs_raised_from: Option<usize>,
 }
 
 impl Profile {
@@ -508,17 +519,25 @@ pub fn profile_cells(cells: &[Cell], opts: &Options) -> Result<Profile> {
         raised,
         distorted,
         simulation: None,
+        runs_raised_from: None,
     })
 }
 
 /// `profile_cells` under the simulator: the counted runs, compared at
-/// the family-wise level.
+/// the family-wise level. With `opts.raise_runs`, when counts that vary
+/// between runs repeated in every run of each cell and differ, too few
+/// runs for such a repetition to decide (`Caveat::RepeatedCounts`), more
+/// blocks are made until it can.
 fn simulated_profile(
     cells: &[Cell],
     opts: &Options,
     sim: &crate::exec::simulate::Simulation,
 ) -> Result<Profile> {
-    let (runs, frames, interrupted) = simulated::profile_cells(cells, opts, sim)?;
+    let mut wanted = |runs: &[Vec<RunStacks>]| {
+        let pairs = pairs_at(&summaries(cells, runs), reference(cells), ALPHA);
+        runs_for_repeats(&pairs).filter(|_| opts.raise_runs)
+    };
+    let (runs, frames, interrupted) = simulated::profile_cells(cells, opts, sim, &mut wanted)?;
     let blocks = runs.iter().map(Vec::len).min().unwrap_or(0);
     if interrupted && blocks == 0 {
         return Err(Error::Interrupted);
@@ -540,7 +559,29 @@ fn simulated_profile(
         raised: None,
         distorted: Vec::new(),
         simulation: Some(sim.callgrind()),
+        runs_raised_from: (blocks > opts.runs).then_some(opts.runs),
     })
+}
+
+/// The runs per cell with which every repetition of counts that vary
+/// would decide (the most any of the pairs' comparisons asks for), when
+/// one asks.
+fn runs_for_repeats(pairs: &[PairDiff]) -> Option<usize> {
+    pairs
+        .iter()
+        .flat_map(|p| {
+            let functions = p.functions.iter().map(|f| &f.comparison);
+            functions.chain(p.counted.iter().flatten())
+        })
+        .filter_map(|c| {
+            c.note.as_ref()?.0.iter().find_map(|caveat| match caveat {
+                comparison::Caveat::RepeatedCounts {
+                    need: Some(need), ..
+                } => Some(*need),
+                _ => None,
+            })
+        })
+        .max()
 }
 
 /// Every cell's summary over its whole blocks (run k of every cell in
@@ -689,13 +730,18 @@ fn summarise(name: String, runs: Vec<RunStacks>) -> CellProfile {
     let n = runs.len().max(1) as f64;
     let mut selfs: HashMap<u32, f64> = HashMap::new();
     let mut totals: HashMap<u32, f64> = HashMap::new();
+    // Summed, then divided: a count that repeats in every run is its own
+    // mean exactly (1,045,000 / 6 added six times is not 1,045,000).
     for r in &runs {
         for (f, w) in r.self_time() {
-            *selfs.entry(f).or_insert(0.0) += w / n;
+            *selfs.entry(f).or_insert(0.0) += w;
         }
         for (f, w) in r.total_time() {
-            *totals.entry(f).or_insert(0.0) += w / n;
+            *totals.entry(f).or_insert(0.0) += w;
         }
+    }
+    for v in selfs.values_mut().chain(totals.values_mut()) {
+        *v /= n;
     }
     let mut functions: Vec<FunctionTime> = totals
         .iter()
@@ -781,20 +827,38 @@ pub fn compare(cells: &[CellProfile], baseline: usize, candidate: usize, alpha: 
     );
     let compared = compared_functions(a, b);
     let simulated = a.runs.iter().chain(&b.runs).all(|r| r.counts.is_some()) && !a.runs.is_empty();
-    // A program whose totals repeat in every run is deterministic: a
+    let self_a: Vec<HashMap<u32, f64>> = a.runs.iter().map(RunStacks::self_time).collect();
+    let self_b: Vec<HashMap<u32, f64>> = b.runs.iter().map(RunStacks::self_time).collect();
+    let values = |runs: &[HashMap<u32, f64>], f: u32| -> Vec<f64> {
+        runs.iter()
+            .map(|m| m.get(&f).copied().unwrap_or(0.0))
+            .collect()
+    };
+    // A program is deterministic when every count compared repeated in
+    // every run of both cells: its totals and each function's. Then a
     // function's repeated count is its count, and any change is real (no
-    // band). Where the totals vary (threads, seeds), a function's count
-    // may repeat in a few runs by chance and differ by a few instructions
-    // in the next: its exact change must leave the precision band to be
-    // real (measured: 6 of 10 A/A sessions of a Go program, 2 runs per
-    // cell, called changes of 3 to 16 instructions real without it).
-    let deterministic = simulated && a.counts_repeat() && b.counts_repeat();
+    // band). Otherwise (threads, seeds, the time) a count can take a few
+    // values and repeat in a few runs by chance: Go's `main.main` counted
+    // 440,061 in 12 of 15 runs and 331,103 in one (callgrind gave the
+    // rest to `runtime.clone`), so a repetition is evidence only from the
+    // runs the engine's `counts_vary` rule asks for, and an exact change
+    // must still leave the precision band (measured: 6 of 10 A/A sessions
+    // of a Go program called changes of 3 to 16 instructions real
+    // without it).
+    let deterministic = simulated
+        && a.counts_repeat()
+        && b.counts_repeat()
+        && compared.iter().all(|&f| {
+            comparison::constant(&values(&self_a, f)).is_some()
+                && comparison::constant(&values(&self_b, f)).is_some()
+        });
     // Counts: a function whose count repeats in every run of each cell
     // has an exact change; counts that vary get the exact rank tests.
     let counts = comparison::Settings {
         discrete: true,
         speed_modes: false,
         exact_counts: true,
+        counts_vary: !deterministic,
         ..settings
     };
     let family = if simulated {
@@ -808,13 +872,6 @@ pub fn compare(cells: &[CellProfile], baseline: usize, candidate: usize, alpha: 
             family: compared.len().max(1),
             ..settings
         }
-    };
-    let self_a: Vec<HashMap<u32, f64>> = a.runs.iter().map(RunStacks::self_time).collect();
-    let self_b: Vec<HashMap<u32, f64>> = b.runs.iter().map(RunStacks::self_time).collect();
-    let values = |runs: &[HashMap<u32, f64>], f: u32| -> Vec<f64> {
-        runs.iter()
-            .map(|m| m.get(&f).copied().unwrap_or(0.0))
-            .collect()
     };
     let mut functions: Vec<FunctionDiff> = compared
         .iter()

@@ -23,7 +23,8 @@ use crate::run::plan::Cell;
 use super::{check_run, launch, sampler, Frame, Interner, Options, RunStacks};
 
 /// Runs per cell by default: two runs show whether the counts repeat, and
-/// identical counts are decided from two.
+/// a deterministic program's identical counts are decided from two (a
+/// program whose counts vary may need more: `profile_cells`' `wanted`).
 pub const DEFAULT_RUNS: usize = 2;
 
 /// One run's simulated counts: the totals of its process tree and the
@@ -203,11 +204,13 @@ fn without_go_preemption(envp: &mut Vec<CString>) {
 
 /// Profiles every cell `opts.runs` times under callgrind in interleaved
 /// shuffled blocks: per run, the instructions of every call chain as its
-/// stack, and the run's totals.
+/// stack, and the run's totals. After the blocks, `wanted(runs)` may ask
+/// for more runs per cell, made as further shuffled blocks.
 pub(super) fn profile_cells(
     cells: &[Cell],
     opts: &Options,
     sim: &Simulation,
+    wanted: &mut dyn FnMut(&[Vec<RunStacks>]) -> Option<usize>,
 ) -> Result<(Vec<Vec<RunStacks>>, Vec<Frame>, bool)> {
     let sim = sim.callgrind();
     let dir = OutDir::create()?;
@@ -222,18 +225,45 @@ pub(super) fn profile_cells(
             Ok(l)
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut schedule = super::runs::scheduler(cells.len(), opts.runs, opts.seed);
     let mut runs: Vec<Vec<RunStacks>> = vec![Vec::new(); cells.len()];
     let mut interner = Interner::default();
     let mut interrupted = false;
-    while let Some((step, c)) = super::runs::next_run(&mut schedule) {
+    let (mut made, mut target, mut seed) = (0, opts.runs, opts.seed);
+    while target > made {
+        let mut schedule = super::runs::scheduler(cells.len(), target - made, seed);
+        interrupted = blocks_of_runs(
+            &mut schedule,
+            (cells, &launches, &dir),
+            &mut interner,
+            &mut runs,
+        )?;
+        if interrupted {
+            break;
+        }
+        made = target;
+        seed = seed.wrapping_add(1);
+        if let Some(more) = wanted(&runs) {
+            target = target.max(more);
+        }
+    }
+    Ok((runs, interner.frames, interrupted))
+}
+
+/// The runs of one schedule, each under callgrind, added to `runs`; true
+/// when a signal or the command's own interruption ended them early.
+fn blocks_of_runs(
+    schedule: &mut crate::run::schedule::Scheduler,
+    (cells, launches, dir): (&[Cell], &[super::sampler::Launch], &OutDir),
+    interner: &mut Interner,
+    runs: &mut [Vec<RunStacks>],
+) -> Result<bool> {
+    while let Some((step, c)) = super::runs::next_run(schedule) {
         let keeper = dir.keep_dumps()?;
         let raw = sampler::plain_run(&launches[c]);
         drop(keeper);
         let raw = raw?;
         if raw.interrupted {
-            interrupted = true;
-            break;
+            return Ok(true);
         }
         check_run(&cells[c], &raw)?;
         let files = read_out_files(dir.path());
@@ -275,11 +305,10 @@ pub(super) fn profile_cells(
         runs[c].push(stacks);
         schedule.record(step, raw.wall);
         if signals::received().is_some() {
-            interrupted = true;
-            break;
+            return Ok(true);
         }
     }
-    Ok((runs, interner.frames, interrupted))
+    Ok(false)
 }
 
 #[cfg(test)]

@@ -144,3 +144,90 @@ fn measured_per_run_is_the_mean_of_the_runs() {
     };
     assert_eq!(none.measured_per_run(), (0.0, 0.0));
 }
+
+/// One counted run: each function's instructions on its own stack under
+/// `main` (frame 0), the run's total their sum plus `other`.
+fn counted_run(counts: &[f64], other: u64) -> RunStacks {
+    let mut r = RunStacks::default();
+    for (i, &n) in counts.iter().enumerate() {
+        r.stacks.insert(vec![0, i as u32 + 1], n);
+    }
+    let ir = counts.iter().sum::<f64>() as u64 + other;
+    r.counts = Some(simulated::RunCounts {
+        total: crate::exec::simulate::Counts {
+            ir,
+            ..Default::default()
+        },
+        cycles: HashMap::new(),
+    });
+    r
+}
+
+fn counted_cells(a: &[(Vec<f64>, u64)], b: &[(Vec<f64>, u64)]) -> Vec<CellProfile> {
+    let cell = |name: &str, runs: &[(Vec<f64>, u64)]| {
+        summarise(
+            name.into(),
+            runs.iter()
+                .map(|(c, o)| counted_run(c, o.to_owned()))
+                .collect(),
+        )
+    };
+    vec![cell("a", a), cell("b", b)]
+}
+
+/// A counted profile calls a repeated count's change exact from 2 runs
+/// only when the program is deterministic (every count compared repeats);
+/// when counts vary, a count that repeated in 2 runs of each cell and
+/// differs (Go's `main.main`: 440,061 in most runs, 331,103 in some) has
+/// no verdict, and the session is asked for the runs that decide it; with
+/// them, a real repeated difference is exact and real.
+#[test]
+fn a_counted_repetition_of_a_program_whose_counts_vary_needs_its_runs() {
+    let id = |d: &PairDiff, f: u32| d.functions.iter().find(|x| x.frame == f).cloned().unwrap();
+    // Deterministic: everything repeats; the change is exact from 2 runs.
+    let same = |f1: f64| (vec![f1, 1e6, 2e6], 5_000);
+    let cells = counted_cells(
+        &[same(440_061.0), same(440_061.0)],
+        &[same(331_103.0), same(331_103.0)],
+    );
+    let d = compare(&cells, 0, 1, ALPHA);
+    let f1 = id(&d, 1);
+    assert!(f1.real() && f1.comparison.exact_change(), "{f1:?}");
+    assert_eq!(runs_for_repeats(&[d]), None);
+    // The A/A of a Go program: the totals and another function vary.
+    let go = |f1: f64, jitter: f64, other: u64| (vec![f1, 1e6 + jitter, 2e6], other);
+    let cells = counted_cells(
+        &[go(440_061.0, 3.0, 5_000), go(440_061.0, 16.0, 5_100)],
+        &[go(331_103.0, 0.0, 5_050), go(331_103.0, 3.0, 4_990)],
+    );
+    let d = compare(&cells, 0, 1, ALPHA);
+    let f1 = id(&d, 1);
+    assert!(!f1.real() && !f1.comparison.exact_change(), "{f1:?}");
+    assert_eq!(f1.comparison.verdict, comparison::Verdict::Inconclusive);
+    let m = d.functions.len();
+    assert_eq!(m, 3);
+    let need = comparison::runs_to_trust_repeats(ALPHA / m as f64);
+    assert_eq!(need, 4, "0.05 / 3: 2 / 4^4 = 0.0078");
+    assert_eq!(runs_for_repeats(&[d]), Some(need));
+    // With those runs, a repeated difference is exact and real, one that
+    // varies is not.
+    let a: Vec<_> = (0..need)
+        .map(|k| go(0.0, k as f64, 5_000 + k as u64))
+        .collect();
+    let b: Vec<_> = (0..need)
+        .map(|k| go(324_695.0, (k % 2) as f64, 4_900 + k as u64))
+        .collect();
+    let cells = counted_cells(&a, &b);
+    let d = compare(&cells, 0, 1, ALPHA);
+    let f1 = id(&d, 1);
+    assert!(f1.real() && f1.comparison.exact_change(), "{f1:?}");
+    assert_eq!(f1.comparison.shift, 324_695.0);
+    assert!(!id(&d, 2).real());
+    assert_eq!(runs_for_repeats(&[d]), None);
+    // A count that repeats is its own mean, to the last digit.
+    let six: Vec<_> = (0..6).map(|_| go(1_045_000.0, 0.0, 0)).collect();
+    let cells = counted_cells(&six, &six);
+    let f = cells[0].functions.iter().find(|f| f.frame == 1).unwrap();
+    assert_eq!(f.self_time, 1_045_000.0);
+    assert_eq!(cells[0].stacks_per_run()[&vec![0, 1]], 1_045_000.0);
+}

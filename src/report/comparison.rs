@@ -186,6 +186,28 @@ impl fmt::Display for Words<'_, Caveat> {
                 "identical counts in every run ({n} {}): an exact change, no test",
                 Words(per)
             ),
+            Caveat::RepeatedCounts {
+                n,
+                per,
+                chance,
+                need: None,
+            } => write!(
+                f,
+                "counts that vary between runs repeated in every run ({n} {}): an exact change, a repetition by chance at most {}",
+                Words(per),
+                trim_pct(*chance)
+            ),
+            Caveat::RepeatedCounts {
+                n,
+                per,
+                chance,
+                need: Some(need),
+            } => write!(
+                f,
+                "counts that vary between runs repeated in every run ({n} {}), which happens by chance up to {} of the time; {need} runs per cell would make it an exact change",
+                Words(per),
+                trim_pct(*chance)
+            ),
             Caveat::BelowPrecision { level, precision } => write!(
                 f,
                 "the change is significant at {} but smaller than ±{}",
@@ -315,7 +337,7 @@ pub fn sentence(c: &Comparison) -> String {
         _ => (c.ratio, c.ratio_ci[0], c.ratio_ci[1]),
     };
     let d = decimals(lo, hi);
-    let ci = if c.exact && c.p_value.is_nan() {
+    let ci = if c.exact_change() {
         // Exact values: a known change, no interval and no test.
         "exact".to_string()
     } else {

@@ -112,7 +112,7 @@ fn verdict_words(d: &FunctionDiff) -> &'static str {
 /// A simulated count change: exact ones in full, estimated ones with
 /// their interval, and why there is none when the engine gave none.
 fn count_change(c: &crate::analysis::comparison::Comparison) -> String {
-    if c.exact {
+    if c.exact_change() {
         format!("{:+.0} (exact)", c.shift)
     } else if c.shift.is_finite() {
         format!(
@@ -149,6 +149,12 @@ fn simulated_terminal(p: &Profile, sim: &Simulation, top: usize) -> String {
         "Simulated by {} ({}; I1 {}, D1 {}, LL {}) over each process tree, {} runs per cell in interleaved shuffled blocks\n  {}\n",
         sim.tool, sim.version, sim.i1, sim.d1, sim.ll, runs, SIMULATED
     );
+    if let Some(first) = p.runs_raised_from {
+        out.push_str(&format!(
+            "  {runs} runs per cell, not {first}: counts that vary between runs repeated in every run of each cell and differed, which {first} runs do by chance up to {} of the time; {runs} make such a repetition evidence at the family-wise level\n",
+            pct(crate::analysis::comparison::repeated_by_chance(first))
+        ));
+    }
     for c in &p.cells {
         let counted = c.counted();
         let (ir, cycles): (Vec<f64>, Vec<f64>) = counted.iter().copied().unzip();
@@ -476,7 +482,7 @@ fn difference_json(p: &Profile, d: &PairDiff) -> Vec<Value> {
                 "delta": finite(f.comparison.shift),
                 "delta_ci": [finite(f.comparison.shift_ci[0]), finite(f.comparison.shift_ci[1])],
                 "real": f.real(),
-                "exact": f.comparison.exact,
+                "exact": f.comparison.exact_change(),
                 "verdict": f.comparison.verdict.words(),
                 "p_value": finite(f.comparison.p_value),
                 "confidence": f.comparison.confidence,
@@ -549,7 +555,7 @@ pub fn json(p: &Profile) -> Value {
             "delta": finite(c.shift),
             "delta_ci": [finite(c.shift_ci[0]), finite(c.shift_ci[1])],
             "verdict": c.verdict.words(),
-            "exact": c.exact,
+            "exact": c.exact_change(),
         })
     };
     let pairs: Vec<Value> = p
@@ -585,6 +591,7 @@ pub fn json(p: &Profile) -> Value {
         "unwind": if p.dwarf { "dwarf" } else { "fp" },
         "off_cpu": p.off_cpu,
         "note": scope_note(p),
+        "runs_raised_from": p.runs_raised_from,
         "raised": p.raised.as_ref().map(|r| json!({
             "first_runs": r.first_runs,
             "first_frequency": r.first_frequency,

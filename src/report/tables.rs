@@ -726,7 +726,7 @@ struct JsonComparison<'a> {
 /// The test's name as exported ("mann-whitney-u", "welch-t", ...), or
 /// "none" for exact values.
 fn test_name(c: &engine::Comparison) -> &'static str {
-    if c.exact && c.p_value.is_nan() {
+    if c.exact_change() {
         return "none";
     }
     match c.test {

@@ -194,6 +194,21 @@ impl Decided {
             return Err(OptionError::UntilDecidedNeedsInterleaved.into());
         }
         let (simulate, counted) = counting(r, &cells)?;
+        let compared = cells.iter().filter(|c| !c.calibration).count();
+        if let Some(need) = hardware_runs(
+            counted.as_ref().map(|c| c.by),
+            policy.exact,
+            order,
+            r.alpha / compared.saturating_sub(1).max(1) as f64,
+        ) {
+            if !quiet {
+                crate::eprint_line!(
+                    "cmdscope: note: hardware counts vary a little from run to run and are compared by the rank test, which needs {need} runs per command at this level: making {need} runs, not {}",
+                    policy.exact.unwrap_or_default()
+                );
+            }
+            policy.exact = Some(need);
+        }
         let adaptive = match (precision, order) {
             // Simulated counts are exact: --precision sets the band of "no
             // difference" only, and the run count is --runs.
@@ -464,6 +479,24 @@ fn counting(
         By::Hardware => None,
     };
     Ok((simulation, Some(chosen)))
+}
+
+/// The runs per command a session counted by the hardware counters needs
+/// when `runs` were asked and are fewer: its counts vary a little
+/// (interrupts add to them), so they are compared by the exact rank test,
+/// which cannot reach `level` (the per-comparison level) with fewer (6
+/// pairs at 0.05). None for the simulator, whose repeated counts decide
+/// from 2 runs.
+fn hardware_runs(by: Option<By>, runs: Option<usize>, order: Order, level: f64) -> Option<usize> {
+    if by != Some(By::Hardware) {
+        return None;
+    }
+    let design = match order {
+        Order::Interleaved => comparison::Design::Paired,
+        Order::Sequential => comparison::Design::Unpaired,
+    };
+    let need = comparison::discrete_runs_needed(design, level);
+    runs.filter(|&n| n < need).map(|_| need)
 }
 
 /// The line that says, before a counted session starts, what counts it
@@ -796,6 +829,31 @@ mod tests {
         assert!(!look(Style::Full, TTY, false, 0, false).quiet);
         let basic = look(Style::Basic, TTY, false, 0, true);
         assert!(basic.piped && !basic.color && !basic.progress);
+    }
+
+    /// Hardware counts need the rank test's runs; the simulator, which
+    /// `--counted` falls back to without a counter, keeps the runs asked
+    /// for (`tests/simulate.rs` checks the fallback's runs).
+    #[test]
+    fn hardware_counting_makes_the_runs_its_rank_test_needs() {
+        let hw = Some(By::Hardware);
+        assert_eq!(
+            hardware_runs(hw, Some(2), Order::Interleaved, 0.05),
+            Some(6)
+        );
+        assert_eq!(hardware_runs(hw, Some(6), Order::Interleaved, 0.05), None);
+        assert_eq!(hardware_runs(hw, Some(9), Order::Interleaved, 0.05), None);
+        // Two candidates against the reference: Bonferroni's 0.025 needs 7.
+        assert_eq!(
+            hardware_runs(hw, Some(6), Order::Interleaved, 0.025),
+            Some(7)
+        );
+        // Unpaired: 2 / C(8, 4) = 0.029 at 4 runs a side.
+        assert_eq!(hardware_runs(hw, Some(2), Order::Sequential, 0.05), Some(4));
+        assert_eq!(hardware_runs(hw, None, Order::Interleaved, 0.05), None);
+        let sim = Some(By::Cachegrind);
+        assert_eq!(hardware_runs(sim, Some(2), Order::Interleaved, 0.05), None);
+        assert_eq!(hardware_runs(None, Some(2), Order::Interleaved, 0.05), None);
     }
 
     #[test]

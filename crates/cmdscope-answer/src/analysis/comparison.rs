@@ -38,7 +38,8 @@ mod sessions;
 pub use advice::{add_time_to_advice, advise_longer_max_time, noise_cause, BUSY_SHARE};
 pub use cells::{compare_cells, compare_stored, paired_values, StoredRuns};
 pub use engine::{
-    compare_values, p_value, rank_test_resolution, select_test, set_exact_change, verdict_only,
+    compare_values, constant, discrete_runs_needed, p_value, rank_test_resolution,
+    repeated_by_chance, runs_to_trust_repeats, select_test, set_exact_change, verdict_only,
 };
 pub use note::{Advice, Caveat, Interval, NoiseCause, Note, Per, Took, Way};
 pub use sessions::{session_sigma, widen_for_sessions, widen_to_variance};
@@ -170,6 +171,13 @@ pub struct Settings {
     /// on, the change is known, not estimated; counts that vary go to the
     /// test as any other values.
     pub exact_counts: bool,
+    /// With `exact_counts`: the program's counts are known to vary between
+    /// runs (a simulated profile whose totals or other counts differed), so
+    /// a count that repeated in every run of each side may have done so by
+    /// chance. Its change is then exact only when such a repetition is
+    /// unlikely at the comparison's level (`repeated_by_chance`); with
+    /// fewer runs the comparison is inconclusive and says how many decide.
+    pub counts_vary: bool,
 }
 
 impl Settings {
@@ -185,6 +193,7 @@ impl Settings {
             speed_modes: true,
             counted: "runs",
             exact_counts: false,
+            counts_vary: false,
         }
     }
 
@@ -213,6 +222,7 @@ impl Settings {
             speed_modes: true,
             counted: "runs",
             exact_counts: metric.simulated(),
+            counts_vary: false,
         }
     }
 
@@ -364,6 +374,13 @@ pub fn fails_gate(c: &Comparison, pct: f64) -> bool {
 }
 
 impl Comparison {
+    /// The change is known, not estimated: exact values (repeated counts)
+    /// compared without a test, so no p-value. `exact` alone may also
+    /// mean an exact rank test's p-value beside an estimated change.
+    pub fn exact_change(&self) -> bool {
+        self.exact && self.p_value.is_nan()
+    }
+
     /// The note without [`Caveat::SessionVariationLeftOut`], for outputs
     /// that say it once for all their rows.
     pub fn own_note(&self) -> Option<Note> {

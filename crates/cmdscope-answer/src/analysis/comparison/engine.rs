@@ -29,6 +29,14 @@ pub fn rank_test_resolution(design: Design, n_a: usize, n_b: usize) -> f64 {
     }
 }
 
+/// Fewest values per side (pairs when paired) from which a discrete
+/// metric's exact rank test can reach `level`: 6 pairs at 0.05.
+pub fn discrete_runs_needed(design: Design, level: f64) -> usize {
+    (MIN_N..4096)
+        .find(|&k| rank_test_resolution(design, k, k) <= level)
+        .unwrap_or(4096)
+}
+
 /// The test used for these sizes at this per-comparison level: by n and
 /// level only, never by the data.
 pub fn select_test(design: Design, n_a: usize, n_b: usize, level: f64) -> Test {
@@ -249,7 +257,11 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
     };
     if s.exact_counts && n >= 2 {
         if let (Some(va), Some(vb)) = (constant(a), constant(b)) {
-            identical_counts(&mut c, va, vb, intervals, per);
+            if s.counts_vary && va != vb {
+                repeated_counts(&mut c, va, vb, intervals, per);
+            } else {
+                identical_counts(&mut c, va, vb, intervals, per);
+            }
             return c;
         }
     }
@@ -277,9 +289,7 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
         return c;
     }
     if s.discrete && rank_test_resolution(design, a.len(), b.len()) > level {
-        let need = (MIN_N..4096)
-            .find(|&k| rank_test_resolution(design, k, k) <= level)
-            .unwrap_or(4096);
+        let need = discrete_runs_needed(design, level);
         c.note = Some(Note::one(Caveat::TooFew {
             need,
             have: n,
@@ -360,7 +370,7 @@ fn analyse(base: &[f64], cand: &[f64], design: Design, s: &Settings, depth: Dept
 }
 
 /// Every value of `v`, when they are all one.
-fn constant(v: &[f64]) -> Option<f64> {
+pub fn constant(v: &[f64]) -> Option<f64> {
     let first = *v.first()?;
     v.iter().all(|&x| x == first).then_some(first)
 }
@@ -394,6 +404,70 @@ fn identical_counts(c: &mut Comparison, base: f64, cand: f64, intervals: bool, p
     decide(c, estimate, [estimate; 2]);
     c.p_value = f64::NAN;
     let said = Caveat::IdenticalCounts { n: c.n, per };
+    let mut note = c.note.take().unwrap_or_default();
+    note.0.insert(0, said);
+    c.note = Some(note);
+}
+
+/// The largest chance that a count repeats in all `n` runs of each side
+/// and differs between the sides when the two sides do not differ: every
+/// run's count drawn independently from one distribution, whatever it is.
+/// It is the sum over pairs of values v != w of (p_v p_w)^n, at most
+/// 2 / 4^n, reached by two equally likely values. For n = 2 the sum is
+/// s^2 - sum p^4 with s = sum p^2: at most s^2 (1 - s) (sum p^4 >= s^3)
+/// <= 1/8 while s <= 1/2, at most (1 - s)^2 / 2 <= 1/8 beyond; each
+/// further run multiplies a term by p_v p_w <= 1/4.
+pub fn repeated_by_chance(n: usize) -> f64 {
+    2.0 * 0.25f64.powi(n.min(1000) as i32)
+}
+
+/// Fewest runs per side whose repetition is evidence at `level`
+/// (`repeated_by_chance` within it): 3 at 0.05, 6 at 0.05 / 30.
+pub fn runs_to_trust_repeats(level: f64) -> usize {
+    (2..1000)
+        .find(|&n| repeated_by_chance(n) <= level)
+        .unwrap_or(1000)
+}
+
+/// Counts that repeated in every run of each side and differ, in a
+/// program whose counts vary (`Settings::counts_vary`): the repetition is
+/// the test, its p-value the chance of such a repetition without a
+/// difference (`repeated_by_chance`). Within the level the change is
+/// exact and decided as `identical_counts` decides it (the chance said in
+/// the note, no p-value); otherwise there is no verdict, the p-value is
+/// the chance, and the note says how many runs would give one.
+fn repeated_counts(c: &mut Comparison, base: f64, cand: f64, intervals: bool, per: Per) {
+    let chance = repeated_by_chance(c.n);
+    c.p_value = chance;
+    if chance > c.level {
+        let need = runs_to_trust_repeats(c.level);
+        c.note = Some(Note::one(Caveat::RepeatedCounts {
+            n: c.n,
+            per,
+            chance,
+            need: Some(need),
+        }));
+        c.lack = Some(Lack::Values { need, have: c.n });
+        return;
+    }
+    set_exact_change(c, base, cand);
+    if !intervals {
+        return;
+    }
+    let estimate = if base > 0.0 && cand > 0.0 {
+        (cand / base).ln()
+    } else {
+        cand - base
+    };
+    decide(c, estimate, [estimate; 2]);
+    // The chance is in the note; no p-value marks the change as exact.
+    c.p_value = f64::NAN;
+    let said = Caveat::RepeatedCounts {
+        n: c.n,
+        per,
+        chance,
+        need: None,
+    };
     let mut note = c.note.take().unwrap_or_default();
     note.0.insert(0, said);
     c.note = Some(note);

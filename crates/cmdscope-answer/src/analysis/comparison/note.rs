@@ -44,6 +44,17 @@ pub enum Caveat {
         n: usize,
         per: Per,
     },
+    /// Counts of a program whose counts vary, repeated in every one of
+    /// `n` runs of each side and different between the sides: a
+    /// repetition that happens by chance at most `chance` of the time.
+    /// `need`: the runs per side that would make it evidence at the
+    /// comparison's level, when `n` do not (no verdict then).
+    RepeatedCounts {
+        n: usize,
+        per: Per,
+        chance: f64,
+        need: Option<usize>,
+    },
     /// Significant at `level`, but the whole interval lies within
     /// ±`precision`.
     BelowPrecision {
