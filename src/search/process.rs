@@ -3,9 +3,8 @@
 //! passed on to the session's sink (and the monitor) under the grid's cell
 //! indices; the values compared are the `Source`'s, per run or per batch.
 
-use super::measurer::{Block, Measurer};
 use super::options::SearchOptions;
-use super::rounds::{in_rounds, Recorded, Rounds};
+use super::rounds::Rounds;
 use crate::analysis::source::{RunSeries, Source};
 use crate::error::Result;
 use crate::run::concurrent::Batches;
@@ -203,30 +202,4 @@ impl<'a> Runner<'a> {
     }
 }
 
-impl Measurer for Runner<'_> {
-    fn values(&self, i: usize) -> Vec<f64> {
-        self.rounds.values(i)
-    }
-
-    fn count(&self, i: usize) -> usize {
-        self.rounds.count(i)
-    }
-
-    fn tagged(&self, i: usize) -> Vec<(Block, Option<f64>)> {
-        self.rounds.tagged(i)
-    }
-
-    fn rss_floor(&self) -> Option<f64> {
-        self.rounds.rss_floor()
-    }
-
-    fn measure(&mut self, points: &[usize], blocks: usize) -> Result<()> {
-        in_rounds(points, blocks, |points, left| self.round(points, left))
-    }
-}
-
-impl Recorded for Runner<'_> {
-    fn rounds(&mut self) -> &mut Rounds {
-        &mut self.rounds
-    }
-}
+super::rounds::measured_in_rounds!(Runner<'_>);

@@ -7,9 +7,8 @@
 //! noted (`differs`) and ends the race: the store then does not hold this
 //! race.
 
-use super::measurer::{Block, Measurer};
 use super::options::SearchOptions;
-use super::rounds::{in_rounds, Recorded, Rounds};
+use super::rounds::Rounds;
 use crate::error::{Error, Result};
 use crate::run::plan::Cell;
 use crate::run::session::{BatchRecord, CellResult};
@@ -119,30 +118,4 @@ impl<'a> Replayer<'a> {
     }
 }
 
-impl Measurer for Replayer<'_> {
-    fn values(&self, i: usize) -> Vec<f64> {
-        self.rounds.values(i)
-    }
-
-    fn count(&self, i: usize) -> usize {
-        self.rounds.count(i)
-    }
-
-    fn tagged(&self, i: usize) -> Vec<(Block, Option<f64>)> {
-        self.rounds.tagged(i)
-    }
-
-    fn rss_floor(&self) -> Option<f64> {
-        self.rounds.rss_floor()
-    }
-
-    fn measure(&mut self, points: &[usize], blocks: usize) -> Result<()> {
-        in_rounds(points, blocks, |points, left| self.round(points, left))
-    }
-}
-
-impl Recorded for Replayer<'_> {
-    fn rounds(&mut self) -> &mut Rounds {
-        &mut self.rounds
-    }
-}
+super::rounds::measured_in_rounds!(Replayer<'_>);

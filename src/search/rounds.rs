@@ -129,6 +129,43 @@ pub(super) trait Recorded: super::measurer::Measurer {
     fn rounds(&mut self) -> &mut Rounds;
 }
 
+/// `Measurer` and `Recorded` for a type with a `rounds: Rounds` field and
+/// a `round(points, blocks) -> Result<usize>` method making (or reading
+/// back) one round: the live search and its replay read what was measured
+/// from their rounds alike, so the replay cannot drift from the live run.
+macro_rules! measured_in_rounds {
+    ($t:ty) => {
+        impl super::measurer::Measurer for $t {
+            fn values(&self, i: usize) -> Vec<f64> {
+                self.rounds.values(i)
+            }
+
+            fn count(&self, i: usize) -> usize {
+                self.rounds.count(i)
+            }
+
+            fn tagged(&self, i: usize) -> Vec<(super::measurer::Block, Option<f64>)> {
+                self.rounds.tagged(i)
+            }
+
+            fn rss_floor(&self) -> Option<f64> {
+                self.rounds.rss_floor()
+            }
+
+            fn measure(&mut self, points: &[usize], blocks: usize) -> crate::error::Result<()> {
+                super::rounds::in_rounds(points, blocks, |points, left| self.round(points, left))
+            }
+        }
+
+        impl super::rounds::Recorded for $t {
+            fn rounds(&mut self) -> &mut super::rounds::Rounds {
+                &mut self.rounds
+            }
+        }
+    };
+}
+pub(super) use measured_in_rounds;
+
 /// Measures `blocks` blocks of `points` in as many rounds as `round`
 /// (which runs at most the blocks asked and returns those it ran) takes.
 pub(super) fn in_rounds(
