@@ -248,6 +248,16 @@ fn session(opts: &RunOptions, mock: &mut Mock) -> Session {
     s
 }
 
+/// `n` cells, each with a setup and a cleanup hook.
+fn set_up_and_cleaned(n: usize) -> Vec<Cell> {
+    let mut hooked = cells(n);
+    for c in &mut hooked {
+        c.hooks.setup = Some("setup".into());
+        c.hooks.cleanup = Some("cleanup".into());
+    }
+    hooked
+}
+
 fn counts(s: &Session) -> Vec<usize> {
     s.results.iter().map(|r| r.samples.len()).collect()
 }
@@ -691,12 +701,7 @@ fn a_run_the_executor_cannot_make_ends_the_session_with_its_error() {
 
 #[test]
 fn a_failing_setup_runs_nothing_of_its_cell_and_no_cleanup() {
-    let mut hooked = cells(2);
-    for c in &mut hooked {
-        c.hooks.setup = Some("setup".into());
-        c.hooks.cleanup = Some("cleanup".into());
-    }
-    let opts = options(hooked, Order::Sequential, exactly(2));
+    let opts = options(set_up_and_cleaned(2), Order::Sequential, exactly(2));
     let mut mock = Mock::steady(&[0.01, 0.02]);
     mock.failing_hooks.push(("setup", 1));
     let s = session(&opts, &mut mock);
@@ -851,12 +856,7 @@ fn stop_on_timeout_in_interleaved_order_ends_the_session_within_its_block() {
 
 #[test]
 fn a_failing_cleanup_between_two_cells_stops_before_the_next_setup() {
-    let mut hooked = cells(2);
-    for c in &mut hooked {
-        c.hooks.setup = Some("setup".into());
-        c.hooks.cleanup = Some("cleanup".into());
-    }
-    let opts = options(hooked, Order::Sequential, exactly(2));
+    let opts = options(set_up_and_cleaned(2), Order::Sequential, exactly(2));
     let mut mock = Mock::steady(&[0.01, 0.02]);
     mock.failing_hooks.push(("cleanup", 0));
     let s = session(&opts, &mut mock);
