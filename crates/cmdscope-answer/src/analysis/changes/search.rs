@@ -39,6 +39,7 @@ use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::noise::Variogram;
+use super::segment::Prefix;
 use super::simulated::normal;
 
 /// Null histories per simulated distribution: the 0.99 quantile of the
@@ -270,11 +271,8 @@ fn max_statistic(y: &[f64], search: Search) -> f64 {
         return 0.0;
     }
     let v = Variogram::estimated(y, 0.0, Some(search.flat));
-    let mut prefix = vec![0.0; n + 1];
-    for (i, v) in y.iter().enumerate() {
-        prefix[i + 1] = prefix[i] + v;
-    }
-    let mean = |a: usize, b: usize| (prefix[b] - prefix[a]) / (b - a) as f64;
+    let sums = Prefix::new(y);
+    let mean = |a: usize, b: usize| sums.mean(a, b);
     // The variance depends only on the two sides' lengths.
     let mut var: HashMap<(usize, usize), f64> = HashMap::new();
     let mut best: f64 = 0.0;
