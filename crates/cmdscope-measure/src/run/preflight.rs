@@ -7,7 +7,6 @@
 //! for activity (load, busy processes, stolen time, swapping, throttling)
 //! compare two readings taken a short interval apart.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -446,59 +445,26 @@ pub fn allowed_cpus() -> Vec<usize> {
 
 /// CPU time of every process, from one read of `/proc/<pid>/schedstat`
 /// each; the name (from `stat`) is read later, and only for the few that
-/// turn out busy, which halves the files read. Up to `keep` of the files
-/// opened are kept in `kept`, and a file kept by an earlier reading is
-/// read again where it is (`pread`), not opened anew: opening a /proc file
-/// walks its path and allocates it, and the open and close were three
-/// quarters of the second reading, which the session's end waits for. A
-/// kept file whose process has exited fails (ESRCH, even when its pid
-/// was taken again), and that pid's file is opened as before.
-fn all_proc_ns(kept: &mut HashMap<i32, std::fs::File>, keep: usize) -> Vec<(i32, u64)> {
-    use std::io::Read;
-    use std::os::unix::fs::FileExt;
+/// turn out busy, which halves the files read.
+fn all_proc_ns() -> Vec<(i32, u64)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.flatten()
         .filter_map(|e| {
             let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            // One open, one read, one close: read_to_string would also
+            // stat every file for its size, a quarter more system calls.
+            use std::io::Read;
             let mut buf = [0u8; 96];
-            let again = kept
-                .get(&pid)
-                .and_then(|f| f.read_at(&mut buf, 0).ok())
-                .filter(|&n| n > 0);
-            let n = match again {
-                Some(n) => n,
-                None => {
-                    // One open, one read: read_to_string would also stat
-                    // every file for its size, a quarter more system calls.
-                    let mut file = std::fs::File::open(e.path().join("schedstat")).ok()?;
-                    let n = file.read(&mut buf).ok()?;
-                    if kept.len() < keep {
-                        kept.insert(pid, file);
-                    }
-                    n
-                }
-            };
+            let n = std::fs::File::open(e.path().join("schedstat"))
+                .ok()?
+                .read(&mut buf)
+                .ok()?;
             let text = std::str::from_utf8(&buf[..n]).ok()?;
             Some((pid, text.split_whitespace().next()?.parse().ok()?))
         })
         .collect()
-}
-
-/// How many files of its first reading a window keeps open: an eighth of
-/// the descriptors this process may have, at most 4,096, so that the
-/// session's own (concurrency mode's sockets) are not the ones that run out.
-fn kept_budget() -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit fills the struct it is given.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return 0;
-    }
-    (limit.rlim_cur / 8).min(4096) as usize
 }
 
 /// Whether `pid` descends from `root` (its parents, read from /proc).
@@ -543,8 +509,6 @@ pub struct Window {
     stat: Option<String>,
     vm: Option<String>,
     procs: Vec<(i32, u64)>,
-    /// The `schedstat` files of `procs`, read again by the second reading.
-    kept: HashMap<i32, std::fs::File>,
     thermal: Option<u64>,
     opened: std::time::Instant,
 }
@@ -566,13 +530,11 @@ impl Window {
             }
             None => allowed_cpus(),
         };
-        let mut kept = HashMap::new();
         Window {
             pinned: cpus.is_some(),
             stat: read("/proc/stat"),
             vm: read("/proc/vmstat"),
-            procs: all_proc_ns(&mut kept, kept_budget()),
-            kept,
+            procs: all_proc_ns(),
             thermal: throttle_count(&used),
             opened: std::time::Instant::now(),
             used,
@@ -587,18 +549,18 @@ impl Window {
     /// The second reading, and every check. Processes that descend from
     /// this one (the spawner, what the hooks left running) are not "other"
     /// processes; the measured commands have exited by then.
-    pub fn close(mut self) -> Vec<Check> {
+    pub fn close(self) -> Vec<Check> {
         let stat1 = read("/proc/stat");
         let vm1 = read("/proc/vmstat");
-        let procs1 = all_proc_ns(&mut self.kept, 0);
+        let procs1 = all_proc_ns();
         let thermal1 = throttle_count(&self.used);
         let seconds = self.opened.elapsed().as_secs_f64();
         let me = std::process::id() as i32;
         // Only the processes busy enough to report are named and placed
         // in the tree: a few files, not the whole of /proc again.
-        let before: HashMap<i32, u64> = self.procs.iter().copied().collect();
+        let before: std::collections::HashMap<i32, u64> = self.procs.iter().copied().collect();
         let floor = 0.2 * seconds;
-        let names: HashMap<i32, String> = procs1
+        let names: std::collections::HashMap<i32, String> = procs1
             .iter()
             .filter(|(pid, ns)| {
                 *pid != me
