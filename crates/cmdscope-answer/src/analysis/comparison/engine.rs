@@ -389,9 +389,20 @@ pub fn set_exact_change(c: &mut Comparison, base: f64, cand: f64) {
 /// decided as any other, by the precision band, with no test to run (the
 /// p-value is "n/a").
 fn identical_counts(c: &mut Comparison, base: f64, cand: f64, intervals: bool, per: Per) {
+    // Certain: significant unless there is no change at all.
+    let p = if base == cand { 1.0 } else { 0.0 };
+    let said = Caveat::IdenticalCounts { n: c.n, per };
+    decide_exact(c, base, cand, intervals, p, said);
+}
+
+/// An exact change decided by the precision band: `p` is the p-value the
+/// decision reads (and the one kept without `intervals`); once decided the
+/// p-value is "n/a" and `said` opens the note, saying why the change is
+/// known.
+fn decide_exact(c: &mut Comparison, base: f64, cand: f64, intervals: bool, p: f64, said: Caveat) {
     set_exact_change(c, base, cand);
+    c.p_value = p;
     if !intervals {
-        c.p_value = if base == cand { 1.0 } else { 0.0 };
         return;
     }
     let estimate = if base > 0.0 && cand > 0.0 {
@@ -399,11 +410,8 @@ fn identical_counts(c: &mut Comparison, base: f64, cand: f64, intervals: bool, p
     } else {
         cand - base
     };
-    // Certain: significant unless there is no change at all.
-    c.p_value = if base == cand { 1.0 } else { 0.0 };
     decide(c, estimate, [estimate; 2]);
     c.p_value = f64::NAN;
-    let said = Caveat::IdenticalCounts { n: c.n, per };
     let mut note = c.note.take().unwrap_or_default();
     note.0.insert(0, said);
     c.note = Some(note);
@@ -450,27 +458,14 @@ fn repeated_counts(c: &mut Comparison, base: f64, cand: f64, intervals: bool, pe
         c.lack = Some(Lack::Values { need, have: c.n });
         return;
     }
-    set_exact_change(c, base, cand);
-    if !intervals {
-        return;
-    }
-    let estimate = if base > 0.0 && cand > 0.0 {
-        (cand / base).ln()
-    } else {
-        cand - base
-    };
-    decide(c, estimate, [estimate; 2]);
     // The chance is in the note; no p-value marks the change as exact.
-    c.p_value = f64::NAN;
     let said = Caveat::RepeatedCounts {
         n: c.n,
         per,
         chance,
         need: None,
     };
-    let mut note = c.note.take().unwrap_or_default();
-    note.0.insert(0, said);
-    c.note = Some(note);
+    decide_exact(c, base, cand, intervals, chance, said);
 }
 
 /// Sets the verdict from the p-value and the interval (on the test's scale,
