@@ -125,7 +125,29 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         use clap::CommandFactory;
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        // Building every subcommand's flags is most of a short session's
+        // parse; a command line that names `run` or `hyperfine` first is
+        // parsed by that subcommand alone. Whatever it cannot take (help,
+        // --version, any error) goes through the whole parser, so help,
+        // errors and "did you mean" tips are the whole parser's own.
+        if let Some(mut alone) = args.get(1).and_then(|s| Cli::subcommand_alone(s.to_str()?)) {
+            if let Ok(cli) = Cli::parse_ordered_with(&mut alone, args.iter().cloned()) {
+                return Ok(cli);
+            }
+        }
         Cli::parse_ordered_with(&mut Cli::command(), args)
+    }
+
+    /// The parser of `cmdscope NAME` with only that subcommand's flags, for
+    /// the subcommands a session starts from.
+    fn subcommand_alone(name: &str) -> Option<clap::Command> {
+        let sub = match name {
+            "run" => RunArgs::augment_args(clap::Command::new("run")),
+            "hyperfine" => HyperfineArgs::augment_args(clap::Command::new("hyperfine")),
+            _ => return None,
+        };
+        Some(clap::Command::new("cmdscope").subcommand(sub))
     }
 
     /// [`Cli::parse_ordered`] with a parser built once by the caller
@@ -554,6 +576,163 @@ impl<T: Args + clap::FromArgMatches> clap::FromArgMatches for Given<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole parser, as `parse_ordered` uses when the short path cannot.
+    fn whole(argv: &[&str]) -> Result<Cli, clap::Error> {
+        use clap::CommandFactory;
+        Cli::parse_ordered_with(&mut Cli::command(), argv)
+    }
+
+    #[test]
+    fn run_and_hyperfine_parsed_alone_read_as_the_whole_parser_does() {
+        let lines: &[&[&str]] = &[
+            &["cmdscope", "run", "true"],
+            &[
+                "cmdscope",
+                "run",
+                "--no-store",
+                "--runs",
+                "1",
+                "--style",
+                "none",
+                "/bin/true",
+            ],
+            &[
+                "cmdscope",
+                "run",
+                "-N",
+                "-w",
+                "2",
+                "-m",
+                "5",
+                "-M",
+                "9",
+                "sleep 0.01",
+                "true",
+            ],
+            &[
+                "cmdscope",
+                "run",
+                "-P",
+                "n",
+                "1",
+                "3",
+                "-D",
+                "1",
+                "-P",
+                "m",
+                "2",
+                "8",
+                "--parameter-factor",
+                "2",
+                "sleep {n}.{m}",
+            ],
+            &[
+                "cmdscope",
+                "run",
+                "-L",
+                "x",
+                "a,b",
+                "--export-json",
+                "o.json",
+                "--export-markdown",
+                "-",
+                "echo {x}",
+            ],
+            &[
+                "cmdscope",
+                "run",
+                "--prepare",
+                "sync",
+                "--cleanup",
+                "true",
+                "-n",
+                "A",
+                "true",
+                "-n",
+                "B",
+                "false",
+                "-i",
+            ],
+            &[
+                "cmdscope",
+                "run",
+                "--timeout",
+                "2",
+                "--order",
+                "interleaved",
+                "--cpus",
+                "0",
+                "--",
+                "ls",
+                "-l",
+            ],
+            &[
+                "cmdscope",
+                "run",
+                "--concurrency",
+                "1,2,4",
+                "--min-runs",
+                "10",
+                "true",
+            ],
+            &[
+                "cmdscope",
+                "hyperfine",
+                "-N",
+                "--runs",
+                "3",
+                "--export-json",
+                "x.json",
+                "true",
+            ],
+            &[
+                "cmdscope",
+                "hyperfine",
+                "--warmup",
+                "1",
+                "-P",
+                "t",
+                "1",
+                "2",
+                "sleep {t}",
+            ],
+        ];
+        for argv in lines {
+            // The short path itself, not a fallback to the whole parser.
+            let mut alone = Cli::subcommand_alone(argv[1]).expect("run and hyperfine");
+            let short = Cli::parse_ordered_with(&mut alone, argv.iter().copied())
+                .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            let full = whole(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            assert_eq!(format!("{short:?}"), format!("{full:?}"), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn what_the_short_path_cannot_take_is_the_whole_parsers_to_answer() {
+        let lines: &[&[&str]] = &[
+            &["cmdscope", "run", "--help"],
+            &["cmdscope", "run", "-h"],
+            &["cmdscope", "run", "--version"],
+            &["cmdscope", "run", "--rusn", "3", "true"],
+            &["cmdscope", "run"],
+            &["cmdscope", "hyperfine", "--debug-mode", "--nope", "true"],
+        ];
+        for argv in lines {
+            let short = Cli::parse_ordered(argv.iter().copied()).map(|c| format!("{c:?}"));
+            let full = whole(argv).map(|c| format!("{c:?}"));
+            match (short, full) {
+                (Err(a), Err(b)) => {
+                    assert_eq!(a.kind(), b.kind(), "{argv:?}");
+                    assert_eq!(a.to_string(), b.to_string(), "{argv:?}");
+                }
+                (a, b) => assert_eq!(a.ok(), b.ok(), "{argv:?}"),
+            }
+        }
+        // The misspelled flag keeps clap's tip.
+        let e = Cli::parse_ordered(["cmdscope", "run", "--rusn", "3", "true"]).unwrap_err();
+        assert!(e.to_string().contains("--runs"), "{e}");
+    }
 
     #[test]
     fn validates_seconds() {

@@ -361,12 +361,13 @@ pub fn refuse_databases(outputs: &[Named]) -> Result<()> {
 /// (`cmdscope history --store s.db >> s.db`): what is printed would be
 /// written into the store.
 pub fn refuse_streams_into(kept: &[Named]) -> Result<()> {
+    let kept: Vec<(&Named, Identity)> = kept.iter().map(|k| (k, identity(&k.path))).collect();
     for (what, path) in [
         ("standard output", "/dev/stdout"),
         ("standard error", "/dev/stderr"),
     ] {
         let id = identity(Path::new(path));
-        if let Some(k) = kept.iter().find(|k| identity(&k.path) == id) {
+        if let Some((k, _)) = kept.iter().find(|(_, k)| *k == id) {
             return Err(OutputError::StdoutWouldDestroy {
                 what: what.to_string(),
                 kept: k.what.clone(),
