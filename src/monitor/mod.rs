@@ -1,7 +1,8 @@
 //! Monitors: a command run beside the measured or traced one (say
 //! `busctl --system monitor NAME`) whose output lines are counted per
 //! pattern. `process` runs the monitor and counts its lines (used by
-//! `explain --monitor` and by `run --monitor`); this file is `run`'s side.
+//! `explain --monitor` and by `run --monitor`); this file is `run`'s side,
+//! and `report`'s counts of a stored session, rebuilt as `run` held them.
 //!
 //! `cmdscope run --monitor COMMAND --match NAME=REGEX`: one monitor for the
 //! whole session; the lines matching each pattern that arrive while a run
