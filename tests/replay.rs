@@ -9,8 +9,10 @@
 //! (plain, adaptive, a sweep, concurrency mode, a search, a suite run's
 //! sessions) against what `run --style basic --export-json` printed and
 //! wrote: the same bytes, with nothing masked; a failed session's and a
-//! failed search's too. A search stored before the store kept its race is
-//! refused in one line.
+//! failed search's too, and a session a monitor watched (its counts, its
+//! end, a search of one of its counts). A search stored before the store
+//! kept its race, and a monitored session stored before its settings kept
+//! the monitor, are refused in one line.
 
 mod common;
 #[path = "common/store.rs"]
@@ -398,4 +400,139 @@ fn a_stored_race_that_does_not_replay_or_is_damaged_is_refused_in_one_line() {
         .unwrap();
     let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
     one_line_error(&o, "has an invalid stored race (sessions.race): ");
+}
+
+/// A monitor printing `tick` and `tock` lines (100 a second each) for as
+/// long as the session runs.
+const TICKING: &str = "while true; do echo tick; echo tock; sleep 0.01; done";
+
+#[test]
+fn a_monitored_session_reports_as_run_printed_and_exported_it() {
+    // Two patterns, two commands, a shell (its start-up's calibration runs
+    // are not stored) and warmup runs (not counted).
+    let live = assert_replays_byte_for_byte(&[
+        "--runs",
+        "5",
+        "--warmup",
+        "1",
+        "--shell=sh",
+        "--monitor-settle",
+        "0.02",
+        "--monitor",
+        TICKING,
+        "--match",
+        "tick=^tick$",
+        "--match",
+        "tock=^to",
+        "-n",
+        "fast",
+        "true",
+        "-n",
+        "slow",
+        "sleep 0.005",
+    ]);
+    assert!(live.contains(&format!("\nMonitor '{TICKING}'")), "{live}");
+    assert!(live.contains("(during the run + 0.02 s)"), "{live}");
+    assert!(
+        live.contains("  monitor_tick: ") && live.contains("  monitor_tock: "),
+        "{live}"
+    );
+    assert!(live.contains("    slow: "), "{live}");
+}
+
+#[test]
+fn a_monitor_that_ended_during_the_session_replays_its_end() {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    let live = assert_reports_as_run_did(
+        &db,
+        &[
+            "--runs",
+            "30",
+            "--monitor-settle",
+            "0.02",
+            "--monitor",
+            "echo tick; sleep 0.6; exit 3",
+            "--match",
+            "ticks=tick",
+            "sleep 0.02",
+            "sleep 0.03",
+        ],
+    );
+    assert!(
+        live.contains("The monitor ended during the session (exit status 3) after "),
+        "{live}"
+    );
+    let stored = all_sessions(&mut open_store(&db)).remove(0);
+    let (runs, how) = (stored.outcome.and_then(|o| o.monitor_ended)).expect("its end is kept");
+    assert!((1..60).contains(&runs), "{runs}");
+    assert_eq!(how, "exit status 3");
+}
+
+#[test]
+fn a_search_of_a_monitor_count_reports_as_run_printed_and_exported_it() {
+    // The race reads each round's counts: replayed from the stored ones.
+    let live = assert_replays_byte_for_byte(&[
+        "--runs",
+        "5",
+        "--monitor-settle",
+        "0.02",
+        "--monitor",
+        TICKING,
+        "--match",
+        "tick=^tick$",
+        "--metric",
+        "monitor_tick",
+        "-P",
+        "ms",
+        "1",
+        "9",
+        "--minimize",
+        "ms",
+        "sleep 0.00{ms}",
+    ]);
+    assert!(
+        live.contains("Search: the lowest monitor_tick over ms"),
+        "{live}"
+    );
+    assert!(live.contains("\nMonitor '"), "{live}");
+}
+
+#[test]
+fn a_monitored_session_stored_before_its_monitor_was_kept_is_refused_in_one_line() {
+    let dir = tempdir();
+    let db = dir.path().join("s.db");
+    recorded(
+        &db,
+        &[
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "3",
+            "--monitor",
+            TICKING,
+            "--match",
+            "tick=tick",
+            "true",
+        ],
+    );
+    // Its settings as a cmdscope that did not keep the monitor wrote them.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let text: String = c
+        .query_row("SELECT settings FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    let mut settings: Value = serde_json::from_str(&text).unwrap();
+    assert!(settings["monitor"]["command"] == TICKING, "{settings}");
+    settings.as_object_mut().unwrap().remove("monitor");
+    c.execute("UPDATE sessions SET settings = ?1", [settings.to_string()])
+        .unwrap();
+    let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
+    one_line_error(
+        &o,
+        "session #1 was watched by a monitor (its command, patterns and end), which the store \
+         does not keep",
+    );
+    let o = with_store(&db, &["report", "--export-json", "-"]);
+    one_line_error(&o, "session #1 was watched by a monitor");
 }

@@ -77,6 +77,7 @@ fn postgres_store() {
     histories_read_by_ranges_are_sqlites(&server);
     a_search_keeps_its_answer_from_version_3_on(&server);
     a_search_replays_from_its_race_and_one_of_version_8_is_refused(&server);
+    a_monitored_session_replays_with_its_monitor_and_end(&server);
     a_concurrency_session_keeps_its_throughput_from_version_5_on(&server);
     readers_read_a_store_of_version_4_as_it_is(&server);
     passwords_are_never_printed_in_any_form_the_driver_reads(&server);
@@ -194,6 +195,32 @@ fn a_search_replays_from_its_race_and_one_of_version_8_is_refused(server: &Serve
     search_stored_before_its_race(&url, || {
         client(&url).batch_execute(&sql_back_to_version(8)).unwrap();
     });
+}
+
+/// A monitored session whose monitor ended during it reports as `run`
+/// printed and exported it, as on SQLite: the monitor is in the stored
+/// settings, its end in the outcome.
+fn a_monitored_session_replays_with_its_monitor_and_end(server: &Server) {
+    let url = server.create_db("cmdscope_monitor");
+    let live = assert_reports_as_run_did(
+        &url,
+        &[
+            "--runs",
+            "20",
+            "--monitor-settle",
+            "0.02",
+            "--monitor",
+            "echo tick; sleep 0.6; exit 3",
+            "--match",
+            "ticks=tick",
+            "sleep 0.02",
+            "sleep 0.03",
+        ],
+    );
+    assert!(
+        live.contains("The monitor ended during the session (exit status 3) after "),
+        "{live}"
+    );
 }
 
 /// A database with tables of its own is not a store: no command adds to it.

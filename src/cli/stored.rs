@@ -13,6 +13,7 @@ use crate::cli::run::RunArgs;
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Result, SearchError, StoreQueryError};
 use crate::metrics::Metric;
+use crate::monitor::Counts;
 use crate::run::plan::Cell;
 use crate::run::schedule::{Order, RunPolicy};
 use crate::run::session::Session;
@@ -27,14 +28,20 @@ pub struct Replayed {
     pub settings: Settings,
     pub session: Session,
     pub search: Option<(SearchResult, Vec<Cell>)>,
+    /// A monitored session's counts, as the live monitor held them.
+    pub monitor: Option<Counts>,
 }
 
 /// Loads `stored` back (the caller checks damaged settings first,
 /// `commands::checked_settings`). A search session is raced again on its
 /// stored runs by its stored race (`search::replayed`), as it ran; one
-/// stored before its race was kept (store schema 8 and older), or one a
-/// monitor watched, is refused: the store keeps the monitor's counts, not
-/// the monitor. A session stored before its outcome was kept (store
+/// stored before its race was kept (store schema 8 and older) is
+/// refused. A monitored session gets its counts back
+/// (`monitor::replayed`), with the monitor its settings keep and its end
+/// its outcome keeps (a search's race reads them as it read the live
+/// monitor's); one stored before its settings kept the monitor is
+/// refused: the store kept its counts, not the monitor. A session stored
+/// before its outcome was kept (store
 /// schema 7 and older) is tested at the level its looks left, replayed on
 /// its runs; one stored before its settings were, with the settings its
 /// command line gives today ([`settings_read_back`]).
@@ -54,20 +61,27 @@ pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
         }
         .into());
     }
+    let mut counted = Vec::with_capacity(stored.cells.len());
     for c in &stored.cells {
-        if (store.extra_series(c.id)?.iter()).any(|s| s.metric.starts_with(MONITOR_PREFIX)) {
-            let (store, session) = place(store);
-            return Err(StoreQueryError::NotReplayed {
-                store,
-                session,
-                what: "was watched by a monitor (its command, patterns and end)".into(),
-            }
-            .into());
+        counted.push(store.extra_series(c.id)?);
+    }
+    let watched = (counted.iter().flatten()).any(|s| s.metric.starts_with(MONITOR_PREFIX));
+    if watched && settings.monitor.is_none() {
+        let (store, session) = place(store);
+        return Err(StoreQueryError::NotReplayed {
+            store,
+            session,
+            what: "was watched by a monitor (its command, patterns and end)".into(),
         }
+        .into());
     }
     let mut session = crate::store::replay::session(store, stored)?;
+    let ended = (stored.outcome.as_ref()).and_then(|o| o.monitor_ended.clone());
+    // By stored cell: a search's by grid value, as the race reads them.
+    let mut monitor =
+        (settings.monitor.as_ref()).map(|w| crate::monitor::replayed(w, &session, &counted, ended));
     if let (true, Some(race)) = (searched, stored.race.as_ref()) {
-        let source = crate::analysis::source::Source::parse(&settings.metric, &[])?;
+        let source = crate::commands::run::analysed::source(&settings, monitor.as_ref())?;
         let maximize = (settings.search.as_ref().map(|g| g.maximize))
             .or(stored.search.as_ref().map(|s| s.maximize))
             .unwrap_or(false);
@@ -76,9 +90,10 @@ pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
         if session.failure.is_none() && stored.status == "interrupted" {
             session.failure = Some(Error::Interrupted);
         }
+        let series = (monitor.as_ref()).map(|c| c as &dyn crate::analysis::source::RunSeries);
         let mut result =
-            crate::search::replayed(session, &settings.parameters, &opts, &race.rounds).map_err(
-                |e| match e {
+            crate::search::replayed(session, &settings.parameters, &opts, &race.rounds, series)
+                .map_err(|e| match e {
                     Error::Search(SearchError::StoredRaceDiffers { round }) => {
                         let (store, session) = place(store);
                         StoreQueryError::RaceDiffers {
@@ -89,13 +104,17 @@ pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
                         .into()
                     }
                     e => e,
-                },
-            )?;
+                })?;
         let session = crate::search::as_session(&mut result, &cells);
+        // The report's session holds the tried values, as `run`'s does.
+        if let Some(c) = monitor.as_mut() {
+            c.select(&result.tried);
+        }
         return Ok(Replayed {
             settings,
             session,
             search: Some((result, cells)),
+            monitor,
         });
     }
     if stored.settings.is_none() {
@@ -123,6 +142,7 @@ pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
         settings,
         session,
         search: None,
+        monitor,
     })
 }
 
@@ -158,6 +178,7 @@ pub fn settings_read_back(session: &StoredSession) -> Settings {
         remove_outliers: false,
         parameters: Vec::new(),
         commands: Vec::new(),
+        monitor: None,
     };
     if let Some(a) = run_args(&session.command_line) {
         s.warmup = a.measure.warmup;

@@ -84,10 +84,16 @@ fn replayed(
             crate::analysis::warning::Rules::Cmdscope,
             &mut r.session,
             searched,
-            None,
+            r.monitor.as_ref(),
         )?;
         let search = r.search.as_ref().map(|(result, _)| result);
-        let report = analysed::report(&r.settings, &r.session, &analysed, search, None);
+        let report = analysed::report(
+            &r.settings,
+            &r.session,
+            &analysed,
+            search,
+            r.monitor.as_ref(),
+        );
         let layout = exports::Layout::of(crate::cli::run::SortOrder::Auto, false);
         if let Some(e) = exports::write_exports(&args.exports, layout, None, &report) {
             return Err(e);

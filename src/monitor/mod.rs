@@ -1,7 +1,8 @@
 //! Monitors: a command run beside the measured or traced one (say
 //! `busctl --system monitor NAME`) whose output lines are counted per
 //! pattern. `process` runs the monitor and counts its lines (used by
-//! `explain --monitor` and by `run --monitor`); this file is `run`'s side.
+//! `explain --monitor` and by `run --monitor`); this file is `run`'s side,
+//! and `report`'s counts of a stored session, rebuilt as `run` held them.
 //!
 //! `cmdscope run --monitor COMMAND --match NAME=REGEX`: one monitor for the
 //! whole session; the lines matching each pattern that arrive while a run
@@ -20,6 +21,9 @@ use self::process::Monitor;
 use crate::analysis::source::{RunSeries, MONITOR_PREFIX};
 use crate::error::{ExplainError, Result};
 use crate::run::events::{Event, Observer};
+use crate::run::session::Session;
+use crate::run::settings::MonitorSettings;
+use crate::store::ExtraSeries;
 
 /// How long the monitor is given to get ready before the first run.
 pub const READY_WAIT: Duration = Duration::from_millis(200);
@@ -65,6 +69,23 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// The counts of the monitor `watch`: per cell, per pattern, one value
+    /// per measured run; `ended` as in [`Counts::ended`].
+    pub fn of(
+        watch: &MonitorSettings,
+        per_run: Vec<Vec<Vec<f64>>>,
+        ended: Option<(usize, String)>,
+    ) -> Counts {
+        Counts {
+            command: watch.command.clone(),
+            names: watch.names.clone(),
+            regexes: watch.regexes.clone(),
+            settle: watch.settle,
+            per_run,
+            ended,
+        }
+    }
+
     /// Keeps the counts of the listed cells only, in that order (a search's
     /// session holds its tried values, not the whole grid).
     pub fn select(&mut self, cells: &[usize]) {
@@ -116,38 +137,28 @@ pub struct RunMonitor {
 impl RunMonitor {
     /// Starts the monitor; one that cannot start or ends before the first
     /// run is an error.
-    pub fn start(
-        command: &str,
-        matches: &[String],
-        settle: Duration,
-        cells: usize,
-    ) -> Result<RunMonitor> {
-        let (names, regexes) = parse_matches(matches)?;
-        let compiled = process::compile(&regexes)?;
-        let mut m = Monitor::start(command, &regexes, compiled, READY_WAIT)?;
+    pub fn start(watch: &MonitorSettings, cells: usize) -> Result<RunMonitor> {
+        let compiled = process::compile(&watch.regexes)?;
+        let mut m = Monitor::start(&watch.command, &watch.regexes, compiled, READY_WAIT)?;
         if m.ended() {
             let how = m.end_status();
             let _ = m.finish(Duration::ZERO, None);
             return Err(ExplainError::MonitorEndedEarly {
-                command: command.into(),
+                command: watch.command.clone(),
                 how,
             }
             .into());
         }
-        let n = names.len();
         Ok(RunMonitor {
             monitor: Some(m),
-            settle,
+            settle: Duration::try_from_secs_f64(watch.settle).unwrap_or_default(),
             window: None,
             measured: 0,
-            counts: Counts {
-                command: command.to_string(),
-                names,
-                regexes,
-                settle: settle.as_secs_f64(),
-                per_run: vec![vec![Vec::new(); n]; cells],
-                ended: None,
-            },
+            counts: Counts::of(
+                watch,
+                vec![vec![Vec::new(); watch.names.len()]; cells],
+                None,
+            ),
         })
     }
 
@@ -260,7 +271,8 @@ pub fn series(c: &Counts, cell: usize, pattern: usize) -> Vec<f64> {
 }
 
 /// Stores each command's counts as the per-run series `monitor_NAME`
-/// (unit "count") of its cell.
+/// (unit "count") of its cell, and how the monitor ended, if it did, for
+/// the session's outcome (the monitor itself is the session's settings).
 pub fn store(c: &Counts, recorder: &mut crate::store::record::Recorder) {
     for (cell, per_name) in c.per_run.iter().enumerate() {
         for (name, values) in c.names.iter().zip(per_name) {
@@ -269,6 +281,37 @@ pub fn store(c: &Counts, recorder: &mut crate::store::record::Recorder) {
             }
         }
     }
+    recorder.keep_monitor_end(c.ended.clone());
+}
+
+/// The counts `run` held, from what [`store`] kept: the monitor `watch`
+/// (the stored settings'), each stored cell's series (`stored[i]`, of
+/// `session`'s cell i) and how it ended. The store leaves out a run
+/// without a count, and only runs after the monitor ended have none: each
+/// series is its cell's first runs, and the later ones get NaN again.
+pub fn replayed(
+    watch: &MonitorSettings,
+    session: &Session,
+    stored: &[Vec<ExtraSeries>],
+    ended: Option<(usize, String)>,
+) -> Counts {
+    let per_run = (session.results.iter().enumerate())
+        .map(|(i, r)| {
+            let runs = r.samples.len();
+            (watch.names.iter())
+                .map(|name| {
+                    let metric = format!("{MONITOR_PREFIX}{name}");
+                    let mut values = (stored.get(i).into_iter().flatten())
+                        .find(|s| s.metric == metric)
+                        .map(|s| s.values.clone())
+                        .unwrap_or_default();
+                    values.resize(runs.max(values.len()), f64::NAN);
+                    values
+                })
+                .collect()
+        })
+        .collect();
+    Counts::of(watch, per_run, ended)
 }
 
 /// Comparisons of each `monitor_NAME` between the reference and every other
@@ -276,7 +319,7 @@ pub fn store(c: &Counts, recorder: &mut crate::store::record::Recorder) {
 /// tests; paired by block when interleaved).
 pub fn compare(
     c: &Counts,
-    session: &crate::run::session::Session,
+    session: &Session,
     precision: f64,
 ) -> Vec<crate::analysis::comparison::Comparison> {
     use crate::analysis::comparison::{compare_values, Design};
@@ -351,6 +394,57 @@ mod tests {
         }
         assert!(parse_matches(&["a=1".into(), "a=2".into()]).is_err());
         assert!(parse_matches(&[]).is_err());
+    }
+
+    #[test]
+    fn stored_counts_get_back_the_runs_the_store_left_out() {
+        let watch = MonitorSettings {
+            command: "mon".into(),
+            names: vec!["hits".into(), "lines".into()],
+            regexes: vec!["^hit$".into(), ".".into()],
+            settle: 0.05,
+        };
+        let mut session = Session::empty();
+        session.results = vec![
+            crate::run::session::CellResult::from_wall_times("a", &[0.1; 4]),
+            crate::run::session::CellResult::from_wall_times("b", &[0.1; 3]),
+        ];
+        let series = |metric: &str, values: &[f64]| ExtraSeries {
+            metric: metric.into(),
+            unit: "count".into(),
+            higher_is_better: false,
+            values: values.to_vec(),
+        };
+        // The monitor ended after the third run: cell a's fourth run and
+        // cell b's third have no count, and b's lines were not stored at
+        // all (another metric beside them is not the monitor's).
+        let stored = vec![
+            vec![
+                series("monitor_hits", &[1.0, 2.0, 3.0]),
+                series("monitor_lines", &[4.0, 5.0, 6.0]),
+            ],
+            vec![
+                series("hits", &[9.0, 9.0, 9.0]),
+                series("monitor_hits", &[7.0, 8.0]),
+            ],
+        ];
+        let c = replayed(&watch, &session, &stored, Some((5, "exit status 3".into())));
+        assert_eq!((c.command.as_str(), c.settle), ("mon", 0.05));
+        assert_eq!(c.names, watch.names);
+        assert_eq!(c.regexes, watch.regexes);
+        assert_eq!(c.ended, Some((5, "exit status 3".into())));
+        let shown = |cell: usize, p: usize| -> Vec<Option<f64>> { series_of(&c, cell, p) };
+        assert_eq!(shown(0, 0), [Some(1.0), Some(2.0), Some(3.0), None]);
+        assert_eq!(shown(0, 1), [Some(4.0), Some(5.0), Some(6.0), None]);
+        assert_eq!(shown(1, 0), [Some(7.0), Some(8.0), None]);
+        assert_eq!(shown(1, 1), [None, None, None]);
+    }
+
+    /// One pattern's counts of a cell, None for a run without one.
+    fn series_of(c: &Counts, cell: usize, p: usize) -> Vec<Option<f64>> {
+        (series(c, cell, p).into_iter())
+            .map(|x| x.is_finite().then_some(x))
+            .collect()
     }
 
     #[test]

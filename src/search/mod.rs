@@ -147,13 +147,16 @@ pub fn search<'a>(
 /// `replay`): the same `SearchResult` the live search gave, from
 /// `session` (every grid value's stored runs, in grid order, and how the
 /// session ended: its failure ends the race where the stored race
-/// stopped) and the stored race. A race that asks for another round than
-/// the stored one is `SearchError::StoredRaceDiffers`.
+/// stopped), the stored race and, for a session a monitor watched, its
+/// stored counts by grid value (`series`, which a search of a count reads).
+/// A race that asks for another round than the stored one is
+/// `SearchError::StoredRaceDiffers`.
 pub fn replayed(
     mut session: crate::run::session::Session,
     params: &[Parameter],
     opts: &SearchOptions,
     race: &[crate::store::RaceRound],
+    series: Option<&dyn crate::analysis::source::RunSeries>,
 ) -> Result<SearchResult> {
     let dims = dims(params);
     let n = dims.iter().product::<usize>();
@@ -163,7 +166,7 @@ pub fn replayed(
     }
     let cells: Vec<crate::run::plan::Cell> = stored.iter().map(|r| r.cell.clone()).collect();
     let stop = session.failure.take();
-    let mut m = replay::Replayer::new(&stored, &cells, race, opts, n, stop);
+    let mut m = replay::Replayer::new(&stored, series, &cells, race, opts, n, stop);
     let mut st = RaceState::default();
     let failure = coordinate(&mut m, &dims, opts, &mut st).err();
     if let Some(round) = m.differs() {

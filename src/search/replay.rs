@@ -3,12 +3,15 @@
 //! values' runs (and batches) are the next ones stored for them, as many
 //! as the round took in, handed to `Rounds::take` as the process measurer
 //! hands a round it ran, so the race sees the values it saw and decides
-//! as it decided. A round the race asks for that is not the stored one is
+//! as it decided; a search of a monitor's count reads each round's counts
+//! from the stored ones, as the process measurer reads the live monitor's.
+//! A round the race asks for that is not the stored one is
 //! noted (`differs`) and ends the race: the store then does not hold this
 //! race.
 
 use super::options::SearchOptions;
 use super::rounds::Rounds;
+use crate::analysis::source::{RunSeries, Source};
 use crate::error::{Error, Result};
 use crate::run::plan::Cell;
 use crate::run::session::{BatchRecord, CellResult};
@@ -17,6 +20,8 @@ use crate::store::RaceRound;
 pub(super) struct Replayer<'a> {
     /// Every grid value's stored runs and batches, in grid order.
     stored: &'a [CellResult],
+    /// A monitor's stored counts, by grid value: one per stored run.
+    series: Option<&'a dyn RunSeries>,
     race: &'a [RaceRound],
     /// The next stored round.
     next: usize,
@@ -31,6 +36,7 @@ pub(super) struct Replayer<'a> {
 impl<'a> Replayer<'a> {
     pub(super) fn new(
         stored: &'a [CellResult],
+        series: Option<&'a dyn RunSeries>,
         cells: &[Cell],
         race: &'a [RaceRound],
         opts: &SearchOptions,
@@ -39,6 +45,7 @@ impl<'a> Replayer<'a> {
     ) -> Replayer<'a> {
         Replayer {
             stored,
+            series,
             race,
             next: 0,
             differs: None,
@@ -88,10 +95,14 @@ impl<'a> Replayer<'a> {
                 differs()
             }));
         };
+        // Each value's round starts after the runs earlier rounds took in.
+        let from: Vec<usize> = (points.iter())
+            .map(|&i| self.rounds.samples.get(i).map_or(0, Vec::len))
+            .collect();
         let results: Option<Vec<CellResult>> =
             if stored.points == points && stored.blocks <= blocks && stored.blocks > 0 {
-                (points.iter().zip(&stored.runs))
-                    .map(|(&i, &runs)| self.result(i, self.rounds.samples[i].len(), runs))
+                (points.iter().zip(&stored.runs).zip(&from))
+                    .map(|((&i, &runs), &from)| self.result(i, from, runs))
                     .collect()
             } else {
                 None
@@ -101,12 +112,24 @@ impl<'a> Replayer<'a> {
             return Err(differs());
         };
         self.next += 1;
+        // A monitor's counts of value i in this round: its stored counts
+        // of the runs the round took in.
+        let (source, counts) = (self.rounds.source().clone(), self.series);
+        let series = |i: usize, runs: usize| match (&source, counts) {
+            (Source::Series(name), Some(m)) => {
+                let start = (points.iter().position(|&p| p == i)).map_or(0, |k| from[k]);
+                let all = m.series(name, i);
+                (all.get(start..start.saturating_add(runs)))
+                    .map(<[f64]>::to_vec)
+                    .unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         self.rounds.take(
             points,
             stored.blocks,
             &mut results,
-            // A monitor's counts are not replayed (its sessions are refused).
-            |_, _| Vec::new(),
+            series,
             stored.stopped,
             stored.rss_floor,
         );

@@ -5,7 +5,7 @@
 //! [`Report`], and so the same terminal report and exports.
 
 use crate::analysis::comparison::{self, Comparison};
-use crate::analysis::source::{Source, MONITOR_PREFIX};
+use crate::analysis::source::{RunSeries, Source};
 use crate::analysis::sweep::Sweep;
 use crate::analysis::{self, CellAnalysis};
 use crate::error::Result;
@@ -34,15 +34,8 @@ pub struct Analysed {
 
 /// The metric sweeps and searches compare, read from the settings as
 /// `run` read `--metric` (the monitor's counts are `monitor_NAME`).
-fn source(settings: &Settings, monitor: Option<&Counts>) -> Result<Source> {
-    let series: Vec<String> = monitor
-        .map(|c| {
-            c.names
-                .iter()
-                .map(|n| format!("{MONITOR_PREFIX}{n}"))
-                .collect()
-        })
-        .unwrap_or_default();
+pub fn source(settings: &Settings, monitor: Option<&Counts>) -> Result<Source> {
+    let series: Vec<String> = monitor.map(RunSeries::series_names).unwrap_or_default();
     Source::parse(&settings.metric, &series)
 }
 

@@ -108,12 +108,7 @@ fn measure(d: &Decided) -> Result<Measured> {
     // Started before the store is opened: one that cannot start ends the
     // session before anything is recorded.
     let mut monitor = match d.monitor() {
-        Some(m) => Some(crate::monitor::RunMonitor::start(
-            &m.command,
-            &m.matches,
-            m.settle,
-            opts.cells.len(),
-        )?),
+        Some(m) => Some(crate::monitor::RunMonitor::start(m, opts.cells.len())?),
         None => None,
     };
     let mut recorder = open_recorder(d);

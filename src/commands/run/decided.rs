@@ -22,7 +22,7 @@ use crate::run::counted::{self, By, Counted};
 use crate::run::plan::{self, Parameter};
 use crate::run::request::Request;
 use crate::run::schedule::{Order, RunPolicy};
-use crate::run::settings::{CellSettings, SearchGoal, Settings};
+use crate::run::settings::{CellSettings, MonitorSettings, SearchGoal, Settings};
 use crate::runner::progress::HyperfineBars;
 use crate::runner::{self, IgnoreFailure, RunOptions};
 use crate::search::SearchOptions;
@@ -37,7 +37,6 @@ pub(super) struct Decided {
     parameters: Vec<Parameter>,
     /// `--minimize`/`--maximize`'s search.
     search: Option<SearchOptions>,
-    monitor: Option<Monitor>,
     look: Look,
     words: Words,
     /// `-u/--time-unit`: one scale for every time shown.
@@ -50,14 +49,6 @@ pub(super) struct Decided {
     labels: Vec<(String, String)>,
     /// What the session runs with, as stored with it.
     settings: Settings,
-}
-
-/// `--monitor`: the command whose lines are counted, the `--match`
-/// patterns that count them, and how long after a run they still count.
-pub(super) struct Monitor {
-    pub(super) command: String,
-    pub(super) matches: Vec<String>,
-    pub(super) settle: Duration,
 }
 
 /// How the terminal shows the session.
@@ -169,7 +160,7 @@ impl Decided {
             }
         }
         let source = parse_source(args, r)?;
-        let monitor_settle = check_goals(args, r, &cells, &parameters, &source)?;
+        let monitor = check_goals(args, r, &cells, &parameters, &source)?;
         let (exports, stdout_exports) = Exports::decide(args, r, &parameters)?;
         let output_shown =
             args.measure.show_output || args.measure.output.iter().any(|o| o == "inherit");
@@ -292,17 +283,12 @@ impl Decided {
             }
         }
         let search = search_options(args, r, &source, precision, &parameters);
-        let settings = settings(args, r, &opts, precision, &source, &exports);
+        let settings = settings(args, r, &opts, precision, &source, &exports, monitor);
         let labels = store::parse_labels(&r.labels)?;
         Ok(Decided {
             opts,
             parameters,
             search,
-            monitor: args.monitor.as_ref().map(|command| Monitor {
-                command: command.clone(),
-                matches: args.matches.clone(),
-                settle: monitor_settle,
-            }),
             look,
             words: match args.report.hyperfine_words {
                 true => Words::Hyperfine {
@@ -341,8 +327,8 @@ impl Decided {
     }
 
     /// `--monitor`, when given.
-    pub(super) fn monitor(&self) -> Option<&Monitor> {
-        self.monitor.as_ref()
+    pub(super) fn monitor(&self) -> Option<&MonitorSettings> {
+        self.settings.monitor.as_ref()
     }
 
     /// ANSI colours in the terminal report.
@@ -550,6 +536,7 @@ fn settings(
     precision: Option<f64>,
     source: &Source,
     exports: &Exports,
+    monitor: Option<MonitorSettings>,
 ) -> Settings {
     Settings {
         benchmark: r.benchmark.clone(),
@@ -588,6 +575,7 @@ fn settings(
         commands: (r.plan.commands.iter())
             .map(|c| c.to_string_lossy().into_owned())
             .collect(),
+        monitor,
     }
 }
 
@@ -655,14 +643,14 @@ fn parse_source(args: &RunArgs, r: &Request) -> Result<Source> {
 }
 
 /// `--minimize`/`--maximize` and `--monitor`, alone and together; returns
-/// the monitor's settle time.
+/// the monitor, its patterns and settle time checked.
 fn check_goals(
     args: &RunArgs,
     r: &Request,
     cells: &[plan::Cell],
     parameters: &[Parameter],
     source: &Source,
-) -> Result<Duration> {
+) -> Result<Option<MonitorSettings>> {
     if source.per_batch()
         && cells
             .iter()
@@ -694,13 +682,23 @@ fn check_goals(
             return Err(SearchError::RunsBound(flag.to_string()).into());
         }
     }
-    if args.monitor.is_some() {
-        crate::monitor::parse_matches(&args.matches)?;
-    }
-    Duration::try_from_secs_f64(args.monitor_settle)
+    let patterns = (args.monitor.as_ref())
+        .map(|_| crate::monitor::parse_matches(&args.matches))
+        .transpose()?;
+    let settle = Duration::try_from_secs_f64(args.monitor_settle)
         .ok()
         .filter(|d| d.as_secs_f64() <= 60.0)
-        .ok_or_else(|| OptionError::MonitorSettle(args.monitor_settle).into())
+        .ok_or(OptionError::MonitorSettle(args.monitor_settle))?;
+    Ok(args
+        .monitor
+        .clone()
+        .zip(patterns)
+        .map(|(command, (names, regexes))| MonitorSettings {
+            command,
+            names,
+            regexes,
+            settle: settle.as_secs_f64(),
+        }))
 }
 
 /// `--order`, or interleaved unless the commands' hooks differ.

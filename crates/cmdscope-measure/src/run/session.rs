@@ -155,6 +155,12 @@ pub struct Outcome {
     /// before they were).
     #[serde(default)]
     pub failure: Option<String>,
+    /// `--monitor`'s, when it ended during the session: the measured runs
+    /// made before and how it ended. Not the session's: the caller that ran
+    /// the monitor sets it (None for a monitor that ran to the end, and in
+    /// outcomes kept before it was).
+    #[serde(default)]
+    pub monitor_ended: Option<(usize, String)>,
 }
 
 impl Outcome {
@@ -176,6 +182,7 @@ impl Outcome {
             failure: (s.failure.as_ref())
                 .filter(|e| !matches!(e, Error::Interrupted))
                 .map(|e| e.to_string()),
+            monitor_ended: None,
         }
     }
 
@@ -281,6 +288,21 @@ mod tests {
         assert_eq!(s.order, Order::Interleaved);
         assert_eq!(s.final_alpha, s.alpha);
         assert!(s.failure.is_none() && s.stop_reason.is_none());
+    }
+
+    #[test]
+    fn an_outcome_keeps_the_monitors_end_and_reads_one_kept_before_it() {
+        let o = Outcome {
+            monitor_ended: Some((7, "exit status 3".into())),
+            ..Outcome::of(&Session::empty())
+        };
+        assert_eq!(Outcome::from_json(&o.to_json()), Some(o.clone()));
+        // Kept before the monitor's end was: none.
+        let mut old: serde_json::Value = serde_json::from_str(&o.to_json()).unwrap();
+        old.as_object_mut().unwrap().remove("monitor_ended");
+        let read = Outcome::from_json(&old.to_string()).unwrap();
+        assert_eq!(read.monitor_ended, None);
+        assert_eq!(read.seed, o.seed);
     }
 
     #[test]

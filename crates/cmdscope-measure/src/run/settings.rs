@@ -63,6 +63,10 @@ pub struct Settings {
     /// The commands as given, before their parameters were filled in.
     #[serde(default)]
     pub commands: Vec<String>,
+    /// `--monitor`: the monitor that watched the session (None: none did,
+    /// or the settings were stored before it was kept).
+    #[serde(default)]
+    pub monitor: Option<MonitorSettings>,
 }
 
 impl Settings {
@@ -107,6 +111,18 @@ pub struct SearchGoal {
     pub maximize: bool,
     /// The searched parameters, as given: `b,j`.
     pub parameters: String,
+}
+
+/// `--monitor COMMAND --match NAME=REGEX --monitor-settle S`: the command
+/// whose output lines were counted, each pattern's name (its metric is
+/// `monitor_NAME`) and regex, in `--match` order, and the seconds a run's
+/// lines were still counted after it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MonitorSettings {
+    pub command: String,
+    pub names: Vec<String>,
+    pub regexes: Vec<String>,
+    pub settle: f64,
 }
 
 /// One export file: its format (`json`, `csv`, `markdown`, `asciidoc`,
@@ -219,6 +235,12 @@ mod tests {
                 geometric: false,
             }],
             commands: vec!["spin {n}".into()],
+            monitor: Some(MonitorSettings {
+                command: "journalctl -f".into(),
+                names: vec!["hits".into()],
+                regexes: vec!["^hit$".into()],
+                settle: 0.05,
+            }),
         };
         assert_eq!(Settings::from_json(&s.to_json()), Some(s));
         assert_eq!(Settings::from_json("{\"alpha\": 1}"), None);

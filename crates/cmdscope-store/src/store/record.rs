@@ -10,7 +10,9 @@
 //! written with the first run, so a
 //! session that fails before measuring anything leaves no trace. A search's
 //! answer (`run --minimize/--maximize`) and its race are written with the
-//! end of the session ([`Recorder::keep_search`]).
+//! end of the session ([`Recorder::keep_search`]), and so is how a monitor
+//! that ended during the session ended, in the session's outcome
+//! ([`Recorder::keep_monitor_end`]).
 //!
 //! A store failure never stops the benchmark: the recorder keeps the first
 //! error, stops writing, and the caller reports it after the exports are
@@ -173,6 +175,8 @@ pub struct Recorder {
     sinks: Vec<Option<Arc<RunSink>>>,
     /// A search's answer and race, written with the end of the session.
     search: Option<(StoredSearch, StoredRace)>,
+    /// `--monitor`'s end during the session, kept in its outcome.
+    monitor_ended: Option<(usize, String)>,
 }
 
 impl Recorder {
@@ -209,6 +213,7 @@ impl Recorder {
             position,
             began: false,
             search: None,
+            monitor_ended: None,
         }
     }
 
@@ -238,6 +243,7 @@ impl Recorder {
             next_block: Vec::new(),
             sinks: Vec::new(),
             search: None,
+            monitor_ended: None,
         }
     }
 
@@ -305,6 +311,12 @@ impl Recorder {
         self.search = Some((search, race));
     }
 
+    /// Keeps how the monitor ended during the session (the measured runs
+    /// made before, and how), to be stored in the session's outcome.
+    pub fn keep_monitor_end(&mut self, ended: Option<(usize, String)>) {
+        self.monitor_ended = ended;
+    }
+
     /// Writes the end of the session. Returns the first store error of the
     /// whole session (open, a run, or this), if any.
     pub fn finish(&mut self, session: &Session) -> Option<String> {
@@ -364,7 +376,13 @@ impl Recorder {
                 stop_reason,
                 shell_overhead: session.shell_overhead.map(|o| o.wall),
                 preflight: serde_json::to_string(&session.preflight).ok(),
-                outcome: Some(crate::run::session::Outcome::of(session).to_json()),
+                outcome: Some(
+                    crate::run::session::Outcome {
+                        monitor_ended: self.monitor_ended.clone(),
+                        ..crate::run::session::Outcome::of(session)
+                    }
+                    .to_json(),
+                ),
             };
             self.call(&msg);
         }
