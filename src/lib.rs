@@ -9,7 +9,7 @@
 pub use cmdscope_answer::analysis;
 pub use cmdscope_measure::{exec, import, run};
 pub use cmdscope_store::store;
-pub use cmdscope_vocab::{eprint_line, error, metrics, output, print_line, stats, units};
+pub use cmdscope_vocab::{dirs, eprint_line, error, metrics, output, print_line, stats, units};
 
 pub mod cli;
 pub mod commands;

@@ -479,3 +479,199 @@ fn a_schedule_ends_at_the_failing_run_as_runs_alone_do() {
         assert_eq!(lines, 40, "runs made (CMDSCOPE_NO_SCHEDULE={alone})");
     }
 }
+
+// The spawner's program: the user's cached copy (spawn/program.rs), or a
+// memory file when the copy cannot be used. Which one a session ran is
+// read by the measured command itself, from its parent's (the spawner's)
+// /proc/<pid>/exe.
+
+/// A one-run session with `cache` as XDG_CACHE_HOME (inside a private
+/// mount namespace with `mount` mounted on `cache` first, when given): its
+/// output and the program the spawner ran.
+fn spawner_exe(cache: &std::path::Path, mount: Option<&str>) -> (std::process::Output, String) {
+    let seen = tempdir();
+    let seen = seen.path().join("exe");
+    let command = format!("sh -c 'readlink /proc/$PPID/exe > {}'", seen.display());
+    let bin = bin();
+    let session = [
+        bin.to_str().unwrap(),
+        "run",
+        "-N",
+        "--no-store",
+        "--runs",
+        "1",
+        "--style",
+        "none",
+        &command,
+    ];
+    let mut c = match mount {
+        None => {
+            let mut c = Command::new(session[0]);
+            c.args(&session[1..]);
+            c
+        }
+        Some(options) => {
+            let mut c = Command::new("unshare");
+            c.args(["-m", "--propagation", "private", "sh", "-c"]);
+            c.arg(format!(
+                "mount -t tmpfs -o {options} cmdscope-test \"$0\" && exec \"$@\""
+            ));
+            c.arg(cache).args(session);
+            c
+        }
+    };
+    let o = c
+        .env("XDG_CACHE_HOME", cache)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("start the session");
+    let exe = std::fs::read_to_string(&seen).unwrap_or_default();
+    (o, exe.trim().to_string())
+}
+
+fn cached_copies(cache: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(cache.join("cmdscope")) else {
+        return Vec::new();
+    };
+    entries.map(|e| e.expect("an entry").path()).collect()
+}
+
+const IN_MEMORY: &str = "/memfd:cmdscope-spawner (deleted)";
+
+#[test]
+fn the_spawner_runs_from_the_users_cache_written_once_mode_0700() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let cache = tempdir();
+    let (o, first) = spawner_exe(cache.path(), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let copies = cached_copies(cache.path());
+    assert_eq!(copies.len(), 1, "one copy, no temporary file: {copies:?}");
+    let copy = &copies[0];
+    assert!(copy
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("spawner-"));
+    let meta = std::fs::symlink_metadata(copy).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o700);
+    let dir = std::fs::metadata(cache.path().join("cmdscope")).unwrap();
+    assert_eq!(dir.permissions().mode() & 0o777, 0o700);
+    assert_eq!(first, copy.display().to_string());
+    // The next session executes the same file, not a new one nor a memory file.
+    let (o, second) = spawner_exe(cache.path(), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(second, copy.display().to_string());
+    assert_eq!(std::fs::metadata(copy).unwrap().ino(), meta.ino());
+}
+
+#[test]
+fn a_tampered_copy_is_not_executed_nor_replaced_and_the_session_works() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let cache = tempdir();
+    let (o, _) = spawner_exe(cache.path(), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let copy = cached_copies(cache.path()).remove(0);
+    let original = std::fs::read(&copy).unwrap();
+    let elsewhere = tempdir();
+    let real = elsewhere.path().join("program");
+    std::fs::write(&real, &original).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // The whole program, as cmdscope writes it.
+    let put = |p: &std::path::Path| {
+        std::fs::write(p, &original).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700)).unwrap();
+    };
+    type Tampering<'a> = Box<dyn Fn(&std::path::Path) + 'a>;
+    let tamperings: Vec<(&str, Tampering)> = vec![
+        (
+            "writable by others",
+            Box::new(|p| {
+                put(p);
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap()
+            }),
+        ),
+        (
+            "truncated",
+            Box::new(|p| {
+                put(p);
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(p)
+                    .unwrap()
+                    .set_len(original.len() as u64 / 2)
+                    .unwrap()
+            }),
+        ),
+        (
+            "a link",
+            Box::new(|p| std::os::unix::fs::symlink(&real, p).unwrap()),
+        ),
+        (
+            "owned by another user",
+            Box::new(|p| {
+                put(p);
+                std::os::unix::fs::chown(p, Some(65534), None).unwrap();
+            }),
+        ),
+    ];
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    for (what, tamper) in &tamperings {
+        if *what == "owned by another user" && !root {
+            eprintln!("SKIPPED: only root can give the copy to another user");
+            continue;
+        }
+        std::fs::remove_file(&copy).unwrap();
+        tamper(&copy);
+        let before = std::fs::symlink_metadata(&copy).unwrap();
+        let (o, exe) = spawner_exe(cache.path(), None);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        assert_eq!(exe, IN_MEMORY, "{what}");
+        let after = std::fs::symlink_metadata(&copy).unwrap();
+        assert_eq!(
+            (before.ino(), before.mode(), before.size(), before.uid()),
+            (after.ino(), after.mode(), after.size(), after.uid()),
+            "{what}: left as it was"
+        );
+    }
+}
+
+#[test]
+fn a_noexec_or_read_only_cache_falls_back_to_a_memory_file() {
+    for options in ["noexec", "ro"] {
+        let cache = tempdir();
+        let (o, exe) = spawner_exe(cache.path(), Some(options));
+        let err = stderr(&o);
+        if err.contains("unshare") || err.contains("mount:") {
+            eprintln!("SKIPPED: cannot mount a {options} tmpfs here: {err}");
+            return;
+        }
+        assert!(o.status.success(), "{options}: {err}");
+        assert_eq!(exe, IN_MEMORY, "{options}");
+    }
+}
+
+#[test]
+fn sessions_starting_together_on_an_empty_cache_all_work() {
+    let cache = tempdir();
+    let sessions: Vec<_> = (0..4)
+        .map(|_| {
+            let cache = cache.path().to_path_buf();
+            std::thread::spawn(move || spawner_exe(&cache, None))
+        })
+        .collect();
+    let exes: Vec<String> = sessions
+        .into_iter()
+        .map(|s| {
+            let (o, exe) = s.join().unwrap();
+            assert!(o.status.success(), "{}", stderr(&o));
+            exe
+        })
+        .collect();
+    let copies = cached_copies(cache.path());
+    assert_eq!(copies.len(), 1, "one copy, no temporary file: {copies:?}");
+    // Each ran the one whole copy: whoever lost the race to rename found
+    // the winner's.
+    let copy = copies[0].display().to_string();
+    assert!(exes.iter().all(|e| *e == copy), "{exes:?}");
+}

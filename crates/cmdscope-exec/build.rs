@@ -1,6 +1,7 @@
 //! Builds the spawner helper (src/exec/spawner.c), a static C program that
 //! cmdscope embeds and starts once per session: see the comment at its top.
 
+use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -23,8 +24,8 @@ fn main() {
     // Static: no dynamic loader, no shared libraries, so the fewest resident
     // pages. Dynamic only where no static C library is installed (the floor
     // is then larger, and still measured). Stripped: cmdscope writes the
-    // whole program into a memory file at every session's start, and the
-    // symbols were a tenth of it.
+    // whole program into a file (a memory file, or its cache's copy once),
+    // and the symbols were a tenth of it.
     if !build(&["-static", "-s"]) {
         println!(
             "cargo:warning=cannot link the spawner statically (no static C library?); \
@@ -34,4 +35,17 @@ fn main() {
             panic!("cannot compile {source} with {}", compiler.path().display());
         }
     }
+    // The cached copy's name carries a hash of the bytes (spawn/program.rs):
+    // a build whose spawner differs never execs another build's copy (two
+    // programs of one size colliding in 64 bits is not a practical risk).
+    // Std's hasher may change with the compiler: identical bytes then get
+    // a second copy, nothing worse.
+    let bytes = std::fs::read(&out).expect("read the spawner just built");
+    let mut hasher = std::hash::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    println!(
+        "cargo:rustc-env=CMDSCOPE_SPAWNER_NAME=spawner-{:016x}-{}",
+        hasher.finish(),
+        bytes.len()
+    );
 }

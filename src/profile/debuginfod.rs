@@ -54,8 +54,10 @@ impl Client {
         }
         let cache = var("DEBUGINFOD_CACHE_PATH")
             .map(PathBuf::from)
-            .or_else(|| var("XDG_CACHE_HOME").map(|d| Path::new(&d).join("debuginfod_client")))
-            .or_else(|| var("HOME").map(|h| Path::new(&h).join(".cache/debuginfod_client")))
+            .or_else(|| {
+                crate::dirs::user_dir("XDG_CACHE_HOME", ".cache")
+                    .map(|d| d.join("debuginfod_client"))
+            })
             .unwrap_or_else(|| std::env::temp_dir().join("cmdscope-debuginfod"));
         let timeout = var("DEBUGINFOD_TIMEOUT")
             .and_then(|t| t.trim().parse::<u64>().ok())

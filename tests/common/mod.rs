@@ -175,9 +175,11 @@ pub fn cmdscope(args: &[&str]) -> Output {
         .args(args)
         .env("NO_COLOR", "1")
         // Measurement tests record nothing (tests/store.rs tests the store),
-        // and anything recorded by mistake goes under target/, not ~.
+        // and anything recorded by mistake goes under target/, not ~, as
+        // does the spawner's cached copy.
         .env("CMDSCOPE_NO_STORE", "1")
         .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .env_remove("CMDSCOPE_STORE")
         .output()
         .expect("run cmdscope")

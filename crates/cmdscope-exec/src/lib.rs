@@ -5,6 +5,6 @@
 //! vocabulary crate, whose modules it names at their old paths below; the
 //! crates above re-export `exec` under its old path.
 
-pub use cmdscope_vocab::{eprint_line, error, metrics, output, print_line, stats, units};
+pub use cmdscope_vocab::{dirs, eprint_line, error, metrics, output, print_line, stats, units};
 
 pub mod exec;

@@ -7,7 +7,7 @@
 //! re-exports these modules under their old paths.
 
 pub use cmdscope_exec::exec;
-pub use cmdscope_vocab::{eprint_line, error, metrics, output, print_line, stats, units};
+pub use cmdscope_vocab::{dirs, eprint_line, error, metrics, output, print_line, stats, units};
 
 pub mod import;
 pub mod run;

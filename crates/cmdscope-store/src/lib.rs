@@ -6,7 +6,7 @@
 //! below; the crates above re-export `store` under its old path.
 
 pub use cmdscope_measure::{
-    eprint_line, error, exec, import, metrics, output, print_line, run, stats, units,
+    dirs, eprint_line, error, exec, import, metrics, output, print_line, run, stats, units,
 };
 
 pub mod store;

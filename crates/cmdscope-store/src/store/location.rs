@@ -104,14 +104,7 @@ impl Location {
     /// `$XDG_DATA_HOME/cmdscope/results.sqlite3`, else
     /// `~/.local/share/cmdscope/results.sqlite3`.
     pub fn default_location() -> Option<Location> {
-        let base = std::env::var_os("XDG_DATA_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|v| !v.is_empty())
-                    .map(|h| PathBuf::from(h).join(".local/share"))
-            })?;
+        let base = crate::dirs::user_dir("XDG_DATA_HOME", ".local/share")?;
         Some(Location::Sqlite(
             base.join("cmdscope").join("results.sqlite3"),
         ))

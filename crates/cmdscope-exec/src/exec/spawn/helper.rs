@@ -1,12 +1,7 @@
-//! Starting the spawner helper itself: its program (embedded, written to a
-//! memfd once), the process made with `posix_spawn`, and the session's
-//! cgroup.
+//! Starting the spawner helper itself: the process made as `posix_spawn`
+//! makes one (its program is `program`'s), and the session's cgroup.
 
 use super::*;
-
-/// The spawner helper built from spawner.c by build.rs.
-pub(super) static SPAWNER_ELF: &[u8] =
-    include_bytes!(concat!(env!("OUT_DIR"), "/cmdscope-spawner"));
 
 /// Creates a cgroup v2 for this session under our own, when cgroup v2 is
 /// mounted, writable for us, and has `cgroup.kill` (Linux 5.14). Off with
@@ -35,45 +30,6 @@ pub(super) fn session_cgroup() -> Option<PathBuf> {
         let _ = std::fs::remove_dir(&dir);
         None
     }
-}
-
-/// The spawner's program in a memory file, written once per process (a
-/// spawner is started per session, and one more in concurrency mode, of
-/// which the slots' spawners are copies): its descriptor, close-on-exec, above 3 (where the spawner's
-/// socket goes), executed as `/proc/self/fd/<n>`.
-pub(super) fn spawner_program() -> std::io::Result<i32> {
-    static PROGRAM: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
-    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    if let Some(&fd) = PROGRAM.get() {
-        return Ok(fd);
-    }
-    let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&fd) = PROGRAM.get() {
-        return Ok(fd);
-    }
-    // SAFETY: memfd_create with a NUL-terminated name.
-    let memfd = Fd(unsafe { libc::memfd_create(c"cmdscope-spawner".as_ptr(), libc::MFD_CLOEXEC) });
-    if memfd.0 < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: memfd is open.
-    let fd = Fd(unsafe { libc::fcntl(memfd.0, libc::F_DUPFD_CLOEXEC, 10) });
-    if fd.0 < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let mut written = 0;
-    while written < SPAWNER_ELF.len() {
-        let rest = &SPAWNER_ELF[written..];
-        // SAFETY: rest is a valid buffer.
-        let n = unsafe { libc::write(fd.0, rest.as_ptr().cast(), rest.len()) };
-        if n <= 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        written += n as usize;
-    }
-    let raw = fd.0;
-    std::mem::forget(fd);
-    Ok(*PROGRAM.get_or_init(|| raw))
 }
 
 /// `CLOSE_RANGE_UNSHARE` (linux/close_range.h): close_range first gives
@@ -255,7 +211,7 @@ extern "C" fn launch(arg: *mut libc::c_void) -> libc::c_int {
 /// table until the child takes a copy of only its low part (`close_range`
 /// with `CLOSE_RANGE_UNSHARE`), so that starting the N-th slot of
 /// `--concurrency` does not copy and close the sockets of the slots
-/// before it. `program` (the memory file `path` names) and the reserved
+/// before it. `program` (the file `path` names) and the reserved
 /// socket number are low: the first start opened them.
 pub(super) fn spawn_helper(
     path: &CStr,

@@ -22,6 +22,7 @@ mod command;
 mod cpus;
 mod helper;
 mod prepared;
+mod program;
 mod wire;
 
 pub use command::*;
@@ -203,10 +204,11 @@ impl Spawner {
     /// memory grow with concurrency mode's slots, and a fork copies all of
     /// it (page tables of every thread's stack), which made starting N
     /// slots cost N squared (the slots now copy a spawner instead:
-    /// [`Spawner::fork`]). The program is written once per process
-    /// ([`spawner_program`]).
+    /// [`Spawner::fork`]). Its program is the user's cached copy, else a
+    /// memory file written once per process ([`program::spawner_program`]).
     pub fn start(with_cgroup: bool) -> Result<Spawner> {
-        let program = spawner_program().map_err(|e| cannot_start("memfd_create", e))?;
+        let mut program =
+            program::spawner_program().map_err(|e| cannot_start("memfd_create", e))?;
         let (ours, theirs) =
             socket_pair(libc::SOCK_STREAM).map_err(|e| cannot_start("socketpair", e))?;
         use std::os::fd::IntoRawFd;
@@ -221,10 +223,6 @@ impl Spawner {
         // No wait on the spawner blocks for good (see `Spawner::stalled`).
         wait_limit(ours.0, STALL);
         let cgroup = if with_cgroup { session_cgroup() } else { None };
-        let path = cstring(
-            format!("/proc/self/fd/{program}").as_bytes(),
-            "the spawner's path",
-        )?;
         // argv: its name, cmdscope's pid (its parent, whose death it
         // watches), the session cgroup's cgroup.procs if any.
         let mut args = vec![
@@ -238,8 +236,29 @@ impl Spawner {
             )?);
         }
         let envp = environment(&[], &[], false, 0)?;
-        let pid = spawn_helper(&path, &args, &envp, theirs.0, program)
-            .map_err(|e| cannot_start("exec", e))?;
+        let pid = loop {
+            let path = cstring(
+                format!("/proc/self/fd/{}", program.fd).as_bytes(),
+                "the spawner's path",
+            )?;
+            match spawn_helper(&path, &args, &envp, theirs.0, program.fd) {
+                // The cached copy on a `noexec` mount, refused by a
+                // security module, or open for writing in a child forked
+                // meanwhile: the memory file, silently (this start made no
+                // spawner).
+                Err(e)
+                    if program.source == program::Source::Cache
+                        && matches!(
+                            e.raw_os_error(),
+                            Some(libc::EACCES | libc::ENOEXEC | libc::ETXTBSY | libc::EPERM)
+                        ) =>
+                {
+                    program =
+                        program::refuse_cache().map_err(|e| cannot_start("memfd_create", e))?;
+                }
+                started => break started.map_err(|e| cannot_start("exec", e))?,
+            }
+        };
         drop(theirs);
         Ok(Spawner::started(ours, pid, cgroup))
     }
