@@ -348,6 +348,110 @@ pub fn best_ramp(
     best.map(|(rss, start, end)| (rss, Piece::Ramp { start, end }))
 }
 
+/// The flat–slide–flat fit of the whole history with exactly one slide
+/// that fits best, its start and end searched over every pair of points
+/// (at least one flat point each side): the best any least-squares method
+/// that knows there is one slide can locate it, the yardstick the
+/// simulations score `pieces` against. O(n²) fits of O(1) each.
+pub fn one_slide(s: &Prefix) -> Option<(f64, Piece)> {
+    let n = s.len();
+    let mut best: Option<(f64, Piece)> = None;
+    for start in 1..n {
+        for end in start + 1..n {
+            let rss = s.rss_ramp(0, n, start, end - start);
+            if best.is_none_or(|b| rss < b.0) {
+                best = Some((rss, Piece::Ramp { start, end }));
+            }
+        }
+    }
+    best
+}
+
+/// The Cramér–Rao bound of a slide's edges: the smallest standard
+/// deviations (in points) any unbiased estimate of its start and end can
+/// have, and their correlation, under independent normal noise of SD
+/// `sigma` around the ramp of `Prefix::ramp_fit` over `n` points that
+/// slides by `size` over `start..end` (end exclusive), its two levels
+/// estimated with it. docs/CHANGES.md derives it: with long flat sides
+/// each edge's SD tends to 2 σ √(len + 1) / |size|.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EdgeBound {
+    pub start_sd: f64,
+    pub end_sd: f64,
+    pub correlation: f64,
+}
+
+pub fn edge_bound(n: usize, start: usize, end: usize, size: f64, sigma: f64) -> Option<EdgeBound> {
+    if !(start >= 1 && end > start && end < n && size != 0.0 && sigma > 0.0) {
+        return None;
+    }
+    // The level is α + size·u(t), u = (t − a)/(b − a) clamped to [0, 1],
+    // kinks a = start − 1 (the last point at 0) and b = end (the first
+    // at 1); the parameters (α, size, a, b), a and b as real numbers.
+    let (a, b) = (start as f64 - 1.0, end as f64);
+    let w = b - a;
+    let mut info = [[0.0f64; 4]; 4];
+    for t in 0..n {
+        let x = t as f64;
+        let u = ((x - a) / w).clamp(0.0, 1.0);
+        let inside = x > a && x < b;
+        let g = [
+            1.0,
+            u,
+            if inside { -size * (1.0 - u) / w } else { 0.0 },
+            if inside { -size * u / w } else { 0.0 },
+        ];
+        for i in 0..4 {
+            for j in 0..4 {
+                info[i][j] += g[i] * g[j];
+            }
+        }
+    }
+    let inv = invert4(info)?;
+    let (vs, ve) = (inv[2][2] * sigma * sigma, inv[3][3] * sigma * sigma);
+    if !(vs > 0.0 && ve > 0.0) {
+        return None;
+    }
+    Some(EdgeBound {
+        start_sd: vs.sqrt(),
+        end_sd: ve.sqrt(),
+        correlation: inv[2][3] * sigma * sigma / (vs * ve).sqrt(),
+    })
+}
+
+/// The inverse of a symmetric positive definite 4 × 4 matrix (Gauss–Jordan
+/// with partial pivoting); None when it is singular.
+fn invert4(mut m: [[f64; 4]; 4]) -> Option<[[f64; 4]; 4]> {
+    let mut inv = [[0.0; 4]; 4];
+    for (i, row) in inv.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    let scale = m.iter().flatten().fold(0.0f64, |x, v| x.max(v.abs()));
+    for c in 0..4 {
+        let p = (c..4).max_by(|&x, &y| m[x][c].abs().total_cmp(&m[y][c].abs()))?;
+        if m[p][c].abs() <= 1e-12 * scale {
+            return None;
+        }
+        m.swap(c, p);
+        inv.swap(c, p);
+        let d = m[c][c];
+        for j in 0..4 {
+            m[c][j] /= d;
+            inv[c][j] /= d;
+        }
+        for r in 0..4 {
+            if r != c {
+                let f = m[r][c];
+                for j in 0..4 {
+                    m[r][j] -= f * m[c][j];
+                    inv[r][j] -= f * inv[c][j];
+                }
+            }
+        }
+    }
+    Some(inv)
+}
+
 /// Moves each step to the split of its neighbouring segments that gains
 /// most, within `window` points of where it was: a step found in a longer
 /// segment than it ends up in may sit a few points off, and an effect
