@@ -282,6 +282,7 @@ fn eval(seed: u64, which: &str, filter: Option<&str>) -> Result<(), String> {
         }
     }
     print!("{}", slide_table(&all, &found, &[]));
+    print!("{}", edge_coverage(&all));
     let stray: usize = rows.iter().map(|r| r.2.stray_drifts).sum();
     println!("drifts reported where the truth has no slide: {stray}");
     Ok(())
@@ -349,6 +350,60 @@ fn slide_table(
         }
         out.push('\n');
     }
+    out
+}
+
+/// How often the ranges of a drift's ends (`Drift::edges`) hold the true
+/// start and end, per noise family: over the slides cmdscope tells as one
+/// drift within the slide ±3 (as `EventScore::one_drift`) that carries
+/// ranges.
+fn edge_coverage(all: &[simulated::Series]) -> String {
+    use std::fmt::Write as _;
+    let params = cmdscope::analysis::changes::Params::default();
+    let mut out = format!(
+        "edge ranges ({:.0} %) holding the truth per noise: drifts with ranges, start, end, both; mean width of start and end ranges\n",
+        cmdscope::analysis::changes::EDGE_CONFIDENCE * 100.0
+    );
+    let (mut total, mut total_both) = (0, 0);
+    for noise in simulated::Noise::ALL {
+        let (mut count, mut start, mut end, mut both, mut width) = (0, 0, 0, 0, 0.0);
+        for s in all
+            .iter()
+            .filter(|s| s.noise == noise && s.kind == simulated::Kind::Slide)
+        {
+            let (a, b, _) = s.drifts[0];
+            let found = cmdscope::analysis::changes::find(&s.sessions, &params);
+            let near: Vec<_> = found
+                .drifts
+                .iter()
+                .filter(|d| {
+                    d.start + 3 >= a && d.start <= b + 3 || d.end + 3 >= a && d.end <= b + 3
+                })
+                .collect();
+            let [d] = near.as_slice() else { continue };
+            let Some(r) = d.edges else { continue };
+            count += 1;
+            let (cs, ce) = (
+                (r.start[0]..=r.start[1]).contains(&a),
+                (r.end[0]..=r.end[1]).contains(&b),
+            );
+            start += usize::from(cs);
+            end += usize::from(ce);
+            both += usize::from(cs && ce);
+            width += (r.start[1] - r.start[0] + r.end[1] - r.end[0] + 2) as f64 / 2.0;
+        }
+        total += count;
+        total_both += both;
+        if count > 0 {
+            let _ = writeln!(
+                out,
+                "  {:<20} {count:>3} {start:>4} {end:>4} {both:>4} {:>6.1}",
+                noise.name(),
+                width / count as f64
+            );
+        }
+    }
+    let _ = writeln!(out, "  all: {total_both} of {total} with both ends held");
     out
 }
 

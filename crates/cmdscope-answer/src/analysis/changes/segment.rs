@@ -348,6 +348,75 @@ pub fn best_ramp(
     best.map(|(rss, start, end)| (rss, Piece::Ramp { start, end }))
 }
 
+/// Ranges of points for a ramp's two edges at about `EDGE_CONFIDENCE`:
+/// every start (and every end) whose best fit, profiled over the other
+/// edge, costs at most `EDGE_PROFILE` × σ² more than the best ramp over
+/// [a, b) (the likelihood-ratio interval of one parameter under normal
+/// noise of variance `sigma2`, the levels and the other edge fitted). The
+/// edges are searched as `best_ramp` searches them, within `RAMP_REACH`
+/// of the ramp's own; each range holds the ramp's own edge.
+pub fn edge_ranges(
+    s: &Prefix,
+    a: usize,
+    b: usize,
+    (start, end): (usize, usize),
+    sigma2: f64,
+) -> Option<EdgeRanges> {
+    if !(a <= start && start < end && end <= b && sigma2 > 0.0) {
+        return None;
+    }
+    let flat = |len: usize| len == 0 || len >= MIN_FLAT;
+    let starts = a.max(start.saturating_sub(RAMP_REACH))..=start.saturating_add(RAMP_REACH).min(b);
+    let ends = end.saturating_sub(RAMP_REACH).max(a)..=b.min(end + RAMP_REACH);
+    // Best cost per start and per end (end exclusive, as `Piece::Ramp`).
+    let mut by_start = vec![f64::INFINITY; starts.end() + 1 - starts.start()];
+    let mut by_end = vec![f64::INFINITY; ends.end() + 1 - ends.start()];
+    for st in starts.clone().filter(|&x| flat(x - a)) {
+        for en in ends.clone().filter(|&e| e >= st + MIN_RAMP && flat(b - e)) {
+            let rss = s.rss_ramp(a, b, st, en - st);
+            let i = st - starts.start();
+            by_start[i] = by_start[i].min(rss);
+            let j = en - ends.start();
+            by_end[j] = by_end[j].min(rss);
+        }
+    }
+    let best = by_start.iter().copied().fold(f64::INFINITY, f64::min);
+    if !best.is_finite() {
+        return None;
+    }
+    let limit = best + EDGE_PROFILE * sigma2;
+    let range = |costs: &[f64], from: usize, own: usize| -> [usize; 2] {
+        let inside: Vec<usize> = (0..costs.len())
+            .filter(|&i| costs[i] <= limit)
+            .map(|i| from + i)
+            .collect();
+        let lo = inside.first().copied().unwrap_or(own).min(own);
+        let hi = inside.last().copied().unwrap_or(own).max(own);
+        [lo, hi]
+    };
+    let first = range(&by_start, *starts.start(), start);
+    let after = range(&by_end, *ends.start(), end);
+    // Ends as the last point of the slide (inclusive), as `Drift::end`.
+    Some(EdgeRanges {
+        start: first,
+        end: [after[0].saturating_sub(1), after[1].saturating_sub(1)],
+    })
+}
+
+/// The confidence of [`edge_ranges`].
+pub const EDGE_CONFIDENCE: f64 = 0.9;
+
+/// The χ² quantile of one degree of freedom at `EDGE_CONFIDENCE`: the
+/// rise of the cost (in units of σ²) that bounds an edge's range.
+const EDGE_PROFILE: f64 = 2.705_543_454_095_404;
+
+/// Ranges of a slide's first and last point (each inclusive at both ends).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct EdgeRanges {
+    pub start: [usize; 2],
+    pub end: [usize; 2],
+}
+
 /// The flat–slide–flat fit of the whole history with exactly one slide
 /// that fits best, its start and end searched over every pair of points
 /// (at least one flat point each side): the best any least-squares method
