@@ -642,7 +642,12 @@ fn edge_ranges(shape: &mut Shape, summaries: &[f64], p: &Params) {
             start: d.start,
             end: d.end + 1,
         };
-        let Some(k) = shape.pieces.iter().position(|&q| q == ramp) else {
+        // A drift confirmed in place of a step that failed keeps that step
+        // among the pieces when every other piece confirmed: the ramp was
+        // fitted within that step's bounds.
+        let Some(k) = shape.pieces.iter().position(|&q| {
+            q == ramp || matches!(q, Piece::Step(t) if (d.start..=d.end + 1).contains(&t))
+        }) else {
             continue;
         };
         let (lo, hi) = segment::bounds(&shape.pieces, k, n);
