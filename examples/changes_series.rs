@@ -31,7 +31,10 @@
 //! changes` give through a store). `eval` runs `changes`' analysis on
 //! the suite in this process and prints its event table; with NAME, only
 //! the series whose name holds it, and each that missed or raised an
-//! alarm with its truth and what was found.
+//! alarm with its truth and what was found. Both `eval` and `side-by-side`
+//! end with the slides against what is attainable (`slide_table`): the
+//! Cramér–Rao bound of their ends, the oracle (`Detected::by_oracle`), and
+//! the same rule, an edge inside the slide, for every detector.
 
 use std::time::{Duration, SystemTime};
 
@@ -204,27 +207,14 @@ fn side_by_side(
     let refs: Vec<&[_]> = rows.iter().map(Vec::as_slice).collect();
     print!("{}", simulated::event_table(&names, &refs));
     println!("all: {}", totals.join("; "));
-    // Slides per history: the first detector's told as one drift with its
-    // start and end within 3 and its size right; the others', a change
-    // point inside the slide.
-    for (i, (noise, kind, e)) in rows[0].iter().enumerate() {
-        if *kind != simulated::Kind::Slide {
-            continue;
-        }
-        let others: Vec<String> = rows[1..]
-            .iter()
-            .zip(&names[1..])
-            .map(|(r, n)| format!("{n} {}/{}", r[i].2.hits, r[i].2.series))
-            .collect();
-        println!(
-            "slides, {}: {} one drift located {}/{}; {}",
-            noise.name(),
-            names[0],
-            e.one_drift_located,
-            e.series,
-            others.join("; ")
-        );
-    }
+    let others: Vec<(&str, Vec<Detected>)> = detectors[1..]
+        .iter()
+        .map(|(n, f)| Ok((*n, answers(&all, f)?)))
+        .collect::<Result<_, String>>()?;
+    print!(
+        "{}",
+        slide_table(&all, &answers(&all, detectors[0].1)?, &others)
+    );
     Ok(())
 }
 
@@ -291,9 +281,130 @@ fn eval(seed: u64, which: &str, filter: Option<&str>) -> Result<(), String> {
             );
         }
     }
+    print!("{}", slide_table(&all, &found, &[]));
+    print!("{}", edge_coverage(&all));
     let stray: usize = rows.iter().map(|r| r.2.stray_drifts).sum();
     println!("drifts reported where the truth has no slide: {stray}");
     Ok(())
+}
+
+/// The slides of the suite per noise family, against what is attainable:
+/// the Cramér–Rao bound's expected count of slides with both ends within
+/// ±3 (σ from the oracle's residuals; independent noise assumed), the
+/// oracle's slides with both ends within ±3 (size aside), its located slides (`Detected::by_oracle`, the same rule as
+/// cmdscope's), cmdscope's located, cmdscope's located among the oracle's,
+/// cmdscope's slides with an edge of an event inside, and each other
+/// detector's slides with a point inside.
+fn slide_table(
+    all: &[simulated::Series],
+    cmdscope: &[Detected],
+    others: &[(&str, Vec<Detected>)],
+) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "slides per noise: series, bound expects (ends ±3), oracle's ends ±3, oracle located, cmdscope located, cmdscope located of the oracle's, cmdscope edge inside",
+    );
+    for (name, _) in others {
+        let _ = write!(out, ", {name} point inside");
+    }
+    out.push('\n');
+    for noise in simulated::Noise::ALL {
+        let (mut series, mut expected, mut ends, mut oracle) = (0, 0.0, 0, 0);
+        let (mut located, mut both, mut inside) = (0, 0, 0);
+        let mut theirs = vec![0; others.len()];
+        for (i, s) in all.iter().enumerate() {
+            if s.noise != noise || s.kind != simulated::Kind::Slide {
+                continue;
+            }
+            series += 1;
+            let fit = simulated::oracle_fit(&s.sessions);
+            let o = simulated::score_events_one(s, &Detected::by_oracle(&s.sessions), false);
+            let c = simulated::score_events_one(s, &cmdscope[i], false);
+            let (a, b, _) = s.drifts[0];
+            expected += fit
+                .and_then(|f| {
+                    simulated::edges_located_chance(s.sessions.len(), s.drifts[0], f.sigma, 3)
+                })
+                .unwrap_or(0.0);
+            ends += usize::from(
+                fit.is_some_and(|f| f.first.abs_diff(a) <= 3 && f.last.abs_diff(b) <= 3),
+            );
+            oracle += o.one_drift_located;
+            located += c.one_drift_located;
+            both += o.one_drift_located.min(c.one_drift_located);
+            inside += c.edge_inside;
+            for (k, (_, d)) in others.iter().enumerate() {
+                theirs[k] += simulated::score_events_one(s, &d[i], true).edge_inside;
+            }
+        }
+        if series == 0 {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "  {:<20} {series:>3} {expected:>6.1} {ends:>4} {oracle:>4} {located:>4} {both:>4}/{oracle:<4} {inside:>4}",
+            noise.name()
+        );
+        for t in theirs {
+            let _ = write!(out, " {t:>4}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// How often the ranges of a drift's ends (`Drift::edges`) hold the true
+/// start and end, per noise family: over the slides cmdscope tells as one
+/// drift within the slide ±3 (as `EventScore::one_drift`) that carries
+/// ranges.
+fn edge_coverage(all: &[simulated::Series]) -> String {
+    use std::fmt::Write as _;
+    let params = cmdscope::analysis::changes::Params::default();
+    let mut out = format!(
+        "edge ranges ({:.0} %) holding the truth per noise: drifts with ranges, start, end, both; mean width of start and end ranges\n",
+        cmdscope::analysis::changes::EDGE_CONFIDENCE * 100.0
+    );
+    let (mut total, mut total_both) = (0, 0);
+    for noise in simulated::Noise::ALL {
+        let (mut count, mut start, mut end, mut both, mut width) = (0, 0, 0, 0, 0.0);
+        for s in all
+            .iter()
+            .filter(|s| s.noise == noise && s.kind == simulated::Kind::Slide)
+        {
+            let (a, b, _) = s.drifts[0];
+            let found = cmdscope::analysis::changes::find(&s.sessions, &params);
+            let near: Vec<_> = found
+                .drifts
+                .iter()
+                .filter(|d| {
+                    d.start + 3 >= a && d.start <= b + 3 || d.end + 3 >= a && d.end <= b + 3
+                })
+                .collect();
+            let [d] = near.as_slice() else { continue };
+            let Some(r) = d.edges else { continue };
+            count += 1;
+            let (cs, ce) = (
+                (r.start[0]..=r.start[1]).contains(&a),
+                (r.end[0]..=r.end[1]).contains(&b),
+            );
+            start += usize::from(cs);
+            end += usize::from(ce);
+            both += usize::from(cs && ce);
+            width += (r.start[1] - r.start[0] + r.end[1] - r.end[0] + 2) as f64 / 2.0;
+        }
+        total += count;
+        total_both += both;
+        if count > 0 {
+            let _ = writeln!(
+                out,
+                "  {:<20} {count:>3} {start:>4} {end:>4} {both:>4} {:>6.1}",
+                noise.name(),
+                width / count as f64
+            );
+        }
+    }
+    let _ = writeln!(out, "  all: {total_both} of {total} with both ends held");
+    out
 }
 
 fn main() {

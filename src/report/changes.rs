@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::analysis::changes::{
     Analysed, Change, Direction, Drift, Episode, Event, MachineShift, NewestStatus, Rate, Side,
-    Wander,
+    Wander, EDGE_CONFIDENCE,
 };
 use crate::analysis::comparison::Comparison;
 use crate::report::markdown::cell as md;
@@ -160,6 +160,20 @@ pub(crate) fn point(h: &History, i: usize) -> String {
         .unwrap_or_default()
 }
 
+/// A drift's edge as text names it: [`point`], and the range of points it
+/// could be at when that is more than the point itself
+/// (`, point 15 (90 % range: points 13 … 18)`).
+fn edge_text(h: &History, i: usize, range: Option<[usize; 2]>) -> String {
+    match range {
+        Some([lo, hi]) if lo < hi => format!(
+            "{} ({:.0} % range: points {lo} … {hi})",
+            point(h, i),
+            EDGE_CONFIDENCE * 100.0
+        ),
+        _ => point(h, i),
+    }
+}
+
 /// `11 of 12 benchmarks changed at #30 (…, commit=c15): …`
 pub(crate) fn shift_text(s: &MachineShift) -> String {
     format!(
@@ -274,8 +288,8 @@ pub fn text(all: &[Analysed], shifts: &[MachineShift]) -> String {
                         out,
                         "  drift: {}\n    first in: {}\n    last in:  {}\n    median before {} over {} points\n    median after  {} over {} points",
                         drift_text(h, d),
-                        point(h, d.start),
-                        point(h, d.end),
+                        edge_text(h, d.start, d.edges.map(|e| e.start)),
+                        edge_text(h, d.end, d.edges.map(|e| e.end)),
                         median_text(h, &d.change.before),
                         d.change.before.last + 1 - d.change.before.first,
                         median_text(h, &d.change.after),
@@ -536,6 +550,12 @@ pub(crate) struct JsonDrift<'a> {
     /// when the slide took a day or more.
     slope_per_point: Option<Rate>,
     slope_per_day: Option<Rate>,
+    /// The points the slide's first and last point could be at (each
+    /// inclusive), at `range_confidence`: from the profile of the ramp's
+    /// fit (docs/CHANGES.md); null when none could be made.
+    start_range: Option<[usize; 2]>,
+    end_range: Option<[usize; 2]>,
+    range_confidence: f64,
     change: Words<'a, Change>,
 }
 
@@ -614,6 +634,9 @@ pub(crate) fn drift<'a>(h: &'a History, d: &'a Drift) -> Option<JsonDrift<'a>> {
         ratio: d.ratio(),
         slope_per_point: d.per_point(),
         slope_per_day: d.per_day(&times(h)),
+        start_range: d.edges.map(|e| e.start),
+        end_range: d.edges.map(|e| e.end),
+        range_confidence: EDGE_CONFIDENCE,
         change: Words(&d.change),
     })
 }
@@ -763,5 +786,18 @@ mod tests {
         );
         assert!((point - 1.01).abs() < 0.002, "{d}");
         assert!((day / point - 1.0).abs() < 1e-9, "{d}");
+        // Where its ends could be: ranges holding the drift's own start
+        // and end (the creep starts at point 15 and is still going on).
+        assert_eq!(d["range_confidence"].as_f64(), Some(0.9), "{d}");
+        let range = |k: &str| -> [u64; 2] {
+            let r = d[k].as_array().unwrap_or_else(|| panic!("{k}: {d}"));
+            [r[0].as_u64().unwrap(), r[1].as_u64().unwrap()]
+        };
+        let (start, end) = (d["start"].as_u64().unwrap(), d["end"].as_u64().unwrap());
+        let [a, b] = range("start_range");
+        assert!(a <= start && start <= b && b - a <= 6, "{d}");
+        assert!(a <= 15 && 15 <= b, "{d}");
+        let [a, b] = range("end_range");
+        assert!(a <= end && end <= b && b == 29, "{d}");
     }
 }

@@ -15,6 +15,7 @@ use crate::stats::{median_finite as median, thin};
 use super::noise::Variogram;
 use super::search;
 use super::segment::{self, Piece, Prefix};
+pub use super::segment::{EdgeRanges, EDGE_CONFIDENCE};
 use super::speeds;
 use super::{
     Params, EXPLAINED, EXPLAINED_ALL, HAMPEL_HALF, HAMPEL_K, MAD_SCALE, MAX_EXPLAINING, PRECISION,
@@ -103,6 +104,11 @@ pub struct Drift {
     /// the slide's total size, interval and p-value. Its `index` is
     /// `start`.
     pub change: Change,
+    /// How sure the start and end are: the points each could be at
+    /// (`segment::edge_ranges`, at `segment::EDGE_CONFIDENCE`, from the
+    /// profile of the ramp's cost with the noise measured without the
+    /// confirmed pieces). None when no range could be made.
+    pub edges: Option<EdgeRanges>,
 }
 
 impl Drift {
@@ -515,6 +521,7 @@ pub(super) fn confirm_piece(
                 end: end - 1,
                 ongoing: end == n,
                 change,
+                edges: None,
             }))
         }
     }
@@ -571,6 +578,7 @@ pub fn find(sessions: &[Vec<f64>], p: &Params) -> Found {
 /// it came from.
 pub(super) fn find_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> (Found, Shape) {
     let mut shape = shape(sessions, summaries, p);
+    edge_ranges(&mut shape, summaries, p);
     let all = std::mem::take(&mut shape.steps);
     let mut found = Found {
         drifts: std::mem::take(&mut shape.drifts),
@@ -616,6 +624,35 @@ pub(super) fn find_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) ->
         k += 1;
     }
     (found, shape)
+}
+
+/// Each confirmed drift's ranges of its start and end, on the summaries
+/// the shape was fitted to, within its neighbouring pieces, with the noise
+/// between neighbouring points measured without the confirmed pieces (so
+/// noise that carries over makes them too narrow: docs/CHANGES.md).
+fn edge_ranges(shape: &mut Shape, summaries: &[f64], p: &Params) {
+    if shape.drifts.is_empty() {
+        return;
+    }
+    let sums = Prefix::new(&hampel(summaries, p.min_sigma()));
+    let n = sums.len();
+    let sigma2 = shape.noise.near();
+    for d in &mut shape.drifts {
+        let ramp = Piece::Ramp {
+            start: d.start,
+            end: d.end + 1,
+        };
+        // A drift confirmed in place of a step that failed keeps that step
+        // among the pieces when every other piece confirmed: the ramp was
+        // fitted within that step's bounds.
+        let Some(k) = shape.pieces.iter().position(|&q| {
+            q == ramp || matches!(q, Piece::Step(t) if (d.start..=d.end + 1).contains(&t))
+        }) else {
+            continue;
+        };
+        let (lo, hi) = segment::bounds(&shape.pieces, k, n);
+        d.edges = segment::edge_ranges(&sums, lo, hi, (d.start, d.end + 1), sigma2);
+    }
 }
 
 /// Median of the finite log values (NaN when there is none).

@@ -348,6 +348,179 @@ pub fn best_ramp(
     best.map(|(rss, start, end)| (rss, Piece::Ramp { start, end }))
 }
 
+/// Ranges of points for a ramp's two edges at about `EDGE_CONFIDENCE`:
+/// every start (and every end) whose best fit, profiled over the other
+/// edge, costs at most `EDGE_PROFILE` × σ² more than the best ramp over
+/// [a, b) (the likelihood-ratio interval of one parameter under normal
+/// noise of variance `sigma2`, the levels and the other edge fitted). The
+/// edges are searched as `best_ramp` searches them, within `RAMP_REACH`
+/// of the ramp's own; each range holds the ramp's own edge.
+pub fn edge_ranges(
+    s: &Prefix,
+    a: usize,
+    b: usize,
+    (start, end): (usize, usize),
+    sigma2: f64,
+) -> Option<EdgeRanges> {
+    if !(a <= start && start < end && end <= b && sigma2 > 0.0) {
+        return None;
+    }
+    let flat = |len: usize| len == 0 || len >= MIN_FLAT;
+    let starts = a.max(start.saturating_sub(RAMP_REACH))..=start.saturating_add(RAMP_REACH).min(b);
+    let ends = end.saturating_sub(RAMP_REACH).max(a)..=b.min(end + RAMP_REACH);
+    // Best cost per start and per end (end exclusive, as `Piece::Ramp`).
+    let mut by_start = vec![f64::INFINITY; starts.end() + 1 - starts.start()];
+    let mut by_end = vec![f64::INFINITY; ends.end() + 1 - ends.start()];
+    for st in starts.clone().filter(|&x| flat(x - a)) {
+        for en in ends.clone().filter(|&e| e >= st + MIN_RAMP && flat(b - e)) {
+            let rss = s.rss_ramp(a, b, st, en - st);
+            let i = st - starts.start();
+            by_start[i] = by_start[i].min(rss);
+            let j = en - ends.start();
+            by_end[j] = by_end[j].min(rss);
+        }
+    }
+    let best = by_start.iter().copied().fold(f64::INFINITY, f64::min);
+    if !best.is_finite() {
+        return None;
+    }
+    let limit = best + EDGE_PROFILE * sigma2;
+    let range = |costs: &[f64], from: usize, own: usize| -> [usize; 2] {
+        let inside: Vec<usize> = (0..costs.len())
+            .filter(|&i| costs[i] <= limit)
+            .map(|i| from + i)
+            .collect();
+        let lo = inside.first().copied().unwrap_or(own).min(own);
+        let hi = inside.last().copied().unwrap_or(own).max(own);
+        [lo, hi]
+    };
+    let first = range(&by_start, *starts.start(), start);
+    let after = range(&by_end, *ends.start(), end);
+    // Ends as the last point of the slide (inclusive), as `Drift::end`.
+    Some(EdgeRanges {
+        start: first,
+        end: [after[0].saturating_sub(1), after[1].saturating_sub(1)],
+    })
+}
+
+/// The confidence of [`edge_ranges`].
+pub const EDGE_CONFIDENCE: f64 = 0.9;
+
+/// The χ² quantile of one degree of freedom at `EDGE_CONFIDENCE`: the
+/// rise of the cost (in units of σ²) that bounds an edge's range.
+const EDGE_PROFILE: f64 = 2.705_543_454_095_404;
+
+/// Ranges of a slide's first and last point (each inclusive at both ends).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct EdgeRanges {
+    pub start: [usize; 2],
+    pub end: [usize; 2],
+}
+
+/// The flat–slide–flat fit of the whole history with exactly one slide
+/// that fits best, its start and end searched over every pair of points
+/// (at least one flat point each side): the best any least-squares method
+/// that knows there is one slide can locate it, the yardstick the
+/// simulations score `pieces` against. O(n²) fits of O(1) each.
+pub fn one_slide(s: &Prefix) -> Option<(f64, Piece)> {
+    let n = s.len();
+    let mut best: Option<(f64, Piece)> = None;
+    for start in 1..n {
+        for end in start + 1..n {
+            let rss = s.rss_ramp(0, n, start, end - start);
+            if best.is_none_or(|b| rss < b.0) {
+                best = Some((rss, Piece::Ramp { start, end }));
+            }
+        }
+    }
+    best
+}
+
+/// The Cramér–Rao bound of a slide's edges: the smallest standard
+/// deviations (in points) any unbiased estimate of its start and end can
+/// have, and their correlation, under independent normal noise of SD
+/// `sigma` around the ramp of `Prefix::ramp_fit` over `n` points that
+/// slides by `size` over `start..end` (end exclusive), its two levels
+/// estimated with it. docs/CHANGES.md derives it: with long flat sides
+/// each edge's SD tends to 2 σ √(len + 1) / |size|.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EdgeBound {
+    pub start_sd: f64,
+    pub end_sd: f64,
+    pub correlation: f64,
+}
+
+pub fn edge_bound(n: usize, start: usize, end: usize, size: f64, sigma: f64) -> Option<EdgeBound> {
+    if !(start >= 1 && end > start && end < n && size != 0.0 && sigma > 0.0) {
+        return None;
+    }
+    // The level is α + size·u(t), u = (t − a)/(b − a) clamped to [0, 1],
+    // kinks a = start − 1 (the last point at 0) and b = end (the first
+    // at 1); the parameters (α, size, a, b), a and b as real numbers.
+    let (a, b) = (start as f64 - 1.0, end as f64);
+    let w = b - a;
+    let mut info = [[0.0f64; 4]; 4];
+    for t in 0..n {
+        let x = t as f64;
+        let u = ((x - a) / w).clamp(0.0, 1.0);
+        let inside = x > a && x < b;
+        let g = [
+            1.0,
+            u,
+            if inside { -size * (1.0 - u) / w } else { 0.0 },
+            if inside { -size * u / w } else { 0.0 },
+        ];
+        for i in 0..4 {
+            for j in 0..4 {
+                info[i][j] += g[i] * g[j];
+            }
+        }
+    }
+    let inv = invert4(info)?;
+    let (vs, ve) = (inv[2][2] * sigma * sigma, inv[3][3] * sigma * sigma);
+    if !(vs > 0.0 && ve > 0.0) {
+        return None;
+    }
+    Some(EdgeBound {
+        start_sd: vs.sqrt(),
+        end_sd: ve.sqrt(),
+        correlation: inv[2][3] * sigma * sigma / (vs * ve).sqrt(),
+    })
+}
+
+/// The inverse of a symmetric positive definite 4 × 4 matrix (Gauss–Jordan
+/// with partial pivoting); None when it is singular.
+fn invert4(mut m: [[f64; 4]; 4]) -> Option<[[f64; 4]; 4]> {
+    let mut inv = [[0.0; 4]; 4];
+    for (i, row) in inv.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    let scale = m.iter().flatten().fold(0.0f64, |x, v| x.max(v.abs()));
+    for c in 0..4 {
+        let p = (c..4).max_by(|&x, &y| m[x][c].abs().total_cmp(&m[y][c].abs()))?;
+        if m[p][c].abs() <= 1e-12 * scale {
+            return None;
+        }
+        m.swap(c, p);
+        inv.swap(c, p);
+        let d = m[c][c];
+        for j in 0..4 {
+            m[c][j] /= d;
+            inv[c][j] /= d;
+        }
+        for r in 0..4 {
+            if r != c {
+                let f = m[r][c];
+                for j in 0..4 {
+                    m[r][j] -= f * m[c][j];
+                    inv[r][j] -= f * inv[c][j];
+                }
+            }
+        }
+    }
+    Some(inv)
+}
+
 /// Moves each step to the split of its neighbouring segments that gains
 /// most, within `window` points of where it was: a step found in a longer
 /// segment than it ends up in may sit a few points off, and an effect

@@ -823,3 +823,102 @@ fn the_scorer_counts_slides_told_as_one_drift_and_steps_told_as_drifts() {
         simulated::score_events_one(&stepped, &told(Vec::new(), vec![(48, 53, 1.05)]), false);
     assert_eq!((as_drift.hits, as_drift.stray_drifts), (0, 1));
 }
+
+/// The oracle of a slide (the least-squares flat–slide–flat fit with one
+/// slide, its ends searched over every point) against the Cramér–Rao bound
+/// of the ends: on slides drawn with independent normal noise between
+/// sessions (one run each, so a session's summary is its log), the share
+/// of slides whose start and end the oracle puts within ±3 is near the
+/// chance the bound gives, at a noise where that chance is about a half
+/// and at one where it is near 1. 300 slides each: the share's SD is at
+/// most 0.03, and the bound is a large-sample one (an estimate of an edge
+/// can do no better, and at low signal least squares does a little worse).
+#[test]
+fn the_oracle_locates_slides_about_as_often_as_the_bound_allows() {
+    for (sigma, seed) in [(0.012, 61_000u64), (0.005, 62_000)] {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (mut located, mut chance) = (0usize, 0.0);
+        let count = 300;
+        for _ in 0..count {
+            let (start, end, f) = simulated::slide(&mut rng);
+            let level = simulated::slide_level(0.05, start, end, f);
+            let sessions: Vec<Vec<f64>> = (0..simulated::SESSIONS)
+                .map(|i| vec![level(i) * (sigma * normal(&mut rng)).exp()])
+                .collect();
+            let fit = simulated::oracle_fit(&sessions).expect("a fit");
+            located += usize::from(fit.first.abs_diff(start) <= 3 && fit.last.abs_diff(end) <= 3);
+            chance +=
+                simulated::edges_located_chance(simulated::SESSIONS, (start, end, f), sigma, 3)
+                    .expect("a bound");
+        }
+        let (rate, chance) = (located as f64 / count as f64, chance / count as f64);
+        eprintln!("sigma {sigma}: oracle {rate:.3}, bound {chance:.3}");
+        assert!(
+            (rate - chance).abs() <= 0.1,
+            "sigma {sigma}: the oracle located {rate:.3}, the bound gives {chance:.3}"
+        );
+    }
+}
+
+/// The bound itself: with long flat sides each edge's variance is
+/// 2 w² (2w − 1) / ((w − 1)(w − 2)) (σ / size)², w = len + 1, about
+/// 4 w (σ / size)² (docs/CHANGES.md derives it), the two edges' errors
+/// correlate by −(w + 1)/(2w − 1), and it scales with σ / size.
+#[test]
+fn the_bound_of_a_slides_edges_has_its_closed_form_with_long_flat_sides() {
+    let (len, size, sigma) = (30usize, 0.05f64, 0.01f64);
+    let b = segment::edge_bound(100_000, 50_000, 50_000 + len, size, sigma).expect("a bound");
+    let w = (len + 1) as f64;
+    let closed = sigma / size * w * (2.0 * (2.0 * w - 1.0) / ((w - 1.0) * (w - 2.0))).sqrt();
+    assert!(
+        (b.start_sd / closed - 1.0).abs() < 0.01,
+        "{b:?} against {closed}"
+    );
+    assert!(
+        (b.end_sd / closed - 1.0).abs() < 0.01,
+        "{b:?} against {closed}"
+    );
+    let rho = -(w + 1.0) / (2.0 * w - 1.0);
+    assert!((b.correlation - rho).abs() < 0.01, "{b:?} against {rho}");
+    let approx = 2.0 * sigma / size * w.sqrt();
+    assert!(
+        (b.start_sd / approx - 1.0).abs() < 0.05,
+        "{b:?} against {approx}"
+    );
+    let half = segment::edge_bound(100, 35, 35 + len, size, sigma / 2.0).expect("a bound");
+    let full = segment::edge_bound(100, 35, 35 + len, size, sigma).expect("a bound");
+    assert!((full.start_sd / half.start_sd - 2.0).abs() < 1e-9);
+    // Short flat sides leave the levels less known: a wider bound.
+    assert!(full.start_sd > closed);
+    assert!(segment::edge_bound(100, 0, 30, size, sigma).is_none());
+}
+
+/// What cmdscope locates against what is attainable: of the slides of
+/// 3–10 % over 10–50 sessions that the oracle (the one-slide least-squares
+/// fit, its ends searched everywhere) locates (one drift, start and end
+/// within ±3, size within 30 %), cmdscope locates at least 9 of 10 on the
+/// quiet family (54 of 54 on seeds 1–3 of the rough suite). Not asserted
+/// on the louder families: on skewed noise (1 % sessions, 3 % runs) it
+/// located 35 of the oracle's 36 on seeds 1–3 but 8 of 10 on these
+/// seeds (72,000 on), and the oracle itself locates about half of those
+/// slides (docs/CHANGES.md).
+#[test]
+fn cmdscope_locates_the_slides_the_oracle_locates_on_quiet_machines() {
+    use simulated::{Detected, Kind, Noise};
+    let (mut oracle, mut both) = (0, 0);
+    for i in 0..20 {
+        let s = simulated::rough_series(Kind::Slide, Noise::Quiet, 71_000 + i);
+        let o = simulated::score_events_one(&s, &Detected::by_oracle(&s.sessions), false);
+        if o.one_drift_located == 0 {
+            continue;
+        }
+        oracle += 1;
+        let c = simulated::score_events_one(&s, &Detected::by_cmdscope(&s.sessions), false);
+        both += c.one_drift_located;
+    }
+    assert!(oracle >= 10, "the oracle located {oracle} of 20");
+    assert!(
+        both * 10 >= oracle * 9,
+        "cmdscope located {both} of the oracle's {oracle}"
+    );
+}
