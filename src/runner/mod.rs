@@ -158,19 +158,6 @@ pub fn progress_for(opts: &RunOptions) -> Progress {
     ))
 }
 
-/// The machine checks' window, opened by [`open_window`] for the next
-/// session of this process.
-static EARLY_WINDOW: std::sync::Mutex<Option<preflight::Pending>> = std::sync::Mutex::new(None);
-
-/// Starts the first reading of the next session's machine checks now, on
-/// its own thread: a command that will measure calls it before deciding
-/// what to measure, so that reading (every process's CPU time, most of a
-/// short session's start) overlaps the deciding, not the first run's wait.
-/// A session that never comes leaves the thread to end with the process.
-pub fn open_window() {
-    *EARLY_WINDOW.lock().unwrap_or_else(|e| e.into_inner()) = Some(preflight::start());
-}
-
 /// Runs a whole session. Errors before the first run (bad command, bad
 /// file) are returned; errors after it end up in `Session::failure` so that
 /// the finished runs can still be reported and exported.
@@ -195,11 +182,8 @@ pub fn run_observed(opts: &RunOptions, events: &mut dyn Observer) -> Result<Sess
         .unwrap_or_default();
 
     // The machine checks' window opens on another thread while the
-    // commands are prepared (or from the command's start: `open_window`),
-    // and closes between runs (see `Driven::check_machine`).
-    let window = (EARLY_WINDOW.lock().unwrap_or_else(|e| e.into_inner()))
-        .take()
-        .unwrap_or_else(preflight::start);
+    // commands are prepared, and closes between runs (see
+    // `Driven::check_machine`).
     let pinned: Option<Vec<usize>> = {
         let lists: Vec<&Vec<usize>> = opts
             .cells
@@ -208,6 +192,7 @@ pub fn run_observed(opts: &RunOptions, events: &mut dyn Observer) -> Result<Sess
             .collect();
         (!lists.is_empty()).then(|| lists.into_iter().flatten().copied().collect())
     };
+    let window = preflight::start(pinned);
     let spawner = std::rc::Rc::new(exec::Spawner::start(opts.timeout.is_some())?);
     let sim_dir = opts
         .simulate
@@ -235,7 +220,7 @@ pub fn run_observed(opts: &RunOptions, events: &mut dyn Observer) -> Result<Sess
         .schedulable()
         .map(|p| p.iter().map(Prepared::schedulable).collect());
     let ahead = ahead_for(opts, schedulable, &run_dirs, events.watches_runs());
-    let window = Some(window.opened(pinned.as_deref()));
+    let window = Some(window.opened());
     if let Some(cpu) = opts.isolate {
         // After the commands were prepared: their --cpus lists were
         // checked against every CPU cmdscope may use.

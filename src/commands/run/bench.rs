@@ -33,7 +33,6 @@ struct Measured {
 }
 
 pub fn run(args: &RunArgs) -> Result<i32> {
-    crate::runner::open_window();
     let request = crate::cli::cells::request(args)?;
     run_request(args, &request)
 }

@@ -485,30 +485,17 @@ fn descends_from(mut pid: i32, root: i32) -> bool {
     false
 }
 
-/// Thermal throttling events so far, per CPU of `cpus` that counts them
-/// (core and package counts added).
-fn throttle_counts(cpus: &[usize]) -> Vec<(usize, u64)> {
-    cpus.iter()
-        .filter_map(|&c| {
-            let mut total = None;
-            for f in ["core_throttle_count", "package_throttle_count"] {
-                let p = format!("/sys/devices/system/cpu/cpu{c}/thermal_throttle/{f}");
-                if let Some(v) = read(p).and_then(|t| t.trim().parse::<u64>().ok()) {
-                    total = Some(total.unwrap_or(0) + v);
-                }
+fn throttle_count(cpus: &[usize]) -> Option<u64> {
+    let mut total = None;
+    for c in cpus {
+        for f in ["core_throttle_count", "package_throttle_count"] {
+            let p = format!("/sys/devices/system/cpu/cpu{c}/thermal_throttle/{f}");
+            if let Some(v) = read(p).and_then(|t| t.trim().parse::<u64>().ok()) {
+                total = Some(total.unwrap_or(0) + v);
             }
-            Some((c, total?))
-        })
-        .collect()
-}
-
-/// The events of `counts` on the CPUs of `used`; none when none counts.
-fn throttle_total(counts: &[(usize, u64)], used: &[usize]) -> Option<u64> {
-    let on: Vec<u64> = (counts.iter())
-        .filter(|(c, _)| used.contains(c))
-        .map(|&(_, n)| n)
-        .collect();
-    (!on.is_empty()).then(|| on.iter().sum())
+        }
+    }
+    total
 }
 
 /// The checks' window over the machine's activity: opened by one reading
@@ -522,9 +509,7 @@ pub struct Window {
     stat: Option<String>,
     vm: Option<String>,
     procs: Vec<(i32, u64)>,
-    /// Per CPU cmdscope may use: the first reading is taken before the
-    /// CPUs the commands are pinned to are known.
-    throttled: Vec<(usize, u64)>,
+    thermal: Option<u64>,
     opened: std::time::Instant,
 }
 
@@ -536,35 +521,24 @@ impl Window {
     /// The first reading. `cpus`: the CPUs the commands are pinned to
     /// (--cpus), if any.
     pub fn open(cpus: Option<&[usize]>) -> Window {
-        Window::open_on_any().on(cpus)
-    }
-
-    /// The first reading, before the CPUs the commands will be pinned to
-    /// are known: throttling is read on every CPU cmdscope may use.
-    fn open_on_any() -> Window {
-        let allowed = allowed_cpus();
+        let used: Vec<usize> = match cpus {
+            Some(c) => {
+                let mut c = c.to_vec();
+                c.sort_unstable();
+                c.dedup();
+                c
+            }
+            None => allowed_cpus(),
+        };
         Window {
-            pinned: false,
+            pinned: cpus.is_some(),
             stat: read("/proc/stat"),
             vm: read("/proc/vmstat"),
             procs: all_proc_ns(),
-            throttled: throttle_counts(&allowed),
+            thermal: throttle_count(&used),
             opened: std::time::Instant::now(),
-            used: allowed,
+            used,
         }
-    }
-
-    /// The CPUs the commands are pinned to (--cpus), if any, else every
-    /// CPU cmdscope may use: the checks of CPUs look at those.
-    fn on(mut self, cpus: Option<&[usize]>) -> Window {
-        if let Some(c) = cpus {
-            let mut c = c.to_vec();
-            c.sort_unstable();
-            c.dedup();
-            self.used = c;
-            self.pinned = true;
-        }
-        self
     }
 
     /// How long the window has been open.
@@ -579,7 +553,7 @@ impl Window {
         let stat1 = read("/proc/stat");
         let vm1 = read("/proc/vmstat");
         let procs1 = all_proc_ns();
-        let thermal1 = throttle_total(&throttle_counts(&self.used), &self.used);
+        let thermal1 = throttle_count(&self.used);
         let seconds = self.opened.elapsed().as_secs_f64();
         let me = std::process::id() as i32;
         // Only the processes busy enough to report are named and placed
@@ -652,7 +626,7 @@ impl Window {
                 read("/proc/meminfo").as_deref(),
             ),
             smt(used, self.pinned, &siblings),
-            thermal(throttle_total(&self.throttled, used), thermal1),
+            thermal(self.thermal, thermal1),
             power(&supplies),
         ]
     }
@@ -668,14 +642,16 @@ pub fn collect(cpus: Option<&[usize]>, interval: Duration) -> Vec<Check> {
 
 /// A window being opened in the background (see [`start`]).
 pub struct Pending {
+    cpus: Option<Vec<usize>>,
     thread: Option<std::thread::JoinHandle<Window>>,
 }
 
 /// Opens a [`Window`] on a thread, so that its first reading overlaps the
-/// harness's own start-up; [`Pending::opened`] waits for it and says which
-/// CPUs the commands use, known by then. The thread blocks SIGINT and
-/// SIGTERM: they must interrupt the thread that waits for the commands.
-pub fn start() -> Pending {
+/// harness's own start-up; [`Pending::opened`] waits for it. The thread
+/// blocks SIGINT and SIGTERM: they must interrupt the thread that waits
+/// for the commands.
+pub fn start(cpus: Option<Vec<usize>>) -> Pending {
+    let theirs = cpus.clone();
     let thread = std::thread::Builder::new()
         .name("preflight".into())
         .spawn(move || {
@@ -688,21 +664,20 @@ pub fn start() -> Pending {
                 libc::sigaddset(&mut set, libc::SIGTERM);
                 libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
             }
-            Window::open_on_any()
+            Window::open(theirs.as_deref())
         });
     Pending {
+        cpus,
         thread: thread.ok(),
     }
 }
 
 impl Pending {
-    /// The window, its first reading done. `cpus`: the CPUs the commands
-    /// are pinned to (--cpus), if any.
-    pub fn opened(mut self, cpus: Option<&[usize]>) -> Window {
+    pub fn opened(mut self) -> Window {
         match self.thread.take().map(|h| h.join()) {
-            Some(Ok(window)) => window.on(cpus),
+            Some(Ok(window)) => window,
             // No thread (or it failed): open it on this one.
-            _ => Window::open(cpus),
+            _ => Window::open(self.cpus.as_deref()),
         }
     }
 }
@@ -890,25 +865,6 @@ mod tests {
         );
         assert_eq!(power(&[bat("Charging\n"), mains("1\n")]).status, Status::Ok);
         assert_eq!(power(&[]).status, Status::Unknown);
-    }
-
-    #[test]
-    fn a_window_opened_before_its_cpus_are_known_checks_those_given_when_joined() {
-        let w = start().opened(Some(&[0, 0]));
-        assert_eq!(w.used, vec![0]);
-        assert!(w.pinned);
-        assert_eq!(w.close().len(), 9, "every check");
-        let w = start().opened(None);
-        assert_eq!(w.used, allowed_cpus());
-        assert!(!w.pinned);
-    }
-
-    #[test]
-    fn throttling_is_counted_on_the_cpus_in_use_only() {
-        let counts = [(0, 5), (1, 7), (3, 1)];
-        assert_eq!(throttle_total(&counts, &[1, 3]), Some(8));
-        assert_eq!(throttle_total(&counts, &[2]), None);
-        assert_eq!(throttle_total(&[], &[0]), None);
     }
 
     #[test]
