@@ -826,16 +826,34 @@ pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
 
 /// The newest point against the points since the last piece of `shape`
 /// (a slide still going on: since its start), at most `window` of them.
+///
+/// That stretch is the history's before the newest point: where the last
+/// piece of `shape` (found with the newest point) starts inside the
+/// window, the shape is found again without it. Otherwise a newest point
+/// far off the rest can make a step of the few points before it (its own
+/// runs confirming the step) and then be compared with those few alone,
+/// which cannot tell even 15 times slower from their noise.
 pub(super) fn newest_of(sessions: &[Vec<f64>], shape: &Shape, p: &Params) -> Option<Change> {
     let n = sessions.len();
     if n < 2 {
         return None;
     }
-    let start = shape
-        .pieces
-        .last()
-        .map_or(0, |q| if q.right() < n { q.right() } else { q.left() });
-    let from = start.max((n - 1).saturating_sub(p.window)).min(n - 1);
+    let window_start = (n - 1).saturating_sub(p.window);
+    let stretch_start = |shape: &Shape, end: usize| {
+        shape
+            .pieces
+            .last()
+            .map_or(0, |q| if q.right() < end { q.right() } else { q.left() })
+    };
+    let start = match stretch_start(shape, n) {
+        recent if recent > window_start => {
+            let before = &sessions[..n - 1];
+            let (_, without) = find_from(before, &summaries(before), p);
+            stretch_start(&without, n - 1)
+        }
+        start => start,
+    };
+    let from = start.max(window_start).min(n - 1);
     compare_sides(sessions, from..n - 1, n - 1..n, p, &shape.noise)
 }
 

@@ -144,6 +144,28 @@ fn newest_session_is_compared_with_the_segment_before_it() {
     assert!(quiet >= 18, "quiet in {quiet} of 20");
 }
 
+/// A busy machine moved the two sessions before the newest by a few
+/// percent, and the newest is 15 times slower: the newest must not make a
+/// step of those two (its own runs confirming it) and then be compared with
+/// them alone. The stretch it is compared with is found without it.
+#[test]
+fn a_far_slower_newest_session_is_not_taken_into_a_step_before_it() {
+    for seed in 0..20 {
+        let h = history(900 + seed, 13, |i| match i {
+            0..=9 => 0.0225,
+            10 | 11 => 0.0240,
+            _ => 0.30,
+        });
+        let c = newest_comparison(&h, &Params::default()).expect("compared");
+        assert!(
+            c.comparison.verdict.is_significant() && c.direction == Direction::Slower,
+            "seed {seed}: {c:?}"
+        );
+        assert!(c.fails_gate(10.0), "seed {seed}: {c:?}");
+        assert!(newest_against_history(&h, &Params::default()).is_some());
+    }
+}
+
 #[test]
 fn hampel_replaces_an_isolated_outlier_and_keeps_a_step() {
     let mut x = vec![1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0];
@@ -223,10 +245,10 @@ fn seeded_series_of_every_kind_are_scored() {
         .iter()
         .map(|s| simulated::Detected::by_cmdscope(&s.sessions))
         .collect();
-    let (rows, total) = simulated::score(&all, &found);
+    let (rows, total) = score::score(&all, &found);
     println!(
         "{}",
-        simulated::table("cmdscope changes, seed 1", &rows, &total)
+        score::table("cmdscope changes, seed 1", &rows, &total)
     );
     let row = |k: Kind| rows.iter().find(|r| r.0 == k).unwrap().1;
     assert!(total.f1() >= 0.97, "F1 {}", total.f1());
@@ -504,12 +526,12 @@ fn a_sessions_changes_and_level_and_the_changes_since_a_session() {
 /// What `find` reports on each series, scored on events.
 fn event_scores(
     all: &[simulated::Series],
-) -> Vec<(simulated::Noise, simulated::Kind, simulated::EventScore)> {
+) -> Vec<(simulated::Noise, simulated::Kind, score::EventScore)> {
     let found: Vec<_> = all
         .iter()
         .map(|s| simulated::Detected::by_cmdscope(&s.sessions))
         .collect();
-    simulated::score_events(all, &found, false).0
+    score::score_events(all, &found, false).0
 }
 
 /// Machines whose level wanders (AR(1) between sessions, stationary SD of
@@ -595,7 +617,7 @@ fn slides_on_quiet_machines_with_heavy_tailed_or_skewed_noise_are_located() {
                 episodes: Vec::new(),
                 drifts: vec![(start, end, f)],
             };
-            located += simulated::score_events_one(&truth, &d, false).one_drift_located;
+            located += score::score_events_one(&truth, &d, false).one_drift_located;
             told.push(format!("truth {start}-{end} {f:.3}: {d:?}"));
         }
         assert!(located >= 9, "{name}: {located} of 10\n{}", told.join("\n"));
@@ -782,7 +804,7 @@ fn the_scorer_counts_slides_told_as_one_drift_and_steps_told_as_drifts() {
         drifts,
     };
     // Ends 5 sessions off: not a hit, but one drift.
-    let off = simulated::score_events_one(&slide, &told(Vec::new(), vec![(25, 45, 1.05)]), false);
+    let off = score::score_events_one(&slide, &told(Vec::new(), vec![(25, 45, 1.05)]), false);
     assert_eq!(
         (
             off.hits,
@@ -792,35 +814,29 @@ fn the_scorer_counts_slides_told_as_one_drift_and_steps_told_as_drifts() {
         ),
         (0, 1, 0, 0)
     );
-    let exact = simulated::score_events_one(&slide, &told(Vec::new(), vec![(21, 39, 1.05)]), false);
+    let exact = score::score_events_one(&slide, &told(Vec::new(), vec![(21, 39, 1.05)]), false);
     assert_eq!(
         (exact.hits, exact.one_drift, exact.one_drift_located),
         (1, 1, 1)
     );
     // Ends right, size 40 % off (5 % told as 7 %): one drift, not located.
-    let big = simulated::score_events_one(&slide, &told(Vec::new(), vec![(21, 39, 1.07)]), false);
+    let big = score::score_events_one(&slide, &told(Vec::new(), vec![(21, 39, 1.07)]), false);
     assert_eq!((big.hits, big.one_drift, big.one_drift_located), (0, 1, 0));
     // Located, but beside a step inside the slide: a hit, not told as one.
     let beside = told(vec![30], vec![(21, 39, 1.05)]);
-    let beside = simulated::score_events_one(&slide, &beside, false);
+    let beside = score::score_events_one(&slide, &beside, false);
     assert_eq!((beside.hits, beside.one_drift_located), (1, 0));
     // A step inside it, or two drifts: not one drift.
-    let step = simulated::score_events_one(&slide, &told(vec![30], Vec::new()), false);
+    let step = score::score_events_one(&slide, &told(vec![30], Vec::new()), false);
     assert_eq!(step.one_drift, 0);
     let two = told(Vec::new(), vec![(20, 29, 1.02), (31, 40, 1.03)]);
-    assert_eq!(
-        simulated::score_events_one(&slide, &two, false).one_drift,
-        0
-    );
+    assert_eq!(score::score_events_one(&slide, &two, false).one_drift, 0);
     let mixed = told(vec![33], vec![(20, 40, 1.05)]);
-    assert_eq!(
-        simulated::score_events_one(&slide, &mixed, false).one_drift,
-        0
-    );
+    assert_eq!(score::score_events_one(&slide, &mixed, false).one_drift, 0);
     // A step told as a drift.
     let stepped = truth(Kind::Step, vec![50], Vec::new());
     let as_drift =
-        simulated::score_events_one(&stepped, &told(Vec::new(), vec![(48, 53, 1.05)]), false);
+        score::score_events_one(&stepped, &told(Vec::new(), vec![(48, 53, 1.05)]), false);
     assert_eq!((as_drift.hits, as_drift.stray_drifts), (0, 1));
 }
 
@@ -845,11 +861,10 @@ fn the_oracle_locates_slides_about_as_often_as_the_bound_allows() {
             let sessions: Vec<Vec<f64>> = (0..simulated::SESSIONS)
                 .map(|i| vec![level(i) * (sigma * normal(&mut rng)).exp()])
                 .collect();
-            let fit = simulated::oracle_fit(&sessions).expect("a fit");
+            let fit = oracle::oracle_fit(&sessions).expect("a fit");
             located += usize::from(fit.first.abs_diff(start) <= 3 && fit.last.abs_diff(end) <= 3);
-            chance +=
-                simulated::edges_located_chance(simulated::SESSIONS, (start, end, f), sigma, 3)
-                    .expect("a bound");
+            chance += oracle::edges_located_chance(simulated::SESSIONS, (start, end, f), sigma, 3)
+                .expect("a bound");
         }
         let (rate, chance) = (located as f64 / count as f64, chance / count as f64);
         eprintln!("sigma {sigma}: oracle {rate:.3}, bound {chance:.3}");
@@ -908,12 +923,12 @@ fn cmdscope_locates_the_slides_the_oracle_locates_on_quiet_machines() {
     let (mut oracle, mut both) = (0, 0);
     for i in 0..20 {
         let s = simulated::rough_series(Kind::Slide, Noise::Quiet, 71_000 + i);
-        let o = simulated::score_events_one(&s, &Detected::by_oracle(&s.sessions), false);
+        let o = score::score_events_one(&s, &Detected::by_oracle(&s.sessions), false);
         if o.one_drift_located == 0 {
             continue;
         }
         oracle += 1;
-        let c = simulated::score_events_one(&s, &Detected::by_cmdscope(&s.sessions), false);
+        let c = score::score_events_one(&s, &Detected::by_cmdscope(&s.sessions), false);
         both += c.one_drift_located;
     }
     assert!(oracle >= 10, "the oracle located {oracle} of 20");
