@@ -18,9 +18,9 @@
 //! value per point). `score` reads ANSWERS, lines of
 //! `<series index> change <point>`, `<series index> episode <first> <last>`
 //! or `<series index> drift <first> <last> <ratio>` (points from 0), and
-//! prints the score table of `simulated::score` (model) or the event
+//! prints the score table of `score::score` (model) or the event
 //! totals (rough). `side-by-side` prints the event table
-//! (`simulated::event_table`) of the named answers, the first cmdscope's
+//! (`score::event_table`) of the named answers, the first cmdscope's
 //! (scored on events), the others a detector of change points only
 //! (scored as such), then per noise family the slides the first told as
 //! one drift with start and end within 3 and its size within 30 %, and
@@ -39,6 +39,7 @@
 use std::time::{Duration, SystemTime};
 
 use cmdscope::analysis::changes::simulated::{self, Detected};
+use cmdscope::analysis::changes::{oracle, score};
 use cmdscope::store::{Location, NewCell, Store};
 
 #[path = "common/point_store.rs"]
@@ -173,10 +174,10 @@ fn score(name: &str, file: &std::path::Path, seed: u64, which: &str) -> Result<(
     let all = suite(seed, which)?;
     let found = answers(&all, file)?;
     if which == "model" {
-        let (rows, total) = simulated::score(&all, &found);
-        print!("{}", simulated::table(name, &rows, &total));
+        let (rows, total) = score::score(&all, &found);
+        print!("{}", score::table(name, &rows, &total));
     } else {
-        let (_, total) = simulated::score_events(&all, &found, false);
+        let (_, total) = score::score_events(&all, &found, false);
         println!(
             "{name}: {} of {} true events found, {} false alarms",
             total.hits, total.truth, total.false_alarms
@@ -196,7 +197,7 @@ fn side_by_side(
     let mut rows = Vec::new();
     let mut totals = Vec::new();
     for (k, (name, file)) in detectors.iter().enumerate() {
-        let (r, t) = simulated::score_events(&all, &answers(&all, file)?, k > 0);
+        let (r, t) = score::score_events(&all, &answers(&all, file)?, k > 0);
         rows.push(r);
         totals.push(format!(
             "{name} {}/{} found, {} false alarms",
@@ -205,7 +206,7 @@ fn side_by_side(
     }
     let names: Vec<&str> = detectors.iter().map(|d| d.0).collect();
     let refs: Vec<&[_]> = rows.iter().map(Vec::as_slice).collect();
-    print!("{}", simulated::event_table(&names, &refs));
+    print!("{}", score::event_table(&names, &refs));
     println!("all: {}", totals.join("; "));
     let others: Vec<(&str, Vec<Detected>)> = detectors[1..]
         .iter()
@@ -251,7 +252,7 @@ fn eval(seed: u64, which: &str, filter: Option<&str>) -> Result<(), String> {
         .collect();
     if filter.is_some() {
         for (s, d) in all.iter().zip(&found) {
-            let e = simulated::score_events_one(s, d, false);
+            let e = score::score_events_one(s, d, false);
             if e.hits < e.truth || e.false_alarms > 0 {
                 println!(
                     "{}: truth {:?} {:?} {:?}; found {:?} {:?} {:?}",
@@ -260,8 +261,8 @@ fn eval(seed: u64, which: &str, filter: Option<&str>) -> Result<(), String> {
             }
         }
     }
-    let (rows, total) = simulated::score_events(&all, &found, false);
-    print!("{}", simulated::event_table(&["cmdscope"], &[&rows]));
+    let (rows, total) = score::score_events(&all, &found, false);
+    print!("{}", score::event_table(&["cmdscope"], &[&rows]));
     println!(
         "all: {}/{} found, {} false alarms",
         total.hits, total.truth, total.false_alarms
@@ -317,13 +318,13 @@ fn slide_table(
                 continue;
             }
             series += 1;
-            let fit = simulated::oracle_fit(&s.sessions);
-            let o = simulated::score_events_one(s, &Detected::by_oracle(&s.sessions), false);
-            let c = simulated::score_events_one(s, &cmdscope[i], false);
+            let fit = oracle::oracle_fit(&s.sessions);
+            let o = score::score_events_one(s, &Detected::by_oracle(&s.sessions), false);
+            let c = score::score_events_one(s, &cmdscope[i], false);
             let (a, b, _) = s.drifts[0];
             expected += fit
                 .and_then(|f| {
-                    simulated::edges_located_chance(s.sessions.len(), s.drifts[0], f.sigma, 3)
+                    oracle::edges_located_chance(s.sessions.len(), s.drifts[0], f.sigma, 3)
                 })
                 .unwrap_or(0.0);
             ends += usize::from(
@@ -334,7 +335,7 @@ fn slide_table(
             both += o.one_drift_located.min(c.one_drift_located);
             inside += c.edge_inside;
             for (k, (_, d)) in others.iter().enumerate() {
-                theirs[k] += simulated::score_events_one(s, &d[i], true).edge_inside;
+                theirs[k] += score::score_events_one(s, &d[i], true).edge_inside;
             }
         }
         if series == 0 {

@@ -22,7 +22,7 @@ use crate::search::SearchResult;
 use crate::store::{Store, StoredSession};
 
 /// A stored session as `run` held it: what it was run with and its
-/// session, ready for `run`'s analysis (`commands::run::analysed`); for a
+/// session, ready for `run`'s analysis; for a
 /// search session, its search's result and the grid's cells it names.
 pub struct Replayed {
     pub settings: Settings,
@@ -81,7 +81,7 @@ pub fn replay(store: &mut Store, stored: &StoredSession) -> Result<Replayed> {
     let mut monitor =
         (settings.monitor.as_ref()).map(|w| crate::monitor::replayed(w, &session, &counted, ended));
     if let (true, Some(race)) = (searched, stored.race.as_ref()) {
-        let source = crate::commands::run::analysed::source(&settings, monitor.as_ref())?;
+        let source = crate::monitor::metric_source(&settings, monitor.as_ref())?;
         let maximize = (settings.search.as_ref().map(|g| g.maximize))
             .or(stored.search.as_ref().map(|s| s.maximize))
             .unwrap_or(false);

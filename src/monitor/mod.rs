@@ -98,6 +98,16 @@ impl Counts {
 }
 
 /// The counts as the sweep and the search read them (`monitor_NAME`).
+/// The metric sweeps and searches compare, read from the settings as
+/// `run` read `--metric`: a monitor's counts are `monitor_NAME`.
+pub fn metric_source(
+    settings: &crate::run::settings::Settings,
+    monitor: Option<&Counts>,
+) -> Result<crate::analysis::source::Source> {
+    let series: Vec<String> = monitor.map(RunSeries::series_names).unwrap_or_default();
+    crate::analysis::source::Source::parse(&settings.metric, &series)
+}
+
 impl RunSeries for Counts {
     fn series_names(&self) -> Vec<String> {
         self.names

@@ -5,7 +5,6 @@
 //! [`Report`], and so the same terminal report and exports.
 
 use crate::analysis::comparison::{self, Comparison};
-use crate::analysis::source::{RunSeries, Source};
 use crate::analysis::sweep::Sweep;
 use crate::analysis::{self, CellAnalysis};
 use crate::error::Result;
@@ -32,13 +31,6 @@ pub struct Analysed {
     pub concurrency: Option<crate::analysis::concurrency::Concurrency>,
 }
 
-/// The metric sweeps and searches compare, read from the settings as
-/// `run` read `--metric` (the monitor's counts are `monitor_NAME`).
-pub fn source(settings: &Settings, monitor: Option<&Counts>) -> Result<Source> {
-    let series: Vec<String> = monitor.map(RunSeries::series_names).unwrap_or_default();
-    Source::parse(&settings.metric, &series)
-}
-
 /// Summaries, comparisons (the search's and the monitor's included), the
 /// sweep and concurrency mode's throughput; `--remove-outliers` takes the
 /// outliers out of `session` first. `rules` are the warnings' (the front
@@ -50,7 +42,7 @@ pub fn analyse(
     search: Option<Searched>,
     monitor: Option<&Counts>,
 ) -> Result<Analysed> {
-    let source = source(settings, monitor)?;
+    let source = crate::monitor::metric_source(settings, monitor)?;
     let precision = settings.precision.unwrap_or(comparison::DEFAULT_PRECISION);
     if settings.remove_outliers {
         analysis::remove_outliers(session);

@@ -43,6 +43,8 @@ mod analysed;
 mod detect;
 pub mod gate;
 mod noise;
+pub mod oracle;
+pub mod score;
 mod search;
 mod segment;
 pub mod select;
