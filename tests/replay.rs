@@ -114,6 +114,22 @@ fn assert_same_wall_comparisons(
     }
 }
 
+/// Rewrites the JSON column `column` of the store's only session, as a
+/// cmdscope that wrote it otherwise would have.
+fn edit_stored_json(db: &std::path::Path, column: &str, edit: impl FnOnce(&mut Value)) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let text: String = c
+        .query_row(&format!("SELECT {column} FROM sessions"), [], |r| r.get(0))
+        .unwrap();
+    let mut value: Value = serde_json::from_str(&text).unwrap();
+    edit(&mut value);
+    c.execute(
+        &format!("UPDATE sessions SET {column} = ?1"),
+        [value.to_string()],
+    )
+    .unwrap();
+}
+
 #[test]
 fn a_plain_session_replays_as_run_held_it() {
     let (doc, data) = live_and_replayed(PLAIN_PAIR);
@@ -383,20 +399,17 @@ fn a_stored_race_that_does_not_replay_or_is_damaged_is_refused_in_one_line() {
     ));
     // The coarse round's values in another order than the search asks
     // for them.
-    let c = rusqlite::Connection::open(&db).unwrap();
-    let text: String = c
-        .query_row("SELECT race FROM sessions", [], |r| r.get(0))
-        .unwrap();
-    let mut race: Value = serde_json::from_str(&text).unwrap();
-    let first = race["rounds"][0]["points"].as_array_mut().unwrap();
-    assert_eq!(first.len(), 5, "the coarse scan of nine values");
-    first.reverse();
-    c.execute("UPDATE sessions SET race = ?1", [race.to_string()])
-        .unwrap();
+    edit_stored_json(&db, "race", |race| {
+        let first = race["rounds"][0]["points"].as_array_mut().unwrap();
+        assert_eq!(first.len(), 5, "the coarse scan of nine values");
+        first.reverse();
+    });
     let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
     one_line_error(&o, "stored race does not replay: at round 1 ");
     // A race that is not one is said to be damaged, not missing.
-    c.execute("UPDATE sessions SET race = '{\"runs\": 3'", [])
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("UPDATE sessions SET race = '{\"runs\": 3'", [])
         .unwrap();
     let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
     one_line_error(&o, "has an invalid stored race (sessions.race): ");
@@ -518,15 +531,10 @@ fn a_monitored_session_stored_before_its_monitor_was_kept_is_refused_in_one_line
         ],
     );
     // Its settings as a cmdscope that did not keep the monitor wrote them.
-    let c = rusqlite::Connection::open(&db).unwrap();
-    let text: String = c
-        .query_row("SELECT settings FROM sessions", [], |r| r.get(0))
-        .unwrap();
-    let mut settings: Value = serde_json::from_str(&text).unwrap();
-    assert!(settings["monitor"]["command"] == TICKING, "{settings}");
-    settings.as_object_mut().unwrap().remove("monitor");
-    c.execute("UPDATE sessions SET settings = ?1", [settings.to_string()])
-        .unwrap();
+    edit_stored_json(&db, "settings", |settings| {
+        assert!(settings["monitor"]["command"] == TICKING, "{settings}");
+        settings.as_object_mut().unwrap().remove("monitor");
+    });
     let o = with_store(&db, &["report", "--terminal", "--style", "basic"]);
     one_line_error(
         &o,
