@@ -7,6 +7,7 @@
 //!     cargo run --release --example changes_series -- write DIR SEED SUITE
 //!     cargo run --release --example changes_series -- score NAME ANSWERS SEED SUITE
 //!     cargo run --release --example changes_series -- side-by-side SEED SUITE NAME ANSWERS...
+//!     cargo run --release --example changes_series -- matched SEED SUITE ANSWERS NAME ANSWERS...
 //!     cargo run --release --example changes_series -- values DB FILE
 //!     cargo run --release --example changes_series -- answers SEED SUITE
 //!     cargo run --release --example changes_series -- eval SEED SUITE [NAME]
@@ -24,7 +25,14 @@
 //! (scored on events), the others a detector of change points only
 //! (scored as such), then per noise family the slides the first told as
 //! one drift with start and end within 3 and its size within 30 %, and
-//! those the others put a change point inside. `values` writes a series recorded elsewhere (one
+//! those the others put a change point inside. `matched` compares
+//! cmdscope's answers with those of a detector of change points at several
+//! settings (each NAME ANSWERS one setting, e.g. Otava at a stricter max
+//! p-value) at matched false alarms: per noise family, the setting with
+//! the most hits whose false alarms (over all the family's series, and on
+//! its steady histories alone) are at most cmdscope's, and each kind's
+//! hits at that setting; then the setting that finds as many events as
+//! cmdscope with the fewest false alarms. `values` writes a series recorded elsewhere (one
 //! value per line) into a store of one benchmark, one run per session,
 //! for `scripts/changes-real-data`. `answers` prints cmdscope's answer
 //! lines for the suite, found in this process (what `write` and `cmdscope
@@ -216,6 +224,234 @@ fn side_by_side(
         "{}",
         slide_table(&all, &answers(&all, detectors[0].1)?, &others)
     );
+    Ok(())
+}
+
+/// One detector's events on one noise family: hits and true events over
+/// all its series (each kind by the default rule of `score_events`), false
+/// alarms over all its series, and those on its steady histories alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct FamilyScore {
+    hits: usize,
+    truth: usize,
+    false_alarms: usize,
+    steady_false: usize,
+    steady_sessions: usize,
+}
+
+/// Which false alarms a setting is matched on.
+type Alarms = fn(&FamilyScore) -> usize;
+
+fn family_score(
+    rows: &[(simulated::Noise, simulated::Kind, simulated::EventScore)],
+) -> FamilyScore {
+    let mut f = FamilyScore::default();
+    for (_, kind, e) in rows {
+        f.hits += e.hits;
+        f.truth += e.truth;
+        f.false_alarms += e.false_alarms;
+        if *kind == simulated::Kind::Steady {
+            f.steady_false += e.false_alarms;
+            f.steady_sessions += e.sessions;
+        }
+    }
+    f
+}
+
+/// The setting matched to a false-alarm budget: of the settings whose
+/// `alarms` are at most `budget`, the one with the most hits (then the
+/// fewest alarms, then the first listed); the loosest point of the other
+/// detector's ROC curve that raises no more alarms than cmdscope. None when
+/// every setting raises more.
+fn matched_setting(
+    settings: &[FamilyScore],
+    budget: usize,
+    alarms: impl Fn(&FamilyScore) -> usize,
+) -> Option<usize> {
+    settings
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| alarms(f) <= budget)
+        .min_by_key(|(k, f)| (std::cmp::Reverse(f.hits), alarms(f), *k))
+        .map(|(k, _)| k)
+}
+
+/// The reverse: of the settings with at least `hits`, the one with the
+/// fewest false alarms over the family (then the most hits, then the first
+/// listed). None when no setting finds that many.
+fn setting_for_hits(settings: &[FamilyScore], hits: usize) -> Option<usize> {
+    settings
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.hits >= hits)
+        .min_by_key(|(k, f)| (f.false_alarms, std::cmp::Reverse(f.hits), *k))
+        .map(|(k, _)| k)
+}
+
+/// cmdscope against the settings of a detector of change points only
+/// (`others`: setting name, answers file; e.g. Otava at several max
+/// p-values and magnitudes), at matched false alarms, per noise family:
+/// the setting chosen by `matched_setting` on the family's false alarms
+/// over all its series, and again on its steady histories alone, and at
+/// that setting each kind's hits side by side (slides by the default rule,
+/// and by the same rule for both, an edge inside); then the reverse, the
+/// setting that finds as many events as cmdscope with the fewest alarms.
+fn matched(
+    seed: u64,
+    which: &str,
+    cmdscope: &std::path::Path,
+    others: &[(&str, &std::path::Path)],
+) -> Result<(), String> {
+    use simulated::{Kind, Noise};
+    let all = suite(seed, which)?;
+    let (ours, _) = simulated::score_events(&all, &answers(&all, cmdscope)?, false);
+    let theirs: Vec<Vec<_>> = others
+        .iter()
+        .map(|(_, f)| Ok(simulated::score_events(&all, &answers(&all, f)?, true).0))
+        .collect::<Result<_, String>>()?;
+    let of = |rows: &[(Noise, Kind, simulated::EventScore)], noise: Noise| {
+        rows.iter()
+            .filter(|r| r.0 == noise)
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    let kinds: Vec<Kind> = Kind::ALL
+        .into_iter()
+        .filter(|k| ours.iter().any(|r| r.1 == *k && r.2.truth > 0))
+        .collect();
+    println!(
+        "matched false alarms, per noise family: the setting with the most hits whose false alarms are at most cmdscope's,"
+    );
+    println!(
+        "over all the family's series (all) or on its steady histories (steady); cells: cmdscope/other hits of true events"
+    );
+    let mut head = format!(
+        "{:<20} {:<6} {:<14} {:>9} {:>13}",
+        "noise", "match", "setting", "false", "steady ‰"
+    );
+    for k in &kinds {
+        let _ = std::fmt::Write::write_fmt(&mut head, format_args!(" {:>14}", k.name()));
+    }
+    println!(
+        "{head} {:>14} {:>14} {:>14}",
+        "slide edge in", "all", "all, edge in"
+    );
+    let mut reverse = Vec::new();
+    let mut fallback = false;
+    // Each family, then the whole suite as one (one setting for every
+    // family, as a user would run it).
+    for noise in Noise::ALL.into_iter().map(Some).chain([None]) {
+        let of = |rows: &[(Noise, Kind, simulated::EventScore)]| match noise {
+            Some(n) => of(rows, n),
+            None => rows.to_vec(),
+        };
+        let name = noise.map_or("all families", Noise::name);
+        let c_rows = of(&ours);
+        if c_rows.is_empty() {
+            continue;
+        }
+        let c = family_score(&c_rows);
+        let o_rows: Vec<_> = theirs.iter().map(|t| of(t)).collect();
+        let o: Vec<FamilyScore> = o_rows.iter().map(|r| family_score(r)).collect();
+        let per_thousand =
+            |f: &FamilyScore| 1000.0 * f.steady_false as f64 / f.steady_sessions.max(1) as f64;
+        let by: [(&str, usize, Alarms); 2] = [
+            ("all", c.false_alarms, |f| f.false_alarms),
+            ("steady", c.steady_false, |f| f.steady_false),
+        ];
+        for (label, budget, alarms) in by {
+            // No setting within the budget: the fewest alarms any raises
+            // becomes the budget, marked, so the row still says what the
+            // other finds there.
+            let Some(fewest) = o.iter().map(alarms).min() else {
+                continue;
+            };
+            let Some(k) = matched_setting(&o, budget.max(fewest), alarms) else {
+                continue;
+            };
+            let label = if budget < fewest {
+                fallback = true;
+                format!("{label}*")
+            } else {
+                label.to_string()
+            };
+            let mut line = format!("{name:<20} {label:<6}");
+            let _ = std::fmt::Write::write_fmt(
+                &mut line,
+                format_args!(
+                    " {:<14} {:>9} {:>13}",
+                    others[k].0,
+                    format!("{}/{}", c.false_alarms, o[k].false_alarms),
+                    format!("{:.1}/{:.1}", per_thousand(&c), per_thousand(&o[k]))
+                ),
+            );
+            let cell = |kind: Kind, f: &dyn Fn(&simulated::EventScore) -> usize| {
+                // Summed over the rows of that kind (one per family).
+                let sum = |rows: &[(Noise, Kind, simulated::EventScore)]| {
+                    rows.iter()
+                        .filter(|r| r.1 == kind)
+                        .fold((0, 0), |(n, t), r| (n + f(&r.2), t + r.2.truth))
+                };
+                let ((a, truth), (b, _)) = (sum(&c_rows), sum(&o_rows[k]));
+                format!("{a}/{b} of {truth}")
+            };
+            for kind in &kinds {
+                let _ = std::fmt::Write::write_fmt(
+                    &mut line,
+                    format_args!(" {:>14}", cell(*kind, &|e| e.hits)),
+                );
+            }
+            // Every event by the default rule, and with slides by the
+            // same rule for both (an edge inside).
+            let slides = |rows: &[(Noise, Kind, simulated::EventScore)]| {
+                rows.iter()
+                    .filter(|r| r.1 == Kind::Slide)
+                    .fold((0, 0), |(h, e), r| (h + r.2.hits, e + r.2.edge_inside))
+            };
+            let same_rule = |f: &FamilyScore, rows| {
+                let (hits, inside) = slides(rows);
+                f.hits - hits + inside
+            };
+            println!(
+                "{line} {:>14} {:>14} {:>14}",
+                cell(Kind::Slide, &|e| e.edge_inside),
+                format!("{}/{} of {}", c.hits, o[k].hits, c.truth),
+                format!(
+                    "{}/{} of {}",
+                    same_rule(&c, &c_rows),
+                    same_rule(&o[k], &o_rows[k]),
+                    c.truth
+                )
+            );
+        }
+        reverse.push(match setting_for_hits(&o, c.hits) {
+            Some(k) => format!(
+                "  {:<20} cmdscope {}/{} hits with {} false alarms; {} finds {} with {}",
+                name,
+                c.hits,
+                c.truth,
+                c.false_alarms,
+                others[k].0,
+                o[k].hits,
+                o[k].false_alarms
+            ),
+            None => format!(
+                "  {:<20} cmdscope {}/{} hits with {} false alarms; no setting finds as many (at most {})",
+                name,
+                c.hits,
+                c.truth,
+                c.false_alarms,
+                o.iter().map(|f| f.hits).max().unwrap_or(0)
+            ),
+        });
+    }
+    if fallback {
+        println!("* no setting within cmdscope's false alarms: the one with the fewest");
+    }
+    println!("matched hits, per noise family: the setting with at least cmdscope's hits and the fewest false alarms");
+    for line in reverse {
+        println!("{line}");
+    }
     Ok(())
 }
 
@@ -426,10 +662,69 @@ fn main() {
                 .collect();
             side_by_side(seed(1), which(2), &detectors)
         }
-        _ => Err("usage: changes_series write DIR [SEED [SUITE]] | score NAME ANSWERS [SEED [SUITE]] | side-by-side SEED SUITE NAME ANSWERS [NAME ANSWERS...] | values DB FILE | answers SEED SUITE | eval SEED SUITE [NAME]".into()),
+        (Some("matched"), n) if n >= 6 && n % 2 == 0 => {
+            let others: Vec<(&str, &std::path::Path)> = args[4..]
+                .chunks(2)
+                .map(|c| (c[0].as_str(), std::path::Path::new(&c[1])))
+                .collect();
+            matched(seed(1), which(2), path(3), &others)
+        }
+        _ => Err("usage: changes_series write DIR [SEED [SUITE]] | score NAME ANSWERS [SEED [SUITE]] | side-by-side SEED SUITE NAME ANSWERS [NAME ANSWERS...] | matched SEED SUITE CMDSCOPE_ANSWERS NAME ANSWERS [NAME ANSWERS...] | values DB FILE | answers SEED SUITE | eval SEED SUITE [NAME]".into()),
     };
     if let Err(e) = r {
         eprintln!("changes_series: {e}");
         std::process::exit(2);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{matched_setting, setting_for_hits, FamilyScore};
+
+    fn at(hits: usize, false_alarms: usize, steady_false: usize) -> FamilyScore {
+        FamilyScore {
+            hits,
+            truth: 90,
+            false_alarms,
+            steady_false,
+            steady_sessions: 3000,
+        }
+    }
+
+    /// Four settings, loosest first, as a stricter p-value gives: fewer
+    /// hits and fewer alarms; the last finds more at the price of alarms on
+    /// other series than the steady ones.
+    fn roc() -> Vec<FamilyScore> {
+        vec![at(88, 40, 12), at(80, 9, 3), at(71, 2, 0), at(85, 30, 1)]
+    }
+
+    #[test]
+    fn the_matched_setting_has_the_most_hits_within_the_budget() {
+        let s = roc();
+        // Over all series: 9 alarms allowed admits settings 1 and 2.
+        assert_eq!(matched_setting(&s, 9, |f| f.false_alarms), Some(1));
+        assert_eq!(matched_setting(&s, 8, |f| f.false_alarms), Some(2));
+        assert_eq!(matched_setting(&s, 40, |f| f.false_alarms), Some(0));
+        assert_eq!(matched_setting(&s, 1, |f| f.false_alarms), None);
+        // On steady histories alone: 1 alarm admits 2 and 3, and 3 finds more.
+        assert_eq!(matched_setting(&s, 1, |f| f.steady_false), Some(3));
+        assert_eq!(matched_setting(&s, 0, |f| f.steady_false), Some(2));
+    }
+
+    #[test]
+    fn equal_hits_within_the_budget_go_to_the_fewer_alarms() {
+        let s = vec![at(80, 9, 3), at(80, 5, 3), at(80, 5, 3)];
+        assert_eq!(matched_setting(&s, 9, |f| f.false_alarms), Some(1));
+    }
+
+    #[test]
+    fn the_reverse_takes_the_fewest_alarms_that_reach_the_hits() {
+        let s = roc();
+        assert_eq!(setting_for_hits(&s, 85), Some(3));
+        assert_eq!(setting_for_hits(&s, 81), Some(3));
+        assert_eq!(setting_for_hits(&s, 80), Some(1));
+        assert_eq!(setting_for_hits(&s, 88), Some(0));
+        assert_eq!(setting_for_hits(&s, 89), None);
+        assert_eq!(setting_for_hits(&s, 0), Some(2));
     }
 }
