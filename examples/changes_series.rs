@@ -242,9 +242,7 @@ struct FamilyScore {
 /// Which false alarms a setting is matched on.
 type Alarms = fn(&FamilyScore) -> usize;
 
-fn family_score(
-    rows: &[(simulated::Noise, simulated::Kind, simulated::EventScore)],
-) -> FamilyScore {
+fn family_score(rows: &[(simulated::Noise, simulated::Kind, score::EventScore)]) -> FamilyScore {
     let mut f = FamilyScore::default();
     for (_, kind, e) in rows {
         f.hits += e.hits;
@@ -304,12 +302,12 @@ fn matched(
 ) -> Result<(), String> {
     use simulated::{Kind, Noise};
     let all = suite(seed, which)?;
-    let (ours, _) = simulated::score_events(&all, &answers(&all, cmdscope)?, false);
+    let (ours, _) = score::score_events(&all, &answers(&all, cmdscope)?, false);
     let theirs: Vec<Vec<_>> = others
         .iter()
-        .map(|(_, f)| Ok(simulated::score_events(&all, &answers(&all, f)?, true).0))
+        .map(|(_, f)| Ok(score::score_events(&all, &answers(&all, f)?, true).0))
         .collect::<Result<_, String>>()?;
-    let of = |rows: &[(Noise, Kind, simulated::EventScore)], noise: Noise| {
+    let of = |rows: &[(Noise, Kind, score::EventScore)], noise: Noise| {
         rows.iter()
             .filter(|r| r.0 == noise)
             .copied()
@@ -341,7 +339,7 @@ fn matched(
     // Each family, then the whole suite as one (one setting for every
     // family, as a user would run it).
     for noise in Noise::ALL.into_iter().map(Some).chain([None]) {
-        let of = |rows: &[(Noise, Kind, simulated::EventScore)]| match noise {
+        let of = |rows: &[(Noise, Kind, score::EventScore)]| match noise {
             Some(n) => of(rows, n),
             None => rows.to_vec(),
         };
@@ -385,9 +383,9 @@ fn matched(
                     format!("{:.1}/{:.1}", per_thousand(&c), per_thousand(&o[k]))
                 ),
             );
-            let cell = |kind: Kind, f: &dyn Fn(&simulated::EventScore) -> usize| {
+            let cell = |kind: Kind, f: &dyn Fn(&score::EventScore) -> usize| {
                 // Summed over the rows of that kind (one per family).
-                let sum = |rows: &[(Noise, Kind, simulated::EventScore)]| {
+                let sum = |rows: &[(Noise, Kind, score::EventScore)]| {
                     rows.iter()
                         .filter(|r| r.1 == kind)
                         .fold((0, 0), |(n, t), r| (n + f(&r.2), t + r.2.truth))
@@ -403,7 +401,7 @@ fn matched(
             }
             // Every event by the default rule, and with slides by the
             // same rule for both (an edge inside).
-            let slides = |rows: &[(Noise, Kind, simulated::EventScore)]| {
+            let slides = |rows: &[(Noise, Kind, score::EventScore)]| {
                 rows.iter()
                     .filter(|r| r.1 == Kind::Slide)
                     .fold((0, 0), |(h, e), r| (h + r.2.hits, e + r.2.edge_inside))
