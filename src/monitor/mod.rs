@@ -55,11 +55,9 @@ pub fn parse_matches(args: &[String]) -> Result<(Vec<String>, Vec<String>)> {
 /// What the monitor counted over a session.
 #[derive(Clone, Debug, Default)]
 pub struct Counts {
-    pub command: String,
-    /// The NAMEs, in --match order.
-    pub names: Vec<String>,
-    pub regexes: Vec<String>,
-    pub settle: f64,
+    /// The monitor: its command, its patterns (NAMEs and regexes, in
+    /// --match order) and its settle time, as the settings keep it.
+    pub watch: MonitorSettings,
     /// Per cell, per name: one value per measured run, in order (NaN for
     /// a run after the monitor ended).
     pub per_run: Vec<Vec<Vec<f64>>>,
@@ -77,10 +75,7 @@ impl Counts {
         ended: Option<(usize, String)>,
     ) -> Counts {
         Counts {
-            command: watch.command.clone(),
-            names: watch.names.clone(),
-            regexes: watch.regexes.clone(),
-            settle: watch.settle,
+            watch: watch.clone(),
             per_run,
             ended,
         }
@@ -97,7 +92,6 @@ impl Counts {
     }
 }
 
-/// The counts as the sweep and the search read them (`monitor_NAME`).
 /// The metric sweeps and searches compare, read from the settings as
 /// `run` read `--metric`: a monitor's counts are `monitor_NAME`.
 pub fn metric_source(
@@ -108,9 +102,11 @@ pub fn metric_source(
     crate::analysis::source::Source::parse(&settings.metric, &series)
 }
 
+/// The counts as the sweep and the search read them (`monitor_NAME`).
 impl RunSeries for Counts {
     fn series_names(&self) -> Vec<String> {
-        self.names
+        self.watch
+            .names
             .iter()
             .map(|n| format!("{MONITOR_PREFIX}{n}"))
             .collect()
@@ -119,7 +115,7 @@ impl RunSeries for Counts {
     fn series(&self, name: &str, cell: usize) -> Vec<f64> {
         let pattern = name
             .strip_prefix(MONITOR_PREFIX)
-            .and_then(|n| self.names.iter().position(|m| m == n));
+            .and_then(|n| self.watch.names.iter().position(|m| m == n));
         pattern.map_or_else(Vec::new, |p| series(self, cell, p))
     }
 }
@@ -258,7 +254,8 @@ impl RunMonitor {
 /// for one cell (None: no counted run): the one summary every table and
 /// the terminal show of a monitor count.
 pub fn medians(c: &Counts, cell: usize) -> Vec<(String, Option<f64>)> {
-    c.names
+    c.watch
+        .names
         .iter()
         .enumerate()
         .map(|(p, name)| {
@@ -285,7 +282,7 @@ pub fn series(c: &Counts, cell: usize, pattern: usize) -> Vec<f64> {
 /// the session's outcome (the monitor itself is the session's settings).
 pub fn store(c: &Counts, recorder: &mut crate::store::record::Recorder) {
     for (cell, per_name) in c.per_run.iter().enumerate() {
-        for (name, values) in c.names.iter().zip(per_name) {
+        for (name, values) in c.watch.names.iter().zip(per_name) {
             if !values.is_empty() {
                 recorder.add_extra(cell, &format!("monitor_{name}"), "count", values);
             }
@@ -341,7 +338,7 @@ pub fn compare(
         return out;
     }
     let paired = session.order == crate::run::schedule::Order::Interleaved;
-    for (p, name) in c.names.iter().enumerate() {
+    for (p, name) in c.watch.names.iter().enumerate() {
         // A name for the session's lifetime: comparisons name metrics with
         // static strings; a handful of patterns per session.
         let metric: &'static str = Box::leak(format!("monitor_{name}").into_boxed_str());
@@ -439,9 +436,7 @@ mod tests {
             ],
         ];
         let c = replayed(&watch, &session, &stored, Some((5, "exit status 3".into())));
-        assert_eq!((c.command.as_str(), c.settle), ("mon", 0.05));
-        assert_eq!(c.names, watch.names);
-        assert_eq!(c.regexes, watch.regexes);
+        assert_eq!(c.watch, watch);
         assert_eq!(c.ended, Some((5, "exit status 3".into())));
         let shown = |cell: usize, p: usize| -> Vec<Option<f64>> { series_of(&c, cell, p) };
         assert_eq!(shown(0, 0), [Some(1.0), Some(2.0), Some(3.0), None]);
@@ -460,7 +455,10 @@ mod tests {
     #[test]
     fn counts_are_series_by_full_name_and_follow_a_selection_of_cells() {
         let mut c = Counts {
-            names: vec!["hits".into(), "lines".into()],
+            watch: MonitorSettings {
+                names: vec!["hits".into(), "lines".into()],
+                ..MonitorSettings::default()
+            },
             per_run: vec![
                 vec![vec![1.0, 2.0], vec![10.0]],
                 vec![vec![3.0], vec![30.0]],

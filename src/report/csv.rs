@@ -176,7 +176,10 @@ mod tests {
     fn monitor_counts_are_columns_like_the_other_medians() {
         let f = two_cells();
         let counts = crate::monitor::Counts {
-            names: vec!["hits".into(), "errs".into()],
+            watch: crate::run::settings::MonitorSettings {
+                names: vec!["hits".into(), "errs".into()],
+                ..Default::default()
+            },
             per_run: vec![
                 vec![vec![1.0, 3.0, 2.0], vec![0.0, 0.0, f64::NAN]],
                 vec![vec![5.0, 7.0, 9.0], vec![]],

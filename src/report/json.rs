@@ -568,6 +568,7 @@ impl<'a> From<&'a Decision> for JsonDecision<'a> {
 /// run without a count.
 fn monitor_counts(c: &Counts, cell: usize) -> Value {
     let per: Map<String, Value> = c
+        .watch
         .names
         .iter()
         .enumerate()
@@ -586,9 +587,9 @@ fn monitor_counts(c: &Counts, cell: usize) -> Value {
 /// time and how it ended.
 fn monitor(c: &Counts) -> Value {
     json!({
-        "command": c.command,
-        "patterns": c.names.iter().zip(&c.regexes).map(|(n, r)| json!({"name": n, "regex": r})).collect::<Vec<_>>(),
-        "settle_seconds": c.settle,
+        "command": c.watch.command,
+        "patterns": c.watch.names.iter().zip(&c.watch.regexes).map(|(n, r)| json!({"name": n, "regex": r})).collect::<Vec<_>>(),
+        "settle_seconds": c.watch.settle,
         "ended_after_runs": c.ended.as_ref().map(|(n, _)| n),
         "ended": c.ended.as_ref().map(|(_, how)| how),
     })
@@ -664,10 +665,12 @@ mod tests {
     fn monitor_counts_go_per_result_and_on_top() {
         let f = two_cells();
         let counts = Counts {
-            command: "tail -f log".into(),
-            names: vec!["hits".into()],
-            regexes: vec!["^hit".into()],
-            settle: 0.1,
+            watch: crate::run::settings::MonitorSettings {
+                command: "tail -f log".into(),
+                names: vec!["hits".into()],
+                regexes: vec!["^hit".into()],
+                settle: 0.1,
+            },
             per_run: vec![vec![vec![1.0, f64::NAN]], vec![vec![3.0, 4.0]]],
             ended: Some((3, "exit status 1".into())),
         };

@@ -294,7 +294,10 @@ mod tests {
     fn monitor_counts_get_a_column_each_in_every_markup() {
         let f = two_cells();
         let counts = crate::monitor::Counts {
-            names: vec!["hits".into()],
+            watch: crate::run::settings::MonitorSettings {
+                names: vec!["hits".into()],
+                ..Default::default()
+            },
             per_run: vec![vec![vec![1.0, 3.0]], vec![vec![5.0, 7.0]]],
             ..Default::default()
         };

@@ -14,14 +14,14 @@ pub fn render_text(c: &Counts, session: &Session) -> String {
     let _ = writeln!(
         out,
         "\nMonitor '{}': matching lines per run (during the run + {} s):",
-        c.command, c.settle
+        c.watch.command, c.watch.settle
     );
     let cells: Vec<usize> = (0..session.results.len())
         .filter(|&i| !session.results[i].cell.calibration)
         .collect();
     let per_cell: Vec<Vec<(String, Option<f64>)>> =
         cells.iter().map(|&i| monitor::medians(c, i)).collect();
-    for (p, name) in c.names.iter().enumerate() {
+    for (p, name) in c.watch.names.iter().enumerate() {
         let medians: Vec<String> = per_cell
             .iter()
             .map(|m| m[p].1.map_or("-".to_string(), units::count))

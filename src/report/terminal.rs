@@ -956,10 +956,12 @@ mod tests {
     fn the_monitor_follows_with_controls_escaped() {
         let f = two_cells();
         let counts = crate::monitor::Counts {
-            command: "tail\x1b[2J".into(),
-            names: vec!["hits".into()],
-            regexes: vec!["^hit".into()],
-            settle: 0.1,
+            watch: crate::run::settings::MonitorSettings {
+                command: "tail\x1b[2J".into(),
+                names: vec!["hits".into()],
+                regexes: vec!["^hit".into()],
+                settle: 0.1,
+            },
             per_run: vec![vec![vec![1.0, 3.0]], vec![vec![5.0, 7.0]]],
             ended: None,
         };

@@ -117,7 +117,7 @@ pub struct SearchGoal {
 /// whose output lines were counted, each pattern's name (its metric is
 /// `monitor_NAME`) and regex, in `--match` order, and the seconds a run's
 /// lines were still counted after it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MonitorSettings {
     pub command: String,
     pub names: Vec<String>,
