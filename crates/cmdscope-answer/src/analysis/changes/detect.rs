@@ -303,6 +303,7 @@ pub(super) fn shape(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> Sha
             Confirmed::Drift(d) => drifts.push(d),
         }
     }
+    edge_ranges(&mut drifts, &pieces, &sums, &noise);
     Shape {
         steps,
         drifts,
@@ -578,7 +579,6 @@ pub fn find(sessions: &[Vec<f64>], p: &Params) -> Found {
 /// it came from.
 pub(super) fn find_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) -> (Found, Shape) {
     let mut shape = shape(sessions, summaries, p);
-    edge_ranges(&mut shape, summaries, p);
     let all = std::mem::take(&mut shape.steps);
     let mut found = Found {
         drifts: std::mem::take(&mut shape.drifts),
@@ -627,17 +627,14 @@ pub(super) fn find_from(sessions: &[Vec<f64>], summaries: &[f64], p: &Params) ->
 }
 
 /// Each confirmed drift's ranges of its start and end, on the summaries
-/// the shape was fitted to, within its neighbouring pieces, with the noise
-/// between neighbouring points measured without the confirmed pieces (so
-/// noise that carries over makes them too narrow: docs/CHANGES.md).
-fn edge_ranges(shape: &mut Shape, summaries: &[f64], p: &Params) {
-    if shape.drifts.is_empty() {
-        return;
-    }
-    let sums = Prefix::new(&hampel(summaries, p.min_sigma()));
+/// `sums` the pieces were fitted to, within its neighbouring pieces, with
+/// the noise between neighbouring points measured without the confirmed
+/// pieces (so noise that carries over makes them too narrow:
+/// docs/CHANGES.md).
+fn edge_ranges(drifts: &mut [Drift], pieces: &[Piece], sums: &Prefix, noise: &Variogram) {
     let n = sums.len();
-    let sigma2 = shape.noise.near();
-    for d in &mut shape.drifts {
+    let sigma2 = noise.near();
+    for d in drifts {
         let ramp = Piece::Ramp {
             start: d.start,
             end: d.end + 1,
@@ -645,13 +642,13 @@ fn edge_ranges(shape: &mut Shape, summaries: &[f64], p: &Params) {
         // A drift confirmed in place of a step that failed keeps that step
         // among the pieces when every other piece confirmed: the ramp was
         // fitted within that step's bounds.
-        let Some(k) = shape.pieces.iter().position(|&q| {
+        let Some(k) = pieces.iter().position(|&q| {
             q == ramp || matches!(q, Piece::Step(t) if (d.start..=d.end + 1).contains(&t))
         }) else {
             continue;
         };
-        let (lo, hi) = segment::bounds(&shape.pieces, k, n);
-        d.edges = segment::edge_ranges(&sums, lo, hi, (d.start, d.end + 1), sigma2);
+        let (lo, hi) = segment::bounds(pieces, k, n);
+        d.edges = segment::edge_ranges(sums, lo, hi, (d.start, d.end + 1), sigma2);
     }
 }
 
