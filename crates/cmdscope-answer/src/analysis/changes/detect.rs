@@ -348,15 +348,20 @@ impl Confirmed {
 /// neighbours that remain, until every one left is confirmed (a rejected
 /// split must not shorten its neighbours' windows).
 ///
-/// The noise the pieces are confirmed with: when at most
-/// `MAX_EXPLAINING` candidate pieces leave residuals that no longer carry
-/// over from session to session and take a fifth or more of the variogram
-/// at 20 points, what made `noise` rise with distance was these pieces (a
-/// slide moves most differences over its length), and the residuals'
-/// noise is the one; otherwise the machine wanders, and `noise` (which
-/// holds the wander) is: a piece or two fitted to a wandering history
-/// takes a small part of it. Not in the pass `Again`. When the residuals
-/// of the candidates carry over, that noise is priced for the search
+/// The noise the pieces are confirmed with, in the passes `First` and
+/// `Explaining`: the residuals' of the candidate pieces, so that a
+/// candidate step does not widen the noise it is tested against (a step
+/// of 10 % moves the lag-h differences that span it and raised the
+/// first variogram by a fifth on a wandering machine). They are
+/// `explained` when at most `MAX_EXPLAINING` candidates leave residuals
+/// that no longer carry over from session to session and take a fifth or
+/// more of the variogram at 20 points: what made `noise` rise with
+/// distance was these pieces (a slide moves most differences over its
+/// length). Otherwise the machine wanders and the residuals still hold
+/// the wander (a piece or two fitted to it take a small part, which the
+/// search's price below pays for). In the pass `Again`, `noise` (measured
+/// without what the first pass confirmed). When the residuals of the
+/// candidates carry over, that noise is priced for the search
 /// (`search::price`), in every pass.
 pub(super) fn partition(
     sessions: &[Vec<f64>],
@@ -409,7 +414,11 @@ pub(super) fn partition(
     if pass == Pass::Explaining && !explained {
         return (Vec::new(), Vec::new());
     }
-    let noise = if explained { &residual } else { noise };
+    let noise = if pass == Pass::Again {
+        noise
+    } else {
+        &residual
+    };
     // The candidates are the best of every split the history allows. On
     // evidence that its noise carries over, that search is paid for
     // (`search`), the dependence read off the residuals of the candidates
@@ -449,11 +458,11 @@ pub(super) fn partition(
             };
             let mut trial = pieces.clone();
             trial[k] = ramp;
-            // Against the residuals of the step it replaces (`explained`),
-            // a ramp is a second guess confirmed on noise that another fit
-            // made small: a wander's excursion passes that at the smallest
-            // change, so its whole interval must clear it.
-            let clears = |c: &Confirmed| !explained || c.change().clears(p.min_change());
+            // Against the residuals of the step it replaces (every pass
+            // but `Again`), a ramp is a second guess confirmed on noise
+            // that another fit made small: a wander's excursion passes that
+            // at the smallest change, so its whole interval must clear it.
+            let clears = |c: &Confirmed| pass == Pass::Again || c.change().clears(p.min_change());
             if let Some(c @ Confirmed::Drift(_)) =
                 confirm_piece(sessions, &trial, k, p, noise).filter(clears)
             {
