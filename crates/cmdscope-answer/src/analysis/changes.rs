@@ -157,15 +157,11 @@ const MAD_SCALE: f64 = 1.4826;
 const WANDER_WINDOWS: usize = 2;
 const WANDER_RATIO: f64 = std::f64::consts::SQRT_2;
 
-/// Most candidate pieces whose residuals may stand for the noise (a slide
-/// and a step beside it), when their residuals do not carry over and they
-/// take at least `1 - 1/EXPLAINED` of the variogram at `WANDER_WINDOWS`
-/// windows away.
-const MAX_EXPLAINING: usize = 3;
-const EXPLAINED: f64 = 1.25;
-/// In the pass whose penalty is that of neighbouring points' noise, the
-/// pieces must take `1 - 1/EXPLAINED_ALL` of the variogram at
+/// In the pass whose penalty is that of neighbouring points' noise, at
+/// most this many pieces (a slide and a step beside it), whose residuals
+/// do not wander, must take `1 - 1/EXPLAINED_ALL` of the variogram at
 /// `WANDER_WINDOWS` windows.
+const MAX_EXPLAINING: usize = 3;
 const EXPLAINED_ALL: f64 = 10.0;
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use super::segment::{self, Piece, Prefix};
 pub use super::segment::{EdgeRanges, EDGE_CONFIDENCE};
 use super::speeds;
 use super::{
-    Params, EXPLAINED, EXPLAINED_ALL, HAMPEL_HALF, HAMPEL_K, MAD_SCALE, MAX_EXPLAINING, PRECISION,
+    Params, EXPLAINED_ALL, HAMPEL_HALF, HAMPEL_K, MAD_SCALE, MAX_EXPLAINING, PRECISION,
     WANDER_RATIO, WANDER_WINDOWS,
 };
 
@@ -352,17 +352,14 @@ impl Confirmed {
 /// `Explaining`: the residuals' of the candidate pieces, so that a
 /// candidate step does not widen the noise it is tested against (a step
 /// of 10 % moves the lag-h differences that span it and raised the
-/// first variogram by a fifth on a wandering machine). They are
-/// `explained` when at most `MAX_EXPLAINING` candidates leave residuals
-/// that no longer carry over from session to session and take a fifth or
-/// more of the variogram at 20 points: what made `noise` rise with
-/// distance was these pieces (a slide moves most differences over its
-/// length). Otherwise the machine wanders and the residuals still hold
-/// the wander (a piece or two fitted to it take a small part, which the
-/// search's price below pays for). In the pass `Again`, `noise` (measured
-/// without what the first pass confirmed). When the residuals of the
-/// candidates carry over, that noise is priced for the search
-/// (`search::price`), in every pass.
+/// first variogram by a fifth on a wandering machine). When the pieces
+/// explain the rise of `noise` with distance (a slide moves most
+/// differences over its length), the residuals no longer carry over;
+/// when the machine wanders, they still hold the wander (a piece or two
+/// fitted to it take a small part, which the search's price below pays
+/// for). In the pass `Again`, `noise` (measured without what the first
+/// pass confirmed). When the residuals of the candidates carry over, that
+/// noise is priced for the search (`search::price`), in every pass.
 pub(super) fn partition(
     sessions: &[Vec<f64>],
     sums: &Prefix,
@@ -395,23 +392,17 @@ pub(super) fn partition(
     let left = residuals(sums, &pieces);
     let residual = Variogram::of(&left, p.min_sigma());
     let span = WANDER_WINDOWS * p.window;
-    // Residuals that no longer carry over. In the pass whose penalty is
-    // that of neighbouring points' noise, pieces fitted to a wandering
-    // history take some of its variogram by construction: there they must
-    // take nearly all of it, and residuals near the floor (a counted
-    // metric's) may rise with distance by chance as long as they wander
-    // by less than matters.
-    let explained = match pass {
-        Pass::First => {
-            residual.carry_over(span) < WANDER_RATIO
-                && residual.at(span) * EXPLAINED <= noise.at(span)
-        }
-        Pass::Explaining => {
-            !wanders(&residual, p) && residual.at(span) * EXPLAINED_ALL <= noise.at(span)
-        }
-        Pass::Again => false,
-    } && pieces.len() <= MAX_EXPLAINING;
-    if pass == Pass::Explaining && !explained {
+    // In the pass whose penalty is that of neighbouring points' noise,
+    // pieces fitted to a wandering history take some of its variogram by
+    // construction: they are kept only when they take nearly all of it
+    // (residuals near the floor, a counted metric's, may rise with distance
+    // by chance as long as they wander by less than matters).
+    let explains_all = || {
+        !wanders(&residual, p)
+            && residual.at(span) * EXPLAINED_ALL <= noise.at(span)
+            && pieces.len() <= MAX_EXPLAINING
+    };
+    if pass == Pass::Explaining && !explains_all() {
         return (Vec::new(), Vec::new());
     }
     let noise = if pass == Pass::Again {
