@@ -4,8 +4,9 @@
 //! wanders.
 //!
 //! Method (docs/CHANGES.md has the reasons):
-//! 1. Runs that fall into two speeds in most sessions (a shared VM) are
-//!    brought to the fast speed (`speeds`).
+//! 1. Runs that fall into two speeds in most sessions (a shared VM), at
+//!    least the smallest change apart, are brought to the fast speed
+//!    (`speeds`).
 //! 2. Summary per session: the median of log time over the session's runs
 //!    (log, so that a step is the same size at 1 ms and at 1 s).
 //! 3. A Hampel filter (window of 5 sessions, 3 robust standard deviations)

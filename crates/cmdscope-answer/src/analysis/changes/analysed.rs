@@ -309,7 +309,7 @@ pub fn analyse_one(mut h: History, p: &Params) -> Analysed {
         min_change: Some(p.min_change.unwrap_or_else(|| floor(name))),
         ..*p
     };
-    let (used, speeds) = at_one_speed(&runs);
+    let (used, speeds) = at_one_speed(&runs, &p);
     let all = summaries(&used);
     let (found, shape) = find_from(&used, &all, &p);
     let newest = newest_of(&used, &shape, &p);

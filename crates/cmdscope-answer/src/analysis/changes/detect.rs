@@ -237,17 +237,18 @@ pub(super) fn wander_sigma(noise: &Variogram, span: usize) -> f64 {
 /// history order; sessions without runs must be left out by the caller):
 /// its steps, confirmed, without the drifts and without pairing episodes.
 pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
-    let (sessions, _) = at_one_speed(sessions);
+    let (sessions, _) = at_one_speed(sessions, p);
     shape(&sessions, &summaries(&sessions), p).steps
 }
 
 /// The sessions with the runs of a two-speed machine's slow speed brought
-/// to the fast one (`speeds`), and the speeds; the sessions as they are
-/// otherwise.
-pub(super) fn at_one_speed(
-    sessions: &[Vec<f64>],
-) -> (std::borrow::Cow<'_, [Vec<f64>]>, Option<SpeedModes>) {
-    match speeds::normalised(sessions) {
+/// to the fast one (`speeds`; speeds at least `p`'s smallest change
+/// apart), and the speeds; the sessions as they are otherwise.
+pub(super) fn at_one_speed<'a>(
+    sessions: &'a [Vec<f64>],
+    p: &Params,
+) -> (std::borrow::Cow<'a, [Vec<f64>]>, Option<SpeedModes>) {
+    match speeds::normalised(sessions, p.min_change()) {
         Some((runs, modes)) => (std::borrow::Cow::Owned(runs), Some(modes)),
         None => (std::borrow::Cow::Borrowed(sessions), None),
     }
@@ -571,7 +572,7 @@ pub struct Found {
 /// between those two sides, each within its neighbouring changes) and
 /// their difference is less than half the first step.
 pub fn find(sessions: &[Vec<f64>], p: &Params) -> Found {
-    let (sessions, _) = at_one_speed(sessions);
+    let (sessions, _) = at_one_speed(sessions, p);
     find_from(&sessions, &summaries(&sessions), p).0
 }
 
@@ -816,7 +817,7 @@ pub fn newest_against_history(sessions: &[Vec<f64>], p: &Params) -> Option<Chang
 
 /// The comparison behind [`newest_against_history`], whatever its verdict.
 pub fn newest_comparison(sessions: &[Vec<f64>], p: &Params) -> Option<Change> {
-    let (sessions, _) = at_one_speed(sessions);
+    let (sessions, _) = at_one_speed(sessions, p);
     let (_, shape) = find_from(&sessions, &summaries(&sessions), p);
     newest_of(&sessions, &shape, p)
 }

@@ -40,7 +40,8 @@ pub struct OracleFit {
 /// the summaries `segment::pieces` sees (two speeds brought to one,
 /// Hampel-filtered log medians).
 pub fn oracle_fit(sessions: &[Vec<f64>]) -> Option<OracleFit> {
-    let (sessions, _) = super::detect::at_one_speed(sessions);
+    // The simulated histories are times: the default floor.
+    let (sessions, _) = super::detect::at_one_speed(sessions, &super::Params::default());
     let y = super::hampel(
         &super::summaries(&sessions),
         super::Params::default().min_sigma(),

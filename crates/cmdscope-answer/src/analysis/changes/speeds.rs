@@ -11,7 +11,11 @@
 //! rule `compare` uses), so that steps of the level are no speeds; they
 //! are the machine's only when most sessions hold runs of both. A session
 //! whose runs are all at one level has none above its quartile times the
-//! speeds' gap, so a real step of 30 % is left alone.
+//! speeds' gap, so a real step of 30 % is left alone. Two speeds closer
+//! than the smallest change reported are not looked at: they cannot move
+//! a session's median by a change worth reporting, and a count's runs
+//! that alternate between two neighbouring values (212 and 213 minor
+//! faults) are the count's resolution, not a machine's speeds.
 
 use crate::analysis::modes::{speed_modes, SpeedModes};
 
@@ -30,8 +34,8 @@ const MIN_SESSIONS: usize = 5;
 
 /// The sessions with their slow runs brought to the fast speed, and the
 /// speeds; None when the history's runs do not fall into two speeds that
-/// every session shares.
-pub fn normalised(sessions: &[Vec<f64>]) -> Option<(Vec<Vec<f64>>, SpeedModes)> {
+/// every session shares and that are at least `min_change` apart.
+pub fn normalised(sessions: &[Vec<f64>], min_change: f64) -> Option<(Vec<Vec<f64>>, SpeedModes)> {
     // Each session's runs over its lower quartile (a fast run unless three
     // quarters of its runs are slow): the two speeds are then the same
     // two values in every session, whatever level the history is at, so
@@ -53,7 +57,7 @@ pub fn normalised(sessions: &[Vec<f64>]) -> Option<(Vec<Vec<f64>>, SpeedModes)> 
     }
     let mut modes = speed_modes(&crate::stats::thin(&pooled, MAX_POOLED))?;
     let ratio = modes.slow / modes.fast;
-    if !(ratio.is_finite() && ratio > 1.0) {
+    if !(ratio.is_finite() && ratio >= 1.0 + min_change.max(0.0) && ratio > 1.0) {
         return None;
     }
     let gap = ratio.sqrt();
@@ -104,7 +108,7 @@ mod tests {
                 .collect()
         };
         let two: Vec<Vec<f64>> = (0..40).map(|i| runs(0.1, 0.1 + 0.01 * i as f64)).collect();
-        let (out, modes) = normalised(&two).expect("two speeds");
+        let (out, modes) = normalised(&two, 0.02).expect("two speeds");
         assert!((modes.slow / modes.fast - 1.3).abs() < 0.05);
         // Every run within a few percent of the fast speed.
         assert!(out.iter().flatten().all(|v| (v / 0.1 - 1.0).abs() < 0.1));
@@ -112,6 +116,32 @@ mod tests {
         let step: Vec<Vec<f64>> = (0..40)
             .map(|i| runs(if i < 20 { 0.1 } else { 0.13 }, 0.0))
             .collect();
-        assert!(normalised(&step).is_none());
+        assert!(normalised(&step, 0.02).is_none());
+    }
+
+    /// A count's runs that alternate between two neighbouring values (212
+    /// and 213 minor faults in every session) are its resolution: below
+    /// the smallest change reported they are no speeds; the same pattern
+    /// 30 % apart is a machine's two speeds.
+    #[test]
+    fn neighbouring_counts_are_no_speeds_and_a_wide_gap_is() {
+        let runs: Vec<Vec<f64>> = (0..12)
+            .map(|i| {
+                (0..5)
+                    .map(|j| if (i + j) % 2 == 0 { 212.0 } else { 213.0 })
+                    .collect()
+            })
+            .collect();
+        assert!(normalised(&runs, 0.0).is_some());
+        assert!(normalised(&runs, 0.01).is_none());
+        let wide: Vec<Vec<f64>> = runs
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|&v| if v > 212.0 { 275.6 } else { v })
+                    .collect()
+            })
+            .collect();
+        assert!(normalised(&wide, 0.01).is_some());
     }
 }
