@@ -40,12 +40,10 @@ pub struct OracleFit {
 /// the summaries `segment::pieces` sees (two speeds brought to one,
 /// Hampel-filtered log medians).
 pub fn oracle_fit(sessions: &[Vec<f64>]) -> Option<OracleFit> {
-    // The simulated histories are times: the default floor.
-    let (sessions, _) = super::detect::at_one_speed(sessions, &super::Params::default());
-    let y = super::hampel(
-        &super::summaries(&sessions),
-        super::Params::default().min_sigma(),
-    );
+    // The simulated histories are times: the default parameters.
+    let p = super::Params::default();
+    let (sessions, _) = super::detect::at_one_speed(sessions, &p);
+    let y = super::hampel(&super::summaries(&sessions), p.min_sigma());
     let n = y.len();
     let sums = super::segment::Prefix::new(&y);
     let (rss, piece) = super::segment::one_slide(&sums)?;
