@@ -11,7 +11,9 @@
 //! into place without replacing anything, so no session ever executes a
 //! half-written copy and nothing found there is overwritten. Anything else
 //! (no cache directory, a read-only or full filesystem, a refused exec)
-//! falls back silently to the memory file.
+//! falls back silently to the memory file. Writing a copy also removes
+//! what other builds and interrupted writers left there long ago
+//! ([`prune`]), so the directory does not grow with every upgrade.
 
 use super::Fd;
 use std::ffi::CString;
@@ -146,6 +148,7 @@ fn cached_program(base: &Path) -> Option<i32> {
         Found::Usable(file) => file,
         Found::Missing => {
             write_copy(&dir);
+            prune(&dir, std::time::SystemTime::now());
             // Ours, or a copy another session renamed into place first.
             match open_copy(&dir) {
                 Found::Usable(file) => file,
@@ -263,6 +266,113 @@ fn write_copy(dir: &Fd) {
     }
 }
 
+/// A copy another build wrote is removed once it has not been written
+/// for this long: a build still in use writes its copy again (one write,
+/// at most once per period), one no longer installed stops taking room.
+const OLD_COPY: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// A temporary copy is written in milliseconds: one this old was left by
+/// a writer that was killed or crashed.
+const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes from `dir`, as of `now`, the copies other builds wrote there
+/// that are older than [`OLD_COPY`] and the temporary copies older than
+/// [`STALE_TEMPORARY`]: only regular files of ours whose names are the
+/// ones this module gives (`spawner-<16 hex digits>-<size>`, and
+/// `.<that>.<pid>.<call>`); links, other files and other users' files are
+/// left as they are. Called only after a copy was written, so a session
+/// that finds its copy pays nothing for it.
+fn prune(dir: &Fd, now: std::time::SystemTime) {
+    for name in entries(dir) {
+        let Some(text) = name.to_str() else { continue };
+        let age = if is_copy_name(text) {
+            OLD_COPY
+        } else if text
+            .strip_prefix('.')
+            .and_then(|rest| rest.split_once('.'))
+            .is_some_and(|(copy, suffix)| is_copy_name(copy) && is_pid_call(suffix))
+        {
+            STALE_TEMPORARY
+        } else {
+            continue;
+        };
+        if text == CACHED_NAME {
+            continue;
+        }
+        let Ok(c) = CString::new(text) else { continue };
+        // SAFETY: stat is plain data; c is NUL-terminated, relative to dir.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstatat(dir.0, c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
+            continue;
+        }
+        let written =
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(st.st_mtime.max(0) as u64);
+        let old = now.duration_since(written).is_ok_and(|d| d > age);
+        if st.st_mode & libc::S_IFMT == libc::S_IFREG && st.st_uid == euid() && old {
+            // SAFETY: a NUL-terminated name relative to dir.
+            unsafe { libc::unlinkat(dir.0, c.as_ptr(), 0) };
+        }
+    }
+}
+
+/// `spawner-<16 hex digits>-<decimal size>`, the names build.rs gives.
+fn is_copy_name(name: &str) -> bool {
+    let Some((hash, size)) = name
+        .strip_prefix("spawner-")
+        .and_then(|rest| rest.split_once('-'))
+    else {
+        return false;
+    };
+    hash.len() == 16
+        && hash.bytes().all(|b| b.is_ascii_hexdigit())
+        && !size.is_empty()
+        && size.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `<pid>.<call>`, the tail `write_copy` gives its temporary file.
+fn is_pid_call(suffix: &str) -> bool {
+    suffix.split_once('.').is_some_and(|(pid, call)| {
+        [pid, call]
+            .iter()
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// The names in `dir` (read through a duplicate of its descriptor, which
+/// `closedir` closes); none when it cannot be listed.
+fn entries(dir: &Fd) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStringExt;
+    // SAFETY: dir is open; the duplicate is owned by the stream below.
+    let dup = unsafe { libc::fcntl(dir.0, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return Vec::new();
+    }
+    // SAFETY: dup is an open directory descriptor.
+    let stream = unsafe { libc::fdopendir(dup) };
+    if stream.is_null() {
+        // SAFETY: fdopendir failed, so dup is still ours to close.
+        unsafe { libc::close(dup) };
+        return Vec::new();
+    }
+    // The listing starts from the beginning whatever was read before.
+    // SAFETY: stream is a valid directory stream.
+    unsafe { libc::rewinddir(stream) };
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: stream is valid; the entry is read before the next call.
+        let entry = unsafe { libc::readdir(stream) };
+        if entry.is_null() {
+            break;
+        }
+        // SAFETY: d_name is NUL-terminated within the entry.
+        let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
+        names.push(std::ffi::OsString::from_vec(name.to_bytes().to_vec()));
+    }
+    // SAFETY: stream is valid and closed once (closing dup with it).
+    unsafe { libc::closedir(stream) };
+    names
+}
+
 fn open_at(dir: i32, path: &Path, flags: i32, mode: libc::mode_t) -> std::io::Result<Fd> {
     let c = c_path(path).ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: c is NUL-terminated; mode is used only with O_CREAT.
@@ -292,6 +402,7 @@ fn euid() -> libc::uid_t {
 mod tests {
     use super::*;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::time::Duration;
 
     fn fresh() -> tempfile::TempDir {
         tempfile::tempdir().expect("tempdir")
@@ -412,6 +523,114 @@ mod tests {
             std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
             assert_eq!(cached_program(base.path()), None);
             assert!(!dir.join(CACHED_NAME).exists());
+        }
+    }
+
+    /// The names left in `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn writing_the_copy_removes_other_builds_old_copies_and_nothing_else() {
+        let base = fresh();
+        let dir = base.path().join("cmdscope");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let long_ago = std::time::SystemTime::now() - OLD_COPY - Duration::from_secs(3600);
+        let old = |name: &str| {
+            let path = dir.join(name);
+            let file = std::fs::File::create(&path).unwrap();
+            file.set_modified(long_ago).unwrap();
+        };
+        old("spawner-00000000deadbeef-1234");
+        old(".spawner-00000000deadbeef-1234.4242.0");
+        // Not names this module gives: kept, however old.
+        old("spawner-deadbeef-1234");
+        old("notes.txt");
+        old("spawner-00000000deadbeef-1234.bak");
+        // A recent copy of another build is kept.
+        std::fs::write(dir.join("spawner-1111111111111111-99"), b"x").unwrap();
+        close(cached_program(base.path()).expect("a cached copy"));
+        let mut expected = vec![
+            CACHED_NAME.to_string(),
+            "notes.txt".into(),
+            "spawner-00000000deadbeef-1234.bak".into(),
+            "spawner-1111111111111111-99".into(),
+            "spawner-deadbeef-1234".into(),
+        ];
+        expected.sort();
+        assert_eq!(listing(&dir), expected);
+        // Found again, nothing is pruned: only a write prunes.
+        old("spawner-2222222222222222-99");
+        close(cached_program(base.path()).expect("found"));
+        assert!(dir.join("spawner-2222222222222222-99").exists());
+    }
+
+    #[test]
+    fn pruning_goes_by_age_and_leaves_links_and_others_files() {
+        let base = fresh();
+        close(cached_program(base.path()).expect("a cached copy"));
+        let dir = base.path().join("cmdscope");
+        let elsewhere = fresh();
+        let target = elsewhere.path().join("kept");
+        std::fs::write(&target, b"x").unwrap();
+        std::fs::write(dir.join("spawner-00000000deadbeef-1"), b"x").unwrap();
+        std::fs::write(dir.join(".spawner-00000000deadbeef-1.7.3"), b"x").unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("spawner-00000000deadbee0-1")).unwrap();
+        if euid() == 0 {
+            let theirs = dir.join("spawner-00000000deadbee1-1");
+            std::fs::write(&theirs, b"x").unwrap();
+            std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+        }
+        let open_dir = open_at(
+            libc::AT_FDCWD,
+            &dir,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            0,
+        )
+        .expect("dir");
+        let now = std::time::SystemTime::now();
+        // Two hours on: the temporary is stale, the copies are not old.
+        prune(&open_dir, now + Duration::from_secs(2 * 3600));
+        assert!(!dir.join(".spawner-00000000deadbeef-1.7.3").exists());
+        assert!(dir.join("spawner-00000000deadbeef-1").exists());
+        // Past the copies' age: the other build's copy goes, ours stays
+        // (it is this build's name), the link and its target stay, and so
+        // does another user's file.
+        prune(&open_dir, now + OLD_COPY + Duration::from_secs(3600));
+        assert!(!dir.join("spawner-00000000deadbeef-1").exists());
+        assert!(dir.join(CACHED_NAME).exists());
+        let link = dir.join("spawner-00000000deadbee0-1");
+        assert!(std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink()));
+        assert!(target.exists());
+        if euid() == 0 {
+            assert!(dir.join("spawner-00000000deadbee1-1").exists());
+        }
+    }
+
+    #[test]
+    fn the_names_pruned_are_exactly_the_ones_given() {
+        assert!(is_copy_name(CACHED_NAME));
+        assert!(is_copy_name("spawner-0123456789abcdef-695016"));
+        for other in [
+            "spawner-0123456789abcde-695016",
+            "spawner-0123456789abcdeg-695016",
+            "spawner-0123456789abcdef-",
+            "spawner-0123456789abcdef-69x",
+            "spawner-0123456789abcdef",
+            "Spawner-0123456789abcdef-1",
+        ] {
+            assert!(!is_copy_name(other), "{other}");
+        }
+        assert!(is_pid_call("4242.0"));
+        for other in ["4242", "4242.", ".0", "42a.0", "4242.0.1"] {
+            assert!(!is_pid_call(other), "{other}");
         }
     }
 
