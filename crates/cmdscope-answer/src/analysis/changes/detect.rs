@@ -243,11 +243,21 @@ pub fn detect(sessions: &[Vec<f64>], p: &Params) -> Vec<Change> {
 
 /// The sessions with the runs of a two-speed machine's slow speed brought
 /// to the fast one (`speeds`; speeds at least `p`'s smallest change
-/// apart), and the speeds; the sessions as they are otherwise.
+/// apart), and the speeds; the sessions as they are otherwise. Speeds are
+/// a machine's only in times: a metric the comparison engine treats as
+/// discrete (counts, sizes) keeps its runs as they are, as the engine's
+/// comparisons do, so a count whose runs take one of two code paths and
+/// then take the slower one more often is a change, not a machine.
 pub(super) fn at_one_speed<'a>(
     sessions: &'a [Vec<f64>],
     p: &Params,
 ) -> (std::borrow::Cow<'a, [Vec<f64>]>, Option<SpeedModes>) {
+    let discrete = p
+        .metric
+        .is_some_and(|m| Settings::for_metric(m, p.alpha, 1, PRECISION, None).discrete);
+    if discrete {
+        return (std::borrow::Cow::Borrowed(sessions), None);
+    }
     match speeds::normalised(sessions, p.min_change()) {
         Some((runs, modes)) => (std::borrow::Cow::Owned(runs), Some(modes)),
         None => (std::borrow::Cow::Borrowed(sessions), None),

@@ -15,7 +15,8 @@
 //! than the smallest change reported are not looked at: they cannot move
 //! a session's median by a change worth reporting, and a count's runs
 //! that alternate between two neighbouring values (212 and 213 minor
-//! faults) are the count's resolution, not a machine's speeds.
+//! faults) are the count's resolution, not a machine's speeds. A metric
+//! known to be a count or a size is not looked at all (`detect::at_one_speed`).
 
 use crate::analysis::modes::{speed_modes, SpeedModes};
 

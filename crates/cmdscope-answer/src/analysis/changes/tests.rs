@@ -214,6 +214,50 @@ fn counts_with_zeros_are_compared_on_plain_medians() {
     assert_eq!(c[0].after.median, 3.0);
 }
 
+/// A count whose runs take one of two paths (1,000 or 1,300 faults), the
+/// slower one a fifth of the time, then, from session 30, most of the time:
+/// the program changed, and `changes` says so for a count, as the engine
+/// compares counts without looking for speeds. The same runs as times are
+/// a machine's two speeds, every session holding both, and no change.
+#[test]
+fn two_paths_of_a_count_are_no_speeds_but_two_speeds_of_a_time_are() {
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let h: Vec<Vec<f64>> = (0..60)
+        .map(|i| {
+            let slow = if i < 30 { 0.2 } else { 0.7 };
+            (0..10)
+                .map(|_| {
+                    let path = if rng.random::<f64>() < slow {
+                        1300.0
+                    } else {
+                        1000.0
+                    };
+                    path + f64::from(rng.random_range(0..5u8))
+                })
+                .collect()
+        })
+        .collect();
+    let counts = Params {
+        metric: Some(crate::metrics::Metric::MinorFaults),
+        ..Params::default()
+    };
+    assert!(detect::at_one_speed(&h, &counts).1.is_none());
+    let c = detect(&h, &counts);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert!((28..=32).contains(&c[0].index), "{c:?}");
+    assert_eq!(c[0].direction, Direction::Slower);
+    let times = Params {
+        metric: Some(crate::metrics::Metric::WallTime),
+        ..Params::default()
+    };
+    let as_times: Vec<Vec<f64>> = h
+        .iter()
+        .map(|r| r.iter().map(|v| v * 1e-5).collect())
+        .collect();
+    assert!(detect::at_one_speed(&as_times, &times).1.is_some());
+    assert_eq!(detect(&as_times, &times), Vec::new());
+}
+
 #[test]
 fn steps_below_min_change_are_left_out() {
     // A quiet machine: 0.1 % session noise, 0.3 % run noise, a 1 % step.
