@@ -284,7 +284,9 @@ const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(3600
 /// that finds its copy pays nothing for it.
 fn prune(dir: &Fd, now: std::time::SystemTime) {
     for name in entries(dir) {
-        let Some(text) = name.to_str() else { continue };
+        let Some(text) = name.to_str().filter(|&t| t != CACHED_NAME) else {
+            continue;
+        };
         let age = if is_copy_name(text) {
             OLD_COPY
         } else if text
@@ -296,9 +298,6 @@ fn prune(dir: &Fd, now: std::time::SystemTime) {
         } else {
             continue;
         };
-        if text == CACHED_NAME {
-            continue;
-        }
         let Ok(c) = CString::new(text) else { continue };
         // SAFETY: stat is plain data; c is NUL-terminated, relative to dir.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
